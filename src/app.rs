@@ -1,0 +1,305 @@
+//! The desktop app: a winit 0.30 [`ApplicationHandler`] that owns the window and its one wgpu
+//! surface, handles every result of acquiring a surface texture, paces frames, and ends cleanly
+//! (recording flushed, summary printed) on window close, Ctrl+Q, Ctrl-C or SIGTERM.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use anyhow::Context as _;
+use winit::application::ApplicationHandler;
+use winit::event::WindowEvent;
+use winit::event_loop::{ActiveEventLoop, ControlFlow, EventLoop, EventLoopProxy};
+use winit::window::{Window, WindowId};
+
+use crate::cli::Cli;
+use crate::deck::{Deck, Output};
+use crate::gpu::Gpu;
+
+/// Events sent into the event loop from other threads.
+#[derive(Debug, Clone, Copy)]
+pub enum UserEvent {
+    /// Ctrl-C or SIGTERM: finish and exit.
+    Stop,
+}
+
+static STOP_PROXY: Mutex<Option<EventLoopProxy<UserEvent>>> = Mutex::new(None);
+
+/// Installs the Ctrl-C / SIGTERM handler (once per process) and returns the flag it sets. The
+/// handler also wakes the event loop when one is running.
+pub fn install_stop_flag() -> Arc<AtomicBool> {
+    static FLAG: OnceLock<Arc<AtomicBool>> = OnceLock::new();
+    FLAG.get_or_init(|| {
+        let flag = Arc::new(AtomicBool::new(false));
+        let f = flag.clone();
+        if let Err(e) = ctrlc::set_handler(move || {
+            f.store(true, Ordering::SeqCst);
+            if let Ok(p) = STOP_PROXY.lock()
+                && let Some(p) = p.as_ref()
+            {
+                let _ = p.send_event(UserEvent::Stop);
+            }
+        }) {
+            log::warn!("cannot install the Ctrl-C/SIGTERM handler: {e}");
+        }
+        flag
+    })
+    .clone()
+}
+
+struct Running {
+    window: Arc<Window>,
+    gpu: Gpu,
+    surface: wgpu::Surface<'static>,
+    config: wgpu::SurfaceConfiguration,
+    view_format: wgpu::TextureFormat,
+    deck: Deck,
+    egui: egui_winit::State,
+}
+
+/// The application state.
+pub struct App {
+    cli: Cli,
+    running: Option<Running>,
+    last_frame: Option<Instant>,
+    stop: Arc<AtomicBool>,
+    error: Option<anyhow::Error>,
+    finished: bool,
+}
+
+/// Runs the windowed app until it is closed. Errors: no display, no GPU adapter.
+pub fn run(cli: &Cli) -> anyhow::Result<()> {
+    let event_loop = EventLoop::<UserEvent>::with_user_event()
+        .build()
+        .context("cannot open a window (is there a display? set DISPLAY or use --headless)")?;
+    if let Ok(mut p) = STOP_PROXY.lock() {
+        *p = Some(event_loop.create_proxy());
+    }
+    let stop = install_stop_flag();
+    let mut app = App {
+        cli: cli.clone(),
+        running: None,
+        last_frame: None,
+        stop,
+        error: None,
+        finished: false,
+    };
+    event_loop.run_app(&mut app)?;
+    match app.error.take() {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+/// Picks a non-sRGB surface format (egui-wgpu writes gamma-space colours): the first of
+/// Bgra8Unorm/Rgba8Unorm the surface supports, else the first format, viewed without its sRGB
+/// suffix. Returns (surface format, view format).
+pub fn choose_format(formats: &[wgpu::TextureFormat]) -> Option<(wgpu::TextureFormat, wgpu::TextureFormat)> {
+    let preferred = [wgpu::TextureFormat::Bgra8Unorm, wgpu::TextureFormat::Rgba8Unorm];
+    if let Some(f) = formats.iter().find(|f| preferred.contains(f)) {
+        return Some((*f, *f));
+    }
+    formats.first().map(|f| (*f, f.remove_srgb_suffix()))
+}
+
+impl App {
+    fn start(&mut self, event_loop: &ActiveEventLoop) -> anyhow::Result<()> {
+        let (w, h) = self.cli.size;
+        let attrs = Window::default_attributes()
+            .with_title("vizdeck")
+            .with_inner_size(winit::dpi::PhysicalSize::new(w, h));
+        let window = Arc::new(event_loop.create_window(attrs).context("cannot create the window")?);
+        let display = Box::new(event_loop.owned_display_handle());
+        let (gpu, surface) = Gpu::new(self.cli.backend, Some(display), Some(window.clone().into()))?;
+        let surface = surface.context("no surface")?;
+        let caps = surface.get_capabilities(&gpu.adapter);
+        let (format, view_format) = choose_format(&caps.formats)
+            .context("the window surface offers no texture format")?;
+        let size = window.inner_size();
+        let config = wgpu::SurfaceConfiguration {
+            usage: wgpu::TextureUsages::RENDER_ATTACHMENT,
+            format,
+            width: size.width.max(1),
+            height: size.height.max(1),
+            present_mode: wgpu::PresentMode::AutoVsync,
+            desired_maximum_frame_latency: 2,
+            alpha_mode: caps.alpha_modes.first().copied().unwrap_or(wgpu::CompositeAlphaMode::Auto),
+            color_space: wgpu::SurfaceColorSpace::Auto,
+            view_formats: if view_format != format { vec![view_format] } else { vec![] },
+        };
+        if size.width > 0 && size.height > 0 {
+            surface.configure(&gpu.device, &config);
+        }
+        let deck = Deck::new(
+            &gpu,
+            view_format,
+            self.cli.scene_index(),
+            self.cli.scene_config(),
+            self.cli.record_stats.clone(),
+        );
+        let egui = egui_winit::State::new(
+            deck.egui_ctx().clone(),
+            egui::ViewportId::ROOT,
+            &window,
+            Some(window.scale_factor() as f32),
+            None,
+            Some(gpu.device.limits().max_texture_dimension_2d as usize),
+        );
+        window.request_redraw();
+        self.running = Some(Running {
+            window,
+            gpu,
+            surface,
+            config,
+            view_format,
+            deck,
+            egui,
+        });
+        Ok(())
+    }
+
+    /// Ends the run: stops recording (flushing every row), prints the summary, writes the report.
+    fn finish(&mut self, event_loop: &ActiveEventLoop) {
+        if self.finished {
+            event_loop.exit();
+            return;
+        }
+        self.finished = true;
+        if let Some(r) = &mut self.running {
+            r.deck.stop_recording(&r.gpu);
+            let summary = crate::stats::Summary::from_frame_times(&r.deck.run_frame_ms);
+            println!("vizdeck: {summary}");
+            if let Some(path) = &self.cli.report {
+                let size = (r.config.width, r.config.height);
+                let report = crate::report::build(&r.gpu, &r.deck, "window", size);
+                if let Err(e) = crate::report::write(path, &report) {
+                    log::error!("{e}");
+                    self.error = Some(e);
+                }
+            }
+        }
+        event_loop.exit();
+    }
+
+    fn redraw(&mut self, event_loop: &ActiveEventLoop) {
+        let Some(r) = &mut self.running else { return };
+        let size = r.window.inner_size();
+        if size.width == 0 || size.height == 0 || r.window.is_minimized() == Some(true) {
+            // Nothing to draw into: wait instead of spinning.
+            self.last_frame = None;
+            event_loop.set_control_flow(ControlFlow::WaitUntil(Instant::now() + Duration::from_millis(100)));
+            return;
+        }
+        if (size.width, size.height) != (r.config.width, r.config.height) {
+            r.config.width = size.width;
+            r.config.height = size.height;
+            r.surface.configure(&r.gpu.device, &r.config);
+        }
+        let frame = match r.surface.get_current_texture() {
+            wgpu::CurrentSurfaceTexture::Success(f) => f,
+            wgpu::CurrentSurfaceTexture::Suboptimal(f) => {
+                // Draw this one, then reconfigure for the next.
+                r.config.width = 0; // forces configure below
+                f
+            }
+            wgpu::CurrentSurfaceTexture::Timeout | wgpu::CurrentSurfaceTexture::Occluded => {
+                r.window.request_redraw();
+                return;
+            }
+            wgpu::CurrentSurfaceTexture::Outdated => {
+                r.surface.configure(&r.gpu.device, &r.config);
+                r.window.request_redraw();
+                return;
+            }
+            wgpu::CurrentSurfaceTexture::Lost => {
+                match r.gpu.instance.create_surface(r.window.clone()) {
+                    Ok(s) => {
+                        r.surface = s;
+                        r.surface.configure(&r.gpu.device, &r.config);
+                    }
+                    Err(e) => log::error!("surface lost and not recreated: {e}"),
+                }
+                r.window.request_redraw();
+                return;
+            }
+            wgpu::CurrentSurfaceTexture::Validation => {
+                log::error!("surface acquire: validation error; skipping frame");
+                r.window.request_redraw();
+                return;
+            }
+        };
+        let view = frame.texture.create_view(&wgpu::TextureViewDescriptor {
+            label: Some("surface:view"),
+            format: Some(r.view_format),
+            ..Default::default()
+        });
+        let now = Instant::now();
+        let elapsed = self.last_frame.map(|t| (now - t).as_secs_f64()).unwrap_or(0.0);
+        self.last_frame = Some(now);
+        let raw = r.egui.take_egui_input(&r.window);
+        let out = Output {
+            view: &view,
+            size: (frame.texture.width(), frame.texture.height()),
+            pixels_per_point: r.window.scale_factor() as f32,
+        };
+        let (times, platform) = r.deck.frame(&r.gpu, &out, raw, elapsed);
+        r.window.pre_present_notify();
+        r.gpu.queue.present(frame);
+        r.deck.end_frame(&r.gpu, &times, Instant::now());
+        r.egui.handle_platform_output(&r.window, platform);
+        if r.config.width == 0 {
+            let s = r.window.inner_size();
+            r.config.width = s.width.max(1);
+            r.config.height = s.height.max(1);
+            r.surface.configure(&r.gpu.device, &r.config);
+        }
+        let limit_reached = self.cli.frames.is_some_and(|n| r.deck.frames() >= n);
+        if r.deck.quit_requested() || limit_reached {
+            self.finish(event_loop);
+        } else {
+            r.window.request_redraw();
+        }
+    }
+}
+
+impl ApplicationHandler<UserEvent> for App {
+    fn resumed(&mut self, event_loop: &ActiveEventLoop) {
+        if self.running.is_none()
+            && let Err(e) = self.start(event_loop)
+        {
+            self.error = Some(e);
+            event_loop.exit();
+        }
+    }
+
+    fn user_event(&mut self, event_loop: &ActiveEventLoop, event: UserEvent) {
+        match event {
+            UserEvent::Stop => self.finish(event_loop),
+        }
+    }
+
+    fn window_event(&mut self, event_loop: &ActiveEventLoop, _id: WindowId, event: WindowEvent) {
+        if let Some(r) = &mut self.running {
+            let response = r.egui.on_window_event(&r.window, &event);
+            if response.repaint {
+                r.window.request_redraw();
+            }
+        }
+        match event {
+            WindowEvent::CloseRequested | WindowEvent::Destroyed => self.finish(event_loop),
+            WindowEvent::Resized(_) => {
+                if let Some(r) = &self.running {
+                    r.window.request_redraw();
+                }
+            }
+            WindowEvent::RedrawRequested => self.redraw(event_loop),
+            _ => {}
+        }
+    }
+
+    fn about_to_wait(&mut self, event_loop: &ActiveEventLoop) {
+        if self.stop.load(Ordering::SeqCst) {
+            self.finish(event_loop);
+        }
+    }
+}

@@ -1,0 +1,705 @@
+//! The deck: everything one frame does, shared by the window ([`crate::app`]) and headless mode
+//! ([`crate::headless`]): clock → ingest → fixed updates → egui UI → uploads → compute pass →
+//! scene render pass (into the scene texture) → egui pass (into the output) → submit → stats.
+
+use std::collections::VecDeque;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use crate::clock::{FixedClock, Tick};
+use crate::gpu::Gpu;
+use crate::gpu::timing::GpuTimer;
+use crate::scene::{FrameCtx, SCENES, Scene, SceneConfig};
+use crate::stats::{FrameRecord, Live, Recorder, Summary};
+
+/// A scene slot: created on first use, kept (with its state) when the user switches away.
+pub enum SceneSlot {
+    /// Not opened yet.
+    NotCreated,
+    /// Running.
+    Ready(Box<dyn Scene>),
+    /// Could not start: the one-line reason, shown in place of the scene.
+    Failed(String),
+}
+
+/// Where a frame is drawn: the window's surface texture or the headless target.
+pub struct Output<'a> {
+    /// View of the output texture.
+    pub view: &'a wgpu::TextureView,
+    /// Its size in pixels.
+    pub size: (u32, u32),
+    /// Pixels per egui point.
+    pub pixels_per_point: f32,
+}
+
+/// CPU-side timings of one frame (ms) and its clock tick.
+#[derive(Clone, Copy, Debug)]
+pub struct FrameTimes {
+    /// Frame index.
+    pub frame: u64,
+    /// When the frame started.
+    pub start: Instant,
+    /// Fixed steps + ingest.
+    pub update_ms: f64,
+    /// UI, uploads and command encoding up to submit.
+    pub encode_ms: f64,
+    /// Clock result.
+    pub tick: Tick,
+}
+
+struct SceneTarget {
+    texture: wgpu::Texture,
+    view: wgpu::TextureView,
+    egui_id: egui::TextureId,
+}
+
+/// Recording state: the CSV writer and rows waiting (a few frames) for their GPU times.
+struct Recording {
+    path: PathBuf,
+    recorder: Recorder,
+    start: Instant,
+    pending: VecDeque<FrameRecord>,
+}
+
+/// How many frames a row waits for its GPU times before it is written without them.
+const GPU_TIME_WAIT_FRAMES: u64 = 6;
+
+/// The frame driver.
+pub struct Deck {
+    /// One slot per entry of [`SCENES`].
+    pub slots: Vec<SceneSlot>,
+    /// Index of the active scene in [`SCENES`].
+    pub active: usize,
+    cfg: SceneConfig,
+    clock: FixedClock,
+    frame: u64,
+    egui_ctx: egui::Context,
+    renderer: egui_wgpu::Renderer,
+    target: Option<SceneTarget>,
+    target_px: (u32, u32),
+    pub(crate) timer: Option<GpuTimer>,
+    pub(crate) live: Live,
+    pub(crate) gpu_live: (f64, f64),
+    recording: Option<Recording>,
+    record_path: Option<PathBuf>,
+    recordings_made: u32,
+    /// Summaries of finished recordings: (path, summary).
+    pub finished: Vec<(PathBuf, Summary)>,
+    /// Whole-run frame times (ms) for the report summary.
+    pub run_frame_ms: Vec<f64>,
+    pub(crate) overlay: bool,
+    pub(crate) quit: bool,
+    pub(crate) toggle_recording_request: bool,
+    last_present: Option<Instant>,
+    toast: Option<(String, Instant)>,
+    output_format: wgpu::TextureFormat,
+}
+
+impl Deck {
+    /// Creates the deck drawing into `output_format` (non-sRGB, as egui-wgpu expects).
+    /// `record_path`: recording starts at once into it (`--record-stats`).
+    pub fn new(
+        gpu: &Gpu,
+        output_format: wgpu::TextureFormat,
+        active: usize,
+        cfg: SceneConfig,
+        record_path: Option<PathBuf>,
+    ) -> Deck {
+        let renderer = egui_wgpu::Renderer::new(
+            &gpu.device,
+            output_format,
+            egui_wgpu::RendererOptions::default(),
+        );
+        let egui_ctx = egui::Context::default();
+        egui_ctx.set_visuals(egui::Visuals::dark());
+        let mut deck = Deck {
+            slots: SCENES.iter().map(|_| SceneSlot::NotCreated).collect(),
+            active: active.min(SCENES.len() - 1),
+            cfg,
+            clock: FixedClock::default(),
+            frame: 0,
+            egui_ctx,
+            renderer,
+            target: None,
+            target_px: (0, 0),
+            timer: GpuTimer::new(&gpu.device, &gpu.queue),
+            live: Live::new(240),
+            gpu_live: (0.0, 0.0),
+            recording: None,
+            record_path: record_path.clone(),
+            recordings_made: 0,
+            finished: Vec::new(),
+            run_frame_ms: Vec::new(),
+            overlay: true,
+            quit: false,
+            toggle_recording_request: false,
+            last_present: None,
+            toast: None,
+            output_format,
+        };
+        if record_path.is_some() {
+            deck.start_recording();
+        }
+        deck
+    }
+
+    /// The egui context (the window feeds it events).
+    pub fn egui_ctx(&self) -> &egui::Context {
+        &self.egui_ctx
+    }
+
+    /// True once the user asked to quit (menu or Ctrl+Q).
+    pub fn quit_requested(&self) -> bool {
+        self.quit
+    }
+
+    /// Frames rendered so far.
+    pub fn frames(&self) -> u64 {
+        self.frame
+    }
+
+    /// The active scene's error, if it could not start.
+    pub fn active_failure(&self) -> Option<&str> {
+        match &self.slots[self.active] {
+            SceneSlot::Failed(m) => Some(m),
+            _ => None,
+        }
+    }
+
+    /// Opens the active scene if it has not been opened yet.
+    pub fn ensure_active(&mut self, gpu: &Gpu) {
+        if let SceneSlot::NotCreated = self.slots[self.active] {
+            let entry = &SCENES[self.active];
+            self.slots[self.active] = match (entry.create)(gpu, &self.cfg) {
+                Ok(s) => SceneSlot::Ready(s),
+                Err(e) => {
+                    log::error!("{}: {e}", entry.title);
+                    SceneSlot::Failed(e.to_string())
+                }
+            };
+        }
+    }
+
+    /// Switches the active scene (its state is kept; the other scene's too).
+    pub fn switch_to(&mut self, index: usize) {
+        if index < SCENES.len() {
+            self.active = index;
+        }
+    }
+
+    /// Metrics of every created scene, keyed by id.
+    pub fn metrics(&self) -> serde_json::Map<String, serde_json::Value> {
+        let mut m = serde_json::Map::new();
+        for (i, slot) in self.slots.iter().enumerate() {
+            match slot {
+                SceneSlot::Ready(s) => {
+                    m.insert(SCENES[i].id.to_string(), s.metrics());
+                }
+                SceneSlot::Failed(e) => {
+                    m.insert(SCENES[i].id.to_string(), serde_json::json!({ "error": e }));
+                }
+                SceneSlot::NotCreated => {}
+            }
+        }
+        m
+    }
+
+    /// Total fixed steps run and dropped (by the step cap).
+    pub fn clock_totals(&self) -> (u64, u64) {
+        (self.clock.total_steps(), self.clock.total_dropped())
+    }
+
+    /// Runs one frame: `elapsed_s` of (real or simulated) time has passed since the previous one.
+    /// Draws into `out` and submits; the caller presents, then calls [`Deck::end_frame`].
+    pub fn frame(
+        &mut self,
+        gpu: &Gpu,
+        out: &Output<'_>,
+        raw_input: egui::RawInput,
+        elapsed_s: f64,
+    ) -> (FrameTimes, egui::PlatformOutput) {
+        let start = Instant::now();
+        self.ensure_active(gpu);
+        let tick = self.clock.tick(elapsed_s);
+        let dt = self.clock.dt() as f32;
+        let mut ctx = FrameCtx {
+            frame: self.frame,
+            steps: tick.steps,
+            dt,
+            alpha: tick.alpha,
+            advanced_s: tick.advanced_s,
+            size: self.target_px,
+        };
+        if let SceneSlot::Ready(scene) = &mut self.slots[self.active] {
+            for _ in 0..tick.steps {
+                scene.fixed_update(dt);
+            }
+            scene.ingest(&ctx);
+        }
+        let update_ms = start.elapsed().as_secs_f64() * 1e3;
+
+        // UI: lays out the panels and tells us the scene's pixel size for this frame.
+        self.ensure_target(gpu, (1, 1));
+        let tex_id = self.target.as_ref().map(|t| t.egui_id);
+        let mut scene_rect = egui::Rect::NOTHING;
+        let mut switch: Option<usize> = None;
+        let full = {
+            let ctx_egui = self.egui_ctx.clone();
+            ctx_egui.run_ui(raw_input, |ui| {
+                scene_rect = self.ui(ui, tex_id, &mut switch);
+            })
+        };
+        if let Some(i) = switch {
+            self.switch_to(i);
+        }
+        if std::mem::take(&mut self.toggle_recording_request) {
+            if self.recording.is_some() {
+                self.stop_recording(gpu);
+            } else {
+                self.start_recording();
+            }
+        }
+        let ppp = full.pixels_per_point;
+        let max_side = gpu.device.limits().max_texture_dimension_2d;
+        let px = (
+            ((scene_rect.width() * ppp).round() as u32).clamp(1, max_side),
+            ((scene_rect.height() * ppp).round() as u32).clamp(1, max_side),
+        );
+        self.ensure_target(gpu, px);
+        ctx.size = self.target_px;
+
+        // Uploads, then one compute pass and the scene's render pass, both timed.
+        if let SceneSlot::Ready(scene) = &mut self.slots[self.active] {
+            scene.prepare(gpu, &ctx);
+        }
+        let mut encoder = gpu
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("frame"),
+            });
+        let timed = match &mut self.timer {
+            Some(t) => t.begin_frame(self.frame),
+            None => false,
+        };
+        if let (SceneSlot::Ready(scene), Some(target)) = (&self.slots[self.active], &self.target) {
+            {
+                let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                    label: Some("scene:compute"),
+                    timestamp_writes: self.timer.as_ref().and_then(|t| t.compute_writes()),
+                });
+                scene.compute(&mut pass, &ctx);
+            }
+            {
+                let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+                    label: Some("scene:render"),
+                    color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                        view: &target.view,
+                        depth_slice: None,
+                        resolve_target: None,
+                        ops: wgpu::Operations {
+                            load: wgpu::LoadOp::Clear(scene.background()),
+                            store: wgpu::StoreOp::Store,
+                        },
+                    })],
+                    depth_stencil_attachment: None,
+                    timestamp_writes: self.timer.as_ref().and_then(|t| t.render_writes()),
+                    occlusion_query_set: None,
+                    multiview_mask: None,
+                });
+                scene.paint(&mut pass, &ctx);
+            }
+            if timed && let Some(t) = &self.timer {
+                t.resolve(&mut encoder);
+            }
+        } else if timed {
+            // Nothing to time this frame: give the slot back unused.
+            if let Some(t) = &mut self.timer {
+                t.cancel();
+            }
+        }
+
+        // egui on top, into the output.
+        for (id, deltas) in &full.textures_delta.set {
+            for delta in deltas {
+                self.renderer
+                    .update_texture(&gpu.device, &gpu.queue, *id, delta);
+            }
+        }
+        let prims = self.egui_ctx.tessellate(full.shapes, ppp);
+        let screen = egui_wgpu::ScreenDescriptor {
+            size_in_pixels: [out.size.0, out.size.1],
+            pixels_per_point: ppp,
+        };
+        let extra = self
+            .renderer
+            .update_buffers(&gpu.device, &gpu.queue, &mut encoder, &prims, &screen);
+        {
+            let pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+                label: Some("egui"),
+                color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                    view: out.view,
+                    depth_slice: None,
+                    resolve_target: None,
+                    ops: wgpu::Operations {
+                        load: wgpu::LoadOp::Clear(wgpu::Color {
+                            r: 0.05,
+                            g: 0.05,
+                            b: 0.06,
+                            a: 1.0,
+                        }),
+                        store: wgpu::StoreOp::Store,
+                    },
+                })],
+                depth_stencil_attachment: None,
+                timestamp_writes: None,
+                occlusion_query_set: None,
+                multiview_mask: None,
+            });
+            let mut pass = pass.forget_lifetime();
+            self.renderer.render(&mut pass, &prims, &screen);
+        }
+        for id in &full.textures_delta.free {
+            self.renderer.free_texture(id);
+        }
+        gpu.queue
+            .submit(extra.into_iter().chain(std::iter::once(encoder.finish())));
+        if timed && let Some(t) = &mut self.timer {
+            t.after_submit();
+        }
+        let encode_ms = start.elapsed().as_secs_f64() * 1e3 - update_ms;
+        let times = FrameTimes {
+            frame: self.frame,
+            start,
+            update_ms,
+            encode_ms,
+            tick,
+        };
+        self.frame += 1;
+        (times, full.platform_output)
+    }
+
+    /// Records the frame's statistics after it was presented at `presented`. Never blocks.
+    pub fn end_frame(&mut self, gpu: &Gpu, times: &FrameTimes, presented: Instant) {
+        let cpu_frame_ms = presented.duration_since(times.start).as_secs_f64() * 1e3;
+        let present_interval_ms = match self.last_present {
+            Some(p) => presented.duration_since(p).as_secs_f64() * 1e3,
+            None => cpu_frame_ms,
+        };
+        self.last_present = Some(presented);
+        self.live.push(present_interval_ms);
+        self.run_frame_ms.push(present_interval_ms);
+        let gpu_times = match &mut self.timer {
+            Some(t) => t.collect(&gpu.device),
+            None => Vec::new(),
+        };
+        if let Some(last) = gpu_times.last() {
+            self.gpu_live = (last.compute_ms, last.render_ms);
+        }
+        let scene = SCENES[self.active].id;
+        if let Some(rec) = &mut self.recording {
+            for g in &gpu_times {
+                if let Some(row) = rec.pending.iter_mut().find(|r| r.frame == g.frame) {
+                    row.gpu_compute_ms = Some(g.compute_ms);
+                    row.gpu_render_ms = Some(g.render_ms);
+                }
+            }
+            rec.pending.push_back(FrameRecord {
+                frame: times.frame,
+                time_s: presented.duration_since(rec.start).as_secs_f64(),
+                scene,
+                cpu_frame_ms,
+                update_ms: times.update_ms,
+                encode_ms: times.encode_ms,
+                present_interval_ms,
+                steps: times.tick.steps,
+                dropped_steps: times.tick.dropped_steps,
+                gpu_compute_ms: None,
+                gpu_render_ms: None,
+            });
+            let mut failed = None;
+            while let Some(front) = rec.pending.front() {
+                let ready = front.gpu_compute_ms.is_some()
+                    || times.frame.saturating_sub(front.frame) >= GPU_TIME_WAIT_FRAMES
+                    || self.timer.is_none();
+                if !ready {
+                    break;
+                }
+                if let Some(row) = rec.pending.pop_front()
+                    && let Err(e) = rec.recorder.push(&row)
+                {
+                    failed = Some(e.to_string());
+                    break;
+                }
+            }
+            if let Some(e) = failed {
+                log::error!("recording to {}: {e}; recording stopped", rec.path.display());
+                self.toast(format!("recording stopped: {e}"));
+                self.recording = None;
+            }
+        }
+    }
+
+    /// Starts frame-time recording into the next file name.
+    pub fn start_recording(&mut self) {
+        if self.recording.is_some() {
+            return;
+        }
+        let path = self.next_record_path();
+        match Recorder::create(&path) {
+            Ok(recorder) => {
+                log::info!("recording frame times to {}", path.display());
+                self.toast(format!("recording to {}", path.display()));
+                self.recording = Some(Recording {
+                    path,
+                    recorder,
+                    start: Instant::now(),
+                    pending: VecDeque::new(),
+                });
+                self.recordings_made += 1;
+            }
+            Err(e) => {
+                log::error!("{e}");
+                self.toast(e.to_string());
+            }
+        }
+    }
+
+    /// Stops recording: waits for outstanding GPU times (briefly), writes every pending row,
+    /// closes the file and prints its summary. Returns the summary.
+    pub fn stop_recording(&mut self, gpu: &Gpu) -> Option<Summary> {
+        let mut rec = self.recording.take()?;
+        gpu.wait_idle();
+        if let Some(t) = &mut self.timer {
+            for g in t.collect(&gpu.device) {
+                if let Some(row) = rec.pending.iter_mut().find(|r| r.frame == g.frame) {
+                    row.gpu_compute_ms = Some(g.compute_ms);
+                    row.gpu_render_ms = Some(g.render_ms);
+                }
+            }
+        }
+        for row in rec.pending.drain(..) {
+            if let Err(e) = rec.recorder.push(&row) {
+                log::error!("recording to {}: {e}", rec.path.display());
+                break;
+            }
+        }
+        match rec.recorder.finish() {
+            Ok(summary) => {
+                println!("recorded {}: {summary}", rec.path.display());
+                self.toast(format!("saved {}", rec.path.display()));
+                self.finished.push((rec.path.clone(), summary.clone()));
+                Some(summary)
+            }
+            Err(e) => {
+                log::error!("recording to {}: {e}", rec.path.display());
+                None
+            }
+        }
+    }
+
+    /// Whether a recording is running.
+    pub fn recording(&self) -> bool {
+        self.recording.is_some()
+    }
+
+    fn next_record_path(&self) -> PathBuf {
+        let base = self.record_path.clone().unwrap_or_else(|| {
+            let secs = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_secs())
+                .unwrap_or(0);
+            PathBuf::from(format!("vizdeck-stats-{secs}.csv"))
+        });
+        if self.recordings_made == 0 && !(self.record_path.is_none() && base.exists()) {
+            return base;
+        }
+        let stem = base
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "vizdeck-stats".into());
+        let dir = base.parent().map(PathBuf::from).unwrap_or_default();
+        (2..)
+            .map(|n| dir.join(format!("{stem}-{n}.csv")))
+            .find(|p| !p.exists())
+            .unwrap_or(base)
+    }
+
+    fn toast(&mut self, msg: String) {
+        self.toast = Some((msg, Instant::now()));
+    }
+
+    /// (Re)creates the scene texture when the wanted pixel size changes.
+    fn ensure_target(&mut self, gpu: &Gpu, px: (u32, u32)) {
+        if self.target.is_some() && (self.target_px == px || px == (1, 1)) {
+            return;
+        }
+        let texture = gpu.device.create_texture(&wgpu::TextureDescriptor {
+            label: Some("scene:target"),
+            size: wgpu::Extent3d {
+                width: px.0,
+                height: px.1,
+                depth_or_array_layers: 1,
+            },
+            mip_level_count: 1,
+            sample_count: 1,
+            dimension: wgpu::TextureDimension::D2,
+            format: crate::scene::SCENE_FORMAT,
+            usage: wgpu::TextureUsages::RENDER_ATTACHMENT
+                | wgpu::TextureUsages::TEXTURE_BINDING
+                | wgpu::TextureUsages::COPY_SRC,
+            view_formats: &[],
+        });
+        let view = texture.create_view(&wgpu::TextureViewDescriptor {
+            label: Some("scene:target:view"),
+            ..Default::default()
+        });
+        let egui_id = match &self.target {
+            Some(t) => {
+                self.renderer.update_egui_texture_from_wgpu_texture(
+                    &gpu.device,
+                    &view,
+                    wgpu::FilterMode::Nearest,
+                    t.egui_id,
+                );
+                t.egui_id
+            }
+            None => self
+                .renderer
+                .register_native_texture(&gpu.device, &view, wgpu::FilterMode::Nearest),
+        };
+        self.target = Some(SceneTarget {
+            texture,
+            view,
+            egui_id,
+        });
+        self.target_px = px;
+    }
+
+    /// The scene texture of the last frame (tests read it back).
+    pub fn scene_texture(&self) -> Option<&wgpu::Texture> {
+        self.target.as_ref().map(|t| &t.texture)
+    }
+
+    /// Output format the egui renderer was built for.
+    pub fn output_format(&self) -> wgpu::TextureFormat {
+        self.output_format
+    }
+
+    /// The whole UI; returns the rect (points) the scene image occupies.
+    fn ui(
+        &mut self,
+        ui: &mut egui::Ui,
+        tex_id: Option<egui::TextureId>,
+        switch: &mut Option<usize>,
+    ) -> egui::Rect {
+        self.keys(ui, switch);
+        crate::ui::menu_bar(self, ui, switch);
+        let active = self.active;
+        egui::Panel::left("scene-controls")
+            .resizable(true)
+            .default_size(270.0)
+            .show(ui, |ui| {
+                egui::ScrollArea::vertical().show(ui, |ui| match &mut self.slots[active] {
+                    SceneSlot::Ready(scene) => scene.ui(ui),
+                    SceneSlot::Failed(msg) => {
+                        ui.heading(SCENES[active].title);
+                        ui.colored_label(egui::Color32::LIGHT_RED, "This scene could not start:");
+                        ui.colored_label(egui::Color32::LIGHT_RED, msg.as_str());
+                    }
+                    SceneSlot::NotCreated => {
+                        ui.label("starting…");
+                    }
+                });
+            });
+        let mut rect = egui::Rect::NOTHING;
+        egui::CentralPanel::default()
+            .frame(egui::Frame::NONE)
+            .show(ui, |ui| {
+                rect = ui.available_rect_before_wrap();
+                let painter = ui.painter_at(rect);
+                match &self.slots[active] {
+                    SceneSlot::Ready(scene) => {
+                        if let Some(id) = tex_id {
+                            painter.image(
+                                id,
+                                rect,
+                                egui::Rect::from_min_max(egui::pos2(0.0, 0.0), egui::pos2(1.0, 1.0)),
+                                egui::Color32::WHITE,
+                            );
+                        }
+                        scene.overlay(&painter, rect);
+                        if let Some(p) = scene.problem() {
+                            painter.text(
+                                rect.center_top() + egui::vec2(0.0, 30.0),
+                                egui::Align2::CENTER_TOP,
+                                p,
+                                egui::FontId::proportional(15.0),
+                                egui::Color32::LIGHT_RED,
+                            );
+                        }
+                    }
+                    SceneSlot::Failed(msg) => {
+                        painter.text(
+                            rect.center(),
+                            egui::Align2::CENTER_CENTER,
+                            format!("{} could not start:\n{msg}", SCENES[active].title),
+                            egui::FontId::proportional(16.0),
+                            egui::Color32::LIGHT_RED,
+                        );
+                    }
+                    SceneSlot::NotCreated => {}
+                }
+                if self.overlay {
+                    crate::ui::stats_overlay(self, &painter, rect);
+                }
+                if let Some((msg, at)) = &self.toast
+                    && at.elapsed().as_secs_f32() < 4.0
+                {
+                    painter.text(
+                        rect.center_bottom() - egui::vec2(0.0, 30.0),
+                        egui::Align2::CENTER_BOTTOM,
+                        msg,
+                        egui::FontId::proportional(14.0),
+                        egui::Color32::LIGHT_GREEN,
+                    );
+                }
+            });
+        rect
+    }
+
+    fn keys(&mut self, ui: &mut egui::Ui, switch: &mut Option<usize>) {
+        let (f1, f9, quit, digit) = ui.input(|i| {
+            let digit = SCENES
+                .iter()
+                .position(|s| {
+                    let key = match s.key {
+                        '1' => egui::Key::Num1,
+                        '2' => egui::Key::Num2,
+                        _ => egui::Key::Num3,
+                    };
+                    i.key_pressed(key) && !i.modifiers.any()
+                });
+            (
+                i.key_pressed(egui::Key::F1),
+                i.key_pressed(egui::Key::F9),
+                i.modifiers.command && i.key_pressed(egui::Key::Q),
+                digit,
+            )
+        });
+        if ui.memory(|m| m.focused().is_some()) {
+            return; // typing into a widget
+        }
+        if f1 {
+            self.overlay = !self.overlay;
+        }
+        if f9 {
+            self.toggle_recording_request = true;
+        }
+        if quit {
+            self.quit = true;
+        }
+        if digit.is_some() {
+            *switch = digit;
+        }
+    }
+}

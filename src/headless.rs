@@ -1,0 +1,108 @@
+//! Headless mode: the same frame as the window, drawn into an offscreen texture with a simulated
+//! clock (each frame advances exactly 1/60 s), so tests and benchmarks are deterministic.
+
+use std::time::Instant;
+
+use anyhow::bail;
+
+use crate::cli::Cli;
+use crate::deck::{Deck, Output};
+use crate::gpu::Gpu;
+use crate::stats::Summary;
+
+/// Simulated time per frame.
+pub const FRAME_DT: f64 = 1.0 / 60.0;
+/// Frames when `--frames` is not given.
+pub const DEFAULT_FRAMES: u64 = 300;
+/// Format of the offscreen output (non-sRGB, as egui-wgpu expects).
+pub const OUTPUT_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Rgba8Unorm;
+
+/// Runs `--headless`. Errors (bad input, no adapter, GPU validation errors) come back as one line.
+pub fn run(cli: &Cli) -> anyhow::Result<()> {
+    let (gpu, _) = Gpu::new(cli.backend, None, None)?;
+    let (w, h) = cli.size;
+    let max = gpu.device.limits().max_texture_dimension_2d;
+    if w > max || h > max {
+        bail!("--size {w}x{h}: larger than this adapter's texture limit of {max} pixels");
+    }
+    let mut deck = Deck::new(
+        &gpu,
+        OUTPUT_FORMAT,
+        cli.scene_index(),
+        cli.scene_config(),
+        cli.record_stats.clone(),
+    );
+    deck.ensure_active(&gpu);
+    if let Some(msg) = deck.active_failure() {
+        bail!("{msg}");
+    }
+    let target = gpu.device.create_texture(&wgpu::TextureDescriptor {
+        label: Some("headless:output"),
+        size: wgpu::Extent3d {
+            width: w,
+            height: h,
+            depth_or_array_layers: 1,
+        },
+        mip_level_count: 1,
+        sample_count: 1,
+        dimension: wgpu::TextureDimension::D2,
+        format: OUTPUT_FORMAT,
+        usage: wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::COPY_SRC,
+        view_formats: &[],
+    });
+    let view = target.create_view(&wgpu::TextureViewDescriptor {
+        label: Some("headless:output:view"),
+        ..Default::default()
+    });
+    let out = Output {
+        view: &view,
+        size: (w, h),
+        pixels_per_point: 1.0,
+    };
+    let frames = cli.frames.unwrap_or(DEFAULT_FRAMES);
+    let stop = crate::app::install_stop_flag();
+    for i in 0..frames {
+        if stop.load(std::sync::atomic::Ordering::Relaxed) {
+            log::warn!("stopped by signal after {i} frames");
+            break;
+        }
+        let raw = egui::RawInput {
+            screen_rect: Some(egui::Rect::from_min_size(
+                egui::Pos2::ZERO,
+                egui::vec2(w as f32, h as f32),
+            )),
+            time: Some(i as f64 * FRAME_DT),
+            predicted_dt: FRAME_DT as f32,
+            focused: true,
+            ..Default::default()
+        };
+        let (times, _) = deck.frame(&gpu, &out, raw, FRAME_DT);
+        // Headless frames are throughput: each waits for its GPU work, like a present would.
+        gpu.wait_idle();
+        deck.end_frame(&gpu, &times, Instant::now());
+    }
+    gpu.wait_idle();
+    deck.stop_recording(&gpu);
+    let summary = Summary::from_frame_times(&deck.run_frame_ms);
+    println!("{}: {summary}", crate::scene::SCENES[deck.active].id);
+    if let Some(path) = &cli.screenshot {
+        let rgba = crate::gpu::readback::read_texture_rgba(&gpu.device, &gpu.queue, &target)?;
+        crate::gpu::readback::write_png(path, w, h, &rgba)?;
+    }
+    if let Some(path) = &cli.report {
+        let report = crate::report::build(&gpu, &deck, "headless", (w, h));
+        crate::report::write(path, &report)?;
+    }
+    let errors = gpu.error_messages();
+    if let Some(first) = errors.first() {
+        bail!(
+            "{} GPU validation error(s); first: {}",
+            errors.len(),
+            first.lines().next().unwrap_or("")
+        );
+    }
+    if let Some(p) = deck.active_failure() {
+        bail!("{p}");
+    }
+    Ok(())
+}

@@ -1,0 +1,16 @@
+//! vizdeck: live data on the GPU (spectrogram, particles, streaming time series) with frame-time
+//! statistics. The crate is a library so that tests and benches reach every module; `main.rs` only
+//! parses the command line. See `../shared/DESIGN.md` for the map of one frame.
+
+pub mod app;
+pub mod audio;
+pub mod cli;
+pub mod clock;
+pub mod deck;
+pub mod gpu;
+pub mod headless;
+pub mod report;
+pub mod scene;
+pub mod series;
+pub mod stats;
+pub mod ui;

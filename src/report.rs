@@ -1,0 +1,34 @@
+//! The end-of-run report (`--report PATH.json`): run summary, adapter, clock and per-scene metrics.
+
+use std::path::Path;
+
+use crate::deck::Deck;
+use crate::gpu::Gpu;
+use crate::stats::Summary;
+
+/// Builds the report object.
+pub fn build(gpu: &Gpu, deck: &Deck, mode: &str, size: (u32, u32)) -> serde_json::Value {
+    let summary = Summary::from_frame_times(&deck.run_frame_ms);
+    let (steps, dropped) = deck.clock_totals();
+    serde_json::json!({
+        "vizdeck": env!("CARGO_PKG_VERSION"),
+        "mode": mode,
+        "size": [size.0, size.1],
+        "scene": crate::scene::SCENES[deck.active].id,
+        "adapter": gpu.summary,
+        "summary": summary,
+        "clock": { "dt_s": crate::clock::DT, "max_steps": crate::clock::MAX_STEPS,
+                   "steps": steps, "dropped_steps": dropped },
+        "recordings": deck.finished.iter().map(|(p, s)| serde_json::json!({
+            "path": p.display().to_string(), "summary": s })).collect::<Vec<_>>(),
+        "scenes": deck.metrics(),
+        "gpu_errors": gpu.error_messages(),
+    })
+}
+
+/// Writes the report as pretty JSON. Errors name the path.
+pub fn write(path: &Path, value: &serde_json::Value) -> anyhow::Result<()> {
+    let text = serde_json::to_string_pretty(value)?;
+    std::fs::write(path, text + "\n")
+        .map_err(|e| anyhow::anyhow!("report '{}': {e}", path.display()))
+}

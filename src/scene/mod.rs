@@ -1,0 +1,149 @@
+//! The [`Scene`] trait and the static [`SCENES`] table the menu lists.
+//!
+//! A scene owns its long-lived GPU objects (pipelines, bind group layouts, persistent buffers) and
+//! keeps per-frame data in ping-pong buffers. Each frame the deck calls, on the active scene only:
+//! `fixed_update` k times, `ingest`, `prepare` (uploads), `compute` (inside the frame's one timed
+//! compute pass), `paint` (inside the scene's timed render pass, into the scene texture), then `ui`
+//! and `overlay` (egui).
+
+pub mod particles;
+pub mod spectrogram;
+pub mod timeseries;
+
+use crate::gpu::Gpu;
+
+/// Colour format of the scene texture every scene paints into (shown by egui, so gamma-encoded
+/// values are written as they are).
+pub const SCENE_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Rgba8Unorm;
+
+/// Per-frame facts handed to a scene.
+#[derive(Clone, Copy, Debug)]
+pub struct FrameCtx {
+    /// Frame index since the app started; ping-pong slot = `frame % 2`.
+    pub frame: u64,
+    /// Fixed steps run this frame (already applied through `fixed_update`).
+    pub steps: u32,
+    /// Fixed timestep in seconds.
+    pub dt: f32,
+    /// Interpolation alpha in [0, 1).
+    pub alpha: f32,
+    /// Seconds this frame advanced the scene's clock (steps × dt); file and synthetic sources
+    /// advance exactly this much.
+    pub advanced_s: f64,
+    /// Scene texture size in pixels (width, height), each ≥ 1.
+    pub size: (u32, u32),
+}
+
+impl FrameCtx {
+    /// Ping-pong slot of this frame.
+    pub fn slot(&self) -> usize {
+        crate::gpu::upload::PingPong::slot(self.frame)
+    }
+}
+
+/// Everything the command line says about scene inputs.
+#[derive(Clone, Debug)]
+pub struct SceneConfig {
+    /// Audio input choice.
+    pub audio: crate::audio::AudioSelection,
+    /// CSV file for the time-series scene (`None`: synthetic source).
+    pub series_file: Option<std::path::PathBuf>,
+    /// Seed of every random source.
+    pub seed: u64,
+    /// Number of particles.
+    pub particles: u32,
+    /// True when driven by a simulated clock (headless): sources are paced by the frame clock,
+    /// not by the wall clock.
+    pub simulated_clock: bool,
+}
+
+/// Error creating a scene: one line naming the input and the problem.
+#[derive(Debug, thiserror::Error)]
+pub enum SceneError {
+    /// Audio input problem.
+    #[error(transparent)]
+    Audio(#[from] crate::audio::AudioError),
+    /// Series input problem.
+    #[error(transparent)]
+    Series(#[from] crate::series::SeriesError),
+    /// Anything else.
+    #[error("{0}")]
+    Other(String),
+}
+
+/// A demo scene.
+pub trait Scene {
+    /// Stable id (`--scene` value): "spectrogram", "particles", "timeseries".
+    fn id(&self) -> &'static str;
+    /// CPU-side simulation state for one fixed step of `dt` seconds; runs k times a frame.
+    fn fixed_update(&mut self, _dt: f32) {}
+    /// Pulls new input (audio, series) for this frame.
+    fn ingest(&mut self, _frame: &FrameCtx) {}
+    /// Uploads this frame's data (into the back ping-pong slot).
+    fn prepare(&mut self, gpu: &Gpu, frame: &FrameCtx);
+    /// Records compute work into the frame's compute pass.
+    fn compute(&self, _pass: &mut wgpu::ComputePass<'_>, _frame: &FrameCtx) {}
+    /// Draws into the scene texture (already cleared to the scene's background).
+    fn paint(&self, pass: &mut wgpu::RenderPass<'_>, frame: &FrameCtx);
+    /// Clear colour of the scene texture.
+    fn background(&self) -> wgpu::Color {
+        wgpu::Color {
+            r: 0.02,
+            g: 0.02,
+            b: 0.03,
+            a: 1.0,
+        }
+    }
+    /// Side-panel controls and status.
+    fn ui(&mut self, ui: &mut egui::Ui);
+    /// Axes, labels and notices drawn by egui over the scene image, which occupies `rect`.
+    fn overlay(&self, _painter: &egui::Painter, _rect: egui::Rect) {}
+    /// Per-scene metrics for `--report`.
+    fn metrics(&self) -> serde_json::Value;
+    /// A problem to show (e.g. the audio device disappeared), if any.
+    fn problem(&self) -> Option<String> {
+        None
+    }
+}
+
+/// Creates a scene.
+pub type SceneCtor = fn(&Gpu, &SceneConfig) -> Result<Box<dyn Scene>, SceneError>;
+
+/// One entry of the scene table.
+pub struct SceneEntry {
+    /// Stable id, the `--scene` value.
+    pub id: &'static str,
+    /// Menu title.
+    pub title: &'static str,
+    /// Keyboard shortcut digit.
+    pub key: char,
+    /// Constructor.
+    pub create: SceneCtor,
+}
+
+/// Every scene, in menu order.
+pub static SCENES: &[SceneEntry] = &[
+    SceneEntry {
+        id: "spectrogram",
+        title: "Spectrogram",
+        key: '1',
+        create: spectrogram::Spectrogram::create,
+    },
+    SceneEntry {
+        id: "particles",
+        title: "Particles",
+        key: '2',
+        create: particles::Particles::create,
+    },
+    SceneEntry {
+        id: "timeseries",
+        title: "Time series",
+        key: '3',
+        create: timeseries::TimeSeries::create,
+    },
+];
+
+/// Index of a scene id in [`SCENES`].
+pub fn index_of(id: &str) -> Option<usize> {
+    SCENES.iter().position(|s| s.id == id)
+}

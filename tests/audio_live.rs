@@ -1,0 +1,117 @@
+//! Live input through cpal. The tests that need a sound server are `#[ignore]`d; run them with a
+//! PulseAudio null sink whose monitor is the default source (see shared/PLATFORM.md):
+//!
+//! ```sh
+//! export XDG_RUNTIME_DIR=/tmp/xdg; mkdir -p -m 700 $XDG_RUNTIME_DIR
+//! pulseaudio --daemonize=yes --exit-idle-time=-1 -n --load=module-native-protocol-unix \
+//!   --load="module-null-sink sink_name=viz" --load=module-always-sink
+//! pactl set-default-source viz.monitor
+//! cargo test --release --test audio_live -- --include-ignored
+//! ```
+
+use std::time::{Duration, Instant};
+
+use vizdeck::audio::stft::{Stft, dominant};
+use vizdeck::audio::{AudioError, AudioSelection, AudioSource, DEFAULT_RING_CAPACITY};
+
+#[test]
+fn unknown_device_is_an_error_naming_it() {
+    let err = AudioSource::open(
+        &AudioSelection::Device("no-such-device-3f9a".into()),
+        DEFAULT_RING_CAPACITY,
+    )
+    .unwrap_err();
+    match &err {
+        AudioError::DeviceNotFound { name, .. } | AudioError::DeviceList { name, .. } => {
+            assert_eq!(name, "no-such-device-3f9a")
+        }
+        other => panic!("unexpected error: {other}"),
+    }
+    let msg = err.to_string();
+    assert!(msg.starts_with("audio device 'no-such-device-3f9a'"), "{msg}");
+    assert!(!msg.contains('\n'), "one line: {msg}");
+}
+
+#[test]
+fn default_opens_live_input_or_falls_back_with_a_notice() {
+    let src = AudioSource::open(&AudioSelection::Default, DEFAULT_RING_CAPACITY).unwrap();
+    match src.kind() {
+        "live" => {
+            assert!(src.notice().is_none());
+            assert!(src.label().starts_with("live: "), "{}", src.label());
+        }
+        "synthetic" => {
+            let notice = src.notice().expect("a fallback must say why");
+            assert!(
+                notice.starts_with("No audio input could be opened (")
+                    && notice.ends_with("); showing the built-in synthetic source"),
+                "{notice}"
+            );
+            assert_eq!(src.label(), "synthetic (48000 Hz)");
+        }
+        other => panic!("kind {other}"),
+    }
+}
+
+/// Writes a 1 kHz tone at amplitude 0.5 (stereo, 48 kHz, 16-bit) to a temp WAV.
+fn tone_wav(seconds: f64) -> std::path::PathBuf {
+    let path = std::env::temp_dir().join(format!("vizdeck-live-tone-{}.wav", std::process::id()));
+    let spec = hound::WavSpec {
+        channels: 2,
+        sample_rate: 48_000,
+        bits_per_sample: 16,
+        sample_format: hound::SampleFormat::Int,
+    };
+    let mut w = hound::WavWriter::create(&path, spec).unwrap();
+    let n = (seconds * 48_000.0) as usize;
+    for i in 0..n {
+        let v = 0.5 * (std::f64::consts::TAU * 1000.0 * i as f64 / 48_000.0).sin();
+        let s = (v * 32767.0).round() as i16;
+        w.write_sample(s).unwrap();
+        w.write_sample(s).unwrap();
+    }
+    w.finalize().unwrap();
+    path
+}
+
+#[test]
+#[ignore = "needs a PulseAudio server whose default source is a null sink's monitor"]
+fn live_capture_hears_a_tone_played_into_the_sink() {
+    let mut src = AudioSource::open(&AudioSelection::Default, DEFAULT_RING_CAPACITY).unwrap();
+    assert_eq!(src.kind(), "live", "notice: {:?}", src.notice());
+    eprintln!("{}", src.label());
+    let sr = src.sample_rate();
+    let wav = tone_wav(3.0);
+    let mut player = std::process::Command::new("paplay")
+        .arg(&wav)
+        .spawn()
+        .expect("paplay");
+    let mut samples = Vec::new();
+    let t0 = Instant::now();
+    while t0.elapsed() < Duration::from_millis(2500) {
+        std::thread::sleep(Duration::from_millis(20));
+        src.drain_into(&mut samples);
+    }
+    let _ = player.wait();
+    let _ = std::fs::remove_file(&wav);
+    assert!(src.stream_error().is_none(), "{:?}", src.stream_error());
+    assert_eq!(src.dropped(), 0);
+    // About 2.5 s of audio should have arrived (allow for start-up latency).
+    assert!(
+        samples.len() as f64 > 1.5 * f64::from(sr),
+        "only {} samples",
+        samples.len()
+    );
+    let mut stft = Stft::new(4096, 1024).unwrap();
+    stft.push(&samples);
+    let mut col = vec![0.0; stft.bins()];
+    let mut hits = 0;
+    while stft.pop_column(&mut col) {
+        let (k, db) = dominant(&col);
+        let hz = stft.bin_hz(sr, k);
+        if (hz - 1000.0).abs() <= stft.bin_hz(sr, 1) && db > -12.0 {
+            hits += 1;
+        }
+    }
+    assert!(hits >= 10, "1 kHz dominant in only {hits} columns");
+}

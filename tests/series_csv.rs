@@ -1,0 +1,251 @@
+//! CSV series source: valid files stream every point into the store; bad files give one clear line.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use vizdeck::series::{Pacing, SeriesError, SeriesSelection, SeriesSource, Store};
+
+fn temp_csv(tag: &str, contents: &str) -> PathBuf {
+    static COUNTER: AtomicUsize = AtomicUsize::new(0);
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let path = std::env::temp_dir().join(format!(
+        "vizdeck_series_csv_{}_{n}_{tag}.csv",
+        std::process::id()
+    ));
+    std::fs::write(&path, contents).unwrap();
+    path
+}
+
+fn open(path: &PathBuf) -> Result<SeriesSource, SeriesError> {
+    SeriesSource::open(&SeriesSelection::Csv(path.clone()), Pacing::WallClock)
+}
+
+/// Drains until the source has delivered everything (at most 5 s).
+fn drain_all(src: &mut SeriesSource, store: &mut Store) {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        src.drain_into(store);
+        if src.is_finished() {
+            return;
+        }
+        assert!(Instant::now() < deadline, "CSV source did not finish within 5 s");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+#[test]
+fn valid_file_streams_all_points_and_counts_gaps() {
+    let path = temp_csv(
+        "valid",
+        "t,a,b,label\n\
+         0.0,1.0,10.0,x\n\
+         0.5,2.0,,y\n\
+         1.0,3.0,30.0,z\n\
+         1.5,4.0,40.0,w\n\
+         2.0,5.0,50.0,v\n",
+    );
+    let mut src = open(&path).unwrap();
+    assert_eq!(src.names(), ["a".to_string(), "b".to_string()]);
+    assert_eq!(src.label(), format!("csv: {}", path.display()));
+    let mut store = Store::default();
+    drain_all(&mut src, &mut store);
+    assert_eq!(src.error(), None);
+    assert_eq!(store.series().len(), 2);
+    assert_eq!(store.points_ingested(), 10);
+
+    let a: Vec<(f64, f32)> = store.get("a").unwrap().iter().collect();
+    assert_eq!(
+        a,
+        vec![(0.0, 1.0), (0.5, 2.0), (1.0, 3.0), (1.5, 4.0), (2.0, 5.0)]
+    );
+    let b = store.get("b").unwrap();
+    assert_eq!(b.len(), 5);
+    assert_eq!(b.gaps(), 1);
+    assert_eq!(store.get("a").unwrap().gaps(), 0);
+    let bv: Vec<f32> = b.iter().map(|(_, v)| v).collect();
+    assert_eq!(bv[0], 10.0);
+    assert!(bv[1].is_nan());
+    assert_eq!(&bv[2..], &[30.0, 40.0, 50.0]);
+    assert_eq!(b.time_range(), Some((0.0, 2.0)));
+    assert!(store.get("label").is_none());
+
+    // Draining again adds nothing.
+    src.drain_into(&mut store);
+    assert_eq!(store.points_ingested(), 10);
+    std::fs::remove_file(&path).ok();
+}
+
+#[test]
+fn large_file_streams_through_the_thread_exactly() {
+    // More rows than the synchronous prefix and than one batch; epoch times stay exact.
+    let rows = 20_000;
+    let mut text = String::from("time,x,y\n");
+    for i in 0..rows {
+        let t = 1.7e9 + i as f64 / 1024.0;
+        text.push_str(&format!("{t},{},{}\n", i, -(i as i64)));
+    }
+    let path = temp_csv("large", &text);
+    let mut src = open(&path).unwrap();
+    let mut store = Store::default();
+    drain_all(&mut src, &mut store);
+    assert_eq!(src.error(), None);
+    assert_eq!(store.points_ingested(), 2 * rows as u64);
+    let x = store.get("x").unwrap();
+    for (i, (t, v)) in x.iter().enumerate() {
+        assert_eq!(t, 1.7e9 + i as f64 / 1024.0);
+        assert_eq!(v, i as f32);
+    }
+    assert_eq!(x.out_of_order(), 0);
+    let y: Vec<f32> = store.get("y").unwrap().iter().map(|(_, v)| v).collect();
+    assert_eq!(y[rows - 1], -((rows - 1) as f32));
+    std::fs::remove_file(&path).ok();
+}
+
+#[test]
+fn late_bad_row_reports_line_and_keeps_earlier_rows() {
+    let mut text = String::from("t,v\n");
+    for i in 0..5000 {
+        text.push_str(&format!("{i},{i}\n"));
+    }
+    text.push_str("oops,1\n"); // data row 5001 → line 5002
+    text.push_str("5001,1\n");
+    let path = temp_csv("late", &text);
+    let mut src = open(&path).unwrap();
+    let mut store = Store::default();
+    drain_all(&mut src, &mut store);
+    let err = src.error().expect("late error reported");
+    assert_eq!(
+        err,
+        format!(
+            "series file '{}' line 5002: time 'oops' is not a number",
+            path.display()
+        )
+    );
+    // Every row before the bad one arrives; nothing after it.
+    let v = store.get("v").unwrap();
+    assert_eq!(v.len(), 5000);
+    assert_eq!(v.time_range(), Some((0.0, 4999.0)));
+    std::fs::remove_file(&path).ok();
+}
+
+#[test]
+fn no_numeric_column_is_an_error_naming_the_path() {
+    let path = temp_csv("nonumeric", "t,label\n0,x\n1,y\n");
+    let err = open(&path).err().expect("no numeric column must fail");
+    let msg = err.to_string();
+    assert!(matches!(err, SeriesError::NoNumericColumn { .. }), "{msg}");
+    assert!(msg.contains(&path.display().to_string()), "{msg}");
+    assert!(msg.contains("numeric"), "{msg}");
+    assert_eq!(
+        msg,
+        format!(
+            "series file '{}': no numeric value column (header: t, label)",
+            path.display()
+        )
+    );
+    std::fs::remove_file(&path).ok();
+}
+
+#[test]
+fn missing_file_is_an_error() {
+    let path = std::env::temp_dir().join("vizdeck_series_csv_definitely_missing_file.csv");
+    let err = open(&path).err().expect("missing file must fail");
+    assert!(matches!(err, SeriesError::NotFound { .. }));
+    assert_eq!(
+        err.to_string(),
+        format!("series file '{}': no such file", path.display())
+    );
+}
+
+#[test]
+fn bad_time_cell_is_an_error_with_its_line() {
+    let path = temp_csv("badtime", "t,a\n0,1\n1,2\nabc,3\n4,5\n");
+    let err = open(&path).err().expect("bad time must fail");
+    assert!(matches!(err, SeriesError::Row { line: 4, .. }), "{err}");
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "series file '{}' line 4: time 'abc' is not a number",
+            path.display()
+        )
+    );
+    std::fs::remove_file(&path).ok();
+}
+
+#[test]
+fn empty_and_header_only_files_are_errors() {
+    let path = temp_csv("empty", "");
+    let err = open(&path).err().expect("empty must fail");
+    assert_eq!(
+        err.to_string(),
+        format!("series file '{}': empty (no header)", path.display())
+    );
+    std::fs::remove_file(&path).ok();
+
+    let path = temp_csv("headeronly", "t,a\n");
+    let err = open(&path).err().expect("header only must fail");
+    assert!(matches!(err, SeriesError::NoRows { .. }), "{err}");
+    std::fs::remove_file(&path).ok();
+}
+
+#[test]
+fn wrong_field_count_and_bad_value_are_errors() {
+    let path = temp_csv("fields", "t,a,b\n0,1,2\n1,2\n");
+    let err = open(&path).err().expect("short row must fail");
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "series file '{}' line 3: 2 fields, the header has 3",
+            path.display()
+        )
+    );
+    std::fs::remove_file(&path).ok();
+
+    // A value column that turns non-numeric after the first rows: late error naming the column.
+    let mut text = String::from("t,a\n");
+    for i in 0..300 {
+        text.push_str(&format!("{i},{i}\n"));
+    }
+    text.push_str("300,n/a\n"); // line 302
+    let path = temp_csv("badvalue", &text);
+    let mut src = open(&path).unwrap();
+    let mut store = Store::default();
+    drain_all(&mut src, &mut store);
+    assert_eq!(
+        src.error().unwrap(),
+        format!(
+            "series file '{}' line 302: column 'a': 'n/a' is not a number",
+            path.display()
+        )
+    );
+    std::fs::remove_file(&path).ok();
+}
+
+#[test]
+fn nan_cells_whitespace_and_duplicate_names() {
+    let path = temp_csv("nan", "t, v ,v\n0, 1 ,NaN\n1,,2\n");
+    let mut src = open(&path).unwrap();
+    assert_eq!(src.names(), ["v".to_string(), "v #2".to_string()]);
+    let mut store = Store::default();
+    drain_all(&mut src, &mut store);
+    assert_eq!(store.get("v").unwrap().gaps(), 1);
+    assert_eq!(store.get("v #2").unwrap().gaps(), 1);
+    assert_eq!(store.points_ingested(), 4);
+    std::fs::remove_file(&path).ok();
+}
+
+#[test]
+fn dropping_mid_stream_stops_the_thread() {
+    let mut text = String::from("t,a\n");
+    for i in 0..200_000 {
+        text.push_str(&format!("{i},{i}\n"));
+    }
+    let path = temp_csv("drop", &text);
+    let src = open(&path).unwrap();
+    std::thread::sleep(Duration::from_millis(20)); // the ring fills; the thread waits
+    let start = Instant::now();
+    drop(src);
+    assert!(start.elapsed() < Duration::from_secs(1));
+    std::fs::remove_file(&path).ok();
+}
