@@ -51,7 +51,7 @@ pub fn menu_bar(deck: &mut Deck, ui: &mut egui::Ui, switch: &mut Option<usize>) 
 
 /// FPS, p50/p99 frame time, GPU pass times and a frame-time graph in the scene's top-right corner.
 pub fn stats_overlay(deck: &Deck, painter: &egui::Painter, rect: egui::Rect) {
-    let size = egui::vec2(250.0, 130.0);
+    let size = egui::vec2(300.0, 130.0);
     let area = egui::Rect::from_min_size(
         egui::pos2(rect.right() - size.x - 8.0, rect.top() + 8.0),
         size,

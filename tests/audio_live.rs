@@ -115,3 +115,64 @@ fn live_capture_hears_a_tone_played_into_the_sink() {
     }
     assert!(hits >= 10, "1 kHz dominant in only {hits} columns");
 }
+
+#[test]
+#[ignore = "needs a PulseAudio server with a null sink named 'viz'"]
+fn device_by_exact_id_and_by_substring() {
+    let names = vizdeck::audio::input_device_names();
+    assert!(
+        names.iter().any(|n| n == "Monitor of Null Output"),
+        "{names:?}"
+    );
+    for wanted in ["viz.monitor", "Monitor of Null Output", "null output"] {
+        let src = AudioSource::open(
+            &AudioSelection::Device(wanted.into()),
+            DEFAULT_RING_CAPACITY,
+        )
+        .unwrap_or_else(|e| panic!("{wanted}: {e}"));
+        assert_eq!(src.kind(), "live");
+        assert!(
+            src.label().starts_with("live: Monitor of Null Output ("),
+            "{}",
+            src.label()
+        );
+    }
+    let err = AudioSource::open(
+        &AudioSelection::Device("no-such-device-3f9a".into()),
+        DEFAULT_RING_CAPACITY,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("input devices: ") && err.contains("Monitor of Null Output"), "{err}");
+}
+
+#[test]
+#[ignore = "needs a PulseAudio server with a null sink named 'viz'; unloads and reloads it"]
+fn removing_the_device_reports_a_stream_error() {
+    let src = AudioSource::open(
+        &AudioSelection::Device("viz.monitor".into()),
+        DEFAULT_RING_CAPACITY,
+    )
+    .unwrap();
+    let pactl = |args: &[&str]| {
+        let out = std::process::Command::new("pactl").args(args).output().expect("pactl");
+        String::from_utf8_lossy(&out.stdout).to_string()
+    };
+    let modules = pactl(&["list", "short", "modules"]);
+    let id = modules
+        .lines()
+        .find(|l| l.contains("module-null-sink") && l.contains("sink_name=viz"))
+        .and_then(|l| l.split_whitespace().next())
+        .expect("null sink module")
+        .to_string();
+    pactl(&["unload-module", &id]);
+    let t0 = Instant::now();
+    while src.stream_error().is_none() && t0.elapsed() < Duration::from_secs(3) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let err = src.stream_error();
+    pactl(&["load-module", "module-null-sink", "sink_name=viz"]);
+    pactl(&["set-default-source", "viz.monitor"]);
+    eprintln!("stream error after unload: {err:?}");
+    assert!(err.is_some());
+}

@@ -29,7 +29,10 @@ fn drain_all(src: &mut SeriesSource, store: &mut Store) {
         if src.is_finished() {
             return;
         }
-        assert!(Instant::now() < deadline, "CSV source did not finish within 5 s");
+        assert!(
+            Instant::now() < deadline,
+            "CSV source did not finish within 5 s"
+        );
         std::thread::sleep(Duration::from_millis(2));
     }
 }

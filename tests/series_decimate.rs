@@ -134,7 +134,7 @@ fn random_out_of_order_data_matches_reference() {
     // Swap ~1% of samples with a random neighbour up to 50 positions away, plus a few far jumps.
     // Sample 0 (t = 0) stays first so the series origin is 0.
     let n = samples.len();
-    let mut pick = |rng: &mut Rng| 1 + (rng.next() as usize) % (n - 1);
+    let pick = |rng: &mut Rng| 1 + (rng.next() as usize) % (n - 1);
     for _ in 0..n / 100 {
         let i = pick(&mut rng);
         let j = (i + 1 + (rng.next() as usize) % 50).min(n - 1);

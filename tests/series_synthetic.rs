@@ -100,7 +100,10 @@ fn wall_clock_thread_produces_the_same_stream() {
     let mut store = Store::default();
     let deadline = Instant::now() + Duration::from_secs(5);
     while store.points_ingested() < 2 * 1000 {
-        assert!(Instant::now() < deadline, "no data from the wall-clock thread");
+        assert!(
+            Instant::now() < deadline,
+            "no data from the wall-clock thread"
+        );
         std::thread::sleep(Duration::from_millis(10));
         src.drain_into(&mut store);
     }

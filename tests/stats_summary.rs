@@ -29,7 +29,10 @@ fn one_to_hundred() {
 fn single_frame() {
     let s = Summary::from_frame_times(&[10.0]);
     assert_eq!(s.frames, 1);
-    assert_eq!((s.p50_ms, s.p95_ms, s.p99_ms, s.max_ms), (10.0, 10.0, 10.0, 10.0));
+    assert_eq!(
+        (s.p50_ms, s.p95_ms, s.p99_ms, s.max_ms),
+        (10.0, 10.0, 10.0, 10.0)
+    );
     assert!(close(s.duration_s, 0.01));
     assert!(close(s.mean_fps, 100.0));
 }
@@ -38,7 +41,14 @@ fn single_frame() {
 fn no_frames_all_zero() {
     let s = Summary::from_frame_times(&[]);
     assert_eq!(s.frames, 0);
-    for x in [s.duration_s, s.mean_fps, s.p50_ms, s.p95_ms, s.p99_ms, s.max_ms] {
+    for x in [
+        s.duration_s,
+        s.mean_fps,
+        s.p50_ms,
+        s.p95_ms,
+        s.p99_ms,
+        s.max_ms,
+    ] {
         assert_eq!(x, 0.0);
     }
     let text = s.to_string();

@@ -1,4 +1,4 @@
-// Particles: instanced sprites read straight from the storage buffers (no CPU round trip).
+// Particles: one point per particle, read straight from the storage buffers (no CPU round trip).
 // Position = mix(previous, current, alpha): render interpolation between the last two fixed steps.
 // Colour by speed; additive blending.
 
@@ -9,9 +9,10 @@ struct Particle {
 
 struct View {
     view_proj: mat4x4<f32>,
-    sprite_ndc: vec2<f32>, // half size of a sprite in NDC (x, y)
-    alpha: f32,
-    speed_scale: f32,
+    alpha: f32,       // interpolation alpha in [0, 1)
+    speed_scale: f32, // speed that maps to the "fast" colour is 1 / speed_scale
+    intensity: f32,   // additive contribution of one particle
+    _pad: f32,
 }
 
 @group(0) @binding(0) var<uniform> view: View;
@@ -20,39 +21,24 @@ struct View {
 
 struct VsOut {
     @builtin(position) clip: vec4<f32>,
-    @location(0) uv: vec2<f32>,
-    @location(1) color: vec3<f32>,
+    @location(0) color: vec3<f32>,
 }
 
 @vertex
-fn vs_main(@builtin(vertex_index) vi: u32, @builtin(instance_index) ii: u32) -> VsOut {
-    // Two triangles: (0,1,2) (2,1,3) over corners (-1,-1) (1,-1) (-1,1) (1,1).
-    var corners = array<vec2<f32>, 6>(
-        vec2<f32>(-1.0, -1.0), vec2<f32>(1.0, -1.0), vec2<f32>(-1.0, 1.0),
-        vec2<f32>(-1.0, 1.0), vec2<f32>(1.0, -1.0), vec2<f32>(1.0, 1.0),
-    );
-    let corner = corners[vi % 6u];
-    let a = prev[ii];
-    let b = cur[ii];
+fn vs_main(@builtin(vertex_index) vi: u32) -> VsOut {
+    let a = prev[vi];
+    let b = cur[vi];
     let pos = mix(a.pos.xyz, b.pos.xyz, view.alpha);
-    var clip = view.view_proj * vec4<f32>(pos, 1.0);
-    clip = vec4<f32>(clip.xy + corner * view.sprite_ndc * clip.w, clip.zw);
     let speed = clamp(length(b.vel.xyz) * view.speed_scale, 0.0, 1.0);
     let slow = vec3<f32>(0.10, 0.35, 1.00);
     let fast = vec3<f32>(1.00, 0.55, 0.10);
     var out: VsOut;
-    out.clip = clip;
-    out.uv = corner;
-    out.color = mix(slow, fast, speed);
+    out.clip = view.view_proj * vec4<f32>(pos, 1.0);
+    out.color = mix(slow, fast, speed) * view.intensity;
     return out;
 }
 
 @fragment
 fn fs_main(in: VsOut) -> @location(0) vec4<f32> {
-    let r2 = dot(in.uv, in.uv);
-    if r2 > 1.0 {
-        discard;
-    }
-    let k = (1.0 - r2) * 0.35;
-    return vec4<f32>(in.color * k, k);
+    return vec4<f32>(in.color, 1.0);
 }

@@ -1,5 +1,5 @@
 //! Particles: a compute-shader simulation on ping-pong storage buffers, drawn as instanced
-//! sprites straight from those buffers.
+//! points straight from those buffers.
 //!
 //! Each fixed step (dt = 1/120 s) runs `shaders/particles/step.wgsl` once over every particle,
 //! reading buffer `cur` and writing `cur ^ 1`. The render pass interpolates between the last two
@@ -51,9 +51,10 @@ pub struct StepParams {
 #[derive(Clone, Copy, Debug, Pod, Zeroable)]
 struct ViewUniform {
     view_proj: [[f32; 4]; 4],
-    sprite_ndc: [f32; 2],
     alpha: f32,
     speed_scale: f32,
+    intensity: f32,
+    _pad: f32,
 }
 
 /// The CPU reference of one step of `step.wgsl`, same operations in the same order.
@@ -334,7 +335,10 @@ impl Particles {
                 compilation_options: Default::default(),
                 buffers: &[],
             },
-            primitive: wgpu::PrimitiveState::default(),
+            primitive: wgpu::PrimitiveState {
+                topology: wgpu::PrimitiveTopology::PointList,
+                ..Default::default()
+            },
             depth_stencil: None,
             multisample: wgpu::MultisampleState::default(),
             fragment: Some(wgpu::FragmentState {
@@ -546,12 +550,14 @@ impl Scene for Particles {
         let eye = Vec3::new(3.2 * yaw.sin(), 1.4, 3.2 * yaw.cos());
         let view = Mat4::look_at_rh(eye, Vec3::ZERO, Vec3::Y);
         let proj = Mat4::perspective_rh(45f32.to_radians(), aspect, 0.05, 50.0);
-        let px = 1.5;
+        // Keep the total light roughly constant whatever the count and viewport.
+        let intensity = (0.35 * (w * h) / (self.count.max(1) as f32 * 2.0)).clamp(0.04, 0.6);
         let u = ViewUniform {
             view_proj: (proj * view).to_cols_array_2d(),
-            sprite_ndc: [2.0 * px / w, 2.0 * px / h],
             alpha: frame.alpha,
             speed_scale: 0.9,
+            intensity,
+            _pad: 0.0,
         };
         self.view
             .write(&gpu.device, &gpu.queue, frame.frame, bytemuck::bytes_of(&u));
@@ -581,7 +587,7 @@ impl Scene for Particles {
         }
         pass.set_pipeline(&self.draw_pipeline);
         pass.set_bind_group(0, &self.draw_groups[frame.slot()][self.cur], &[]);
-        pass.draw(0..6, 0..self.count);
+        pass.draw(0..self.count, 0..1);
     }
 
     fn ui(&mut self, ui: &mut egui::Ui) {

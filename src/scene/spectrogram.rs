@@ -432,7 +432,7 @@ impl Scene for Spectrogram {
         let d = DrawParams {
             ring_width: RING_WIDTH,
             newest: (self.columns_total % RING_WIDTH as u64) as u32,
-            visible: RING_WIDTH,
+            visible: visible_columns(frame.size.0),
             rows: bins,
         };
         self.draw_params
@@ -496,6 +496,7 @@ impl Scene for Spectrogram {
     }
 
     fn overlay(&self, painter: &egui::Painter, rect: egui::Rect) {
+        let visible = visible_columns((rect.width() * painter.pixels_per_point()).round() as u32);
         let nyquist = self.source.sample_rate() as f64 / 2.0;
         let font = egui::FontId::proportional(12.0);
         let color = egui::Color32::from_gray(230);
@@ -532,7 +533,7 @@ impl Scene for Spectrogram {
         if self.columns_total > 0 {
             let cps = self.columns_per_second();
             let newest_t = self.column_time(self.columns_total - 1);
-            let span = RING_WIDTH as f64 / cps;
+            let span = visible as f64 / cps;
             let t0 = newest_t - span;
             let tstep = nice_step(span, (rect.width() / 110.0).max(2.0) as f64);
             let mut t = (t0 / tstep).ceil() * tstep;
@@ -585,6 +586,12 @@ impl Scene for Spectrogram {
     fn problem(&self) -> Option<String> {
         self.source.stream_error().map(|e| format!("audio input: {e}"))
     }
+}
+
+/// Columns shown across a viewport `width_px` wide: one pixel or more per column, at most the
+/// ring's width.
+pub fn visible_columns(width_px: u32) -> u32 {
+    width_px.clamp(1, RING_WIDTH)
 }
 
 /// A "nice" tick step (1, 2 or 5 × 10ⁿ) so that `span` holds about `target` ticks.

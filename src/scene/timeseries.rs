@@ -200,8 +200,9 @@ impl Scene for TimeSeries {
         self.points_drawn = 0;
         self.view = None;
         let width = frame.size.0.max(1) as usize;
-        if let Some((_, t_end)) = self.store.time_range() {
-            let t1 = t_end + 1e-9;
+        if let Some((t_start, t_end)) = self.store.time_range() {
+            // Roll mode: the data fills the window from the left, then scrolls.
+            let t1 = (t_end + 1e-9).max(t_start + self.window_s);
             let t0 = t1 - self.window_s;
             // Y range over the visible, finite data of every shown series.
             let mut lo = f32::INFINITY;

@@ -91,7 +91,7 @@ pub fn decimate_m4(series: &Series, t0: f64, t1: f64, columns: usize, out: &mut 
         let mut span = vec![(f64::INFINITY, f64::NEG_INFINITY); columns];
         for view in series.chunks_in(t0, t1) {
             for (&t, &v) in view.times_rel.iter().zip(view.values) {
-                if v.is_nan() || (!view.sorted && !(t >= r0 && t < r1)) {
+                if v.is_nan() || (!view.sorted && (t < r0 || t >= r1)) {
                     continue;
                 }
                 let i = col_of(t);

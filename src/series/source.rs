@@ -573,10 +573,7 @@ fn open_csv(path: &Path) -> Result<SeriesSource, SeriesError> {
         .flexible(true)
         .trim(csv::Trim::All)
         .from_reader(file);
-    let header = reader
-        .headers()
-        .map_err(|e| csv_error(&shown, e))?
-        .clone();
+    let header = reader.headers().map_err(|e| csv_error(&shown, e))?.clone();
     if header.is_empty() || (header.len() == 1 && header[0].is_empty()) {
         return Err(SeriesError::Empty { path: shown });
     }

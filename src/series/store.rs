@@ -250,7 +250,7 @@ impl Series {
             lo = lo.min(c.t_min);
             hi = hi.max(c.t_max);
         }
-        (lo <= hi).then(|| (origin + lo, origin + hi))
+        (lo <= hi).then_some((origin + lo, origin + hi))
     }
 
     /// Samples accepted by [`push`](Series::push) since creation (including gaps, including samples
@@ -471,7 +471,9 @@ mod tests {
         assert!(s.is_ordered());
         let lo = CHUNK_SAMPLES as f64 - 5.0;
         let got = collect(&s, lo, lo + 10.0);
-        let want: Vec<_> = (0..10).map(|k| (lo + k as f64, (lo + k as f64) as f32)).collect();
+        let want: Vec<_> = (0..10)
+            .map(|k| (lo + k as f64, (lo + k as f64) as f32))
+            .collect();
         assert_eq!(got, want);
         // Half-open: t1 excluded, t0 included.
         assert_eq!(collect(&s, 3.0, 4.0), vec![(3.0, 3.0)]);
@@ -484,20 +486,24 @@ mod tests {
 
     #[test]
     fn large_origin_keeps_precision() {
+        // Epoch seconds plus microsecond-scale dyadic steps (exact in f64).
         let mut s = Series::new("epoch", 1000);
         let base = 1.7e9;
+        let step = 1.0 / (1u64 << 20) as f64;
         for i in 0..10 {
-            s.push(base + i as f64 * 1e-6, 1.0);
+            s.push(base + i as f64 * step, 1.0);
         }
         assert_eq!(s.origin(), Some(base));
         let views: Vec<_> = s.chunks_in(base, base + 1.0).collect();
         assert_eq!(views.len(), 1);
-        let rel = views[0].times_rel;
-        for (i, &t) in rel.iter().enumerate() {
-            assert!((t - i as f64 * 1e-6).abs() < 1e-12, "{t}");
-            // Relative times fit f32 with good precision.
-            assert!(((t as f32) as f64 - i as f64 * 1e-6).abs() < 1e-12);
+        for (i, &t) in views[0].times_rel.iter().enumerate() {
+            assert_eq!(t, i as f64 * step);
+            // Relative times survive the conversion to f32 for the GPU; absolute ones would not.
+            assert_eq!((t as f32) as f64, i as f64 * step);
         }
+        assert_eq!((base + step) as f32, base as f32);
+        let back: Vec<f64> = s.iter().map(|(t, _)| t).collect();
+        assert_eq!(back[3], base + 3.0 * step);
     }
 
     #[test]
@@ -581,7 +587,10 @@ mod tests {
         s.push(7.0, 0.0); // drops 5.0: the inversion leaves the live part
         assert!(s.is_ordered());
         assert_eq!(s.time_range(), Some((3.0, 7.0)));
-        assert_eq!(s.range(0.0, 10.0).map(|(t, _)| t).collect::<Vec<_>>(), vec![3.0, 6.0, 7.0]);
+        assert_eq!(
+            s.range(0.0, 10.0).map(|(t, _)| t).collect::<Vec<_>>(),
+            vec![3.0, 6.0, 7.0]
+        );
     }
 
     #[test]
