@@ -138,8 +138,24 @@ fn nan_sample_only_affects_the_columns_whose_window_holds_it() {
 
 #[test]
 fn column_count_is_floor_m_minus_n_over_h_plus_one() {
-    for (n, h) in [(2048usize, 512usize), (16, 16), (16, 1), (1024, 1000), (256, 3)] {
-        for m in [0usize, 1, n - 1, n, n + 1, n + h - 1, n + h, 5 * n + 7, 20_000] {
+    for (n, h) in [
+        (2048usize, 512usize),
+        (16, 16),
+        (16, 1),
+        (1024, 1000),
+        (256, 3),
+    ] {
+        for m in [
+            0usize,
+            1,
+            n - 1,
+            n,
+            n + 1,
+            n + h - 1,
+            n + h,
+            5 * n + 7,
+            20_000,
+        ] {
             let expected = if m >= n { (m - n) / h + 1 } else { 0 };
             // Pushed in uneven chunks.
             let mut stft = Stft::new(n, h).unwrap();
@@ -201,7 +217,8 @@ fn streaming_matches_one_shot_and_naive_dft() {
         .map(|i| 0.5 - 0.5 * (TAU * i as f64 / n as f64).cos())
         .collect();
     let sum_w: f64 = w.iter().sum();
-    for k in 0..=n / 2 {
+    assert_eq!(reference[c].len(), n / 2 + 1);
+    for (k, &got) in reference[c].iter().enumerate() {
         let (mut re, mut im) = (0.0f64, 0.0f64);
         for (i, (&xi, &wi)) in frame.iter().zip(&w).enumerate() {
             let a = -TAU * (k * i) as f64 / n as f64;
@@ -211,7 +228,7 @@ fn streaming_matches_one_shot_and_naive_dft() {
         let ck = if k == 0 || k == n / 2 { 1.0 } else { 2.0 };
         let amp = ck * (re * re + im * im).sqrt() / sum_w;
         let db = (20.0 * amp.log10()).max(f64::from(DB_FLOOR));
-        let got = f64::from(reference[c][k]);
+        let got = f64::from(got);
         // f32 FFT vs f64 DFT: tight for loud bins, looser for bins far below full scale.
         let tol = if db > -60.0 { 0.01 } else { 0.5 };
         assert!((got - db).abs() < tol, "bin {k}: {got} vs {db}");

@@ -1,6 +1,6 @@
 //! CSV series source: valid files stream every point into the store; bad files give one clear line.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
@@ -17,8 +17,8 @@ fn temp_csv(tag: &str, contents: &str) -> PathBuf {
     path
 }
 
-fn open(path: &PathBuf) -> Result<SeriesSource, SeriesError> {
-    SeriesSource::open(&SeriesSelection::Csv(path.clone()), Pacing::WallClock)
+fn open(path: &Path) -> Result<SeriesSource, SeriesError> {
+    SeriesSource::open(&SeriesSelection::Csv(path.to_path_buf()), Pacing::WallClock)
 }
 
 /// Drains until the source has delivered everything (at most 5 s).

@@ -42,11 +42,7 @@ where
 /// ones of `data`). A trailing partial frame is ignored; `channels == 0` pushes nothing.
 ///
 /// Real-time safe: no allocation, lock, log or blocking call.
-pub fn push_mono_frames<T: Sample>(
-    data: &[T],
-    channels: usize,
-    producer: &mut Producer<f32>,
-) -> u64
+pub fn push_mono_frames<T: Sample>(data: &[T], channels: usize, producer: &mut Producer<f32>) -> u64
 where
     f32: FromSample<T>,
 {
@@ -238,7 +234,7 @@ where
         }
     };
     device.build_input_stream::<T, _, _>(
-        config.clone(),
+        *config,
         data_callback,
         error_callback,
         Some(BUILD_TIMEOUT),
@@ -363,7 +359,9 @@ mod tests {
         assert_eq!(sample_to_f32(i64::MIN), -1.0);
         assert_eq!(sample_to_f32(cpal::I24::new(-(1 << 23)).unwrap()), -1.0);
         assert_eq!(sample_to_f32(cpal::I24::new(1 << 22).unwrap()), 0.5);
-        assert_eq!(sample_to_f32(0.123_456_789_f64), 0.123_456_789_f32);
+        let x = 0.123_456_789_f64;
+        assert_eq!(sample_to_f32(x), x as f32);
+        assert_eq!(sample_to_f32(-0.375_f64), -0.375);
         assert_eq!(sample_to_f32(-0.75_f32), -0.75);
     }
 

@@ -64,8 +64,7 @@ pub fn decode_wav(path: &Path) -> Result<(Vec<f32>, u32, u16), AudioError> {
         hound::Error::IoError(io) if io.kind() == std::io::ErrorKind::UnexpectedEof => {
             AudioError::InvalidWav {
                 path: p(),
-                reason: "file is truncated (ends before its header or data chunk does)"
-                    .to_string(),
+                reason: "file is truncated (ends before its header or data chunk does)".to_string(),
             }
         }
         hound::Error::FormatError("file contains zero channels") => {
@@ -210,7 +209,11 @@ mod tests {
         }
         w.finalize().unwrap();
         let raw = std::fs::read(&f.0).unwrap();
-        assert_eq!(&raw[raw.len() - 4..], &[0u8, 128, 192, 255], "stored unsigned");
+        assert_eq!(
+            &raw[raw.len() - 4..],
+            &[0u8, 128, 192, 255],
+            "stored unsigned"
+        );
         let (mono, _, _) = decode_wav(&f.0).unwrap();
         assert_eq!(mono, vec![-1.0, 0.0, 0.5, 127.0 / 128.0]);
     }
@@ -224,7 +227,10 @@ mod tests {
         }
         w.finalize().unwrap();
         let (mono, _, _) = decode_wav(&f.0).unwrap();
-        assert_eq!(mono, vec![-1.0, 0.5, ((1 << 23) - 1) as f32 / (1 << 23) as f32]);
+        assert_eq!(
+            mono,
+            vec![-1.0, 0.5, ((1 << 23) - 1) as f32 / (1 << 23) as f32]
+        );
     }
 
     #[test]
@@ -297,7 +303,8 @@ mod tests {
 
     #[test]
     fn bad_headers_are_errors_not_panics() {
-        let cases: [(&str, Vec<u8>, fn(&AudioError) -> bool); 5] = [
+        type Case = (&'static str, Vec<u8>, fn(&AudioError) -> bool);
+        let cases: [Case; 5] = [
             ("zero-ch.wav", forge(0, 44_100, 16, &[0, 0]), |e| {
                 matches!(e, AudioError::ZeroChannels { .. })
             }),
@@ -310,11 +317,15 @@ mod tests {
             ("odd-len.wav", forge(1, 44_100, 16, &[0, 0, 0]), |e| {
                 matches!(e, AudioError::InvalidWav { .. })
             }),
-            ("truncated.wav", {
-                let mut v = forge(1, 44_100, 16, &[0u8; 400]);
-                v.truncate(60);
-                v
-            }, |e| matches!(e, AudioError::InvalidWav { .. })),
+            (
+                "truncated.wav",
+                {
+                    let mut v = forge(1, 44_100, 16, &[0u8; 400]);
+                    v.truncate(60);
+                    v
+                },
+                |e| matches!(e, AudioError::InvalidWav { .. }),
+            ),
         ];
         for (name, bytes, check) in cases {
             let f = TempFile::new(name);
@@ -356,7 +367,12 @@ mod tests {
             format!("file: {} (8000 Hz, 1 ch)", f.0.display())
         );
         let mut got = Vec::new();
-        for (t, total) in [(0.0001, 0usize), (0.00013, 1), (0.5, 4000), (1.0000999, 8000)] {
+        for (t, total) in [
+            (0.0001, 0usize),
+            (0.00013, 1),
+            (0.5, 4000),
+            (1.0000999, 8000),
+        ] {
             src.advance_to(t);
             src.drain_into(&mut got);
             assert_eq!(got.len(), total, "t = {t}");

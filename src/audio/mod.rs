@@ -572,8 +572,8 @@ mod tests {
             (0.0100001, 480u64),
             (0.0166667, 800), // 800.0016
             (0.1, 4800),
-            (0.1, 4800), // same time: nothing new
-            (0.05, 4800),       // going back: nothing
+            (0.1, 4800),         // same time: nothing new
+            (0.05, 4800),        // going back: nothing
             (1.23456789, 59259), // 59259.25
         ];
         for (t, total) in steps {

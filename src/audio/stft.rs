@@ -250,7 +250,14 @@ mod tests {
 
     #[test]
     fn parameter_validation() {
-        for (n, h) in [(0, 1), (8, 1), (1000, 10), (131_072, 512), (2048, 0), (2048, 2049)] {
+        for (n, h) in [
+            (0, 1),
+            (8, 1),
+            (1000, 10),
+            (131_072, 512),
+            (2048, 0),
+            (2048, 2049),
+        ] {
             let err = Stft::new(n, h).unwrap_err();
             let msg = err.to_string();
             assert!(msg.starts_with("STFT"), "{msg}");
@@ -280,7 +287,9 @@ mod tests {
         s.push(&[1.0; 64]);
         assert!(s.pop_column(&mut col));
         assert!(col[0].abs() < 1e-4, "DC {}", col[0]);
-        let alt: Vec<f32> = (0..64).map(|i| if i % 2 == 0 { 1.0 } else { -1.0 }).collect();
+        let alt: Vec<f32> = (0..64)
+            .map(|i| if i % 2 == 0 { 1.0 } else { -1.0 })
+            .collect();
         s.push(&alt);
         assert!(s.pop_column(&mut col));
         assert!(col[32].abs() < 1e-4, "Nyquist {}", col[32]);

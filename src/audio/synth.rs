@@ -119,10 +119,7 @@ mod tests {
         // |x[n+1] − x[n]| ≤ Σ a_i·2π f_i/fs (max slope of each sine times one sample) — a jump in
         // phase would break this. Checked over the first second and across the 5 s restart.
         let fs = 48_000.0;
-        let bound = TONES
-            .iter()
-            .map(|(f, a)| a * TAU * f / fs)
-            .sum::<f64>()
+        let bound = TONES.iter().map(|(f, a)| a * TAU * f / fs).sum::<f64>()
             + CHIRP_AMPLITUDE * TAU * CHIRP_END_HZ / fs;
         let bound = bound as f32 + 1e-5;
         for start in [0u64, 5 * 48_000 - 24_000, 10 * 48_000 - 10] {
@@ -131,7 +128,11 @@ mod tests {
             let mut x = vec![0.0; 48_000];
             s.fill(&mut x);
             for w in x.windows(2) {
-                assert!((w[1] - w[0]).abs() <= bound, "jump {} > {bound}", w[1] - w[0]);
+                assert!(
+                    (w[1] - w[0]).abs() <= bound,
+                    "jump {} > {bound}",
+                    w[1] - w[0]
+                );
             }
             assert!(x.iter().all(|v| v.abs() <= 0.65 + 1e-6));
         }

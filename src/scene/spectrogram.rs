@@ -305,7 +305,9 @@ impl Spectrogram {
     }
 
     /// Dominant frequency (Hz) and its level (dBFS) over the last second of columns: the bin with
-    /// the largest mean power. `None` before the first column.
+    /// the largest mean power, and the tone level around it from the power-averaged column
+    /// ([`stft::tone_level_db`]: window ENBW compensated, so it does not depend on where the tone
+    /// falls between bins). `None` before the first column.
     pub fn dominant(&self) -> Option<(f64, f64)> {
         if self.recent.is_empty() {
             return None;
@@ -318,12 +320,13 @@ impl Spectrogram {
             }
         }
         let n = self.recent.len() as f64;
-        let (k, p) = mean
+        let mean_db: Vec<f32> = mean
             .iter()
-            .enumerate()
-            .fold((0, f64::MIN), |acc, (k, &p)| if p > acc.1 { (k, p) } else { acc });
+            .map(|p| ((10.0 * (p / n).log10()) as f32).max(stft::DB_FLOOR))
+            .collect();
+        let (k, _) = stft::dominant(&mean_db);
         let hz = k as f64 * self.source.sample_rate() as f64 / FFT_SIZE as f64;
-        Some((hz, (10.0 * (p / n).log10()).max(stft::DB_FLOOR as f64)))
+        Some((hz, stft::tone_level_db(&mean_db, k) as f64))
     }
 
     /// The audio source.

@@ -58,8 +58,8 @@ impl Column {
 /// M4 columns written to `out` (cleared first; its allocation is reused).
 ///
 /// Column `i` covers `[t0 + i·w, t0 + (i+1)·w)` with `w = (t1 − t0) / columns`; a sample at
-/// relative time `t` goes to column `floor((t − t0) / w)` (clamped to the last column against
-/// rounding). NaN values (gaps) are skipped. `columns == 0`, `t1 <= t0` or non-finite bounds give
+/// time `t` goes to column `floor((t − t0) / w)`, computed on times relative to the series origin
+/// and clamped to the last column against rounding. NaN values (gaps) are skipped. `columns == 0`, `t1 <= t0` or non-finite bounds give
 /// an empty `out`.
 ///
 /// Out-of-order samples are handled: `first`/`last` are chosen by time, not by storage order.

@@ -1,0 +1,285 @@
+//! Headless runs of the real binary on the software GPU: each scene writes a PNG of exactly the
+//! requested size that is not blank, and a report with the scene's metrics; odd widths work;
+//! every bad input exits non-zero with one clear message and no panic.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn bin() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_vizdeck"));
+    c.env("RUST_LOG", "warn");
+    c
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("vizdeck-headless-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    dir.join(name)
+}
+
+fn run(args: &[&str]) -> Output {
+    bin().args(args).output().expect("run vizdeck")
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "status {:?}\nstdout:\n{}\nstderr:\n{}",
+        o.status,
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// Decodes a PNG (png crate) into (width, height, RGBA8).
+fn read_png(path: &Path) -> (u32, u32, Vec<u8>) {
+    let decoder = png::Decoder::new(std::io::BufReader::new(
+        std::fs::File::open(path).expect("png exists"),
+    ));
+    let mut reader = decoder.read_info().expect("png header");
+    let mut buf = vec![0; reader.output_buffer_size().expect("size")];
+    let info = reader.next_frame(&mut buf).expect("png data");
+    assert_eq!(info.color_type, png::ColorType::Rgba);
+    assert_eq!(info.bit_depth, png::BitDepth::Eight);
+    buf.truncate(info.buffer_size());
+    (info.width, info.height, buf)
+}
+
+/// Fraction of pixels that differ from the most common colour.
+fn non_background_fraction(rgba: &[u8]) -> f64 {
+    let mut counts = std::collections::HashMap::new();
+    for px in rgba.chunks_exact(4) {
+        *counts.entry([px[0], px[1], px[2]]).or_insert(0usize) += 1;
+    }
+    let total = rgba.len() / 4;
+    let most = counts.values().copied().max().unwrap_or(0);
+    (total - most) as f64 / total.max(1) as f64
+}
+
+fn report(path: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).expect("report written")).expect("json")
+}
+
+fn scene_run(scene: &str, extra: &[&str]) -> (serde_json::Value, (u32, u32, Vec<u8>)) {
+    let png = tmp(&format!("{scene}.png"));
+    let json = tmp(&format!("{scene}.json"));
+    let mut args = vec![
+        "--headless",
+        "--scene",
+        scene,
+        "--frames",
+        "40",
+        "--size",
+        "480x320",
+        "--screenshot",
+        png.to_str().unwrap(),
+        "--report",
+        json.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    let o = run(&args);
+    assert!(o.status.success(), "{}", text(&o));
+    let image = read_png(&png);
+    assert_eq!((image.0, image.1), (480, 320));
+    assert!(
+        non_background_fraction(&image.2) > 0.05,
+        "{scene}: screenshot looks blank"
+    );
+    let r = report(&json);
+    assert_eq!(r["scene"], scene);
+    assert_eq!(r["summary"]["frames"], 40);
+    assert!(r["summary"]["p50_ms"].as_f64().unwrap() > 0.0);
+    assert_eq!(r["gpu_errors"].as_array().map(|a| a.len()), Some(0));
+    (r["scenes"][scene].clone(), image)
+}
+
+#[test]
+fn spectrogram_synthetic() {
+    let (m, _) = scene_run("spectrogram", &["--audio", "synthetic"]);
+    assert_eq!(m["source"], "synthetic");
+    assert_eq!(m["sample_rate"], 48000);
+    assert_eq!(m["fft_size"], 2048);
+    assert_eq!(m["hop"], 512);
+    // 40 frames of 1/60 s = 2/3 s = 32000 samples → (32000 − 2048) / 512 + 1 = 59 columns.
+    assert_eq!(m["columns"], 59);
+    assert_eq!(m["dropped_samples"], 0);
+    assert!(m["dominant_hz"].as_f64().is_some());
+    assert!(m["dominant_dbfs"].as_f64().is_some());
+}
+
+#[test]
+fn spectrogram_wav_file_dominant_frequency_and_level() {
+    // 2 s of a 1 kHz sine at amplitude 0.5, 16-bit, 44.1 kHz, stereo.
+    let wav = tmp("tone.wav");
+    let spec = hound::WavSpec {
+        channels: 2,
+        sample_rate: 44_100,
+        bits_per_sample: 16,
+        sample_format: hound::SampleFormat::Int,
+    };
+    let mut w = hound::WavWriter::create(&wav, spec).expect("create wav");
+    for n in 0..88_200 {
+        let v = 0.5 * (std::f64::consts::TAU * 1000.0 * n as f64 / 44_100.0).sin();
+        let s = (v * 32767.0).round() as i16;
+        w.write_sample(s).unwrap();
+        w.write_sample(s).unwrap();
+    }
+    w.finalize().unwrap();
+    let json = tmp("tone.json");
+    let o = run(&[
+        "--headless",
+        "--scene",
+        "spectrogram",
+        "--audio-file",
+        wav.to_str().unwrap(),
+        "--frames",
+        "90",
+        "--size",
+        "320x240",
+        "--report",
+        json.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let m = &report(&json)["scenes"]["spectrogram"];
+    assert_eq!(m["source"], "file");
+    assert_eq!(m["sample_rate"], 44100);
+    let bin_hz = 44_100.0 / 2048.0;
+    let hz = m["dominant_hz"].as_f64().unwrap();
+    assert!((hz - 1000.0).abs() <= bin_hz, "dominant {hz} Hz");
+    let db = m["dominant_dbfs"].as_f64().unwrap();
+    assert!((db - 20.0 * 0.5f64.log10()).abs() < 0.2, "level {db} dBFS");
+    // 90 frames = 1.5 s = 66150 samples → (66150 − 2048) / 512 + 1 = 126 columns.
+    assert_eq!(m["columns"], 126);
+}
+
+#[test]
+fn particles_headless() {
+    let (m, _) = scene_run("particles", &["--particles", "20000", "--seed", "5"]);
+    assert_eq!(m["count"], 20000);
+    assert_eq!(m["seed"], 5);
+    // 40 frames × 2 steps of 1/120 s.
+    assert_eq!(m["steps"], 80);
+    assert!(m["kinetic_energy"].as_f64().unwrap() > 0.0);
+}
+
+#[test]
+fn particles_same_seed_same_image() {
+    let a = scene_run("particles", &["--particles", "5000", "--seed", "9"]).1;
+    let png_a = a.2.clone();
+    let b = scene_run("particles", &["--particles", "5000", "--seed", "9"]).1;
+    // The overlay shows live timings, so compare only the scene's lower-left region.
+    let crop = |img: &[u8]| -> Vec<u8> {
+        let mut out = Vec::new();
+        for y in 200..320usize {
+            for x in 290..380usize {
+                let i = (y * 480 + x) * 4;
+                out.extend_from_slice(&img[i..i + 4]);
+            }
+        }
+        out
+    };
+    assert_eq!(crop(&png_a), crop(&b.2));
+}
+
+#[test]
+fn timeseries_synthetic() {
+    let (m, _) = scene_run("timeseries", &[]);
+    assert_eq!(m["series_count"], 4);
+    // 4 series × 50,000 samples/s × 2/3 s simulated.
+    let ingested = m["points_ingested"].as_u64().unwrap();
+    assert!((ingested as i64 - 133_333).abs() <= 8, "ingested {ingested}");
+    assert!(m["points_drawn"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn timeseries_csv_file() {
+    let csv = tmp("series.csv");
+    let mut s = String::from("time,temp,pressure,label\n");
+    for i in 0..500 {
+        let t = i as f64 * 0.01;
+        s += &format!("{t},{},{},x\n", (t * 3.0).sin(), 1000.0 + t);
+    }
+    std::fs::write(&csv, s).unwrap();
+    let (m, _) = scene_run("timeseries", &["--series-file", csv.to_str().unwrap()]);
+    assert_eq!(m["series_count"], 2);
+    let names: Vec<_> = m["series"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(names, ["temp", "pressure"]);
+    assert_eq!(m["points_ingested"], 1000);
+}
+
+#[test]
+fn odd_widths_give_exact_png_sizes() {
+    for (w, h) in [(1u32, 1u32), (1, 64), (63, 47), (65, 33), (1366, 120)] {
+        let png = tmp(&format!("odd-{w}x{h}.png"));
+        let o = run(&[
+            "--headless",
+            "--scene",
+            "particles",
+            "--particles",
+            "4096",
+            "--frames",
+            "3",
+            "--size",
+            &format!("{w}x{h}"),
+            "--screenshot",
+            png.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{w}x{h}: {}", text(&o));
+        let (pw, ph, rgba) = read_png(&png);
+        assert_eq!((pw, ph), (w, h));
+        assert_eq!(rgba.len(), (w * h * 4) as usize);
+        if w * h > 1 {
+            assert!(non_background_fraction(&rgba) > 0.0, "{w}x{h} blank");
+        }
+    }
+}
+
+fn assert_bad(args: &[&str], needles: &[&str]) {
+    let o = run(args);
+    let all = text(&o);
+    assert!(!o.status.success(), "expected failure: {all}");
+    assert!(!all.contains("panicked"), "panic: {all}");
+    let stderr = String::from_utf8_lossy(&o.stderr).to_lowercase();
+    for n in needles {
+        assert!(stderr.contains(&n.to_lowercase()), "'{n}' missing in: {all}");
+    }
+}
+
+#[test]
+fn bad_inputs_exit_non_zero_with_a_message() {
+    let missing = tmp("does-not-exist.wav");
+    assert_bad(
+        &["--headless", "--frames", "2", "--audio-file", missing.to_str().unwrap()],
+        &["does-not-exist.wav"],
+    );
+    let corrupt = tmp("corrupt.wav");
+    std::fs::write(&corrupt, b"RIFF\x10\x00\x00\x00WAVEjunkjunkjunk").unwrap();
+    assert_bad(
+        &["--headless", "--frames", "2", "--audio-file", corrupt.to_str().unwrap()],
+        &["corrupt.wav"],
+    );
+    let no_numeric = tmp("words.csv");
+    std::fs::write(&no_numeric, "time,name\nabc,def\nghi,jkl\n").unwrap();
+    assert_bad(
+        &[
+            "--headless",
+            "--scene",
+            "timeseries",
+            "--frames",
+            "2",
+            "--series-file",
+            no_numeric.to_str().unwrap(),
+        ],
+        &["words.csv"],
+    );
+    assert_bad(&["--headless", "--size", "0x0"], &["--size", "width"]);
+    assert_bad(&["--headless", "--scene", "nope"], &["unknown scene 'nope'"]);
+    assert_bad(
+        &["--headless", "--frames", "2", "--audio", "no-such-device-8c1f"],
+        &["no-such-device-8c1f"],
+    );
+}
