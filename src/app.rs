@@ -121,7 +121,22 @@ impl App {
             format,
             width: size.width.max(1),
             height: size.height.max(1),
-            present_mode: wgpu::PresentMode::AutoVsync,
+            present_mode: {
+                let wanted = self.cli.present_mode.mode();
+                let auto = matches!(
+                    wanted,
+                    wgpu::PresentMode::AutoVsync | wgpu::PresentMode::AutoNoVsync
+                );
+                if auto || caps.present_modes.contains(&wanted) {
+                    wanted
+                } else {
+                    log::warn!(
+                        "present mode {wanted:?} not offered by this surface ({:?}); using Fifo",
+                        caps.present_modes
+                    );
+                    wgpu::PresentMode::Fifo
+                }
+            },
             desired_maximum_frame_latency: 2,
             alpha_mode: caps.alpha_modes.first().copied().unwrap_or(wgpu::CompositeAlphaMode::Auto),
             color_space: wgpu::SurfaceColorSpace::Auto,

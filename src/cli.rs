@@ -58,6 +58,11 @@ pub struct Cli {
     #[arg(long, value_enum, default_value_t = BackendChoice::Auto)]
     pub backend: BackendChoice,
 
+    /// Present mode of the window: vsync (Fifo), no-vsync (Mailbox or Immediate, whichever the
+    /// surface has), or an exact mode.
+    #[arg(long, value_enum, default_value_t = PresentChoice::Vsync)]
+    pub present_mode: PresentChoice,
+
     /// Seed of every random source (particles, synthetic series).
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -65,6 +70,34 @@ pub struct Cli {
     /// Number of particles.
     #[arg(long, default_value_t = crate::scene::particles::DEFAULT_COUNT, value_name = "N")]
     pub particles: u32,
+}
+
+/// `--present-mode` values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum PresentChoice {
+    /// Wait for vertical blank (Fifo, or FifoRelaxed where available).
+    Vsync,
+    /// Do not wait (Mailbox, else Immediate, else Fifo).
+    NoVsync,
+    /// Fifo exactly.
+    Fifo,
+    /// Mailbox exactly.
+    Mailbox,
+    /// Immediate exactly.
+    Immediate,
+}
+
+impl PresentChoice {
+    /// The wgpu present mode.
+    pub fn mode(self) -> wgpu::PresentMode {
+        match self {
+            PresentChoice::Vsync => wgpu::PresentMode::AutoVsync,
+            PresentChoice::NoVsync => wgpu::PresentMode::AutoNoVsync,
+            PresentChoice::Fifo => wgpu::PresentMode::Fifo,
+            PresentChoice::Mailbox => wgpu::PresentMode::Mailbox,
+            PresentChoice::Immediate => wgpu::PresentMode::Immediate,
+        }
+    }
 }
 
 /// Largest accepted side of `--size` (pixels).

@@ -228,6 +228,7 @@ impl Deck {
             dt,
             alpha: tick.alpha,
             advanced_s: tick.advanced_s,
+            elapsed_s: elapsed_s.clamp(0.0, crate::scene::MAX_FRAME_ELAPSED_S),
             size: self.target_px,
         };
         if let SceneSlot::Ready(scene) = &mut self.slots[self.active] {
@@ -392,17 +393,14 @@ impl Deck {
             Some(t) => t.collect(&gpu.device),
             None => Vec::new(),
         };
+        for g in &gpu_times {
+            log::trace!("frame {}: GPU times of frame {} arrived", times.frame, g.frame);
+        }
         if let Some(last) = gpu_times.last() {
             self.gpu_live = (last.compute_ms, last.render_ms);
         }
         let scene = SCENES[self.active].id;
         if let Some(rec) = &mut self.recording {
-            for g in &gpu_times {
-                if let Some(row) = rec.pending.iter_mut().find(|r| r.frame == g.frame) {
-                    row.gpu_compute_ms = Some(g.compute_ms);
-                    row.gpu_render_ms = Some(g.render_ms);
-                }
-            }
             rec.pending.push_back(FrameRecord {
                 frame: times.frame,
                 time_s: presented.duration_since(rec.start).as_secs_f64(),
@@ -416,6 +414,13 @@ impl Deck {
                 gpu_compute_ms: None,
                 gpu_render_ms: None,
             });
+            // GPU times arrive 0–3 frames late (possibly for this very frame).
+            for g in &gpu_times {
+                if let Some(row) = rec.pending.iter_mut().find(|r| r.frame == g.frame) {
+                    row.gpu_compute_ms = Some(g.compute_ms);
+                    row.gpu_render_ms = Some(g.render_ms);
+                }
+            }
             let mut failed = None;
             while let Some(front) = rec.pending.front() {
                 let ready = front.gpu_compute_ms.is_some()

@@ -43,7 +43,7 @@ pub fn menu_bar(deck: &mut Deck, ui: &mut egui::Ui, switch: &mut Option<usize>) 
                 }
             });
             if deck.recording() {
-                ui.colored_label(egui::Color32::from_rgb(255, 80, 80), "● REC");
+                ui.colored_label(egui::Color32::from_rgb(255, 80, 80), "REC");
             }
         });
     });

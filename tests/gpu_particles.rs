@@ -24,6 +24,7 @@ fn run_frame(gpu: &Gpu, scene: &mut Particles, frame: u64, steps: u32) {
         dt,
         alpha: 0.5,
         advanced_s: steps as f64 * dt as f64,
+        elapsed_s: steps as f64 * dt as f64,
         size: (64, 48),
     };
     scene.prepare(gpu, &ctx);

@@ -94,8 +94,12 @@ pub type LiveParts = (LiveCapture, Consumer<f32>, Arc<AtomicU64>);
 
 impl LiveCapture {
     /// Builds and starts an input stream on `device` with its default input config, feeding a new
-    /// ring of `ring_capacity` mono samples. Errors are cpal's message (or the unsupported sample
-    /// format), to be wrapped with the device name by the caller.
+    /// ring of `ring_capacity` mono samples (at least 1).
+    ///
+    /// # Errors
+    ///
+    /// cpal's message (no default config, stream not built or not started) or the unsupported
+    /// sample format (DSD), as one line to be wrapped with the device name by the caller.
     pub fn open(device: &cpal::Device, ring_capacity: usize) -> Result<LiveParts, String> {
         let supported = device
             .default_input_config()
@@ -259,6 +263,9 @@ pub fn input_device_names_of(host: &cpal::Host) -> Vec<String> {
 
 /// Picks the index of the device matching `wanted` among `(name, id)` pairs: an exact match on the
 /// name or the host id first, else the one name or id containing `wanted` case-insensitively.
+///
+/// # Errors
+///
 /// `Err(None)`: no match; `Err(Some(indices))`: several substring matches.
 pub fn match_device_name(
     wanted: &str,
@@ -288,7 +295,9 @@ pub fn match_device_name(
 
 /// Finds the input device of the default host named `wanted` (see [`match_device_name`]).
 ///
-/// Errors: [`AudioError::DeviceList`] when the host cannot enumerate, [`AudioError::DeviceNotFound`]
+/// # Errors
+///
+/// [`AudioError::DeviceList`] when the host cannot enumerate, [`AudioError::DeviceNotFound`]
 /// (listing the input devices), [`AudioError::DeviceAmbiguous`].
 pub fn find_input_device(wanted: &str) -> Result<cpal::Device, AudioError> {
     let host = cpal::default_host();
@@ -331,8 +340,12 @@ pub fn find_input_device(wanted: &str) -> Result<cpal::Device, AudioError> {
     }
 }
 
-/// Opens the default input device of the default host. The error is a short reason for the
-/// fallback notice, e.g. "no default input device on host ALSA" or "'X': cannot build ...".
+/// Opens the default input device of the default host.
+///
+/// # Errors
+///
+/// A short reason for the fallback notice, e.g. "no default input device on host ALSA" or
+/// "'Default Audio Device': no default input config: ...".
 pub fn open_default(ring_capacity: usize) -> Result<LiveParts, String> {
     let host = cpal::default_host();
     let Some(device) = host.default_input_device() else {

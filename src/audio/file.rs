@@ -15,7 +15,9 @@ use super::AudioError;
 /// Returns `(mono samples in [-1, 1], sample rate in Hz, channel count of the file)`; the samples
 /// are the per-frame mean of the channels, one per frame.
 ///
-/// Errors (each naming the path): [`AudioError::FileNotFound`], [`AudioError::FileRead`],
+/// # Errors
+///
+/// Each naming the path: [`AudioError::FileNotFound`], [`AudioError::FileRead`],
 /// [`AudioError::EmptyFile`], [`AudioError::NotWav`] (no `RIFF` tag),
 /// [`AudioError::InvalidWav`] (malformed or truncated), [`AudioError::UnsupportedWav`] (e.g.
 /// 64-bit float), [`AudioError::ZeroChannels`], [`AudioError::ZeroSampleRate`],

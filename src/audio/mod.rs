@@ -240,8 +240,14 @@ impl AudioSource {
     ///   played at real-time rate by [`advance_to`](Self::advance_to).
     /// - `Synthetic`: [`synth::Synth`] at [`synth::SYNTH_SAMPLE_RATE`].
     ///
-    /// `ring_capacity` is in mono samples ([`DEFAULT_RING_CAPACITY`] is a good value); 0 is an
-    /// error.
+    /// `ring_capacity` is in mono samples ([`DEFAULT_RING_CAPACITY`] is a good value).
+    ///
+    /// # Errors
+    ///
+    /// [`AudioError::InvalidRingCapacity`] for 0; for `File`, every error of
+    /// [`file::decode_wav`]; for `Device`, [`AudioError::DeviceNotFound`],
+    /// [`AudioError::DeviceAmbiguous`], [`AudioError::DeviceList`], [`AudioError::DeviceOpen`].
+    /// `Default` and `Synthetic` never fail (with a valid capacity).
     pub fn open(sel: &AudioSelection, ring_capacity: usize) -> Result<AudioSource, AudioError> {
         if ring_capacity == 0 {
             return Err(AudioError::InvalidRingCapacity {

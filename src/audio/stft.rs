@@ -74,7 +74,11 @@ impl std::fmt::Debug for Stft {
 
 impl Stft {
     /// Plans an STFT of `fft_size` samples (a power of two in 16..=65536) advancing by `hop`
-    /// samples (1..=fft_size). Errors: [`AudioError::InvalidFftSize`], [`AudioError::InvalidHop`].
+    /// samples (1..=fft_size). Allocates the window, FFT buffers and a pending-sample buffer.
+    ///
+    /// # Errors
+    ///
+    /// [`AudioError::InvalidFftSize`], [`AudioError::InvalidHop`].
     pub fn new(fft_size: usize, hop: usize) -> Result<Stft, AudioError> {
         if !fft_size.is_power_of_two() || !(MIN_FFT_SIZE..=MAX_FFT_SIZE).contains(&fft_size) {
             return Err(AudioError::InvalidFftSize { fft_size });
@@ -108,6 +112,10 @@ impl Stft {
     }
 
     /// `Stft::new(DEFAULT_FFT_SIZE, DEFAULT_HOP)`: N = 2048, H = 512.
+    ///
+    /// # Panics
+    ///
+    /// Never: the default parameters are valid.
     pub fn with_defaults() -> Stft {
         Self::new(DEFAULT_FFT_SIZE, DEFAULT_HOP).expect("default STFT parameters are valid")
     }

@@ -131,6 +131,9 @@ impl GpuTimer {
                 .buffer
                 .slice(..)
                 .map_async(wgpu::MapMode::Read, move |r| {
+                    if let Err(e) = &r {
+                        log::debug!("timing: map failed: {e}");
+                    }
                     state.store(if r.is_ok() { MAPPED } else { FAILED }, Ordering::Release);
                 });
         }
@@ -161,7 +164,10 @@ impl GpuTimer {
                         });
                     }
                 }
-                FAILED => slot.state.store(FREE, Ordering::Release),
+                FAILED => {
+                    log::debug!("timing: readback of frame {} failed", slot.frame);
+                    slot.state.store(FREE, Ordering::Release)
+                }
                 _ => {}
             }
         }

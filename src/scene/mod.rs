@@ -12,6 +12,9 @@ pub mod timeseries;
 
 use crate::gpu::Gpu;
 
+/// Longest input time one frame may cover (a stall longer than this is not caught up).
+pub const MAX_FRAME_ELAPSED_S: f64 = 1.0;
+
 /// Colour format of the scene texture every scene paints into (shown by egui, so gamma-encoded
 /// values are written as they are).
 pub const SCENE_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Rgba8Unorm;
@@ -30,6 +33,11 @@ pub struct FrameCtx {
     /// Seconds this frame advanced the scene's clock (steps × dt); file and synthetic sources
     /// advance exactly this much.
     pub advanced_s: f64,
+    /// Seconds of input time this frame covers: wall clock in the window, exactly 1/60 s in
+    /// headless mode, capped at [`MAX_FRAME_ELAPSED_S`]. Clocked sources (audio files, the
+    /// synthetic signals) advance by this, so they play at real-time rate even when the step cap
+    /// drops simulation time.
+    pub elapsed_s: f64,
     /// Scene texture size in pixels (width, height), each ≥ 1.
     pub size: (u32, u32),
 }

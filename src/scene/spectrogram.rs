@@ -341,7 +341,7 @@ impl Scene for Spectrogram {
     }
 
     fn ingest(&mut self, frame: &FrameCtx) {
-        self.scene_time += frame.advanced_s;
+        self.scene_time += frame.elapsed_s;
         self.source.advance_to(self.scene_time);
         self.scratch.clear();
         self.source.drain_into(&mut self.scratch);

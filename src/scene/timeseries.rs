@@ -189,7 +189,7 @@ impl Scene for TimeSeries {
     }
 
     fn ingest(&mut self, frame: &FrameCtx) {
-        self.scene_time += frame.advanced_s;
+        self.scene_time += frame.elapsed_s;
         self.source.advance_to(self.scene_time);
         self.source.drain_into(&mut self.store);
         self.visible.resize(self.store.series().len(), true);

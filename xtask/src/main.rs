@@ -87,7 +87,8 @@ fn test(args: Vec<OsString>) -> Result<ExitCode> {
     packages::ensure(&[packages::BUILD, packages::RUN, packages::TEST]);
 
     let (cargo_test_args, binary_args) = split_at_double_dash(args);
-    let mut test_args: Vec<OsString> = ["test", "--release", "--workspace"]
+    // --no-fail-fast: a failing test binary does not hide the results of the others.
+    let mut test_args: Vec<OsString> = ["test", "--release", "--workspace", "--no-fail-fast"]
         .map(OsString::from)
         .to_vec();
     test_args.extend(cargo_test_args);
