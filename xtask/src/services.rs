@@ -3,8 +3,8 @@
 //! Every piece is a guard that stops or removes what it started when it is dropped, so the
 //! services go away on every path out of `test` and `services`: success, a failed step, an
 //! error while starting, a panic. (A signal that kills xtask itself skips destructors; Ctrl-C
-//! reaches Xvfb and pulseaudio too, as they share the terminal's process group, and the
-//! runtime directory left behind is removed by the next run.)
+//! reaches Xvfb and pulseaudio too, as they share the terminal's process group; whatever is
+//! left behind, servers or runtime directory, the next run stops and removes.)
 
 use std::env;
 use std::ffi::OsString;
