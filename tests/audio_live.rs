@@ -56,6 +56,9 @@ fn default_opens_live_input_or_falls_back_with_a_notice() {
     }
 }
 
+/// The server-dependent tests share one sink (one of them unloads it): one at a time.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// Writes a 1 kHz tone at amplitude 0.5 (stereo, 48 kHz, 16-bit) to a temp WAV.
 fn tone_wav(seconds: f64) -> std::path::PathBuf {
     let path = std::env::temp_dir().join(format!("vizdeck-live-tone-{}.wav", std::process::id()));
@@ -80,6 +83,7 @@ fn tone_wav(seconds: f64) -> std::path::PathBuf {
 #[test]
 #[ignore = "needs a PulseAudio server whose default source is a null sink's monitor"]
 fn live_capture_hears_a_tone_played_into_the_sink() {
+    let _one_at_a_time = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let mut src = AudioSource::open(&AudioSelection::Default, DEFAULT_RING_CAPACITY).unwrap();
     assert_eq!(src.kind(), "live", "notice: {:?}", src.notice());
     eprintln!("{}", src.label());
@@ -122,6 +126,7 @@ fn live_capture_hears_a_tone_played_into_the_sink() {
 #[test]
 #[ignore = "needs a PulseAudio server with a null sink named 'viz'"]
 fn device_by_exact_id_and_by_substring() {
+    let _one_at_a_time = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let names = vizdeck::audio::input_device_names();
     assert!(
         names.iter().any(|n| n == "Monitor of Null Output"),
@@ -155,6 +160,7 @@ fn device_by_exact_id_and_by_substring() {
 #[test]
 #[ignore = "needs a PulseAudio server with a null sink named 'viz'; unloads and reloads it"]
 fn removing_the_device_is_survived() {
+    let _one_at_a_time = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     // Seen with PulseAudio 16 and cpal 0.18.2: when the source goes away the server moves the
     // record stream to another source (module-always-sink's auto_null.monitor) and cpal reports
     // no error; samples keep coming. Either outcome is acceptable here; nothing may panic.

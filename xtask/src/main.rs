@@ -100,6 +100,14 @@ fn test(args: Vec<OsString>) -> Result<ExitCode> {
     {
         test_args.push("--test-threads=2".into());
     }
+    // Tests that need the screen or the sound server are #[ignore]d for plain `cargo test`;
+    // here those services run, so every test runs.
+    if !binary_args
+        .iter()
+        .any(|a| a == "--ignored" || a == "--include-ignored")
+    {
+        test_args.push("--include-ignored".into());
+    }
     test_args.extend(binary_args);
 
     let steps: Vec<(&str, Vec<OsString>)> = vec![
