@@ -94,8 +94,13 @@ pub fn run(cli: &Cli) -> anyhow::Result<()> {
 /// Picks a non-sRGB surface format (egui-wgpu writes gamma-space colours): the first of
 /// Bgra8Unorm/Rgba8Unorm the surface supports, else the first format, viewed without its sRGB
 /// suffix. Returns (surface format, view format).
-pub fn choose_format(formats: &[wgpu::TextureFormat]) -> Option<(wgpu::TextureFormat, wgpu::TextureFormat)> {
-    let preferred = [wgpu::TextureFormat::Bgra8Unorm, wgpu::TextureFormat::Rgba8Unorm];
+pub fn choose_format(
+    formats: &[wgpu::TextureFormat],
+) -> Option<(wgpu::TextureFormat, wgpu::TextureFormat)> {
+    let preferred = [
+        wgpu::TextureFormat::Bgra8Unorm,
+        wgpu::TextureFormat::Rgba8Unorm,
+    ];
     if let Some(f) = formats.iter().find(|f| preferred.contains(f)) {
         return Some((*f, *f));
     }
@@ -108,13 +113,18 @@ impl App {
         let attrs = Window::default_attributes()
             .with_title("vizdeck")
             .with_inner_size(winit::dpi::PhysicalSize::new(w, h));
-        let window = Arc::new(event_loop.create_window(attrs).context("cannot create the window")?);
+        let window = Arc::new(
+            event_loop
+                .create_window(attrs)
+                .context("cannot create the window")?,
+        );
         let display = Box::new(event_loop.owned_display_handle());
-        let (gpu, surface) = Gpu::new(self.cli.backend, Some(display), Some(window.clone().into()))?;
+        let (gpu, surface) =
+            Gpu::new(self.cli.backend, Some(display), Some(window.clone().into()))?;
         let surface = surface.context("no surface")?;
         let caps = surface.get_capabilities(&gpu.adapter);
-        let (format, view_format) = choose_format(&caps.formats)
-            .context("the window surface offers no texture format")?;
+        let (format, view_format) =
+            choose_format(&caps.formats).context("the window surface offers no texture format")?;
         let size = window.inner_size();
         let config = wgpu::SurfaceConfiguration {
             usage: wgpu::TextureUsages::RENDER_ATTACHMENT,
@@ -138,9 +148,17 @@ impl App {
                 }
             },
             desired_maximum_frame_latency: 2,
-            alpha_mode: caps.alpha_modes.first().copied().unwrap_or(wgpu::CompositeAlphaMode::Auto),
+            alpha_mode: caps
+                .alpha_modes
+                .first()
+                .copied()
+                .unwrap_or(wgpu::CompositeAlphaMode::Auto),
             color_space: wgpu::SurfaceColorSpace::Auto,
-            view_formats: if view_format != format { vec![view_format] } else { vec![] },
+            view_formats: if view_format != format {
+                vec![view_format]
+            } else {
+                vec![]
+            },
         };
         if size.width > 0 && size.height > 0 {
             surface.configure(&gpu.device, &config);
@@ -202,7 +220,9 @@ impl App {
         if size.width == 0 || size.height == 0 || r.window.is_minimized() == Some(true) {
             // Nothing to draw into: wait instead of spinning.
             self.last_frame = None;
-            event_loop.set_control_flow(ControlFlow::WaitUntil(Instant::now() + Duration::from_millis(100)));
+            event_loop.set_control_flow(ControlFlow::WaitUntil(
+                Instant::now() + Duration::from_millis(100),
+            ));
             return;
         }
         if (size.width, size.height) != (r.config.width, r.config.height) {
@@ -249,7 +269,10 @@ impl App {
             ..Default::default()
         });
         let now = Instant::now();
-        let elapsed = self.last_frame.map(|t| (now - t).as_secs_f64()).unwrap_or(0.0);
+        let elapsed = self
+            .last_frame
+            .map(|t| (now - t).as_secs_f64())
+            .unwrap_or(0.0);
         self.last_frame = Some(now);
         let raw = r.egui.take_egui_input(&r.window);
         let out = Output {

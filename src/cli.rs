@@ -114,7 +114,9 @@ pub fn parse_size(s: &str) -> Result<(u32, u32), String> {
             .parse()
             .map_err(|_| format!("{what} '{v}' is not a whole number"))?;
         if n == 0 || n > MAX_SIDE {
-            return Err(format!("{what} must be between 1 and {MAX_SIDE} pixels, got {n}"));
+            return Err(format!(
+                "{what} must be between 1 and {MAX_SIDE} pixels, got {n}"
+            ));
         }
         Ok(n)
     };
@@ -170,6 +172,10 @@ mod tests {
     #[test]
     fn scenes() {
         assert!(parse_scene("particles").is_ok());
-        assert!(parse_scene("nope").unwrap_err().contains("unknown scene 'nope'"));
+        assert!(
+            parse_scene("nope")
+                .unwrap_err()
+                .contains("unknown scene 'nope'")
+        );
     }
 }

@@ -331,9 +331,9 @@ impl Deck {
             size_in_pixels: [out.size.0, out.size.1],
             pixels_per_point: ppp,
         };
-        let extra = self
-            .renderer
-            .update_buffers(&gpu.device, &gpu.queue, &mut encoder, &prims, &screen);
+        let extra =
+            self.renderer
+                .update_buffers(&gpu.device, &gpu.queue, &mut encoder, &prims, &screen);
         {
             let pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
                 label: Some("egui"),
@@ -394,7 +394,11 @@ impl Deck {
             None => Vec::new(),
         };
         for g in &gpu_times {
-            log::trace!("frame {}: GPU times of frame {} arrived", times.frame, g.frame);
+            log::trace!(
+                "frame {}: GPU times of frame {} arrived",
+                times.frame,
+                g.frame
+            );
         }
         if let Some(last) = gpu_times.last() {
             self.gpu_live = (last.compute_ms, last.render_ms);
@@ -437,7 +441,10 @@ impl Deck {
                 }
             }
             if let Some(e) = failed {
-                log::error!("recording to {}: {e}; recording stopped", rec.path.display());
+                log::error!(
+                    "recording to {}: {e}; recording stopped",
+                    rec.path.display()
+                );
                 self.toast(format!("recording stopped: {e}"));
                 self.recording = None;
             }
@@ -568,9 +575,10 @@ impl Deck {
                 );
                 t.egui_id
             }
-            None => self
-                .renderer
-                .register_native_texture(&gpu.device, &view, wgpu::FilterMode::Nearest),
+            None => {
+                self.renderer
+                    .register_native_texture(&gpu.device, &view, wgpu::FilterMode::Nearest)
+            }
         };
         self.target = Some(SceneTarget {
             texture,
@@ -628,7 +636,10 @@ impl Deck {
                             painter.image(
                                 id,
                                 rect,
-                                egui::Rect::from_min_max(egui::pos2(0.0, 0.0), egui::pos2(1.0, 1.0)),
+                                egui::Rect::from_min_max(
+                                    egui::pos2(0.0, 0.0),
+                                    egui::pos2(1.0, 1.0),
+                                ),
                                 egui::Color32::WHITE,
                             );
                         }
@@ -674,16 +685,14 @@ impl Deck {
 
     fn keys(&mut self, ui: &mut egui::Ui, switch: &mut Option<usize>) {
         let (f1, f9, quit, digit) = ui.input(|i| {
-            let digit = SCENES
-                .iter()
-                .position(|s| {
-                    let key = match s.key {
-                        '1' => egui::Key::Num1,
-                        '2' => egui::Key::Num2,
-                        _ => egui::Key::Num3,
-                    };
-                    i.key_pressed(key) && !i.modifiers.any()
-                });
+            let digit = SCENES.iter().position(|s| {
+                let key = match s.key {
+                    '1' => egui::Key::Num1,
+                    '2' => egui::Key::Num2,
+                    _ => egui::Key::Num3,
+                };
+                i.key_pressed(key) && !i.modifiers.any()
+            });
             (
                 i.key_pressed(egui::Key::F1),
                 i.key_pressed(egui::Key::F9),

@@ -21,7 +21,10 @@ pub fn menu_bar(deck: &mut Deck, ui: &mut egui::Ui, switch: &mut Option<usize>) 
                 }
             });
             ui.menu_button("View", |ui| {
-                if ui.checkbox(&mut deck.overlay, "Stats overlay  (F1)").clicked() {
+                if ui
+                    .checkbox(&mut deck.overlay, "Stats overlay  (F1)")
+                    .clicked()
+                {
                     ui.close();
                 }
             });
@@ -60,14 +63,12 @@ pub fn stats_overlay(deck: &Deck, painter: &egui::Painter, rect: egui::Rect) {
     let font = egui::FontId::monospace(12.0);
     let color = egui::Color32::from_gray(230);
     let live = &deck.live;
-    let mut lines = vec![
-        format!(
-            "{:6.1} FPS  p50 {:5.2} ms  p99 {:5.2} ms",
-            live.fps(),
-            live.percentile(50.0),
-            live.percentile(99.0)
-        ),
-    ];
+    let mut lines = vec![format!(
+        "{:6.1} FPS  p50 {:5.2} ms  p99 {:5.2} ms",
+        live.fps(),
+        live.percentile(50.0),
+        live.percentile(99.0)
+    )];
     match &deck.timer {
         Some(_) => lines.push(format!(
             "GPU compute {:5.2} ms  render {:5.2} ms",
@@ -107,7 +108,10 @@ pub fn stats_overlay(deck: &Deck, painter: &egui::Painter, rect: egui::Rect) {
             .collect();
         let y16 = graph.bottom() - graph.height() * (16.7 / top) as f32;
         painter.line_segment(
-            [egui::pos2(graph.left(), y16), egui::pos2(graph.right(), y16)],
+            [
+                egui::pos2(graph.left(), y16),
+                egui::pos2(graph.right(), y16),
+            ],
             egui::Stroke::new(1.0, egui::Color32::from_rgb(80, 120, 80)),
         );
         painter.add(egui::Shape::line(

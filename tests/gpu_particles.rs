@@ -45,7 +45,9 @@ fn run_frame(gpu: &Gpu, scene: &mut Particles, frame: u64, steps: u32) {
     let view = target.create_view(&Default::default());
     let mut enc = gpu
         .device
-        .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("test") });
+        .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+            label: Some("test"),
+        });
     {
         let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
             label: Some("test:compute"),
@@ -87,7 +89,11 @@ fn gpu_step_matches_cpu_reference() {
     let n = 300;
     let mut scene = Particles::new(&gpu, n, 7);
     let before = scene.read_state(&gpu);
-    assert_eq!(before, initial_particles(n, 7), "upload of the seeded state");
+    assert_eq!(
+        before,
+        initial_particles(n, 7),
+        "upload of the seeded state"
+    );
     // Three frames of 1, 2 and 3 steps: the ping-pong direction changes with odd/even counts.
     let mut expected = before;
     for (frame, steps) in [(0u64, 1u32), (1, 2), (2, 3)] {
@@ -120,14 +126,26 @@ fn gpu_step_matches_cpu_reference() {
         assert_eq!(got.len(), expected.len());
         for (i, (g, e)) in got.iter().zip(&expected).enumerate() {
             for c in 0..3 {
-                assert_close(g.pos[c], e.pos[c], &format!("frame {frame} particle {i} pos[{c}]"));
-                assert_close(g.vel[c], e.vel[c], &format!("frame {frame} particle {i} vel[{c}]"));
+                assert_close(
+                    g.pos[c],
+                    e.pos[c],
+                    &format!("frame {frame} particle {i} pos[{c}]"),
+                );
+                assert_close(
+                    g.vel[c],
+                    e.vel[c],
+                    &format!("frame {frame} particle {i} vel[{c}]"),
+                );
             }
         }
         // The particles moved: the comparison is not trivially equal states.
         assert_ne!(got[0].pos, initial_particles(n, 7)[0].pos);
     }
-    assert!(gpu.error_messages().is_empty(), "{:?}", gpu.error_messages());
+    assert!(
+        gpu.error_messages().is_empty(),
+        "{:?}",
+        gpu.error_messages()
+    );
 }
 
 #[test]
@@ -169,6 +187,9 @@ fn dispatch_covers_every_particle() {
         assert!(x as u64 * y as u64 * WORKGROUP as u64 >= n as u64, "n={n}");
         // Over-dispatch is bounded by one row of workgroups (the shader bounds-checks the rest).
         let threads = x as u64 * y as u64 * WORKGROUP as u64;
-        assert!(threads < n as u64 + x as u64 * WORKGROUP as u64 || n == 0, "n={n}");
+        assert!(
+            threads < n as u64 + x as u64 * WORKGROUP as u64 || n == 0,
+            "n={n}"
+        );
     }
 }

@@ -186,7 +186,10 @@ fn timeseries_synthetic() {
     assert_eq!(m["series_count"], 4);
     // 4 series × 50,000 samples/s × 2/3 s simulated.
     let ingested = m["points_ingested"].as_u64().unwrap();
-    assert!((ingested as i64 - 133_333).abs() <= 8, "ingested {ingested}");
+    assert!(
+        (ingested as i64 - 133_333).abs() <= 8,
+        "ingested {ingested}"
+    );
     assert!(m["points_drawn"].as_u64().unwrap() > 0);
 }
 
@@ -245,7 +248,10 @@ fn assert_bad(args: &[&str], needles: &[&str]) {
     assert!(!all.contains("panicked"), "panic: {all}");
     let stderr = String::from_utf8_lossy(&o.stderr).to_lowercase();
     for n in needles {
-        assert!(stderr.contains(&n.to_lowercase()), "'{n}' missing in: {all}");
+        assert!(
+            stderr.contains(&n.to_lowercase()),
+            "'{n}' missing in: {all}"
+        );
     }
 }
 
@@ -253,13 +259,25 @@ fn assert_bad(args: &[&str], needles: &[&str]) {
 fn bad_inputs_exit_non_zero_with_a_message() {
     let missing = tmp("does-not-exist.wav");
     assert_bad(
-        &["--headless", "--frames", "2", "--audio-file", missing.to_str().unwrap()],
+        &[
+            "--headless",
+            "--frames",
+            "2",
+            "--audio-file",
+            missing.to_str().unwrap(),
+        ],
         &["does-not-exist.wav"],
     );
     let corrupt = tmp("corrupt.wav");
     std::fs::write(&corrupt, b"RIFF\x10\x00\x00\x00WAVEjunkjunkjunk").unwrap();
     assert_bad(
-        &["--headless", "--frames", "2", "--audio-file", corrupt.to_str().unwrap()],
+        &[
+            "--headless",
+            "--frames",
+            "2",
+            "--audio-file",
+            corrupt.to_str().unwrap(),
+        ],
         &["corrupt.wav"],
     );
     let no_numeric = tmp("words.csv");
@@ -277,9 +295,18 @@ fn bad_inputs_exit_non_zero_with_a_message() {
         &["words.csv"],
     );
     assert_bad(&["--headless", "--size", "0x0"], &["--size", "width"]);
-    assert_bad(&["--headless", "--scene", "nope"], &["unknown scene 'nope'"]);
     assert_bad(
-        &["--headless", "--frames", "2", "--audio", "no-such-device-8c1f"],
+        &["--headless", "--scene", "nope"],
+        &["unknown scene 'nope'"],
+    );
+    assert_bad(
+        &[
+            "--headless",
+            "--frames",
+            "2",
+            "--audio",
+            "no-such-device-8c1f",
+        ],
         &["no-such-device-8c1f"],
     );
 }

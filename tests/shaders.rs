@@ -46,7 +46,11 @@ fn every_shader_parses_and_validates() {
             path.display()
         );
     }
-    assert!(failures.is_empty(), "invalid shaders:\n{}", failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "invalid shaders:\n{}",
+        failures.join("\n")
+    );
 }
 
 #[test]
@@ -71,6 +75,10 @@ fn registry_lists_every_file_on_disk() {
     assert_eq!(on_disk, listed);
     for s in vizdeck::gpu::shaders::ALL {
         let disk = std::fs::read_to_string(shader_dir().join(s.path)).expect("read");
-        assert_eq!(disk, s.source, "{} differs from the compiled-in copy", s.path);
+        assert_eq!(
+            disk, s.source,
+            "{} differs from the compiled-in copy",
+            s.path
+        );
     }
 }

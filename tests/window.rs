@@ -30,7 +30,13 @@ fn xdotool(display: &str, args: &[&str]) -> String {
 fn click(display: &str, window: &str, x: u32, y: u32) {
     xdotool(
         display,
-        &["mousemove", "--window", window, &x.to_string(), &y.to_string()],
+        &[
+            "mousemove",
+            "--window",
+            window,
+            &x.to_string(),
+            &y.to_string(),
+        ],
     );
     std::thread::sleep(Duration::from_millis(300));
     xdotool(display, &["click", "1"]);
@@ -49,7 +55,9 @@ struct KillOnDrop(u32);
 impl Drop for KillOnDrop {
     fn drop(&mut self) {
         if std::thread::panicking() {
-            let _ = Command::new("kill").args(["-KILL", &self.0.to_string()]).status();
+            let _ = Command::new("kill")
+                .args(["-KILL", &self.0.to_string()])
+                .status();
         }
     }
 }
@@ -63,11 +71,15 @@ const START: (u32, u32) = (130, 39);
 const STOP: (u32, u32) = (130, 62);
 
 fn wait_for_csv(dir: &Path) -> Option<std::path::PathBuf> {
-    std::fs::read_dir(dir).ok()?.flatten().map(|e| e.path()).find(|p| {
-        p.extension().is_some_and(|e| e == "csv")
-            && p.file_name()
-                .is_some_and(|n| n.to_string_lossy().starts_with("vizdeck-stats-"))
-    })
+    std::fs::read_dir(dir)
+        .ok()?
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| {
+            p.extension().is_some_and(|e| e == "csv")
+                && p.file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with("vizdeck-stats-"))
+        })
 }
 
 #[test]
@@ -113,7 +125,10 @@ fn menu_switches_scenes_and_records() {
                 String::from_utf8_lossy(&out.stderr)
             );
         }
-        assert!(start.elapsed() < Duration::from_secs(60), "no window after 60 s");
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "no window after 60 s"
+        );
         std::thread::sleep(Duration::from_millis(200));
     };
     std::thread::sleep(Duration::from_secs(3));
@@ -144,7 +159,11 @@ fn menu_switches_scenes_and_records() {
     let out = child.wait_with_output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "exit {:?}\n{stdout}\n{stderr}", out.status);
+    assert!(
+        out.status.success(),
+        "exit {:?}\n{stdout}\n{stderr}",
+        out.status
+    );
     assert!(!stderr.contains("panicked"), "{stderr}");
 
     // The summary printed at Stop names the file and its frame count.
@@ -208,11 +227,16 @@ fn sigterm_leaves_a_complete_recording() {
     let start = Instant::now();
     // Let it record some frames, then SIGTERM.
     loop {
-        let rows = std::fs::read_to_string(&csv).map(|t| t.lines().count()).unwrap_or(0);
+        let rows = std::fs::read_to_string(&csv)
+            .map(|t| t.lines().count())
+            .unwrap_or(0);
         if rows > 10 {
             break;
         }
-        assert!(start.elapsed() < Duration::from_secs(60), "no rows after 60 s");
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "no rows after 60 s"
+        );
         std::thread::sleep(Duration::from_millis(200));
     }
     let status = Command::new("kill")
@@ -222,8 +246,15 @@ fn sigterm_leaves_a_complete_recording() {
     assert!(status.success());
     let out = child.wait_with_output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
-    let line = stdout.lines().find(|l| l.starts_with("recorded ")).expect("summary printed");
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with("recorded "))
+        .expect("summary printed");
     let frames: usize = line
         .split("frames ")
         .nth(1)
@@ -231,6 +262,10 @@ fn sigterm_leaves_a_complete_recording() {
         .and_then(|s| s.trim().parse().ok())
         .unwrap();
     let mut reader = csv::Reader::from_path(&csv).unwrap();
-    let rows = reader.records().map(|r| r.expect("complete row")).count();
+    let mut rows = 0;
+    for r in reader.records() {
+        r.expect("complete row");
+        rows += 1;
+    }
     assert_eq!(rows, frames);
 }

@@ -119,25 +119,29 @@ impl Gpu {
         if timestamps {
             required_features |= wgpu::Features::TIMESTAMP_QUERY;
         }
-        let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
-            label: Some("vizdeck:device"),
-            required_features,
-            required_limits: adapter.limits(),
-            ..Default::default()
-        }))?;
+        let (device, queue) =
+            pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
+                label: Some("vizdeck:device"),
+                required_features,
+                required_limits: adapter.limits(),
+                ..Default::default()
+            }))?;
         let errors: Arc<Mutex<Vec<String>>> = Arc::default();
         let sink = errors.clone();
         let seen: Mutex<HashSet<String>> = Mutex::default();
         device.on_uncaptured_error(Arc::new(move |e: wgpu::Error| {
             let msg = e.to_string();
-            let first = seen.lock().map(|mut s| s.insert(msg.clone())).unwrap_or(false);
+            let first = seen
+                .lock()
+                .map(|mut s| s.insert(msg.clone()))
+                .unwrap_or(false);
             if first {
                 log::error!("wgpu: {msg}");
             }
-            if let Ok(mut v) = sink.lock() {
-                if v.len() < 64 {
-                    v.push(msg);
-                }
+            if let Ok(mut v) = sink.lock()
+                && v.len() < 64
+            {
+                v.push(msg);
             }
         }));
         device.set_device_lost_callback(|reason, msg| {
@@ -147,7 +151,9 @@ impl Gpu {
             name: info.name.clone(),
             backend: format!("{:?}", info.backend),
             device_type: format!("{:?}", info.device_type),
-            driver: format!("{} {}", info.driver, info.driver_info).trim().to_string(),
+            driver: format!("{} {}", info.driver, info.driver_info)
+                .trim()
+                .to_string(),
             timestamps,
         };
         log::info!(

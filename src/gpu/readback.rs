@@ -92,7 +92,10 @@ pub fn read_texture_rgba(
 }
 
 /// Maps a whole `MAP_READ` buffer, waits, copies its contents out and unmaps it.
-pub fn map_blocking(device: &wgpu::Device, buffer: &wgpu::Buffer) -> Result<Vec<u8>, ReadbackError> {
+pub fn map_blocking(
+    device: &wgpu::Device,
+    buffer: &wgpu::Buffer,
+) -> Result<Vec<u8>, ReadbackError> {
     let slice = buffer.slice(..);
     let (tx, rx) = std::sync::mpsc::channel();
     slice.map_async(wgpu::MapMode::Read, move |r| {

@@ -118,7 +118,13 @@ impl GpuTimer {
     pub fn resolve(&self, encoder: &mut wgpu::CommandEncoder) {
         if let Some(i) = self.current {
             encoder.resolve_query_set(&self.queries, 0..QUERIES, &self.resolve, 0);
-            encoder.copy_buffer_to_buffer(&self.resolve, 0, &self.ring[i].buffer, 0, QUERIES as u64 * 8);
+            encoder.copy_buffer_to_buffer(
+                &self.resolve,
+                0,
+                &self.ring[i].buffer,
+                0,
+                QUERIES as u64 * 8,
+            );
         }
     }
 

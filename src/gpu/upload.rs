@@ -82,7 +82,7 @@ impl PingPong {
         }
         let slot = Self::slot(frame);
         if !bytes.is_empty() {
-            if bytes.len() % 4 == 0 {
+            if bytes.len().is_multiple_of(4) {
                 queue.write_buffer(&self.buffers[slot], 0, bytes);
             } else {
                 let mut padded = bytes.to_vec();

@@ -187,7 +187,10 @@ impl Particles {
         let device = &gpu.device;
         let limits = device.limits();
         let stride = std::mem::size_of::<Particle>() as u64;
-        let max = (limits.max_storage_buffer_binding_size as u64).min(limits.max_buffer_size) / stride;
+        let max = limits
+            .max_storage_buffer_binding_size
+            .min(limits.max_buffer_size)
+            / stride;
         let (count, notice) = if count as u64 > max {
             (
                 max as u32,
@@ -486,7 +489,10 @@ impl Particles {
     /// asynchronously; the result is picked up by a later frame (never waited for).
     fn schedule_ke(&mut self, gpu: &Gpu, frame: u64) {
         use std::sync::atomic::Ordering;
-        if self.count == 0 || frame % 30 != 0 || self.ke.state.load(Ordering::Acquire) != 0 {
+        if self.count == 0
+            || !frame.is_multiple_of(30)
+            || self.ke.state.load(Ordering::Acquire) != 0
+        {
             return;
         }
         let size = self.count as u64 * std::mem::size_of::<Particle>() as u64;
@@ -495,7 +501,13 @@ impl Particles {
             .create_command_encoder(&wgpu::CommandEncoderDescriptor {
                 label: Some("particles:ke_copy"),
             });
-        enc.copy_buffer_to_buffer(&self.particles[self.cur_at_frame_start], 0, &self.ke.buffer, 0, size);
+        enc.copy_buffer_to_buffer(
+            &self.particles[self.cur_at_frame_start],
+            0,
+            &self.ke.buffer,
+            0,
+            size,
+        );
         gpu.queue.submit([enc.finish()]);
         self.ke_steps = self.steps_total - self.steps_this_frame as u64;
         let state = self.ke.state.clone();
@@ -533,7 +545,8 @@ impl Scene for Particles {
         let mut bytes = vec![0u8; PARAM_STRIDE as usize * self.frame_params.len()];
         for (i, p) in self.frame_params.iter().enumerate() {
             let at = i * PARAM_STRIDE as usize;
-            bytes[at..at + std::mem::size_of::<StepParams>()].copy_from_slice(bytemuck::bytes_of(p));
+            bytes[at..at + std::mem::size_of::<StepParams>()]
+                .copy_from_slice(bytemuck::bytes_of(p));
         }
         self.step_params
             .write(&gpu.device, &gpu.queue, frame.frame, &bytes);

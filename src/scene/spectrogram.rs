@@ -8,8 +8,8 @@ use std::collections::VecDeque;
 use bytemuck::{Pod, Zeroable};
 
 use super::{FrameCtx, Scene, SceneConfig, SceneError};
-use crate::audio::stft::{self, Stft};
 use crate::audio::AudioSource;
+use crate::audio::stft::{self, Stft};
 use crate::gpu::upload::PingPong;
 use crate::gpu::{Gpu, shaders};
 
@@ -374,8 +374,11 @@ impl Scene for Spectrogram {
 
     fn prepare(&mut self, gpu: &Gpu, frame: &FrameCtx) {
         if self.lut_dirty {
-            gpu.queue
-                .write_buffer(&self.lut, 0, bytemuck::cast_slice(&colormap_lut(self.colormap)));
+            gpu.queue.write_buffer(
+                &self.lut,
+                0,
+                bytemuck::cast_slice(&colormap_lut(self.colormap)),
+            );
             self.lut_dirty = false;
         }
         let bins = self.stft.bins() as u32;
@@ -450,7 +453,11 @@ impl Scene for Spectrogram {
         if let Some((_, groups)) = &self.cm_groups {
             pass.set_pipeline(&self.cm_pipeline);
             pass.set_bind_group(0, &groups[frame.slot()], &[]);
-            pass.dispatch_workgroups((self.stft.bins() as u32).div_ceil(64), self.dispatch_cols, 1);
+            pass.dispatch_workgroups(
+                (self.stft.bins() as u32).div_ceil(64),
+                self.dispatch_cols,
+                1,
+            );
         }
     }
 
@@ -529,7 +536,11 @@ impl Scene for Spectrogram {
             } else {
                 egui::Align2::LEFT_CENTER
             };
-            label(egui::pos2(rect.left() + 8.0, y.max(rect.top() + 8.0)), anchor, text);
+            label(
+                egui::pos2(rect.left() + 8.0, y.max(rect.top() + 8.0)),
+                anchor,
+                text,
+            );
             f += step;
         }
         // Time axis (bottom), seconds since the source started, newest column at the right.
@@ -544,7 +555,10 @@ impl Scene for Spectrogram {
                 if t >= 0.0 {
                     let x = rect.left() + ((t - t0) / span) as f32 * rect.width();
                     painter.line_segment(
-                        [egui::pos2(x, rect.bottom()), egui::pos2(x, rect.bottom() - 6.0)],
+                        [
+                            egui::pos2(x, rect.bottom()),
+                            egui::pos2(x, rect.bottom() - 6.0),
+                        ],
                         egui::Stroke::new(1.0, color),
                     );
                     label(
@@ -587,7 +601,9 @@ impl Scene for Spectrogram {
     }
 
     fn problem(&self) -> Option<String> {
-        self.source.stream_error().map(|e| format!("audio input: {e}"))
+        self.source
+            .stream_error()
+            .map(|e| format!("audio input: {e}"))
     }
 }
 
@@ -599,7 +615,7 @@ pub fn visible_columns(width_px: u32) -> u32 {
 
 /// A "nice" tick step (1, 2 or 5 × 10ⁿ) so that `span` holds about `target` ticks.
 pub fn nice_step(span: f64, target: f64) -> f64 {
-    if !(span > 0.0) || !span.is_finite() {
+    if span.is_nan() || span <= 0.0 || !span.is_finite() {
         return 1.0;
     }
     let raw = span / target.max(1.0);

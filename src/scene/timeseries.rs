@@ -232,7 +232,12 @@ impl Scene for TimeSeries {
                 let y = |v: f32| -1.0 + 2.0 * (v - lo) / (hi - lo);
                 for (s, cols) in &per_series {
                     let [r, g, b] = PALETTE[s % PALETTE.len()];
-                    columns_to_lines(cols, y, u32::from_le_bytes([r, g, b, 255]), &mut self.vertices);
+                    columns_to_lines(
+                        cols,
+                        y,
+                        u32::from_le_bytes([r, g, b, 255]),
+                        &mut self.vertices,
+                    );
                 }
                 self.view = Some((t0, t1, lo, hi));
             }
@@ -305,7 +310,10 @@ impl Scene for TimeSeries {
         let mut t = (t0 / tstep).ceil() * tstep;
         while t <= t1 {
             let x = rect.left() + ((t - t0) / (t1 - t0)) as f32 * rect.width();
-            painter.line_segment([egui::pos2(x, rect.top()), egui::pos2(x, rect.bottom())], stroke);
+            painter.line_segment(
+                [egui::pos2(x, rect.top()), egui::pos2(x, rect.bottom())],
+                stroke,
+            );
             painter.text(
                 egui::pos2(x, rect.bottom() - 4.0),
                 egui::Align2::CENTER_BOTTOM,
@@ -315,11 +323,15 @@ impl Scene for TimeSeries {
             );
             t += tstep;
         }
-        let vstep = super::spectrogram::nice_step((hi - lo) as f64, (rect.height() / 50.0).max(2.0) as f64);
+        let vstep =
+            super::spectrogram::nice_step((hi - lo) as f64, (rect.height() / 50.0).max(2.0) as f64);
         let mut v = (lo as f64 / vstep).ceil() * vstep;
         while v <= hi as f64 {
             let y = rect.bottom() - ((v - lo as f64) / (hi - lo) as f64) as f32 * rect.height();
-            painter.line_segment([egui::pos2(rect.left(), y), egui::pos2(rect.right(), y)], stroke);
+            painter.line_segment(
+                [egui::pos2(rect.left(), y), egui::pos2(rect.right(), y)],
+                stroke,
+            );
             painter.text(
                 egui::pos2(rect.left() + 4.0, y),
                 egui::Align2::LEFT_BOTTOM,
