@@ -218,7 +218,7 @@ impl App {
         let Some(r) = &mut self.running else { return };
         let size = r.window.inner_size();
         if size.width == 0 || size.height == 0 || r.window.is_minimized() == Some(true) {
-            // Nothing to draw into: wait instead of spinning.
+            // Nothing to draw into: nap 100 ms, then look again (`new_events`); no busy loop.
             self.last_frame = None;
             event_loop.set_control_flow(ControlFlow::WaitUntil(
                 Instant::now() + Duration::from_millis(100),
@@ -268,6 +268,7 @@ impl App {
             format: Some(r.view_format),
             ..Default::default()
         });
+        event_loop.set_control_flow(ControlFlow::Wait);
         let now = Instant::now();
         let elapsed = self
             .last_frame
@@ -310,6 +311,15 @@ impl ApplicationHandler<UserEvent> for App {
         }
     }
 
+    fn new_events(&mut self, _event_loop: &ActiveEventLoop, cause: winit::event::StartCause) {
+        // The 100 ms nap of a minimized or zero-size window is over: try drawing again.
+        if let winit::event::StartCause::ResumeTimeReached { .. } = cause
+            && let Some(r) = &self.running
+        {
+            r.window.request_redraw();
+        }
+    }
+
     fn user_event(&mut self, event_loop: &ActiveEventLoop, event: UserEvent) {
         match event {
             UserEvent::Stop => self.finish(event_loop),
@@ -325,7 +335,7 @@ impl ApplicationHandler<UserEvent> for App {
         }
         match event {
             WindowEvent::CloseRequested | WindowEvent::Destroyed => self.finish(event_loop),
-            WindowEvent::Resized(_) => {
+            WindowEvent::Resized(_) | WindowEvent::Occluded(false) => {
                 if let Some(r) = &self.running {
                     r.window.request_redraw();
                 }

@@ -216,12 +216,20 @@ fn timeseries_csv_file() {
 
 #[test]
 fn odd_widths_give_exact_png_sizes() {
+    for scene in ["spectrogram", "particles", "timeseries"] {
+        odd_widths(scene);
+    }
+}
+
+fn odd_widths(scene: &str) {
     for (w, h) in [(1u32, 1u32), (1, 64), (63, 47), (65, 33), (1366, 120)] {
-        let png = tmp(&format!("odd-{w}x{h}.png"));
+        let png = tmp(&format!("odd-{scene}-{w}x{h}.png"));
         let o = run(&[
             "--headless",
             "--scene",
-            "particles",
+            scene,
+            "--audio",
+            "synthetic",
             "--particles",
             "4096",
             "--frames",
@@ -231,12 +239,15 @@ fn odd_widths_give_exact_png_sizes() {
             "--screenshot",
             png.to_str().unwrap(),
         ]);
-        assert!(o.status.success(), "{w}x{h}: {}", text(&o));
+        assert!(o.status.success(), "{scene} {w}x{h}: {}", text(&o));
         let (pw, ph, rgba) = read_png(&png);
         assert_eq!((pw, ph), (w, h));
         assert_eq!(rgba.len(), (w * h * 4) as usize);
         if w * h > 1 {
-            assert!(non_background_fraction(&rgba) > 0.0, "{w}x{h} blank");
+            assert!(
+                non_background_fraction(&rgba) > 0.0,
+                "{scene} {w}x{h} blank"
+            );
         }
     }
 }
