@@ -629,6 +629,14 @@ impl Deck {
             .frame(egui::Frame::NONE)
             .show(ui, |ui| {
                 rect = ui.available_rect_before_wrap();
+                let response = ui.interact(
+                    rect,
+                    egui::Id::new(("scene-image", active)),
+                    egui::Sense::click_and_drag(),
+                );
+                if let SceneSlot::Ready(scene) = &mut self.slots[active] {
+                    scene.interact(&response, rect);
+                }
                 let painter = ui.painter_at(rect);
                 match &self.slots[active] {
                     SceneSlot::Ready(scene) => {

@@ -104,6 +104,10 @@ pub trait Scene {
     }
     /// Side-panel controls and status.
     fn ui(&mut self, ui: &mut egui::Ui);
+    /// Pointer and keyboard input over the scene image (hover, clicks, drags, wheel): `response`
+    /// is the egui response of the image area `rect` (points; senses click and drag). Read the
+    /// wheel and keys through `response.ctx.input(..)` while `response.hovered()`.
+    fn interact(&mut self, _response: &egui::Response, _rect: egui::Rect) {}
     /// Axes, labels and notices drawn by egui over the scene image, which occupies `rect`.
     fn overlay(&self, _painter: &egui::Painter, _rect: egui::Rect) {}
     /// Per-scene metrics for `--report`.
