@@ -631,7 +631,7 @@ impl Deck {
                 rect = ui.available_rect_before_wrap();
                 let response = ui.interact(
                     rect,
-                    ui.id().with(("scene-image", active)),
+                    ui.scope_id().with(("scene-image", active)),
                     egui::Sense::click_and_drag(),
                 );
                 if let SceneSlot::Ready(scene) = &mut self.slots[active] {
