@@ -127,7 +127,9 @@ impl App {
             choose_format(&caps.formats).context("the window surface offers no texture format")?;
         let size = window.inner_size();
         let config = wgpu::SurfaceConfiguration {
-            usage: wgpu::TextureUsages::RENDER_ATTACHMENT,
+            // COPY_SRC where offered, for "Save PNG of the scene".
+            usage: wgpu::TextureUsages::RENDER_ATTACHMENT
+                | (caps.usages & wgpu::TextureUsages::COPY_SRC),
             format,
             width: size.width.max(1),
             height: size.height.max(1),
@@ -200,6 +202,9 @@ impl App {
         self.finished = true;
         if let Some(r) = &mut self.running {
             r.deck.stop_recording(&r.gpu);
+            if let Err(e) = r.deck.finish_scenes(&r.gpu) {
+                self.error = Some(anyhow::anyhow!(e));
+            }
             let summary = crate::stats::Summary::from_frame_times(&r.deck.run_frame_ms);
             println!("vizdeck: {summary}");
             if let Some(path) = &self.cli.report {
@@ -282,6 +287,17 @@ impl App {
             pixels_per_point: r.window.scale_factor() as f32,
         };
         let (times, platform) = r.deck.frame(&r.gpu, &out, raw, elapsed);
+        if r.deck.take_screenshot_request() {
+            if frame
+                .texture
+                .usage()
+                .contains(wgpu::TextureUsages::COPY_SRC)
+            {
+                r.deck.save_scene_png(&r.gpu, &frame.texture);
+            } else {
+                log::warn!("this surface cannot be read back (no COPY_SRC); PNG not saved");
+            }
+        }
         r.window.pre_present_notify();
         r.gpu.queue.present(frame);
         r.deck.end_frame(&r.gpu, &times, Instant::now());
@@ -341,6 +357,12 @@ impl ApplicationHandler<UserEvent> for App {
                 }
             }
             WindowEvent::RedrawRequested => self.redraw(event_loop),
+            WindowEvent::DroppedFile(path) => {
+                if let Some(r) = &mut self.running {
+                    r.deck.open_file(&r.gpu, path);
+                    r.window.request_redraw();
+                }
+            }
             _ => {}
         }
     }

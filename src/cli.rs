@@ -4,8 +4,10 @@ use std::path::PathBuf;
 
 use clap::Parser;
 
-use crate::audio::AudioSelection;
+use crate::audio::stft::{MAX_ANALYSIS_FFT_SIZE, MIN_ANALYSIS_FFT_SIZE, WindowKind};
+use crate::audio::{AudioSelection, ChannelChoice};
 use crate::gpu::BackendChoice;
+use crate::scene::spectrogram::{FftOn, Settings as SpectrogramSettings};
 use crate::scene::{SCENES, SceneConfig};
 
 /// vizdeck: live data on the GPU (spectrogram, particles, time series) with frame-time statistics.
@@ -17,9 +19,29 @@ pub struct Cli {
     pub scene: String,
 
     /// Audio input: `default` (default input device, synthetic fallback if none opens),
-    /// `synthetic` (built-in chirp + tones), or an input device name (exact or substring).
-    #[arg(long, default_value = "default", value_name = "default|synthetic|NAME")]
+    /// `synthetic` (built-in chirp + tones), `synthetic:SIGNAL` with SIGNAL one of sine (1 kHz,
+    /// −6 dBFS), two-tone (1 kHz + 3 kHz), chirp (100 Hz → 8 kHz in 5 s), chirp-tones (the
+    /// default mix), white, pink (noises seeded by --seed), or an input device name (exact or
+    /// substring).
+    #[arg(long, default_value = "default", value_name = "default|synthetic[:SIGNAL]|NAME", value_parser = parse_audio)]
     pub audio: String,
+
+    /// Channel analysed, for live input and files: `mix` (mean of all channels), or a channel
+    /// number N starting at 1 (`left` = 1, `right` = 2).
+    #[arg(long, default_value = "mix", value_name = "mix|N", value_parser = parse_audio_channel)]
+    pub audio_channel: ChannelChoice,
+
+    /// Spectrogram FFT size in samples: a power of two from 256 to 32768.
+    #[arg(long, default_value_t = crate::audio::stft::DEFAULT_FFT_SIZE, value_name = "N", value_parser = parse_fft_size)]
+    pub fft_size: usize,
+
+    /// Spectrogram hop between columns in samples: 1 up to the FFT size (overlap = N − hop).
+    #[arg(long, default_value_t = crate::audio::stft::DEFAULT_HOP, value_name = "N", value_parser = parse_hop)]
+    pub hop: usize,
+
+    /// Spectrogram analysis window (levels read in dBFS whichever is chosen).
+    #[arg(long, default_value = "hann", value_name = "hann|hamming|blackman-harris|flat-top|rectangular", value_parser = parse_window)]
+    pub window: WindowKind,
 
     /// Play a WAV file through the spectrogram at real-time rate (overrides --audio).
     #[arg(long, value_name = "PATH")]
@@ -63,6 +85,16 @@ pub struct Cli {
     #[arg(long, value_enum, default_value_t = PresentChoice::Vsync)]
     pub present_mode: PresentChoice,
 
+    /// Where the spectrogram's FFT runs: on the GPU (WGSL compute, batched) or on the CPU
+    /// (realfft); both give the same image.
+    #[arg(long, value_enum, default_value_t = FftOn::Gpu)]
+    pub fft_on: FftOn,
+
+    /// Headless: write the spectrogram's dB values as CSV at the end of the run (first column
+    /// the centre time of each column in seconds, header row the bin frequencies in Hz).
+    #[arg(long, value_name = "PATH.csv")]
+    pub export_spectrogram: Option<PathBuf>,
+
     /// Seed of every random source (particles, synthetic series).
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -70,6 +102,11 @@ pub struct Cli {
     /// Number of particles.
     #[arg(long, default_value_t = crate::scene::particles::DEFAULT_COUNT, value_name = "N")]
     pub particles: u32,
+
+    /// Particle simulation: free (forces only), grid (flocking through a GPU uniform grid) or
+    /// brute (the same flocking over all pairs, O(N²)).
+    #[arg(long, value_enum, default_value_t = crate::scene::particles::Mode::Free)]
+    pub particle_mode: crate::scene::particles::Mode,
 }
 
 /// `--present-mode` values.
@@ -123,6 +160,49 @@ pub fn parse_size(s: &str) -> Result<(u32, u32), String> {
     Ok((side(w, "width")?, side(h, "height")?))
 }
 
+/// `--audio`: rejects `synthetic:NAME` with an unknown signal (see [`AudioSelection::parse`]).
+pub fn parse_audio(s: &str) -> Result<String, String> {
+    AudioSelection::parse(s).map(|_| s.to_string())
+}
+
+/// `--audio-channel`: see [`ChannelChoice::from_cli`].
+pub fn parse_audio_channel(s: &str) -> Result<ChannelChoice, String> {
+    ChannelChoice::from_cli(s)
+}
+
+/// `--fft-size`: a power of two in 256..=32768.
+pub fn parse_fft_size(s: &str) -> Result<usize, String> {
+    let n: usize = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{s}' is not a whole number"))?;
+    if !n.is_power_of_two() || !(MIN_ANALYSIS_FFT_SIZE..=MAX_ANALYSIS_FFT_SIZE).contains(&n) {
+        return Err(format!(
+            "{n} is not a power of two from {MIN_ANALYSIS_FFT_SIZE} to {MAX_ANALYSIS_FFT_SIZE}"
+        ));
+    }
+    Ok(n)
+}
+
+/// `--hop`: a whole number in 1..=32768 (checked against `--fft-size` by [`Cli::check`]).
+pub fn parse_hop(s: &str) -> Result<usize, String> {
+    let n: usize = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{s}' is not a whole number"))?;
+    if !(1..=MAX_ANALYSIS_FFT_SIZE).contains(&n) {
+        return Err(format!(
+            "{n} is out of range: the hop must be from 1 to the FFT size"
+        ));
+    }
+    Ok(n)
+}
+
+/// `--window`: see [`WindowKind::from_name`].
+pub fn parse_window(s: &str) -> Result<WindowKind, String> {
+    s.parse()
+}
+
 /// Accepts the ids of [`SCENES`].
 pub fn parse_scene(s: &str) -> Result<String, String> {
     if crate::scene::index_of(s).is_some() {
@@ -134,6 +214,36 @@ pub fn parse_scene(s: &str) -> Result<String, String> {
 }
 
 impl Cli {
+    /// Checks what one flag's parser cannot: `--hop` ≤ `--fft-size`. The error is clap's, naming
+    /// `--hop` (print it with `e.exit()`).
+    ///
+    /// # Errors
+    ///
+    /// A clap `ValueValidation` error.
+    pub fn check(&self) -> Result<(), clap::Error> {
+        if self.hop > self.fft_size {
+            use clap::CommandFactory;
+            return Err(Cli::command().error(
+                clap::error::ErrorKind::ValueValidation,
+                format!(
+                    "invalid value '{}' for '--hop <N>': larger than --fft-size {} (the hop must be \
+                     from 1 to the FFT size)",
+                    self.hop, self.fft_size
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// `Cli::parse()` followed by [`check`](Self::check); exits with clap's message on error.
+    pub fn parse_checked() -> Cli {
+        let cli = Cli::parse();
+        if let Err(e) = cli.check() {
+            e.exit();
+        }
+        cli
+    }
+
     /// Scene inputs as the scenes see them.
     pub fn scene_config(&self) -> SceneConfig {
         let audio = match &self.audio_file {
@@ -145,6 +255,15 @@ impl Cli {
             series_file: self.series_file.clone(),
             seed: self.seed,
             particles: self.particles,
+            particle_mode: self.particle_mode,
+            audio_channel: self.audio_channel,
+            spectrogram: SpectrogramSettings {
+                fft_size: self.fft_size,
+                hop: self.hop,
+                window: self.window,
+                fft_on: self.fft_on,
+                export_csv: self.export_spectrogram.clone(),
+            },
             simulated_clock: self.headless,
         }
     }

@@ -90,6 +90,9 @@ pub struct Deck {
     pub(crate) overlay: bool,
     pub(crate) quit: bool,
     pub(crate) toggle_recording_request: bool,
+    pub(crate) screenshot_request: bool,
+    /// The scene image's rect in output pixels (x, y, w, h) of the last frame.
+    scene_rect_px: (u32, u32, u32, u32),
     last_present: Option<Instant>,
     toast: Option<(String, Instant)>,
     output_format: wgpu::TextureFormat,
@@ -133,6 +136,8 @@ impl Deck {
             overlay: true,
             quit: false,
             toggle_recording_request: false,
+            screenshot_request: false,
+            scene_rect_px: (0, 0, 1, 1),
             last_present: None,
             toast: None,
             output_format,
@@ -184,6 +189,23 @@ impl Deck {
     pub fn switch_to(&mut self, index: usize) {
         if index < SCENES.len() {
             self.active = index;
+        }
+    }
+
+    /// Ends every created scene (exports). Returns the first error, after trying all.
+    pub fn finish_scenes(&mut self, gpu: &Gpu) -> Result<(), String> {
+        let mut first = None;
+        for slot in &mut self.slots {
+            if let SceneSlot::Ready(s) = slot
+                && let Err(e) = s.finish(gpu)
+            {
+                log::error!("{e}");
+                first.get_or_insert(e.to_string());
+            }
+        }
+        match first {
+            Some(e) => Err(e),
+            None => Ok(()),
         }
     }
 
@@ -265,6 +287,12 @@ impl Deck {
         let px = (
             ((scene_rect.width() * ppp).round() as u32).clamp(1, max_side),
             ((scene_rect.height() * ppp).round() as u32).clamp(1, max_side),
+        );
+        self.scene_rect_px = (
+            (scene_rect.left() * ppp).round().max(0.0) as u32,
+            (scene_rect.top() * ppp).round().max(0.0) as u32,
+            px.0,
+            px.1,
         );
         self.ensure_target(gpu, px);
         ctx.size = self.target_px;
@@ -509,6 +537,83 @@ impl Deck {
         }
     }
 
+    /// Opens a file dropped onto the window: `.csv`/`.tsv`/`.txt` in the time-series scene,
+    /// anything else as audio in the spectrogram, and shows that scene. On error the scene that
+    /// was running keeps running and the message is shown.
+    pub fn open_file(&mut self, gpu: &Gpu, path: std::path::PathBuf) {
+        let ext = path
+            .extension()
+            .map(|e| e.to_string_lossy().to_lowercase())
+            .unwrap_or_default();
+        let (id, cfg) = if matches!(ext.as_str(), "csv" | "tsv" | "txt") {
+            let mut cfg = self.cfg.clone();
+            cfg.series_file = Some(path.clone());
+            ("timeseries", cfg)
+        } else {
+            let mut cfg = self.cfg.clone();
+            cfg.audio = crate::audio::AudioSelection::File(path.clone());
+            ("spectrogram", cfg)
+        };
+        let Some(index) = crate::scene::index_of(id) else {
+            return;
+        };
+        match (SCENES[index].create)(gpu, &cfg) {
+            Ok(scene) => {
+                self.slots[index] = SceneSlot::Ready(scene);
+                self.active = index;
+                self.cfg = cfg;
+                self.toast(format!("opened {}", path.display()));
+            }
+            Err(e) => {
+                log::error!("{e}");
+                self.toast(e.to_string());
+            }
+        }
+    }
+
+    /// Takes a pending "save PNG of the scene" request (menu or F12).
+    pub fn take_screenshot_request(&mut self) -> bool {
+        std::mem::take(&mut self.screenshot_request)
+    }
+
+    /// Saves the scene panel (image, axes and overlays as shown) from the output texture `output`
+    /// (needs `COPY_SRC`) as `vizdeck-<scene>-<unix time>.png` in the working directory. Blocks
+    /// for one readback: a user action, not part of every frame.
+    pub fn save_scene_png(&mut self, gpu: &Gpu, output: &wgpu::Texture) {
+        let result = (|| -> Result<PathBuf, String> {
+            let rgba = crate::gpu::readback::read_texture_rgba(&gpu.device, &gpu.queue, output)
+                .map_err(|e| e.to_string())?;
+            let (ow, oh) = (output.width(), output.height());
+            let (x, y, w, h) = self.scene_rect_px;
+            let (w, h) = (w.min(ow.saturating_sub(x)), h.min(oh.saturating_sub(y)));
+            if w == 0 || h == 0 {
+                return Err("the scene panel is empty".into());
+            }
+            let mut crop = Vec::with_capacity((w * h * 4) as usize);
+            for row in y..y + h {
+                let start = ((row * ow + x) * 4) as usize;
+                crop.extend_from_slice(&rgba[start..start + (w * 4) as usize]);
+            }
+            let secs = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_secs())
+                .unwrap_or(0);
+            let path = PathBuf::from(format!("vizdeck-{}-{secs}.png", SCENES[self.active].id));
+            crate::gpu::readback::write_png(&path, w, h, &crop).map_err(|e| e.to_string())?;
+            Ok(path)
+        })();
+        match result {
+            Ok(p) => {
+                log::info!("saved {}", p.display());
+                self.toast(format!("saved {}", p.display()));
+            }
+            Err(e) => {
+                log::error!("PNG export: {e}");
+                self.toast(format!("PNG export failed: {e}"));
+            }
+        }
+    }
+
     /// Whether a recording is running.
     pub fn recording(&self) -> bool {
         self.recording.is_some()
@@ -692,7 +797,7 @@ impl Deck {
     }
 
     fn keys(&mut self, ui: &mut egui::Ui, switch: &mut Option<usize>) {
-        let (f1, f9, quit, digit) = ui.input(|i| {
+        let (f1, f9, quit, digit, f12) = ui.input(|i| {
             let digit = SCENES.iter().position(|s| {
                 let key = match s.key {
                     '1' => egui::Key::Num1,
@@ -706,6 +811,7 @@ impl Deck {
                 i.key_pressed(egui::Key::F9),
                 i.modifiers.command && i.key_pressed(egui::Key::Q),
                 digit,
+                i.key_pressed(egui::Key::F12),
             )
         });
         if ui.memory(|m| m.focused().is_some()) {
@@ -716,6 +822,9 @@ impl Deck {
         }
         if f9 {
             self.toggle_recording_request = true;
+        }
+        if f12 {
+            self.screenshot_request = true;
         }
         if quit {
             self.quit = true;

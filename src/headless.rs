@@ -83,6 +83,7 @@ pub fn run(cli: &Cli) -> anyhow::Result<()> {
     }
     gpu.wait_idle();
     deck.stop_recording(&gpu);
+    let finished = deck.finish_scenes(&gpu);
     let summary = Summary::from_frame_times(&deck.run_frame_ms);
     println!("{}: {summary}", crate::scene::SCENES[deck.active].id);
     if let Some(path) = &cli.screenshot {
@@ -92,6 +93,9 @@ pub fn run(cli: &Cli) -> anyhow::Result<()> {
     if let Some(path) = &cli.report {
         let report = crate::report::build(&gpu, &deck, "headless", (w, h));
         crate::report::write(path, &report)?;
+    }
+    if let Err(e) = finished {
+        bail!("{e}");
     }
     let errors = gpu.error_messages();
     if let Some(first) = errors.first() {

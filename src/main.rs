@@ -2,14 +2,12 @@
 
 use std::process::ExitCode;
 
-use clap::Parser;
-
 fn main() -> ExitCode {
     env_logger::Builder::from_env(
         env_logger::Env::default().default_filter_or("warn,vizdeck=info"),
     )
     .init();
-    let cli = vizdeck::cli::Cli::parse();
+    let cli = vizdeck::cli::Cli::parse_checked();
     let result = if cli.headless {
         vizdeck::headless::run(&cli)
     } else {

@@ -27,6 +27,10 @@ pub fn menu_bar(deck: &mut Deck, ui: &mut egui::Ui, switch: &mut Option<usize>) 
                 {
                     ui.close();
                 }
+                if ui.button("Save PNG of the scene  (F12)").clicked() {
+                    deck.screenshot_request = true;
+                    ui.close();
+                }
             });
             ui.menu_button("Record", |ui| {
                 let recording = deck.recording();

@@ -234,3 +234,204 @@ fn streaming_matches_one_shot_and_naive_dft() {
         assert!((got - db).abs() < tol, "bin {k}: {got} vs {db}");
     }
 }
+
+// ---- Windows: every window × every analysis size -------------------------------------------
+
+use vizdeck::audio::stft::{
+    MAX_ANALYSIS_FFT_SIZE, MIN_ANALYSIS_FFT_SIZE, WindowKind, tone_level_db_with, window_values,
+};
+
+fn analysis_sizes() -> Vec<usize> {
+    let mut v = Vec::new();
+    let mut n = MIN_ANALYSIS_FFT_SIZE;
+    while n <= MAX_ANALYSIS_FFT_SIZE {
+        v.push(n);
+        n *= 2;
+    }
+    v
+}
+
+#[test]
+fn full_scale_bin_centred_sine_reads_zero_dbfs_for_every_window_and_size() {
+    for &w in WindowKind::ALL {
+        for n in analysis_sizes() {
+            // Bin k away from DC and Nyquist by more than the widest window's main lobe.
+            let k = n / 8 + 3;
+            let freq = k as f64 * FS / n as f64;
+            let mut stft = Stft::with_window(n, n / 2, w).unwrap();
+            assert_eq!(stft.window(), w);
+            stft.push(&sine(freq, 1.0, 0.7, 2 * n));
+            let cols = all_columns(&mut stft);
+            assert_eq!(cols.len(), 3);
+            for col in &cols {
+                let (peak, db) = dominant(col);
+                assert_eq!(peak, k, "{w} N={n}");
+                assert!(db.abs() <= 0.1, "{w} N={n}: {db} dBFS");
+                // And tighter than asked: f32 rounding only.
+                assert!(db.abs() <= 0.01, "{w} N={n}: {db} dBFS");
+                let level = stft.tone_level_db(col, peak);
+                assert!(level.abs() <= 0.1, "{w} N={n}: tone level {level}");
+                assert!(col.iter().all(|v| v.is_finite() && *v >= DB_FLOOR));
+            }
+        }
+    }
+}
+
+#[test]
+fn half_scale_off_bin_tone_level_is_window_independent() {
+    // A tone 0.37 bin off centre at −6.02 dBFS: the ENBW-normalised level reads the amplitude
+    // for every window; the flat-top's peak bin alone reads it too (its scalloping ≤ 0.0044 dB,
+    // Heinzel et al. 2002 HFT95), while Hann's peak bin is low by its scalloping loss.
+    let n = 4096usize;
+    let expected = 20.0 * 0.5f64.log10();
+    let freq = (300.0 + 0.37) * FS / n as f64;
+    for &w in WindowKind::ALL {
+        let mut stft = Stft::with_window(n, n, w).unwrap();
+        stft.push(&sine(freq, 0.5, 0.2, n));
+        let col = &all_columns(&mut stft)[0];
+        let (k, peak_db) = dominant(col);
+        assert_eq!(k, 300, "{w}");
+        let level = f64::from(tone_level_db_with(col, k, w));
+        assert!((level - expected).abs() < 0.1, "{w}: tone level {level}");
+        if w == WindowKind::FlatTop {
+            assert!(
+                (f64::from(peak_db) - expected).abs() < 0.01,
+                "flat-top peak {peak_db}"
+            );
+        }
+        if w == WindowKind::Hann {
+            let scallop = hann_scallop_db(0.37);
+            assert!(
+                (f64::from(peak_db) - (expected + scallop)).abs() < 0.02,
+                "{peak_db}"
+            );
+        }
+    }
+}
+
+#[test]
+fn enbw_and_window_values_match_the_literature() {
+    // ENBW in bins: Harris 1978 Table I (Hann 1.50, Hamming 1.36, 4-term B-H 2.00), Heinzel et
+    // al. 2002 (HFT95 3.8112), rectangular 1.
+    let published = [
+        (WindowKind::Hann, 1.5, 1e-12),
+        (WindowKind::Hamming, 1.3628, 1e-4),
+        (WindowKind::BlackmanHarris, 2.0044, 1e-4),
+        (WindowKind::FlatTop, 3.8112, 1e-4),
+        (WindowKind::Rectangular, 1.0, 1e-12),
+    ];
+    for (w, enbw, tol) in published {
+        assert!((w.enbw_bins() - enbw).abs() < tol, "{w}: {}", w.enbw_bins());
+        for n in [256usize, 2048, 32768] {
+            let v = window_values(w, n);
+            assert_eq!(v.len(), n);
+            let s: f64 = v.iter().map(|&x| f64::from(x)).sum();
+            let s2: f64 = v.iter().map(|&x| f64::from(x) * f64::from(x)).sum();
+            let numeric = n as f64 * s2 / (s * s);
+            assert!(
+                (numeric - w.enbw_bins()).abs() < 1e-5,
+                "{w} N={n}: {numeric}"
+            );
+            // Periodic and symmetric: w[i] = w[N − i].
+            for i in [1usize, 7, n / 3] {
+                assert!((v[i] - v[n - i]).abs() < 1e-6, "{w} N={n} i={i}");
+            }
+            // The coherent gain Σw/N is a_0.
+            assert!((s / n as f64 - w.coefficients()[0]).abs() < 1e-6, "{w}");
+        }
+    }
+    // Closed-form points: Hann w[N/2] = 1, w[0] = 0; Hamming w[0] = 0.08; B-H w[0] = 6e-5;
+    // flat-top w[N/2] = Σ a_j = 4.6205.
+    let n = 1024;
+    assert_eq!(window_values(WindowKind::Hann, n)[0], 0.0);
+    assert_eq!(window_values(WindowKind::Hann, n)[n / 2], 1.0);
+    assert!((window_values(WindowKind::Hamming, n)[0] - 0.08).abs() < 1e-7);
+    assert!((window_values(WindowKind::BlackmanHarris, n)[0] - 6e-5).abs() < 1e-7);
+    assert!((window_values(WindowKind::FlatTop, n)[n / 2] - 4.680_752).abs() < 1e-5);
+    assert!(
+        window_values(WindowKind::Rectangular, n)
+            .iter()
+            .all(|&x| x == 1.0)
+    );
+    assert!(window_values(WindowKind::Hann, 0).is_empty());
+}
+
+#[test]
+fn window_names_round_trip() {
+    let names = [
+        "hann",
+        "hamming",
+        "blackman-harris",
+        "flat-top",
+        "rectangular",
+    ];
+    assert_eq!(WindowKind::ALL.len(), names.len());
+    for (&w, name) in WindowKind::ALL.iter().zip(names) {
+        assert_eq!(w.name(), name);
+        assert_eq!(w.to_string(), name);
+        assert_eq!(name.parse::<WindowKind>(), Ok(w));
+        assert_eq!(name.to_uppercase().parse::<WindowKind>(), Ok(w));
+    }
+    assert_eq!("flattop".parse::<WindowKind>(), Ok(WindowKind::FlatTop));
+    let err = "kaiser".parse::<WindowKind>().unwrap_err();
+    assert!(
+        err.contains("'kaiser'") && err.contains("blackman-harris"),
+        "{err}"
+    );
+    assert_eq!(WindowKind::default(), WindowKind::Hann);
+}
+
+#[test]
+fn silence_and_non_finite_samples_for_every_window() {
+    for &w in WindowKind::ALL {
+        let (n, h) = (256usize, 64usize);
+        let mut stft = Stft::with_window(n, h, w).unwrap();
+        stft.push(&vec![0.0; 4 * n]);
+        for col in all_columns(&mut stft) {
+            assert!(col.iter().all(|&v| v == DB_FLOOR), "{w}: silence");
+        }
+        // One NaN, one +inf, one −inf: only columns whose window holds one are the floor.
+        let len = n + 20 * h;
+        let mut x = sine(3000.0, 0.5, 0.0, len);
+        let bad = [300usize, 900, 1400];
+        x[bad[0]] = f32::NAN;
+        x[bad[1]] = f32::INFINITY;
+        x[bad[2]] = f32::NEG_INFINITY;
+        let mut stft = Stft::with_window(n, h, w).unwrap();
+        stft.push(&x);
+        let cols = all_columns(&mut stft);
+        assert_eq!(cols.len(), 21);
+        for (c, col) in cols.iter().enumerate() {
+            assert!(col.iter().all(|v| v.is_finite()), "{w}: column {c}");
+            let holds = bad.iter().any(|&b| c * h <= b && b < c * h + n);
+            let floor = col.iter().all(|&v| v == DB_FLOOR);
+            assert_eq!(holds, floor, "{w}: column {c}");
+        }
+    }
+}
+
+#[test]
+fn huge_finite_samples_stay_finite() {
+    let mut stft = Stft::with_window(256, 256, WindowKind::Rectangular).unwrap();
+    stft.push(&vec![f32::MAX; 256]);
+    let col = &all_columns(&mut stft)[0];
+    assert!(col.iter().all(|v| v.is_finite()), "{:?}", &col[..4]);
+    assert!(
+        col[0] > 700.0 && col[0] <= vizdeck::audio::stft::DB_MAX,
+        "{}",
+        col[0]
+    );
+}
+
+#[test]
+fn every_hop_from_one_to_n_is_accepted() {
+    for n in [256usize, 1024] {
+        for h in [1usize, 2, 3, n / 3, n - 1, n] {
+            let mut s = Stft::with_window(n, h, WindowKind::Hamming).unwrap();
+            s.push(&vec![0.1; n + 2 * h]);
+            assert_eq!(all_columns(&mut s).len(), 3, "N={n} H={h}");
+        }
+        assert!(Stft::with_window(n, 0, WindowKind::Hann).is_err());
+        assert!(Stft::with_window(n, n + 1, WindowKind::Hann).is_err());
+    }
+}

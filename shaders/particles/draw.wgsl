@@ -1,44 +1,110 @@
-// Particles: one point per particle, read straight from the storage buffers (no CPU round trip).
-// Position = mix(previous, current, alpha): render interpolation between the last two fixed steps.
-// Colour by speed; additive blending.
+// Particles: instanced sprites read straight from the storage buffers (no CPU round trip).
+// Instance = particle, 6 vertices = one quad. Position = mix(previous, current, alpha): render
+// interpolation between the last two fixed steps (no blend across a respawn). Size attenuation:
+// the quad's half-size is a world radius projected with the camera (so it shrinks with
+// distance), but never below `min_px` pixels. Colour by speed, density (neighbour count) or age,
+// faded over the last 20 % of a particle's life; additive blending.
 
 struct Particle {
-    pos: vec4<f32>,
-    vel: vec4<f32>,
+    pos: vec4<f32>, // xyz, w = age (s)
+    vel: vec4<f32>, // xyz, w = lifetime (s, 0 = immortal)
+}
+
+struct Neighbours {
+    coh: vec4<i32>, // w = neighbour count
+    ali: vec4<i32>,
+    sep: vec4<i32>,
 }
 
 struct View {
     view_proj: mat4x4<f32>,
-    alpha: f32,       // interpolation alpha in [0, 1)
-    speed_scale: f32, // speed that maps to the "fast" colour is 1 / speed_scale
-    intensity: f32,   // additive contribution of one particle
-    _pad: f32,
+    proj_scale: vec4<f32>, // P[0][0], P[1][1], 2 / width px, 2 / height px
+    alpha: f32,            // interpolation alpha in [0, 1)
+    size: f32,             // sprite radius (world units)
+    min_px: f32,           // smallest sprite radius (pixels)
+    intensity: f32,        // brightness of one particle
+    color_mode: u32,       // 0 speed, 1 density, 2 age
+    speed_scale: f32,      // 1 / speed of the hottest colour
+    density_scale: f32,    // 1 / neighbour count of the hottest colour
+    interact: u32,         // neighbour sums valid
 }
 
 @group(0) @binding(0) var<uniform> view: View;
 @group(0) @binding(1) var<storage, read> prev: array<Particle>;
 @group(0) @binding(2) var<storage, read> cur: array<Particle>;
+@group(0) @binding(3) var<storage, read> sums: array<Neighbours>;
 
 struct VsOut {
     @builtin(position) clip: vec4<f32>,
     @location(0) color: vec3<f32>,
+    @location(1) corner: vec2<f32>,
+}
+
+fn palette(t: f32) -> vec3<f32> {
+    let cold = vec3<f32>(0.10, 0.30, 1.00);
+    let warm = vec3<f32>(1.00, 0.50, 0.10);
+    let hot = vec3<f32>(1.00, 0.95, 0.80);
+    if t < 0.5 {
+        return mix(cold, warm, t * 2.0);
+    }
+    return mix(warm, hot, t * 2.0 - 1.0);
 }
 
 @vertex
-fn vs_main(@builtin(vertex_index) vi: u32) -> VsOut {
-    let a = prev[vi];
-    let b = cur[vi];
-    let pos = mix(a.pos.xyz, b.pos.xyz, view.alpha);
-    let speed = clamp(length(b.vel.xyz) * view.speed_scale, 0.0, 1.0);
-    let slow = vec3<f32>(0.10, 0.35, 1.00);
-    let fast = vec3<f32>(1.00, 0.55, 0.10);
+fn vs_main(@builtin(vertex_index) vi: u32, @builtin(instance_index) ii: u32) -> VsOut {
+    var corners = array<vec2<f32>, 6>(
+        vec2<f32>(-1.0, -1.0), vec2<f32>(1.0, -1.0), vec2<f32>(1.0, 1.0),
+        vec2<f32>(-1.0, -1.0), vec2<f32>(1.0, 1.0), vec2<f32>(-1.0, 1.0),
+    );
+    let corner = corners[vi % 6u];
+    let a = prev[ii];
+    let b = cur[ii];
     var out: VsOut;
-    out.clip = view.view_proj * vec4<f32>(pos, 1.0);
-    out.color = mix(slow, fast, speed) * view.intensity;
+    out.corner = corner;
+    let life = b.vel.w;
+    if life > 0.0 && b.pos.w >= life {
+        out.clip = vec4<f32>(2.0, 2.0, 2.0, 1.0); // dead: outside the clip volume
+        out.color = vec3<f32>(0.0);
+        return out;
+    }
+    var pos = b.pos.xyz;
+    if b.pos.w >= a.pos.w {
+        pos = mix(a.pos.xyz, b.pos.xyz, view.alpha);
+    }
+    var clip = view.view_proj * vec4<f32>(pos, 1.0);
+    let w = max(clip.w, 1e-4);
+    let hx = max(view.size * view.proj_scale.x, view.min_px * view.proj_scale.z * w);
+    let hy = max(view.size * view.proj_scale.y, view.min_px * view.proj_scale.w * w);
+    clip = vec4<f32>(clip.xy + corner * vec2<f32>(hx, hy), clip.zw);
+    var t = 0.0;
+    var fade = 1.0;
+    if life > 0.0 {
+        fade = 1.0 - smoothstep(0.8, 1.0, b.pos.w / life);
+    }
+    if view.color_mode == 1u {
+        if view.interact != 0u {
+            t = f32(sums[ii].coh.w) * view.density_scale;
+        }
+    } else if view.color_mode == 2u {
+        if life > 0.0 {
+            t = b.pos.w / life;
+        } else {
+            t = b.pos.w / 20.0;
+        }
+    } else {
+        t = length(b.vel.xyz) * view.speed_scale;
+    }
+    out.clip = clip;
+    out.color = palette(clamp(t, 0.0, 1.0)) * (view.intensity * fade);
     return out;
 }
 
 @fragment
 fn fs_main(in: VsOut) -> @location(0) vec4<f32> {
-    return vec4<f32>(in.color, 1.0);
+    let r2 = dot(in.corner, in.corner);
+    if r2 > 1.0 {
+        discard;
+    }
+    let falloff = 1.0 - r2;
+    return vec4<f32>(in.color * falloff, falloff);
 }

@@ -1,15 +1,31 @@
-// Spectrogram: draws the ring texture over the whole scene texture, newest column at the right
-// edge. Nearest-column lookup (textureLoad), so every STFT column is shown as computed.
+// Spectrogram: draws the ring texture (dBFS per column × row) over the scene texture, newest
+// shown column at the right edge, frequency axis linear, logarithmic or mel, colour from a
+// 256-entry colormap between the dB floor and ceiling. Each pixel shows the maximum of the texels
+// it covers (sampled with at most 8 × 8 loads), so peaks survive any zoom.
+// Mel scale: m = 2595·log10(1 + f/700) (O'Shaughnessy 1987).
 
 struct Params {
     ring_width: u32, // texture width in columns
-    newest: u32,     // ring column just after the newest written column
-    visible: u32,    // columns spanned by the viewport width
-    rows: u32,       // texture height (bins)
+    newest: u32,     // ring column just after the newest shown column
+    visible: u32,    // columns across the viewport width
+    rows: u32,       // texture rows
+    bins: u32,       // FFT bins (N/2 + 1); row r covers bins ⌊r·B/R⌋..⌊(r+1)·B/R⌋
+    scale: u32,      // 0 linear, 1 log, 2 mel
+    width_px: f32,   // viewport size in pixels
+    height_px: f32,
+    nyquist: f32,    // Hz
+    f_lo: f32,       // lowest frequency of the log axis, Hz
+    db_floor: f32,   // colormap entry 0
+    db_ceil: f32,    // colormap entry 255
+    filled: u32,     // columns written so far (older ones show the floor colour)
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var ring: texture_2d<f32>;
+@group(0) @binding(2) var<storage, read> lut: array<u32>; // 256 × RGBA8 (R in the low byte)
 
 struct VsOut {
     @builtin(position) clip: vec4<f32>,
@@ -18,7 +34,6 @@ struct VsOut {
 
 @vertex
 fn vs_main(@builtin(vertex_index) vi: u32) -> VsOut {
-    // One triangle covering the viewport.
     let x = f32((vi << 1u) & 2u);
     let y = f32(vi & 2u);
     var out: VsOut;
@@ -27,13 +42,63 @@ fn vs_main(@builtin(vertex_index) vi: u32) -> VsOut {
     return out;
 }
 
+fn mel(f: f32) -> f32 {
+    return 2595.0 * log(1.0 + f / 700.0) / log(10.0);
+}
+
+fn mel_inv(m: f32) -> f32 {
+    return 700.0 * (pow(10.0, m / 2595.0) - 1.0);
+}
+
+// Frequency (Hz) at height t in [0, 1] (0 = bottom).
+fn freq_at(t: f32) -> f32 {
+    if params.scale == 1u {
+        return params.f_lo * pow(params.nyquist / params.f_lo, t);
+    }
+    if params.scale == 2u {
+        return mel_inv(t * mel(params.nyquist));
+    }
+    return t * params.nyquist;
+}
+
 @fragment
 fn fs_main(in: VsOut) -> @location(0) vec4<f32> {
-    let vis = max(params.visible, 1u);
-    let k = min(u32(in.uv.x * f32(vis)), vis - 1u); // 0 = oldest visible column
-    let back = vis - k;                               // 1 = newest
-    let col = (params.newest + params.ring_width * 2u - back) % params.ring_width;
-    let row = min(u32(in.uv.y * f32(params.rows)), params.rows - 1u);
-    let c = textureLoad(ring, vec2<u32>(col, row), 0);
+    // Column range of this pixel (0 = oldest visible).
+    let vis = f32(max(params.visible, 1u));
+    let px = floor(in.uv.x * params.width_px);
+    let c0 = u32(floor(px * vis / params.width_px));
+    let c1 = max(u32(floor((px + 1.0) * vis / params.width_px)), c0 + 1u);
+    // Frequency range of this pixel → bin range → row range.
+    let py = floor((1.0 - in.uv.y) * params.height_px);
+    let f0 = freq_at(py / params.height_px);
+    let f1 = freq_at((py + 1.0) / params.height_px);
+    let bins = f32(params.bins - 1u);
+    let k0 = clamp(f0 / params.nyquist * bins, 0.0, bins);
+    let k1 = clamp(f1 / params.nyquist * bins, 0.0, bins);
+    let rows = f32(params.rows);
+    let rb = f32(params.bins) / rows; // bins per row
+    let r0 = u32(clamp(floor((k0 + 0.5) / rb), 0.0, rows - 1.0));
+    let r1 = max(u32(clamp(floor((k1 + 0.5) / rb), 0.0, rows - 1.0)) + 1u, r0 + 1u);
+    let cstep = max((c1 - c0 + 7u) / 8u, 1u);
+    let rstep = max((r1 - r0 + 7u) / 8u, 1u);
+    var m = -3.4e38;
+    var any = false;
+    for (var c = c0; c < c1; c += cstep) {
+        let back = u32(vis) - c; // 1 = newest
+        if back > params.filled {
+            continue;
+        }
+        let col = (params.newest + params.ring_width * 2u - back) % params.ring_width;
+        for (var r = r0; r < r1; r += rstep) {
+            m = max(m, textureLoad(ring, vec2<u32>(col, r), 0).r);
+            any = true;
+        }
+    }
+    if !any {
+        return vec4<f32>(0.0, 0.0, 0.0, 1.0);
+    }
+    let span = max(params.db_ceil - params.db_floor, 1e-6);
+    let t = clamp((m - params.db_floor) / span, 0.0, 1.0);
+    let c = unpack4x8unorm(lut[u32(t * 255.0 + 0.5)]);
     return vec4<f32>(c.rgb, 1.0);
 }

@@ -1,14 +1,22 @@
 //! Audio input for the spectrogram: one path from any source to the analysis.
 //!
 //! Every source feeds ONE single-producer/single-consumer [`rtrb`] ring of **mono `f32` samples in
-//! [-1, 1]** at the source's own sample rate ([`AudioSource::sample_rate`]):
+//! [-1, 1]** at the source's own sample rate ([`AudioSource::sample_rate`]). "Mono" is the
+//! [`ChannelChoice`]: the mean of the channels ([`ChannelChoice::Mix`], the default) or one
+//! channel.
 //!
 //! - live input ([`capture`]): the cpal data callback converts whatever sample format the device
-//!   delivers, averages the channels and pushes; it never allocates, locks, logs or blocks;
-//! - file ([`file`]) and synthetic ([`synth`]) sources are *clocked*: the frame loop calls
-//!   [`AudioSource::advance_to`] with the time since the source started, and exactly
-//!   `floor(t · sample_rate)` samples have been produced after that call. With the simulated clock
-//!   of headless mode the sample stream is therefore deterministic.
+//!   delivers, takes the chosen channel (or averages) and pushes; it never allocates, locks, logs
+//!   or blocks. Watchdogs report a device that stops delivering or disappears
+//!   ([`AudioSource::stream_error`], [`AudioSource::status`]); the time without data is handed
+//!   to the analysis as a gap ([`AudioSource::gap_samples`]); [`AudioSource::reopen`] opens it
+//!   again without restarting.
+//! - file ([`file`], decoded fully into memory by symphonia when opened) and synthetic
+//!   ([`synth`]) sources are *clocked*: the frame loop calls [`AudioSource::advance_to`] with the
+//!   time since the source started, and exactly `floor(t · sample_rate)` samples have been
+//!   produced after that call (while playing, never paused or seeked). With the simulated clock
+//!   of headless mode the sample stream is therefore deterministic. They have a transport: pause,
+//!   seek, loop, and a fast mode that analyses as fast as the ring allows.
 //!
 //! The frame loop drains the ring with [`AudioSource::drain_into`] and feeds [`stft::Stft`].
 //! Samples that do not fit in the ring are dropped (the newest ones: an SPSC producer cannot
@@ -22,39 +30,146 @@ pub mod synth;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
 
 use rtrb::{Consumer, Producer, RingBuffer};
+
+pub use capture::{InputDeviceInfo, input_devices};
+pub use stft::WindowKind;
+pub use synth::SynthSignal;
 
 /// Ring capacity (in mono samples) suggested for [`AudioSource::open`]: 2^20 samples, about 21.8 s
 /// at 48 kHz, 4 MiB of `f32`.
 pub const DEFAULT_RING_CAPACITY: usize = 1 << 20;
 
-/// What the user asked for (from CLI `--audio default|synthetic|NAME` and `--audio-file PATH`).
+/// Which channel of a multi-channel source becomes the mono stream. 0-based inside; the command
+/// line (`--audio-channel`) and [`Display`](std::fmt::Display) are 1-based.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum ChannelChoice {
+    /// The mean of all channels, `(1/C)·Σ_c x_c` (a tone on one channel of a stereo pair reads
+    /// 20·log10(1/2) = −6.02 dB lower than that channel alone).
+    #[default]
+    Mix,
+    /// Channel `i`, 0-based (0 = left, 1 = right).
+    Channel(usize),
+}
+
+impl ChannelChoice {
+    /// Parses `--audio-channel`: `mix` (or `all`), `left` (= 1), `right` (= 2), or a 1-based
+    /// channel number `N` ≥ 1. Case-insensitive.
+    ///
+    /// # Errors
+    ///
+    /// One line saying what is accepted.
+    pub fn from_cli(s: &str) -> Result<ChannelChoice, String> {
+        let v = s.trim().to_ascii_lowercase();
+        match v.as_str() {
+            "mix" | "all" => Ok(ChannelChoice::Mix),
+            "left" | "l" => Ok(ChannelChoice::Channel(0)),
+            "right" | "r" => Ok(ChannelChoice::Channel(1)),
+            _ => match v.parse::<usize>() {
+                Ok(n) if (1..=1024).contains(&n) => Ok(ChannelChoice::Channel(n - 1)),
+                _ => Err(format!(
+                    "'{s}' is not a channel: use mix, left, right or a channel number 1..=1024"
+                )),
+            },
+        }
+    }
+}
+
+impl std::fmt::Display for ChannelChoice {
+    /// `mix` or the 1-based channel number.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ChannelChoice::Mix => f.write_str("mix"),
+            ChannelChoice::Channel(c) => write!(f, "{}", c + 1),
+        }
+    }
+}
+
+/// How a selection is opened, besides the selection itself.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AudioOptions {
+    /// Channel kept (or mix) for live input and files. Fixed per stream: reopen to change it.
+    pub channel: ChannelChoice,
+    /// Seed of the synthetic noises.
+    pub seed: u64,
+    /// Live input only: capture in this sample format instead of the device's default one (the
+    /// same rate and channels); `None` keeps the default. PulseAudio offers U8, I16, I24, I32 and
+    /// F32 on every source and converts.
+    pub sample_format: Option<cpal::SampleFormat>,
+}
+
+impl Default for AudioOptions {
+    /// Mix, seed 1, the device's own sample format.
+    fn default() -> AudioOptions {
+        AudioOptions {
+            channel: ChannelChoice::Mix,
+            seed: 1,
+            sample_format: None,
+        }
+    }
+}
+
+/// What the user asked for (from CLI `--audio default|synthetic[:SIGNAL]|NAME` and
+/// `--audio-file PATH`).
 #[derive(Clone, Debug, PartialEq)]
 pub enum AudioSelection {
     /// The default input device of cpal's default host; falls back to [`AudioSelection::Synthetic`]
     /// (with a [`AudioSource::notice`]) when it cannot be opened.
     Default,
-    /// The built-in deterministic generator, [`synth::Synth`].
+    /// The built-in deterministic generator, [`synth::Synth`], with its default signal
+    /// ([`SynthSignal::ChirpTones`]).
     Synthetic,
+    /// The built-in generator with a chosen signal.
+    Signal(SynthSignal),
     /// An input device chosen by name: exact match first, else a case-insensitive substring.
     Device(String),
-    /// A WAV file, decoded fully when opened and played at real-time rate.
+    /// An audio file (WAV, FLAC, Ogg Vorbis, MP3), decoded fully when opened and played at
+    /// real-time rate.
     File(PathBuf),
 }
 
 impl AudioSelection {
-    /// Parses the value of `--audio`: `default` and `synthetic` (any case) are the keywords,
-    /// anything else is a device name. An empty string means `Default`.
+    /// Parses the value of `--audio`: `default`, `synthetic` (or `synth`) and
+    /// `synthetic:SIGNAL` (any case; signals: `sine`, `two-tone`, `chirp`, `chirp-tones`,
+    /// `white`, `pink`, see [`SynthSignal::from_name`]) are the keywords, anything else is a
+    /// device name. An empty string means `Default`. An unknown signal name is taken as a device
+    /// name (use [`AudioSelection::parse`] to reject it).
     pub fn from_cli(value: &str) -> AudioSelection {
+        Self::parse(value).unwrap_or_else(|_| AudioSelection::Device(value.trim().to_string()))
+    }
+
+    /// As [`from_cli`](Self::from_cli), but `synthetic:NAME` with an unknown signal name is an
+    /// error listing the signals.
+    ///
+    /// # Errors
+    ///
+    /// One line naming the bad signal and the accepted ones.
+    pub fn parse(value: &str) -> Result<AudioSelection, String> {
         let v = value.trim();
         if v.is_empty() || v.eq_ignore_ascii_case("default") {
-            AudioSelection::Default
-        } else if v.eq_ignore_ascii_case("synthetic") || v.eq_ignore_ascii_case("synth") {
-            AudioSelection::Synthetic
-        } else {
-            AudioSelection::Device(v.to_string())
+            return Ok(AudioSelection::Default);
         }
+        if v.eq_ignore_ascii_case("synthetic") || v.eq_ignore_ascii_case("synth") {
+            return Ok(AudioSelection::Synthetic);
+        }
+        if let Some((kw, sig)) = v.split_once(':')
+            && (kw.eq_ignore_ascii_case("synthetic") || kw.eq_ignore_ascii_case("synth"))
+        {
+            return match SynthSignal::from_name(sig) {
+                Some(SynthSignal::ChirpTones) => Ok(AudioSelection::Synthetic),
+                Some(s) => Ok(AudioSelection::Signal(s)),
+                None => {
+                    let names: Vec<_> = SynthSignal::ALL.iter().map(|s| s.name()).collect();
+                    Err(format!(
+                        "unknown synthetic signal '{sig}'; signals: {}",
+                        names.join(", ")
+                    ))
+                }
+            };
+        }
+        Ok(AudioSelection::Device(v.to_string()))
     }
 }
 
@@ -82,45 +197,50 @@ pub enum AudioError {
         /// The path as given.
         path: PathBuf,
     },
-    /// The first four bytes are not `RIFF`.
-    #[error("audio file '{}': not a WAV file (RIFF header missing)", .path.display())]
-    NotWav {
+    /// No decoder recognises the file (not WAV, FLAC, Ogg Vorbis or MP3), or its codec is not
+    /// supported.
+    #[error("audio file '{}': unsupported or unrecognised format: {reason}", .path.display())]
+    UnsupportedFormat {
         /// The path as given.
         path: PathBuf,
-    },
-    /// A RIFF file whose WAVE structure `hound` rejects (bad fmt chunk, truncated data, ...).
-    #[error("audio file '{}': invalid WAV: {reason}", .path.display())]
-    InvalidWav {
-        /// The path as given.
-        path: PathBuf,
-        /// What is wrong, from the decoder.
+        /// What the decoder said.
         reason: String,
     },
-    /// A well-formed WAV in an encoding this module does not decode.
-    #[error("audio file '{}': unsupported WAV encoding: {reason}", .path.display())]
-    UnsupportedWav {
+    /// The file was recognised but not one sample could be decoded from it.
+    #[error("audio file '{}': nothing could be decoded: {reason}", .path.display())]
+    Decode {
         /// The path as given.
         path: PathBuf,
-        /// The encoding found.
+        /// The first decoder error.
         reason: String,
     },
-    /// The fmt chunk says 0 Hz.
+    /// The header says 0 Hz.
     #[error("audio file '{}': sample rate is 0 Hz", .path.display())]
     ZeroSampleRate {
         /// The path as given.
         path: PathBuf,
     },
-    /// The fmt chunk says 0 channels.
+    /// The header says 0 channels.
     #[error("audio file '{}': zero channels", .path.display())]
     ZeroChannels {
         /// The path as given.
         path: PathBuf,
     },
-    /// The data chunk holds no sample frames.
+    /// The file decodes to no sample frames.
     #[error("audio file '{}': contains no audio samples", .path.display())]
     NoSamples {
         /// The path as given.
         path: PathBuf,
+    },
+    /// The chosen channel does not exist in the file or on the device.
+    #[error("audio {source_name}: channel {channel} requested, it has {channels} channel(s)")]
+    InvalidChannel {
+        /// `file '<path>'` or `device '<name>'`.
+        source_name: String,
+        /// The channel asked for, 1-based.
+        channel: usize,
+        /// Channels available.
+        channels: usize,
     },
     /// No input device matches the requested name.
     #[error("audio device '{name}' not found; input devices: {available}")]
@@ -151,7 +271,7 @@ pub enum AudioError {
     DeviceOpen {
         /// The device's name.
         name: String,
-        /// cpal's message (or the unsupported sample format).
+        /// cpal's message (or the unsupported sample format or channel).
         reason: String,
     },
     /// [`stft::Stft::new`] got an FFT size that is not a power of two in 16..=65536.
@@ -176,6 +296,20 @@ pub enum AudioError {
     },
 }
 
+/// What a source is doing, for the UI ([`AudioSource::status`]).
+#[derive(Clone, Debug, PartialEq)]
+pub enum SourceStatus {
+    /// Delivering samples (or ready to, for a clocked source).
+    Running,
+    /// Paused by [`AudioSource::set_paused`].
+    Paused,
+    /// A file source reached its end (not looping).
+    Finished,
+    /// A live source has a problem: the stream reported an error, the device left the device
+    /// list, or no data came for [`capture::STALE_AFTER`] ("no data from <device> for N s").
+    Problem(String),
+}
+
 /// The producing side of a clocked source (file or synthetic).
 enum Generator {
     Synth(synth::Synth),
@@ -190,8 +324,13 @@ enum Feed {
     Clocked {
         producer: Producer<f32>,
         generator: Generator,
-        /// Samples produced so far (pushed or dropped), i.e. the clock position in samples.
-        position: u64,
+        /// Samples produced so far (pushed or dropped).
+        produced: u64,
+        /// Index of the next sample of the signal or file (in `0..len` for a looping file).
+        cursor: u64,
+        /// Clock origin: at time `t_base` (seconds), `produced` was `pos_base`.
+        t_base: f64,
+        pos_base: u64,
         /// Reused buffer for the synthesizer's output (no allocation per call after the first).
         scratch: Vec<f32>,
     },
@@ -207,6 +346,15 @@ pub struct AudioSource {
     label: String,
     kind: &'static str,
     notice: Option<String>,
+    warning: Option<String>,
+    selection: AudioSelection,
+    options: AudioOptions,
+    paused: bool,
+    fast: bool,
+    /// Gap samples counted but not yet handed out by `gap_samples`.
+    gap_pending: u64,
+    /// Up to when a stale live stream's gap has been counted.
+    gap_until: Option<Instant>,
 }
 
 impl std::fmt::Debug for AudioSource {
@@ -216,6 +364,7 @@ impl std::fmt::Debug for AudioSource {
             .field("kind", &self.kind)
             .field("sample_rate", &self.sample_rate)
             .field("notice", &self.notice)
+            .field("warning", &self.warning)
             .field("dropped", &self.dropped())
             .finish_non_exhaustive()
     }
@@ -225,6 +374,15 @@ impl std::fmt::Debug for AudioSource {
 const SYNTH_CHUNK: usize = 4096;
 
 impl AudioSource {
+    /// `open_with(sel, ring_capacity, &AudioOptions::default())`: mix of all channels, seed 1.
+    ///
+    /// # Errors
+    ///
+    /// As [`open_with`](Self::open_with).
+    pub fn open(sel: &AudioSelection, ring_capacity: usize) -> Result<AudioSource, AudioError> {
+        Self::open_with(sel, ring_capacity, &AudioOptions::default())
+    }
+
     /// Opens the selection.
     ///
     /// - `Default`: the default input device of cpal's default host (PulseAudio when a server
@@ -236,105 +394,205 @@ impl AudioSource {
     ///   PulseAudio source name `viz.monitor`), else a case-insensitive substring of exactly one
     ///   name. Unknown → [`AudioError::DeviceNotFound`] listing the input devices; several
     ///   substring matches → [`AudioError::DeviceAmbiguous`]; no fallback.
-    /// - `File(path)`: decoded fully here ([`file::decode_wav`]; its errors surface here), then
-    ///   played at real-time rate by [`advance_to`](Self::advance_to).
-    /// - `Synthetic`: [`synth::Synth`] at [`synth::SYNTH_SAMPLE_RATE`].
+    /// - `File(path)`: decoded fully here, on the calling thread ([`file::decode_file`]; its
+    ///   errors surface here; a partly decodable file opens with a [`warning`](Self::warning)),
+    ///   then played at real-time rate by [`advance_to`](Self::advance_to). The whole file is
+    ///   held in memory as mono `f32` (4 bytes per frame: 11 MB per minute at 48 kHz).
+    /// - `Synthetic` / `Signal(s)`: [`synth::Synth`] at [`synth::SYNTH_SAMPLE_RATE`] with
+    ///   `options.seed`.
     ///
     /// `ring_capacity` is in mono samples ([`DEFAULT_RING_CAPACITY`] is a good value).
     ///
     /// # Errors
     ///
     /// [`AudioError::InvalidRingCapacity`] for 0; for `File`, every error of
-    /// [`file::decode_wav`]; for `Device`, [`AudioError::DeviceNotFound`],
-    /// [`AudioError::DeviceAmbiguous`], [`AudioError::DeviceList`], [`AudioError::DeviceOpen`].
-    /// `Default` and `Synthetic` never fail (with a valid capacity).
-    pub fn open(sel: &AudioSelection, ring_capacity: usize) -> Result<AudioSource, AudioError> {
+    /// [`file::decode_file`] and [`AudioError::InvalidChannel`]; for `Device`,
+    /// [`AudioError::DeviceNotFound`], [`AudioError::DeviceAmbiguous`],
+    /// [`AudioError::DeviceList`], [`AudioError::DeviceOpen`] (also for a channel or a forced
+    /// sample format the device lacks). `Default`, `Synthetic` and `Signal` never fail (with a
+    /// valid capacity).
+    pub fn open_with(
+        sel: &AudioSelection,
+        ring_capacity: usize,
+        options: &AudioOptions,
+    ) -> Result<AudioSource, AudioError> {
         if ring_capacity == 0 {
             return Err(AudioError::InvalidRingCapacity {
                 capacity: ring_capacity,
             });
         }
-        match sel {
-            AudioSelection::Synthetic => Ok(Self::synthetic(ring_capacity, None)),
-            AudioSelection::File(path) => Self::open_file(path, ring_capacity),
+        let mut src = match sel {
+            AudioSelection::Synthetic => {
+                Self::synthetic(ring_capacity, SynthSignal::ChirpTones, options.seed, None)
+            }
+            AudioSelection::Signal(s) => Self::synthetic(ring_capacity, *s, options.seed, None),
+            AudioSelection::File(path) => Self::open_file(path, ring_capacity, options.channel)?,
             AudioSelection::Device(name) => {
                 let device = capture::find_input_device(name)?;
-                let parts = capture::LiveCapture::open(&device, ring_capacity).map_err(|e| {
-                    AudioError::DeviceOpen {
-                        name: capture::device_name(&device),
-                        reason: e,
-                    }
+                let parts = capture::LiveCapture::open(
+                    &device,
+                    ring_capacity,
+                    options.channel,
+                    options.sample_format,
+                )
+                .map_err(|e| AudioError::DeviceOpen {
+                    name: capture::device_name(&device),
+                    reason: e,
                 })?;
-                Ok(Self::live(parts))
+                Self::from_live(parts)
             }
-            AudioSelection::Default => match capture::open_default(ring_capacity) {
-                Ok(parts) => Ok(Self::live(parts)),
-                Err(why) => {
-                    let notice = format!(
-                        "No audio input could be opened ({why}); showing the built-in synthetic source"
-                    );
-                    log::warn!("{notice}");
-                    Ok(Self::synthetic(ring_capacity, Some(notice)))
+            AudioSelection::Default => {
+                match capture::open_default(ring_capacity, options.channel, options.sample_format) {
+                    Ok(parts) => Self::from_live(parts),
+                    Err(why) => {
+                        let notice = format!(
+                            "No audio input could be opened ({why}); showing the built-in synthetic source"
+                        );
+                        log::warn!("{notice}");
+                        Self::synthetic(
+                            ring_capacity,
+                            SynthSignal::ChirpTones,
+                            options.seed,
+                            Some(notice),
+                        )
+                    }
                 }
-            },
-        }
+            }
+        };
+        src.selection = sel.clone();
+        src.options = *options;
+        Ok(src)
     }
 
-    fn live((live, consumer, dropped): capture::LiveParts) -> AudioSource {
+    fn base(
+        feed: Feed,
+        consumer: Consumer<f32>,
+        dropped: Arc<AtomicU64>,
+        sample_rate: u32,
+        label: String,
+        kind: &'static str,
+    ) -> AudioSource {
         AudioSource {
-            sample_rate: live.sample_rate(),
-            label: live.label(),
-            kind: "live",
-            notice: None,
+            feed,
             consumer,
             dropped,
-            feed: Feed::Live(live),
+            sample_rate,
+            label,
+            kind,
+            notice: None,
+            warning: None,
+            selection: AudioSelection::Synthetic,
+            options: AudioOptions::default(),
+            paused: false,
+            fast: false,
+            gap_pending: 0,
+            gap_until: None,
         }
     }
 
-    fn synthetic(ring_capacity: usize, notice: Option<String>) -> AudioSource {
-        let (producer, consumer) = RingBuffer::new(ring_capacity);
-        AudioSource {
-            feed: Feed::Clocked {
-                producer,
-                generator: Generator::Synth(synth::Synth::new()),
-                position: 0,
-                scratch: Vec::new(),
-            },
+    fn clocked(producer: Producer<f32>, generator: Generator) -> Feed {
+        Feed::Clocked {
+            producer,
+            generator,
+            produced: 0,
+            cursor: 0,
+            t_base: 0.0,
+            pos_base: 0,
+            scratch: Vec::new(),
+        }
+    }
+
+    fn from_live((live, consumer, dropped): capture::LiveParts) -> AudioSource {
+        let sample_rate = live.sample_rate();
+        let label = live.label();
+        Self::base(
+            Feed::Live(live),
             consumer,
-            dropped: Arc::new(AtomicU64::new(0)),
-            sample_rate: synth::SYNTH_SAMPLE_RATE,
-            label: format!("synthetic ({} Hz)", synth::SYNTH_SAMPLE_RATE),
-            kind: "synthetic",
-            notice,
-        }
+            dropped,
+            sample_rate,
+            label,
+            "live",
+        )
     }
 
-    fn open_file(path: &Path, ring_capacity: usize) -> Result<AudioSource, AudioError> {
-        let (samples, sample_rate, channels) = file::decode_wav(path)?;
+    fn synthetic(
+        ring_capacity: usize,
+        signal: SynthSignal,
+        seed: u64,
+        notice: Option<String>,
+    ) -> AudioSource {
         let (producer, consumer) = RingBuffer::new(ring_capacity);
-        Ok(AudioSource {
-            feed: Feed::Clocked {
+        let label = match signal {
+            SynthSignal::ChirpTones => format!("synthetic ({} Hz)", synth::SYNTH_SAMPLE_RATE),
+            s => format!("synthetic: {s} ({} Hz)", synth::SYNTH_SAMPLE_RATE),
+        };
+        let mut src = Self::base(
+            Self::clocked(
                 producer,
-                generator: Generator::File {
-                    samples,
+                Generator::Synth(synth::Synth::with_signal(signal, seed)),
+            ),
+            consumer,
+            Arc::new(AtomicU64::new(0)),
+            synth::SYNTH_SAMPLE_RATE,
+            label,
+            "synthetic",
+        );
+        src.notice = notice;
+        src
+    }
+
+    fn open_file(
+        path: &Path,
+        ring_capacity: usize,
+        channel: ChannelChoice,
+    ) -> Result<AudioSource, AudioError> {
+        let decoded = file::decode_file(path)?;
+        let channels = usize::from(decoded.channels);
+        let mut mono = Vec::with_capacity(decoded.samples.len() / channels.max(1));
+        match channel {
+            ChannelChoice::Mix => mix_to_mono(&decoded.samples, channels, &mut mono),
+            ChannelChoice::Channel(c) if c < channels => {
+                mono.extend(decoded.samples.chunks_exact(channels).map(|f| f[c]));
+            }
+            ChannelChoice::Channel(c) => {
+                return Err(AudioError::InvalidChannel {
+                    source_name: format!("file '{}'", path.display()),
+                    channel: c + 1,
+                    channels,
+                });
+            }
+        }
+        drop(decoded.samples);
+        let (producer, consumer) = RingBuffer::new(ring_capacity);
+        let ch = match channel {
+            ChannelChoice::Mix => String::new(),
+            ChannelChoice::Channel(c) => format!(", channel {}", c + 1),
+        };
+        let label = format!(
+            "file: {} ({} Hz, {} ch{ch})",
+            path.display(),
+            decoded.sample_rate,
+            decoded.channels
+        );
+        let mut src = Self::base(
+            Self::clocked(
+                producer,
+                Generator::File {
+                    samples: mono,
                     looping: false,
                 },
-                position: 0,
-                scratch: Vec::new(),
-            },
-            consumer,
-            dropped: Arc::new(AtomicU64::new(0)),
-            sample_rate,
-            label: format!(
-                "file: {} ({} Hz, {} ch)",
-                path.display(),
-                sample_rate,
-                channels
             ),
-            kind: "file",
-            notice: None,
-        })
+            consumer,
+            Arc::new(AtomicU64::new(0)),
+            decoded.sample_rate,
+            label,
+            "file",
+        );
+        if let Some(w) = &decoded.warning {
+            log::warn!("audio file '{}': {w}", path.display());
+        }
+        src.warning = decoded.warning;
+        Ok(src)
     }
 
     /// Sample rate of the mono samples in the ring, in Hz (never 0).
@@ -343,8 +601,9 @@ impl AudioSource {
     }
 
     /// One line for the UI and reports: `"live: <device name> (48000 Hz, 2 ch, I16)"`,
-    /// `"synthetic (48000 Hz)"` or `"file: <path> (44100 Hz, 1 ch)"` (the file's own channel
-    /// count; the ring is always mono).
+    /// `"synthetic (48000 Hz)"`, `"synthetic: pink (48000 Hz)"` or
+    /// `"file: <path> (44100 Hz, 1 ch)"` (the file's own channel count; the ring is always mono).
+    /// When one channel is taken, `", channel N"` (1-based) precedes the closing parenthesis.
     pub fn label(&self) -> &str {
         &self.label
     }
@@ -354,50 +613,95 @@ impl AudioSource {
         self.kind
     }
 
+    /// The selection this source was opened from (what [`reopen`](Self::reopen) opens again).
+    pub fn selection(&self) -> &AudioSelection {
+        &self.selection
+    }
+
+    /// The options this source was opened with.
+    pub fn options(&self) -> &AudioOptions {
+        &self.options
+    }
+
     /// A visible one-line notice for the user, set when `Default` fell back to the synthetic
     /// source; `None` otherwise.
     pub fn notice(&self) -> Option<&str> {
         self.notice.as_deref()
     }
 
-    /// For clocked sources (file, synthetic): produces every sample whose time is `< t_seconds`
-    /// since the source started, so that after the call the total produced is
-    /// `floor(t_seconds · sample_rate)` (capped at the file's end unless looping). Samples that do
-    /// not fit in the ring are counted in [`dropped`](Self::dropped), the clock still moves past
-    /// them. Going back in time, NaN or infinite `t_seconds` do nothing. No-op for live input.
+    /// A one-line warning about a file that was only partly decodable (truncated, corrupt
+    /// packets): what was skipped or where decoding stopped. `None` for clean files and other
+    /// sources. The decodable part plays normally.
+    pub fn warning(&self) -> Option<&str> {
+        self.warning.as_deref()
+    }
+
+    /// For clocked sources (file, synthetic), while playing: produces every sample whose time is
+    /// `< t_seconds` since the source started, so that after the call the total produced is
+    /// `floor(t_seconds · sample_rate)` (capped at the file's end unless looping; pauses and
+    /// seeks shift the origin: time spent paused produces nothing, and a seek moves where the
+    /// next samples come from, not how many). Samples that do not fit in the ring are counted in
+    /// [`dropped`](Self::dropped), the clock still moves past them.
+    ///
+    /// In fast mode ([`set_fast`](Self::set_fast)) the clock is ignored: every call pushes as
+    /// many samples as the ring has room for (up to the file's end), so nothing is dropped.
+    ///
+    /// Going back in time, NaN or infinite `t_seconds` do nothing. No-op for live input.
     pub fn advance_to(&mut self, t_seconds: f64) {
+        let sr = f64::from(self.sample_rate);
+        let (paused, fast) = (self.paused, self.fast);
         let Feed::Clocked {
             producer,
             generator,
-            position,
+            produced,
+            cursor,
+            t_base,
+            pos_base,
             scratch,
         } = &mut self.feed
         else {
             return;
         };
-        if !t_seconds.is_finite() || t_seconds <= 0.0 {
+        if !t_seconds.is_finite() {
             return;
         }
-        // `as` saturates for values beyond u64::MAX.
-        let mut target = (t_seconds * f64::from(self.sample_rate)).floor() as u64;
-        if let Generator::File {
-            samples,
-            looping: false,
-        } = generator
-        {
-            target = target.min(samples.len() as u64);
-        }
-        if target <= *position {
+        let rebase = |t_base: &mut f64, pos_base: &mut u64, produced: u64| {
+            if t_seconds > *t_base {
+                *t_base = t_seconds;
+                *pos_base = produced;
+            }
+        };
+        if paused {
+            rebase(t_base, pos_base, *produced);
             return;
         }
-        let wanted = target - *position;
+        let remaining = match generator {
+            Generator::File {
+                samples,
+                looping: false,
+            } => (samples.len() as u64).saturating_sub(*cursor),
+            _ => u64::MAX,
+        };
         let room = producer.slots() as u64;
+        let wanted = if fast {
+            room.min(remaining)
+        } else {
+            if t_seconds <= *t_base {
+                return;
+            }
+            // `as` saturates for values beyond u64::MAX.
+            let target = pos_base.saturating_add(((t_seconds - *t_base) * sr).floor() as u64);
+            if target <= *produced {
+                return;
+            }
+            (target - *produced).min(remaining)
+        };
         let to_push = wanted.min(room) as usize;
         match generator {
             Generator::Synth(synth) => {
-                // `to_push` samples starting at `position`: the synthesizer is positioned there
-                // (it may lag after samples were dropped).
-                synth.seek(*position);
+                // `to_push` samples starting at `cursor` (the synthesizer may lag after samples
+                // were dropped).
+                synth.seek(*cursor);
                 if scratch.len() < SYNTH_CHUNK {
                     scratch.resize(SYNTH_CHUNK, 0.0);
                 }
@@ -409,10 +713,11 @@ impl AudioSource {
                     debug_assert_eq!(pushed.len(), n);
                     left -= n;
                 }
+                *cursor = cursor.saturating_add(wanted);
             }
-            Generator::File { samples, .. } => {
+            Generator::File { samples, looping } => {
                 let len = samples.len() as u64;
-                let mut pos = *position;
+                let mut pos = *cursor;
                 let mut left = to_push as u64;
                 while left > 0 && len > 0 {
                     let start = (pos % len) as usize;
@@ -422,28 +727,72 @@ impl AudioSource {
                     pos += n as u64;
                     left -= n as u64;
                 }
+                *cursor = if *looping && len > 0 {
+                    (*cursor + wanted) % len
+                } else {
+                    (*cursor + wanted).min(len)
+                };
             }
         }
         let lost = wanted - to_push as u64;
         if lost > 0 {
             self.dropped.fetch_add(lost, Ordering::Relaxed);
         }
-        *position = target;
+        *produced += wanted;
+        if fast || wanted == remaining {
+            // Fast mode, or the file ran out: the clock restarts from here, so that leaving fast
+            // mode or seeking back plays on from the next call without a burst.
+            *t_base = t_seconds.max(*t_base);
+            *pos_base = *produced;
+        }
     }
 
-    /// Drains every available sample from the ring into `out` (appends). Never blocks.
+    /// Drains every available sample from the ring into `out` (appends). Never blocks. For a
+    /// live device that left the device list (its stream now carries another source's samples,
+    /// see [`capture`]) the samples are discarded and counted as a gap instead.
     pub fn drain_into(&mut self, out: &mut Vec<f32>) {
         let n = self.consumer.slots();
         if n == 0 {
             return;
         }
+        let discard = matches!(&self.feed, Feed::Live(live) if live.device_gone());
         if let Ok(chunk) = self.consumer.read_chunk(n) {
-            let (a, b) = chunk.as_slices();
-            out.reserve(a.len() + b.len());
-            out.extend_from_slice(a);
-            out.extend_from_slice(b);
+            if discard {
+                self.gap_pending += n as u64;
+            } else {
+                let (a, b) = chunk.as_slices();
+                out.reserve(a.len() + b.len());
+                out.extend_from_slice(a);
+                out.extend_from_slice(b);
+            }
             chunk.commit_all();
         }
+    }
+
+    /// Samples of time for which a live source delivered nothing usable since the previous call:
+    /// while no data has come for [`capture::STALE_AFTER`] (not paused), the whole silent span
+    /// (counted once), plus the samples discarded because the device is gone. The analysis should
+    /// show this many samples as a gap (no data), not as silence, and restart its frames after
+    /// it. Always 0 for clocked sources. Call once per frame, after [`drain_into`](Self::drain_into).
+    pub fn gap_samples(&mut self) -> u64 {
+        let mut gap = std::mem::take(&mut self.gap_pending);
+        if let Feed::Live(live) = &self.feed {
+            let quiet = live.silence_for();
+            if quiet >= capture::STALE_AFTER {
+                let now = Instant::now();
+                let start = now.checked_sub(quiet).unwrap_or(now);
+                let from = match self.gap_until {
+                    Some(u) if u > start => u,
+                    _ => start,
+                };
+                gap += (now.saturating_duration_since(from).as_secs_f64()
+                    * f64::from(self.sample_rate)) as u64;
+                self.gap_until = Some(now);
+            } else {
+                self.gap_until = None;
+            }
+        }
+        gap
     }
 
     /// Samples that did not fit in the ring, total since open (counted by the producer with an
@@ -452,46 +801,187 @@ impl AudioSource {
         self.dropped.load(Ordering::Relaxed)
     }
 
-    /// Last stream error reported by cpal's error callback (e.g. the device disappeared), if any.
-    /// Always `None` for clocked sources.
+    /// The current problem of a live source, one line, if any: the last stream error from cpal's
+    /// error callback; "audio device '<name>' is gone (...)" once the device left the device list;
+    /// "no data from <device> for N.N s" when nothing came for [`capture::STALE_AFTER`] while not
+    /// paused. Always `None` for clocked sources.
     pub fn stream_error(&self) -> Option<String> {
         match &self.feed {
-            Feed::Live(live) => live.last_error(),
+            Feed::Live(live) => live.problem(),
             Feed::Clocked { .. } => None,
         }
     }
 
-    /// Whether the file source has delivered all its samples (its clock reached the end and it is
-    /// not looping). Always `false` for live and synthetic sources.
+    /// What the source is doing: a live problem ([`stream_error`](Self::stream_error)) first,
+    /// then paused, finished (file at its end, not looping), else running.
+    pub fn status(&self) -> SourceStatus {
+        if let Some(p) = self.stream_error() {
+            return SourceStatus::Problem(p);
+        }
+        if self.paused {
+            SourceStatus::Paused
+        } else if self.finished() {
+            SourceStatus::Finished
+        } else {
+            SourceStatus::Running
+        }
+    }
+
+    /// Opens the same selection with the same options and ring capacity again and replaces this
+    /// source with it (a live device that disappeared and came back, or `Default` that fell back
+    /// to the synthetic source). The dropped-sample count starts over; the sample rate may change.
+    ///
+    /// # Errors
+    ///
+    /// As [`open_with`](Self::open_with); on error this source is left as it was.
+    pub fn reopen(&mut self) -> Result<(), AudioError> {
+        let sel = self.selection.clone();
+        let options = self.options;
+        self.reopen_with(&sel, &options)
+    }
+
+    /// Opens another selection (or the same with other options, e.g. another channel) with this
+    /// source's ring capacity and replaces this source with it.
+    ///
+    /// # Errors
+    ///
+    /// As [`open_with`](Self::open_with); on error this source is left as it was.
+    pub fn reopen_with(
+        &mut self,
+        sel: &AudioSelection,
+        options: &AudioOptions,
+    ) -> Result<(), AudioError> {
+        let fresh = AudioSource::open_with(sel, self.ring_capacity(), options)?;
+        *self = fresh;
+        Ok(())
+    }
+
+    /// Whether the file source has delivered all its samples (its cursor reached the end and it
+    /// is not looping). Always `false` for live and synthetic sources.
     pub fn finished(&self) -> bool {
         match &self.feed {
             Feed::Clocked {
                 generator: Generator::File { samples, looping },
-                position,
+                cursor,
                 ..
-            } => !*looping && *position >= samples.len() as u64,
+            } => !*looping && *cursor >= samples.len() as u64,
             _ => false,
         }
     }
 
-    /// Makes a file source start over at its beginning when it reaches its end (the clock keeps
-    /// running: sample `i` of the stream is file sample `i mod len`). No effect on other sources.
+    /// Makes a file source start over at its beginning when it reaches its end (sample `i` of
+    /// the stream is then file sample `i mod len`, when not seeked). No effect on other sources.
     pub fn set_looping(&mut self, looping: bool) {
         if let Feed::Clocked {
-            generator: Generator::File { looping: l, .. },
+            generator:
+                Generator::File {
+                    looping: l,
+                    samples,
+                },
+            cursor,
             ..
         } = &mut self.feed
         {
             *l = looping;
+            if looping && *cursor >= samples.len() as u64 {
+                *cursor = 0;
+            }
         }
+    }
+
+    /// Whether a file source loops; `false` for other sources.
+    pub fn looping(&self) -> bool {
+        matches!(
+            &self.feed,
+            Feed::Clocked {
+                generator: Generator::File { looping: true, .. },
+                ..
+            }
+        )
+    }
+
+    /// Pauses or resumes. Clocked sources produce nothing while paused and resume where they
+    /// stopped (the time paused is skipped, not caught up); a live stream is paused in the
+    /// backend (cpal `pause`/`play`) and its data watchdog is quiet meanwhile.
+    pub fn set_paused(&mut self, paused: bool) {
+        self.paused = paused;
+        if let Feed::Live(live) = &mut self.feed {
+            live.set_paused(paused);
+        }
+        self.gap_until = None;
+    }
+
+    /// Whether the source is paused.
+    pub fn paused(&self) -> bool {
+        self.paused
+    }
+
+    /// Moves a clocked source to `seconds` from its start: files clamp to `[0, duration]`, the
+    /// synthetic signals to `≥ 0`. Samples already in the ring (from before the seek) are
+    /// discarded, so the next [`drain_into`](Self::drain_into) starts at the new position.
+    /// NaN does nothing; no-op for live input.
+    pub fn seek(&mut self, seconds: f64) {
+        if seconds.is_nan() {
+            return;
+        }
+        let sr = f64::from(self.sample_rate);
+        let Feed::Clocked {
+            generator, cursor, ..
+        } = &mut self.feed
+        else {
+            return;
+        };
+        // `as` saturates: negative → 0, +∞ → u64::MAX.
+        let target = (seconds * sr).floor() as u64;
+        *cursor = match generator {
+            Generator::File { samples, .. } => target.min(samples.len() as u64),
+            Generator::Synth(_) => target,
+        };
+        let n = self.consumer.slots();
+        if let Ok(chunk) = self.consumer.read_chunk(n) {
+            chunk.commit_all();
+        }
+    }
+
+    /// Analyse as fast as possible (`true`): [`advance_to`](Self::advance_to) pushes as much as
+    /// the ring has room for on every call, ignoring the clock; nothing is dropped. `false`
+    /// returns to real-time rate from the current position. Clocked sources only.
+    pub fn set_fast(&mut self, fast: bool) {
+        self.fast = fast && !matches!(self.feed, Feed::Live(_));
+    }
+
+    /// Whether fast mode is on.
+    pub fn fast(&self) -> bool {
+        self.fast
     }
 
     /// Samples produced so far by a clocked source (pushed or dropped), i.e. its clock in samples;
     /// `None` for live input.
     pub fn position(&self) -> Option<u64> {
         match &self.feed {
-            Feed::Clocked { position, .. } => Some(*position),
+            Feed::Clocked { produced, .. } => Some(*produced),
             Feed::Live(_) => None,
+        }
+    }
+
+    /// Playback position of a clocked source, seconds: where the next sample comes from in the
+    /// file (in `[0, duration]`) or in the synthetic signal. `None` for live input.
+    pub fn position_s(&self) -> Option<f64> {
+        match &self.feed {
+            Feed::Clocked { cursor, .. } => Some(*cursor as f64 / f64::from(self.sample_rate)),
+            Feed::Live(_) => None,
+        }
+    }
+
+    /// Length of a file source in seconds (decoded frames / sample rate); `None` for live and
+    /// synthetic sources.
+    pub fn duration_s(&self) -> Option<f64> {
+        match &self.feed {
+            Feed::Clocked {
+                generator: Generator::File { samples, .. },
+                ..
+            } => Some(samples.len() as f64 / f64::from(self.sample_rate)),
+            _ => None,
         }
     }
 
@@ -499,10 +989,19 @@ impl AudioSource {
     pub fn ring_capacity(&self) -> usize {
         self.consumer.buffer().capacity()
     }
+
+    /// The live stream, for device details (channels, sample format, frames received); `None`
+    /// for clocked sources.
+    pub fn live(&self) -> Option<&capture::LiveCapture> {
+        match &self.feed {
+            Feed::Live(live) => Some(live),
+            Feed::Clocked { .. } => None,
+        }
+    }
 }
 
 /// Lists the input device names of cpal's default host (for messages and the UI). Empty when the
-/// host cannot enumerate devices.
+/// host cannot enumerate devices. See [`input_devices`] for rates, channels and formats.
 pub fn input_device_names() -> Vec<String> {
     capture::input_device_names_of(&cpal::default_host())
 }

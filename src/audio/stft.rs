@@ -1,28 +1,31 @@
 //! Short-time Fourier transform of the mono sample stream, in dBFS.
 //!
-//! Frames of `N` samples (`fft_size`, a power of two), advanced by `H` samples (`hop`), are
-//! multiplied by a **periodic** ("DFT-even") Hann window `w[n] = 0.5 − 0.5·cos(2πn/N)`,
-//! n = 0..N−1 (Harris 1978, "On the use of windows for harmonic analysis with the discrete Fourier
-//! transform", Proc. IEEE 66(1)); its sum is exactly `Σw = N/2` and its equivalent noise bandwidth
-//! is exactly 1.5 bins ([`HANN_ENBW_BINS`]). The real FFT (`realfft`, planned once) gives
-//! `X_k`, k = 0..=N/2.
+//! Frames of `N` samples (`fft_size`, a power of two), advanced by `H` samples (`hop`, any value in
+//! 1..=N), are multiplied by a **periodic** ("DFT-even") window `w[n]`, n = 0..N−1, chosen with
+//! [`WindowKind`] (default [`WindowKind::Hann`]); see [`window_values`] for the formulas and
+//! sources. The real FFT (`realfft`, planned once) gives `X_k`, k = 0..=N/2.
 //!
-//! Level of bin k, scaled so that a full-scale sine centred on a bin reads 0 dBFS
-//! (one-sided amplitude spectrum with the window's coherent gain compensated; Heinzel, Rüdiger &
-//! Schilling 2002, "Spectrum and spectral density estimation by the DFT", §9):
+//! Level of bin k, scaled so that a full-scale sine centred on a bin reads 0 dBFS for **every**
+//! window and size (one-sided amplitude spectrum with the window's coherent gain `Σw` compensated;
+//! Heinzel, Rüdiger & Schilling 2002, "Spectrum and spectral density estimation by the Discrete
+//! Fourier transform (DFT), including a comprehensive list of window functions and some new
+//! flat-top windows", Max-Planck-Institut für Gravitationsphysik, §9):
 //!
 //! ```text
 //! amplitude_k = c_k·|X_k| / Σw,   c_k = 2 except c_0 = c_{N/2} = 1
 //! dB_k        = max(20·log10(amplitude_k), DB_FLOOR)
 //! ```
 //!
-//! The factor `c_k/Σw` is folded into the window (so the loop multiplies once per sample), with the
+//! The factor `2/Σw` is folded into the window (so the loop multiplies once per sample), with the
 //! DC and Nyquist bins halved afterwards. A frame containing a NaN or infinite sample yields
-//! [`DB_FLOOR`] in every bin (never NaN); silence yields exactly `DB_FLOOR`.
+//! [`DB_FLOOR`] in every bin (never NaN), and only the columns whose window holds that sample are
+//! affected; silence yields exactly `DB_FLOOR`; an FFT overflowed by huge finite samples reads
+//! [`DB_MAX`]. Every output is finite.
 //!
 //! A tone between two bins reads lower at its peak bin (scalloping: −1.42 dB at worst for Hann,
-//! −0.63 dB at a third of a bin); [`tone_level_db`] sums the power around the peak instead and is
-//! independent of where the tone falls.
+//! under 0.01 dB for the flat-top window); [`tone_level_db_with`] sums the power around the peak
+//! and divides by the window's equivalent noise bandwidth instead, which does not depend on where
+//! the tone falls.
 
 use std::sync::Arc;
 
@@ -30,6 +33,13 @@ use realfft::num_complex::Complex;
 use realfft::{RealFftPlanner, RealToComplex};
 
 use super::AudioError;
+
+/// 20·log10(2): the DC and Nyquist bins take `1/Σw`, half the `2/Σw` folded into the window.
+const EDGE_DB: f32 = 6.020_6;
+
+/// The highest level reported, dBFS: replaces +∞ when the FFT of huge (finite) samples
+/// overflows `f32` (a frame of `f32::MAX` reads ≈ 770 dB before overflowing).
+pub const DB_MAX: f32 = 800.0;
 
 /// The lowest level reported, dBFS (amplitude 1e-8). Replaces −∞ (silence) and NaN.
 pub const DB_FLOOR: f32 = -160.0;
@@ -45,13 +55,151 @@ pub const MAX_FFT_SIZE: usize = 65_536;
 pub const DEFAULT_FFT_SIZE: usize = 2048;
 /// Default hop.
 pub const DEFAULT_HOP: usize = 512;
+/// Smallest FFT size the UI and the command line offer (the issue's analysis range).
+pub const MIN_ANALYSIS_FFT_SIZE: usize = 256;
+/// Largest FFT size the UI and the command line offer (16 385 bins).
+pub const MAX_ANALYSIS_FFT_SIZE: usize = 32_768;
+
+/// The analysis window. Every window is the *periodic* form of a cosine sum,
+/// `w[n] = Σ_j (−1)^j a_j·cos(2π j n / N)`, n = 0..N−1 (see [`WindowKind::coefficients`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum WindowKind {
+    /// Hann: `a = [0.5, 0.5]` (Harris 1978, "On the use of windows for harmonic analysis with the
+    /// discrete Fourier transform", Proc. IEEE 66(1), §V.C). ENBW 1.5 bins, sidelobes −31.5 dB.
+    #[default]
+    Hann,
+    /// Hamming: `a = [0.54, 0.46]` (Harris 1978 §V.D). ENBW 1.3628 bins, sidelobes −43 dB.
+    Hamming,
+    /// 4-term Blackman-Harris ("minimum 4-term", −92 dB): `a = [0.35875, 0.48829, 0.14128,
+    /// 0.01168]` (Harris 1978 §V.F, Table I). ENBW 2.0044 bins.
+    BlackmanHarris,
+    /// Flat-top HFT95 of Heinzel, Rüdiger & Schilling 2002 (§D.3.1 / Appendix D, "HFT95"):
+    /// `a = [1, 1.9383379, 1.3045202, 0.4028270, 0.0350665]`. Sidelobes −95 dB, amplitude
+    /// flatness (worst scalloping) 0.0044 dB, ENBW 3.8112 bins: for reading tone amplitudes.
+    FlatTop,
+    /// Rectangular (no window): `a = [1]`. ENBW 1 bin, sidelobes −13.3 dB.
+    Rectangular,
+}
+
+impl WindowKind {
+    /// Every window, in the order the UI lists them.
+    pub const ALL: &'static [WindowKind] = &[
+        WindowKind::Hann,
+        WindowKind::Hamming,
+        WindowKind::BlackmanHarris,
+        WindowKind::FlatTop,
+        WindowKind::Rectangular,
+    ];
+
+    /// The name used on the command line and in reports: `hann`, `hamming`, `blackman-harris`,
+    /// `flat-top`, `rectangular`.
+    pub fn name(self) -> &'static str {
+        match self {
+            WindowKind::Hann => "hann",
+            WindowKind::Hamming => "hamming",
+            WindowKind::BlackmanHarris => "blackman-harris",
+            WindowKind::FlatTop => "flat-top",
+            WindowKind::Rectangular => "rectangular",
+        }
+    }
+
+    /// Parses a [`name`](Self::name), case-insensitively; also accepts `blackmanharris`,
+    /// `flattop`, `rect` and `none`. `None` for anything else.
+    pub fn from_name(s: &str) -> Option<WindowKind> {
+        let v = s.trim().to_ascii_lowercase().replace('_', "-");
+        Some(match v.as_str() {
+            "hann" | "hanning" => WindowKind::Hann,
+            "hamming" => WindowKind::Hamming,
+            "blackman-harris" | "blackmanharris" => WindowKind::BlackmanHarris,
+            "flat-top" | "flattop" => WindowKind::FlatTop,
+            "rectangular" | "rect" | "none" => WindowKind::Rectangular,
+            _ => return None,
+        })
+    }
+
+    /// Cosine-sum coefficients `a_j` (all positive; the signs alternate in the sum).
+    pub fn coefficients(self) -> &'static [f64] {
+        match self {
+            WindowKind::Hann => &[0.5, 0.5],
+            WindowKind::Hamming => &[0.54, 0.46],
+            WindowKind::BlackmanHarris => &[0.35875, 0.48829, 0.14128, 0.01168],
+            WindowKind::FlatTop => &[1.0, 1.938_337_9, 1.304_520_2, 0.402_827_0, 0.035_066_5],
+            WindowKind::Rectangular => &[1.0],
+        }
+    }
+
+    /// Equivalent noise bandwidth in bins, `N·Σw²/(Σw)²`, in closed form for the periodic window
+    /// (valid for N > 2·terms, i.e. every accepted size): `(a_0² + ½·Σ_{j≥1} a_j²)/a_0²`.
+    /// Hann 1.5, Hamming 1.3628, Blackman-Harris 2.0044, flat-top 3.8112, rectangular 1.
+    pub fn enbw_bins(self) -> f64 {
+        let a = self.coefficients();
+        let rest: f64 = a[1..].iter().map(|c| c * c).sum();
+        (a[0] * a[0] + 0.5 * rest) / (a[0] * a[0])
+    }
+
+    /// Half-width in bins of the neighbourhood [`tone_level_db_with`] sums around a peak: wide
+    /// enough to hold the main lobe plus the first sidelobes (rectangular: 16 bins, its sinc
+    /// sidelobes decay slowly; still ≈ −0.03 dB short for a tone half-way between bins).
+    pub fn tone_half_width(self) -> usize {
+        match self {
+            WindowKind::Hann | WindowKind::Hamming => 3,
+            WindowKind::BlackmanHarris => 4,
+            WindowKind::FlatTop => 6,
+            WindowKind::Rectangular => 16,
+        }
+    }
+}
+
+impl std::fmt::Display for WindowKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for WindowKind {
+    type Err = String;
+    /// See [`WindowKind::from_name`]; the error lists the accepted names.
+    fn from_str(s: &str) -> Result<WindowKind, String> {
+        WindowKind::from_name(s).ok_or_else(|| {
+            format!(
+                "unknown window '{s}'; windows: hann, hamming, blackman-harris, flat-top, rectangular"
+            )
+        })
+    }
+}
+
+/// The periodic window of `n` points: `w[i] = Σ_j (−1)^j a_j·cos(2π j i / n)` with the
+/// coefficients of [`WindowKind::coefficients`], evaluated in `f64` and rounded to `f32`.
+/// Unscaled (Hann peaks at 1.0, the flat-top at ≈ 4.64 and dips below 0 near its ends).
+/// `n == 0` gives an empty vector, `n == 1` gives `[Σ_j (−1)^j a_j]`.
+pub fn window_values(kind: WindowKind, n: usize) -> Vec<f32> {
+    window_f64(kind, n).into_iter().map(|w| w as f32).collect()
+}
+
+fn window_f64(kind: WindowKind, n: usize) -> Vec<f64> {
+    let a = kind.coefficients();
+    let nf = n as f64;
+    (0..n)
+        .map(|i| {
+            let z = std::f64::consts::TAU * i as f64 / nf;
+            a.iter()
+                .enumerate()
+                .map(|(j, c)| {
+                    let sign = if j % 2 == 0 { 1.0 } else { -1.0 };
+                    sign * c * (j as f64 * z).cos()
+                })
+                .sum()
+        })
+        .collect()
+}
 
 /// Streaming STFT: push samples in any amounts, pop one dB column per hop.
 pub struct Stft {
     fft_size: usize,
     hop: usize,
+    window: WindowKind,
     fft: Arc<dyn RealToComplex<f32>>,
-    /// Periodic Hann window times 2/Σw (coherent gain and one-sided factor folded in).
+    /// Periodic window times 2/Σw (coherent gain and one-sided factor folded in).
     window_scaled: Vec<f32>,
     /// FFT input (windowed frame); used as scratch by the FFT.
     frame: Vec<f32>,
@@ -67,6 +215,7 @@ impl std::fmt::Debug for Stft {
         f.debug_struct("Stft")
             .field("fft_size", &self.fft_size)
             .field("hop", &self.hop)
+            .field("window", &self.window)
             .field("pending", &self.pending())
             .finish_non_exhaustive()
     }
@@ -74,12 +223,26 @@ impl std::fmt::Debug for Stft {
 
 impl Stft {
     /// Plans an STFT of `fft_size` samples (a power of two in 16..=65536) advancing by `hop`
-    /// samples (1..=fft_size). Allocates the window, FFT buffers and a pending-sample buffer.
+    /// samples (1..=fft_size) with the periodic Hann window. Allocates the window, FFT buffers and
+    /// a pending-sample buffer.
     ///
     /// # Errors
     ///
     /// [`AudioError::InvalidFftSize`], [`AudioError::InvalidHop`].
     pub fn new(fft_size: usize, hop: usize) -> Result<Stft, AudioError> {
+        Self::with_window(fft_size, hop, WindowKind::Hann)
+    }
+
+    /// As [`new`](Self::new) with the window `window`.
+    ///
+    /// # Errors
+    ///
+    /// [`AudioError::InvalidFftSize`], [`AudioError::InvalidHop`].
+    pub fn with_window(
+        fft_size: usize,
+        hop: usize,
+        window: WindowKind,
+    ) -> Result<Stft, AudioError> {
         if !fft_size.is_power_of_two() || !(MIN_FFT_SIZE..=MAX_FFT_SIZE).contains(&fft_size) {
             return Err(AudioError::InvalidFftSize { fft_size });
         }
@@ -87,12 +250,9 @@ impl Stft {
             return Err(AudioError::InvalidHop { hop, fft_size });
         }
         let fft = RealFftPlanner::<f32>::new().plan_fft_forward(fft_size);
-        let n = fft_size as f64;
-        let window: Vec<f64> = (0..fft_size)
-            .map(|i| 0.5 - 0.5 * (std::f64::consts::TAU * i as f64 / n).cos())
-            .collect();
-        let sum: f64 = window.iter().sum();
-        let window_scaled = window.iter().map(|w| (2.0 * w / sum) as f32).collect();
+        let w = window_f64(window, fft_size);
+        let sum: f64 = w.iter().sum();
+        let window_scaled = w.iter().map(|w| (2.0 * w / sum) as f32).collect();
         let frame = fft.make_input_vec();
         let spectrum = fft.make_output_vec();
         let scratch = fft.make_scratch_vec();
@@ -101,6 +261,7 @@ impl Stft {
         Ok(Stft {
             fft_size,
             hop,
+            window,
             fft,
             window_scaled,
             frame,
@@ -128,6 +289,16 @@ impl Stft {
     /// Hop H, samples.
     pub fn hop(&self) -> usize {
         self.hop
+    }
+
+    /// The analysis window.
+    pub fn window(&self) -> WindowKind {
+        self.window
+    }
+
+    /// [`tone_level_db_with`] for this STFT's window.
+    pub fn tone_level_db(&self, column_db: &[f32], peak: usize) -> f32 {
+        tone_level_db_with(column_db, peak, self.window)
     }
 
     /// Bins per column: N/2 + 1 (0 Hz to the Nyquist frequency inclusive).
@@ -198,10 +369,20 @@ impl Stft {
         if ok {
             for (k, (o, x)) in out_db[..n_out].iter_mut().zip(&self.spectrum).enumerate() {
                 // window_scaled carries 2/Σw; DC and Nyquist take 1/Σw.
+                // 10·log10(|X|²) saves the square root; |X|² overflowing f32 (samples far
+                // beyond full scale) falls back to 20·log10(|X|) (hypot, no overflow).
                 let edge = k == 0 || k == bins - 1;
-                let amp = if edge { 0.5 * x.norm() } else { x.norm() };
-                let db = 20.0 * amp.log10();
-                *o = if db > DB_FLOOR { db } else { DB_FLOOR };
+                let p = x.re * x.re + x.im * x.im;
+                let db = if p.is_finite() {
+                    10.0 * p.log10() - if edge { EDGE_DB } else { 0.0 }
+                } else {
+                    20.0 * x.norm().log10() - if edge { EDGE_DB } else { 0.0 }
+                };
+                *o = if db > DB_FLOOR {
+                    db.min(DB_MAX)
+                } else {
+                    DB_FLOOR
+                };
             }
         } else {
             out_db[..n_out].fill(DB_FLOOR);
@@ -231,24 +412,32 @@ pub fn dominant(column_db: &[f32]) -> (usize, f32) {
     }
 }
 
-/// Level of a steady tone near bin `peak`, dBFS, independent of where the tone falls between bins:
-/// the power of bins `peak−3..=peak+3` (clipped to the column) divided by the Hann window's
-/// equivalent noise bandwidth, `A² = Σ_k amplitude_k² / 1.5` (Parseval; Heinzel et al. 2002 §10).
-/// Meant for tones at least 4 bins away from 0 Hz and Nyquist (where the c_k = 1 bins and the
-/// mirrored lobe break the sum). Floored at [`DB_FLOOR`]; NaN entries count as silence.
+/// Level of a steady tone near bin `peak` for the Hann window: `tone_level_db_with(column_db,
+/// peak, WindowKind::Hann)`.
 pub fn tone_level_db(column_db: &[f32], peak: usize) -> f32 {
+    tone_level_db_with(column_db, peak, WindowKind::Hann)
+}
+
+/// Level of a steady tone near bin `peak`, dBFS, independent of where the tone falls between bins:
+/// the power of bins `peak−h..=peak+h` (`h` = [`WindowKind::tone_half_width`], clipped to the
+/// column) divided by the window's equivalent noise bandwidth,
+/// `A² = Σ_k amplitude_k² / ENBW` (Parseval; Heinzel et al. 2002 §10). Meant for tones at least
+/// `h + 1` bins away from 0 Hz and Nyquist (where the c_k = 1 bins and the mirrored lobe break
+/// the sum). Floored at [`DB_FLOOR`]; NaN entries count as silence.
+pub fn tone_level_db_with(column_db: &[f32], peak: usize, window: WindowKind) -> f32 {
     if column_db.is_empty() {
         return DB_FLOOR;
     }
-    let lo = peak.saturating_sub(3).min(column_db.len() - 1);
-    let hi = (peak + 3).min(column_db.len() - 1);
+    let h = window.tone_half_width();
+    let lo = peak.saturating_sub(h).min(column_db.len() - 1);
+    let hi = peak.saturating_add(h).min(column_db.len() - 1);
     let mut power = 0.0f64;
     for &db in &column_db[lo..=hi] {
         if db > DB_FLOOR {
             power += 10f64.powf(f64::from(db) / 10.0);
         }
     }
-    let db = (10.0 * (power / f64::from(HANN_ENBW_BINS)).log10()) as f32;
+    let db = (10.0 * (power / window.enbw_bins()).log10()) as f32;
     if db > DB_FLOOR { db } else { DB_FLOOR }
 }
 

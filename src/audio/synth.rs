@@ -1,4 +1,11 @@
-//! The built-in synthetic signal: deterministic, at 48 kHz, useful with no sound card.
+//! The built-in synthetic signals: deterministic, at 48 kHz, useful with no sound card.
+//!
+//! [`SynthSignal`] selects one of: the default mix below ([`SynthSignal::ChirpTones`]), a sine, a
+//! two-tone, the chirp alone, white noise or pink noise. Every sample of every signal is a
+//! closed-form function of its index `n` (and of the seed, for the noises), so the output never
+//! depends on how it is cut into buffers and seeking is exact.
+//!
+//! The default mix, [`SynthSignal::ChirpTones`]:
 //!
 //! `x[n] = Σ_i a_i·sin(2π f_i n / fs) + a_c·sin(φ_c(n mod L))` with
 //! - steady tones 440 Hz at amplitude 0.25 and 3000 Hz at amplitude 0.1 ([`TONES`]);
@@ -30,17 +37,135 @@ pub const CHIRP_PERIOD_S: f64 = 5.0;
 /// Chirp amplitude (full scale = 1).
 pub const CHIRP_AMPLITUDE: f64 = 0.3;
 
-/// The synthetic generator: a position (sample index) and closed-form formulas.
+/// Frequency of [`SynthSignal::Sine`], Hz.
+pub const SINE_HZ: f64 = 1000.0;
+/// Amplitude of [`SynthSignal::Sine`] (−6.02 dBFS).
+pub const SINE_AMPLITUDE: f64 = 0.5;
+/// The two tones of [`SynthSignal::TwoTone`]: `(Hz, amplitude)`, each −12.04 dBFS.
+pub const TWO_TONES: [(f64, f64); 2] = [(1000.0, 0.25), (3000.0, 0.25)];
+/// Amplitude of [`SynthSignal::Chirp`] (the chirp alone).
+pub const CHIRP_ALONE_AMPLITUDE: f64 = 0.5;
+/// Peak amplitude of [`SynthSignal::WhiteNoise`]: uniform in `[−0.5, 0.5)`, RMS `0.5/√3`.
+pub const WHITE_AMPLITUDE: f64 = 0.5;
+/// Rows of the Voss-McCartney pink-noise generator (pink from about `fs / 2^ROWS` = 0.7 Hz up).
+pub const PINK_ROWS: u32 = 16;
+
+/// Which synthetic signal to generate.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum SynthSignal {
+    /// The default mix: tones 440 Hz (0.25) and 3 kHz (0.1) plus the 100 Hz → 8 kHz chirp (0.3).
+    #[default]
+    ChirpTones,
+    /// [`SINE_HZ`] at [`SINE_AMPLITUDE`].
+    Sine,
+    /// The two tones of [`TWO_TONES`].
+    TwoTone,
+    /// The linear chirp alone, [`CHIRP_START_HZ`] → [`CHIRP_END_HZ`] over [`CHIRP_PERIOD_S`],
+    /// at [`CHIRP_ALONE_AMPLITUDE`].
+    Chirp,
+    /// White noise: independent uniform samples in `[−0.5, 0.5)` from a counter-based hash
+    /// (SplitMix64 finaliser, Steele, Lea & Flood 2014) of `(seed, n)`.
+    WhiteNoise,
+    /// Pink noise (−3 dB/octave), Voss-McCartney algorithm (R. F. Voss & J. Clarke 1978, "1/f
+    /// noise in music"; J. McCartney's variant that updates one row per sample, the row given by
+    /// the number of trailing zeros of `n`, as described by Phil Burk, "Generation of pink noise",
+    /// 1999): the sum of [`PINK_ROWS`] uniform random rows, row `j` redrawn every `2^(j+1)`
+    /// samples with offset `2^j`, plus one fresh white value per sample, divided by
+    /// `PINK_ROWS + 1` (so |x| < 1, RMS ≈ 0.14). Row `j`'s value at `n` is the hash of
+    /// `(seed, j, (n + 2^j) >> (j+1))`, which makes it a closed form of `n`.
+    PinkNoise,
+}
+
+impl SynthSignal {
+    /// Every signal, in the order the UI lists them.
+    pub const ALL: &'static [SynthSignal] = &[
+        SynthSignal::ChirpTones,
+        SynthSignal::Sine,
+        SynthSignal::TwoTone,
+        SynthSignal::Chirp,
+        SynthSignal::WhiteNoise,
+        SynthSignal::PinkNoise,
+    ];
+
+    /// The name used after `--audio synthetic:`: `chirp-tones`, `sine`, `two-tone`, `chirp`,
+    /// `white`, `pink`.
+    pub fn name(self) -> &'static str {
+        match self {
+            SynthSignal::ChirpTones => "chirp-tones",
+            SynthSignal::Sine => "sine",
+            SynthSignal::TwoTone => "two-tone",
+            SynthSignal::Chirp => "chirp",
+            SynthSignal::WhiteNoise => "white",
+            SynthSignal::PinkNoise => "pink",
+        }
+    }
+
+    /// Parses a [`name`](Self::name) case-insensitively; `default`, `white-noise`, `pink-noise`,
+    /// `twotone` and `noise` (white) are accepted too.
+    pub fn from_name(s: &str) -> Option<SynthSignal> {
+        let v = s.trim().to_ascii_lowercase().replace('_', "-");
+        Some(match v.as_str() {
+            "chirp-tones" | "default" | "" => SynthSignal::ChirpTones,
+            "sine" => SynthSignal::Sine,
+            "two-tone" | "twotone" => SynthSignal::TwoTone,
+            "chirp" => SynthSignal::Chirp,
+            "white" | "white-noise" | "noise" => SynthSignal::WhiteNoise,
+            "pink" | "pink-noise" => SynthSignal::PinkNoise,
+            _ => return None,
+        })
+    }
+}
+
+impl std::fmt::Display for SynthSignal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// SplitMix64 finaliser (Steele, Lea & Flood 2014, "Fast splittable pseudorandom number
+/// generators"): a bijective 64-bit mix.
+fn mix64(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// Uniform in `[−1, 1)` from `(seed, stream, index)`, 53 random bits.
+fn uniform(seed: u64, stream: u64, index: u64) -> f64 {
+    let h = mix64(mix64(seed ^ stream.wrapping_mul(0xD1B5_4A32_D192_ED03)) ^ index);
+    (h >> 11) as f64 * (2.0 / (1u64 << 53) as f64) - 1.0
+}
+
+/// The synthetic generator: a signal, a seed (noises only), a position (sample index) and
+/// closed-form formulas.
 #[derive(Clone, Debug, Default)]
 pub struct Synth {
     /// Index of the next sample `fill` produces.
     n: u64,
+    signal: SynthSignal,
+    seed: u64,
 }
 
 impl Synth {
-    /// A generator positioned at sample 0.
+    /// The default mix ([`SynthSignal::ChirpTones`]) positioned at sample 0.
     pub fn new() -> Synth {
-        Synth { n: 0 }
+        Synth::default()
+    }
+
+    /// `signal` with `seed` (used by the noises only) positioned at sample 0.
+    pub fn with_signal(signal: SynthSignal, seed: u64) -> Synth {
+        Synth { n: 0, signal, seed }
+    }
+
+    /// The signal generated.
+    pub fn signal(&self) -> SynthSignal {
+        self.signal
+    }
+
+    /// Sample `n` of this generator's signal (the position is not used or changed).
+    pub fn value_at(&self, n: u64) -> f32 {
+        signal_at(self.signal, self.seed, n)
     }
 
     /// Sample rate in Hz ([`SYNTH_SAMPLE_RATE`]).
@@ -58,7 +183,7 @@ impl Synth {
         self.n = n;
     }
 
-    /// Sample number `n` of the signal (mono, in [-0.65, 0.65]).
+    /// Sample number `n` of the default mix (mono, in [-0.65, 0.65]).
     pub fn sample_at(n: u64) -> f32 {
         let fs = u64::from(SYNTH_SAMPLE_RATE);
         let fs_f = fs as f64;
@@ -69,11 +194,7 @@ impl Synth {
             x += a * (TAU * f * within_second / fs_f).sin();
         }
         // Chirp: closed-form integral of the linear instantaneous frequency.
-        let period = (CHIRP_PERIOD_S * fs_f) as u64;
-        let t = (n % period) as f64 / fs_f;
-        let k = (CHIRP_END_HZ - CHIRP_START_HZ) / CHIRP_PERIOD_S;
-        let cycles = CHIRP_START_HZ * t + 0.5 * k * t * t;
-        x += CHIRP_AMPLITUDE * (TAU * cycles.fract()).sin();
+        x += CHIRP_AMPLITUDE * chirp_unit(n);
         x as f32
     }
 
@@ -88,10 +209,43 @@ impl Synth {
     /// Writes the next `out.len()` samples and advances the position by as many. Never allocates.
     pub fn fill(&mut self, out: &mut [f32]) {
         for (i, o) in out.iter_mut().enumerate() {
-            *o = Self::sample_at(self.n + i as u64);
+            *o = signal_at(self.signal, self.seed, self.n + i as u64);
         }
         self.n += out.len() as u64;
     }
+}
+
+/// Sample `n` of `signal` (seed used by the noises only).
+pub fn signal_at(signal: SynthSignal, seed: u64, n: u64) -> f32 {
+    let fs = u64::from(SYNTH_SAMPLE_RATE);
+    let fs_f = fs as f64;
+    // Whole-hertz tones complete whole cycles every second: phase from n mod fs is exact.
+    let tone = |f: f64, a: f64| a * (TAU * f * (n % fs) as f64 / fs_f).sin();
+    match signal {
+        SynthSignal::ChirpTones => Synth::sample_at(n),
+        SynthSignal::Sine => tone(SINE_HZ, SINE_AMPLITUDE) as f32,
+        SynthSignal::TwoTone => TWO_TONES.iter().map(|&(f, a)| tone(f, a)).sum::<f64>() as f32,
+        SynthSignal::Chirp => (CHIRP_ALONE_AMPLITUDE * chirp_unit(n)) as f32,
+        SynthSignal::WhiteNoise => (WHITE_AMPLITUDE * uniform(seed, u64::MAX, n)) as f32,
+        SynthSignal::PinkNoise => {
+            let mut sum = uniform(seed, u64::MAX, n);
+            for j in 0..PINK_ROWS {
+                let epoch = (n + (1u64 << j)) >> (j + 1);
+                sum += uniform(seed, u64::from(j), epoch);
+            }
+            (sum / f64::from(PINK_ROWS + 1)) as f32
+        }
+    }
+}
+
+/// The unit-amplitude chirp at sample `n` (see the module docs).
+fn chirp_unit(n: u64) -> f64 {
+    let fs_f = f64::from(SYNTH_SAMPLE_RATE);
+    let period = (CHIRP_PERIOD_S * fs_f) as u64;
+    let t = (n % period) as f64 / fs_f;
+    let k = (CHIRP_END_HZ - CHIRP_START_HZ) / CHIRP_PERIOD_S;
+    let cycles = CHIRP_START_HZ * t + 0.5 * k * t * t;
+    (TAU * cycles.fract()).sin()
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 //! every scene shares: the shader registry, ping-pong upload buffers, readback and timestamp
 //! queries.
 
+pub mod fft;
 pub mod readback;
 pub mod shaders;
 pub mod timing;

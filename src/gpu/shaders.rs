@@ -20,23 +20,68 @@ macro_rules! shader {
     };
 }
 
-/// Spectrogram: new dB columns → colormap → ring texture (compute).
-pub const SPECTROGRAM_COLORMAP: ShaderSource = shader!("spectrogram/colormap.wgsl");
-/// Spectrogram: ring texture → plot area, newest column on the right (render).
+/// Spectrogram: new dB columns → max-pooled rows of the scrolling ring texture (compute).
+pub const SPECTROGRAM_RING_WRITE: ShaderSource = shader!("spectrogram/ring_write.wgsl");
+/// Spectrogram: ring texture → image with a linear/log/mel axis and a colormap (render).
 pub const SPECTROGRAM_DRAW: ShaderSource = shader!("spectrogram/draw.wgsl");
-/// Particles: one fixed timestep on ping-pong storage buffers (compute).
-pub const PARTICLES_STEP: ShaderSource = shader!("particles/step.wgsl");
+/// Spectrogram FFT pass 1: window, pack N reals as N/2 complex, first radix-4 stage (compute).
+pub const SPECTROGRAM_FFT_PACK: ShaderSource = shader!("spectrogram/fft_pack.wgsl");
+/// Spectrogram FFT: one radix-4 Stockham stage (compute).
+pub const SPECTROGRAM_FFT_RADIX4: ShaderSource = shader!("spectrogram/fft_radix4.wgsl");
+/// Spectrogram FFT: the final radix-2 Stockham stage when log2(N/2) is odd (compute).
+pub const SPECTROGRAM_FFT_RADIX2: ShaderSource = shader!("spectrogram/fft_radix2.wgsl");
+/// Spectrogram FFT last pass: real-spectrum split, magnitude, dBFS (compute).
+pub const SPECTROGRAM_FFT_SPLIT: ShaderSource = shader!("spectrogram/fft_split.wgsl");
+/// Spectrogram FFT, fused single pass in workgroup memory for N ≤ 8192 (compute).
+pub const SPECTROGRAM_FFT_LOCAL: ShaderSource = shader!("spectrogram/fft_local.wgsl");
+/// Spectrogram FFT for N of 16384 and 32768: pack + one radix-4 DIF stage into 4 sub-FFTs (compute).
+pub const SPECTROGRAM_FFT_DIF4: ShaderSource = shader!("spectrogram/fft_dif4.wgsl");
+/// Spectrogram FFT for N of 16384 and 32768: the 4 sub-FFTs in workgroup memory (compute).
+pub const SPECTROGRAM_FFT_LOCAL_SUB: ShaderSource = shader!("spectrogram/fft_local_sub.wgsl");
 /// Particles: instanced sprites read straight from the storage buffer (render).
 pub const PARTICLES_DRAW: ShaderSource = shader!("particles/draw.wgsl");
+/// Particles: forces, emitter, flocking sums and integration of one fixed step (compute).
+pub const PARTICLES_INTEGRATE: ShaderSource = shader!("particles/integrate.wgsl");
+/// Particles: zero a u32 buffer inside a compute pass (compute).
+pub const PARTICLES_CLEAR: ShaderSource = shader!("particles/clear.wgsl");
+/// Particles, grid: atomic cell histogram + rank per particle (compute).
+pub const PARTICLES_GRID_HISTOGRAM: ShaderSource = shader!("particles/grid_histogram.wgsl");
+/// Particles, grid: work-efficient block scan, one level (compute).
+pub const PARTICLES_SCAN_BLOCKS: ShaderSource = shader!("particles/scan_blocks.wgsl");
+/// Particles, grid: add scanned block totals back (compute).
+pub const PARTICLES_SCAN_ADD: ShaderSource = shader!("particles/scan_add.wgsl");
+/// Particles, grid: scatter into cell order (compute).
+pub const PARTICLES_GRID_SCATTER: ShaderSource = shader!("particles/grid_scatter.wgsl");
+/// Particles, grid: flocking sums from the 27 adjacent cells (compute).
+pub const PARTICLES_NEIGHBOURS_GRID: ShaderSource = shader!("particles/neighbours_grid.wgsl");
+/// Particles, brute force: flocking sums over all pairs, tiled in workgroup memory (compute).
+pub const PARTICLES_NEIGHBOURS_BRUTE: ShaderSource = shader!("particles/neighbours_brute.wgsl");
+/// Particles: statistics reduction into fixed-point atomics (compute).
+pub const PARTICLES_STATS_REDUCE: ShaderSource = shader!("particles/stats_reduce.wgsl");
 /// Time series: decimated min/max line segments (render).
 pub const TIMESERIES_LINES: ShaderSource = shader!("timeseries/lines.wgsl");
 
 /// Every shader the app uses.
 pub const ALL: &[ShaderSource] = &[
-    SPECTROGRAM_COLORMAP,
+    SPECTROGRAM_RING_WRITE,
     SPECTROGRAM_DRAW,
-    PARTICLES_STEP,
+    SPECTROGRAM_FFT_PACK,
+    SPECTROGRAM_FFT_RADIX4,
+    SPECTROGRAM_FFT_RADIX2,
+    SPECTROGRAM_FFT_SPLIT,
+    SPECTROGRAM_FFT_LOCAL,
+    SPECTROGRAM_FFT_DIF4,
+    SPECTROGRAM_FFT_LOCAL_SUB,
     PARTICLES_DRAW,
+    PARTICLES_INTEGRATE,
+    PARTICLES_CLEAR,
+    PARTICLES_GRID_HISTOGRAM,
+    PARTICLES_SCAN_BLOCKS,
+    PARTICLES_SCAN_ADD,
+    PARTICLES_GRID_SCATTER,
+    PARTICLES_NEIGHBOURS_GRID,
+    PARTICLES_NEIGHBOURS_BRUTE,
+    PARTICLES_STATS_REDUCE,
     TIMESERIES_LINES,
 ];
 

@@ -54,12 +54,19 @@ impl FrameCtx {
 pub struct SceneConfig {
     /// Audio input choice.
     pub audio: crate::audio::AudioSelection,
+    /// `--audio-channel`: channel analysed (or the mix), for live input and files; open with
+    /// `AudioOptions { channel, seed, .. }`.
+    pub audio_channel: crate::audio::ChannelChoice,
     /// CSV file for the time-series scene (`None`: synthetic source).
     pub series_file: Option<std::path::PathBuf>,
     /// Seed of every random source.
     pub seed: u64,
     /// Number of particles.
     pub particles: u32,
+    /// Particle simulation mode (`--particle-mode`).
+    pub particle_mode: particles::Mode,
+    /// Spectrogram analysis settings (FFT size, hop, window, GPU or CPU FFT, CSV export).
+    pub spectrogram: spectrogram::Settings,
     /// True when driven by a simulated clock (headless): sources are paced by the frame clock,
     /// not by the wall clock.
     pub simulated_clock: bool,
@@ -112,6 +119,10 @@ pub trait Scene {
     fn overlay(&self, _painter: &egui::Painter, _rect: egui::Rect) {}
     /// Per-scene metrics for `--report`.
     fn metrics(&self) -> serde_json::Value;
+    /// The run is ending: write exports (e.g. `--export-spectrogram`). May block.
+    fn finish(&mut self, _gpu: &Gpu) -> Result<(), SceneError> {
+        Ok(())
+    }
     /// A problem to show (e.g. the audio device disappeared), if any.
     fn problem(&self) -> Option<String> {
         None

@@ -1,429 +1,244 @@
 //! Particles: a compute-shader simulation on ping-pong storage buffers, drawn as instanced
-//! points straight from those buffers.
+//! sprites straight from those buffers, in three modes ([`Mode`]): free particles under forces,
+//! flocking with a GPU uniform grid rebuilt by counting sort every step, and the same flocking by
+//! brute force (to validate the grid and measure against it).
 //!
-//! Each fixed step (dt = 1/120 s) runs `shaders/particles/step.wgsl` once over every particle,
-//! reading buffer `cur` and writing `cur ^ 1`. The render pass interpolates between the last two
-//! states with the clock's alpha. Initial state is seeded (SplitMix64), so runs are reproducible.
+//! Each fixed step (dt = 1/120 s, at most [`crate::clock::MAX_STEPS`] per frame) is recorded
+//! into the frame's compute pass ([`sim`]); the render pass interpolates between the last two
+//! states with the clock's alpha ([`render`]). Statistics (kinetic energy, mean speed,
+//! neighbour-count histogram) come from a GPU reduction read back through a ring of `MAP_READ`
+//! buffers, 1–3 frames late. The initial state and every emission are seeded, so runs with the
+//! same seed and frame count give the same result. CPU references of every pass: [`cpu`].
 
-use bytemuck::{Pod, Zeroable};
-use glam::{Mat4, Vec3};
+pub mod bench;
+pub mod cpu;
+pub mod render;
+pub mod sim;
+
+use glam::{Vec2, Vec3};
+
+pub use cpu::{
+    ATTRACTORS, Neighbours, Particle, SimConsts, SplitMix64, Stats, StepParams, attractors_at,
+    cpu_neighbours, cpu_step, initial_particles,
+};
+pub use render::{Camera, ColorBy, Renderer, ViewUniform};
+pub use sim::{Mode, Sim, SimConfig, WORKGROUP, clamp_count, dispatch_size, max_count};
 
 use super::{FrameCtx, Scene, SceneConfig, SceneError};
-use crate::gpu::upload::PingPong;
-use crate::gpu::{Gpu, shaders};
+use crate::gpu::Gpu;
 
 /// Default particle count.
 pub const DEFAULT_COUNT: u32 = 131_072;
-/// Threads per workgroup of the step shader.
-pub const WORKGROUP: u32 = 64;
-/// Attractors in the step shader.
-pub const ATTRACTORS: usize = 4;
-/// Byte stride of one step's parameters in the uniform buffer (dynamic offsets need 256).
-const PARAM_STRIDE: u64 = 256;
+/// Counts offered in the side panel.
+pub const PRESET_COUNTS: [u32; 6] = [16_384, 65_536, 262_144, 1_048_576, 4_194_304, 16_777_216];
 
-/// One particle: 32 bytes, the layout of `Particle` in the WGSL files.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
-pub struct Particle {
-    /// xyz position (world units), w unused.
-    pub pos: [f32; 4],
-    /// xyz velocity (world units / s), w unused.
-    pub vel: [f32; 4],
-}
-
-/// Parameters of one step: the layout of `StepParams` in `step.wgsl` (80 bytes).
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
-pub struct StepParams {
-    /// Attractor xyz position and strength G in w.
-    pub attractors: [[f32; 4]; ATTRACTORS],
-    /// Step in seconds.
-    pub dt: f32,
-    /// Linear drag coefficient k (1/s).
+/// User-adjustable forces, emitter and flocking weights (side panel).
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+pub struct Controls {
+    /// Gravity along −y (units/s²).
+    pub gravity: f32,
+    /// Linear drag k (1/s).
     pub drag: f32,
-    /// Softening ε (world units²) added to |d|².
-    pub softening: f32,
-    /// Number of particles.
-    pub count: u32,
+    /// Attractors on.
+    pub attractors: bool,
+    /// Curl-noise strength (units/s²).
+    pub curl_strength: f32,
+    /// Curl-noise spatial frequency (1/unit).
+    pub curl_frequency: f32,
+    /// Emission rate (particles/s).
+    pub emit_rate: f32,
+    /// Emitter launch speed (units/s).
+    pub emit_speed: f32,
+    /// Emitter velocity spread (units/s).
+    pub emit_spread: f32,
+    /// Mean lifetime of emitted particles (s; 0 = immortal).
+    pub lifetime: f32,
+    /// Particles of one burst.
+    pub burst: u32,
+    /// Mouse force strength (units³/s²).
+    pub mouse_strength: f32,
+    /// Flocking cohesion weight.
+    pub cohesion: f32,
+    /// Flocking alignment weight.
+    pub alignment: f32,
+    /// Flocking separation weight.
+    pub separation: f32,
+    /// Flocking radius (world units; ≤ the grid cell size).
+    pub radius: f32,
+    /// Speed cap (units/s).
+    pub max_speed: f32,
 }
 
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Pod, Zeroable)]
-struct ViewUniform {
-    view_proj: [[f32; 4]; 4],
-    alpha: f32,
-    speed_scale: f32,
-    intensity: f32,
-    _pad: f32,
-}
-
-/// The CPU reference of one step of `step.wgsl`, same operations in the same order.
-pub fn cpu_step(params: &StepParams, src: &[Particle]) -> Vec<Particle> {
-    src.iter()
-        .take(params.count as usize)
-        .map(|p| {
-            let pos = Vec3::from_slice(&p.pos[..3]);
-            let vel = Vec3::from_slice(&p.vel[..3]);
-            let mut acc = Vec3::ZERO;
-            for a in &params.attractors {
-                let d = Vec3::new(a[0], a[1], a[2]) - pos;
-                let r2 = d.dot(d) + params.softening;
-                acc += d * (a[3] / (r2 * r2.sqrt()));
-            }
-            let v = (vel + acc * params.dt) / (1.0 + params.drag * params.dt);
-            let x = pos + v * params.dt;
-            Particle {
-                pos: [x.x, x.y, x.z, p.pos[3]],
-                vel: [v.x, v.y, v.z, p.vel[3]],
-            }
-        })
-        .collect()
-}
-
-/// SplitMix64 (Steele, Lea, Flood 2014): a tiny seeded generator for initial states.
-#[derive(Clone, Debug)]
-pub struct SplitMix64(pub u64);
-
-impl SplitMix64 {
-    /// Next 64 random bits.
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+impl Controls {
+    /// Defaults for `count` particles: emission replaces the population every 10 s.
+    pub fn for_count(count: u32) -> Controls {
+        Controls {
+            gravity: 0.0,
+            drag: 0.15,
+            attractors: true,
+            curl_strength: 0.1,
+            curl_frequency: 2.0,
+            emit_rate: count as f32 / 10.0,
+            emit_speed: 0.41,
+            emit_spread: 0.15,
+            lifetime: 10.0,
+            burst: (count / 20).max(1),
+            mouse_strength: 0.05,
+            cohesion: 1.0,
+            alignment: 1.0,
+            separation: 2.0,
+            radius: sim::default_radius(count),
+            max_speed: 3.0,
+        }
     }
-    /// Uniform in [0, 1) with 24 bits.
-    pub fn next_f32(&mut self) -> f32 {
-        (self.next_u64() >> 40) as f32 / (1u64 << 24) as f32
-    }
-}
-
-/// Initial state: `n` particles in a disc-like shell of radius 0.3…1.6 with tangential velocity,
-/// from `seed`. Same seed, same particles.
-pub fn initial_particles(n: u32, seed: u64) -> Vec<Particle> {
-    let mut rng = SplitMix64(seed);
-    (0..n)
-        .map(|_| {
-            let r = 0.3 + 1.3 * rng.next_f32();
-            let theta = std::f32::consts::TAU * rng.next_f32();
-            let y = (rng.next_f32() - 0.5) * 0.4;
-            let (s, c) = theta.sin_cos();
-            let speed = 0.45 / r.sqrt();
-            Particle {
-                pos: [r * c, y, r * s, 1.0],
-                vel: [-s * speed, 0.0, c * speed, 0.0],
-            }
-        })
-        .collect()
-}
-
-/// Attractor positions and strengths at simulation time `t` seconds: three slow orbits and a
-/// fixed centre.
-pub fn attractors_at(t: f32) -> [[f32; 4]; ATTRACTORS] {
-    let orbit = |radius: f32, w: f32, phase: f32, tilt: f32, g: f32| {
-        let a = w * t + phase;
-        [radius * a.cos(), tilt * a.sin(), radius * a.sin(), g]
-    };
-    [
-        [0.0, 0.0, 0.0, 0.08],
-        orbit(0.9, 0.35, 0.0, 0.3, 0.05),
-        orbit(1.2, -0.22, 2.1, -0.2, 0.04),
-        orbit(0.6, 0.5, 4.2, 0.1, 0.03),
-    ]
-}
-
-/// Workgroup counts for `n` items: x ≤ 32768, y = as many rows as needed (the shader folds y).
-pub fn dispatch_size(n: u32) -> (u32, u32) {
-    let groups = n.div_ceil(WORKGROUP);
-    if groups <= 32768 {
-        (groups, 1)
-    } else {
-        (32768, groups.div_ceil(32768))
-    }
-}
-
-struct Ke {
-    buffer: wgpu::Buffer,
-    state: std::sync::Arc<std::sync::atomic::AtomicU8>,
 }
 
 /// The particle scene.
 pub struct Particles {
-    count: u32,
     seed: u64,
+    mode: Mode,
+    sim: Sim,
+    renderer: Renderer,
+    controls: Controls,
+    camera: Camera,
+    auto_rotate: bool,
+    color_by: ColorBy,
+    sprite_size: f32,
     sim_time: f32,
-    steps_total: u64,
-    drag: f32,
+    step_index: u64,
+    emit_start: u32,
+    emit_carry: f32,
+    burst_pending: u32,
+    curl_base: [f32; 6],
     frame_params: Vec<StepParams>,
-    /// Index of the buffer holding the newest state before this frame's steps.
-    cur_at_frame_start: usize,
-    cur: usize,
-    steps_this_frame: u32,
-    particles: [wgpu::Buffer; 2],
-    step_pipeline: wgpu::ComputePipeline,
-    step_params: PingPong,
-    /// [uniform slot][src index]
-    step_groups: [[wgpu::BindGroup; 2]; 2],
-    draw_pipeline: wgpu::RenderPipeline,
-    view: PingPong,
-    /// [uniform slot][cur index]
-    draw_groups: [[wgpu::BindGroup; 2]; 2],
-    ke: Ke,
-    kinetic_energy: Option<f64>,
-    ke_steps: u64,
-    notice: Option<String>,
+    mouse: Option<(Vec3, f32)>,
+    aspect: f32,
+    /// Requested (count, mode) to rebuild with at the next prepare.
+    rebuild: Option<(u32, Mode)>,
+    count_input: u32,
+    mode_input: Mode,
+    message: Option<String>,
+    limits: wgpu::Limits,
 }
 
 impl Particles {
     /// Table constructor.
     pub fn create(gpu: &Gpu, cfg: &SceneConfig) -> Result<Box<dyn Scene>, SceneError> {
-        Ok(Box::new(Particles::new(gpu, cfg.particles, cfg.seed)))
+        Ok(Box::new(Particles::with_mode(
+            gpu,
+            cfg.particles,
+            cfg.particle_mode,
+            cfg.seed,
+        )))
+    }
+
+    /// Free-mode scene with `count` particles from `seed` (see [`Particles::with_mode`]).
+    pub fn new(gpu: &Gpu, count: u32, seed: u64) -> Particles {
+        Particles::with_mode(gpu, count, Mode::Free, seed)
     }
 
     /// Creates the scene with `count` particles (clamped to what the adapter's storage binding
-    /// and buffer sizes hold, with a notice) from `seed`.
-    pub fn new(gpu: &Gpu, count: u32, seed: u64) -> Particles {
-        let device = &gpu.device;
-        let limits = device.limits();
-        let stride = std::mem::size_of::<Particle>() as u64;
-        let max = limits
-            .max_storage_buffer_binding_size
-            .min(limits.max_buffer_size)
-            / stride;
-        let (count, notice) = if count as u64 > max {
-            (
-                max as u32,
-                Some(format!(
-                    "{count} particles do not fit this adapter; clamped to {max}"
-                )),
-            )
-        } else {
-            (count, None)
-        };
-        let init = initial_particles(count, seed);
-        let particles: [wgpu::Buffer; 2] = std::array::from_fn(|i| {
-            let buf = device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some(&format!("particles:state[{i}]")),
-                size: (count as u64 * stride).max(stride),
-                usage: wgpu::BufferUsages::STORAGE
-                    | wgpu::BufferUsages::COPY_SRC
-                    | wgpu::BufferUsages::COPY_DST,
-                mapped_at_creation: true,
-            });
-            {
-                let bytes: &[u8] = bytemuck::cast_slice(&init);
-                if !bytes.is_empty()
-                    && let Ok(mut view) = buf.slice(..bytes.len() as u64).get_mapped_range_mut()
-                {
-                    view.copy_from_slice(bytes);
-                }
-            }
-            buf.unmap();
-            buf
-        });
-
-        let storage = |binding, read_only, visibility| wgpu::BindGroupLayoutEntry {
-            binding,
-            visibility,
-            ty: wgpu::BindingType::Buffer {
-                ty: wgpu::BufferBindingType::Storage { read_only },
-                has_dynamic_offset: false,
-                min_binding_size: None,
-            },
-            count: None,
-        };
-        let step_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-            label: Some("particles:step:layout"),
-            entries: &[
-                wgpu::BindGroupLayoutEntry {
-                    binding: 0,
-                    visibility: wgpu::ShaderStages::COMPUTE,
-                    ty: wgpu::BindingType::Buffer {
-                        ty: wgpu::BufferBindingType::Uniform,
-                        has_dynamic_offset: true,
-                        min_binding_size: wgpu::BufferSize::new(
-                            std::mem::size_of::<StepParams>() as u64
-                        ),
-                    },
-                    count: None,
-                },
-                storage(1, true, wgpu::ShaderStages::COMPUTE),
-                storage(2, false, wgpu::ShaderStages::COMPUTE),
-            ],
-        });
-        let step_pl = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-            label: Some("particles:step:pipeline_layout"),
-            bind_group_layouts: &[Some(&step_layout)],
-            immediate_size: 0,
-        });
-        let step_module = shaders::PARTICLES_STEP.module(device);
-        let step_pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-            label: Some("particles:step"),
-            layout: Some(&step_pl),
-            module: &step_module,
-            entry_point: Some("main"),
-            compilation_options: Default::default(),
-            cache: None,
-        });
-        let step_params = PingPong::new(
-            device,
-            "particles:step_params",
-            wgpu::BufferUsages::UNIFORM,
-            PARAM_STRIDE * crate::clock::MAX_STEPS as u64,
-        );
-        let step_groups = std::array::from_fn(|slot| {
-            std::array::from_fn(|src| {
-                device.create_bind_group(&wgpu::BindGroupDescriptor {
-                    label: Some(&format!("particles:step:group[{slot}][{src}]")),
-                    layout: &step_layout,
-                    entries: &[
-                        wgpu::BindGroupEntry {
-                            binding: 0,
-                            resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
-                                buffer: step_params.buffer(slot),
-                                offset: 0,
-                                size: wgpu::BufferSize::new(
-                                    std::mem::size_of::<StepParams>() as u64
-                                ),
-                            }),
-                        },
-                        wgpu::BindGroupEntry {
-                            binding: 1,
-                            resource: particles[src].as_entire_binding(),
-                        },
-                        wgpu::BindGroupEntry {
-                            binding: 2,
-                            resource: particles[src ^ 1].as_entire_binding(),
-                        },
-                    ],
-                })
-            })
-        });
-
-        let draw_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-            label: Some("particles:draw:layout"),
-            entries: &[
-                wgpu::BindGroupLayoutEntry {
-                    binding: 0,
-                    visibility: wgpu::ShaderStages::VERTEX,
-                    ty: wgpu::BindingType::Buffer {
-                        ty: wgpu::BufferBindingType::Uniform,
-                        has_dynamic_offset: false,
-                        min_binding_size: None,
-                    },
-                    count: None,
-                },
-                storage(1, true, wgpu::ShaderStages::VERTEX),
-                storage(2, true, wgpu::ShaderStages::VERTEX),
-            ],
-        });
-        let draw_pl = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-            label: Some("particles:draw:pipeline_layout"),
-            bind_group_layouts: &[Some(&draw_layout)],
-            immediate_size: 0,
-        });
-        let draw_module = shaders::PARTICLES_DRAW.module(device);
-        let additive = wgpu::BlendComponent {
-            src_factor: wgpu::BlendFactor::One,
-            dst_factor: wgpu::BlendFactor::One,
-            operation: wgpu::BlendOperation::Add,
-        };
-        let draw_pipeline = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
-            label: Some("particles:draw"),
-            layout: Some(&draw_pl),
-            vertex: wgpu::VertexState {
-                module: &draw_module,
-                entry_point: Some("vs_main"),
-                compilation_options: Default::default(),
-                buffers: &[],
-            },
-            primitive: wgpu::PrimitiveState {
-                topology: wgpu::PrimitiveTopology::PointList,
-                ..Default::default()
-            },
-            depth_stencil: None,
-            multisample: wgpu::MultisampleState::default(),
-            fragment: Some(wgpu::FragmentState {
-                module: &draw_module,
-                entry_point: Some("fs_main"),
-                compilation_options: Default::default(),
-                targets: &[Some(wgpu::ColorTargetState {
-                    format: super::SCENE_FORMAT,
-                    blend: Some(wgpu::BlendState {
-                        color: additive,
-                        alpha: additive,
-                    }),
-                    write_mask: wgpu::ColorWrites::ALL,
-                })],
-            }),
-            multiview_mask: None,
-            cache: None,
-        });
-        let view = PingPong::new(
-            device,
-            "particles:view",
-            wgpu::BufferUsages::UNIFORM,
-            std::mem::size_of::<ViewUniform>() as u64,
-        );
-        let draw_groups = std::array::from_fn(|slot| {
-            std::array::from_fn(|cur| {
-                device.create_bind_group(&wgpu::BindGroupDescriptor {
-                    label: Some(&format!("particles:draw:group[{slot}][{cur}]")),
-                    layout: &draw_layout,
-                    entries: &[
-                        wgpu::BindGroupEntry {
-                            binding: 0,
-                            resource: view.buffer(slot).as_entire_binding(),
-                        },
-                        wgpu::BindGroupEntry {
-                            binding: 1,
-                            resource: particles[cur ^ 1].as_entire_binding(),
-                        },
-                        wgpu::BindGroupEntry {
-                            binding: 2,
-                            resource: particles[cur].as_entire_binding(),
-                        },
-                    ],
-                })
-            })
-        });
-        let ke = Ke {
-            buffer: device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some("particles:readback"),
-                size: (count as u64 * stride).max(stride),
-                usage: wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::MAP_READ,
-                mapped_at_creation: false,
-            }),
-            state: Default::default(),
-        };
+    /// and buffer sizes hold, with a notice) in `mode` from `seed`.
+    pub fn with_mode(gpu: &Gpu, count: u32, mode: Mode, seed: u64) -> Particles {
+        let sim = Sim::new(gpu, &SimConfig::new(count, mode, seed));
+        let renderer = Renderer::new(gpu, &sim);
+        let n = sim.count();
+        let mut rng = SplitMix64(seed ^ 0xC0FF_EE00_D15E_A5E5);
+        let curl_base = std::array::from_fn(|_| std::f32::consts::TAU * rng.next_f32());
+        let message = sim.notice().map(str::to_string);
         Particles {
-            count,
             seed,
+            mode,
+            sim,
+            renderer,
+            controls: Controls::for_count(n),
+            camera: Camera::default(),
+            auto_rotate: true,
+            color_by: ColorBy::Speed,
+            sprite_size: 0.004,
             sim_time: 0.0,
-            steps_total: 0,
-            drag: 0.15,
+            step_index: 0,
+            emit_start: 0,
+            emit_carry: 0.0,
+            burst_pending: 0,
+            curl_base,
             frame_params: Vec::new(),
-            cur_at_frame_start: 0,
-            cur: 0,
-            steps_this_frame: 0,
-            particles,
-            step_pipeline,
-            step_params,
-            step_groups,
-            draw_pipeline,
-            view,
-            draw_groups,
-            ke,
-            kinetic_energy: None,
-            ke_steps: 0,
-            notice,
+            mouse: None,
+            aspect: 1.0,
+            rebuild: None,
+            count_input: n,
+            mode_input: mode,
+            message,
+            limits: gpu.device.limits(),
         }
+    }
+
+    /// Rebuilds buffers and pipelines for `count` particles in `mode` (the simulation restarts
+    /// from the seeded initial state). Never panics; an oversized count is clamped.
+    pub fn reconfigure(&mut self, gpu: &Gpu, count: u32, mode: Mode) {
+        let keep = (
+            self.camera,
+            self.auto_rotate,
+            self.color_by,
+            self.sprite_size,
+        );
+        *self = Particles::with_mode(gpu, count, mode, self.seed);
+        (
+            self.camera,
+            self.auto_rotate,
+            self.color_by,
+            self.sprite_size,
+        ) = keep;
+    }
+
+    /// Asks for a rebuild at the next `prepare` (what the side panel does).
+    pub fn request_reconfigure(&mut self, count: u32, mode: Mode) {
+        self.rebuild = Some((count, mode));
+    }
+
+    /// The simulation.
+    pub fn sim(&self) -> &Sim {
+        &self.sim
+    }
+
+    /// Mutable simulation (benchmarks turn the statistics off).
+    pub fn sim_mut(&mut self) -> &mut Sim {
+        &mut self.sim
     }
 
     /// Particle count actually simulated.
     pub fn count(&self) -> u32 {
-        self.count
+        self.sim.count()
+    }
+
+    /// Mode simulated.
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
+
+    /// Current controls.
+    pub fn controls(&self) -> &Controls {
+        &self.controls
+    }
+
+    /// Replaces the controls (forces, emitter, flocking) from the next step on.
+    pub fn set_controls(&mut self, c: Controls) {
+        self.controls = c;
+    }
+
+    /// Queues a burst of `controls().burst` particles at the next step.
+    pub fn burst(&mut self) {
+        self.burst_pending = self.burst_pending.saturating_add(self.controls.burst);
+    }
+
+    /// Sets the mouse force point and strength (> 0 attract, < 0 repel), or `None`.
+    pub fn set_mouse(&mut self, m: Option<(Vec3, f32)>) {
+        self.mouse = m;
+    }
+
+    /// The camera.
+    pub fn camera_mut(&mut self) -> &mut Camera {
+        &mut self.camera
     }
 
     /// Parameters of the steps queued this frame (what `prepare` uploads), in order.
@@ -433,91 +248,99 @@ impl Particles {
 
     /// Reads the newest state back (blocking; tests and tools only, never in the frame loop).
     pub fn read_state(&self, gpu: &Gpu) -> Vec<Particle> {
-        let size = self.count as u64 * std::mem::size_of::<Particle>() as u64;
-        if size == 0 {
-            return Vec::new();
-        }
-        let staging = gpu.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("particles:read_state"),
-            size,
-            usage: wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::MAP_READ,
-            mapped_at_creation: false,
-        });
-        let mut enc = gpu
-            .device
-            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                label: Some("particles:read_state"),
-            });
-        enc.copy_buffer_to_buffer(&self.particles[self.cur], 0, &staging, 0, size);
-        gpu.queue.submit([enc.finish()]);
-        match crate::gpu::readback::map_blocking(&gpu.device, &staging) {
-            Ok(bytes) => bytemuck::pod_collect_to_vec(&bytes),
-            Err(e) => {
-                log::error!("particles: readback failed: {e}");
-                Vec::new()
-            }
-        }
+        self.sim.read_state(gpu)
     }
 
-    /// Kinetic energy Σ ½|v|² (unit mass) of the last read-back state.
+    /// Kinetic energy Σ ½|v|² (unit mass) of the newest statistics that came back.
     pub fn kinetic_energy(&self) -> Option<f64> {
-        self.kinetic_energy
+        self.sim.latest_stats().map(|s| s.kinetic_energy)
     }
 
-    fn poll_ke(&mut self) {
-        use std::sync::atomic::Ordering;
-        if self.ke.state.load(Ordering::Acquire) == 2 {
-            let ke = self.ke.buffer.slice(..).get_mapped_range().ok().map(|v| {
-                let ps: &[Particle] = bytemuck::cast_slice(&v[..]);
-                ps.iter()
-                    .map(|p| {
-                        0.5 * (p.vel[0] as f64 * p.vel[0] as f64
-                            + p.vel[1] as f64 * p.vel[1] as f64
-                            + p.vel[2] as f64 * p.vel[2] as f64)
-                    })
-                    .sum::<f64>()
-            });
-            self.ke.buffer.unmap();
-            if ke.is_some() {
-                self.kinetic_energy = ke;
+    /// Parameters of the next step (advances the emitter ring and the clock).
+    fn next_params(&mut self, dt: f32) -> StepParams {
+        let c = &self.controls;
+        let n = self.sim.count();
+        let mut emit = 0u32;
+        if n > 0 {
+            self.emit_carry += c.emit_rate.max(0.0) * dt;
+            let whole = self.emit_carry.floor();
+            self.emit_carry -= whole;
+            emit = (whole.min(n as f32) as u32)
+                .saturating_add(std::mem::take(&mut self.burst_pending))
+                .min(n);
+        }
+        let emit_start = self.emit_start;
+        if n > 0 {
+            self.emit_start = ((self.emit_start as u64 + emit as u64) % n as u64) as u32;
+        }
+        let seed =
+            SplitMix64(self.seed ^ self.step_index.wrapping_mul(0x9E37_79B9_7F4A_7C15)).next_u64();
+        let t = self.sim_time;
+        let tau = std::f32::consts::TAU;
+        let ph = |i: usize, w: f32| (self.curl_base[i] + w * t).rem_euclid(tau);
+        let mut attractors = attractors_at(t);
+        if !c.attractors {
+            for a in &mut attractors {
+                a[3] = 0.0;
             }
-            self.ke.state.store(0, Ordering::Release);
         }
+        let (mouse_pos, mouse_s) = self.mouse.unwrap_or((Vec3::ZERO, 0.0));
+        let p = StepParams {
+            attractors,
+            gravity_drag: [0.0, -c.gravity, 0.0, c.drag],
+            mouse: [mouse_pos.x, mouse_pos.y, mouse_pos.z, mouse_s],
+            curl_a: [ph(0, 0.31), ph(1, -0.27), ph(2, 0.23), ph(3, -0.19)],
+            curl_b: [ph(4, 0.17), ph(5, -0.13), c.curl_strength, c.curl_frequency],
+            emitter: [1.2, 0.0, 0.0, c.emit_speed],
+            emit_dir: [0.0, 0.0, 1.0, c.emit_spread],
+            dt,
+            softening: 0.02,
+            emit_start,
+            emit_count: emit,
+            emit_seed: (seed >> 32) as u32,
+            lifetime: c.lifetime,
+            cohesion: c.cohesion,
+            alignment: c.alignment,
+            separation: c.separation,
+            mouse_softening: 0.05,
+            _pad: [0.0; 2],
+        };
+        self.sim_time += dt;
+        self.step_index += 1;
+        p
     }
 
-    /// Every 30 frames, copies the current state into the readback buffer and maps it
-    /// asynchronously; the result is picked up by a later frame (never waited for).
-    fn schedule_ke(&mut self, gpu: &Gpu, frame: u64) {
-        use std::sync::atomic::Ordering;
-        if self.count == 0
-            || !frame.is_multiple_of(30)
-            || self.ke.state.load(Ordering::Acquire) != 0
-        {
-            return;
+    fn stats_ui(&self, ui: &mut egui::Ui) {
+        match self.sim.latest_stats() {
+            Some(s) => {
+                ui.label(format!("kinetic energy: {:.4}", s.kinetic_energy));
+                ui.label(format!("mean speed: {:.4}", s.mean_speed));
+                ui.label(format!("live: {}", s.live));
+                if self.mode != Mode::Free {
+                    ui.label(format!(
+                        "neighbours: mean {:.2}, max {}",
+                        s.mean_neighbours, s.max_neighbours
+                    ));
+                    let max = s.histogram.iter().copied().max().unwrap_or(1).max(1);
+                    for (b, &h) in s.histogram.iter().enumerate() {
+                        if h == 0 {
+                            continue;
+                        }
+                        let range = match b {
+                            0 => "0".to_string(),
+                            15 => "≥16384".to_string(),
+                            _ => format!("{}–{}", 1u32 << (b - 1), (1u32 << b) - 1),
+                        };
+                        let bar = "█".repeat((h as f64 / max as f64 * 20.0).ceil() as usize);
+                        ui.monospace(format!("{range:>11} {bar} {h}"));
+                    }
+                }
+                ui.label(format!("(step {})", s.step));
+            }
+            None => {
+                ui.label("statistics: …");
+            }
         }
-        let size = self.count as u64 * std::mem::size_of::<Particle>() as u64;
-        let mut enc = gpu
-            .device
-            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                label: Some("particles:ke_copy"),
-            });
-        enc.copy_buffer_to_buffer(
-            &self.particles[self.cur_at_frame_start],
-            0,
-            &self.ke.buffer,
-            0,
-            size,
-        );
-        gpu.queue.submit([enc.finish()]);
-        self.ke_steps = self.steps_total - self.steps_this_frame as u64;
-        let state = self.ke.state.clone();
-        state.store(1, Ordering::Release);
-        self.ke
-            .buffer
-            .slice(..)
-            .map_async(wgpu::MapMode::Read, move |r| {
-                state.store(if r.is_ok() { 2 } else { 0 }, Ordering::Release);
-            });
     }
 }
 
@@ -530,107 +353,225 @@ impl Scene for Particles {
         if self.frame_params.len() >= crate::clock::MAX_STEPS as usize {
             return;
         }
-        self.frame_params.push(StepParams {
-            attractors: attractors_at(self.sim_time),
-            dt,
-            drag: self.drag,
-            softening: 0.02,
-            count: self.count,
-        });
-        self.sim_time += dt;
+        let p = self.next_params(dt);
+        self.frame_params.push(p);
     }
 
     fn prepare(&mut self, gpu: &Gpu, frame: &FrameCtx) {
-        self.poll_ke();
-        let mut bytes = vec![0u8; PARAM_STRIDE as usize * self.frame_params.len()];
-        for (i, p) in self.frame_params.iter().enumerate() {
-            let at = i * PARAM_STRIDE as usize;
-            bytes[at..at + std::mem::size_of::<StepParams>()]
-                .copy_from_slice(bytemuck::bytes_of(p));
+        if let Some((count, mode)) = self.rebuild.take() {
+            self.reconfigure(gpu, count, mode);
         }
-        self.step_params
-            .write(&gpu.device, &gpu.queue, frame.frame, &bytes);
-        self.cur_at_frame_start = self.cur;
-        self.steps_this_frame = self.frame_params.len() as u32;
-        self.cur ^= (self.steps_this_frame % 2) as usize;
-        self.steps_total += self.steps_this_frame as u64;
+        self.sim
+            .set_flocking(&gpu.queue, self.controls.radius, self.controls.max_speed);
+        self.controls.radius = self.sim.consts().radius;
+        self.sim.begin_frame(gpu, frame.frame, &self.frame_params);
         self.frame_params.clear();
-        self.schedule_ke(gpu, frame.frame);
 
         let (w, h) = (frame.size.0.max(1) as f32, frame.size.1.max(1) as f32);
-        let aspect = w / h;
-        let yaw = self.sim_time * 0.1;
-        let eye = Vec3::new(3.2 * yaw.sin(), 1.4, 3.2 * yaw.cos());
-        let view = Mat4::look_at_rh(eye, Vec3::ZERO, Vec3::Y);
-        let proj = Mat4::perspective_rh(45f32.to_radians(), aspect, 0.05, 50.0);
+        self.aspect = w / h;
+        if self.auto_rotate {
+            self.camera.yaw = self.sim_time * 0.1;
+        }
+        let proj = self.camera.proj(self.aspect);
+        let view_proj = proj * self.camera.view();
         // Keep the total light roughly constant whatever the count and viewport.
-        let intensity = (0.35 * (w * h) / (self.count.max(1) as f32 * 2.0)).clamp(0.04, 0.6);
+        let intensity = (0.35 * (w * h) / (self.count().max(1) as f32 * 2.0)).clamp(0.04, 0.6);
         let u = ViewUniform {
-            view_proj: (proj * view).to_cols_array_2d(),
+            view_proj: view_proj.to_cols_array_2d(),
+            proj_scale: [proj.x_axis.x, proj.y_axis.y, 2.0 / w, 2.0 / h],
             alpha: frame.alpha,
-            speed_scale: 0.9,
+            size: self.sprite_size,
+            min_px: 0.75,
             intensity,
-            _pad: 0.0,
+            color_mode: match self.color_by {
+                ColorBy::Speed => 0,
+                ColorBy::Density => 1,
+                ColorBy::Age => 2,
+            },
+            speed_scale: 0.9,
+            density_scale: 1.0 / 40.0,
+            interact: (self.mode != Mode::Free) as u32,
         };
-        self.view
-            .write(&gpu.device, &gpu.queue, frame.frame, bytemuck::bytes_of(&u));
+        self.renderer.prepare(gpu, frame.frame, &u);
     }
 
     fn compute(&self, pass: &mut wgpu::ComputePass<'_>, frame: &FrameCtx) {
-        if self.count == 0 {
-            return;
-        }
-        pass.set_pipeline(&self.step_pipeline);
-        let (x, y) = dispatch_size(self.count);
-        let mut src = self.cur_at_frame_start;
-        for s in 0..self.steps_this_frame {
-            pass.set_bind_group(
-                0,
-                &self.step_groups[frame.slot()][src],
-                &[(s as u64 * PARAM_STRIDE) as u32],
-            );
-            pass.dispatch_workgroups(x, y, 1);
-            src ^= 1;
-        }
+        self.sim.encode(pass, frame.frame);
     }
 
     fn paint(&self, pass: &mut wgpu::RenderPass<'_>, frame: &FrameCtx) {
-        if self.count == 0 {
-            return;
+        self.renderer.paint(pass, frame.frame, &self.sim);
+    }
+
+    fn interact(&mut self, response: &egui::Response, rect: egui::Rect) {
+        if response.dragged_by(egui::PointerButton::Primary) {
+            let d = response.drag_delta();
+            self.camera.orbit(Vec2::new(d.x, d.y));
+            self.auto_rotate = false;
         }
-        pass.set_pipeline(&self.draw_pipeline);
-        pass.set_bind_group(0, &self.draw_groups[frame.slot()][self.cur], &[]);
-        pass.draw(0..self.count, 0..1);
+        let (scroll, secondary, shift) = response.ctx.input(|i| {
+            (
+                i.smooth_scroll_delta.y,
+                i.pointer.secondary_down(),
+                i.modifiers.shift,
+            )
+        });
+        if response.hovered() && scroll != 0.0 {
+            self.camera.zoom(scroll);
+        }
+        self.mouse = None;
+        if secondary
+            && let Some(pos) = response.hover_pos()
+            && rect.width() > 0.0
+            && rect.height() > 0.0
+        {
+            let ndc = Vec2::new(
+                (pos.x - rect.min.x) / rect.width() * 2.0 - 1.0,
+                1.0 - (pos.y - rect.min.y) / rect.height() * 2.0,
+            );
+            if let Some(p) = self.camera.unproject(ndc, rect.width() / rect.height()) {
+                let s = self.controls.mouse_strength;
+                self.mouse = Some((p, if shift { -s } else { s }));
+            }
+        }
     }
 
     fn ui(&mut self, ui: &mut egui::Ui) {
         ui.heading("Particles");
-        ui.label(format!("count: {}", self.count));
-        ui.label(format!("seed: {}", self.seed));
-        ui.label(format!("steps: {}", self.steps_total));
-        ui.label(format!("sim time: {:.2} s", self.sim_time));
-        match self.kinetic_energy {
-            Some(ke) => ui.label(format!("kinetic energy: {ke:.4}")),
-            None => ui.label("kinetic energy: …"),
-        };
-        ui.add(egui::Slider::new(&mut self.drag, 0.0..=2.0).text("drag (1/s)"));
-        if let Some(n) = &self.notice {
-            ui.colored_label(egui::Color32::YELLOW, n);
+        ui.label(format!(
+            "{} particles, {} mode, seed {}",
+            self.count(),
+            self.mode.name(),
+            self.seed
+        ));
+        ui.label(format!(
+            "steps: {}   sim time: {:.2} s",
+            self.sim.steps_total(),
+            self.sim_time
+        ));
+        if let Some(m) = &self.message {
+            ui.colored_label(egui::Color32::YELLOW, m);
         }
+        ui.separator();
+        egui::ComboBox::from_label("mode")
+            .selected_text(self.mode_input.name())
+            .show_ui(ui, |ui| {
+                for m in Mode::ALL {
+                    ui.selectable_value(&mut self.mode_input, m, m.name());
+                }
+            });
+        ui.horizontal(|ui| {
+            ui.label("count");
+            ui.add(egui::DragValue::new(&mut self.count_input).speed(1000.0));
+        });
+        ui.horizontal_wrapped(|ui| {
+            for c in PRESET_COUNTS {
+                let label = if c >= 1 << 20 {
+                    format!("{}M", c >> 20)
+                } else {
+                    format!("{}k", c >> 10)
+                };
+                if ui.small_button(label).clicked() {
+                    self.count_input = c;
+                }
+            }
+        });
+        let max = max_count(&self.limits, self.mode_input);
+        if self.count_input > max {
+            ui.colored_label(
+                egui::Color32::YELLOW,
+                format!("adapter limit in this mode: {max} (will clamp)"),
+            );
+        }
+        if self.mode_input == Mode::Brute && self.count_input > 65_536 {
+            ui.colored_label(egui::Color32::YELLOW, "brute force is O(N²): slow");
+        }
+        if ui.button("apply (restarts)").clicked() {
+            self.request_reconfigure(self.count_input, self.mode_input);
+        }
+        ui.separator();
+        ui.strong("statistics (GPU)");
+        self.stats_ui(ui);
+        ui.separator();
+        ui.strong("forces");
+        let c = &mut self.controls;
+        ui.checkbox(&mut c.attractors, "attractors");
+        ui.add(egui::Slider::new(&mut c.gravity, -2.0..=2.0).text("gravity"));
+        ui.add(egui::Slider::new(&mut c.drag, 0.0..=2.0).text("drag (1/s)"));
+        ui.add(egui::Slider::new(&mut c.curl_strength, 0.0..=2.0).text("curl noise"));
+        ui.add(egui::Slider::new(&mut c.curl_frequency, 0.1..=10.0).text("curl frequency"));
+        ui.add(
+            egui::Slider::new(&mut c.mouse_strength, 0.0..=1.0)
+                .text("mouse (right drag; ⇧ repels)"),
+        );
+        ui.strong("emitter");
+        ui.add(
+            egui::Slider::new(&mut c.emit_rate, 0.0..=1.0e6)
+                .logarithmic(true)
+                .text("rate (/s)"),
+        );
+        ui.add(egui::Slider::new(&mut c.lifetime, 0.0..=60.0).text("lifetime (s)"));
+        ui.add(egui::Slider::new(&mut c.emit_speed, 0.0..=3.0).text("speed"));
+        ui.add(egui::Slider::new(&mut c.emit_spread, 0.0..=2.0).text("spread"));
+        ui.horizontal(|ui| {
+            ui.add(egui::DragValue::new(&mut c.burst).speed(100.0));
+            if ui.button("burst").clicked() {
+                self.burst_pending = self.burst_pending.saturating_add(c.burst);
+            }
+        });
+        if self.mode != Mode::Free {
+            ui.strong("flocking");
+            ui.add(egui::Slider::new(&mut c.cohesion, 0.0..=10.0).text("cohesion"));
+            ui.add(egui::Slider::new(&mut c.alignment, 0.0..=10.0).text("alignment"));
+            ui.add(egui::Slider::new(&mut c.separation, 0.0..=10.0).text("separation"));
+            let cell = self.sim.consts().origin[3];
+            ui.add(egui::Slider::new(&mut c.radius, 0.001..=cell).text("radius"));
+        }
+        ui.add(egui::Slider::new(&mut c.max_speed, 0.1..=10.0).text("speed cap"));
+        ui.separator();
+        ui.strong("view");
+        egui::ComboBox::from_label("colour by")
+            .selected_text(format!("{:?}", self.color_by))
+            .show_ui(ui, |ui| {
+                ui.selectable_value(&mut self.color_by, ColorBy::Speed, "Speed");
+                ui.selectable_value(&mut self.color_by, ColorBy::Density, "Density");
+                ui.selectable_value(&mut self.color_by, ColorBy::Age, "Age");
+            });
+        ui.add(
+            egui::Slider::new(&mut self.sprite_size, 0.0005..=0.05)
+                .logarithmic(true)
+                .text("sprite size"),
+        );
+        ui.checkbox(&mut self.auto_rotate, "auto-rotate");
+        if ui.button("reset camera").clicked() {
+            self.camera = Camera::default();
+        }
+        ui.label("left drag: orbit · wheel: zoom");
     }
 
     fn metrics(&self) -> serde_json::Value {
+        let s = self.sim.latest_stats();
+        let c = self.sim.consts();
         serde_json::json!({
-            "count": self.count,
+            "count": self.count(),
             "seed": self.seed,
-            "steps": self.steps_total,
+            "mode": self.mode.name(),
+            "steps": self.sim.steps_total(),
             "sim_time_s": self.sim_time,
-            "kinetic_energy": self.kinetic_energy,
-            "kinetic_energy_at_step": self.ke_steps,
+            "kinetic_energy": s.map(|s| s.kinetic_energy),
+            "mean_speed": s.map(|s| s.mean_speed),
+            "live": s.map(|s| s.live),
+            "mean_neighbours": s.map(|s| s.mean_neighbours),
+            "max_neighbours": s.map(|s| s.max_neighbours),
+            "neighbour_histogram": s.map(|s| s.histogram.to_vec()),
+            "stats_at_step": s.map(|s| s.step),
+            "radius": c.radius,
+            "grid_cells": c.dims[3],
+            "notice": self.sim.notice(),
         })
     }
 
     fn problem(&self) -> Option<String> {
-        self.notice.clone()
+        self.message.clone()
     }
 }

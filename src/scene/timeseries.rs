@@ -306,7 +306,8 @@ impl Scene for TimeSeries {
         let font = egui::FontId::proportional(12.0);
         let color = egui::Color32::from_gray(220);
         let stroke = egui::Stroke::new(1.0, egui::Color32::from_white_alpha(40));
-        let tstep = super::spectrogram::nice_step(t1 - t0, (rect.width() / 110.0).max(2.0) as f64);
+        let tstep =
+            super::spectrogram::axis::nice_step(t1 - t0, (rect.width() / 110.0).max(2.0) as f64);
         let mut t = (t0 / tstep).ceil() * tstep;
         while t <= t1 {
             let x = rect.left() + ((t - t0) / (t1 - t0)) as f32 * rect.width();
@@ -323,8 +324,10 @@ impl Scene for TimeSeries {
             );
             t += tstep;
         }
-        let vstep =
-            super::spectrogram::nice_step((hi - lo) as f64, (rect.height() / 50.0).max(2.0) as f64);
+        let vstep = super::spectrogram::axis::nice_step(
+            (hi - lo) as f64,
+            (rect.height() / 50.0).max(2.0) as f64,
+        );
         let mut v = (lo as f64 / vstep).ceil() * vstep;
         while v <= hi as f64 {
             let y = rect.bottom() - ((v - lo as f64) / (hi - lo) as f64) as f32 * rect.height();

@@ -32,6 +32,7 @@ pub const TEST: &[&str] = &[
     "imagemagick",
     "pulseaudio",
     "pulseaudio-utils",
+    "libsox-fmt-mp3",
     "sox",
     "mesa-vulkan-drivers",
     "vulkan-tools",

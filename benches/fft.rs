@@ -1,0 +1,149 @@
+//! Spectrogram FFT benchmarks (issue 3, "Numbers").
+//!
+//! - `cpu/stft/N` vs `cpu/realfft/N`: time per STFT column of `vizdeck::audio::stft::Stft`
+//!   (push one hop of N/4 samples, pop one dB column: window, finite check, realfft, dB) against
+//!   realfft's own `process_with_scratch` of the same size (input and scratch reused), N =
+//!   1024…16384. The issue asks stft ≤ 1.05 × realfft.
+//! - `gpu/N`: one `GpuFft::encode` of 256 columns (window + real FFT + split + dB), submitted and
+//!   waited for, N = 1024…16384; throughput in bytes of f32 input. Before the criterion runs, the
+//!   same sizes go through `vizdeck::gpu::fft::bench_table` (wall clock and, when the adapter has
+//!   TIMESTAMP_QUERY, GPU timestamps), printed as a markdown table.
+//!
+//! Run: `cargo bench --bench fft` (lavapipe here). Environment: `VIZDECK_FFT_BENCH_BATCH`
+//! (columns per batch, default 256), `VIZDECK_FFT_BENCH_REPS` (encodes per timed submit in the
+//! table, default 5), `VIZDECK_FFT_TABLE_ONLY=1` (print the GPU table and skip criterion).
+
+use std::hint::black_box;
+use std::time::Duration;
+
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group};
+use realfft::RealFftPlanner;
+use vizdeck::audio::stft::Stft;
+use vizdeck::gpu::fft::{GpuFft, bench_table};
+use vizdeck::gpu::{BackendChoice, Gpu};
+
+const SIZES: [usize; 5] = [1024, 2048, 4096, 8192, 16_384];
+
+fn noise(len: usize) -> Vec<f32> {
+    let mut s = 0x1234_5678_9abc_def1u64;
+    (0..len)
+        .map(|_| {
+            s ^= s >> 12;
+            s ^= s << 25;
+            s ^= s >> 27;
+            (s.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 40) as f32 / (1u64 << 23) as f32 - 1.0
+        })
+        .collect()
+}
+
+fn env_u32(name: &str, default: u32) -> u32 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|&b| b > 0)
+        .unwrap_or(default)
+}
+
+fn batch() -> u32 {
+    env_u32("VIZDECK_FFT_BENCH_BATCH", 256)
+}
+
+fn table(gpu: &Gpu) {
+    let reps = env_u32("VIZDECK_FFT_BENCH_REPS", 5);
+    println!("\n{}", bench_table(gpu, &SIZES, batch(), reps));
+}
+
+fn gpu_device() -> Option<Gpu> {
+    match Gpu::new(BackendChoice::Auto, None, None) {
+        Ok((g, _)) => Some(g),
+        Err(e) => {
+            eprintln!("no GPU adapter, skipping the GPU benches: {e}");
+            None
+        }
+    }
+}
+
+fn cpu(c: &mut Criterion) {
+    let mut g = c.benchmark_group("cpu");
+    g.sample_size(20)
+        .warm_up_time(Duration::from_millis(300))
+        .measurement_time(Duration::from_secs(1));
+    for n in SIZES {
+        let hop = n / 4;
+        let signal = noise(n + hop);
+        let mut stft = Stft::new(n, hop).expect("stft");
+        stft.push(&signal[..n - hop]);
+        let mut col = vec![0.0f32; stft.bins()];
+        g.bench_with_input(BenchmarkId::new("stft", n), &n, |b, _| {
+            b.iter(|| {
+                stft.push(&signal[n - hop..n]);
+                black_box(stft.pop_column(&mut col));
+                black_box(&col);
+            })
+        });
+        let fft = RealFftPlanner::<f32>::new().plan_fft_forward(n);
+        let mut input = signal[..n].to_vec();
+        let mut output = fft.make_output_vec();
+        let mut scratch = fft.make_scratch_vec();
+        g.bench_with_input(BenchmarkId::new("realfft", n), &n, |b, _| {
+            b.iter(|| {
+                fft.process_with_scratch(&mut input, &mut output, &mut scratch)
+                    .expect("realfft");
+                black_box(&output);
+            })
+        });
+    }
+    g.finish();
+}
+
+fn gpu(c: &mut Criterion) {
+    let Some(gpu) = gpu_device() else {
+        return;
+    };
+    let batch = batch();
+    table(&gpu);
+    let mut g = c.benchmark_group("gpu");
+    g.sample_size(10)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(3));
+    for n in SIZES {
+        let fft = match GpuFft::new(&gpu.device, n, batch) {
+            Ok(f) => f,
+            Err(e) => {
+                eprintln!("N = {n}: {e}");
+                continue;
+            }
+        };
+        gpu.queue.write_buffer(
+            fft.input(),
+            0,
+            bytemuck::cast_slice(&noise(batch as usize * n)),
+        );
+        g.throughput(Throughput::Bytes(u64::from(batch) * n as u64 * 4));
+        g.bench_with_input(BenchmarkId::from_parameter(n), &n, |b, _| {
+            b.iter(|| {
+                let mut enc = gpu.device.create_command_encoder(&Default::default());
+                {
+                    let mut pass = enc.begin_compute_pass(&Default::default());
+                    fft.encode(&mut pass, batch);
+                }
+                gpu.queue.submit([enc.finish()]);
+                gpu.wait_idle();
+            })
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, cpu, gpu);
+
+fn main() {
+    if std::env::var_os("VIZDECK_FFT_TABLE_ONLY").is_some() {
+        if let Some(gpu) = gpu_device() {
+            table(&gpu);
+        }
+        return;
+    }
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}

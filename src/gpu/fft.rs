@@ -1,0 +1,919 @@
+//! Batched real-input STFT magnitude on the GPU: `B` columns of `N` samples → `B × (N/2 + 1)` dBFS.
+//!
+//! # Algorithm
+//!
+//! The `N` real samples of a column are packed as `M = N/2` complex values
+//! `z[n] = w[2n]·x[2n] + i·w[2n+1]·x[2n+1]` (window applied on the way), transformed by a
+//! Stockham auto-sort FFT of length `M` (decimation in time, natural-order output, no bit
+//! reversal; radix-4 stages, plus one final radix-2 stage when `log2 M` is odd), and split into
+//! the real spectrum (the "two-for-one" trick, e.g. Sorensen et al. 1987, "Real-valued fast
+//! Fourier transform algorithms", IEEE TASSP 35(6)):
+//!
+//! ```text
+//! X[k] = ½(Z[k] + conj Z[M−k]) − ½i·e^{−2πik/N}·(Z[k] − conj Z[M−k]),  k = 0..=M,  Z[M] ≡ Z[0]
+//! ```
+//!
+//! Stockham stage with radix `r` and current subsequence length `p` (1, 4, 16, …; the product of
+//! the earlier radices): thread `i` (0..M/r) of a column, `k = i mod p`, reads
+//! `a_j = src[i + j·M/r]`, multiplies `a_j` by `e^{−2πi·j·k/(r·p)}`, takes the `r`-point DFT and
+//! writes output `j` to `dst[(i − k)·r + k + j·p]`. The twiddles `T[m] = e^{−2πi·m/N}`,
+//! m = 0..N, are computed on the CPU in f64 and stored as f32 (`e^{−2πi·j·k/(r·p)} =
+//! T[j·k·N/(r·p)]`, and the split uses `T[k]`).
+//!
+//! Passes, one compute dispatch each, one WGSL file per kind (`shaders/spectrogram/fft_*.wgsl`):
+//! 1. `fft_pack`: window + pack + the first radix-4 stage (p = 1, no twiddles), input → ping;
+//! 2. `fft_radix4` for p = 4, 16, … and, if `log2 M` is odd, `fft_radix2` with p = M/2,
+//!    alternating between two ping-pong storage buffers;
+//! 3. `fft_split`: split, magnitude, dBFS → [`GpuFft::output_db`] (and optionally the complex
+//!    spectrum → [`GpuFft::spectrum`]).
+//!
+//! For N ≤ 8192 (M ≤ 4096), when the device allows M·8 bytes of workgroup memory and
+//! min(256, M/4) invocations per workgroup, a **fused** kernel (`fft_local`) does all of the
+//! above in one dispatch instead: one workgroup per column holds the column in workgroup memory
+//! through every stage (same formulas in the same order: bit-identical to the multi-pass path on
+//! lavapipe), and the global ping-pong buffers are not allocated. [`FftOptions::fused`] turns it
+//! off. Its dispatch is one workgroup per column.
+//!
+//! For N = 16384 and 32768 (M = 8192, 16384) the column does not fit workgroup memory; then
+//! (same conditions, with M/4 in place of M) three dispatches are used: `fft_dif4` packs and
+//! applies one radix-4 **decimation-in-frequency** stage,
+//! `u_s[n] = e^{−2πi·n·s/M}·Σ_j z[n + j·M/4]·(−i)^{j·s}`, which leaves 4 independent
+//! M/4-point FFTs (`Z[4k' + s] = FFT_{M/4}(u_s)[k']`); `fft_local_sub` runs each in workgroup
+//! memory with the same Stockham stages (one workgroup per column and s) and writes `Z` in natural
+//! order; `fft_split` finishes as above.
+//!
+//! Every multi-pass dispatch runs one thread per (column, butterfly) over a flat index. Workgroup
+//! counts are folded into `x × y` so that neither exceeds `max_compute_workgroups_per_dimension`,
+//! and the shaders bound-check the column against `max_batch`. Each pass has its own uniform buffer,
+//! written once at construction (and by [`GpuFft::set_window`] for the split scale); nothing is
+//! allocated per frame.
+//!
+//! # Levels
+//!
+//! Exactly those of [`crate::audio::stft`]: `amplitude_k = c_k·|X_k| / Σw` (c_0 = c_{N/2} = 1,
+//! else 2), `dB_k = max(20·log10(amplitude_k), DB_FLOOR)`; a column with a NaN or infinite sample
+//! gives [`DB_FLOOR`](crate::audio::stft::DB_FLOOR) in every bin (the pack pass turns the sample
+//! into NaN, which every butterfly propagates, and the split pass floors any non-finite `X_k` or
+//! level).
+
+use std::time::Instant;
+
+use wgpu::util::DeviceExt;
+
+use crate::gpu::Gpu;
+use crate::gpu::shaders;
+
+/// Smallest FFT size the GPU path supports.
+pub const GPU_MIN_FFT_SIZE: usize = 256;
+/// Largest FFT size the GPU path supports.
+pub const GPU_MAX_FFT_SIZE: usize = 32_768;
+/// Threads per workgroup of every FFT pass (matches `@workgroup_size(64)` in the shaders).
+const WORKGROUP: u32 = 64;
+
+/// Errors of [`GpuFft`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FftError {
+    /// `fft_size` is not a power of two in 256..=32768.
+    #[error("GPU FFT size {fft_size} is not a power of two in 256..=32768")]
+    InvalidSize {
+        /// The rejected size.
+        fft_size: usize,
+    },
+    /// `max_batch` is 0.
+    #[error("GPU FFT max_batch must be at least 1")]
+    ZeroBatch,
+    /// A buffer (or the dispatch of `max_batch` columns) exceeds the device limits.
+    #[error("GPU FFT of {fft_size} points × {max_batch} columns exceeds the device limits: {what}")]
+    TooLarge {
+        /// FFT size asked for.
+        fft_size: usize,
+        /// Batch asked for.
+        max_batch: u32,
+        /// Which limit.
+        what: String,
+    },
+    /// [`GpuFft::set_window`] got a window whose length is not the FFT size.
+    #[error("window of {got} samples given to a {fft_size}-point GPU FFT")]
+    WindowLength {
+        /// The window length given.
+        got: usize,
+        /// The FFT size.
+        fft_size: usize,
+    },
+}
+
+/// The uniform block of every FFT pass (same layout in all four shaders).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, bytemuck::Pod, bytemuck::Zeroable)]
+struct Params {
+    /// Current Stockham subsequence length.
+    p: u32,
+    /// Threads per column.
+    per_col: u32,
+    /// Complex FFT length M = N/2.
+    m: u32,
+    /// Twiddle-table step N/(r·p).
+    tw_stride: u32,
+    /// Columns the buffers hold.
+    max_batch: u32,
+    /// Split pass: bit 0 = write the complex spectrum.
+    flags: u32,
+    /// Split pass: 1/Σw.
+    scale: f32,
+    pad: u32,
+}
+
+/// One recorded dispatch.
+struct Pass {
+    pipeline: wgpu::ComputePipeline,
+    bind_group: wgpu::BindGroup,
+    /// Threads per column.
+    per_col: u32,
+    /// Threads per workgroup.
+    group: u32,
+}
+
+/// A batched real-input FFT → dBFS pipeline for one FFT size, with every buffer sized for
+/// `max_batch` columns. See the module docs for the algorithm and the level definition.
+pub struct GpuFft {
+    fft_size: usize,
+    max_batch: u32,
+    max_wg_per_dim: u32,
+    fused: bool,
+    input: wgpu::Buffer,
+    output_db: wgpu::Buffer,
+    spectrum: Option<wgpu::Buffer>,
+    window: wgpu::Buffer,
+    split_params: wgpu::Buffer,
+    split_params_value: Params,
+    passes: Vec<Pass>,
+    // Kept alive for the bind groups (wgpu keeps them alive too; this documents ownership).
+    _ping: Vec<wgpu::Buffer>,
+    _twiddles: wgpu::Buffer,
+    _params: Vec<wgpu::Buffer>,
+}
+
+impl std::fmt::Debug for GpuFft {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GpuFft")
+            .field("fft_size", &self.fft_size)
+            .field("max_batch", &self.max_batch)
+            .field("passes", &self.passes.len())
+            .field("fused", &self.fused)
+            .field("spectrum", &self.spectrum.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+/// The periodic Hann window `0.5 − 0.5·cos(2πn/N)` of [`crate::audio::stft::Stft`], in f64.
+fn periodic_hann(n: usize) -> Vec<f32> {
+    (0..n)
+        .map(|i| (0.5 - 0.5 * (std::f64::consts::TAU * i as f64 / n as f64).cos()) as f32)
+        .collect()
+}
+
+/// `1/|Σw|` summed in f64; 0 when the sum is 0 or not finite (every level then reads the floor).
+fn level_scale(window: &[f32]) -> f32 {
+    let sum: f64 = window.iter().map(|&w| f64::from(w)).sum();
+    if sum.is_finite() && sum != 0.0 {
+        (1.0 / sum.abs()) as f32
+    } else {
+        0.0
+    }
+}
+
+fn entry(binding: u32, buffer: &wgpu::Buffer) -> wgpu::BindGroupEntry<'_> {
+    wgpu::BindGroupEntry {
+        binding,
+        resource: buffer.as_entire_binding(),
+    }
+}
+
+/// Workgroup counts `(x, y)` covering `threads` threads in workgroups of `group` threads, with
+/// `x, y ≤ max_per_dim` and `x·y − ceil(threads/group) < y` (folded into y).
+fn fold_dispatch(threads: u64, group: u32, max_per_dim: u32) -> (u32, u32) {
+    let groups = threads.div_ceil(u64::from(group.max(1))).max(1);
+    let max = u64::from(max_per_dim.max(1));
+    let y = groups.div_ceil(max);
+    let x = groups.div_ceil(y);
+    (x as u32, y.min(u64::from(u32::MAX)) as u32)
+}
+
+/// Construction options of [`GpuFft`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FftOptions {
+    /// Also write the complex spectrum to [`GpuFft::spectrum`] (tests, debugging). Default off.
+    pub spectrum: bool,
+    /// Use the workgroup-memory kernels when the device's workgroup limits allow them: for
+    /// N ≤ 8192 the fused single pass (`fft_local.wgsl`), for N = 16384 and 32768 three passes
+    /// (`fft_dif4` → `fft_local_sub` → `fft_split`). Otherwise, or when false, the multi-pass
+    /// path (one dispatch per Stockham stage through global ping-pong buffers). Default on. All
+    /// paths agree to f32 rounding (see the module docs).
+    pub fused: bool,
+}
+
+impl Default for FftOptions {
+    fn default() -> Self {
+        FftOptions {
+            spectrum: false,
+            fused: true,
+        }
+    }
+}
+
+/// Largest M = N/2 of the fused kernel (its register array holds 16 complex values per thread:
+/// 4·BPT with BPT = M/(4·256) ≤ 4).
+const FUSED_MAX_M: u64 = 4096;
+
+impl GpuFft {
+    /// `with_options(device, fft_size, max_batch, FftOptions::default())`: builds the pipelines,
+    /// twiddles, window (the periodic Hann window of [`crate::audio::stft::Stft`] until
+    /// [`set_window`](Self::set_window)) and buffers for `fft_size`-point transforms of up to
+    /// `max_batch` columns, without complex-spectrum output.
+    ///
+    /// # Errors
+    ///
+    /// [`FftError::InvalidSize`] unless `fft_size` is a power of two in 256..=32768;
+    /// [`FftError::ZeroBatch`] if `max_batch == 0`; [`FftError::TooLarge`] if a buffer exceeds
+    /// `max_buffer_size` / `max_storage_buffer_binding_size` or the dispatch of `max_batch`
+    /// columns cannot be expressed within `max_compute_workgroups_per_dimension`.
+    pub fn new(device: &wgpu::Device, fft_size: usize, max_batch: u32) -> Result<GpuFft, FftError> {
+        Self::with_options(device, fft_size, max_batch, FftOptions::default())
+    }
+
+    /// As [`new`](Self::new), and every [`encode`](Self::encode) also writes the complex spectrum
+    /// `X[0..=N/2]` of each column to [`spectrum`](Self::spectrum) (for tests and debugging).
+    ///
+    /// # Errors
+    ///
+    /// As [`new`](Self::new), counting the spectrum buffer too.
+    pub fn with_spectrum(
+        device: &wgpu::Device,
+        fft_size: usize,
+        max_batch: u32,
+    ) -> Result<GpuFft, FftError> {
+        let options = FftOptions {
+            spectrum: true,
+            ..FftOptions::default()
+        };
+        Self::with_options(device, fft_size, max_batch, options)
+    }
+
+    /// The general constructor; see [`new`](Self::new) and [`FftOptions`].
+    ///
+    /// # Errors
+    ///
+    /// As [`new`](Self::new).
+    pub fn with_options(
+        device: &wgpu::Device,
+        fft_size: usize,
+        max_batch: u32,
+        options: FftOptions,
+    ) -> Result<GpuFft, FftError> {
+        if !fft_size.is_power_of_two() || !(GPU_MIN_FFT_SIZE..=GPU_MAX_FFT_SIZE).contains(&fft_size)
+        {
+            return Err(FftError::InvalidSize { fft_size });
+        }
+        if max_batch == 0 {
+            return Err(FftError::ZeroBatch);
+        }
+        let with_spectrum = options.spectrum;
+        let n = fft_size as u64;
+        let m = n / 2;
+        let bins = m + 1;
+        let batch = u64::from(max_batch);
+        let limits = device.limits();
+        let too_large = |what: String| FftError::TooLarge {
+            fft_size,
+            max_batch,
+            what,
+        };
+        // Workgroup-memory kernels: `len` complex f32 per workgroup of min(256, len/4) threads.
+        let local_wg = |len: u64| (len / 4).min(256) as u32;
+        let local_ok = |len: u64| {
+            len <= FUSED_MAX_M
+                && len * 8 <= u64::from(limits.max_compute_workgroup_storage_size)
+                && local_wg(len) <= limits.max_compute_invocations_per_workgroup
+                && local_wg(len) <= limits.max_compute_workgroup_size_x
+        };
+        let fused = options.fused && local_ok(m);
+        let dif4 = options.fused && !fused && m > FUSED_MAX_M && local_ok(m / 4);
+        let fused_wg = local_wg(m);
+        let complex_bytes = batch * m * 8;
+        let mut sizes = vec![
+            ("input/ping-pong", complex_bytes),
+            ("dB output", batch * bins * 4),
+        ];
+        if with_spectrum {
+            sizes.push(("spectrum", batch * bins * 8));
+        }
+        for (what, bytes) in sizes {
+            let cap = limits
+                .max_buffer_size
+                .min(limits.max_storage_buffer_binding_size);
+            if bytes > cap {
+                return Err(too_large(format!(
+                    "{what} buffer of {bytes} bytes > {cap} bytes"
+                )));
+            }
+        }
+        // Largest dispatch: the split pass (M/2 threads per column) or, fused, one workgroup per
+        // column.
+        let max_threads = batch * m / 2;
+        let max_wg_per_dim = limits.max_compute_workgroups_per_dimension;
+        let (_, y) = fold_dispatch(max_threads, WORKGROUP, max_wg_per_dim);
+        // The shaders compute a u32 flat thread index.
+        if y > max_wg_per_dim
+            || max_threads + u64::from(WORKGROUP) * u64::from(y) > u64::from(u32::MAX)
+        {
+            return Err(too_large(format!(
+                "dispatch of {max_threads} threads exceeds the workgroup limits"
+            )));
+        }
+
+        let storage = wgpu::BufferUsages::STORAGE;
+        let make = |label: &str, size: u64, usage: wgpu::BufferUsages| {
+            device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size,
+                usage,
+                mapped_at_creation: false,
+            })
+        };
+        let input = make(
+            "spectrogram:fft:input",
+            complex_bytes,
+            storage | wgpu::BufferUsages::COPY_DST,
+        );
+        let output_db = make(
+            "spectrogram:fft:output_db",
+            batch * bins * 4,
+            storage | wgpu::BufferUsages::COPY_SRC,
+        );
+        // The split shader always binds a spectrum buffer; without the option it is one element
+        // that is never written (flags bit 0 clear).
+        let spectrum_buf = make(
+            "spectrogram:fft:spectrum",
+            if with_spectrum { batch * bins * 8 } else { 8 },
+            storage | wgpu::BufferUsages::COPY_SRC,
+        );
+
+        // T[m] = e^{−2πi·m/N}, m = 0..N, in f64, stored as f32.
+        let twiddle_data: Vec<[f32; 2]> = (0..fft_size)
+            .map(|i| {
+                let a = -std::f64::consts::TAU * i as f64 / fft_size as f64;
+                [a.cos() as f32, a.sin() as f32]
+            })
+            .collect();
+        let init = |label: &str, contents: &[u8], usage: wgpu::BufferUsages| {
+            device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some(label),
+                contents,
+                usage,
+            })
+        };
+        let twiddles = init(
+            "spectrogram:fft:twiddles",
+            bytemuck::cast_slice(&twiddle_data),
+            storage,
+        );
+        let hann = periodic_hann(fft_size);
+        let window = init(
+            "spectrogram:fft:window",
+            bytemuck::cast_slice(&hann),
+            storage | wgpu::BufferUsages::COPY_DST,
+        );
+        let uniform = |label: &str, value: &Params| {
+            init(
+                label,
+                bytemuck::bytes_of(value),
+                wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+            )
+        };
+        let pipeline = |src: &shaders::ShaderSource, label: &str, constants: &[(&str, f64)]| {
+            let module = src.module(device);
+            device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                label: Some(label),
+                layout: None,
+                module: &module,
+                entry_point: Some("main"),
+                compilation_options: wgpu::PipelineCompilationOptions {
+                    constants,
+                    // Every shader writes before it reads its workgroup memory.
+                    zero_initialize_workgroup_memory: false,
+                },
+                cache: None,
+            })
+        };
+
+        let m32 = m as u32;
+        let n32 = n as u32;
+        let split_value = Params {
+            per_col: m32 / 2,
+            m: m32,
+            max_batch,
+            flags: u32::from(with_spectrum),
+            scale: level_scale(&hann),
+            ..Params::default()
+        };
+        let split_params = uniform("spectrogram:fft:split:params", &split_value);
+        let mut params_bufs = Vec::new();
+        let mut passes = Vec::new();
+        let mut ping = Vec::new();
+
+        if fused {
+            let pl = pipeline(
+                &shaders::SPECTROGRAM_FFT_LOCAL,
+                "spectrogram:fft:local",
+                &[
+                    ("TILE", f64::from(m32)),
+                    ("WG", f64::from(fused_wg)),
+                    ("BPT", f64::from(m32 / (4 * fused_wg))),
+                ],
+            );
+            let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: Some("spectrogram:fft:local:bind_group"),
+                layout: &pl.get_bind_group_layout(0),
+                entries: &[
+                    entry(0, &split_params),
+                    entry(1, &input),
+                    entry(2, &window),
+                    entry(3, &twiddles),
+                    entry(4, &output_db),
+                    entry(5, &spectrum_buf),
+                ],
+            });
+            passes.push(Pass {
+                pipeline: pl,
+                bind_group,
+                per_col: fused_wg,
+                group: fused_wg,
+            });
+        } else if dif4 {
+            ping.push(make("spectrogram:fft:ping", complex_bytes, storage));
+            ping.push(make("spectrogram:fft:pong", complex_bytes, storage));
+            let l = m32 / 4;
+            let wg = local_wg(m / 4);
+            let dif_pl = pipeline(&shaders::SPECTROGRAM_FFT_DIF4, "spectrogram:fft:dif4", &[]);
+            let sub_pl = pipeline(
+                &shaders::SPECTROGRAM_FFT_LOCAL_SUB,
+                "spectrogram:fft:local_sub",
+                &[
+                    ("TILE", f64::from(l)),
+                    ("WG", f64::from(wg)),
+                    ("BPT", f64::from(l / (4 * wg))),
+                ],
+            );
+            let split_pl = pipeline(
+                &shaders::SPECTROGRAM_FFT_SPLIT,
+                "spectrogram:fft:split",
+                &[],
+            );
+            let dif_value = Params {
+                per_col: l,
+                m: m32,
+                max_batch,
+                ..Params::default()
+            };
+            let dif_params = uniform("spectrogram:fft:dif4:params", &dif_value);
+            let dif_bg = device.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: Some("spectrogram:fft:dif4:bind_group"),
+                layout: &dif_pl.get_bind_group_layout(0),
+                entries: &[
+                    entry(0, &dif_params),
+                    entry(1, &input),
+                    entry(2, &window),
+                    entry(3, &twiddles),
+                    entry(4, &ping[0]),
+                ],
+            });
+            passes.push(Pass {
+                pipeline: dif_pl,
+                bind_group: dif_bg,
+                per_col: l,
+                group: WORKGROUP,
+            });
+            let sub_value = Params {
+                per_col: 4 * wg,
+                m: m32,
+                max_batch,
+                ..Params::default()
+            };
+            let sub_params = uniform("spectrogram:fft:local_sub:params", &sub_value);
+            let sub_bg = device.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: Some("spectrogram:fft:local_sub:bind_group"),
+                layout: &sub_pl.get_bind_group_layout(0),
+                entries: &[
+                    entry(0, &sub_params),
+                    entry(1, &twiddles),
+                    entry(2, &ping[0]),
+                    entry(3, &ping[1]),
+                ],
+            });
+            passes.push(Pass {
+                pipeline: sub_pl,
+                bind_group: sub_bg,
+                per_col: 4 * wg,
+                group: wg,
+            });
+            let split_bg = device.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: Some("spectrogram:fft:split:bind_group"),
+                layout: &split_pl.get_bind_group_layout(0),
+                entries: &[
+                    entry(0, &split_params),
+                    entry(1, &twiddles),
+                    entry(2, &ping[1]),
+                    entry(3, &output_db),
+                    entry(4, &spectrum_buf),
+                ],
+            });
+            passes.push(Pass {
+                pipeline: split_pl,
+                bind_group: split_bg,
+                per_col: split_value.per_col,
+                group: WORKGROUP,
+            });
+            params_bufs.push(dif_params);
+            params_bufs.push(sub_params);
+        } else {
+            ping.push(make("spectrogram:fft:ping", complex_bytes, storage));
+            ping.push(make("spectrogram:fft:pong", complex_bytes, storage));
+            let pack_pl = pipeline(&shaders::SPECTROGRAM_FFT_PACK, "spectrogram:fft:pack", &[]);
+            let radix4_pl = pipeline(
+                &shaders::SPECTROGRAM_FFT_RADIX4,
+                "spectrogram:fft:radix4",
+                &[],
+            );
+            let radix2_pl = pipeline(
+                &shaders::SPECTROGRAM_FFT_RADIX2,
+                "spectrogram:fft:radix2",
+                &[],
+            );
+            let split_pl = pipeline(
+                &shaders::SPECTROGRAM_FFT_SPLIT,
+                "spectrogram:fft:split",
+                &[],
+            );
+
+            // Stages: (radix, p). The first radix-4 stage is the pack pass.
+            let log2m = m32.trailing_zeros();
+            let mut stages = Vec::new();
+            let mut p = 1u32;
+            for _ in 0..log2m / 2 {
+                stages.push((4u32, p));
+                p *= 4;
+            }
+            if log2m % 2 == 1 {
+                stages.push((2u32, p));
+            }
+            for (s, &(radix, p)) in stages.iter().enumerate() {
+                let value = Params {
+                    p,
+                    per_col: m32 / radix,
+                    m: m32,
+                    tw_stride: n32 / (radix * p),
+                    max_batch,
+                    ..Params::default()
+                };
+                let params = uniform(&format!("spectrogram:fft:stage{s}:params"), &value);
+                let dst = &ping[s % 2];
+                let (pl, bind_group) = if s == 0 {
+                    let bg = device.create_bind_group(&wgpu::BindGroupDescriptor {
+                        label: Some("spectrogram:fft:pack:bind_group"),
+                        layout: &pack_pl.get_bind_group_layout(0),
+                        entries: &[
+                            entry(0, &params),
+                            entry(1, &input),
+                            entry(2, &window),
+                            entry(3, dst),
+                        ],
+                    });
+                    (&pack_pl, bg)
+                } else {
+                    let pl = if radix == 4 { &radix4_pl } else { &radix2_pl };
+                    let bg = device.create_bind_group(&wgpu::BindGroupDescriptor {
+                        label: Some(&format!("spectrogram:fft:stage{s}:bind_group")),
+                        layout: &pl.get_bind_group_layout(0),
+                        entries: &[
+                            entry(0, &params),
+                            entry(1, &twiddles),
+                            entry(2, &ping[(s + 1) % 2]),
+                            entry(3, dst),
+                        ],
+                    });
+                    (pl, bg)
+                };
+                passes.push(Pass {
+                    pipeline: pl.clone(),
+                    bind_group,
+                    per_col: value.per_col,
+                    group: WORKGROUP,
+                });
+                params_bufs.push(params);
+            }
+            let last = &ping[(stages.len() - 1) % 2];
+            let split_bg = device.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: Some("spectrogram:fft:split:bind_group"),
+                layout: &split_pl.get_bind_group_layout(0),
+                entries: &[
+                    entry(0, &split_params),
+                    entry(1, &twiddles),
+                    entry(2, last),
+                    entry(3, &output_db),
+                    entry(4, &spectrum_buf),
+                ],
+            });
+            passes.push(Pass {
+                pipeline: split_pl,
+                bind_group: split_bg,
+                per_col: split_value.per_col,
+                group: WORKGROUP,
+            });
+        }
+        params_bufs.push(split_params.clone());
+
+        Ok(GpuFft {
+            fft_size,
+            max_batch,
+            max_wg_per_dim,
+            fused: fused || dif4,
+            input,
+            output_db,
+            spectrum: with_spectrum.then_some(spectrum_buf),
+            window,
+            split_params,
+            split_params_value: split_value,
+            passes,
+            _ping: ping,
+            _twiddles: twiddles,
+            _params: params_bufs,
+        })
+    }
+
+    /// Whether the workgroup-memory kernels are in use (see [`FftOptions::fused`]).
+    pub fn is_fused(&self) -> bool {
+        self.fused
+    }
+
+    /// The path in use, for reports: `"fused"` (1 dispatch), `"dif4+local"` (3) or
+    /// `"multi-pass"`.
+    pub fn path_name(&self) -> &'static str {
+        match (self.fused, self.passes.len()) {
+            (true, 1) => "fused",
+            (true, _) => "dif4+local",
+            _ => "multi-pass",
+        }
+    }
+
+    /// FFT size N, samples per column.
+    pub fn fft_size(&self) -> usize {
+        self.fft_size
+    }
+
+    /// Bins per column: N/2 + 1 (0 Hz to Nyquist inclusive).
+    pub fn bins(&self) -> usize {
+        self.fft_size / 2 + 1
+    }
+
+    /// The largest `batch` [`encode`](Self::encode) accepts.
+    pub fn max_batch(&self) -> u32 {
+        self.max_batch
+    }
+
+    /// Compute dispatches per [`encode`](Self::encode): 1 fused (N ≤ 8192), 3 with the DIF split
+    /// (N ≥ 16384), multi-pass 1 pack + ⌊log2(N/2)/2⌋ − 1 radix-4 (+ 1 radix-2 when log2(N/2)
+    /// is odd) + 1 split.
+    pub fn pass_count(&self) -> usize {
+        self.passes.len()
+    }
+
+    /// Sets the analysis window `w[n]`, n = 0..N (the default is the periodic Hann window of
+    /// [`crate::audio::stft::Stft`]). Levels use `1/Σw` with Σw summed in f64 (see the module
+    /// docs); a window summing to 0 or to a non-finite value makes every level
+    /// [`DB_FLOOR`](crate::audio::stft::DB_FLOOR).
+    /// Takes effect for work submitted after this call's queue writes.
+    ///
+    /// # Errors
+    ///
+    /// [`FftError::WindowLength`] if `window.len() != N` (nothing is changed).
+    pub fn set_window(&mut self, queue: &wgpu::Queue, window: &[f32]) -> Result<(), FftError> {
+        if window.len() != self.fft_size {
+            return Err(FftError::WindowLength {
+                got: window.len(),
+                fft_size: self.fft_size,
+            });
+        }
+        queue.write_buffer(&self.window, 0, bytemuck::cast_slice(window));
+        self.split_params_value.scale = level_scale(window);
+        queue.write_buffer(
+            &self.split_params,
+            0,
+            bytemuck::bytes_of(&self.split_params_value),
+        );
+        Ok(())
+    }
+
+    /// The input buffer: `max_batch × N` f32 raw (unwindowed) time-domain samples, column-major
+    /// (column c = elements c·N..(c+1)·N); [`encode`](Self::encode) reads the first `batch`
+    /// columns. Usage `STORAGE | COPY_DST`.
+    pub fn input(&self) -> &wgpu::Buffer {
+        &self.input
+    }
+
+    /// The output: `max_batch × bins` f32 dBFS, column-major (column c = elements
+    /// c·bins..(c+1)·bins, bin k at k·sample_rate/N Hz). After [`encode`](Self::encode) of
+    /// `batch` columns, columns `0..batch` hold the levels; later columns are unspecified.
+    /// Usage `STORAGE | COPY_SRC`.
+    pub fn output_db(&self) -> &wgpu::Buffer {
+        &self.output_db
+    }
+
+    /// With [`with_spectrum`](Self::with_spectrum): `max_batch × bins` complex f32 values
+    /// (interleaved re, im; 8 bytes per bin), column-major, the unscaled spectrum
+    /// `X[k] = Σ_n w[n]·x[n]·e^{−2πikn/N}`, k = 0..=N/2 (realfft's convention).
+    /// Usage `STORAGE | COPY_SRC`. `None` when built by [`new`](Self::new).
+    pub fn spectrum(&self) -> Option<&wgpu::Buffer> {
+        self.spectrum.as_ref()
+    }
+
+    /// Records every pass for the first `batch` columns of [`input`](Self::input) into `pass`
+    /// (`batch` is clamped to 1..=max_batch; 0 records nothing). wgpu orders the dispatches
+    /// (storage read-after-write) within the pass.
+    pub fn encode(&self, pass: &mut wgpu::ComputePass<'_>, batch: u32) {
+        if batch == 0 {
+            return;
+        }
+        let batch = batch.min(self.max_batch);
+        for p in &self.passes {
+            let (x, y) = fold_dispatch(
+                u64::from(batch) * u64::from(p.per_col),
+                p.group,
+                self.max_wg_per_dim,
+            );
+            pass.set_pipeline(&p.pipeline);
+            pass.set_bind_group(0, &p.bind_group, &[]);
+            pass.dispatch_workgroups(x, y, 1);
+        }
+    }
+}
+
+/// Deterministic noise in [−1, 1) (xorshift64*), for benchmarks.
+fn noise(len: usize, seed: u64) -> Vec<f32> {
+    let mut s = seed | 1;
+    (0..len)
+        .map(|_| {
+            s ^= s >> 12;
+            s ^= s << 25;
+            s ^= s >> 27;
+            let v = s.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 40; // 24 bits
+            v as f32 / (1u64 << 23) as f32 - 1.0
+        })
+        .collect()
+}
+
+/// Blocks until the buffer `MAP_READ` slice is mapped; returns its bytes, or `None` on failure.
+fn read_mapped(device: &wgpu::Device, buffer: &wgpu::Buffer) -> Option<Vec<u8>> {
+    let slice = buffer.slice(..);
+    let (tx, rx) = std::sync::mpsc::channel();
+    slice.map_async(wgpu::MapMode::Read, move |r| {
+        let _ = tx.send(r.is_ok());
+    });
+    device.poll(wgpu::PollType::wait_indefinitely()).ok()?;
+    if !rx.recv().unwrap_or(false) {
+        return None;
+    }
+    let bytes = slice.get_mapped_range().ok().map(|v| v.to_vec());
+    buffer.unmap();
+    bytes
+}
+
+/// One row of [`bench_table`]: seconds per batch by wall clock and (if measured) by timestamps.
+fn bench_one(gpu: &Gpu, fft: &GpuFft, batch: u32, reps: u32) -> (f64, Option<f64>) {
+    let device = &gpu.device;
+    let queue = &gpu.queue;
+    let timestamps = device.features().contains(wgpu::Features::TIMESTAMP_QUERY);
+    let queries = timestamps.then(|| {
+        let set = device.create_query_set(&wgpu::QuerySetDescriptor {
+            label: Some("spectrogram:fft:bench:queries"),
+            ty: wgpu::QueryType::Timestamp,
+            count: 2,
+        });
+        let resolve = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("spectrogram:fft:bench:resolve"),
+            size: 16,
+            usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+            mapped_at_creation: false,
+        });
+        let read = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("spectrogram:fft:bench:readback"),
+            size: 16,
+            usage: wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::MAP_READ,
+            mapped_at_creation: false,
+        });
+        (set, resolve, read)
+    });
+    let run = |reps: u32, timed: bool| {
+        let mut enc = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+            label: Some("spectrogram:fft:bench"),
+        });
+        {
+            let timestamp_writes = match (&queries, timed) {
+                (Some((set, _, _)), true) => Some(wgpu::ComputePassTimestampWrites {
+                    query_set: set,
+                    beginning_of_pass_write_index: Some(0),
+                    end_of_pass_write_index: Some(1),
+                }),
+                _ => None,
+            };
+            let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("spectrogram:fft:bench:pass"),
+                timestamp_writes,
+            });
+            for _ in 0..reps {
+                fft.encode(&mut pass, batch);
+            }
+        }
+        if let (Some((set, resolve, read)), true) = (&queries, timed) {
+            enc.resolve_query_set(set, 0..2, resolve, 0);
+            enc.copy_buffer_to_buffer(resolve, 0, read, 0, 16);
+        }
+        queue.submit([enc.finish()]);
+        gpu.wait_idle();
+    };
+    // Warm-up (pipeline compilation, first-touch of buffers).
+    run(2, false);
+    let t0 = Instant::now();
+    run(reps, false);
+    let wall = t0.elapsed().as_secs_f64() / f64::from(reps);
+    let gpu_s = queries.as_ref().and_then(|(_, _, read)| {
+        run(reps, true);
+        let bytes = read_mapped(device, read)?;
+        let t: [u64; 2] = bytemuck::pod_read_unaligned(&bytes[..16]);
+        let ns = t[1].saturating_sub(t[0]) as f64 * f64::from(queue.get_timestamp_period());
+        (ns > 0.0).then(|| ns / 1e9 / f64::from(reps))
+    });
+    (wall, gpu_s)
+}
+
+/// Benchmarks the batched GPU FFT (window + real FFT + split + dB, i.e. one [`GpuFft::encode`])
+/// on `gpu` for each of `sizes` with `batch` columns of noise, and returns a markdown table: one
+/// row per size and path (the workgroup-memory path where it applies, then the multi-pass one).
+///
+/// Timing: `reps` encodes of the whole batch are recorded into one compute pass and submitted
+/// once; "wall" is (submit → `device.poll(wait)`) / reps, measured after a warm-up submit;
+/// "GPU" is the pass's begin/end timestamps / reps when the device has TIMESTAMP_QUERY ("–"
+/// otherwise). Throughput: GB/s = batch·N·4 bytes of f32 input / time / 1e9, columns/s =
+/// batch / time. The input upload is not timed. Sizes the GPU path rejects appear as a row with
+/// the error; never panics.
+pub fn bench_table(gpu: &Gpu, sizes: &[usize], batch: u32, reps: u32) -> String {
+    let reps = reps.max(1);
+    let mut out = format!(
+        "GPU FFT (window + real FFT + dB), adapter: {} ({}, {}), batch {batch}, {reps} reps per \
+         submit\n\n| N | path | dispatches | wall ms/batch | wall GB/s | wall columns/s | GPU ms/batch \
+         | GPU GB/s | GPU columns/s |\n|---:|---|---:|---:|---:|---:|---:|---:|---:|\n",
+        gpu.summary.name, gpu.summary.backend, gpu.summary.device_type
+    );
+    let errors_before = gpu.error_messages().len();
+    let paths = sizes.iter().flat_map(|&n| [(n, true), (n, false)]);
+    for (n, fused) in paths {
+        let options = FftOptions {
+            spectrum: false,
+            fused,
+        };
+        let fft = match GpuFft::with_options(&gpu.device, n, batch, options) {
+            Ok(f) => f,
+            Err(e) => {
+                if fused {
+                    out.push_str(&format!("| {n} | – | – | error: {e} | | | | | |\n"));
+                }
+                continue;
+            }
+        };
+        if fused && !fft.is_fused() {
+            // The workgroup-memory kernels do not apply: the multi-pass row follows.
+            continue;
+        }
+        let samples = noise(batch as usize * n, 0x5eed_0000 + n as u64);
+        gpu.queue
+            .write_buffer(fft.input(), 0, bytemuck::cast_slice(&samples));
+        let (wall, gpu_s) = bench_one(gpu, &fft, batch, reps);
+        let bytes = f64::from(batch) * n as f64 * 4.0;
+        let cols = f64::from(batch);
+        let fmt = |s: f64| format!("{:.4} | {:.2} | {:.0}", s * 1e3, bytes / s / 1e9, cols / s);
+        let gpu_cells = gpu_s.map_or_else(|| "– | – | –".to_string(), fmt);
+        let path = fft.path_name();
+        out.push_str(&format!(
+            "| {n} | {path} | {} | {} | {gpu_cells} |\n",
+            fft.pass_count(),
+            fmt(wall)
+        ));
+    }
+    let errors = gpu.error_messages();
+    if errors.len() > errors_before {
+        out.push_str(&format!(
+            "\nwgpu errors during the run: {}\n",
+            errors[errors_before..].join("; ")
+        ));
+    }
+    out
+}

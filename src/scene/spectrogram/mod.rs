@@ -1,0 +1,1395 @@
+//! Spectrogram: audio (live input, a sound file or the synthetic signals) → STFT columns in
+//! dBFS → a scrolling ring texture → drawn with a linear, log or mel frequency axis and a
+//! perceptual colormap. Axes (Hz, seconds), hover readout, spectrum view with peak hold, freeze
+//! with scrollback and export are drawn or handled by egui.
+//!
+//! The STFT runs on the GPU ([`crate::gpu::fft::GpuFft`]: every hop that arrived since the last
+//! frame in one batched dispatch) or on the CPU ([`crate::audio::stft::Stft`], realfft), switchable
+//! at run time; both compute the same dBFS definition, so both give the same image. The GPU
+//! path's levels come back to the CPU through a small asynchronous readback ring (1–3 frames
+//! late) for the hover readout, spectrum view, metrics and CSV export.
+
+pub mod axis;
+
+use std::collections::VecDeque;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, Ordering};
+
+use bytemuck::{Pod, Zeroable};
+
+use super::{FrameCtx, Scene, SceneConfig, SceneError};
+use crate::audio::AudioSource;
+use crate::audio::stft::{self, Stft, WindowKind};
+use crate::gpu::fft::GpuFft;
+use crate::gpu::upload::PingPong;
+use crate::gpu::{Gpu, shaders};
+use axis::{FreqAxis, FreqScale, format_hz, nice_step, note_name};
+
+/// Samples in the audio ring between the source and the analysis.
+const RING_SAMPLES: usize = 1 << 21;
+/// Seconds of scrollback the ring texture aims to hold.
+pub const SCROLLBACK_S: f64 = 70.0;
+/// Most texture rows (bins beyond this are max-pooled into rows).
+pub const MAX_ROWS: u32 = 2048;
+/// Most texture columns (also bounded by the adapter's texture limit).
+pub const MAX_RING_WIDTH: u32 = 16384;
+/// Most f32 values kept in the CPU history (64 Mi values = 256 MiB).
+const HISTORY_VALUES: usize = 64 << 20;
+/// Most columns analysed in one frame (older backlog is skipped and counted).
+pub const MAX_BATCH: u32 = 512;
+
+/// Where the FFT runs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FftOn {
+    /// WGSL compute FFT, batched.
+    #[default]
+    Gpu,
+    /// realfft on the CPU (the reference).
+    Cpu,
+}
+
+/// Analysis settings of the scene (from the command line; FFT size, hop and window also from
+/// the side panel).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Settings {
+    /// FFT size N (power of two, 256…32768).
+    pub fft_size: usize,
+    /// Hop H in samples (1..=N).
+    pub hop: usize,
+    /// Analysis window.
+    pub window: WindowKind,
+    /// Where the FFT runs.
+    pub fft_on: FftOn,
+    /// `--export-spectrogram PATH.csv`: written by [`Scene::finish`].
+    pub export_csv: Option<PathBuf>,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            fft_size: stft::DEFAULT_FFT_SIZE,
+            hop: stft::DEFAULT_HOP,
+            window: WindowKind::Hann,
+            fft_on: FftOn::Gpu,
+            export_csv: None,
+        }
+    }
+}
+
+/// Colormaps offered (all perceptual except grayscale), from the `colorous` crate.
+pub const COLORMAPS: &[(&str, colorous::Gradient)] = &[
+    ("inferno", colorous::INFERNO),
+    ("viridis", colorous::VIRIDIS),
+    ("magma", colorous::MAGMA),
+    ("turbo", colorous::TURBO),
+    ("grayscale", colorous::GREYS),
+];
+
+/// 256 RGBA8 entries packed little-endian (R in the low byte), as `unpack4x8unorm` reads them.
+/// Grayscale is reversed so that loud is white.
+pub fn colormap_lut(index: usize) -> [u32; 256] {
+    let (name, g) = COLORMAPS[index.min(COLORMAPS.len() - 1)];
+    std::array::from_fn(|i| {
+        let i = if name == "grayscale" { 255 - i } else { i };
+        let c = g.eval_rational(i, 256);
+        u32::from_le_bytes([c.r, c.g, c.b, 255])
+    })
+}
+
+/// Texture rows for `bins` bins: all of them up to [`MAX_ROWS`] and the texture limit.
+pub fn rows_for(bins: usize, max_texture: u32) -> u32 {
+    (bins as u32).min(MAX_ROWS).min(max_texture).max(1)
+}
+
+/// Ring texture width for ≥ [`SCROLLBACK_S`] seconds of columns, within the limits.
+pub fn ring_width_for(sample_rate: u32, hop: usize, max_texture: u32) -> u32 {
+    let cols = (SCROLLBACK_S * sample_rate.max(1) as f64 / hop.max(1) as f64).ceil() as u32;
+    cols.clamp(64, MAX_RING_WIDTH.min(max_texture))
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Pod, Zeroable)]
+struct WriteParams {
+    bins: u32,
+    rows: u32,
+    new_cols: u32,
+    write_start: u32,
+    ring_width: u32,
+    first_col: u32,
+    _pad: [u32; 2],
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Pod, Zeroable)]
+struct DrawParams {
+    ring_width: u32,
+    newest: u32,
+    visible: u32,
+    rows: u32,
+    bins: u32,
+    scale: u32,
+    width_px: f32,
+    height_px: f32,
+    nyquist: f32,
+    f_lo: f32,
+    db_floor: f32,
+    db_ceil: f32,
+    filled: u32,
+    _pad: [u32; 3],
+}
+
+/// GPU path readback slot: the dB output of one frame's batch on its way to the CPU.
+struct Readback {
+    buffer: wgpu::Buffer,
+    state: Arc<AtomicU8>,
+    cols: u32,
+    /// Order of the copy (results are applied oldest first).
+    seq: u64,
+}
+
+/// The FFT-size-dependent GPU objects (rebuilt when the analysis settings change).
+struct Analysis {
+    settings: Settings,
+    bins: usize,
+    cpu: Stft,
+    gpu: Option<GpuFft>,
+    /// GPU path: samples not yet consumed by a column (start = next column's first sample).
+    tail: Vec<f32>,
+    /// GPU path: frames of this batch (batch × N), uploaded in `prepare`.
+    frames: Vec<f32>,
+    batch: u32,
+    /// Ring texture.
+    ring_view: wgpu::TextureView,
+    ring_width: u32,
+    rows: u32,
+    /// CPU path: new columns to upload (n × bins).
+    upload: PingPong,
+    write_params: PingPong,
+    /// [slot] for the CPU path (reads `upload`), one for the GPU path (reads the FFT output).
+    write_groups_cpu: Option<(u64, [wgpu::BindGroup; 2])>,
+    write_groups_gpu: Option<[wgpu::BindGroup; 2]>,
+    draw_groups: [wgpu::BindGroup; 2],
+    readback: Vec<Readback>,
+    /// Columns of the last GPU batch still to be copied into a readback slot.
+    copy_pending: u32,
+    copies: u64,
+}
+
+/// The spectrogram scene.
+pub struct Spectrogram {
+    source: AudioSource,
+    a: Analysis,
+    // Pipelines and layouts (independent of the FFT size).
+    write_layout: wgpu::BindGroupLayout,
+    write_pipeline: wgpu::ComputePipeline,
+    draw_layout: wgpu::BindGroupLayout,
+    draw_pipeline: wgpu::RenderPipeline,
+    draw_params: PingPong,
+    lut: wgpu::Buffer,
+    // Per-frame state
+    scene_time: f64,
+    scratch: Vec<f32>,
+    column: Vec<f32>,
+    /// CPU path: this frame's new columns (n × bins).
+    pending: Vec<f32>,
+    pending_cols: u32,
+    write_cols: u32,
+    write_start: u32,
+    // Totals
+    columns_total: u64,
+    /// Columns written into the ring (the display's clock).
+    written: u64,
+    samples_total: u64,
+    samples_skipped: u64,
+    columns_skipped: u64,
+    // CPU copy of what is shown: full-resolution columns, newest last; `history_first` is the
+    // index (in `written` numbering) of the front column.
+    history: VecDeque<Vec<f32>>,
+    history_first: u64,
+    history_cap: usize,
+    recent: VecDeque<Vec<f32>>,
+    peak_hold: Vec<f32>,
+    // View
+    db_floor: f32,
+    db_ceil: f32,
+    colormap: usize,
+    lut_dirty: bool,
+    scale: FreqScale,
+    frozen: bool,
+    view_back: u64,
+    cols_per_px: f32,
+    show_spectrum: bool,
+    hover: Option<String>,
+    hover_pos: Option<egui::Pos2>,
+    drag_acc: f32,
+    width_px: u32,
+    settings_ui: Settings,
+    error: Option<String>,
+}
+
+impl Spectrogram {
+    /// Table constructor: opens the audio selection (errors name the input).
+    pub fn create(gpu: &Gpu, cfg: &SceneConfig) -> Result<Box<dyn Scene>, SceneError> {
+        let source = AudioSource::open(&cfg.audio, RING_SAMPLES)?;
+        Ok(Box::new(Spectrogram::new(gpu, source, settings_from(cfg))?))
+    }
+
+    /// Builds the scene around an opened source.
+    pub fn new(
+        gpu: &Gpu,
+        source: AudioSource,
+        settings: Settings,
+    ) -> Result<Spectrogram, SceneError> {
+        let device = &gpu.device;
+        let write_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("spectrogram:ring_write:layout"),
+            entries: &[
+                uniform_entry(0, wgpu::ShaderStages::COMPUTE),
+                storage_entry(1, wgpu::ShaderStages::COMPUTE),
+                wgpu::BindGroupLayoutEntry {
+                    binding: 2,
+                    visibility: wgpu::ShaderStages::COMPUTE,
+                    ty: wgpu::BindingType::StorageTexture {
+                        access: wgpu::StorageTextureAccess::WriteOnly,
+                        format: wgpu::TextureFormat::R32Float,
+                        view_dimension: wgpu::TextureViewDimension::D2,
+                    },
+                    count: None,
+                },
+            ],
+        });
+        let write_pl = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("spectrogram:ring_write:pipeline_layout"),
+            bind_group_layouts: &[Some(&write_layout)],
+            immediate_size: 0,
+        });
+        let write_module = shaders::SPECTROGRAM_RING_WRITE.module(device);
+        let write_pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+            label: Some("spectrogram:ring_write"),
+            layout: Some(&write_pl),
+            module: &write_module,
+            entry_point: Some("main"),
+            compilation_options: Default::default(),
+            cache: None,
+        });
+        let draw_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("spectrogram:draw:layout"),
+            entries: &[
+                uniform_entry(0, wgpu::ShaderStages::FRAGMENT),
+                wgpu::BindGroupLayoutEntry {
+                    binding: 1,
+                    visibility: wgpu::ShaderStages::FRAGMENT,
+                    ty: wgpu::BindingType::Texture {
+                        sample_type: wgpu::TextureSampleType::Float { filterable: false },
+                        view_dimension: wgpu::TextureViewDimension::D2,
+                        multisampled: false,
+                    },
+                    count: None,
+                },
+                storage_entry(2, wgpu::ShaderStages::FRAGMENT),
+            ],
+        });
+        let draw_pl = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("spectrogram:draw:pipeline_layout"),
+            bind_group_layouts: &[Some(&draw_layout)],
+            immediate_size: 0,
+        });
+        let draw_module = shaders::SPECTROGRAM_DRAW.module(device);
+        let draw_pipeline = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+            label: Some("spectrogram:draw"),
+            layout: Some(&draw_pl),
+            vertex: wgpu::VertexState {
+                module: &draw_module,
+                entry_point: Some("vs_main"),
+                compilation_options: Default::default(),
+                buffers: &[],
+            },
+            primitive: wgpu::PrimitiveState::default(),
+            depth_stencil: None,
+            multisample: wgpu::MultisampleState::default(),
+            fragment: Some(wgpu::FragmentState {
+                module: &draw_module,
+                entry_point: Some("fs_main"),
+                compilation_options: Default::default(),
+                targets: &[Some(super::SCENE_FORMAT.into())],
+            }),
+            multiview_mask: None,
+            cache: None,
+        });
+        let draw_params = PingPong::new(
+            device,
+            "spectrogram:draw_params",
+            wgpu::BufferUsages::UNIFORM,
+            std::mem::size_of::<DrawParams>() as u64,
+        );
+        let lut = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("spectrogram:lut"),
+            size: 256 * 4,
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let a = Analysis::new(
+            gpu,
+            &settings,
+            source.sample_rate(),
+            &write_layout,
+            &draw_layout,
+            &draw_params,
+            &lut,
+        )?;
+        let bins = a.bins;
+        let mut s = Spectrogram {
+            source,
+            a,
+            write_layout,
+            write_pipeline,
+            draw_layout,
+            draw_pipeline,
+            draw_params,
+            lut,
+            scene_time: 0.0,
+            scratch: Vec::with_capacity(1 << 16),
+            column: vec![stft::DB_FLOOR; bins],
+            pending: Vec::new(),
+            pending_cols: 0,
+            write_cols: 0,
+            write_start: 0,
+            columns_total: 0,
+            written: 0,
+            samples_total: 0,
+            samples_skipped: 0,
+            columns_skipped: 0,
+            history: VecDeque::new(),
+            history_first: 0,
+            history_cap: 0,
+            recent: VecDeque::new(),
+            peak_hold: vec![stft::DB_FLOOR; bins],
+            db_floor: -120.0,
+            db_ceil: 0.0,
+            colormap: 0,
+            lut_dirty: true,
+            scale: FreqScale::Linear,
+            frozen: false,
+            view_back: 0,
+            cols_per_px: 1.0,
+            show_spectrum: true,
+            hover: None,
+            hover_pos: None,
+            drag_acc: 0.0,
+            width_px: 1,
+            settings_ui: settings,
+            error: None,
+        };
+        s.reset_history();
+        Ok(s)
+    }
+
+    fn reset_history(&mut self) {
+        self.history.clear();
+        self.recent.clear();
+        self.history_first = self.written;
+        self.history_cap = (self.a.ring_width as usize)
+            .min(HISTORY_VALUES / self.a.bins.max(1))
+            .max(1);
+        self.peak_hold = vec![stft::DB_FLOOR; self.a.bins];
+        self.column = vec![stft::DB_FLOOR; self.a.bins];
+    }
+
+    /// Applies new analysis settings (FFT size, hop, window, FFT place): rebuilds the size-
+    /// dependent GPU objects and starts a new history. Errors leave the old settings running.
+    pub fn apply_settings(&mut self, gpu: &Gpu, settings: Settings) -> Result<(), SceneError> {
+        let a = Analysis::new(
+            gpu,
+            &settings,
+            self.source.sample_rate(),
+            &self.write_layout,
+            &self.draw_layout,
+            &self.draw_params,
+            &self.lut,
+        )?;
+        self.a = a;
+        self.written = 0;
+        self.columns_total = 0;
+        self.pending.clear();
+        self.pending_cols = 0;
+        self.write_cols = 0;
+        self.view_back = 0;
+        self.reset_history();
+        Ok(())
+    }
+
+    /// Current analysis settings.
+    pub fn settings(&self) -> &Settings {
+        &self.a.settings
+    }
+
+    /// Columns per second of audio: sample rate / hop.
+    fn columns_per_second(&self) -> f64 {
+        self.source.sample_rate() as f64 / self.a.settings.hop as f64
+    }
+
+    /// Time in seconds of the centre of analysed column `i`: (i·hop + N/2) / sample rate.
+    pub fn column_time(&self, i: u64) -> f64 {
+        (i as f64 * self.a.settings.hop as f64 + self.a.settings.fft_size as f64 / 2.0)
+            / self.source.sample_rate() as f64
+    }
+
+    /// Dominant frequency (Hz) and its level (dBFS) over the last second of columns: the bin with
+    /// the largest mean power, and the tone level around it from the power-averaged column
+    /// ([`stft::tone_level_db_with`]: the window's ENBW compensated, so it does not depend on
+    /// where the tone falls between bins). `None` before the first column.
+    pub fn dominant(&self) -> Option<(f64, f64)> {
+        if self.recent.is_empty() {
+            return None;
+        }
+        let mut mean = vec![0f64; self.a.bins];
+        for col in &self.recent {
+            for (m, db) in mean.iter_mut().zip(col) {
+                *m += 10f64.powf(*db as f64 / 10.0);
+            }
+        }
+        let n = self.recent.len() as f64;
+        let mean_db: Vec<f32> = mean
+            .iter()
+            .map(|p| ((10.0 * (p / n).log10()) as f32).max(stft::DB_FLOOR))
+            .collect();
+        let (k, _) = stft::dominant(&mean_db);
+        let hz = k as f64 * self.source.sample_rate() as f64 / self.a.settings.fft_size as f64;
+        Some((
+            hz,
+            stft::tone_level_db_with(&mean_db, k, self.a.settings.window) as f64,
+        ))
+    }
+
+    /// The audio source.
+    pub fn source(&self) -> &AudioSource {
+        &self.source
+    }
+
+    /// Every column kept in the history (what the panel shows; full resolution), oldest first,
+    /// with the centre time of each in seconds.
+    pub fn history(&self) -> impl Iterator<Item = (f64, &[f32])> + '_ {
+        self.history.iter().enumerate().map(move |(i, c)| {
+            (
+                self.column_time(self.history_first + i as u64 + self.columns_offset()),
+                c.as_slice(),
+            )
+        })
+    }
+
+    /// Analysed columns that never reached the display (skipped backlog), so that
+    /// `written + offset` is the analysed column index.
+    fn columns_offset(&self) -> u64 {
+        self.columns_skipped
+    }
+
+    /// Writes the history as CSV: header `time_s,<bin Hz>...`, one row per column with its centre
+    /// time and the dBFS of every bin, exactly the values the panel shows.
+    pub fn export_csv(&self, path: &std::path::Path) -> Result<usize, SceneError> {
+        let err =
+            |e: String| SceneError::Other(format!("spectrogram export '{}': {e}", path.display()));
+        let mut w = csv::Writer::from_path(path).map_err(|e| err(e.to_string()))?;
+        let sr = self.source.sample_rate() as f64;
+        let n = self.a.settings.fft_size as f64;
+        let mut header = vec!["time_s".to_string()];
+        header.extend((0..self.a.bins).map(|k| format!("{}", k as f64 * sr / n)));
+        w.write_record(&header).map_err(|e| err(e.to_string()))?;
+        let mut rows = 0;
+        for (t, col) in self.history() {
+            let mut rec = Vec::with_capacity(col.len() + 1);
+            rec.push(format!("{t}"));
+            rec.extend(col.iter().map(|v| format!("{v}")));
+            w.write_record(&rec).map_err(|e| err(e.to_string()))?;
+            rows += 1;
+        }
+        w.flush().map_err(|e| err(e.to_string()))?;
+        Ok(rows)
+    }
+
+    fn push_history(&mut self, col: &[f32]) {
+        // Metrics: the last second.
+        let keep_recent = self.columns_per_second().ceil().max(1.0) as usize;
+        let mut r = if self.recent.len() >= keep_recent {
+            self.recent.pop_front().unwrap_or_default()
+        } else {
+            Vec::with_capacity(col.len())
+        };
+        r.clear();
+        r.extend_from_slice(col);
+        self.recent.push_back(r);
+        for (p, v) in self.peak_hold.iter_mut().zip(col) {
+            *p = p.max(*v);
+        }
+        if self.frozen {
+            return;
+        }
+        let mut h = if self.history.len() >= self.history_cap {
+            self.history_first += 1;
+            self.history.pop_front().unwrap_or_default()
+        } else {
+            Vec::with_capacity(col.len())
+        };
+        h.clear();
+        h.extend_from_slice(col);
+        self.history.push_back(h);
+    }
+
+    fn axis(&self) -> FreqAxis {
+        FreqAxis::new(
+            self.scale,
+            self.source.sample_rate(),
+            self.a.settings.fft_size,
+        )
+    }
+
+    /// Columns across the viewport.
+    fn visible(&self) -> u32 {
+        ((self.width_px.max(1) as f32 * self.cols_per_px).round() as u32)
+            .clamp(1, self.a.ring_width)
+    }
+
+    /// GPU path: copies the last batch's dB output into a free readback slot and starts mapping
+    /// it (the result is picked up by [`Spectrogram::poll_readback`], never waited for).
+    fn start_readback(&mut self, gpu: &Gpu) {
+        let bins = self.a.bins as u32;
+        if self.a.copy_pending == 0 {
+            return;
+        }
+        let cols = self.a.copy_pending;
+        self.a.copy_pending = 0;
+        self.a.copies += 1;
+        let seq = self.a.copies;
+        let Some(f) = &self.a.gpu else { return };
+        let Some(slot) = self
+            .a
+            .readback
+            .iter_mut()
+            .find(|r| r.state.load(Ordering::Acquire) == 0)
+        else {
+            log::warn!("spectrogram: readback ring full; {cols} columns not kept for the readout");
+            return;
+        };
+        let bytes = cols as u64 * bins as u64 * 4;
+        let mut enc = gpu
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("spectrogram:readback_copy"),
+            });
+        enc.copy_buffer_to_buffer(f.output_db(), 0, &slot.buffer, 0, bytes);
+        gpu.queue.submit([enc.finish()]);
+        slot.cols = cols;
+        slot.seq = seq;
+        let state = slot.state.clone();
+        state.store(1, Ordering::Release);
+        slot.buffer
+            .slice(..bytes)
+            .map_async(wgpu::MapMode::Read, move |r| {
+                state.store(if r.is_ok() { 2 } else { 0 }, Ordering::Release);
+            });
+    }
+
+    /// GPU path: picks up finished readbacks into the history (never waits).
+    fn poll_readback(&mut self, gpu: &Gpu) {
+        let _ = gpu.device.poll(wgpu::PollType::Poll);
+        let bins = self.a.bins;
+        let mut ready: Vec<usize> = (0..self.a.readback.len())
+            .filter(|&i| self.a.readback[i].state.load(Ordering::Acquire) == 2)
+            .collect();
+        ready.sort_by_key(|&i| self.a.readback[i].seq);
+        for i in ready {
+            let cols = self.a.readback[i].cols as usize;
+            let bytes = (cols * bins * 4) as u64;
+            let data: Option<Vec<f32>> = self.a.readback[i]
+                .buffer
+                .slice(..bytes)
+                .get_mapped_range()
+                .ok()
+                .map(|v| bytemuck::cast_slice::<u8, f32>(&v[..cols * bins * 4]).to_vec());
+            self.a.readback[i].buffer.unmap();
+            self.a.readback[i].state.store(0, Ordering::Release);
+            if let Some(d) = data {
+                for c in 0..cols {
+                    let col = d[c * bins..(c + 1) * bins].to_vec();
+                    self.push_history(&col);
+                }
+            }
+        }
+    }
+}
+
+fn settings_from(cfg: &SceneConfig) -> Settings {
+    cfg.spectrogram.clone()
+}
+
+fn uniform_entry(binding: u32, visibility: wgpu::ShaderStages) -> wgpu::BindGroupLayoutEntry {
+    wgpu::BindGroupLayoutEntry {
+        binding,
+        visibility,
+        ty: wgpu::BindingType::Buffer {
+            ty: wgpu::BufferBindingType::Uniform,
+            has_dynamic_offset: false,
+            min_binding_size: None,
+        },
+        count: None,
+    }
+}
+
+fn storage_entry(binding: u32, visibility: wgpu::ShaderStages) -> wgpu::BindGroupLayoutEntry {
+    wgpu::BindGroupLayoutEntry {
+        binding,
+        visibility,
+        ty: wgpu::BindingType::Buffer {
+            ty: wgpu::BufferBindingType::Storage { read_only: true },
+            has_dynamic_offset: false,
+            min_binding_size: None,
+        },
+        count: None,
+    }
+}
+
+impl Analysis {
+    fn new(
+        gpu: &Gpu,
+        settings: &Settings,
+        sample_rate: u32,
+        write_layout: &wgpu::BindGroupLayout,
+        draw_layout: &wgpu::BindGroupLayout,
+        draw_params: &PingPong,
+        lut: &wgpu::Buffer,
+    ) -> Result<Analysis, SceneError> {
+        let device = &gpu.device;
+        let cpu = Stft::with_window(settings.fft_size, settings.hop, settings.window)?;
+        let bins = cpu.bins();
+        let gpu_fft = match settings.fft_on {
+            FftOn::Gpu => {
+                let mut f = GpuFft::new(device, settings.fft_size, MAX_BATCH)
+                    .map_err(|e| SceneError::Other(format!("GPU FFT: {e}")))?;
+                f.set_window(
+                    &gpu.queue,
+                    &stft::window_values(settings.window, settings.fft_size),
+                )
+                .map_err(|e| SceneError::Other(format!("GPU FFT: {e}")))?;
+                Some(f)
+            }
+            FftOn::Cpu => None,
+        };
+        let max_tex = device.limits().max_texture_dimension_2d;
+        let ring_width = ring_width_for(sample_rate, settings.hop, max_tex);
+        let rows = rows_for(bins, max_tex);
+        let ring = device.create_texture(&wgpu::TextureDescriptor {
+            label: Some("spectrogram:ring"),
+            size: wgpu::Extent3d {
+                width: ring_width,
+                height: rows,
+                depth_or_array_layers: 1,
+            },
+            mip_level_count: 1,
+            sample_count: 1,
+            dimension: wgpu::TextureDimension::D2,
+            format: wgpu::TextureFormat::R32Float,
+            usage: wgpu::TextureUsages::STORAGE_BINDING | wgpu::TextureUsages::TEXTURE_BINDING,
+            view_formats: &[],
+        });
+        let ring_view = ring.create_view(&wgpu::TextureViewDescriptor {
+            label: Some("spectrogram:ring:view"),
+            ..Default::default()
+        });
+        let upload = PingPong::new(
+            device,
+            "spectrogram:columns",
+            wgpu::BufferUsages::STORAGE,
+            16 * bins as u64 * 4,
+        );
+        let write_params = PingPong::new(
+            device,
+            "spectrogram:ring_write_params",
+            wgpu::BufferUsages::UNIFORM,
+            std::mem::size_of::<WriteParams>() as u64,
+        );
+        let write_groups_gpu = gpu_fft.as_ref().map(|f| {
+            std::array::from_fn(|s| {
+                device.create_bind_group(&wgpu::BindGroupDescriptor {
+                    label: Some(&format!("spectrogram:ring_write:gpu_group[{s}]")),
+                    layout: write_layout,
+                    entries: &[
+                        wgpu::BindGroupEntry {
+                            binding: 0,
+                            resource: write_params.buffer(s).as_entire_binding(),
+                        },
+                        wgpu::BindGroupEntry {
+                            binding: 1,
+                            resource: f.output_db().as_entire_binding(),
+                        },
+                        wgpu::BindGroupEntry {
+                            binding: 2,
+                            resource: wgpu::BindingResource::TextureView(&ring_view),
+                        },
+                    ],
+                })
+            })
+        });
+        let draw_groups = std::array::from_fn(|s| {
+            device.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: Some(&format!("spectrogram:draw:group[{s}]")),
+                layout: draw_layout,
+                entries: &[
+                    wgpu::BindGroupEntry {
+                        binding: 0,
+                        resource: draw_params.buffer(s).as_entire_binding(),
+                    },
+                    wgpu::BindGroupEntry {
+                        binding: 1,
+                        resource: wgpu::BindingResource::TextureView(&ring_view),
+                    },
+                    wgpu::BindGroupEntry {
+                        binding: 2,
+                        resource: lut.as_entire_binding(),
+                    },
+                ],
+            })
+        });
+        let readback = if gpu_fft.is_some() {
+            (0..3)
+                .map(|i| Readback {
+                    buffer: device.create_buffer(&wgpu::BufferDescriptor {
+                        label: Some(&format!("spectrogram:readback[{i}]")),
+                        size: MAX_BATCH as u64 * bins as u64 * 4,
+                        usage: wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::MAP_READ,
+                        mapped_at_creation: false,
+                    }),
+                    state: Arc::new(AtomicU8::new(0)),
+                    cols: 0,
+                    seq: 0,
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        Ok(Analysis {
+            settings: settings.clone(),
+            bins,
+            cpu,
+            gpu: gpu_fft,
+            tail: Vec::new(),
+            frames: Vec::new(),
+            batch: 0,
+            ring_view,
+            ring_width,
+            rows,
+            upload,
+            write_params,
+            write_groups_cpu: None,
+            write_groups_gpu,
+            draw_groups,
+            readback,
+            copy_pending: 0,
+            copies: 0,
+        })
+    }
+}
+
+impl Scene for Spectrogram {
+    fn id(&self) -> &'static str {
+        "spectrogram"
+    }
+
+    fn ingest(&mut self, frame: &FrameCtx) {
+        self.scene_time += frame.elapsed_s;
+        self.source.advance_to(self.scene_time);
+        self.scratch.clear();
+        self.source.drain_into(&mut self.scratch);
+        let n = self.a.settings.fft_size;
+        let hop = self.a.settings.hop;
+        // After a long pause (scene hidden), analyse only the newest MAX_BATCH columns' worth.
+        let keep = MAX_BATCH as usize * hop + n;
+        let skip = self.scratch.len().saturating_sub(keep);
+        self.samples_skipped += skip as u64;
+        self.samples_total += self.scratch.len() as u64;
+        let bins = self.a.bins;
+        match self.a.settings.fft_on {
+            FftOn::Cpu => {
+                self.a.cpu.push(&self.scratch[skip..]);
+                while self.a.cpu.pop_column(&mut self.column) {
+                    self.columns_total += 1;
+                    if self.pending_cols >= MAX_BATCH {
+                        self.pending.drain(..bins);
+                        self.pending_cols -= 1;
+                        self.columns_skipped += 1;
+                    }
+                    self.pending.extend_from_slice(&self.column);
+                    self.pending_cols += 1;
+                    let col = std::mem::take(&mut self.column);
+                    self.push_history(&col);
+                    self.column = col;
+                }
+            }
+            FftOn::Gpu => {
+                let a = &mut self.a;
+                a.tail.extend_from_slice(&self.scratch[skip..]);
+                a.frames.clear();
+                a.batch = 0;
+                let mut start = 0;
+                while start + n <= a.tail.len() {
+                    if a.batch >= MAX_BATCH {
+                        // Drop the oldest frame of this batch: keep the newest MAX_BATCH.
+                        a.frames.drain(..n);
+                        a.batch -= 1;
+                        self.columns_skipped += 1;
+                    }
+                    a.frames.extend_from_slice(&a.tail[start..start + n]);
+                    a.batch += 1;
+                    start += hop;
+                    self.columns_total += 1;
+                }
+                a.tail.drain(..start.min(a.tail.len()));
+                self.pending_cols = a.batch;
+            }
+        }
+    }
+
+    fn prepare(&mut self, gpu: &Gpu, frame: &FrameCtx) {
+        self.width_px = frame.size.0.max(1);
+        if self.settings_ui != self.a.settings {
+            let wanted = self.settings_ui.clone();
+            match self.apply_settings(gpu, wanted) {
+                Ok(()) => self.error = None,
+                Err(e) => {
+                    self.error = Some(e.to_string());
+                    self.settings_ui = self.a.settings.clone();
+                }
+            }
+        }
+        if self.lut_dirty {
+            gpu.queue.write_buffer(
+                &self.lut,
+                0,
+                bytemuck::cast_slice(&colormap_lut(self.colormap)),
+            );
+            self.lut_dirty = false;
+        }
+        let bins = self.a.bins as u32;
+        // GPU path: last frame's dB output → readback slot (before this frame overwrites it).
+        self.start_readback(gpu);
+        if !self.a.readback.is_empty() {
+            self.poll_readback(gpu);
+        }
+        // This frame's columns.
+        self.write_cols = if self.frozen { 0 } else { self.pending_cols };
+        self.write_start = (self.written % self.a.ring_width as u64) as u32;
+        let slot = frame.slot();
+        match self.a.settings.fft_on {
+            FftOn::Cpu => {
+                if self.pending_cols > 0 {
+                    self.a.upload.write(
+                        &gpu.device,
+                        &gpu.queue,
+                        frame.frame,
+                        bytemuck::cast_slice(&self.pending),
+                    );
+                    let generation = self.a.upload.generation();
+                    if self.a.write_groups_cpu.as_ref().map(|g| g.0) != Some(generation) {
+                        let groups = std::array::from_fn(|s| {
+                            gpu.device.create_bind_group(&wgpu::BindGroupDescriptor {
+                                label: Some(&format!("spectrogram:ring_write:cpu_group[{s}]")),
+                                layout: &self.write_layout,
+                                entries: &[
+                                    wgpu::BindGroupEntry {
+                                        binding: 0,
+                                        resource: self.a.write_params.buffer(s).as_entire_binding(),
+                                    },
+                                    wgpu::BindGroupEntry {
+                                        binding: 1,
+                                        resource: self.a.upload.buffer(s).as_entire_binding(),
+                                    },
+                                    wgpu::BindGroupEntry {
+                                        binding: 2,
+                                        resource: wgpu::BindingResource::TextureView(
+                                            &self.a.ring_view,
+                                        ),
+                                    },
+                                ],
+                            })
+                        });
+                        self.a.write_groups_cpu = Some((generation, groups));
+                    }
+                }
+            }
+            FftOn::Gpu => {
+                if self.a.batch > 0
+                    && let Some(f) = &self.a.gpu
+                {
+                    gpu.queue
+                        .write_buffer(f.input(), 0, bytemuck::cast_slice(&self.a.frames));
+                    self.a.copy_pending = self.a.batch;
+                }
+            }
+        }
+        if self.write_cols > 0 {
+            let p = WriteParams {
+                bins,
+                rows: self.a.rows,
+                new_cols: self.write_cols,
+                write_start: self.write_start,
+                ring_width: self.a.ring_width,
+                first_col: 0,
+                _pad: [0; 2],
+            };
+            self.a
+                .write_params
+                .write(&gpu.device, &gpu.queue, frame.frame, bytemuck::bytes_of(&p));
+            self.written += self.write_cols as u64;
+        }
+        self.pending.clear();
+        self.pending_cols = 0;
+        let axis = self.axis();
+        let visible = self.visible();
+        let filled = (self.written.min(self.a.ring_width as u64)).saturating_sub(self.view_back);
+        let d = DrawParams {
+            ring_width: self.a.ring_width,
+            newest: ((self.written - self.view_back.min(self.written)) % self.a.ring_width as u64)
+                as u32,
+            visible,
+            rows: self.a.rows,
+            bins,
+            scale: self.scale.code(),
+            width_px: frame.size.0.max(1) as f32,
+            height_px: frame.size.1.max(1) as f32,
+            nyquist: axis.nyquist as f32,
+            f_lo: axis.f_lo as f32,
+            db_floor: self.db_floor,
+            db_ceil: self.db_ceil,
+            filled: filled.min(u32::MAX as u64) as u32,
+            _pad: [0; 3],
+        };
+        self.draw_params
+            .write(&gpu.device, &gpu.queue, frame.frame, bytemuck::bytes_of(&d));
+        let _ = slot;
+    }
+
+    fn compute(&self, pass: &mut wgpu::ComputePass<'_>, frame: &FrameCtx) {
+        if let (FftOn::Gpu, Some(f)) = (self.a.settings.fft_on, &self.a.gpu)
+            && self.a.batch > 0
+        {
+            f.encode(pass, self.a.batch);
+        }
+        if self.write_cols == 0 {
+            return;
+        }
+        let group = match self.a.settings.fft_on {
+            FftOn::Cpu => self.a.write_groups_cpu.as_ref().map(|g| &g.1[frame.slot()]),
+            FftOn::Gpu => self.a.write_groups_gpu.as_ref().map(|g| &g[frame.slot()]),
+        };
+        if let Some(group) = group {
+            pass.set_pipeline(&self.write_pipeline);
+            pass.set_bind_group(0, group, &[]);
+            pass.dispatch_workgroups(self.a.rows.div_ceil(64), self.write_cols, 1);
+        }
+    }
+
+    fn paint(&self, pass: &mut wgpu::RenderPass<'_>, frame: &FrameCtx) {
+        pass.set_pipeline(&self.draw_pipeline);
+        pass.set_bind_group(0, &self.a.draw_groups[frame.slot()], &[]);
+        pass.draw(0..3, 0..1);
+    }
+
+    fn ui(&mut self, ui: &mut egui::Ui) {
+        ui.heading("Spectrogram");
+        if let Some(n) = self.source.notice() {
+            ui.colored_label(egui::Color32::YELLOW, n);
+        }
+        if let Some(e) = self.source.stream_error() {
+            ui.colored_label(egui::Color32::LIGHT_RED, format!("audio: {e}"));
+        }
+        if let Some(e) = &self.error {
+            ui.colored_label(egui::Color32::LIGHT_RED, e);
+        }
+        ui.label(format!("source: {}", self.source.label()));
+        let sr = self.source.sample_rate();
+        ui.label(format!(
+            "{} bins of {:.2} Hz, {:.1} columns/s",
+            self.a.bins,
+            sr as f64 / self.a.settings.fft_size as f64,
+            self.columns_per_second()
+        ));
+        ui.label(format!(
+            "columns: {} (skipped {}), dropped samples: {}",
+            self.columns_total,
+            self.columns_skipped,
+            self.source.dropped()
+        ));
+        if let Some((hz, db)) = self.dominant() {
+            ui.label(format!("dominant (1 s): {hz:.1} Hz at {db:.1} dBFS"));
+        }
+        ui.separator();
+        ui.label("Analysis");
+        let s = &mut self.settings_ui;
+        egui::ComboBox::from_label("FFT size")
+            .selected_text(s.fft_size.to_string())
+            .show_ui(ui, |ui| {
+                let mut n = stft::MIN_ANALYSIS_FFT_SIZE;
+                while n <= stft::MAX_ANALYSIS_FFT_SIZE {
+                    ui.selectable_value(&mut s.fft_size, n, n.to_string());
+                    n *= 2;
+                }
+            });
+        let mut overlap = 100.0 * (1.0 - s.hop as f64 / s.fft_size as f64);
+        if ui
+            .add(egui::Slider::new(&mut overlap, 0.0..=98.5).text("overlap %"))
+            .changed()
+        {
+            s.hop = ((s.fft_size as f64 * (1.0 - overlap / 100.0)).round() as usize)
+                .clamp(1, s.fft_size);
+        }
+        s.hop = s.hop.clamp(1, s.fft_size);
+        ui.label(format!("hop: {} samples", s.hop));
+        egui::ComboBox::from_label("window")
+            .selected_text(s.window.name())
+            .show_ui(ui, |ui| {
+                for w in WindowKind::ALL {
+                    ui.selectable_value(&mut s.window, *w, w.name());
+                }
+            });
+        ui.horizontal(|ui| {
+            ui.label("FFT on");
+            ui.selectable_value(&mut s.fft_on, FftOn::Gpu, "GPU");
+            ui.selectable_value(&mut s.fft_on, FftOn::Cpu, "CPU");
+        });
+        ui.separator();
+        ui.label("View");
+        ui.horizontal(|ui| {
+            ui.label("frequency axis");
+            for sc in [FreqScale::Linear, FreqScale::Log, FreqScale::Mel] {
+                ui.selectable_value(&mut self.scale, sc, sc.name());
+            }
+        });
+        ui.add(egui::Slider::new(&mut self.db_floor, -160.0..=-20.0).text("dB floor"));
+        ui.add(egui::Slider::new(&mut self.db_ceil, -60.0..=20.0).text("dB ceiling"));
+        if self.db_ceil <= self.db_floor + 1.0 {
+            self.db_ceil = self.db_floor + 1.0;
+        }
+        let before = self.colormap;
+        egui::ComboBox::from_label("colormap")
+            .selected_text(COLORMAPS[self.colormap].0)
+            .show_ui(ui, |ui| {
+                for (i, (name, _)) in COLORMAPS.iter().enumerate() {
+                    ui.selectable_value(&mut self.colormap, i, *name);
+                }
+            });
+        if before != self.colormap {
+            self.lut_dirty = true;
+        }
+        ui.horizontal(|ui| {
+            let label = if self.frozen {
+                "Resume (space)"
+            } else {
+                "Freeze (space)"
+            };
+            if ui.button(label).clicked() {
+                self.set_frozen(!self.frozen);
+            }
+            ui.checkbox(&mut self.show_spectrum, "spectrum");
+        });
+        if ui.button("Reset peak hold").clicked() {
+            self.peak_hold.iter_mut().for_each(|p| *p = stft::DB_FLOOR);
+        }
+        ui.label(format!(
+            "scrollback: {:.0} s ({} columns); drag or wheel to scroll, ctrl+wheel to zoom time",
+            self.a.ring_width as f64 / self.columns_per_second(),
+            self.a.ring_width
+        ));
+    }
+
+    fn interact(&mut self, response: &egui::Response, rect: egui::Rect) {
+        let ppp = response.ctx.pixels_per_point();
+        let (scroll, zoom, space) = response.ctx.input(|i| {
+            (
+                i.smooth_scroll_delta,
+                i.modifiers.command,
+                i.key_pressed(egui::Key::Space),
+            )
+        });
+        if space && response.ctx.memory(|m| m.focused().is_none()) {
+            self.set_frozen(!self.frozen);
+        }
+        let visible = self.visible() as f32;
+        let cols_per_point = visible / rect.width().max(1.0);
+        if response.dragged() {
+            let dx = response.drag_delta().x;
+            if dx != 0.0 {
+                self.set_frozen(true);
+                self.drag_acc += dx * cols_per_point;
+                let whole = self.drag_acc.trunc();
+                self.drag_acc -= whole;
+                self.scroll_by(whole as i64);
+            }
+        }
+        if response.hovered() {
+            if zoom && scroll.y != 0.0 {
+                let f = (1.0 - scroll.y * 0.002).clamp(0.5, 2.0);
+                let max = self.a.ring_width as f32 / self.width_px.max(1) as f32;
+                self.cols_per_px = (self.cols_per_px * f).clamp(0.125, max.max(0.125));
+            } else if scroll.x != 0.0 || scroll.y != 0.0 {
+                let d = (scroll.x + scroll.y) * cols_per_point;
+                if d.abs() >= 1.0 {
+                    self.set_frozen(true);
+                    self.scroll_by(d as i64);
+                }
+            }
+        }
+        self.hover = None;
+        self.hover_pos = None;
+        if let Some(pos) = response.hover_pos() {
+            let fx = ((pos.x - rect.left()) / rect.width()).clamp(0.0, 0.999_999);
+            let fy = 1.0 - ((pos.y - rect.top()) / rect.height()).clamp(0.0, 1.0);
+            let back = visible as u64 - (fx * visible) as u64; // 1 = newest shown
+            let shown_newest = self.written.saturating_sub(self.view_back);
+            let axis = self.axis();
+            let hz = axis.freq_at(fy as f64);
+            let mut text = format_hz(hz);
+            if let Some((note, cents)) = note_name(hz) {
+                text += &format!("  {note} {cents:+.0} ct");
+            }
+            if back <= shown_newest {
+                let col = shown_newest - back;
+                let t = self.column_time(col + self.columns_offset());
+                text = format!("{t:.3} s  {text}");
+                if col >= self.history_first
+                    && let Some(c) = self.history.get((col - self.history_first) as usize)
+                {
+                    let sr = self.source.sample_rate() as f64;
+                    let k = ((hz * self.a.settings.fft_size as f64 / sr).round() as usize)
+                        .min(c.len().saturating_sub(1));
+                    text += &format!("  {:.1} dBFS", c[k]);
+                }
+            }
+            self.hover = Some(text);
+            self.hover_pos = Some(pos);
+        }
+        let _ = ppp;
+    }
+
+    fn overlay(&self, painter: &egui::Painter, rect: egui::Rect) {
+        let font = egui::FontId::proportional(12.0);
+        let color = egui::Color32::from_gray(230);
+        let bg = egui::Color32::from_black_alpha(160);
+        let label = |pos: egui::Pos2, anchor: egui::Align2, text: String| {
+            let galley = painter.layout_no_wrap(text, font.clone(), color);
+            let r = anchor.anchor_size(pos, galley.size()).expand(2.0);
+            painter.rect_filled(r, 2.0, bg);
+            painter.galley(r.min + egui::vec2(2.0, 2.0), galley, color);
+        };
+        let axis = self.axis();
+        // Frequency axis (left).
+        for f in axis.ticks((rect.height() / 60.0).max(2.0) as f64) {
+            let y = rect.bottom() - axis.t_of(f) as f32 * rect.height();
+            painter.line_segment(
+                [egui::pos2(rect.left(), y), egui::pos2(rect.left() + 6.0, y)],
+                egui::Stroke::new(1.0, color),
+            );
+            let anchor = if y > rect.bottom() - 8.0 {
+                egui::Align2::LEFT_BOTTOM
+            } else {
+                egui::Align2::LEFT_CENTER
+            };
+            label(
+                egui::pos2(rect.left() + 8.0, y.max(rect.top() + 8.0)),
+                anchor,
+                format_hz(f),
+            );
+        }
+        // Time axis (bottom): seconds since the source started, newest shown column at the right.
+        let shown_newest = self.written.saturating_sub(self.view_back);
+        if shown_newest > 0 {
+            let cps = self.columns_per_second();
+            let newest_t = self.column_time(shown_newest - 1 + self.columns_offset());
+            let span = self.visible() as f64 / cps;
+            let t0 = newest_t - span;
+            let tstep = nice_step(span, (rect.width() / 110.0).max(2.0) as f64);
+            let mut t = (t0 / tstep).ceil() * tstep;
+            while t <= newest_t {
+                if t >= 0.0 {
+                    let x = rect.left() + ((t - t0) / span) as f32 * rect.width();
+                    painter.line_segment(
+                        [
+                            egui::pos2(x, rect.bottom()),
+                            egui::pos2(x, rect.bottom() - 6.0),
+                        ],
+                        egui::Stroke::new(1.0, color),
+                    );
+                    let decimals = if tstep >= 1.0 {
+                        0
+                    } else {
+                        (-tstep.log10().floor()) as usize
+                    };
+                    label(
+                        egui::pos2(x, rect.bottom() - 8.0),
+                        egui::Align2::CENTER_BOTTOM,
+                        format!("{t:.decimals$} s"),
+                    );
+                }
+                t += tstep;
+            }
+        }
+        if self.frozen {
+            label(
+                rect.left_top() + egui::vec2(rect.width() / 2.0, 8.0),
+                egui::Align2::CENTER_TOP,
+                format!(
+                    "FROZEN: {:.1} s back (space resumes)",
+                    self.view_back as f64 / self.columns_per_second()
+                ),
+            );
+        }
+        if let Some(n) = self.source.notice() {
+            label(
+                rect.center_top() + egui::vec2(0.0, 28.0),
+                egui::Align2::CENTER_TOP,
+                n.to_string(),
+            );
+        }
+        if self.show_spectrum {
+            self.draw_spectrum(painter, rect, &axis);
+        }
+        if let (Some(text), Some(pos)) = (&self.hover, self.hover_pos) {
+            let anchor = if pos.x > rect.center().x {
+                egui::Align2::RIGHT_BOTTOM
+            } else {
+                egui::Align2::LEFT_BOTTOM
+            };
+            label(
+                pos + egui::vec2(if pos.x > rect.center().x { -12.0 } else { 12.0 }, -8.0),
+                anchor,
+                text.clone(),
+            );
+        }
+    }
+
+    fn metrics(&self) -> serde_json::Value {
+        let dom = self.dominant();
+        serde_json::json!({
+            "source": self.source.kind(),
+            "source_label": self.source.label(),
+            "notice": self.source.notice(),
+            "sample_rate": self.source.sample_rate(),
+            "fft_size": self.a.settings.fft_size,
+            "hop": self.a.settings.hop,
+            "window": self.a.settings.window.name(),
+            "fft_on": self.a.settings.fft_on,
+            "columns": self.columns_total,
+            "columns_skipped": self.columns_skipped,
+            "samples": self.samples_total,
+            "samples_skipped": self.samples_skipped,
+            "dominant_hz": dom.map(|d| d.0),
+            "dominant_dbfs": dom.map(|d| d.1),
+            "dropped_samples": self.source.dropped(),
+            "db_floor": self.db_floor,
+            "db_ceil": self.db_ceil,
+            "frequency_axis": self.scale.name(),
+            "ring_columns": self.a.ring_width,
+            "ring_rows": self.a.rows,
+        })
+    }
+
+    fn problem(&self) -> Option<String> {
+        self.source
+            .stream_error()
+            .map(|e| format!("audio input: {e}"))
+            .or_else(|| self.error.clone())
+    }
+
+    fn finish(&mut self, gpu: &Gpu) -> Result<(), SceneError> {
+        // The GPU path's last columns are still on the GPU: collect them (blocking is fine here,
+        // the run is over).
+        if self.a.gpu.is_some() {
+            gpu.wait_idle();
+            self.start_readback(gpu);
+            gpu.wait_idle();
+            self.poll_readback(gpu);
+        }
+        if let Some(path) = self.a.settings.export_csv.clone() {
+            let rows = self.export_csv(&path)?;
+            log::info!("spectrogram: wrote {rows} columns to {}", path.display());
+        }
+        Ok(())
+    }
+}
+
+impl Spectrogram {
+    fn set_frozen(&mut self, frozen: bool) {
+        self.frozen = frozen;
+        if !frozen {
+            self.view_back = 0;
+            self.drag_acc = 0.0;
+        }
+    }
+
+    /// Scrolls the frozen view `d` columns into the past (positive) or back towards now.
+    fn scroll_by(&mut self, d: i64) {
+        let max_back = self
+            .written
+            .min(self.a.ring_width as u64)
+            .saturating_sub(self.visible() as u64);
+        let v = (self.view_back as i64 + d).clamp(0, max_back as i64);
+        self.view_back = v as u64;
+    }
+
+    /// The spectrum view: the newest shown column as a line, and the peak hold, over the bottom
+    /// quarter of the image; x follows the frequency axis, y spans the dB floor..ceiling.
+    fn draw_spectrum(&self, painter: &egui::Painter, rect: egui::Rect, axis: &FreqAxis) {
+        let shown_newest = self.written.saturating_sub(self.view_back);
+        // The newest shown column the CPU has (the GPU path's levels arrive 1–3 frames late).
+        let have = self.history_first + self.history.len() as u64;
+        let col = shown_newest
+            .min(have)
+            .checked_sub(1)
+            .filter(|c| *c >= self.history_first)
+            .and_then(|c| self.history.get((c - self.history_first) as usize));
+        let Some(col) = col else { return };
+        let area = egui::Rect::from_min_max(
+            egui::pos2(rect.left() + 60.0, rect.bottom() - rect.height() / 4.0),
+            egui::pos2(rect.right() - 8.0, rect.bottom() - 26.0),
+        );
+        if area.width() < 20.0 || area.height() < 20.0 {
+            return;
+        }
+        painter.rect_filled(area, 3.0, egui::Color32::from_black_alpha(110));
+        let sr = self.source.sample_rate() as f64;
+        let n = self.a.settings.fft_size as f64;
+        let span = (self.db_ceil - self.db_floor).max(1e-3);
+        let y_of =
+            |db: f32| area.bottom() - ((db - self.db_floor) / span).clamp(0.0, 1.0) * area.height();
+        let line = |values: &[f32], stroke: egui::Stroke| {
+            let w = area.width().max(1.0) as usize;
+            let mut pts = Vec::with_capacity(w);
+            for px in 0..w {
+                let f0 = axis.freq_at(px as f64 / w as f64);
+                let f1 = axis.freq_at((px + 1) as f64 / w as f64);
+                let k0 = ((f0 * n / sr).round() as usize).min(values.len() - 1);
+                let k1 = ((f1 * n / sr).round() as usize).clamp(k0 + 1, values.len());
+                let m = values[k0..k1].iter().cloned().fold(f32::MIN, f32::max);
+                pts.push(egui::pos2(area.left() + px as f32, y_of(m)));
+            }
+            painter.add(egui::Shape::line(pts, stroke));
+        };
+        line(
+            &self.peak_hold,
+            egui::Stroke::new(1.0, egui::Color32::from_rgb(255, 170, 60)),
+        );
+        line(
+            col,
+            egui::Stroke::new(1.0, egui::Color32::from_rgb(120, 220, 255)),
+        );
+        painter.text(
+            area.left_top() + egui::vec2(4.0, 2.0),
+            egui::Align2::LEFT_TOP,
+            format!(
+                "spectrum {:.0}…{:.0} dBFS (orange: peak hold)",
+                self.db_floor, self.db_ceil
+            ),
+            egui::FontId::proportional(11.0),
+            egui::Color32::from_gray(200),
+        );
+    }
+}

@@ -1,0 +1,393 @@
+//! The GPU spectrogram FFT (`vizdeck::gpu::fft::GpuFft`) on lavapipe against independent CPU
+//! references:
+//! - complex spectrum vs realfft in **f64** (the reference) on seeded noise, every size
+//!   256…32768, rectangular window. Error measure, per column:
+//!   `max_k |X_gpu[k] − X_ref[k]| / max_k |X_ref[k]|` over k = 0..=N/2, must be ≤ 1e-4;
+//! - dB output vs `vizdeck::audio::stft::Stft` (Hann, same samples);
+//! - closed-form levels: bin-centred full-scale sine, DC and Nyquist read 0 dBFS; silence reads
+//!   exactly `DB_FLOOR`; a NaN/inf sample floors only its own column;
+//! - errors for invalid parameters, batch 1 / max_batch / folded dispatches.
+
+use realfft::RealFftPlanner;
+use realfft::num_complex::Complex;
+use vizdeck::audio::stft::{DB_FLOOR, Stft};
+use vizdeck::gpu::fft::{FftError, FftOptions, GpuFft};
+use vizdeck::gpu::{BackendChoice, Gpu};
+
+fn gpu() -> Gpu {
+    Gpu::new(BackendChoice::Vulkan, None, None)
+        .or_else(|_| Gpu::new(BackendChoice::Auto, None, None))
+        .expect("a GPU adapter (lavapipe: apt-get install mesa-vulkan-drivers)")
+        .0
+}
+
+/// Seeded noise in [−1, 1) (xorshift64*; independent of the crate's own generator).
+fn noise(len: usize, seed: u64) -> Vec<f32> {
+    let mut s = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    (0..len)
+        .map(|_| {
+            s ^= s >> 12;
+            s ^= s << 25;
+            s ^= s >> 27;
+            let v = (s.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 40) as f64;
+            (v / f64::from(1u32 << 23) - 1.0) as f32
+        })
+        .collect()
+}
+
+fn read_buffer(gpu: &Gpu, src: &wgpu::Buffer, bytes: u64) -> Vec<u8> {
+    let staging = gpu.device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("test:fft:readback"),
+        size: bytes,
+        usage: wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::MAP_READ,
+        mapped_at_creation: false,
+    });
+    let mut enc = gpu
+        .device
+        .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+            label: Some("test:fft:readback"),
+        });
+    enc.copy_buffer_to_buffer(src, 0, &staging, 0, bytes);
+    gpu.queue.submit([enc.finish()]);
+    let slice = staging.slice(..);
+    slice.map_async(wgpu::MapMode::Read, |r| r.expect("map"));
+    gpu.wait_idle();
+    let out = slice.get_mapped_range().expect("mapped").to_vec();
+    staging.unmap();
+    out
+}
+
+/// Uploads `samples` (batch × N), encodes `batch` columns, returns (dB, spectrum if any) of those
+/// columns.
+fn run(gpu: &Gpu, fft: &GpuFft, samples: &[f32], batch: u32) -> (Vec<f32>, Option<Vec<[f32; 2]>>) {
+    assert_eq!(samples.len(), batch as usize * fft.fft_size());
+    gpu.queue
+        .write_buffer(fft.input(), 0, bytemuck::cast_slice(samples));
+    let mut enc = gpu
+        .device
+        .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+            label: Some("test:fft"),
+        });
+    {
+        let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+            label: Some("test:fft:pass"),
+            timestamp_writes: None,
+        });
+        fft.encode(&mut pass, batch);
+    }
+    gpu.queue.submit([enc.finish()]);
+    let values = batch as u64 * fft.bins() as u64;
+    let db: Vec<f32> =
+        bytemuck::cast_slice(&read_buffer(gpu, fft.output_db(), values * 4)).to_vec();
+    let spec = fft.spectrum().map(|b| {
+        let bytes = read_buffer(gpu, b, values * 8);
+        bytemuck::cast_slice::<u8, [f32; 2]>(&bytes).to_vec()
+    });
+    let errors = gpu.error_messages();
+    assert!(errors.is_empty(), "wgpu errors: {errors:?}");
+    (db, spec)
+}
+
+/// realfft in f64 of each column (already windowed by `window`).
+fn reference(samples: &[f32], n: usize, window: &[f32]) -> Vec<Vec<Complex<f64>>> {
+    let fft = RealFftPlanner::<f64>::new().plan_fft_forward(n);
+    samples
+        .chunks_exact(n)
+        .map(|col| {
+            let mut input: Vec<f64> = col
+                .iter()
+                .zip(window)
+                .map(|(&x, &w)| f64::from(x) * f64::from(w))
+                .collect();
+            let mut out = fft.make_output_vec();
+            fft.process(&mut input, &mut out).expect("realfft");
+            out
+        })
+        .collect()
+}
+
+/// Per column: max_k |X_gpu − X_ref| / max_k |X_ref|.
+fn relative_errors(gpu_spec: &[[f32; 2]], refs: &[Vec<Complex<f64>>]) -> Vec<f64> {
+    let bins = refs[0].len();
+    refs.iter()
+        .enumerate()
+        .map(|(c, r)| {
+            let g = &gpu_spec[c * bins..(c + 1) * bins];
+            let mut err = 0.0f64;
+            let mut peak = 0.0f64;
+            for (x, y) in g.iter().zip(r) {
+                let d = Complex::new(f64::from(x[0]), f64::from(x[1])) - y;
+                err = err.max(d.norm());
+                peak = peak.max(y.norm());
+            }
+            err / peak
+        })
+        .collect()
+}
+
+/// Stft (hop = N) over the concatenated columns: one dB column per input column.
+fn stft_columns(samples: &[f32], n: usize) -> Vec<Vec<f32>> {
+    let mut stft = Stft::new(n, n).expect("stft");
+    stft.push(samples);
+    let mut out = Vec::new();
+    let mut col = vec![0.0; stft.bins()];
+    while stft.pop_column(&mut col) {
+        out.push(col.clone());
+    }
+    out
+}
+
+fn periodic_hann(n: usize) -> Vec<f32> {
+    (0..n)
+        .map(|i| (0.5 - 0.5 * (std::f64::consts::TAU * i as f64 / n as f64).cos()) as f32)
+        .collect()
+}
+
+const SIZES: [usize; 8] = [256, 512, 1024, 2048, 4096, 8192, 16_384, 32_768];
+
+/// Both code paths: workgroup memory (fused single pass for N ≤ 8192, DIF + 4 sub-FFTs above)
+/// and the multi-pass one.
+fn build(gpu: &Gpu, n: usize, max_batch: u32, spectrum: bool, fused: bool) -> GpuFft {
+    let fft = GpuFft::with_options(&gpu.device, n, max_batch, FftOptions { spectrum, fused })
+        .expect("GpuFft");
+    // lavapipe allows 32 KiB of workgroup memory and 256 invocations: every size has a
+    // workgroup-memory path (single pass for N ≤ 8192, DIF + sub-FFTs above).
+    assert_eq!(fft.is_fused(), fused, "N = {n}");
+    let passes = match (fused, n) {
+        (true, ..=8192) => 1,
+        (true, _) => 3,
+        (false, _) => {
+            let log2m = (n / 2).trailing_zeros() as usize;
+            log2m / 2 + log2m % 2 + 1
+        }
+    };
+    assert_eq!(fft.pass_count(), passes, "N = {n}, fused {fused}");
+    fft
+}
+
+#[test]
+fn complex_spectrum_matches_realfft_f64_for_every_size() {
+    let gpu = gpu();
+    for (n, fused) in SIZES.iter().flat_map(|&n| [(n, true), (n, false)]) {
+        let batch = 3u32;
+        // max_batch larger than the batch: the unused column must not matter.
+        let mut fft = build(&gpu, n, batch + 1, true, fused);
+        assert_eq!((fft.fft_size(), fft.bins()), (n, n / 2 + 1));
+        let ones = vec![1.0f32; n];
+        fft.set_window(&gpu.queue, &ones).expect("window");
+        let samples = noise(batch as usize * n, n as u64);
+        let (_, spec) = run(&gpu, &fft, &samples, batch);
+        let refs = reference(&samples, n, &ones);
+        let errs = relative_errors(&spec.expect("spectrum"), &refs);
+        let shown: Vec<String> = errs.iter().map(|e| format!("{e:.2e}")).collect();
+        eprintln!("N = {n}, fused {fused}: relative errors {shown:?}");
+        for (c, e) in errs.iter().enumerate() {
+            assert!(
+                *e <= 1e-4,
+                "N = {n}, fused {fused}, column {c}: relative error {e:.3e}"
+            );
+        }
+    }
+}
+
+#[test]
+fn db_matches_cpu_stft() {
+    let gpu = gpu();
+    for (n, fused) in [
+        (256, true),
+        (2048, true),
+        (4096, false),
+        (8192, true),
+        (16_384, true),
+        (32_768, false),
+    ] {
+        let batch = 3u32;
+        let mut fft = build(&gpu, n, batch, false, fused);
+        fft.set_window(&gpu.queue, &periodic_hann(n))
+            .expect("window");
+        // Noise at −6 dBFS plus a tone off the bin grid: levels from about −30 to −6 dBFS and a
+        // Hann leakage skirt falling below −100 dBFS.
+        let mut samples = noise(batch as usize * n, 77 + n as u64);
+        for (i, s) in samples.iter_mut().enumerate() {
+            let t = (i % n) as f64;
+            *s = 0.5 * *s + 0.25 * (std::f64::consts::TAU * 10.3 * t / n as f64).sin() as f32;
+        }
+        let (db, _) = run(&gpu, &fft, &samples, batch);
+        let cpu = stft_columns(&samples, n);
+        assert_eq!(cpu.len(), batch as usize);
+        let bins = fft.bins();
+        let mut worst = (0.0f32, 0.0f32);
+        let mut compared = 0;
+        for (c, col) in cpu.iter().enumerate() {
+            for (k, &want) in col.iter().enumerate() {
+                let got = db[c * bins + k];
+                assert!(
+                    got.is_finite() && got >= DB_FLOOR,
+                    "N {n} c {c} k {k}: {got}"
+                );
+                if want > -100.0 {
+                    compared += 1;
+                    if (got - want).abs() > worst.0 {
+                        worst = ((got - want).abs(), want);
+                    }
+                    assert!(
+                        (got - want).abs() <= 1e-3,
+                        "N = {n}, column {c}, bin {k}: GPU {got} dB, CPU {want} dB"
+                    );
+                }
+            }
+        }
+        eprintln!(
+            "N = {n}, fused {fused}: {compared} bins above −100 dBFS, worst |ΔdB| = {:.2e} (at {:.1} dBFS)",
+            worst.0, worst.1
+        );
+        assert!(compared > batch as usize * bins / 2);
+    }
+}
+
+#[test]
+fn closed_form_levels_silence_and_non_finite_samples() {
+    let gpu = gpu();
+    for (n, fused) in [
+        (256, true),
+        (1024, false),
+        (8192, true),
+        (16_384, false),
+        (32_768, true),
+    ] {
+        let fft = build(&gpu, n, 6, false, fused);
+        let bins = fft.bins();
+        let k0 = n / 8 + 3;
+        let mut samples = Vec::with_capacity(6 * n);
+        // 0: full-scale sine centred on bin k0; 1: silence; 2: DC at full scale;
+        // 3: Nyquist (±1); 4: the sine with one NaN sample; 5: the sine with one +inf sample.
+        let sine: Vec<f32> = (0..n)
+            .map(|i| (std::f64::consts::TAU * (k0 * i) as f64 / n as f64).sin() as f32)
+            .collect();
+        samples.extend_from_slice(&sine);
+        samples.extend(std::iter::repeat_n(0.0f32, n));
+        samples.extend(std::iter::repeat_n(1.0f32, n));
+        samples.extend((0..n).map(|i| if i % 2 == 0 { 1.0f32 } else { -1.0 }));
+        let mut with_nan = sine.clone();
+        with_nan[n / 3] = f32::NAN;
+        samples.extend_from_slice(&with_nan);
+        let mut with_inf = sine.clone();
+        with_inf[n - 1] = f32::INFINITY;
+        samples.extend_from_slice(&with_inf);
+        let (db, _) = run(&gpu, &fft, &samples, 6);
+        let col = |c: usize| &db[c * bins..(c + 1) * bins];
+        assert!(col(0)[k0].abs() <= 0.01, "N {n}: sine {}", col(0)[k0]);
+        assert!(col(2)[0].abs() <= 0.01, "N {n}: DC {}", col(2)[0]);
+        assert!(
+            col(3)[n / 2].abs() <= 0.01,
+            "N {n}: Nyquist {}",
+            col(3)[n / 2]
+        );
+        assert!(
+            col(1).iter().all(|&v| v == DB_FLOOR),
+            "N {n}: silence must read exactly DB_FLOOR"
+        );
+        for c in [4, 5] {
+            assert!(
+                col(c).iter().all(|&v| v == DB_FLOOR),
+                "N {n}: column {c} with a non-finite sample must read DB_FLOOR everywhere"
+            );
+        }
+        // The neighbours of the non-finite columns are untouched (column 3 precedes them).
+        assert!(col(3).iter().all(|v| v.is_finite()));
+        assert!(db.iter().all(|v| v.is_finite() && *v >= DB_FLOOR));
+    }
+}
+
+#[test]
+fn invalid_parameters_give_errors() {
+    let gpu = gpu();
+    for n in [0, 1, 16, 128, 255, 1000, 3 * 1024, 65_536, 1 << 20] {
+        assert_eq!(
+            GpuFft::new(&gpu.device, n, 4).unwrap_err(),
+            FftError::InvalidSize { fft_size: n },
+            "size {n}"
+        );
+    }
+    assert_eq!(
+        GpuFft::new(&gpu.device, 1024, 0).unwrap_err(),
+        FftError::ZeroBatch
+    );
+    assert!(matches!(
+        GpuFft::new(&gpu.device, 32_768, u32::MAX).unwrap_err(),
+        FftError::TooLarge { .. }
+    ));
+    let mut fft = GpuFft::new(&gpu.device, 1024, 1).expect("GpuFft");
+    assert_eq!(
+        fft.set_window(&gpu.queue, &[1.0; 1023]).unwrap_err(),
+        FftError::WindowLength {
+            got: 1023,
+            fft_size: 1024
+        }
+    );
+    assert!(gpu.error_messages().is_empty());
+}
+
+#[test]
+fn batch_one_max_batch_and_folded_dispatch() {
+    let gpu = gpu();
+    let n = 1024;
+    let max_batch = 5u32;
+    for (fused, batch) in [(true, 1), (true, max_batch), (false, 1), (false, max_batch)] {
+        let fft = build(&gpu, n, max_batch, true, fused);
+        let hann = periodic_hann(n);
+        let samples = noise(batch as usize * n, 1000 + u64::from(batch));
+        let (_, spec) = run(&gpu, &fft, &samples, batch);
+        let errs = relative_errors(&spec.expect("spectrum"), &reference(&samples, n, &hann));
+        assert_eq!(errs.len(), batch as usize);
+        assert!(errs.iter().all(|&e| e <= 1e-4), "batch {batch}: {errs:?}");
+    }
+    let fft = GpuFft::with_spectrum(&gpu.device, n, max_batch).expect("GpuFft");
+    // A batch beyond max_batch is clamped (no validation error), 0 records nothing.
+    let mut enc = gpu.device.create_command_encoder(&Default::default());
+    {
+        let mut pass = enc.begin_compute_pass(&Default::default());
+        fft.encode(&mut pass, max_batch + 10);
+        fft.encode(&mut pass, 0);
+    }
+    gpu.queue.submit([enc.finish()]);
+    gpu.wait_idle();
+    assert!(
+        gpu.error_messages().is_empty(),
+        "{:?}",
+        gpu.error_messages()
+    );
+
+    // More than 65535 workgroups in one dispatch (N = 256: the split pass and the fused kernel
+    // run one workgroup per column): the dispatch folds into y; spot-check columns around the
+    // fold and the last one.
+    let n = 256;
+    let batch = 70_000u32;
+    let limit = gpu.device.limits().max_compute_workgroups_per_dimension;
+    assert!(
+        batch > limit,
+        "the adapter allows {limit} workgroups per dimension"
+    );
+    let samples = noise(batch as usize * n, 4242);
+    let hann = periodic_hann(n);
+    for fused in [true, false] {
+        let fft = build(&gpu, n, batch, true, fused);
+        let (db, spec) = run(&gpu, &fft, &samples, batch);
+        let spec = spec.expect("spectrum");
+        let bins = fft.bins();
+        for c in [
+            0usize,
+            1,
+            34_999,
+            35_000,
+            65_535,
+            65_536,
+            batch as usize - 1,
+        ] {
+            let col = &samples[c * n..(c + 1) * n];
+            let e = relative_errors(&spec[c * bins..(c + 1) * bins], &reference(col, n, &hann));
+            assert!(e[0] <= 1e-4, "fused {fused}, column {c}: {e:?}");
+        }
+        assert!(db.iter().all(|v| v.is_finite() && *v > DB_FLOOR));
+    }
+}
