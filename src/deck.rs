@@ -53,6 +53,13 @@ struct SceneTarget {
     egui_id: egui::TextureId,
 }
 
+/// Depth attachment of the scene pass, for scenes that ask for one ([`Scene::depth_format`]).
+struct SceneDepth {
+    format: wgpu::TextureFormat,
+    size: (u32, u32),
+    view: wgpu::TextureView,
+}
+
 /// Recording state: the CSV writer and rows waiting (a few frames) for their GPU times.
 struct Recording {
     path: PathBuf,
@@ -77,6 +84,7 @@ pub struct Deck {
     renderer: egui_wgpu::Renderer,
     target: Option<SceneTarget>,
     target_px: (u32, u32),
+    depth: Option<SceneDepth>,
     pub(crate) timer: Option<GpuTimer>,
     pub(crate) live: Live,
     pub(crate) gpu_live: (f64, f64),
@@ -125,6 +133,7 @@ impl Deck {
             renderer,
             target: None,
             target_px: (0, 0),
+            depth: None,
             timer: GpuTimer::new(&gpu.device, &gpu.queue),
             live: Live::new(240),
             gpu_live: (0.0, 0.0),
@@ -306,6 +315,36 @@ impl Deck {
             .create_command_encoder(&wgpu::CommandEncoderDescriptor {
                 label: Some("frame"),
             });
+        if let SceneSlot::Ready(scene) = &self.slots[self.active]
+            && let Some(format) = scene.depth_format()
+        {
+            let size = self.target_px;
+            if self
+                .depth
+                .as_ref()
+                .is_none_or(|d| d.format != format || d.size != size)
+            {
+                let texture = gpu.device.create_texture(&wgpu::TextureDescriptor {
+                    label: Some("scene:depth"),
+                    size: wgpu::Extent3d {
+                        width: size.0.max(1),
+                        height: size.1.max(1),
+                        depth_or_array_layers: 1,
+                    },
+                    mip_level_count: 1,
+                    sample_count: 1,
+                    dimension: wgpu::TextureDimension::D2,
+                    format,
+                    usage: wgpu::TextureUsages::RENDER_ATTACHMENT,
+                    view_formats: &[],
+                });
+                let view = texture.create_view(&wgpu::TextureViewDescriptor {
+                    label: Some("scene:depth:view"),
+                    ..Default::default()
+                });
+                self.depth = Some(SceneDepth { format, size, view });
+            }
+        }
         let timed = match &mut self.timer {
             Some(t) => t.begin_frame(self.frame),
             None => false,
@@ -330,7 +369,16 @@ impl Deck {
                             store: wgpu::StoreOp::Store,
                         },
                     })],
-                    depth_stencil_attachment: None,
+                    depth_stencil_attachment: scene.depth_format().and(self.depth.as_ref()).map(
+                        |d| wgpu::RenderPassDepthStencilAttachment {
+                            view: &d.view,
+                            depth_ops: Some(wgpu::Operations {
+                                load: wgpu::LoadOp::Clear(1.0),
+                                store: wgpu::StoreOp::Discard,
+                            }),
+                            stencil_ops: None,
+                        },
+                    ),
                     timestamp_writes: self.timer.as_ref().and_then(|t| t.render_writes()),
                     occlusion_query_set: None,
                     multiview_mask: None,

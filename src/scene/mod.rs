@@ -100,6 +100,11 @@ pub trait Scene {
     fn compute(&self, _pass: &mut wgpu::ComputePass<'_>, _frame: &FrameCtx) {}
     /// Draws into the scene texture (already cleared to the scene's background).
     fn paint(&self, pass: &mut wgpu::RenderPass<'_>, frame: &FrameCtx);
+    /// Depth format of the scene's render pass, `None` for colour only. When `Some`, the deck
+    /// attaches a depth texture of that format, the size of the scene texture, cleared to 1.0.
+    fn depth_format(&self) -> Option<wgpu::TextureFormat> {
+        None
+    }
     /// Clear colour of the scene texture.
     fn background(&self) -> wgpu::Color {
         wgpu::Color {
