@@ -165,13 +165,14 @@ impl App {
         if size.width > 0 && size.height > 0 {
             surface.configure(&gpu.device, &config);
         }
-        let deck = Deck::new(
+        let mut deck = Deck::new(
             &gpu,
             view_format,
             self.cli.scene_index(),
             self.cli.scene_config(),
             self.cli.record_stats.clone(),
         );
+        deck.set_overlay(!self.cli.no_overlay);
         let egui = egui_winit::State::new(
             deck.egui_ctx().clone(),
             egui::ViewportId::ROOT,
@@ -235,7 +236,10 @@ impl App {
             r.config.height = size.height;
             r.surface.configure(&r.gpu.device, &r.config);
         }
-        let frame = match r.surface.get_current_texture() {
+        let acquire_start = Instant::now();
+        let acquired = r.surface.get_current_texture();
+        let acquire_wait_ms = crate::deck::duration_ms(acquire_start.elapsed());
+        let frame = match acquired {
             wgpu::CurrentSurfaceTexture::Success(f) => f,
             wgpu::CurrentSurfaceTexture::Suboptimal(f) => {
                 // Draw this one, then reconfigure for the next.
@@ -286,7 +290,8 @@ impl App {
             size: (frame.texture.width(), frame.texture.height()),
             pixels_per_point: r.window.scale_factor() as f32,
         };
-        let (times, platform) = r.deck.frame(&r.gpu, &out, raw, elapsed);
+        let (mut times, platform) = r.deck.frame(&r.gpu, &out, raw, elapsed);
+        times.acquire_wait_ms = acquire_wait_ms;
         if r.deck.take_screenshot_request() {
             if frame
                 .texture
@@ -299,8 +304,11 @@ impl App {
             }
         }
         r.window.pre_present_notify();
+        let present_start = Instant::now();
         r.gpu.queue.present(frame);
-        r.deck.end_frame(&r.gpu, &times, Instant::now());
+        let presented = Instant::now();
+        times.present_ms = crate::deck::duration_ms(presented - present_start);
+        r.deck.end_frame(&r.gpu, &times, presented);
         r.egui.handle_platform_output(&r.window, platform);
         if r.config.width == 0 {
             let s = r.window.inner_size();

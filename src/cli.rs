@@ -11,9 +11,16 @@ use crate::scene::spectrogram::{FftOn, Settings as SpectrogramSettings};
 use crate::scene::{SCENES, SceneConfig};
 
 /// vizdeck: live data on the GPU (spectrogram, particles, time series) with frame-time statistics.
+///
+/// Without a subcommand: the window (or `--headless`). Subcommands: `stats` (summaries of recorded
+/// CSVs), `bench` (scenes, upload strategies, kernel tables).
 #[derive(Parser, Debug, Clone)]
 #[command(name = "vizdeck", version, about, long_about = None)]
 pub struct Cli {
+    /// `stats` or `bench`; none runs the app.
+    #[command(subcommand)]
+    pub command: Option<Command>,
+
     /// Scene shown first: spectrogram, particles or timeseries.
     #[arg(long, default_value = "spectrogram", value_parser = parse_scene)]
     pub scene: String,
@@ -95,6 +102,10 @@ pub struct Cli {
     #[arg(long, value_name = "PATH.csv")]
     pub export_spectrogram: Option<PathBuf>,
 
+    /// Start with the stats overlay hidden (F1 or View ▸ Stats overlay shows it).
+    #[arg(long)]
+    pub no_overlay: bool,
+
     /// Seed of every random source (particles, synthetic series).
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -107,6 +118,136 @@ pub struct Cli {
     /// brute (the same flocking over all pairs, O(N²)).
     #[arg(long, value_enum, default_value_t = crate::scene::particles::Mode::Free)]
     pub particle_mode: crate::scene::particles::Mode,
+
+    /// How the scenes' per-frame buffers are uploaded: write-buffer (`queue.write_buffer`),
+    /// staging-belt (wgpu's StagingBelt), map-ring (a ring of MAP_WRITE staging buffers recycled
+    /// with map_async), mapped-at-creation (a new mapped staging buffer per write). Also in
+    /// View ▸ Upload strategy.
+    #[arg(long, value_enum, default_value_t = crate::gpu::upload::Strategy::WriteBuffer)]
+    pub upload_strategy: crate::gpu::upload::Strategy,
+}
+
+/// Subcommands.
+#[derive(clap::Subcommand, Debug, Clone)]
+pub enum Command {
+    /// Print the frame-time summary of recorded captures (vizdeck CSVs or PresentMon-style CSVs,
+    /// frame time from MsBetweenPresents) side by side. Exit status 1 with one line naming the
+    /// file when one cannot be read.
+    Stats {
+        /// Capture files.
+        #[arg(required = true, value_name = "FILE.csv")]
+        files: Vec<PathBuf>,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Benchmark mode: run scenes headless (fixed seed and workload, simulated clock) and write
+    /// one report per run (JSON + markdown); `--upload` measures the upload strategies and
+    /// readback; `--kernels` prints the GPU kernel tables. Prints every table.
+    Bench(Box<BenchArgs>),
+}
+
+/// `vizdeck bench` options.
+#[derive(clap::Args, Debug, Clone)]
+pub struct BenchArgs {
+    /// Scenes to run (comma-separated ids); default all. `--scenes none` runs none.
+    #[arg(long, value_delimiter = ',', value_name = "ID,..")]
+    pub scenes: Vec<String>,
+    /// Frames measured per scene.
+    #[arg(long, default_value_t = 300, value_name = "N")]
+    pub frames: u64,
+    /// Frames run before measuring.
+    #[arg(long, default_value_t = 30, value_name = "N")]
+    pub warmup: u64,
+    /// Output size in pixels.
+    #[arg(long, default_value = "1280x720", value_name = "WxH", value_parser = parse_size)]
+    pub size: (u32, u32),
+    /// Seed of every random source.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Particle count of the particles scene.
+    #[arg(long, default_value_t = crate::scene::particles::DEFAULT_COUNT, value_name = "N")]
+    pub particles: u32,
+    /// Folder for the reports and CSVs (created).
+    #[arg(long, default_value = "bench-out", value_name = "DIR")]
+    pub out: PathBuf,
+    /// Also run each scene saving a PNG of every frame through the readback ring, and report the
+    /// p99 frame time with and without.
+    #[arg(long)]
+    pub screenshots: bool,
+    /// Keep the PNGs of `--screenshots` (default: deleted after counting).
+    #[arg(long)]
+    pub keep_screenshots: bool,
+    /// Upload strategy of the scenes' ping-pong buffers during the scene runs.
+    #[arg(long, value_enum, default_value_t = crate::gpu::upload::Strategy::WriteBuffer)]
+    pub scene_upload: crate::gpu::upload::Strategy,
+    /// Measure upload strategies (comma-separated; `all` for every one) and readback, at
+    /// `--upload-sizes`.
+    #[arg(long, value_delimiter = ',', value_name = "STRATEGY,..|all")]
+    pub upload: Vec<String>,
+    /// Payload sizes of `--upload` in bytes, with optional KiB/MiB suffix.
+    #[arg(long, value_delimiter = ',', default_value = "64KiB,1MiB,16MiB,256MiB", value_parser = parse_bytes)]
+    pub upload_sizes: Vec<u64>,
+    /// Frames measured per strategy and size.
+    #[arg(long, default_value_t = 10, value_name = "N")]
+    pub upload_frames: u32,
+    /// Kernel tables to print: fft, particles, timeseries (comma-separated).
+    #[arg(long, value_delimiter = ',', value_enum, value_name = "KERNEL,..")]
+    pub kernels: Vec<crate::stats::bench::Kernel>,
+    /// FFT sizes of the fft table.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "1024,2048,4096,8192,16384"
+    )]
+    pub fft_sizes: Vec<usize>,
+    /// FFT batch (columns per dispatch).
+    #[arg(long, default_value_t = 256)]
+    pub fft_batch: u32,
+    /// FFT repetitions per submit.
+    #[arg(long, default_value_t = 20)]
+    pub fft_reps: u32,
+    /// Particle counts of the particles table (default: 16384 … 16777216 on a GPU, 4096 … 65536
+    /// on a CPU adapter).
+    #[arg(long, value_delimiter = ',')]
+    pub particle_counts: Vec<u32>,
+    /// Simulation steps per particles row.
+    #[arg(long, default_value_t = 32)]
+    pub particle_steps: u32,
+    /// Points in view of the timeseries table (default: 1e5 … 1e8 on a GPU, 1e5 … 1e7 on a CPU
+    /// adapter).
+    #[arg(long, value_delimiter = ',')]
+    pub series_points: Vec<u64>,
+    /// Repetitions per timeseries row.
+    #[arg(long, default_value_t = 10)]
+    pub series_reps: u32,
+    /// Graphics backend.
+    #[arg(long, value_enum, default_value_t = BackendChoice::Auto)]
+    pub backend: BackendChoice,
+}
+
+/// Parses a byte count: `65536`, `64KiB`, `1MiB`, `1GiB` (also `K`, `M`, `G`).
+pub fn parse_bytes(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let (num, mult) = [
+        ("GiB", 1u64 << 30),
+        ("MiB", 1 << 20),
+        ("KiB", 1 << 10),
+        ("G", 1 << 30),
+        ("M", 1 << 20),
+        ("K", 1 << 10),
+        ("B", 1),
+    ]
+    .iter()
+    .find_map(|(suf, m)| t.strip_suffix(suf).map(|n| (n, *m)))
+    .unwrap_or((t, 1));
+    let n: u64 = num
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{s}' is not a byte count (e.g. 65536, 64KiB, 16MiB)"))?;
+    n.checked_mul(mult)
+        .filter(|b| *b > 0)
+        .ok_or_else(|| format!("'{s}' is out of range"))
 }
 
 /// `--present-mode` values.

@@ -8,7 +8,8 @@ use std::time::Instant;
 
 use crate::clock::{FixedClock, Tick};
 use crate::gpu::Gpu;
-use crate::gpu::timing::GpuTimer;
+use crate::gpu::readback::{PngWriter, ReadbackRing, TAG_SCREENSHOT, Tag};
+use crate::gpu::timing::{GpuTimer, PassTimes};
 use crate::scene::{FrameCtx, SCENES, Scene, SceneConfig};
 use crate::stats::{FrameRecord, Live, Recorder, Summary};
 
@@ -32,19 +33,70 @@ pub struct Output<'a> {
     pub pixels_per_point: f32,
 }
 
-/// CPU-side timings of one frame (ms) and its clock tick.
+/// CPU-side timings of one frame (ms) and its clock tick. [`Deck::frame`] fills the split of its
+/// own work; the caller sets `acquire_wait_ms` and `present_ms` (window: around
+/// `get_current_texture` and `queue.present`; headless: 0) before [`Deck::end_frame`].
 #[derive(Clone, Copy, Debug)]
 pub struct FrameTimes {
     /// Frame index.
     pub frame: u64,
-    /// When the frame started.
+    /// When the frame started (entry of [`Deck::frame`]).
     pub start: Instant,
-    /// Fixed steps + ingest.
+    /// Draining input rings (`Scene::ingest`).
+    pub ingest_ms: f64,
+    /// Fixed steps (`Scene::fixed_update` × steps).
     pub update_ms: f64,
-    /// UI, uploads and command encoding up to submit.
+    /// egui layout (`run_ui`).
+    pub ui_ms: f64,
+    /// The scene's uploads (`Scene::prepare`).
+    pub upload_ms: f64,
+    /// Command encoding: compute, scene and egui passes, egui buffers.
     pub encode_ms: f64,
+    /// `queue.submit`.
+    pub submit_ms: f64,
+    /// Waiting in `surface.get_current_texture` (set by the caller).
+    pub acquire_wait_ms: f64,
+    /// Inside `queue.present` (set by the caller).
+    pub present_ms: f64,
+    /// Bytes written through `gpu::upload` during the frame.
+    pub bytes_uploaded: u64,
     /// Clock result.
     pub tick: Tick,
+}
+
+impl FrameTimes {
+    /// CPU busy time up to submit: ingest + update + UI + upload + encode + submit.
+    pub fn cpu_busy_ms(&self) -> f64 {
+        self.ingest_ms
+            + self.update_ms
+            + self.ui_ms
+            + self.upload_ms
+            + self.encode_ms
+            + self.submit_ms
+    }
+}
+
+/// Capture control: a delayed start and a fixed duration (Record menu, `--capture-*`).
+#[derive(Clone, Debug, Default)]
+pub struct CapturePlan {
+    /// Seconds to wait before recording starts (the menu's value).
+    pub delay_s: f64,
+    /// Seconds to record; 0 = until stopped.
+    pub duration_s: f64,
+    /// When an armed delayed start fires.
+    pub(crate) start_at: Option<Instant>,
+    /// When the running recording stops by itself.
+    pub(crate) stop_at: Option<Instant>,
+}
+
+/// Saving screenshots through the readback ring: every frame (`--screenshot-every-frame`) and/or
+/// the next one (F12).
+struct Screenshots {
+    writer: PngWriter,
+    dir: Option<PathBuf>,
+    next_id: u64,
+    /// Pending F12 requests: (request id, crop rect in output pixels).
+    one_off: Vec<(u64, (u32, u32, u32, u32))>,
 }
 
 struct SceneTarget {
@@ -86,8 +138,17 @@ pub struct Deck {
     target_px: (u32, u32),
     depth: Option<SceneDepth>,
     pub(crate) timer: Option<GpuTimer>,
+    /// The asynchronous readback ring (GPU timings, screenshots).
+    pub readback: ReadbackRing,
     pub(crate) live: Live,
-    pub(crate) gpu_live: (f64, f64),
+    /// Last GPU pass times: compute, scene render, egui (ms).
+    pub(crate) gpu_live: [f64; 3],
+    /// Capture delay / duration.
+    pub capture: CapturePlan,
+    /// The comparison window (two recorded CSVs).
+    pub(crate) compare: crate::stats::compare::CompareView,
+    screenshots: Screenshots,
+    readback_mark: u64,
     recording: Option<Recording>,
     record_path: Option<PathBuf>,
     recordings_made: u32,
@@ -135,8 +196,18 @@ impl Deck {
             target_px: (0, 0),
             depth: None,
             timer: GpuTimer::new(&gpu.device, &gpu.queue),
+            readback: ReadbackRing::new("readback:ring", 8),
             live: Live::new(240),
-            gpu_live: (0.0, 0.0),
+            gpu_live: [0.0; 3],
+            capture: CapturePlan::default(),
+            compare: Default::default(),
+            screenshots: Screenshots {
+                writer: PngWriter::new(2),
+                dir: None,
+                next_id: 0,
+                one_off: Vec::new(),
+            },
+            readback_mark: crate::gpu::readback::bytes_read_back_total(),
             recording: None,
             record_path: record_path.clone(),
             recordings_made: 0,
@@ -155,6 +226,11 @@ impl Deck {
             deck.start_recording();
         }
         deck
+    }
+
+    /// Shows or hides the stats overlay (View ▸ Stats overlay, F1, `--no-overlay`).
+    pub fn set_overlay(&mut self, on: bool) {
+        self.overlay = on;
     }
 
     /// The egui context (the window feeds it events).
@@ -250,6 +326,7 @@ impl Deck {
         elapsed_s: f64,
     ) -> (FrameTimes, egui::PlatformOutput) {
         let start = Instant::now();
+        let uploaded_before = crate::gpu::upload::bytes_uploaded_total();
         self.ensure_active(gpu);
         let tick = self.clock.tick(elapsed_s);
         let dt = self.clock.dt() as f32;
@@ -262,13 +339,23 @@ impl Deck {
             elapsed_s: elapsed_s.clamp(0.0, crate::scene::MAX_FRAME_ELAPSED_S),
             size: self.target_px,
         };
+        let mut t_mark = Instant::now();
+        let mut lap = || {
+            let now = Instant::now();
+            let ms = duration_ms(now - t_mark);
+            t_mark = now;
+            ms
+        };
+        let mut update_ms = lap();
+        let mut ingest_ms = 0.0;
         if let SceneSlot::Ready(scene) = &mut self.slots[self.active] {
             for _ in 0..tick.steps {
                 scene.fixed_update(dt);
             }
+            update_ms += lap();
             scene.ingest(&ctx);
+            ingest_ms = lap();
         }
-        let update_ms = start.elapsed().as_secs_f64() * 1e3;
 
         // UI: lays out the panels and tells us the scene's pixel size for this frame.
         self.ensure_target(gpu, (1, 1));
@@ -287,8 +374,10 @@ impl Deck {
         if std::mem::take(&mut self.toggle_recording_request) {
             if self.recording.is_some() {
                 self.stop_recording(gpu);
+            } else if self.capture.start_at.take().is_some() {
+                self.toast("delayed capture cancelled".into());
             } else {
-                self.start_recording();
+                self.arm_capture();
             }
         }
         let ppp = full.pixels_per_point;
@@ -305,11 +394,14 @@ impl Deck {
         );
         self.ensure_target(gpu, px);
         ctx.size = self.target_px;
+        self.capture_tick(gpu);
+        let ui_ms = lap();
 
         // Uploads, then one compute pass and the scene's render pass, both timed.
         if let SceneSlot::Ready(scene) = &mut self.slots[self.active] {
             scene.prepare(gpu, &ctx);
         }
+        let upload_ms = lap();
         let mut encoder = gpu
             .device
             .create_command_encoder(&wgpu::CommandEncoderDescriptor {
@@ -385,9 +477,6 @@ impl Deck {
                 });
                 scene.paint(&mut pass, &ctx);
             }
-            if timed && let Some(t) = &self.timer {
-                t.resolve(&mut encoder);
-            }
         } else if timed {
             // Nothing to time this frame: give the slot back unused.
             if let Some(t) = &mut self.timer {
@@ -428,79 +517,95 @@ impl Deck {
                     },
                 })],
                 depth_stencil_attachment: None,
-                timestamp_writes: None,
+                timestamp_writes: self.timer.as_mut().and_then(|t| t.ui_writes()),
                 occlusion_query_set: None,
                 multiview_mask: None,
             });
             let mut pass = pass.forget_lifetime();
             self.renderer.render(&mut pass, &prims, &screen);
         }
+        if let Some(t) = &mut self.timer {
+            t.resolve(&gpu.device, &mut encoder, &mut self.readback);
+        }
         for id in &full.textures_delta.free {
             self.renderer.free_texture(id);
         }
+        let encode_ms = lap();
         gpu.queue
             .submit(extra.into_iter().chain(std::iter::once(encoder.finish())));
-        if timed && let Some(t) = &mut self.timer {
-            t.after_submit();
-        }
-        let encode_ms = start.elapsed().as_secs_f64() * 1e3 - update_ms;
+        self.readback.after_submit();
+        let submit_ms = lap();
         let times = FrameTimes {
             frame: self.frame,
             start,
+            ingest_ms,
             update_ms,
+            ui_ms,
+            upload_ms,
             encode_ms,
+            submit_ms,
+            acquire_wait_ms: 0.0,
+            present_ms: 0.0,
+            bytes_uploaded: crate::gpu::upload::bytes_uploaded_total()
+                .saturating_sub(uploaded_before),
             tick,
         };
         self.frame += 1;
         (times, full.platform_output)
     }
 
-    /// Records the frame's statistics after it was presented at `presented`. Never blocks.
+    /// Records the frame's statistics after it was presented at `presented`. Never blocks: the
+    /// readback ring is polled once (GPU times and screenshots that have arrived are handed out).
     pub fn end_frame(&mut self, gpu: &Gpu, times: &FrameTimes, presented: Instant) {
-        let cpu_frame_ms = presented.duration_since(times.start).as_secs_f64() * 1e3;
+        let cpu_frame_ms = duration_ms(presented.duration_since(times.start));
         let present_interval_ms = match self.last_present {
-            Some(p) => presented.duration_since(p).as_secs_f64() * 1e3,
+            Some(p) => duration_ms(presented.duration_since(p)),
             None => cpu_frame_ms,
         };
         self.last_present = Some(presented);
+        if let SceneSlot::Ready(scene) = &mut self.slots[self.active] {
+            scene.presented(presented);
+        }
         self.live.push(present_interval_ms);
         self.run_frame_ms.push(present_interval_ms);
-        let gpu_times = match &mut self.timer {
-            Some(t) => t.collect(&gpu.device),
-            None => Vec::new(),
-        };
-        for g in &gpu_times {
-            log::trace!(
-                "frame {}: GPU times of frame {} arrived",
-                times.frame,
-                g.frame
-            );
-        }
+        let gpu_times = self.poll_readbacks(gpu);
         if let Some(last) = gpu_times.last() {
-            self.gpu_live = (last.compute_ms, last.render_ms);
+            self.gpu_live = [last.compute_ms, last.render_ms, last.ui_ms.unwrap_or(0.0)];
         }
+        let read_total = crate::gpu::readback::bytes_read_back_total();
+        let bytes_read_back = read_total.saturating_sub(self.readback_mark);
+        self.readback_mark = read_total;
         let scene = SCENES[self.active].id;
         if let Some(rec) = &mut self.recording {
+            let time_ms = times
+                .start
+                .checked_duration_since(rec.start)
+                .map_or(0.0, duration_ms);
             rec.pending.push_back(FrameRecord {
                 frame: times.frame,
-                time_s: presented.duration_since(rec.start).as_secs_f64(),
                 scene,
-                cpu_frame_ms,
+                time_ms,
+                ms_between_presents: present_interval_ms,
+                cpu_busy_ms: times.cpu_busy_ms(),
+                present_ms: times.present_ms,
+                acquire_wait_ms: times.acquire_wait_ms,
+                ingest_ms: times.ingest_ms,
                 update_ms: times.update_ms,
+                ui_ms: times.ui_ms,
+                upload_ms: times.upload_ms,
                 encode_ms: times.encode_ms,
-                present_interval_ms,
-                steps: times.tick.steps,
-                dropped_steps: times.tick.dropped_steps,
+                submit_ms: times.submit_ms,
                 gpu_compute_ms: None,
                 gpu_render_ms: None,
+                gpu_ui_ms: None,
+                steps: times.tick.steps,
+                dropped_steps: times.tick.dropped_steps,
+                dropped_sim_ms: times.tick.dropped_steps as f64 * self.clock.dt() * 1e3,
+                bytes_uploaded: times.bytes_uploaded,
+                bytes_read_back,
             });
             // GPU times arrive 0–3 frames late (possibly for this very frame).
-            for g in &gpu_times {
-                if let Some(row) = rec.pending.iter_mut().find(|r| r.frame == g.frame) {
-                    row.gpu_compute_ms = Some(g.compute_ms);
-                    row.gpu_render_ms = Some(g.render_ms);
-                }
-            }
+            attach_gpu_times(&mut rec.pending, &gpu_times);
             let mut failed = None;
             while let Some(front) = rec.pending.front() {
                 let ready = front.gpu_compute_ms.is_some()
@@ -527,6 +632,137 @@ impl Deck {
         }
     }
 
+    /// Polls the readback ring once: decodes GPU times, hands screenshots to the PNG writer.
+    fn poll_readbacks(&mut self, gpu: &Gpu) -> Vec<PassTimes> {
+        let mut gpu_times = Vec::new();
+        let timer = self.timer.as_ref();
+        let shots = &mut self.screenshots;
+        let scene = SCENES[self.active].id;
+        let mut saved = Vec::new();
+        self.readback.poll(&gpu.device, |a| match a.tag.kind {
+            crate::gpu::readback::TAG_TIMING => {
+                if let Some(t) = timer.and_then(|t| t.decode(a.tag.id, a.data)) {
+                    gpu_times.push(t);
+                }
+            }
+            TAG_SCREENSHOT => {
+                if let Some(p) = shots.arrived(&a, scene) {
+                    saved.push(p);
+                }
+            }
+            _ => {}
+        });
+        for p in saved {
+            self.toast(format!("saving {}", p.display()));
+        }
+        gpu_times
+    }
+
+    /// Saves a PNG of the output texture every frame into `dir` (`frame-NNNNNN.png`), through the
+    /// readback ring and the PNG worker; `None` stops. Frames are dropped (counted) rather than
+    /// waited for when the ring or the worker is behind.
+    pub fn set_screenshot_dir(&mut self, dir: Option<PathBuf>) {
+        self.screenshots.dir = dir;
+    }
+
+    /// Screenshots dropped so far (ring full or PNG worker behind).
+    pub fn screenshots_dropped(&self) -> u64 {
+        self.screenshots.writer.dropped() + self.readback.dropped()
+    }
+
+    /// Queues an asynchronous readback of `output` (needs `COPY_SRC`) for the every-frame
+    /// screenshots: its own small submit, never a wait. Does nothing when no directory is set.
+    pub fn capture_output(&mut self, gpu: &Gpu, output: &wgpu::Texture) {
+        if self.screenshots.dir.is_none() {
+            return;
+        }
+        let id = self.screenshots.next_id;
+        self.screenshots.next_id += 1;
+        self.copy_output(gpu, output, id);
+    }
+
+    fn copy_output(&mut self, gpu: &Gpu, output: &wgpu::Texture, id: u64) -> bool {
+        let mut encoder = gpu
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("readback:screenshot"),
+            });
+        let tag = Tag {
+            kind: TAG_SCREENSHOT,
+            id,
+        };
+        match self
+            .readback
+            .copy_texture(&gpu.device, &mut encoder, output, tag)
+        {
+            Ok(true) => {
+                gpu.queue.submit([encoder.finish()]);
+                self.readback.after_submit();
+                true
+            }
+            Ok(false) => false,
+            Err(e) => {
+                log::warn!("screenshot: {e}");
+                false
+            }
+        }
+    }
+
+    /// Writes every screenshot still in flight and waits for the PNG worker (end of a run).
+    pub fn finish_screenshots(&mut self, gpu: &Gpu) -> (u64, Vec<String>) {
+        let shots = &mut self.screenshots;
+        let scene = SCENES[self.active].id;
+        self.readback.wait(&gpu.device, |a| {
+            if a.tag.kind == TAG_SCREENSHOT {
+                shots.arrived(&a, scene);
+            }
+        });
+        let old = std::mem::replace(&mut self.screenshots.writer, PngWriter::new(2));
+        old.finish()
+    }
+
+    /// Empties the overlay's statistics (window and HDR histogram) and the GPU bars.
+    pub fn reset_stats(&mut self) {
+        self.live.reset();
+        self.gpu_live = [0.0; 3];
+    }
+
+    /// Arms a capture: starts recording after `capture.delay_s` (at once when 0); it stops by
+    /// itself after `capture.duration_s` when that is positive.
+    pub fn arm_capture(&mut self) {
+        if self.recording.is_some() {
+            return;
+        }
+        let delay = self.capture.delay_s.max(0.0);
+        if delay > 0.0 {
+            self.capture.start_at =
+                Some(Instant::now() + std::time::Duration::from_secs_f64(delay.min(86_400.0)));
+            self.toast(format!("recording starts in {delay:.1} s"));
+        } else {
+            self.start_recording();
+        }
+    }
+
+    /// Seconds until an armed capture starts, if one is armed.
+    pub fn capture_countdown(&self) -> Option<f64> {
+        self.capture
+            .start_at
+            .map(|t| t.saturating_duration_since(Instant::now()).as_secs_f64())
+    }
+
+    /// Starts or stops a capture whose time has come.
+    fn capture_tick(&mut self, gpu: &Gpu) {
+        let now = Instant::now();
+        if self.capture.start_at.is_some_and(|t| now >= t) {
+            self.capture.start_at = None;
+            self.start_recording();
+        }
+        if self.capture.stop_at.is_some_and(|t| now >= t) {
+            self.capture.stop_at = None;
+            self.stop_recording(gpu);
+        }
+    }
+
     /// Starts frame-time recording into the next file name.
     pub fn start_recording(&mut self) {
         if self.recording.is_some() {
@@ -543,6 +779,11 @@ impl Deck {
                     start: Instant::now(),
                     pending: VecDeque::new(),
                 });
+                self.capture.start_at = None;
+                self.capture.stop_at = (self.capture.duration_s > 0.0).then(|| {
+                    Instant::now()
+                        + std::time::Duration::from_secs_f64(self.capture.duration_s.min(86_400.0))
+                });
                 self.recordings_made += 1;
             }
             Err(e) => {
@@ -555,16 +796,25 @@ impl Deck {
     /// Stops recording: waits for outstanding GPU times (briefly), writes every pending row,
     /// closes the file and prints its summary. Returns the summary.
     pub fn stop_recording(&mut self, gpu: &Gpu) -> Option<Summary> {
+        self.capture.start_at = None;
+        self.capture.stop_at = None;
         let mut rec = self.recording.take()?;
-        gpu.wait_idle();
-        if let Some(t) = &mut self.timer {
-            for g in t.collect(&gpu.device) {
-                if let Some(row) = rec.pending.iter_mut().find(|r| r.frame == g.frame) {
-                    row.gpu_compute_ms = Some(g.compute_ms);
-                    row.gpu_render_ms = Some(g.render_ms);
+        let mut gpu_times = Vec::new();
+        let timer = self.timer.as_ref();
+        let shots = &mut self.screenshots;
+        let scene = SCENES[self.active].id;
+        self.readback.wait(&gpu.device, |a| match a.tag.kind {
+            crate::gpu::readback::TAG_TIMING => {
+                if let Some(t) = timer.and_then(|t| t.decode(a.tag.id, a.data)) {
+                    gpu_times.push(t);
                 }
             }
-        }
+            TAG_SCREENSHOT => {
+                shots.arrived(&a, scene);
+            }
+            _ => {}
+        });
+        attach_gpu_times(&mut rec.pending, &gpu_times);
         for row in rec.pending.drain(..) {
             if let Err(e) = rec.recorder.push(&row) {
                 log::error!("recording to {}: {e}", rec.path.display());
@@ -625,41 +875,25 @@ impl Deck {
     }
 
     /// Saves the scene panel (image, axes and overlays as shown) from the output texture `output`
-    /// (needs `COPY_SRC`) as `vizdeck-<scene>-<unix time>.png` in the working directory. Blocks
-    /// for one readback: a user action, not part of every frame.
+    /// (needs `COPY_SRC`) as `vizdeck-<scene>-<unix time>.png` in the working directory. Does not
+    /// block: the copy goes through the readback ring and the PNG is written on the PNG worker
+    /// once it arrives (1–3 frames later).
     pub fn save_scene_png(&mut self, gpu: &Gpu, output: &wgpu::Texture) {
-        let result = (|| -> Result<PathBuf, String> {
-            let rgba = crate::gpu::readback::read_texture_rgba(&gpu.device, &gpu.queue, output)
-                .map_err(|e| e.to_string())?;
-            let (ow, oh) = (output.width(), output.height());
-            let (x, y, w, h) = self.scene_rect_px;
-            let (w, h) = (w.min(ow.saturating_sub(x)), h.min(oh.saturating_sub(y)));
-            if w == 0 || h == 0 {
-                return Err("the scene panel is empty".into());
-            }
-            let mut crop = Vec::with_capacity((w * h * 4) as usize);
-            for row in y..y + h {
-                let start = ((row * ow + x) * 4) as usize;
-                crop.extend_from_slice(&rgba[start..start + (w * 4) as usize]);
-            }
-            let secs = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_secs())
-                .unwrap_or(0);
-            let path = PathBuf::from(format!("vizdeck-{}-{secs}.png", SCENES[self.active].id));
-            crate::gpu::readback::write_png(&path, w, h, &crop).map_err(|e| e.to_string())?;
-            Ok(path)
-        })();
-        match result {
-            Ok(p) => {
-                log::info!("saved {}", p.display());
-                self.toast(format!("saved {}", p.display()));
-            }
-            Err(e) => {
-                log::error!("PNG export: {e}");
-                self.toast(format!("PNG export failed: {e}"));
-            }
+        let id = self.screenshots.next_id;
+        self.screenshots.next_id += 1;
+        if self.copy_output(gpu, output, id) {
+            self.screenshots.one_off.push((id, self.scene_rect_px));
+        } else {
+            log::error!("PNG export: the readback ring is busy; try again");
+            self.toast("PNG export failed: the readback ring is busy".into());
         }
+    }
+
+    /// Sets the file the next recording goes to (`None`: `vizdeck-stats-<unix time>.csv`); the
+    /// numbering of later recordings restarts from it.
+    pub fn set_record_path(&mut self, path: Option<PathBuf>) {
+        self.record_path = path;
+        self.recordings_made = 0;
     }
 
     /// Whether a recording is running.
@@ -880,5 +1114,59 @@ impl Deck {
         if digit.is_some() {
             *switch = digit;
         }
+    }
+}
+
+/// A duration in ms from whole nanoseconds (prints short: 0.00017, not 0.00016999999999999999).
+pub fn duration_ms(d: std::time::Duration) -> f64 {
+    d.as_nanos() as f64 / 1e6
+}
+
+/// Puts GPU pass times on their rows.
+fn attach_gpu_times(pending: &mut VecDeque<FrameRecord>, gpu_times: &[PassTimes]) {
+    for g in gpu_times {
+        if let Some(row) = pending.iter_mut().find(|r| r.frame == g.frame) {
+            row.gpu_compute_ms = Some(g.compute_ms);
+            row.gpu_render_ms = Some(g.render_ms);
+            row.gpu_ui_ms = g.ui_ms;
+        }
+    }
+}
+
+impl Screenshots {
+    /// A screenshot readback arrived: crop (F12) or keep whole (every frame) and hand it to the
+    /// PNG worker. Returns the path of an F12 PNG.
+    fn arrived(&mut self, a: &crate::gpu::readback::Arrived<'_>, scene: &str) -> Option<PathBuf> {
+        let t = a.texture?;
+        let mut rgba = self.writer.buffer();
+        a.rgba_into(&mut rgba);
+        if let Some(i) = self.one_off.iter().position(|(id, _)| *id == a.tag.id) {
+            let (_, (x, y, w, h)) = self.one_off.swap_remove(i);
+            let (w, h) = (
+                w.min(t.width.saturating_sub(x)),
+                h.min(t.height.saturating_sub(y)),
+            );
+            if w == 0 || h == 0 {
+                log::error!("PNG export: the scene panel is empty");
+                return None;
+            }
+            let mut crop = Vec::with_capacity((w * h * 4) as usize);
+            for row in y..y + h {
+                let start = ((row * t.width + x) * 4) as usize;
+                crop.extend_from_slice(&rgba[start..start + (w * 4) as usize]);
+            }
+            let secs = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_secs())
+                .unwrap_or(0);
+            let path = PathBuf::from(format!("vizdeck-{scene}-{secs}.png"));
+            log::info!("saving {}", path.display());
+            self.writer.submit(path.clone(), w, h, crop);
+            return Some(path);
+        }
+        let dir = self.dir.as_ref()?;
+        let path = dir.join(format!("frame-{:06}.png", a.tag.id));
+        self.writer.submit(path, t.width, t.height, rgba);
+        None
     }
 }

@@ -32,6 +32,7 @@ pub fn run(cli: &Cli) -> anyhow::Result<()> {
         cli.scene_config(),
         cli.record_stats.clone(),
     );
+    deck.set_overlay(!cli.no_overlay);
     deck.ensure_active(&gpu);
     if let Some(msg) = deck.active_failure() {
         bail!("{msg}");

@@ -1,4 +1,5 @@
-//! vizdeck binary: parses the command line and runs the window or headless mode.
+//! vizdeck binary: parses the command line and runs the window, headless mode, or a subcommand
+//! (`stats`, `bench`).
 
 use std::process::ExitCode;
 
@@ -8,10 +9,14 @@ fn main() -> ExitCode {
     )
     .init();
     let cli = vizdeck::cli::Cli::parse_checked();
-    let result = if cli.headless {
-        vizdeck::headless::run(&cli)
-    } else {
-        vizdeck::app::run(&cli)
+    vizdeck::gpu::upload::set_strategy(cli.upload_strategy);
+    let result = match &cli.command {
+        Some(vizdeck::cli::Command::Stats { files, json }) => {
+            vizdeck::stats::cli::run(files, *json).map_err(anyhow::Error::from)
+        }
+        Some(vizdeck::cli::Command::Bench(args)) => vizdeck::stats::bench::run(args),
+        None if cli.headless => vizdeck::headless::run(&cli),
+        None => vizdeck::app::run(&cli),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

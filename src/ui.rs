@@ -31,6 +31,23 @@ pub fn menu_bar(deck: &mut Deck, ui: &mut egui::Ui, switch: &mut Option<usize>) 
                     deck.screenshot_request = true;
                     ui.close();
                 }
+                if ui.button("Reset statistics").clicked() {
+                    deck.reset_stats();
+                    ui.close();
+                }
+                if ui.button("Compare captures…").clicked() {
+                    deck.compare.open = true;
+                    ui.close();
+                }
+                ui.menu_button("Upload strategy", |ui| {
+                    let current = crate::gpu::upload::strategy();
+                    for s in crate::gpu::upload::Strategy::ALL {
+                        if ui.radio(current == s, s.name()).clicked() {
+                            crate::gpu::upload::set_strategy(s);
+                            ui.close();
+                        }
+                    }
+                });
             });
             ui.menu_button("Record", |ui| {
                 let recording = deck.recording();
@@ -48,17 +65,53 @@ pub fn menu_bar(deck: &mut Deck, ui: &mut egui::Ui, switch: &mut Option<usize>) 
                     deck.toggle_recording_request = true;
                     ui.close();
                 }
+                ui.separator();
+                ui.horizontal(|ui| {
+                    ui.label("delay (s)");
+                    ui.add(
+                        egui::DragValue::new(&mut deck.capture.delay_s)
+                            .range(0.0..=3600.0)
+                            .speed(0.1),
+                    );
+                });
+                ui.horizontal(|ui| {
+                    ui.label("duration (s, 0 = until stopped)");
+                    ui.add(
+                        egui::DragValue::new(&mut deck.capture.duration_s)
+                            .range(0.0..=86_400.0)
+                            .speed(0.1),
+                    );
+                });
+                if ui
+                    .add_enabled(
+                        !recording,
+                        egui::Button::new("Start capture (delay, duration)"),
+                    )
+                    .clicked()
+                {
+                    deck.arm_capture();
+                    ui.close();
+                }
             });
             if deck.recording() {
                 ui.colored_label(egui::Color32::from_rgb(255, 80, 80), "REC");
+            } else if let Some(t) = deck.capture_countdown() {
+                ui.colored_label(
+                    egui::Color32::from_rgb(255, 200, 80),
+                    format!("REC in {t:.1} s"),
+                );
             }
         });
     });
+    deck.compare.show(ui.ctx());
 }
 
-/// FPS, p50/p99 frame time, GPU pass times and a frame-time graph in the scene's top-right corner.
+/// The overlay in the scene's top-right corner: FPS and live percentiles (HDR histogram of every
+/// frame since the last reset), per-pass GPU bars, a frame-time graph of the last frames and a
+/// histogram of them.
 pub fn stats_overlay(deck: &Deck, painter: &egui::Painter, rect: egui::Rect) {
-    let size = egui::vec2(300.0, 130.0);
+    // Kept to the top 160 px so the scene below stays visible (tests compare it).
+    let size = egui::vec2(330.0, 150.0);
     let area = egui::Rect::from_min_size(
         egui::pos2(rect.right() - size.x - 8.0, rect.top() + 8.0),
         size,
@@ -67,38 +120,94 @@ pub fn stats_overlay(deck: &Deck, painter: &egui::Painter, rect: egui::Rect) {
     let font = egui::FontId::monospace(12.0);
     let color = egui::Color32::from_gray(230);
     let live = &deck.live;
-    let mut lines = vec![format!(
-        "{:6.1} FPS  p50 {:5.2} ms  p99 {:5.2} ms",
-        live.fps(),
-        live.percentile(50.0),
-        live.percentile(99.0)
-    )];
-    match &deck.timer {
-        Some(_) => lines.push(format!(
-            "GPU compute {:5.2} ms  render {:5.2} ms",
-            deck.gpu_live.0, deck.gpu_live.1
-        )),
-        None => lines.push("GPU times: no TIMESTAMP_QUERY".to_string()),
-    }
+    let mut lines = vec![
+        format!(
+            "{:6.1} FPS  {:5.2} ms  ({} frames)",
+            live.fps(),
+            live.mean_ms(),
+            live.hdr_len()
+        ),
+        format!(
+            "p50 {:.1}  p90 {:.1}  p99 {:.1}  p99.9 {:.1} ms",
+            live.hdr_percentile(50.0),
+            live.hdr_percentile(90.0),
+            live.hdr_percentile(99.0),
+            live.hdr_percentile(99.9)
+        ),
+    ];
     let (steps, dropped) = deck.clock_totals();
     lines.push(format!("steps {steps}  dropped {dropped}"));
-    for (i, l) in lines.iter().enumerate() {
+    let mut y = area.top() + 4.0;
+    for l in &lines {
         painter.text(
-            area.min + egui::vec2(6.0, 4.0 + 15.0 * i as f32),
+            egui::pos2(area.left() + 6.0, y),
             egui::Align2::LEFT_TOP,
             l,
             font.clone(),
             color,
         );
+        y += 14.0;
     }
-    // Frame-time graph: last frames, 0..max(33 ms, max) ms tall.
-    let graph = egui::Rect::from_min_max(
-        egui::pos2(area.left() + 6.0, area.top() + 54.0),
-        egui::pos2(area.right() - 6.0, area.bottom() - 6.0),
-    );
+    y += 1.0;
+    // GPU pass bars: compute, scene render, egui; full width = max(16.7 ms, largest).
+    match &deck.timer {
+        Some(_) => {
+            let names = ["compute", "render", "ui"];
+            let colors = [
+                egui::Color32::from_rgb(240, 160, 80),
+                egui::Color32::from_rgb(120, 200, 120),
+                egui::Color32::from_rgb(170, 140, 230),
+            ];
+            let full = deck.gpu_live.iter().copied().fold(16.7, f64::max);
+            let bar_left = area.left() + 82.0;
+            let bar_w = area.right() - 6.0 - bar_left - 60.0;
+            for i in 0..3 {
+                let ms = deck.gpu_live[i];
+                painter.text(
+                    egui::pos2(area.left() + 6.0, y),
+                    egui::Align2::LEFT_TOP,
+                    format!("GPU {}", names[i]),
+                    egui::FontId::monospace(10.0),
+                    color,
+                );
+                let w = (bar_w * (ms / full) as f32).max(1.0);
+                painter.rect_filled(
+                    egui::Rect::from_min_size(egui::pos2(bar_left, y + 2.0), egui::vec2(w, 8.0)),
+                    1.0,
+                    colors[i],
+                );
+                painter.text(
+                    egui::pos2(bar_left + bar_w + 4.0, y),
+                    egui::Align2::LEFT_TOP,
+                    format!("{ms:6.2} ms"),
+                    egui::FontId::monospace(10.0),
+                    color,
+                );
+                y += 12.0;
+            }
+        }
+        None => {
+            painter.text(
+                egui::pos2(area.left() + 6.0, y),
+                egui::Align2::LEFT_TOP,
+                "GPU times: no TIMESTAMP_QUERY",
+                font.clone(),
+                color,
+            );
+            y += 15.0;
+        }
+    }
     let hist: Vec<f64> = live.history().collect();
+    let top = hist.iter().cloned().fold(33.4, f64::max);
+    // Frame-time graph (left 60 %): last frames, 0..max(33 ms, max) ms tall; histogram of the
+    // same frames on the right.
+    let row_bottom = area.bottom() - 16.0;
+    let split = area.left() + 6.0 + (area.width() - 12.0) * 0.6;
+    let graph = egui::Rect::from_min_max(
+        egui::pos2(area.left() + 6.0, y + 4.0),
+        egui::pos2(split - 4.0, row_bottom),
+    );
     if hist.len() >= 2 {
-        let top = hist.iter().cloned().fold(33.4, f64::max);
         let n = hist.len() as f32;
         let pts: Vec<egui::Pos2> = hist
             .iter()
@@ -123,4 +232,35 @@ pub fn stats_overlay(deck: &Deck, painter: &egui::Painter, rect: egui::Rect) {
             egui::Stroke::new(1.0, egui::Color32::from_rgb(120, 200, 255)),
         ));
     }
+    // Histogram of the same frames: 40 bins over 0..top ms.
+    let hrect = egui::Rect::from_min_max(
+        egui::pos2(split + 4.0, y + 4.0),
+        egui::pos2(area.right() - 6.0, row_bottom),
+    );
+    if !hist.is_empty() {
+        let bins = crate::stats::compare::histogram(&hist, 0.0, top, 40);
+        let peak = bins.iter().copied().max().unwrap_or(1).max(1) as f32;
+        let bw = hrect.width() / bins.len() as f32;
+        for (i, &c) in bins.iter().enumerate() {
+            let h = hrect.height() * c as f32 / peak;
+            painter.rect_filled(
+                egui::Rect::from_min_max(
+                    egui::pos2(hrect.left() + i as f32 * bw, hrect.bottom() - h),
+                    egui::pos2(hrect.left() + (i as f32 + 0.8) * bw, hrect.bottom()),
+                ),
+                0.0,
+                egui::Color32::from_rgb(120, 200, 255),
+            );
+        }
+    }
+    painter.text(
+        egui::pos2(area.left() + 6.0, area.bottom() - 14.0),
+        egui::Align2::LEFT_TOP,
+        format!(
+            "graph / histogram: last {} frames, 0–{top:.0} ms",
+            hist.len()
+        ),
+        egui::FontId::monospace(10.0),
+        color,
+    );
 }

@@ -194,7 +194,7 @@ fn empty_and_header_only_files_are_errors() {
 
 #[test]
 fn wrong_field_count_and_bad_value_are_errors() {
-    let path = temp_csv("fields", "t,a,b\n0,1,2\n1,2\n");
+    let path = temp_csv("fields", "t,a,b\n0,1,2\n1,2\n2,3,4\n");
     let err = open(&path).err().expect("short row must fail");
     assert_eq!(
         err.to_string(),
@@ -211,6 +211,7 @@ fn wrong_field_count_and_bad_value_are_errors() {
         text.push_str(&format!("{i},{i}\n"));
     }
     text.push_str("300,n/a\n"); // line 302
+    text.push_str("301,301\n"); // a row after it: not a half-written last row
     let path = temp_csv("badvalue", &text);
     let mut src = open(&path).unwrap();
     let mut store = Store::default();

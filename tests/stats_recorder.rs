@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use vizdeck::stats::{CSV_HEADER, FrameRecord, Recorder, StatsError};
+use vizdeck::stats::{CSV_HEADER, Capture, CaptureFormat, FrameRecord, Recorder, StatsError};
 
 fn temp_path(tag: &str) -> PathBuf {
     static COUNTER: AtomicUsize = AtomicUsize::new(0);
@@ -18,44 +18,54 @@ fn records() -> [FrameRecord; 3] {
     [
         FrameRecord {
             frame: 0,
-            time_s: 0.0,
             scene: "particles",
-            cpu_frame_ms: 1.5,
-            update_ms: 0.25,
+            time_ms: 0.0,
+            ms_between_presents: 1.5,
+            cpu_busy_ms: 1.25,
+            ingest_ms: 0.25,
             encode_ms: 0.125,
-            present_interval_ms: 0.0,
             steps: 1,
-            dropped_steps: 0,
             gpu_compute_ms: Some(0.5),
             gpu_render_ms: Some(0.75),
+            bytes_uploaded: 65536,
+            ..Default::default()
         },
         FrameRecord {
             frame: 1,
-            time_s: 0.016,
             scene: "time series, M4",
-            cpu_frame_ms: 2.0,
+            time_ms: 16.0,
+            ms_between_presents: 16.0,
+            cpu_busy_ms: 2.0,
+            present_ms: 0.3,
+            acquire_wait_ms: 4.5,
             update_ms: 0.5,
-            encode_ms: 0.3,
-            present_interval_ms: 16.0,
             steps: 2,
-            dropped_steps: 0,
-            gpu_compute_ms: None,
             gpu_render_ms: Some(1.25),
+            gpu_ui_ms: Some(0.25),
+            ..Default::default()
         },
         FrameRecord {
             frame: 2,
-            time_s: 0.036,
             scene: "spectrogram",
-            cpu_frame_ms: 3.0,
-            update_ms: 1.0,
-            encode_ms: 0.5,
-            present_interval_ms: 20.0,
+            time_ms: 36.0,
+            ms_between_presents: 20.0,
+            cpu_busy_ms: 3.0,
+            ui_ms: 1.0,
+            upload_ms: 0.5,
+            submit_ms: 0.0625,
             steps: 8,
             dropped_steps: 3,
-            gpu_compute_ms: None,
-            gpu_render_ms: None,
+            dropped_sim_ms: 25.0,
+            bytes_read_back: 48,
+            ..Default::default()
         },
     ]
+}
+
+fn temp_dir_file(tag: &str, text: &str) -> PathBuf {
+    let p = temp_path(tag);
+    std::fs::write(&p, text).unwrap();
+    p
 }
 
 #[test]
@@ -72,51 +82,89 @@ fn header_and_three_rows_read_back() {
     assert_eq!(header, CSV_HEADER);
     assert_eq!(
         CSV_HEADER.join(","),
-        "frame,time_s,scene,cpu_frame_ms,update_ms,encode_ms,present_interval_ms,steps,dropped_steps,gpu_compute_ms,gpu_render_ms"
+        "Application,FrameId,Scene,TimeInMs,MsBetweenPresents,MsCPUBusy,MsGPUTime,MsInPresentAPI,\
+         MsAcquireWait,MsIngest,MsUpdate,MsUI,MsUpload,MsEncode,MsSubmit,MsGPUCompute,MsGPURender,\
+         MsGPUUI,SimSteps,DroppedSteps,DroppedSimMs,BytesUploaded,BytesReadBack"
     );
     let rows: Vec<Vec<String>> = rdr
         .records()
         .map(|r| r.unwrap().iter().map(String::from).collect())
         .collect();
     let expected = [
-        vec![
-            "0",
+        [
+            "vizdeck",
             "0",
             "particles",
-            "1.5",
-            "0.25",
-            "0.125",
             "0",
-            "1",
+            "1.5",
+            "1.25",
+            "1.25",
+            "0",
+            "0",
+            "0.25",
+            "0",
+            "0",
+            "0",
+            "0.125",
             "0",
             "0.5",
             "0.75",
-        ],
-        vec![
+            "",
             "1",
-            "0.016",
+            "0",
+            "0",
+            "65536",
+            "0",
+        ],
+        [
+            "vizdeck",
+            "1",
             "time series, M4",
-            "2",
-            "0.5",
-            "0.3",
+            "16",
             "16",
             "2",
+            "1.5",
+            "0.3",
+            "4.5",
+            "0",
+            "0.5",
+            "0",
+            "0",
+            "0",
             "0",
             "",
             "1.25",
-        ],
-        vec![
+            "0.25",
             "2",
-            "0.036",
+            "0",
+            "0",
+            "0",
+            "0",
+        ],
+        [
+            "vizdeck",
+            "2",
             "spectrogram",
+            "36",
+            "20",
             "3",
+            "",
+            "0",
+            "0",
+            "0",
+            "0",
             "1",
             "0.5",
-            "20",
+            "0",
+            "0.0625",
+            "",
+            "",
+            "",
             "8",
             "3",
-            "",
-            "",
+            "25",
+            "0",
+            "48",
         ],
     ];
     assert_eq!(rows.len(), 3);
@@ -124,16 +172,62 @@ fn header_and_three_rows_read_back() {
         assert_eq!(got, want);
     }
     // Numbers read back exactly.
-    assert_eq!(rows[1][1].parse::<f64>().unwrap(), 0.016);
-    assert_eq!(rows[1][5].parse::<f64>().unwrap(), 0.3);
+    assert_eq!(rows[1][7].parse::<f64>().unwrap(), 0.3);
 
-    // Frame times: cpu 1.5 for the first frame (no present interval yet), then 16 and 20.
+    // Frame times (MsBetweenPresents): 1.5, 16, 20.
     assert_eq!(summary.frames, 3);
     assert_eq!(summary.p50_ms, 16.0);
     assert_eq!(summary.max_ms, 20.0);
     assert!((summary.duration_s - 0.0375).abs() < 1e-12);
     assert!((summary.mean_fps - 3.0 / 0.0375).abs() < 1e-9);
+
+    // Round trip: the capture reads back as vizdeck's format with the same frame times.
+    let cap = Capture::read(&path).unwrap();
+    assert_eq!(cap.format, CaptureFormat::Vizdeck);
+    assert_eq!(cap.frame_times_ms, [1.5, 16.0, 20.0]);
+    assert_eq!(cap.summary(), summary);
     std::fs::remove_file(&path).ok();
+}
+
+#[test]
+fn presentmon_csv_imports_ms_between_presents() {
+    // PresentMon 1.x style columns, an NA row (skipped) and quoted application names.
+    let text = "Application,ProcessID,SwapChainAddress,Runtime,SyncInterval,PresentFlags,\
+                AllowsTearing,PresentMode,Dropped,TimeInSeconds,MsInPresentAPI,MsBetweenPresents,\
+                MsBetweenDisplayChange,MsUntilRenderComplete,MsUntilDisplayed\n\
+                \"game.exe\",1234,0x1,DXGI,1,0,0,Hardware: Legacy Flip,0,0.5,0.1,16.5,16.6,2.0,20.0\n\
+                \"game.exe\",1234,0x1,DXGI,1,0,0,Hardware: Legacy Flip,1,0.52,0.1,NA,NA,2.0,NA\n\
+                \"game.exe\",1234,0x1,DXGI,1,0,0,Hardware: Legacy Flip,0,0.53,0.1,33.25,33.3,2.0,20.0\n\
+                \"game.exe\",1234,0x1,DXGI,1,0,0,Hardware: Legacy Flip,0,0.55,0.1,10,16.6,2.0,20.0\n";
+    let path = temp_dir_file("presentmon", text);
+    let cap = Capture::read(&path).unwrap();
+    assert_eq!(cap.format, CaptureFormat::PresentMon);
+    assert_eq!(cap.frame_times_ms, [16.5, 33.25, 10.0]);
+    assert_eq!(cap.skipped_rows, 1);
+    let s = cap.summary();
+    assert_eq!(s.frames, 3);
+    assert_eq!(s.p50_ms, 16.5);
+    assert_eq!(s.max_ms, 33.25);
+    std::fs::remove_file(&path).ok();
+}
+
+#[test]
+fn bad_captures_name_the_file() {
+    let missing = temp_path("missing");
+    let e = Capture::read(&missing).unwrap_err().to_string();
+    assert!(
+        e.starts_with(&format!("stats file '{}'", missing.display())),
+        "{e}"
+    );
+    assert_eq!(e.lines().count(), 1);
+    let no_col = temp_dir_file("nocol", "a,b\n1,2\n");
+    let e = Capture::read(&no_col).unwrap_err().to_string();
+    assert!(e.contains("MsBetweenPresents"), "{e}");
+    let bad = temp_dir_file("badnum", "MsBetweenPresents\n16\nfast\n");
+    let e = Capture::read(&bad).unwrap_err().to_string();
+    assert!(e.contains("line 3") && e.contains("'fast'"), "{e}");
+    std::fs::remove_file(&no_col).ok();
+    std::fs::remove_file(&bad).ok();
 }
 
 #[test]

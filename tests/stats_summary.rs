@@ -71,7 +71,9 @@ fn two_frames() {
     assert!(close(s.mean_fps, 50.0));
     assert_eq!(
         s.to_string(),
-        "frames 2, 0.0 s, mean 50.0 FPS, p50 10.00 ms, p95 30.00 ms, p99 30.00 ms, max 30.00 ms"
+        "frames 2, 0.0 s, mean 50.0 FPS, p50 10.00 ms, p90 30.00* ms, p95 30.00* ms, \
+         p99 30.00* ms, p99.9 30.00* ms, 1% low 30.00* ms (33.3 FPS), 0.1% low 30.00* ms \
+         (33.3 FPS), stutters 1, max 30.00 ms"
     );
 }
 
@@ -134,4 +136,192 @@ fn live_window_keeps_the_last_frames() {
         live.push(x);
     }
     assert_eq!(live.history().collect::<Vec<_>>(), vec![3.0, 4.0, 5.0, 6.0]);
+}
+
+// ---- Full summary definitions (README "Frame-time statistics"), values worked out by hand. ----
+
+fn all_finite(s: &Summary) -> bool {
+    let v = serde_json::to_value(s).unwrap();
+    v.as_object()
+        .unwrap()
+        .values()
+        .filter_map(|x| x.as_f64())
+        .all(f64::is_finite)
+}
+
+#[test]
+fn zero_frames_are_all_zero_and_marked() {
+    let s = Summary::from_frame_times(&[]);
+    assert!(all_finite(&s));
+    assert_eq!(
+        (s.p90_ms, s.p999_ms, s.low_1_ms, s.low_01_fps, s.stutters),
+        (0.0, 0.0, 0.0, 0.0, 0)
+    );
+    assert_eq!(
+        s.needs_more_frames,
+        ["p50", "p90", "p95", "p99", "p99.9", "low_1", "low_0.1"]
+    );
+    assert!(!s.to_string().contains("NaN"));
+}
+
+#[test]
+fn one_frame() {
+    let s = Summary::from_frame_times(&[10.0]);
+    assert_eq!(s.frames, 1);
+    assert!(close(s.mean_fps, 100.0));
+    for v in [
+        s.p50_ms,
+        s.p90_ms,
+        s.p99_ms,
+        s.p999_ms,
+        s.low_1_ms,
+        s.low_01_ms,
+    ] {
+        assert_eq!(v, 10.0);
+    }
+    assert!(close(s.low_1_fps, 100.0));
+    assert_eq!(s.stutters, 0);
+    assert!(s.is_marked("p50") && s.is_marked("low_0.1"));
+    assert!(all_finite(&s));
+}
+
+#[test]
+fn two_frames_full_summary() {
+    let s = Summary::from_frame_times(&[30.0, 10.0]);
+    // Sorted [10, 30]: p50 rank ceil(1.0) = 1, p90 rank ceil(1.8) = 2.
+    assert_eq!(s.p50_ms, 10.0);
+    assert_eq!(s.p90_ms, 30.0);
+    assert_eq!(s.p999_ms, 30.0);
+    // 1% low: k = ceil(2/100) = 1 slowest frame.
+    assert_eq!(s.low_1_ms, 30.0);
+    assert!(close(s.low_1_fps, 1000.0 / 30.0));
+    // 2 × median = 20 ms; 30 > 20.
+    assert_eq!(s.stutter_threshold_ms, 20.0);
+    assert_eq!(s.stutters, 1);
+    assert!(close(s.mean_fps, 50.0));
+    assert!(!s.is_marked("p50"));
+    assert!(s.is_marked("p90"));
+    assert!(close(s.mean_ms, 20.0));
+    assert_eq!(s.min_ms, 10.0);
+}
+
+#[test]
+fn five_frames() {
+    let s = Summary::from_frame_times(&[5.0, 1.0, 4.0, 2.0, 3.0]);
+    assert_eq!(s.p50_ms, 3.0); // rank ceil(2.5) = 3
+    assert_eq!(s.p90_ms, 5.0); // rank ceil(4.5) = 5
+    assert!(close(s.mean_fps, 5.0 / 0.015));
+    assert_eq!(s.stutters, 0); // threshold 6
+    assert_eq!(s.low_1_ms, 5.0);
+    assert!(s.is_marked("p90") && !s.is_marked("p50"));
+}
+
+#[test]
+fn twenty_frames_marks() {
+    let ms: Vec<f64> = (1..=20).map(|i| f64::from(i) * 2.0).collect();
+    let s = Summary::from_frame_times(&ms);
+    assert_eq!(s.p90_ms, 36.0); // rank 18
+    assert_eq!(s.p95_ms, 38.0); // rank 19
+    assert_eq!(s.p99_ms, 40.0); // rank ceil(19.8) = 20 = n: marked
+    assert!(!s.is_marked("p95"));
+    assert!(s.is_marked("p99"));
+    assert_eq!(s.low_1_ms, 40.0);
+}
+
+#[test]
+fn hundred_frames() {
+    let ms: Vec<f64> = (1..=100).map(f64::from).collect();
+    let s = Summary::from_frame_times(&ms);
+    assert_eq!(
+        (s.p50_ms, s.p90_ms, s.p95_ms, s.p99_ms),
+        (50.0, 90.0, 95.0, 99.0)
+    );
+    assert_eq!(s.p999_ms, 100.0); // rank ceil(99.9) = 100
+    assert_eq!(s.low_1_ms, 100.0); // k = 1
+    assert_eq!(s.needs_more_frames, ["p99.9", "low_0.1"]);
+    assert_eq!(s.stutters, 0);
+}
+
+#[test]
+fn hundred_and_one_frames() {
+    let ms: Vec<f64> = (1..=101).map(f64::from).collect();
+    let s = Summary::from_frame_times(&ms);
+    assert_eq!(s.p50_ms, 51.0); // rank ceil(50.5)
+    assert_eq!(s.p90_ms, 91.0); // rank ceil(90.9)
+    assert_eq!(s.p95_ms, 96.0); // rank ceil(95.95)
+    assert_eq!(s.p99_ms, 100.0); // rank ceil(99.99)
+    assert_eq!(s.p999_ms, 101.0); // rank ceil(100.899)
+    assert_eq!(s.low_1_ms, 100.5); // k = ceil(1.01) = 2: (100 + 101) / 2
+    assert!(close(s.mean_fps, 101.0 / (101.0 * 102.0 / 2.0 / 1000.0)));
+}
+
+#[test]
+fn one_long_frame_among_short_ones() {
+    let mut ms = vec![10.0; 999];
+    ms.insert(500, 100.0);
+    let s = Summary::from_frame_times(&ms);
+    assert_eq!(s.frames, 1000);
+    assert_eq!(
+        (s.p50_ms, s.p99_ms, s.p999_ms, s.max_ms),
+        (10.0, 10.0, 10.0, 100.0)
+    );
+    // 1% low: the slowest 10 frames: 100 + 9 × 10 = 190 → 19 ms; 0.1% low: the slowest one.
+    assert!(close(s.low_1_ms, 19.0));
+    assert!(close(s.low_1_fps, 1000.0 / 19.0));
+    assert_eq!(s.low_01_ms, 100.0);
+    assert!(close(s.low_01_fps, 10.0));
+    assert_eq!(s.stutters, 1);
+    assert!(close(s.duration_s, 10.09));
+    assert!(close(s.mean_fps, 1000.0 / 10.09));
+    assert!(s.needs_more_frames.is_empty());
+}
+
+#[test]
+fn lows_on_1000_and_10_frames() {
+    let ms: Vec<f64> = (1..=1000).map(f64::from).collect();
+    let s = Summary::from_frame_times(&ms);
+    assert!(close(s.low_1_ms, 995.5)); // mean of 991..=1000
+    assert_eq!(s.low_01_ms, 1000.0);
+    assert_eq!(s.p999_ms, 999.0); // rank 999
+    let ms: Vec<f64> = (1..=10).map(f64::from).collect();
+    let s = Summary::from_frame_times(&ms);
+    assert_eq!((s.low_1_ms, s.low_01_ms), (10.0, 10.0));
+    assert!(s.is_marked("low_1") && s.is_marked("low_0.1"));
+    assert_eq!(s.p90_ms, 9.0);
+    assert!(!s.is_marked("p90"));
+}
+
+#[test]
+fn ties() {
+    let s = Summary::from_frame_times(&[5.0, 10.0, 5.0, 10.0, 5.0, 10.0, 5.0, 10.0]);
+    assert_eq!(s.p50_ms, 5.0); // rank 4
+    assert_eq!(s.p90_ms, 10.0); // rank ceil(7.2) = 8
+    assert_eq!(s.stutters, 0); // 10 is not over 2 × 5
+    let s = Summary::from_frame_times(&[10.0, 10.0, 25.0, 10.0]);
+    assert_eq!(s.p50_ms, 10.0);
+    assert_eq!(s.stutters, 1);
+}
+
+#[test]
+fn live_hdr_percentiles() {
+    let mut live = Live::new(8);
+    for i in 1..=1000 {
+        live.push(f64::from(i) / 10.0); // 0.1 … 100 ms
+    }
+    assert_eq!(live.hdr_len(), 1000);
+    // Nearest rank within the histogram's 3 significant digits.
+    let within = |a: f64, b: f64| (a - b).abs() <= b * 1e-3 + 1e-3;
+    assert!(
+        within(live.hdr_percentile(50.0), 50.0),
+        "{}",
+        live.hdr_percentile(50.0)
+    );
+    assert!(within(live.hdr_percentile(99.0), 99.0));
+    assert!(within(live.hdr_max(), 100.0));
+    assert_eq!(live.len(), 8); // the window is separate
+    live.reset();
+    assert_eq!(
+        (live.hdr_len(), live.hdr_percentile(50.0), live.len()),
+        (0, 0.0, 0)
+    );
 }

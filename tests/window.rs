@@ -188,8 +188,8 @@ fn menu_switches_scenes_and_records() {
     assert!(frames > 3, "only {frames} frames recorded");
     let text = std::fs::read_to_string(&csv).unwrap();
     assert!(text.ends_with('\n'), "last row is complete");
-    let scene_col = header.iter().position(|h| h == "scene").unwrap();
-    let frame_col = header.iter().position(|h| h == "frame").unwrap();
+    let scene_col = header.iter().position(|h| h == "Scene").unwrap();
+    let frame_col = header.iter().position(|h| h == "FrameId").unwrap();
     let mut order: Vec<String> = Vec::new();
     let mut last_frame: Option<u64> = None;
     for r in &rows {

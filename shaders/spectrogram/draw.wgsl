@@ -97,6 +97,11 @@ fn fs_main(in: VsOut) -> @location(0) vec4<f32> {
     if !any {
         return vec4<f32>(0.0, 0.0, 0.0, 1.0);
     }
+    if m <= -1.0e29 {
+        // A gap (no input data): grey hatching, never the colour of silence.
+        let stripe = (u32(in.clip.x + in.clip.y) / 4u) % 2u;
+        return vec4<f32>(vec3<f32>(0.22 + 0.08 * f32(stripe)), 1.0);
+    }
     let span = max(params.db_ceil - params.db_floor, 1e-6);
     let t = clamp((m - params.db_floor) / span, 0.0, 1.0);
     let c = unpack4x8unorm(lut[u32(t * 255.0 + 0.5)]);

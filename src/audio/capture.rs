@@ -238,6 +238,15 @@ impl LiveCapture {
             sample_format = wanted;
             config.buffer_size = cpal::BufferSize::Default;
         }
+        // Small delivery chunks, about 5 ms, where the device states a range that holds them:
+        // PulseAudio's default record fragment is about 2 s, which would make the display jump in
+        // steps and put seconds between capture and screen.
+        let chunk = (config.sample_rate / 200).max(64);
+        if let cpal::SupportedBufferSize::Range { min, max } = supported.buffer_size()
+            && (*min..=*max).contains(&chunk)
+        {
+            config.buffer_size = cpal::BufferSize::Fixed(chunk);
+        }
         if config.channels == 0 {
             return Err("the device reports 0 input channels".to_string());
         }
@@ -369,6 +378,16 @@ impl LiveCapture {
     /// Buffer over/underruns the backend reported since the stream started.
     pub fn xruns(&self) -> u64 {
         self.xruns.load(Ordering::Relaxed)
+    }
+
+    /// The sample clock of the stream: (frames delivered so far, the instant the last data callback
+    /// started). The newest delivered frame was captured at about that instant (less the device
+    /// buffer's own latency, which cpal's timestamps would give and this ignores). `None` before
+    /// the first callback.
+    pub fn sample_clock(&self) -> Option<(u64, Instant)> {
+        let frames = self.frames_in.load(Ordering::Acquire);
+        let ns = self.last_data_ns.load(Ordering::Acquire);
+        (ns > 0).then(|| (frames, self.opened + Duration::from_nanos(ns - 1)))
     }
 
     /// Frames the device delivered since the stream started (pushed or dropped).

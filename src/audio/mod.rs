@@ -355,6 +355,8 @@ pub struct AudioSource {
     gap_pending: u64,
     /// Up to when a stale live stream's gap has been counted.
     gap_until: Option<Instant>,
+    /// Clocked sources: when `advance_to` last produced samples.
+    last_advance: Option<Instant>,
 }
 
 impl std::fmt::Debug for AudioSource {
@@ -487,6 +489,7 @@ impl AudioSource {
             fast: false,
             gap_pending: 0,
             gap_until: None,
+            last_advance: None,
         }
     }
 
@@ -739,6 +742,9 @@ impl AudioSource {
             self.dropped.fetch_add(lost, Ordering::Relaxed);
         }
         *produced += wanted;
+        if wanted > 0 {
+            self.last_advance = Some(Instant::now());
+        }
         if fast || wanted == remaining {
             // Fast mode, or the file ran out: the clock restarts from here, so that leaving fast
             // mode or seeking back plays on from the next call without a burst.
@@ -793,6 +799,17 @@ impl AudioSource {
             }
         }
         gap
+    }
+
+    /// The sample clock: (samples delivered so far, pushed or dropped; the instant the newest of
+    /// them became available). Live input: the last data callback (see
+    /// [`capture::LiveCapture::sample_clock`]); clocked sources: the last `advance_to` that
+    /// produced samples. Used to measure latency from capture to present. `None` before any.
+    pub fn sample_clock(&self) -> Option<(u64, Instant)> {
+        match &self.feed {
+            Feed::Live(live) => live.sample_clock(),
+            Feed::Clocked { produced, .. } => self.last_advance.map(|t| (*produced, t)),
+        }
     }
 
     /// Samples that did not fit in the ring, total since open (counted by the producer with an

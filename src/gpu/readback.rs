@@ -1,10 +1,22 @@
-//! GPU → CPU readback of textures (screenshots) and PNG writing.
+//! GPU → CPU readback: the asynchronous [`ReadbackRing`] of `MAP_READ` buffers (screenshots, GPU
+//! timings, scene statistics: results arrive 1–3 frames later and the frame loop never waits), a
+//! blocking texture readback for one-off use, and PNG writing (on a worker thread for
+//! [`PngWriter`]).
 //!
 //! `copy_texture_to_buffer` needs `bytes_per_row` to be a multiple of
 //! [`wgpu::COPY_BYTES_PER_ROW_ALIGNMENT`] (256), so rows are padded on the GPU side and unpadded
 //! on the CPU side; the PNG holds exactly `width × height` RGBA pixels.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
+
+static BYTES_READ_BACK: AtomicU64 = AtomicU64::new(0);
+
+/// Bytes mapped and copied out by this module since the program started.
+pub fn bytes_read_back_total() -> u64 {
+    BYTES_READ_BACK.load(Ordering::Relaxed)
+}
 
 /// Errors of readback and PNG export.
 #[derive(Debug, thiserror::Error)]
@@ -116,11 +128,397 @@ pub fn map_blocking(
         view.to_vec()
     };
     buffer.unmap();
+    BYTES_READ_BACK.fetch_add(bytes.len() as u64, Ordering::Relaxed);
     Ok(bytes)
+}
+
+const RB_FREE: u8 = 0;
+const RB_RECORDED: u8 = 1;
+const RB_PENDING: u8 = 2;
+const RB_MAPPED: u8 = 3;
+const RB_FAILED: u8 = 4;
+
+/// What a readback is for: `kind` says who asked (e.g. [`TAG_TIMING`], [`TAG_SCREENSHOT`], or a
+/// scene's own number ≥ [`TAG_USER`]), `id` is theirs (a frame index, a request number).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Tag {
+    /// Who asked.
+    pub kind: u32,
+    /// Their number.
+    pub id: u64,
+}
+
+/// [`Tag::kind`] of GPU timestamp readbacks.
+pub const TAG_TIMING: u32 = 1;
+/// [`Tag::kind`] of screenshot readbacks.
+pub const TAG_SCREENSHOT: u32 = 2;
+/// First [`Tag::kind`] free for scenes.
+pub const TAG_USER: u32 = 16;
+
+/// Row layout of a texture copied into a readback buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TextureLayout {
+    /// Width in pixels.
+    pub width: u32,
+    /// Height in pixels.
+    pub height: u32,
+    /// Bytes per row in the buffer (a multiple of 256).
+    pub padded_bpr: u32,
+    /// Whether the texture was BGRA (swapped to RGBA by [`Arrived::rgba_into`]).
+    pub bgra: bool,
+}
+
+/// A finished readback, handed to the callback of [`ReadbackRing::poll`]. `data` is the mapped
+/// memory (valid only during the callback).
+pub struct Arrived<'a> {
+    /// The tag given with the copy.
+    pub tag: Tag,
+    /// The bytes, `len` as requested (texture copies: `padded_bpr × height`).
+    pub data: &'a [u8],
+    /// Row layout for texture copies.
+    pub texture: Option<TextureLayout>,
+}
+
+impl Arrived<'_> {
+    /// For texture copies: the tightly packed RGBA8 pixels (`width × height × 4` bytes) written
+    /// into `out` (cleared first). Returns false for buffer copies.
+    pub fn rgba_into(&self, out: &mut Vec<u8>) -> bool {
+        let Some(t) = self.texture else { return false };
+        out.clear();
+        let row = t.width as usize * 4;
+        out.reserve(row * t.height as usize);
+        for y in 0..t.height as usize {
+            let start = y * t.padded_bpr as usize;
+            if let Some(src) = self.data.get(start..start + row) {
+                out.extend_from_slice(src);
+            }
+        }
+        if t.bgra {
+            for px in out.chunks_exact_mut(4) {
+                px.swap(0, 2);
+            }
+        }
+        true
+    }
+}
+
+struct RbSlot {
+    buffer: wgpu::Buffer,
+    state: Arc<AtomicU8>,
+    tag: Tag,
+    len: u64,
+    texture: Option<TextureLayout>,
+}
+
+/// A ring of `MAP_READ` buffers: copies are recorded into the frame's encoder, mapped with
+/// `map_async` after submit, and handed out by [`poll`](ReadbackRing::poll) once the GPU has
+/// finished, without ever waiting. A buffer is reused when its result has been handed out; it
+/// grows when a larger copy needs it. When every buffer is busy a copy is refused (`false`) and
+/// the caller drops that readback: the loop never stalls on the GPU.
+pub struct ReadbackRing {
+    label: &'static str,
+    slots: Vec<RbSlot>,
+    max_slots: usize,
+    dropped: u64,
+}
+
+impl ReadbackRing {
+    /// A ring of at most `max_slots` buffers (created on demand), labelled `"{label}[i]"`.
+    pub fn new(label: &'static str, max_slots: usize) -> ReadbackRing {
+        ReadbackRing {
+            label,
+            slots: Vec::new(),
+            max_slots: max_slots.max(1),
+            dropped: 0,
+        }
+    }
+
+    /// Copies refused because every buffer was busy.
+    pub fn dropped(&self) -> u64 {
+        self.dropped
+    }
+
+    /// Buffers waiting for the GPU or for [`poll`](ReadbackRing::poll).
+    pub fn in_flight(&self) -> usize {
+        self.slots
+            .iter()
+            .filter(|s| s.state.load(Ordering::Acquire) != RB_FREE)
+            .count()
+    }
+
+    fn take_slot(&mut self, device: &wgpu::Device, len: u64) -> Option<usize> {
+        let free = |s: &RbSlot| s.state.load(Ordering::Acquire) == RB_FREE;
+        if let Some((i, _)) = self
+            .slots
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| free(s) && s.buffer.size() >= len)
+            .min_by_key(|(_, s)| s.buffer.size())
+        {
+            return Some(i);
+        }
+        let make = |i: usize| RbSlot {
+            buffer: device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(&format!("{}[{i}]", self.label)),
+                size: len.next_multiple_of(256).max(256),
+                usage: wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::MAP_READ,
+                mapped_at_creation: false,
+            }),
+            state: Arc::new(AtomicU8::new(RB_FREE)),
+            tag: Tag { kind: 0, id: 0 },
+            len: 0,
+            texture: None,
+        };
+        if self.slots.len() < self.max_slots {
+            let i = self.slots.len();
+            let slot = make(i);
+            self.slots.push(slot);
+            return Some(i);
+        }
+        let i = self.slots.iter().position(free)?;
+        self.slots[i] = make(i);
+        Some(i)
+    }
+
+    /// Records a copy of `size` bytes of `src` (needs `COPY_SRC`) from `offset` (both multiples
+    /// of 4) into a free buffer. Returns false (nothing recorded, counted in
+    /// [`dropped`](ReadbackRing::dropped)) when every buffer is busy.
+    pub fn copy_buffer(
+        &mut self,
+        device: &wgpu::Device,
+        encoder: &mut wgpu::CommandEncoder,
+        src: &wgpu::Buffer,
+        offset: u64,
+        size: u64,
+        tag: Tag,
+    ) -> bool {
+        let Some(i) = self.take_slot(device, size) else {
+            self.dropped += 1;
+            return false;
+        };
+        let slot = &mut self.slots[i];
+        encoder.copy_buffer_to_buffer(src, offset, &slot.buffer, 0, size);
+        slot.tag = tag;
+        slot.len = size;
+        slot.texture = None;
+        slot.state.store(RB_RECORDED, Ordering::Release);
+        true
+    }
+
+    /// Records a copy of the whole `texture` (8-bit RGBA/BGRA, `COPY_SRC`), rows padded to 256
+    /// bytes (any width, odd ones included). `Ok(false)` when every buffer is busy.
+    ///
+    /// # Errors
+    ///
+    /// [`ReadbackError::Format`] for other formats.
+    pub fn copy_texture(
+        &mut self,
+        device: &wgpu::Device,
+        encoder: &mut wgpu::CommandEncoder,
+        texture: &wgpu::Texture,
+        tag: Tag,
+    ) -> Result<bool, ReadbackError> {
+        let bgra = match texture.format().remove_srgb_suffix() {
+            wgpu::TextureFormat::Rgba8Unorm => false,
+            wgpu::TextureFormat::Bgra8Unorm => true,
+            f => return Err(ReadbackError::Format(f)),
+        };
+        let (width, height) = (texture.width(), texture.height());
+        let padded_bpr = padded_bytes_per_row(width);
+        let len = padded_bpr as u64 * height as u64;
+        let Some(i) = self.take_slot(device, len) else {
+            self.dropped += 1;
+            return Ok(false);
+        };
+        let slot = &mut self.slots[i];
+        encoder.copy_texture_to_buffer(
+            texture.as_image_copy(),
+            wgpu::TexelCopyBufferInfo {
+                buffer: &slot.buffer,
+                layout: wgpu::TexelCopyBufferLayout {
+                    offset: 0,
+                    bytes_per_row: Some(padded_bpr),
+                    rows_per_image: Some(height),
+                },
+            },
+            texture.size(),
+        );
+        slot.tag = tag;
+        slot.len = len;
+        slot.texture = Some(TextureLayout {
+            width,
+            height,
+            padded_bpr,
+            bgra,
+        });
+        slot.state.store(RB_RECORDED, Ordering::Release);
+        Ok(true)
+    }
+
+    /// Call right after the `queue.submit` holding the copies: starts mapping them (the callback
+    /// only flips an atomic).
+    pub fn after_submit(&mut self) {
+        for slot in &mut self.slots {
+            if slot.state.load(Ordering::Acquire) != RB_RECORDED {
+                continue;
+            }
+            let state = slot.state.clone();
+            state.store(RB_PENDING, Ordering::Release);
+            slot.buffer
+                .slice(..slot.len)
+                .map_async(wgpu::MapMode::Read, move |r| {
+                    state.store(
+                        if r.is_ok() { RB_MAPPED } else { RB_FAILED },
+                        Ordering::Release,
+                    );
+                });
+        }
+    }
+
+    /// Non-blocking: polls the device once, then calls `f` for every finished readback (oldest
+    /// tag id first within a kind) and frees its buffer. Returns how many arrived.
+    pub fn poll(&mut self, device: &wgpu::Device, f: impl FnMut(Arrived<'_>)) -> usize {
+        let _ = device.poll(wgpu::PollType::Poll);
+        self.deliver(f)
+    }
+
+    /// Blocking: waits for every copy in flight, then delivers as [`poll`](ReadbackRing::poll).
+    /// For shutdown and tests, never for the frame loop.
+    pub fn wait(&mut self, device: &wgpu::Device, f: impl FnMut(Arrived<'_>)) -> usize {
+        if let Err(e) = device.poll(wgpu::PollType::wait_indefinitely()) {
+            log::warn!("readback: device poll failed: {e}");
+        }
+        self.deliver(f)
+    }
+
+    fn deliver(&mut self, mut f: impl FnMut(Arrived<'_>)) -> usize {
+        let mut ready: Vec<usize> = (0..self.slots.len())
+            .filter(|&i| {
+                matches!(
+                    self.slots[i].state.load(Ordering::Acquire),
+                    RB_MAPPED | RB_FAILED
+                )
+            })
+            .collect();
+        ready.sort_by_key(|&i| (self.slots[i].tag.kind, self.slots[i].tag.id));
+        let mut n = 0;
+        for i in ready {
+            let slot = &self.slots[i];
+            if slot.state.load(Ordering::Acquire) == RB_MAPPED {
+                let slice = slot.buffer.slice(..slot.len);
+                match slice.get_mapped_range() {
+                    Ok(view) => {
+                        BYTES_READ_BACK.fetch_add(slot.len, Ordering::Relaxed);
+                        f(Arrived {
+                            tag: slot.tag,
+                            data: &view,
+                            texture: slot.texture,
+                        });
+                        n += 1;
+                    }
+                    Err(e) => log::debug!("readback: {e}"),
+                }
+                slot.buffer.unmap();
+            } else {
+                log::debug!("readback of {:?} failed", slot.tag);
+            }
+            slot.state.store(RB_FREE, Ordering::Release);
+        }
+        n
+    }
+}
+
+/// One PNG job: path, width, height, RGBA8 pixels.
+type PngJob = (PathBuf, u32, u32, Vec<u8>);
+
+/// Writes PNGs on a worker thread so the frame loop never waits for compression: frames are
+/// handed over through a queue of `depth` entries; when it is full the frame is dropped (counted)
+/// rather than waited for. PNGs use fast compression.
+pub struct PngWriter {
+    tx: Option<std::sync::mpsc::SyncSender<PngJob>>,
+    worker: Option<std::thread::JoinHandle<(u64, Vec<String>)>>,
+    dropped: u64,
+    /// Spare pixel buffers handed back by the worker (no allocation per frame once warm).
+    spare: std::sync::mpsc::Receiver<Vec<u8>>,
+}
+
+impl PngWriter {
+    /// Starts the worker with a queue of `depth` frames.
+    pub fn new(depth: usize) -> PngWriter {
+        let (tx, rx) = std::sync::mpsc::sync_channel::<PngJob>(depth.max(1));
+        let (spare_tx, spare) = std::sync::mpsc::channel();
+        let worker = std::thread::Builder::new()
+            .name("vizdeck-png".into())
+            .spawn(move || {
+                let mut written = 0u64;
+                let mut errors = Vec::new();
+                for (path, w, h, rgba) in rx {
+                    match write_png_with(&path, w, h, &rgba, png::Compression::Fast) {
+                        Ok(()) => written += 1,
+                        Err(e) => {
+                            if errors.len() < 8 {
+                                errors.push(e.to_string());
+                            }
+                        }
+                    }
+                    let _ = spare_tx.send(rgba);
+                }
+                (written, errors)
+            })
+            .ok();
+        PngWriter {
+            tx: Some(tx),
+            worker,
+            dropped: 0,
+            spare,
+        }
+    }
+
+    /// A pixel buffer to fill (recycled when one came back from the worker).
+    pub fn buffer(&mut self) -> Vec<u8> {
+        self.spare.try_recv().unwrap_or_default()
+    }
+
+    /// Queues one PNG; returns false (dropped) when the worker is behind.
+    pub fn submit(&mut self, path: PathBuf, width: u32, height: u32, rgba: Vec<u8>) -> bool {
+        let sent = self
+            .tx
+            .as_ref()
+            .is_some_and(|tx| tx.try_send((path, width, height, rgba)).is_ok());
+        if !sent {
+            self.dropped += 1;
+        }
+        sent
+    }
+
+    /// Frames dropped because the worker was behind.
+    pub fn dropped(&self) -> u64 {
+        self.dropped
+    }
+
+    /// Waits for the queue to drain; returns (PNGs written, first errors).
+    pub fn finish(mut self) -> (u64, Vec<String>) {
+        self.tx = None;
+        self.worker
+            .take()
+            .and_then(|w| w.join().ok())
+            .unwrap_or_default()
+    }
 }
 
 /// Writes tightly packed RGBA8 pixels as a PNG (8-bit RGBA, no gamma chunk).
 pub fn write_png(path: &Path, width: u32, height: u32, rgba: &[u8]) -> Result<(), ReadbackError> {
+    write_png_with(path, width, height, rgba, png::Compression::Balanced)
+}
+
+/// [`write_png`] with a chosen compression level.
+pub fn write_png_with(
+    path: &Path,
+    width: u32,
+    height: u32,
+    rgba: &[u8],
+    compression: png::Compression,
+) -> Result<(), ReadbackError> {
     let err = |reason: String| ReadbackError::Png {
         path: path.display().to_string(),
         reason,
@@ -129,6 +527,7 @@ pub fn write_png(path: &Path, width: u32, height: u32, rgba: &[u8]) -> Result<()
     let mut enc = png::Encoder::new(std::io::BufWriter::new(file), width, height);
     enc.set_color(png::ColorType::Rgba);
     enc.set_depth(png::BitDepth::Eight);
+    enc.set_compression(compression);
     let mut writer = enc.write_header().map_err(|e| err(e.to_string()))?;
     writer
         .write_image_data(rgba)

@@ -60,6 +60,15 @@ pub const PARTICLES_NEIGHBOURS_BRUTE: ShaderSource = shader!("particles/neighbou
 pub const PARTICLES_STATS_REDUCE: ShaderSource = shader!("particles/stats_reduce.wgsl");
 /// Time series: decimated min/max line segments (render).
 pub const TIMESERIES_LINES: ShaderSource = shader!("timeseries/lines.wgsl");
+/// Time series: one level of the min/max pyramid over a series' values, appended incrementally
+/// (compute).
+pub const TIMESERIES_PYRAMID_BUILD: ShaderSource = shader!("timeseries/pyramid_build.wgsl");
+/// Time series: M4 (min, max, first, last) per pixel column from the pyramid (compute).
+pub const TIMESERIES_M4: ShaderSource = shader!("timeseries/m4.wgsl");
+/// Time series: closed one-pixel-wide vertical spans per column (render).
+pub const TIMESERIES_SPANS: ShaderSource = shader!("timeseries/spans.wgsl");
+/// Time series: line segments between columns (render).
+pub const TIMESERIES_CONNECTORS: ShaderSource = shader!("timeseries/connectors.wgsl");
 
 /// Every shader the app uses.
 pub const ALL: &[ShaderSource] = &[
@@ -83,6 +92,10 @@ pub const ALL: &[ShaderSource] = &[
     PARTICLES_NEIGHBOURS_BRUTE,
     PARTICLES_STATS_REDUCE,
     TIMESERIES_LINES,
+    TIMESERIES_PYRAMID_BUILD,
+    TIMESERIES_M4,
+    TIMESERIES_SPANS,
+    TIMESERIES_CONNECTORS,
 ];
 
 impl ShaderSource {

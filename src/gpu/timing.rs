@@ -1,18 +1,14 @@
-//! GPU pass times from timestamp queries, read back through a ring of `MAP_READ` buffers that is
-//! polled without blocking: a frame's times arrive 1–3 frames later and the frame loop never waits.
+//! GPU pass times from timestamp queries, read back through the shared asynchronous
+//! [`ReadbackRing`]: a frame's times arrive 1–3 frames later and the frame loop never waits.
 //!
-//! Each frame writes 4 timestamps: compute pass begin/end (queries 0, 1) and scene render pass
-//! begin/end (queries 2, 3). Times in ms = ticks × `queue.get_timestamp_period()` (ns per tick) / 1e6.
+//! Each frame writes 6 timestamps: the scene's compute pass begin/end (queries 0, 1), its render
+//! pass begin/end (2, 3) and the egui pass begin/end (4, 5). Times in ms = ticks ×
+//! `queue.get_timestamp_period()` (ns per tick) / 1e6.
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU8, Ordering};
+use crate::gpu::readback::{ReadbackRing, TAG_TIMING, Tag};
 
-const QUERIES: u32 = 4;
-const RING: usize = 4;
-const FREE: u8 = 0;
-const PENDING: u8 = 1;
-const MAPPED: u8 = 2;
-const FAILED: u8 = 3;
+/// Timestamps per frame.
+pub const QUERIES: u32 = 6;
 
 /// GPU times of one frame, in milliseconds.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -23,21 +19,17 @@ pub struct PassTimes {
     pub compute_ms: f64,
     /// Duration of the scene's render pass.
     pub render_ms: f64,
+    /// Duration of the egui pass (`None` when the frame did not time it).
+    pub ui_ms: Option<f64>,
 }
 
-struct Slot {
-    buffer: wgpu::Buffer,
-    state: Arc<AtomicU8>,
-    frame: u64,
-}
-
-/// The timestamp query set, its resolve buffer and the readback ring.
+/// The timestamp query set and its resolve buffer; readback goes through a [`ReadbackRing`].
 pub struct GpuTimer {
     queries: wgpu::QuerySet,
     resolve: wgpu::Buffer,
-    ring: Vec<Slot>,
     period_ns: f64,
-    current: Option<usize>,
+    current: Option<u64>,
+    ui_timed: bool,
 }
 
 impl GpuTimer {
@@ -51,47 +43,29 @@ impl GpuTimer {
             ty: wgpu::QueryType::Timestamp,
             count: QUERIES,
         });
-        let size = QUERIES as u64 * 8;
         let resolve = device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("timing:resolve"),
-            size,
+            size: QUERIES as u64 * 8,
             usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
             mapped_at_creation: false,
         });
-        let ring = (0..RING)
-            .map(|i| Slot {
-                buffer: device.create_buffer(&wgpu::BufferDescriptor {
-                    label: Some(&format!("timing:readback[{i}]")),
-                    size,
-                    usage: wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::MAP_READ,
-                    mapped_at_creation: false,
-                }),
-                state: Arc::new(AtomicU8::new(FREE)),
-                frame: 0,
-            })
-            .collect();
         Some(GpuTimer {
             queries,
             resolve,
-            ring,
             period_ns: queue.get_timestamp_period() as f64,
             current: None,
+            ui_timed: false,
         })
     }
 
-    /// Picks a free ring slot for `frame`; returns false (no timing this frame) when all are busy.
+    /// Starts timing `frame`. Returns true.
     pub fn begin_frame(&mut self, frame: u64) -> bool {
-        self.current = self
-            .ring
-            .iter()
-            .position(|s| s.state.load(Ordering::Acquire) == FREE);
-        if let Some(i) = self.current {
-            self.ring[i].frame = frame;
-        }
-        self.current.is_some()
+        self.current = Some(frame);
+        self.ui_timed = false;
+        true
     }
 
-    /// Gives this frame's slot back unused (nothing was timed).
+    /// Nothing is timed this frame.
     pub fn cancel(&mut self) {
         self.current = None;
     }
@@ -114,70 +88,59 @@ impl GpuTimer {
         })
     }
 
-    /// Resolves the queries and copies them into this frame's ring slot. Call after both passes.
-    pub fn resolve(&self, encoder: &mut wgpu::CommandEncoder) {
-        if let Some(i) = self.current {
-            encoder.resolve_query_set(&self.queries, 0..QUERIES, &self.resolve, 0);
-            encoder.copy_buffer_to_buffer(
-                &self.resolve,
-                0,
-                &self.ring[i].buffer,
-                0,
-                QUERIES as u64 * 8,
-            );
-        }
+    /// Timestamp writes for the egui pass of this frame (queries 4 and 5).
+    pub fn ui_writes(&mut self) -> Option<wgpu::RenderPassTimestampWrites<'_>> {
+        self.ui_timed = self.current.is_some();
+        self.current.map(|_| wgpu::RenderPassTimestampWrites {
+            query_set: &self.queries,
+            beginning_of_pass_write_index: Some(4),
+            end_of_pass_write_index: Some(5),
+        })
     }
 
-    /// After submit: starts mapping this frame's slot. The callback only flips an atomic.
-    pub fn after_submit(&mut self) {
-        if let Some(i) = self.current.take() {
-            let state = self.ring[i].state.clone();
-            state.store(PENDING, Ordering::Release);
-            self.ring[i]
-                .buffer
-                .slice(..)
-                .map_async(wgpu::MapMode::Read, move |r| {
-                    if let Err(e) = &r {
-                        log::debug!("timing: map failed: {e}");
-                    }
-                    state.store(if r.is_ok() { MAPPED } else { FAILED }, Ordering::Release);
-                });
-        }
+    /// Resolves the queries and copies them into `ring` tagged ([`TAG_TIMING`], frame). Call
+    /// after the timed passes; ends this frame's timing. Returns false when nothing was copied
+    /// (no frame being timed, or the ring is full: that frame has no GPU times).
+    pub fn resolve(
+        &mut self,
+        device: &wgpu::Device,
+        encoder: &mut wgpu::CommandEncoder,
+        ring: &mut ReadbackRing,
+    ) -> bool {
+        let Some(frame) = self.current.take() else {
+            return false;
+        };
+        let count = if self.ui_timed { QUERIES } else { 4 };
+        encoder.resolve_query_set(&self.queries, 0..count, &self.resolve, 0);
+        ring.copy_buffer(
+            device,
+            encoder,
+            &self.resolve,
+            0,
+            count as u64 * 8,
+            Tag {
+                kind: TAG_TIMING,
+                id: frame,
+            },
+        )
     }
 
-    /// Non-blocking: polls the device once and returns the times of every frame whose readback
-    /// finished, oldest first.
-    pub fn collect(&mut self, device: &wgpu::Device) -> Vec<PassTimes> {
-        let _ = device.poll(wgpu::PollType::Poll);
-        let mut out = Vec::new();
-        for slot in &mut self.ring {
-            match slot.state.load(Ordering::Acquire) {
-                MAPPED => {
-                    let ticks: Option<[u64; QUERIES as usize]> = slot
-                        .buffer
-                        .slice(..)
-                        .get_mapped_range()
-                        .ok()
-                        .map(|v| bytemuck::pod_read_unaligned(&v[..]));
-                    slot.buffer.unmap();
-                    slot.state.store(FREE, Ordering::Release);
-                    if let Some(t) = ticks {
-                        let ms = |a: u64, b: u64| b.saturating_sub(a) as f64 * self.period_ns / 1e6;
-                        out.push(PassTimes {
-                            frame: slot.frame,
-                            compute_ms: ms(t[0], t[1]),
-                            render_ms: ms(t[2], t[3]),
-                        });
-                    }
-                }
-                FAILED => {
-                    log::debug!("timing: readback of frame {} failed", slot.frame);
-                    slot.state.store(FREE, Ordering::Release)
-                }
-                _ => {}
-            }
+    /// Decodes a timing readback (the bytes of a [`TAG_TIMING`] copy of frame `frame`).
+    pub fn decode(&self, frame: u64, data: &[u8]) -> Option<PassTimes> {
+        if data.len() < 32 {
+            return None;
         }
-        out.sort_by_key(|p| p.frame);
-        out
+        let tick = |i: usize| -> u64 {
+            data.get(i * 8..i * 8 + 8)
+                .map(bytemuck::pod_read_unaligned::<u64>)
+                .unwrap_or(0)
+        };
+        let ms = |a: u64, b: u64| b.saturating_sub(a) as f64 * self.period_ns / 1e6;
+        Some(PassTimes {
+            frame,
+            compute_ms: ms(tick(0), tick(1)),
+            render_ms: ms(tick(2), tick(3)),
+            ui_ms: (data.len() >= 48).then(|| ms(tick(4), tick(5))),
+        })
     }
 }

@@ -124,6 +124,9 @@ pub trait Scene {
     fn overlay(&self, _painter: &egui::Painter, _rect: egui::Rect) {}
     /// Per-scene metrics for `--report`.
     fn metrics(&self) -> serde_json::Value;
+    /// The frame this scene drew was presented at `at` (after submit; headless: after the GPU
+    /// finished). For latency measurements.
+    fn presented(&mut self, _at: std::time::Instant) {}
     /// The run is ending: write exports (e.g. `--export-spectrogram`). May block.
     fn finish(&mut self, _gpu: &Gpu) -> Result<(), SceneError> {
         Ok(())

@@ -64,22 +64,37 @@ impl Column {
 ///
 /// Out-of-order samples are handled: `first`/`last` are chosen by time, not by storage order.
 pub fn decimate_m4(series: &Series, t0: f64, t1: f64, columns: usize, out: &mut Vec<Column>) {
+    let origin = series.origin().unwrap_or(0.0);
+    decimate_m4_rel(series, t0 - origin, t1 - origin, columns, out);
+}
+
+/// The pixel column of a sample at relative time `t` in a view `[r0, r0 + w·columns)`:
+/// `floor((t − r0) / w)` clamped to `columns − 1` (`t ≥ r0` assumed). Every decimation path (CPU,
+/// GPU column bounds, the full-resolution reference drawing) uses this one function, so they
+/// agree on every sample's column exactly.
+#[inline]
+pub fn column_of(t: f64, r0: f64, w: f64, columns: usize) -> usize {
+    (((t - r0) / w) as usize).min(columns.saturating_sub(1))
+}
+
+/// [`decimate_m4`] for a view `[r0, r1)` given in seconds relative to the series origin (use this
+/// when the view is narrower than an f64 can resolve in absolute time, e.g. nanoseconds at epoch
+/// scale).
+pub fn decimate_m4_rel(series: &Series, r0: f64, r1: f64, columns: usize, out: &mut Vec<Column>) {
     out.clear();
-    if columns == 0 || !t0.is_finite() || !t1.is_finite() || t1 <= t0 {
+    if columns == 0 || !r0.is_finite() || !r1.is_finite() || r1 <= r0 {
         return;
     }
     out.resize(columns, Column::EMPTY);
-    let Some(origin) = series.origin() else {
+    if series.origin().is_none() {
         return;
-    };
-    let w = (t1 - t0) / columns as f64;
-    let (r0, r1) = (t0 - origin, t1 - origin);
-    let last_col = columns - 1;
-    let col_of = |t: f64| (((t - r0) / w) as usize).min(last_col);
+    }
+    let w = (r1 - r0) / columns as f64;
+    let col_of = |t: f64| column_of(t, r0, w, columns);
 
     if series.is_ordered() {
         // Samples arrive in time order: first/last are the first/last seen.
-        for view in series.chunks_in(t0, t1) {
+        for view in series.chunks_in_rel(r0, r1) {
             for (&t, &v) in view.times_rel.iter().zip(view.values) {
                 if !v.is_nan() {
                     out[col_of(t)].add(v);
@@ -89,7 +104,7 @@ pub fn decimate_m4(series: &Series, t0: f64, t1: f64, columns: usize, out: &mut 
     } else {
         // Track the times of first/last per column.
         let mut span = vec![(f64::INFINITY, f64::NEG_INFINITY); columns];
-        for view in series.chunks_in(t0, t1) {
+        for view in series.chunks_in_rel(r0, r1) {
             for (&t, &v) in view.times_rel.iter().zip(view.values) {
                 if v.is_nan() || (!view.sorted && (t < r0 || t >= r1)) {
                     continue;

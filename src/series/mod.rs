@@ -10,6 +10,8 @@ pub mod decimate;
 pub mod source;
 pub mod store;
 
-pub use decimate::{Column, decimate_m4};
-pub use source::{Pacing, SeriesError, SeriesSelection, SeriesSource};
+pub use decimate::{Column, column_of, decimate_m4, decimate_m4_rel};
+pub use source::{
+    Pacing, SeriesError, SeriesSelection, SeriesSource, open_csv_with, sniff_delimiter,
+};
 pub use store::{CHUNK_SAMPLES, ChunkView, DEFAULT_CAP_SAMPLES, Series, Store};

@@ -12,6 +12,7 @@
 
 use std::collections::VecDeque;
 use std::fs::File;
+use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -31,8 +32,12 @@ pub enum SeriesSelection {
         rate_hz: f64,
         seed: u64,
     },
-    /// A CSV file: header row, first column time in seconds, numeric columns are series.
+    /// A CSV file (`-`: standard input): optional header row, first column time in seconds,
+    /// numeric columns are series. See [`open_csv_with`] for the accepted variants.
     Csv(PathBuf),
+    /// A CSV file that another program is still writing: read to its end, then keep reading what
+    /// is appended until the source is dropped.
+    CsvTail(PathBuf),
 }
 
 impl Default for SeriesSelection {
@@ -111,12 +116,16 @@ enum Msg {
     Error(String),
     /// All input delivered; the thread has stopped.
     Done,
+    /// A row was skipped (the message says where and why); the thread goes on.
+    Skipped(String),
 }
 
 /// Batches in flight for the synthetic wall-clock source (about 1 ms of data each).
 const SYNTH_RING: usize = 1024;
 /// Batches in flight for the CSV source; bounds the rows one `drain_into` moves.
 const CSV_RING: usize = 16;
+/// Rows in flight for a tailed CSV (one row per batch).
+const CSV_TAIL_RING: usize = 4096;
 /// Rows per CSV batch.
 const CSV_BATCH_ROWS: usize = 4096;
 /// Data rows read and validated synchronously in `open`.
@@ -134,6 +143,10 @@ pub struct SeriesSource {
     /// Batches produced on the caller's thread (driven synthetic, CSV rows validated in `open`).
     pending: VecDeque<Batch>,
     error: Option<String>,
+    /// First non-fatal problem (e.g. a half-written last row that was skipped).
+    warning: Option<String>,
+    /// Rows read but not loaded (half-written last row).
+    rows_skipped: u64,
     finished: bool,
     /// Store index of each of our series, rebuilt when the store does not match.
     map: Vec<usize>,
@@ -161,7 +174,8 @@ impl SeriesSource {
                 rate_hz,
                 seed,
             } => open_synthetic(*series, *rate_hz, *seed, pacing),
-            SeriesSelection::Csv(path) => open_csv(path),
+            SeriesSelection::Csv(path) => open_csv_with(path, false),
+            SeriesSelection::CsvTail(path) => open_csv_with(path, true),
         }
     }
 
@@ -212,9 +226,24 @@ impl SeriesSource {
                         self.finished = true;
                     }
                     Msg::Done => self.finished = true,
+                    Msg::Skipped(w) => {
+                        self.rows_skipped += 1;
+                        self.warning.get_or_insert(w);
+                    }
                 }
             }
         }
+    }
+
+    /// The first non-fatal problem (e.g. `series file 'x.csv' line 9: incomplete last row
+    /// skipped`), one line.
+    pub fn warning(&self) -> Option<String> {
+        self.warning.clone()
+    }
+
+    /// Rows read but not loaded (a half-written last row).
+    pub fn rows_skipped(&self) -> u64 {
+        self.rows_skipped
     }
 
     /// A late error from the producer thread (e.g. a bad row far into a CSV file), one line.
@@ -434,6 +463,8 @@ fn open_synthetic(
         inner,
         pending: VecDeque::new(),
         error: None,
+        warning: None,
+        rows_skipped: 0,
         finished: false,
         map: Vec::new(),
     })
@@ -466,6 +497,27 @@ fn run_synthetic(
 
 // ---------------------------------------------------------------------------------------------
 // CSV
+
+/// A reader that, at the end of the file, waits for more data instead of ending (tail mode),
+/// until `stop` is set.
+struct Tail<R> {
+    inner: R,
+    stop: Arc<AtomicBool>,
+}
+
+impl<R: Read> Read for Tail<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        loop {
+            let n = self.inner.read(buf)?;
+            if n > 0 || buf.is_empty() || self.stop.load(Ordering::Relaxed) {
+                return Ok(n);
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+type CsvInput = Box<dyn Read + Send>;
 
 /// What the CSV thread needs to parse rows.
 struct CsvLayout {
@@ -523,12 +575,15 @@ impl CsvLayout {
     }
 }
 
-/// A value cell: empty → NaN (gap); a number (including `NaN`) → its value; otherwise `None`.
+/// A value cell: empty, `NaN` or ±`inf` → NaN (a gap); a number with a dot decimal (whatever the
+/// locale) → its value; otherwise `None`.
 fn parse_value(cell: &str) -> Option<f32> {
     if cell.is_empty() {
         return Some(f32::NAN);
     }
-    cell.parse::<f64>().ok().map(|v| v as f32)
+    cell.parse::<f64>()
+        .ok()
+        .map(|v| if v.is_finite() { v as f32 } else { f32::NAN })
 }
 
 fn csv_error(path: &str, e: csv::Error) -> SeriesError {
@@ -551,38 +606,128 @@ fn csv_error(path: &str, e: csv::Error) -> SeriesError {
     }
 }
 
-fn open_csv(path: &Path) -> Result<SeriesSource, SeriesError> {
-    let shown = path.display().to_string();
-    let file = File::open(path).map_err(|source| match source.kind() {
-        std::io::ErrorKind::NotFound => SeriesError::NotFound {
-            path: shown.clone(),
-        },
-        _ => SeriesError::Io {
-            path: shown.clone(),
-            source,
-        },
-    })?;
-    if file.metadata().is_ok_and(|m| m.is_dir()) {
-        return Err(SeriesError::Io {
-            path: shown,
-            source: std::io::Error::other("is a directory"),
-        });
+/// The delimiter of a CSV whose first line is `line`: the most frequent of `,` `;` and tab
+/// outside double quotes (`,` on ties or when none occurs).
+pub fn sniff_delimiter(line: &[u8]) -> u8 {
+    let mut counts = [0usize; 3];
+    let mut quoted = false;
+    for &b in line {
+        match b {
+            b'"' => quoted = !quoted,
+            b',' if !quoted => counts[0] += 1,
+            b';' if !quoted => counts[1] += 1,
+            b'\t' if !quoted => counts[2] += 1,
+            b'\n' if !quoted => break,
+            _ => {}
+        }
     }
+    let delims = [b',', b';', b'\t'];
+    let mut best = 0;
+    for i in 1..3 {
+        if counts[i] > counts[best] {
+            best = i;
+        }
+    }
+    delims[best]
+}
+
+/// Opens a CSV series source.
+///
+/// Accepted: a UTF-8 byte-order mark; LF or CRLF line ends; fields quoted with `"`; delimiter `,`
+/// `;` or tab (detected from the first line); an optional header row (there is none when every
+/// cell of the first row is a number, and the series are then called `column 2`, …); numbers with
+/// a dot decimal in any locale; empty, `NaN` and ±`inf` cells as gaps. A half-written last row
+/// (wrong field count or an unparsable cell in the final row) is skipped with a
+/// [`warning`](SeriesSource::warning) and counted in [`rows_skipped`](SeriesSource::rows_skipped).
+/// `path` `-` reads standard input. `tail`: after the end of the file, keep reading what is
+/// appended (another program is writing it) until the source is dropped.
+///
+/// Blocking: the header and the first rows (the first row only for stdin and tail mode) are read
+/// here; then a thread streams the rest.
+pub fn open_csv_with(path: &Path, tail: bool) -> Result<SeriesSource, SeriesError> {
+    let stdin = path.as_os_str() == "-";
+    let shown = if stdin {
+        "<stdin>".to_string()
+    } else {
+        path.display().to_string()
+    };
+    let stop = Arc::new(AtomicBool::new(false));
+    let input: CsvInput = if stdin {
+        Box::new(std::io::stdin())
+    } else {
+        let file = File::open(path).map_err(|source| match source.kind() {
+            std::io::ErrorKind::NotFound => SeriesError::NotFound {
+                path: shown.clone(),
+            },
+            _ => SeriesError::Io {
+                path: shown.clone(),
+                source,
+            },
+        })?;
+        if file.metadata().is_ok_and(|m| m.is_dir()) {
+            return Err(SeriesError::Io {
+                path: shown,
+                source: std::io::Error::other("is a directory"),
+            });
+        }
+        if tail {
+            Box::new(Tail {
+                inner: file,
+                stop: stop.clone(),
+            })
+        } else {
+            Box::new(file)
+        }
+    };
+    let mut buffered = BufReader::with_capacity(1 << 16, input);
+    let io = |source| SeriesError::Io {
+        path: shown.clone(),
+        source,
+    };
+    // UTF-8 byte-order mark.
+    let head = buffered.fill_buf().map_err(io)?;
+    if head.starts_with(&[0xEF, 0xBB, 0xBF]) {
+        buffered.consume(3);
+    }
+    let head = buffered.fill_buf().map_err(io)?;
+    let delimiter = sniff_delimiter(head);
+    let input: CsvInput = Box::new(buffered);
     let mut reader = csv::ReaderBuilder::new()
-        .has_headers(true)
+        .has_headers(false)
         .flexible(true)
+        .delimiter(delimiter)
         .trim(csv::Trim::All)
-        .from_reader(file);
-    let header = reader.headers().map_err(|e| csv_error(&shown, e))?.clone();
-    if header.is_empty() || (header.len() == 1 && header[0].is_empty()) {
+        .from_reader(input);
+
+    let mut first = csv::StringRecord::new();
+    if !reader
+        .read_record(&mut first)
+        .map_err(|e| csv_error(&shown, e))?
+        || first.is_empty()
+        || (first.len() == 1 && first[0].is_empty())
+    {
         return Err(SeriesError::Empty { path: shown });
     }
-    let header_line = header.iter().collect::<Vec<_>>().join(", ");
+    let headerless = first
+        .iter()
+        .all(|c| !c.is_empty() && c.parse::<f64>().is_ok());
+    let header: Vec<String> = if headerless {
+        (0..first.len())
+            .map(|c| if c == 0 { "time".into() } else { String::new() })
+            .collect()
+    } else {
+        first.iter().map(str::to_string).collect()
+    };
+    let header_line = header.join(", ");
 
     // Read the first rows; they decide which columns are numeric.
+    let want = if stdin || tail { 1 } else { CSV_PREFIX_ROWS };
     let mut prefix = Vec::new();
+    if headerless {
+        prefix.push(first.clone());
+    }
     let mut eof = false;
-    while prefix.len() < CSV_PREFIX_ROWS {
+    while prefix.len() < want {
         let mut rec = csv::StringRecord::new();
         if !reader
             .read_record(&mut rec)
@@ -601,8 +746,14 @@ fn open_csv(path: &Path) -> Result<SeriesSource, SeriesError> {
     }
 
     let mut value_cols: Vec<(usize, String)> = Vec::new();
-    for c in 1..header.len() {
-        let cells = prefix.iter().filter_map(|r| r.get(c));
+    for (c, head) in header.iter().enumerate().skip(1) {
+        // The last prefix row may be half-written: judge on the others when there are any.
+        let judged = if eof && prefix.len() > 1 {
+            &prefix[..prefix.len() - 1]
+        } else {
+            &prefix[..]
+        };
+        let cells = judged.iter().filter_map(|r| r.get(c));
         let mut any = false;
         let mut numeric = true;
         for cell in cells.filter(|cell| !cell.is_empty()) {
@@ -610,10 +761,10 @@ fn open_csv(path: &Path) -> Result<SeriesSource, SeriesError> {
             numeric &= cell.parse::<f64>().is_ok();
         }
         if any && numeric {
-            let base = if header[c].is_empty() {
+            let base = if head.is_empty() {
                 format!("column {}", c + 1)
             } else {
-                header[c].to_string()
+                head.to_string()
             };
             let mut name = base.clone();
             let mut k = 2;
@@ -636,18 +787,32 @@ fn open_csv(path: &Path) -> Result<SeriesSource, SeriesError> {
         fields: header.len(),
         value_cols,
     };
-    let mut first = Batch::default();
-    for rec in &prefix {
-        layout.parse_row(rec, &mut first)?;
+    let mut batch0 = Batch::default();
+    let mut warning = None;
+    let mut rows_skipped = 0;
+    let n_prefix = prefix.len();
+    for (k, rec) in prefix.iter().enumerate() {
+        if let Err(e) = layout.parse_row(rec, &mut batch0) {
+            if eof && k + 1 == n_prefix && !tail {
+                warning = Some(format!("{e} (incomplete last row skipped)"));
+                rows_skipped = 1;
+            } else {
+                return Err(e);
+            }
+        }
     }
     let names = layout.value_cols.iter().map(|(_, n)| n.clone()).collect();
-    let label = format!("csv: {shown}");
+    let label = if tail {
+        format!("csv (tail): {shown}")
+    } else {
+        format!("csv: {shown}")
+    };
     let mut pending = VecDeque::new();
-    pending.push_back(first);
+    pending.push_back(batch0);
 
-    let (tx, rx) = RingBuffer::new(CSV_RING);
-    let (recycle, recycled) = RingBuffer::new(CSV_RING);
-    let stop = Arc::new(AtomicBool::new(false));
+    let ring = if tail { CSV_TAIL_RING } else { CSV_RING };
+    let (tx, rx) = RingBuffer::new(ring);
+    let (recycle, recycled) = RingBuffer::new(ring);
     let lost = Arc::new(AtomicU64::new(0));
     let handle = if eof {
         // Everything is in `pending` already; the thread only reports the end.
@@ -659,13 +824,15 @@ fn open_csv(path: &Path) -> Result<SeriesSource, SeriesError> {
         Some(
             std::thread::Builder::new()
                 .name("vizdeck-series-csv".into())
-                .spawn(move || run_csv(reader, layout, tx, recycled, &stop2))
+                .spawn(move || run_csv(reader, layout, tx, recycled, &stop2, tail))
                 .map_err(|source| SeriesError::Spawn {
                     label: label.clone(),
                     source,
                 })?,
         )
     };
+    // A thread blocked reading stdin cannot be woken: it is detached, not joined.
+    let handle = if stdin { None } else { handle };
     Ok(SeriesSource {
         names,
         label,
@@ -678,33 +845,52 @@ fn open_csv(path: &Path) -> Result<SeriesSource, SeriesError> {
         },
         pending,
         error: None,
+        warning,
+        rows_skipped,
         finished: false,
         map: Vec::new(),
     })
 }
 
 /// CSV producer: reads the remaining rows in batches; waits while the ring is full; ends with
-/// `Done` or with the first error.
+/// `Done` or with the first error. A bad row that turns out to be the last one is skipped with a
+/// warning (a half-written last line) instead. In tail mode batches are sent as soon as the
+/// reader has to wait for more data.
 fn run_csv(
-    mut reader: csv::Reader<File>,
+    mut reader: csv::Reader<CsvInput>,
     layout: CsvLayout,
     mut tx: Producer<Msg>,
     mut recycled: Consumer<Batch>,
     stop: &AtomicBool,
+    tail: bool,
 ) {
     let mut rec = csv::StringRecord::new();
+    let mut failed: Option<SeriesError> = None;
+    // Tail mode: a row is sent as soon as it is read (the reader may then wait a long time).
+    let batch_rows = if tail { 1 } else { CSV_BATCH_ROWS };
     loop {
         let mut batch = recycled.pop().unwrap_or_default();
         let mut end: Option<Msg> = None;
-        while batch.times.len() < CSV_BATCH_ROWS {
+        while batch.times.len() < batch_rows {
             match reader.read_record(&mut rec) {
                 Ok(true) => {
-                    if let Err(e) = layout.parse_row(&rec, &mut batch) {
+                    if let Some(e) = failed.take() {
+                        // The failed row was not the last one: a real error.
                         end = Some(Msg::Error(e.to_string()));
                         break;
                     }
+                    if let Err(e) = layout.parse_row(&rec, &mut batch) {
+                        failed = Some(e);
+                    }
                 }
                 Ok(false) => {
+                    if let Some(e) = failed.take() {
+                        let _ = send(
+                            &mut tx,
+                            Msg::Skipped(format!("{e} (incomplete last row skipped)")),
+                            stop,
+                        );
+                    }
                     end = Some(Msg::Done);
                     break;
                 }

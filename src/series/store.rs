@@ -33,6 +33,11 @@ struct Chunk {
     values: Vec<f32>,
     /// First live index (samples before it were dropped by the cap).
     start: usize,
+    /// Global index (see [`Series::first_index`]) of `times[0]`.
+    base: u64,
+    /// Bounds of the finite values ever pushed into the chunk (a superset of the live ones).
+    v_min: f32,
+    v_max: f32,
     /// Bounds of the live relative times (exact).
     t_min: f64,
     t_max: f64,
@@ -57,6 +62,8 @@ impl Chunk {
         self.t_min = f64::INFINITY;
         self.t_max = f64::NEG_INFINITY;
         self.sorted_from = 0;
+        self.v_min = f32::INFINITY;
+        self.v_max = f32::NEG_INFINITY;
     }
 
     fn recompute_bounds(&mut self) {
@@ -90,6 +97,8 @@ pub struct Series {
     /// A drained chunk kept for reuse, so steady-state capping does not allocate.
     spare: Option<Chunk>,
     origin: Option<f64>,
+    /// Integer origin when the series was started by [`Series::push_ns`].
+    origin_ns: Option<i64>,
     len: usize,
     cap: usize,
     /// Number of chunks that break global order (unsorted inside, or starting before the previous
@@ -111,6 +120,7 @@ impl Series {
             chunks: VecDeque::new(),
             spare: None,
             origin: None,
+            origin_ns: None,
             len: 0,
             cap: cap.max(1),
             disorder: 0,
@@ -130,7 +140,33 @@ impl Series {
             return;
         }
         let origin = *self.origin.get_or_insert(t);
-        let rel = t - origin;
+        self.push_rel(t - origin, v);
+    }
+
+    /// Appends one sample whose time is an integer count of nanoseconds (e.g. Unix epoch ns,
+    /// about 1.7e18). The first such sample fixes an integer origin; later times are stored as
+    /// `(t_ns − origin_ns) · 1e-9` seconds computed from the exact integer difference, so samples
+    /// one nanosecond apart stay distinct and evenly spaced however large the epoch.
+    /// If the series was started by [`push`](Series::push), `t_ns` is converted to f64 seconds
+    /// first (nanoseconds are then lost at epoch scale).
+    pub fn push_ns(&mut self, t_ns: i64, v: f32) {
+        match (self.origin, self.origin_ns) {
+            (None, _) => {
+                self.origin_ns = Some(t_ns);
+                self.origin = Some(t_ns as f64 * 1e-9);
+                self.push_rel(0.0, v);
+            }
+            (Some(_), Some(o)) => {
+                let d = t_ns as i128 - o as i128;
+                self.push_rel(d as f64 * 1e-9, v);
+            }
+            (Some(o), None) => self.push_rel(t_ns as f64 * 1e-9 - o, v),
+        }
+    }
+
+    /// Appends one sample at time `rel` seconds after the origin (which must already be set).
+    fn push_rel(&mut self, rel: f64, v: f32) {
+        let index = self.ingested;
         self.ingested += 1;
         if v.is_nan() {
             self.gaps += 1;
@@ -151,9 +187,14 @@ impl Series {
         if need_new {
             let mut chunk = self.spare.take().unwrap_or_default();
             chunk.reset();
+            chunk.base = index;
             let bad = self.chunks.back().is_some_and(|prev| rel < prev.t_max);
             chunk.times.push(rel);
             chunk.values.push(v);
+            if v.is_finite() {
+                chunk.v_min = v;
+                chunk.v_max = v;
+            }
             chunk.t_min = rel;
             chunk.t_max = rel;
             if bad {
@@ -174,6 +215,10 @@ impl Series {
             }
             chunk.times.push(rel);
             chunk.values.push(v);
+            if v.is_finite() {
+                chunk.v_min = chunk.v_min.min(v);
+                chunk.v_max = chunk.v_max.max(v);
+            }
             chunk.t_min = chunk.t_min.min(rel);
             chunk.t_max = chunk.t_max.max(rel);
             let is_bad = !chunk.sorted() || chunk.t_min < prev_max;
@@ -241,6 +286,104 @@ impl Series {
         self.origin
     }
 
+    /// Integer nanosecond origin, when the series was started by [`push_ns`](Series::push_ns).
+    pub fn origin_ns(&self) -> Option<i64> {
+        self.origin_ns
+    }
+
+    /// `(earliest, latest)` time of the stored samples relative to [`origin`](Series::origin).
+    pub fn time_range_rel(&self) -> Option<(f64, f64)> {
+        self.origin?;
+        let mut lo = f64::INFINITY;
+        let mut hi = f64::NEG_INFINITY;
+        for c in self.chunks.iter().filter(|c| c.live_len() > 0) {
+            lo = lo.min(c.t_min);
+            hi = hi.max(c.t_max);
+        }
+        (lo <= hi).then_some((lo, hi))
+    }
+
+    /// Min and max of the finite values (NaN and ±inf excluded) with relative time in `[r0, r1)`;
+    /// `None` if there is none. Chunks wholly inside the range answer from their bounds (which
+    /// may still include values dropped by the cap from the oldest chunk); only the partly covered
+    /// chunks are scanned, so the cost is O(chunks + 2 · CHUNK_SAMPLES).
+    pub fn value_range_rel(&self, r0: f64, r1: f64) -> Option<(f32, f32)> {
+        let mut lo = f32::INFINITY;
+        let mut hi = f32::NEG_INFINITY;
+        for c in self.chunks.iter().filter(|c| c.live_len() > 0) {
+            if c.t_max < r0 || c.t_min >= r1 {
+                continue;
+            }
+            if c.t_min >= r0 && c.t_max < r1 {
+                lo = lo.min(c.v_min);
+                hi = hi.max(c.v_max);
+                continue;
+            }
+            for (&t, &v) in c.times[c.start..].iter().zip(&c.values[c.start..]) {
+                if t >= r0 && t < r1 && v.is_finite() {
+                    lo = lo.min(v);
+                    hi = hi.max(v);
+                }
+            }
+        }
+        (lo <= hi).then_some((lo, hi))
+    }
+
+    /// Global index of the oldest stored sample. Every sample ever stored has a global index
+    /// (0 for the first, counting dropped ones), so stored samples are
+    /// `first_index()..end_index()`.
+    pub fn first_index(&self) -> u64 {
+        self.ingested - self.len as u64
+    }
+
+    /// One past the global index of the newest stored sample (= samples ever stored).
+    pub fn end_index(&self) -> u64 {
+        self.ingested
+    }
+
+    /// For an ordered series ([`is_ordered`](Series::is_ordered)) and a predicate on relative
+    /// times that is true for a prefix of the samples (e.g. `|t| t < x`): the global index of the
+    /// first stored sample for which it is false (`end_index()` if none). On an unordered series
+    /// the result is only a bound for the sorted chunks; callers fall back to a scan.
+    pub fn partition_index(&self, pred: impl Fn(f64) -> bool) -> u64 {
+        let live = |c: &Chunk| c.live_len() > 0;
+        let k = self.chunks.partition_point(|c| !live(c) || pred(c.t_max));
+        match self.chunks.get(k) {
+            None => self.end_index(),
+            Some(c) => {
+                let times = &c.times[c.start..];
+                c.base + (c.start + times.partition_point(|&t| pred(t))) as u64
+            }
+        }
+    }
+
+    /// `(relative time, value)` of the stored sample with global index `index`, if stored.
+    pub fn get_index(&self, index: u64) -> Option<(f64, f32)> {
+        if index < self.first_index() || index >= self.end_index() {
+            return None;
+        }
+        let k = self
+            .chunks
+            .partition_point(|c| c.base + c.times.len() as u64 <= index);
+        let c = self.chunks.get(k)?;
+        let i = (index - c.base) as usize;
+        Some((c.times[i], c.values[i]))
+    }
+
+    /// Stored values from global index `from` on (clamped to the stored range), as runs
+    /// `(global index of the run's first value, values)` in index order.
+    pub fn values_from(&self, from: u64) -> impl Iterator<Item = (u64, &[f32])> + '_ {
+        let from = from.max(self.first_index());
+        self.chunks.iter().filter_map(move |c| {
+            let end = c.base + c.times.len() as u64;
+            if end <= from {
+                return None;
+            }
+            let a = (from.max(c.base + c.start as u64) - c.base) as usize;
+            Some((c.base + a as u64, &c.values[a..]))
+        })
+    }
+
     /// `(earliest, latest)` absolute time of the stored samples; `None` when empty.
     pub fn time_range(&self) -> Option<(f64, f64)> {
         let origin = self.origin?;
@@ -291,8 +434,13 @@ impl Series {
     /// returned whole with `sorted == false` and the caller must filter it. When the whole series is
     /// ordered, the first and last chunks are found by binary search too.
     pub fn chunks_in(&self, t0: f64, t1: f64) -> impl Iterator<Item = ChunkView<'_>> + '_ {
-        let origin = self.origin.filter(|_| t1 > t0);
-        let (r0, r1) = origin.map_or((0.0, 0.0), |o| (t0 - o, t1 - o));
+        let (r0, r1) = self.origin.map_or((0.0, 0.0), |o| (t0 - o, t1 - o));
+        self.chunks_in_rel(r0, r1)
+    }
+
+    /// [`chunks_in`](Series::chunks_in) for times `[r0, r1)` relative to the origin.
+    pub fn chunks_in_rel(&self, r0: f64, r1: f64) -> impl Iterator<Item = ChunkView<'_>> + '_ {
+        let origin = self.origin.filter(|_| r1 > r0);
         let (lo, hi) = if origin.is_none() {
             (0, 0)
         } else if self.disorder == 0 {

@@ -1,13 +1,35 @@
-//! Per-frame records and their CSV file.
+//! Per-frame records, their CSV file, and reading captures back (vizdeck's own CSVs and
+//! PresentMon-style CSVs).
 //!
-//! The CSV file has one header row, [`CSV_HEADER`]:
+//! The CSV file has one header row, [`CSV_HEADER`], then one row per frame. Column names follow
+//! PresentMon where the meaning is the same, so tools that read PresentMon captures (CapFrameX,
+//! FrameView-style scripts) read these too; vizdeck's own columns have their own names:
 //!
-//! ```text
-//! frame,time_s,scene,cpu_frame_ms,update_ms,encode_ms,present_interval_ms,steps,dropped_steps,gpu_compute_ms,gpu_render_ms
-//! ```
+//! | column | unit | meaning |
+//! | --- | --- | --- |
+//! | `Application` | | always `vizdeck` (PresentMon: process name) |
+//! | `FrameId` | | frame index since the program started |
+//! | `Scene` | | id of the active scene |
+//! | `TimeInMs` | ms | when the frame started, since the recording started |
+//! | `MsBetweenPresents` | ms | time since the previous present: **the frame time** every summary uses (first frame of a run: its own CPU time) |
+//! | `MsCPUBusy` | ms | CPU time of the frame up to submit: ingest + update + UI + upload + encode + submit |
+//! | `MsGPUTime` | ms | sum of the GPU pass times below; empty when not measured |
+//! | `MsInPresentAPI` | ms | time inside `queue.present` (headless: 0) |
+//! | `MsAcquireWait` | ms | time waiting in `surface.get_current_texture` (headless: 0) |
+//! | `MsIngest` | ms | draining input rings (audio, series) |
+//! | `MsUpdate` | ms | fixed simulation steps |
+//! | `MsUI` | ms | egui layout |
+//! | `MsUpload` | ms | the scene's uploads (`Scene::prepare`) |
+//! | `MsEncode` | ms | command encoding (compute, scene, egui passes) |
+//! | `MsSubmit` | ms | `queue.submit` |
+//! | `MsGPUCompute`, `MsGPURender`, `MsGPUUI` | ms | GPU time of the scene's compute pass, its render pass and the egui pass (timestamp queries; empty when unknown) |
+//! | `SimSteps` | | fixed steps run this frame |
+//! | `DroppedSteps` | | steps dropped by the step cap |
+//! | `DroppedSimMs` | ms | simulation time dropped: `DroppedSteps × dt` |
+//! | `BytesUploaded` | bytes | bytes written through `vizdeck::gpu::upload` this frame |
+//! | `BytesReadBack` | bytes | bytes mapped by `vizdeck::gpu::readback` this frame |
 //!
-//! then one row per frame. Numbers are written in Rust's shortest round-trip form; the GPU columns
-//! are empty when the GPU time is unknown (timestamp queries unsupported or not yet resolved).
+//! Numbers are written in Rust's shortest round-trip form.
 
 use std::fmt::Write as _;
 use std::fs::File;
@@ -15,54 +37,98 @@ use std::path::{Path, PathBuf};
 
 use super::summary::Summary;
 
-/// Column names of the frame-stats CSV, in order.
+/// Column names of the frame-stats CSV, in order (see the module docs).
 pub const CSV_HEADER: &[&str] = &[
-    "frame",
-    "time_s",
-    "scene",
-    "cpu_frame_ms",
-    "update_ms",
-    "encode_ms",
-    "present_interval_ms",
-    "steps",
-    "dropped_steps",
-    "gpu_compute_ms",
-    "gpu_render_ms",
+    "Application",
+    "FrameId",
+    "Scene",
+    "TimeInMs",
+    "MsBetweenPresents",
+    "MsCPUBusy",
+    "MsGPUTime",
+    "MsInPresentAPI",
+    "MsAcquireWait",
+    "MsIngest",
+    "MsUpdate",
+    "MsUI",
+    "MsUpload",
+    "MsEncode",
+    "MsSubmit",
+    "MsGPUCompute",
+    "MsGPURender",
+    "MsGPUUI",
+    "SimSteps",
+    "DroppedSteps",
+    "DroppedSimMs",
+    "BytesUploaded",
+    "BytesReadBack",
 ];
 
-/// What the frame loop measured for one frame.
+/// What the frame loop measured for one frame (one CSV row; see the module docs for the columns).
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
 pub struct FrameRecord {
+    /// `FrameId`.
     pub frame: u64,
-    /// Seconds since the recording started.
-    pub time_s: f64,
+    /// `Scene`.
     pub scene: &'static str,
-    /// The whole frame on the CPU.
-    pub cpu_frame_ms: f64,
-    /// The fixed update steps.
+    /// `TimeInMs`: frame start since the recording started, ms.
+    pub time_ms: f64,
+    /// `MsBetweenPresents`: the frame time, ms.
+    pub ms_between_presents: f64,
+    /// `MsCPUBusy`, ms.
+    pub cpu_busy_ms: f64,
+    /// `MsInPresentAPI`, ms.
+    pub present_ms: f64,
+    /// `MsAcquireWait`, ms.
+    pub acquire_wait_ms: f64,
+    /// `MsIngest`, ms.
+    pub ingest_ms: f64,
+    /// `MsUpdate`, ms.
     pub update_ms: f64,
+    /// `MsUI`, ms.
+    pub ui_ms: f64,
+    /// `MsUpload`, ms.
+    pub upload_ms: f64,
+    /// `MsEncode`, ms.
     pub encode_ms: f64,
-    /// Time since the previous present (0 for the first frame).
-    pub present_interval_ms: f64,
-    pub steps: u32,
-    pub dropped_steps: u32,
+    /// `MsSubmit`, ms.
+    pub submit_ms: f64,
+    /// `MsGPUCompute`, ms.
     pub gpu_compute_ms: Option<f64>,
+    /// `MsGPURender`, ms.
     pub gpu_render_ms: Option<f64>,
+    /// `MsGPUUI`, ms.
+    pub gpu_ui_ms: Option<f64>,
+    /// `SimSteps`.
+    pub steps: u32,
+    /// `DroppedSteps`.
+    pub dropped_steps: u32,
+    /// `DroppedSimMs`, ms.
+    pub dropped_sim_ms: f64,
+    /// `BytesUploaded`.
+    pub bytes_uploaded: u64,
+    /// `BytesReadBack`.
+    pub bytes_read_back: u64,
 }
 
 impl FrameRecord {
-    /// The frame time the summaries use: the present interval (the period the viewer sees) when it
-    /// is known (positive), else the CPU frame time (first frame, headless runs that do not present).
+    /// The frame time the summaries use: `MsBetweenPresents`.
     pub fn frame_time_ms(&self) -> f64 {
-        if self.present_interval_ms.is_finite() && self.present_interval_ms > 0.0 {
-            self.present_interval_ms
+        self.ms_between_presents
+    }
+
+    /// `MsGPUTime`: the sum of the known pass times; `None` when none is known.
+    pub fn gpu_time_ms(&self) -> Option<f64> {
+        let parts = [self.gpu_compute_ms, self.gpu_render_ms, self.gpu_ui_ms];
+        if parts.iter().all(Option::is_none) {
+            None
         } else {
-            self.cpu_frame_ms
+            Some(parts.iter().flatten().sum())
         }
     }
 }
 
-/// Errors of the stats file; each is one line naming the file.
+/// Errors of stats files; each is one line naming the file.
 #[derive(Debug, thiserror::Error)]
 pub enum StatsError {
     #[error("stats file '{path}': cannot create: {source}")]
@@ -77,6 +143,10 @@ pub enum StatsError {
         #[source]
         source: std::io::Error,
     },
+    #[error("stats file '{path}': cannot read: {reason}")]
+    Read { path: String, reason: String },
+    #[error("stats file '{path}': {reason}")]
+    Format { path: String, reason: String },
 }
 
 /// Writes [`FrameRecord`]s to a CSV file and keeps the frame times for the [`Summary`].
@@ -101,7 +171,9 @@ impl Recorder {
             source,
         })?;
         let mut rec = Recorder {
-            writer: csv::Writer::from_writer(file),
+            writer: csv::WriterBuilder::new()
+                .buffer_capacity(16 * 1024)
+                .from_writer(file),
             path,
             frame_times: Vec::with_capacity(4096),
             scratch: String::with_capacity(32),
@@ -156,21 +228,30 @@ impl Recorder {
             let _ = write!(scratch, "{value}");
             writer.write_field(scratch.as_bytes())
         };
+        let opt = |v: Option<f64>| -> String { v.map(|x| x.to_string()).unwrap_or_default() };
+        field(&"vizdeck")?;
         field(&r.frame)?;
-        field(&r.time_s)?;
         field(&r.scene)?;
-        field(&r.cpu_frame_ms)?;
+        field(&r.time_ms)?;
+        field(&r.ms_between_presents)?;
+        field(&r.cpu_busy_ms)?;
+        field(&opt(r.gpu_time_ms()))?;
+        field(&r.present_ms)?;
+        field(&r.acquire_wait_ms)?;
+        field(&r.ingest_ms)?;
         field(&r.update_ms)?;
+        field(&r.ui_ms)?;
+        field(&r.upload_ms)?;
         field(&r.encode_ms)?;
-        field(&r.present_interval_ms)?;
+        field(&r.submit_ms)?;
+        field(&opt(r.gpu_compute_ms))?;
+        field(&opt(r.gpu_render_ms))?;
+        field(&opt(r.gpu_ui_ms))?;
         field(&r.steps)?;
         field(&r.dropped_steps)?;
-        for gpu in [r.gpu_compute_ms, r.gpu_render_ms] {
-            match gpu {
-                Some(ms) => field(&ms)?,
-                None => field(&"")?,
-            }
-        }
+        field(&r.dropped_sim_ms)?;
+        field(&r.bytes_uploaded)?;
+        field(&r.bytes_read_back)?;
         writer.write_record(None::<&[u8]>)
     }
 
@@ -193,4 +274,108 @@ impl Recorder {
             source,
         })
     }
+}
+
+/// Which tool wrote a capture file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CaptureFormat {
+    /// vizdeck's own CSV ([`CSV_HEADER`]).
+    Vizdeck,
+    /// A PresentMon-style CSV (any CSV with a `MsBetweenPresents` column).
+    PresentMon,
+}
+
+/// Frame times read back from a capture file.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct Capture {
+    /// The file.
+    pub path: PathBuf,
+    /// Which tool wrote it.
+    pub format: CaptureFormat,
+    /// `MsBetweenPresents` of every row, in file order, ms.
+    pub frame_times_ms: Vec<f64>,
+    /// Rows without a usable frame time (`NA`, empty, negative): not counted as frames.
+    pub skipped_rows: u64,
+}
+
+impl Capture {
+    /// Reads a vizdeck or PresentMon-style CSV: the frame time of each row is its
+    /// `MsBetweenPresents`. Rows whose value is empty, `NA` or negative are skipped (counted in
+    /// [`Capture::skipped_rows`]); any other non-number is an error naming the line.
+    ///
+    /// # Errors
+    ///
+    /// [`StatsError::Read`] (missing file, not UTF-8/CSV), [`StatsError::Format`] (no
+    /// `MsBetweenPresents` column, a bad number). Each message is one line naming the file.
+    pub fn read(path: impl AsRef<Path>) -> Result<Capture, StatsError> {
+        let path = path.as_ref();
+        let name = path.display().to_string();
+        let read_err = |reason: String| StatsError::Read {
+            path: name.clone(),
+            reason,
+        };
+        let format_err = |reason: String| StatsError::Format {
+            path: name.clone(),
+            reason,
+        };
+        let mut reader = csv::ReaderBuilder::new()
+            .flexible(true)
+            .trim(csv::Trim::All)
+            .from_path(path)
+            .map_err(|e| read_err(one_line(&e)))?;
+        let headers = reader
+            .headers()
+            .map_err(|e| read_err(one_line(&e)))?
+            .clone();
+        let col = headers
+            .iter()
+            .position(|h| h == "MsBetweenPresents")
+            .ok_or_else(|| {
+                format_err(
+                    "no 'MsBetweenPresents' column (not a vizdeck or PresentMon capture)".into(),
+                )
+            })?;
+        let format = if headers.iter().eq(CSV_HEADER.iter().copied()) {
+            CaptureFormat::Vizdeck
+        } else {
+            CaptureFormat::PresentMon
+        };
+        let mut frame_times_ms = Vec::new();
+        let mut skipped_rows = 0;
+        for (i, row) in reader.records().enumerate() {
+            let line = i + 2;
+            let row = row.map_err(|e| read_err(one_line(&e)))?;
+            let cell = row.get(col).unwrap_or("");
+            if cell.is_empty() || cell.eq_ignore_ascii_case("na") {
+                skipped_rows += 1;
+                continue;
+            }
+            let v: f64 = cell.parse().map_err(|_| {
+                format_err(format!(
+                    "line {line}: MsBetweenPresents '{cell}' is not a number"
+                ))
+            })?;
+            if !v.is_finite() || v < 0.0 {
+                skipped_rows += 1;
+                continue;
+            }
+            frame_times_ms.push(v);
+        }
+        Ok(Capture {
+            path: path.to_path_buf(),
+            format,
+            frame_times_ms,
+            skipped_rows,
+        })
+    }
+
+    /// Summary of the capture.
+    pub fn summary(&self) -> Summary {
+        Summary::from_frame_times(&self.frame_times_ms)
+    }
+}
+
+fn one_line(e: &dyn std::fmt::Display) -> String {
+    e.to_string().lines().next().unwrap_or("").to_string()
 }

@@ -1,23 +1,65 @@
-//! Frame-time summaries: [`Summary`] for a whole run, [`Live`] for the last few hundred frames.
+//! Frame-time summaries: [`Summary`] for a whole run, [`Live`] for the overlay.
 //!
-//! Percentiles use the **nearest-rank** method: for `n` sorted frame times and `0 < p <= 100`, the
-//! p-th percentile is the value of 1-based rank `ceil(p/100 · n)` (`p = 0` gives the minimum). It is
-//! always one of the observed times, never an interpolation.
+//! Definitions (also in the README, "Frame-time statistics"), for `n` frame times sorted ascending
+//! `t[1] ≤ … ≤ t[n]` (ms):
+//!
+//! - **duration** = `Σ t` (s); **average FPS** = `n / duration` (0 when the duration is 0).
+//! - **percentile p** by **nearest rank**: `t[r]` with `r = ceil(p/100 · n)` (at least 1); always one
+//!   of the observed times, never an interpolation. Computed in integer per-mille, so the rank is
+//!   exact (p99.9 of 1000 frames is rank 999).
+//! - **1 % low** / **0.1 % low**: the mean of the slowest `k = ceil(n · q/100)` frames (`q` = 1 or
+//!   0.1), as ms and as FPS (`1000 / ms`).
+//! - **stutters**: frames longer than 2 × the median (p50).
+//! - A statistic is listed in [`Summary::needs_more_frames`] when the capture is too short for it to
+//!   differ from the maximum: percentile `p` needs `n ≥ 100/(100 − p)` frames (p50: 2, p90: 10,
+//!   p95: 20, p99: 100, p99.9: 1000), the `q` % low needs `n ≥ 100/q` (1 %: 100, 0.1 %: 1000).
+//!   Its value is still given (the slowest frame), but marked.
+//!
+//! Every value is finite for every input, including 0, 1 and 2 frames (0 frames: all zero).
 
 use std::fmt;
 
-/// Statistics over the frame times of a run. Every field is 0 when there were no frames.
+/// Statistics over the frame times of a run (see the module docs for the definitions). Every field
+/// is 0 when there were no frames.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct Summary {
+    /// Frames counted (finite, non-negative frame times).
     pub frames: u64,
-    /// Total of the frame times, seconds.
+    /// Sum of the frame times, seconds.
     pub duration_s: f64,
-    /// `frames / duration_s` (0 when the duration is 0).
+    /// Average FPS: `frames / duration_s` (0 when the duration is 0).
     pub mean_fps: f64,
+    /// Mean frame time, ms.
+    pub mean_ms: f64,
+    /// Shortest frame time, ms.
+    pub min_ms: f64,
+    /// Median (nearest rank), ms.
     pub p50_ms: f64,
+    /// 90th percentile (nearest rank), ms.
+    pub p90_ms: f64,
+    /// 95th percentile (nearest rank), ms.
     pub p95_ms: f64,
+    /// 99th percentile (nearest rank), ms.
     pub p99_ms: f64,
+    /// 99.9th percentile (nearest rank), ms.
+    pub p999_ms: f64,
+    /// 1 % low: mean frame time of the slowest `ceil(n/100)` frames, ms.
+    pub low_1_ms: f64,
+    /// 1 % low as FPS: `1000 / low_1_ms` (0 when that is 0).
+    pub low_1_fps: f64,
+    /// 0.1 % low: mean frame time of the slowest `ceil(n/1000)` frames, ms.
+    pub low_01_ms: f64,
+    /// 0.1 % low as FPS.
+    pub low_01_fps: f64,
+    /// Frames longer than `stutter_threshold_ms`.
+    pub stutters: u64,
+    /// 2 × the median, ms.
+    pub stutter_threshold_ms: f64,
+    /// Slowest frame, ms.
     pub max_ms: f64,
+    /// Statistics the capture is too short for (their value is the slowest frame): any of
+    /// `p50`, `p90`, `p95`, `p99`, `p99.9`, `low_1`, `low_0.1`.
+    pub needs_more_frames: Vec<&'static str>,
 }
 
 /// The `p`-th percentile (0..=100, clamped; NaN is 0) of `sorted` (ascending) by nearest rank;
@@ -36,6 +78,34 @@ pub fn percentile_nearest_rank(sorted: &[f64], p: f64) -> f64 {
     sorted[rank - 1]
 }
 
+/// 1-based nearest rank of the `permille`/10 percentile among `n` frames: `ceil(n · permille /
+/// 1000)`, at least 1 (`n > 0`). Integer arithmetic, exact.
+pub fn nearest_rank_permille(n: usize, permille: u32) -> usize {
+    let r = (n as u128 * permille as u128).div_ceil(1000) as usize;
+    r.clamp(1, n.max(1))
+}
+
+/// Mean of the slowest `ceil(n · permille / 1000)` values of `sorted` (ascending); 0 when empty.
+pub fn low_mean(sorted: &[f64], permille: u32) -> f64 {
+    let n = sorted.len();
+    if n == 0 {
+        return 0.0;
+    }
+    let k = (n as u128 * permille as u128).div_ceil(1000).max(1) as usize;
+    let k = k.min(n);
+    sorted[n - k..].iter().sum::<f64>() / k as f64
+}
+
+/// Statistics [`Summary`] computes, with their per-mille and the name used in
+/// [`Summary::needs_more_frames`].
+const PERCENTILES: [(u32, &str); 5] = [
+    (500, "p50"),
+    (900, "p90"),
+    (950, "p95"),
+    (990, "p99"),
+    (999, "p99.9"),
+];
+
 impl Summary {
     /// Summary of frame times in milliseconds. Non-finite and negative entries are ignored (not
     /// counted as frames).
@@ -46,7 +116,13 @@ impl Summary {
             .filter(|x| x.is_finite() && *x >= 0.0)
             .collect();
         sorted.sort_unstable_by(f64::total_cmp);
-        let frames = sorted.len() as u64;
+        Summary::from_sorted(&sorted)
+    }
+
+    /// Summary of frame times already filtered (finite, ≥ 0) and sorted ascending.
+    pub fn from_sorted(sorted: &[f64]) -> Summary {
+        let n = sorted.len();
+        let frames = n as u64;
         let total_ms: f64 = sorted.iter().sum();
         let duration_s = total_ms / 1000.0;
         let mean_fps = if total_ms > 0.0 {
@@ -54,30 +130,123 @@ impl Summary {
         } else {
             0.0
         };
+        let pick = |permille: u32| {
+            if n == 0 {
+                0.0
+            } else {
+                sorted[nearest_rank_permille(n, permille) - 1]
+            }
+        };
+        let mut needs_more_frames = Vec::new();
+        for (permille, name) in PERCENTILES {
+            // Resolved when some frame lies above the rank: n · (1000 − permille) ≥ 1000.
+            if (n as u64) * u64::from(1000 - permille) < 1000 {
+                needs_more_frames.push(name);
+            }
+        }
+        if n < 100 {
+            needs_more_frames.push("low_1");
+        }
+        if n < 1000 {
+            needs_more_frames.push("low_0.1");
+        }
+        let fps = |ms: f64| if ms > 0.0 { 1000.0 / ms } else { 0.0 };
+        let p50_ms = pick(500);
+        let low_1_ms = low_mean(sorted, 10);
+        let low_01_ms = low_mean(sorted, 1);
+        let stutter_threshold_ms = 2.0 * p50_ms;
+        let stutters = sorted.iter().filter(|&&t| t > stutter_threshold_ms).count() as u64;
         Summary {
             frames,
             duration_s,
             mean_fps,
-            p50_ms: percentile_nearest_rank(&sorted, 50.0),
-            p95_ms: percentile_nearest_rank(&sorted, 95.0),
-            p99_ms: percentile_nearest_rank(&sorted, 99.0),
+            mean_ms: if n > 0 { total_ms / n as f64 } else { 0.0 },
+            min_ms: sorted.first().copied().unwrap_or(0.0),
+            p50_ms,
+            p90_ms: pick(900),
+            p95_ms: pick(950),
+            p99_ms: pick(990),
+            p999_ms: pick(999),
+            low_1_ms,
+            low_1_fps: fps(low_1_ms),
+            low_01_ms,
+            low_01_fps: fps(low_01_ms),
+            stutters,
+            stutter_threshold_ms,
             max_ms: sorted.last().copied().unwrap_or(0.0),
+            needs_more_frames,
         }
+    }
+
+    /// Whether the statistic `name` (as in [`Summary::needs_more_frames`]) is marked.
+    pub fn is_marked(&self, name: &str) -> bool {
+        self.needs_more_frames.contains(&name)
+    }
+
+    /// `"*"` when `name` is marked, else `""`.
+    pub fn mark(&self, name: &str) -> &'static str {
+        if self.is_marked(name) { "*" } else { "" }
+    }
+
+    /// Rows `(label, value text)` for tables: every statistic formatted, marked ones with `*`.
+    pub fn table_rows(&self) -> Vec<(&'static str, String)> {
+        let ms = |v: f64, name: &str| format!("{v:.3}{}", self.mark(name));
+        vec![
+            ("frames", self.frames.to_string()),
+            ("duration (s)", format!("{:.3}", self.duration_s)),
+            ("average FPS", format!("{:.2}", self.mean_fps)),
+            ("mean (ms)", format!("{:.3}", self.mean_ms)),
+            ("min (ms)", format!("{:.3}", self.min_ms)),
+            ("p50 (ms)", ms(self.p50_ms, "p50")),
+            ("p90 (ms)", ms(self.p90_ms, "p90")),
+            ("p95 (ms)", ms(self.p95_ms, "p95")),
+            ("p99 (ms)", ms(self.p99_ms, "p99")),
+            ("p99.9 (ms)", ms(self.p999_ms, "p99.9")),
+            ("1% low (ms)", ms(self.low_1_ms, "low_1")),
+            (
+                "1% low (FPS)",
+                format!("{:.2}{}", self.low_1_fps, self.mark("low_1")),
+            ),
+            ("0.1% low (ms)", ms(self.low_01_ms, "low_0.1")),
+            (
+                "0.1% low (FPS)",
+                format!("{:.2}{}", self.low_01_fps, self.mark("low_0.1")),
+            ),
+            ("stutters (>2x median)", format!("{}", self.stutters)),
+            ("max (ms)", format!("{:.3}", self.max_ms)),
+        ]
     }
 }
 
 impl fmt::Display for Summary {
-    /// `frames 600, 12.3 s, mean 48.7 FPS, p50 20.12 ms, p95 25.00 ms, p99 30.20 ms, max 41.00 ms`
+    /// `frames 600, 12.3 s, mean 48.7 FPS, p50 20.12 ms, p90 …, p99.9 41.00* ms, 1% low 40.1 ms
+    /// (24.9 FPS), 0.1% low …, stutters 2, max 41.00 ms` (`*`: needs more frames).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "frames {}, {:.1} s, mean {:.1} FPS, p50 {:.2} ms, p95 {:.2} ms, p99 {:.2} ms, max {:.2} ms",
+            "frames {}, {:.1} s, mean {:.1} FPS, p50 {:.2}{} ms, p90 {:.2}{} ms, p95 {:.2}{} ms, \
+             p99 {:.2}{} ms, p99.9 {:.2}{} ms, 1% low {:.2}{} ms ({:.1} FPS), 0.1% low {:.2}{} ms \
+             ({:.1} FPS), stutters {}, max {:.2} ms",
             self.frames,
             self.duration_s,
             self.mean_fps,
             self.p50_ms,
+            self.mark("p50"),
+            self.p90_ms,
+            self.mark("p90"),
             self.p95_ms,
+            self.mark("p95"),
             self.p99_ms,
+            self.mark("p99"),
+            self.p999_ms,
+            self.mark("p99.9"),
+            self.low_1_ms,
+            self.mark("low_1"),
+            self.low_1_fps,
+            self.low_01_ms,
+            self.mark("low_0.1"),
+            self.low_01_fps,
+            self.stutters,
             self.max_ms
         )
     }
@@ -86,14 +255,20 @@ impl fmt::Display for Summary {
 /// Largest window a [`Live`] keeps (its percentile works on a stack copy of this size).
 pub const LIVE_MAX_WINDOW: usize = 1024;
 
-/// The last `window` frame times (ms) for the overlay. Nothing here allocates after
-/// [`Live::new`].
+/// Range of the live HDR histogram: 1 µs to 60 s, 3 significant digits (values are recorded in
+/// µs; longer frames are clamped to 60 s).
+pub const HDR_MAX_US: u64 = 60_000_000;
+
+/// The last `window` frame times (ms) for the overlay graph, and an HDR histogram (hdrhistogram
+/// crate, 3 significant digits: any percentile within 0.1 %) of every frame since the last
+/// [`Live::reset`] for the overlay's live percentiles. Nothing here allocates after [`Live::new`].
 #[derive(Clone, Debug)]
 pub struct Live {
     buf: Vec<f64>,
     /// Next slot to write.
     head: usize,
     len: usize,
+    hdr: Option<hdrhistogram::Histogram<u64>>,
 }
 
 impl Default for Live {
@@ -110,7 +285,45 @@ impl Live {
             buf: vec![0.0; window.clamp(1, LIVE_MAX_WINDOW)],
             head: 0,
             len: 0,
+            hdr: hdrhistogram::Histogram::new_with_bounds(1, HDR_MAX_US, 3).ok(),
         }
+    }
+
+    /// Empties the window and the histogram.
+    pub fn reset(&mut self) {
+        self.clear();
+        if let Some(h) = &mut self.hdr {
+            h.reset();
+        }
+    }
+
+    /// Frames in the histogram (since the last [`Live::reset`]).
+    pub fn hdr_len(&self) -> u64 {
+        self.hdr.as_ref().map_or(0, |h| h.len())
+    }
+
+    /// Percentile `p` (0..=100) of every frame since the last reset, from the HDR histogram, ms
+    /// (within 0.1 %; 0 when empty). The histogram's percentile is the smallest recorded value
+    /// equivalence class covering `p` % of the frames, i.e. nearest rank.
+    pub fn hdr_percentile(&self, p: f64) -> f64 {
+        match &self.hdr {
+            Some(h) if !h.is_empty() => {
+                let p = if p.is_nan() { 0.0 } else { p.clamp(0.0, 100.0) };
+                h.value_at_percentile(p) as f64 / 1000.0
+            }
+            _ => 0.0,
+        }
+    }
+
+    /// Largest frame since the last reset (from the histogram), ms.
+    pub fn hdr_max(&self) -> f64 {
+        self.hdr.as_ref().map_or(0.0, |h| {
+            if !h.is_empty() {
+                h.max() as f64 / 1000.0
+            } else {
+                0.0
+            }
+        })
     }
 
     /// Adds one frame time, evicting the oldest when full. Non-finite or negative values are
@@ -122,6 +335,10 @@ impl Live {
         self.buf[self.head] = ms;
         self.head = (self.head + 1) % self.buf.len();
         self.len = (self.len + 1).min(self.buf.len());
+        if let Some(h) = &mut self.hdr {
+            let us = (ms * 1000.0).round().clamp(1.0, HDR_MAX_US as f64) as u64;
+            h.saturating_record(us);
+        }
     }
 
     /// Frames currently in the window.
@@ -138,6 +355,7 @@ impl Live {
         self.buf.len()
     }
 
+    /// Empties the window (the histogram keeps its frames; see [`Live::reset`]).
     pub fn clear(&mut self) {
         self.head = 0;
         self.len = 0;

@@ -19,8 +19,8 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use bytemuck::{Pod, Zeroable};
 
 use super::{FrameCtx, Scene, SceneConfig, SceneError};
-use crate::audio::AudioSource;
 use crate::audio::stft::{self, Stft, WindowKind};
+use crate::audio::{AudioOptions, AudioSelection, AudioSource, ChannelChoice, SynthSignal};
 use crate::gpu::fft::GpuFft;
 use crate::gpu::upload::PingPong;
 use crate::gpu::{Gpu, shaders};
@@ -36,6 +36,12 @@ pub const MAX_ROWS: u32 = 2048;
 pub const MAX_RING_WIDTH: u32 = 16384;
 /// Most f32 values kept in the CPU history (64 Mi values = 256 MiB).
 const HISTORY_VALUES: usize = 64 << 20;
+/// Marks a column with no data (the input device was gone or silent): drawn hatched grey, never
+/// as silence; exported as NaN.
+pub const GAP_DB: f32 = -1.0e30;
+/// Latencies kept for the live p50/p99.
+const LATENCY_WINDOW: usize = 512;
+
 /// Most columns analysed in one frame (older backlog is skipped and counted).
 pub const MAX_BATCH: u32 = 512;
 
@@ -227,13 +233,36 @@ pub struct Spectrogram {
     width_px: u32,
     settings_ui: Settings,
     error: Option<String>,
+    options: AudioOptions,
+    /// Samples drained from the source so far (analysed or skipped).
+    drained_total: u64,
+    /// Capture instant of the newest sample of the newest column written this frame.
+    frame_capture: Option<std::time::Instant>,
+    /// Capture-to-present latencies (ms), newest last.
+    latencies: VecDeque<f64>,
+    /// Gap columns to write this frame (input had no data).
+    gap_cols: u32,
+    /// This frame's columns come from the CPU (CPU FFT or gap columns).
+    cpu_route: bool,
+    devices: Vec<crate::audio::InputDeviceInfo>,
+    file_path_ui: String,
+    seek_ui: Option<f64>,
+    /// A source change asked for in the UI, applied in `prepare` (which has the GPU).
+    reopen_request: Option<(AudioSelection, AudioOptions)>,
 }
 
 impl Spectrogram {
     /// Table constructor: opens the audio selection (errors name the input).
     pub fn create(gpu: &Gpu, cfg: &SceneConfig) -> Result<Box<dyn Scene>, SceneError> {
-        let source = AudioSource::open(&cfg.audio, RING_SAMPLES)?;
-        Ok(Box::new(Spectrogram::new(gpu, source, settings_from(cfg))?))
+        let options = AudioOptions {
+            channel: cfg.audio_channel,
+            seed: cfg.seed,
+            sample_format: None,
+        };
+        let source = AudioSource::open_with(&cfg.audio, RING_SAMPLES, &options)?;
+        let mut s = Spectrogram::new(gpu, source, settings_from(cfg))?;
+        s.options = options;
+        Ok(Box::new(s))
     }
 
     /// Builds the scene around an opened source.
@@ -381,6 +410,16 @@ impl Spectrogram {
             width_px: 1,
             settings_ui: settings,
             error: None,
+            options: AudioOptions::default(),
+            drained_total: 0,
+            frame_capture: None,
+            latencies: VecDeque::new(),
+            gap_cols: 0,
+            cpu_route: false,
+            devices: Vec::new(),
+            file_path_ui: String::new(),
+            seek_ui: None,
+            reopen_request: None,
         };
         s.reset_history();
         Ok(s)
@@ -500,7 +539,13 @@ impl Spectrogram {
         for (t, col) in self.history() {
             let mut rec = Vec::with_capacity(col.len() + 1);
             rec.push(format!("{t}"));
-            rec.extend(col.iter().map(|v| format!("{v}")));
+            rec.extend(col.iter().map(|v| {
+                if *v <= GAP_DB {
+                    "NaN".to_string()
+                } else {
+                    format!("{v}")
+                }
+            }));
             w.write_record(&rec).map_err(|e| err(e.to_string()))?;
             rows += 1;
         }
@@ -800,8 +845,20 @@ impl Scene for Spectrogram {
         self.source.advance_to(self.scene_time);
         self.scratch.clear();
         self.source.drain_into(&mut self.scratch);
+        self.drained_total += self.scratch.len() as u64;
         let n = self.a.settings.fft_size;
         let hop = self.a.settings.hop;
+        // No data for a while (device gone or silent): a gap, not silence; frames restart after.
+        let gap = self.source.gap_samples();
+        self.gap_cols = 0;
+        if gap > 0 {
+            self.gap_cols = (gap.div_ceil(hop as u64)).min(MAX_BATCH as u64) as u32;
+            self.a.cpu.reset();
+            self.a.tail.clear();
+            self.pending.clear();
+            self.pending_cols = 0;
+        }
+        self.frame_capture = None;
         // After a long pause (scene hidden), analyse only the newest MAX_BATCH columns' worth.
         let keep = MAX_BATCH as usize * hop + n;
         let skip = self.scratch.len().saturating_sub(keep);
@@ -847,10 +904,58 @@ impl Scene for Spectrogram {
                 self.pending_cols = a.batch;
             }
         }
+        // The newest column this frame ends at sample drained − pending − hop + N − 1 (pending =
+        // samples kept for the next column); its capture instant comes from the source's clock.
+        if self.pending_cols > 0
+            && let Some((delivered, at)) = self.source.sample_clock()
+        {
+            let pending = match self.a.settings.fft_on {
+                FftOn::Cpu => self.a.cpu.pending() as u64,
+                FftOn::Gpu => self.a.tail.len() as u64,
+            };
+            let end = (self.drained_total + n as u64).saturating_sub(pending + hop as u64 + 1);
+            let behind = delivered.saturating_sub(end + 1);
+            let sr = self.source.sample_rate().max(1) as f64;
+            self.frame_capture =
+                at.checked_sub(std::time::Duration::from_secs_f64(behind as f64 / sr));
+        }
+        if self.gap_cols > 0 {
+            // Gap columns replace this frame's columns (data resuming right after a gap is rare).
+            let bins = self.a.bins;
+            self.columns_skipped += self.pending_cols as u64;
+            self.a.batch = 0;
+            self.pending.clear();
+            self.pending.resize(self.gap_cols as usize * bins, GAP_DB);
+            self.pending_cols = self.gap_cols;
+            let gap_col = vec![GAP_DB; bins];
+            for _ in 0..self.gap_cols {
+                self.push_history(&gap_col);
+            }
+        }
     }
 
     fn prepare(&mut self, gpu: &Gpu, frame: &FrameCtx) {
         self.width_px = frame.size.0.max(1);
+        if let Some((sel, opts)) = self.reopen_request.take() {
+            match self.source.reopen_with(&sel, &opts) {
+                Ok(()) => {
+                    self.options = opts;
+                    self.error = None;
+                    self.scene_time = 0.0;
+                    self.drained_total = 0;
+                    let settings = self.a.settings.clone();
+                    if let Err(e) = self.apply_settings(gpu, settings) {
+                        self.error = Some(e.to_string());
+                    }
+                }
+                Err(e) => self.error = Some(e.to_string()),
+            }
+        }
+        if let Some(s) = self.seek_ui.take() {
+            self.source.seek(s);
+            self.a.cpu.reset();
+            self.a.tail.clear();
+        }
         if self.settings_ui != self.a.settings {
             let wanted = self.settings_ui.clone();
             match self.apply_settings(gpu, wanted) {
@@ -879,8 +984,10 @@ impl Scene for Spectrogram {
         self.write_cols = if self.frozen { 0 } else { self.pending_cols };
         self.write_start = (self.written % self.a.ring_width as u64) as u32;
         let slot = frame.slot();
-        match self.a.settings.fft_on {
-            FftOn::Cpu => {
+        // Columns computed on the CPU (or gap columns) go up through the upload buffer.
+        self.cpu_route = self.a.settings.fft_on == FftOn::Cpu || self.gap_cols > 0;
+        match self.cpu_route {
+            true => {
                 if self.pending_cols > 0 {
                     self.a.upload.write(
                         &gpu.device,
@@ -916,7 +1023,7 @@ impl Scene for Spectrogram {
                     }
                 }
             }
-            FftOn::Gpu => {
+            false => {
                 if self.a.batch > 0
                     && let Some(f) = &self.a.gpu
                 {
@@ -977,9 +1084,10 @@ impl Scene for Spectrogram {
         if self.write_cols == 0 {
             return;
         }
-        let group = match self.a.settings.fft_on {
-            FftOn::Cpu => self.a.write_groups_cpu.as_ref().map(|g| &g.1[frame.slot()]),
-            FftOn::Gpu => self.a.write_groups_gpu.as_ref().map(|g| &g[frame.slot()]),
+        let group = if self.cpu_route {
+            self.a.write_groups_cpu.as_ref().map(|g| &g.1[frame.slot()])
+        } else {
+            self.a.write_groups_gpu.as_ref().map(|g| &g[frame.slot()])
         };
         if let Some(group) = group {
             pass.set_pipeline(&self.write_pipeline);
@@ -996,6 +1104,7 @@ impl Scene for Spectrogram {
 
     fn ui(&mut self, ui: &mut egui::Ui) {
         ui.heading("Spectrogram");
+        self.source_ui(ui);
         if let Some(n) = self.source.notice() {
             ui.colored_label(egui::Color32::YELLOW, n);
         }
@@ -1288,6 +1397,10 @@ impl Scene for Spectrogram {
             "db_ceil": self.db_ceil,
             "frequency_axis": self.scale.name(),
             "ring_columns": self.a.ring_width,
+            "latency_ms": (!self.latencies.is_empty()).then(|| {
+                let (last, p50, p99) = self.latency_summary();
+                serde_json::json!({ "last": last, "p50": p50, "p99": p99, "n": self.latencies.len() })
+            }),
             "ring_rows": self.a.rows,
         })
     }
@@ -1297,6 +1410,16 @@ impl Scene for Spectrogram {
             .stream_error()
             .map(|e| format!("audio input: {e}"))
             .or_else(|| self.error.clone())
+    }
+
+    fn presented(&mut self, at: std::time::Instant) {
+        if let Some(captured) = self.frame_capture.take() {
+            let ms = at.saturating_duration_since(captured).as_secs_f64() * 1e3;
+            if self.latencies.len() >= LATENCY_WINDOW {
+                self.latencies.pop_front();
+            }
+            self.latencies.push_back(ms);
+        }
     }
 
     fn finish(&mut self, gpu: &Gpu) -> Result<(), SceneError> {
@@ -1317,6 +1440,156 @@ impl Scene for Spectrogram {
 }
 
 impl Spectrogram {
+    /// Source controls: input device picker with channel choice, synthetic signals, a file path,
+    /// and for files play/pause, seek, loop and analyse-as-fast-as-possible.
+    fn source_ui(&mut self, ui: &mut egui::Ui) {
+        egui::CollapsingHeader::new("Source")
+            .default_open(true)
+            .show(ui, |ui| {
+                let mut opts = self.options;
+                ui.horizontal(|ui| {
+                    ui.label("channel");
+                    let text = opts.channel.to_string();
+                    egui::ComboBox::from_id_salt("spectrogram-channel")
+                        .selected_text(text)
+                        .show_ui(ui, |ui| {
+                            ui.selectable_value(&mut opts.channel, ChannelChoice::Mix, "mix");
+                            let channels = self.source.live().map(|l| l.channels()).unwrap_or(2);
+                            for c in 0..channels.max(2) as usize {
+                                let name = match c {
+                                    0 => "1 (left)".to_string(),
+                                    1 => "2 (right)".to_string(),
+                                    _ => (c + 1).to_string(),
+                                };
+                                ui.selectable_value(
+                                    &mut opts.channel,
+                                    ChannelChoice::Channel(c),
+                                    name,
+                                );
+                            }
+                        });
+                });
+                if opts.channel != self.options.channel {
+                    self.reopen_request = Some((self.source.selection().clone(), opts));
+                }
+                ui.horizontal(|ui| {
+                    let label = if self.devices.is_empty() {
+                        "Input devices…"
+                    } else {
+                        "Hide devices"
+                    };
+                    if ui.button(label).clicked() {
+                        if self.devices.is_empty() {
+                            self.devices = crate::audio::input_devices();
+                        } else {
+                            self.devices.clear();
+                        }
+                    }
+                    if ui.button("Default").clicked() {
+                        self.reopen_request = Some((AudioSelection::Default, opts));
+                    }
+                });
+                for d in self.devices.clone() {
+                    let text = format!(
+                        "{} ({} Hz, {} ch{})",
+                        d.name,
+                        d.sample_rate,
+                        d.channels,
+                        d.sample_format
+                            .map(|f| format!(", {f:?}"))
+                            .unwrap_or_default()
+                    );
+                    if ui
+                        .add(egui::Button::new(egui::RichText::new(text).small()).truncate())
+                        .on_hover_text(&d.name)
+                        .clicked()
+                    {
+                        let key = if d.id.is_empty() {
+                            d.name.clone()
+                        } else {
+                            d.id.clone()
+                        };
+                        self.reopen_request = Some((AudioSelection::Device(key), opts));
+                    }
+                }
+                ui.horizontal_wrapped(|ui| {
+                    ui.label("synthetic:");
+                    for s in SynthSignal::ALL {
+                        if ui.small_button(s.name()).clicked() {
+                            self.reopen_request = Some((AudioSelection::Signal(*s), opts));
+                        }
+                    }
+                });
+                ui.horizontal(|ui| {
+                    ui.add(
+                        egui::TextEdit::singleline(&mut self.file_path_ui)
+                            .hint_text("sound file path (or drop a file)")
+                            .desired_width(170.0),
+                    );
+                    if ui.button("Open").clicked() && !self.file_path_ui.trim().is_empty() {
+                        let path = PathBuf::from(self.file_path_ui.trim());
+                        self.reopen_request = Some((AudioSelection::File(path), opts));
+                    }
+                });
+                if let Some(w) = self.source.warning() {
+                    ui.colored_label(egui::Color32::YELLOW, w);
+                }
+                if let (Some(pos), Some(dur)) = (self.source.position_s(), self.source.duration_s())
+                {
+                    ui.horizontal(|ui| {
+                        let paused = self.source.paused();
+                        if ui.button(if paused { "Play" } else { "Pause" }).clicked() {
+                            self.source.set_paused(!paused);
+                        }
+                        let mut looping = self.source.looping();
+                        if ui.checkbox(&mut looping, "loop").changed() {
+                            self.source.set_looping(looping);
+                        }
+                        let mut fast = self.source.fast();
+                        if ui
+                            .checkbox(&mut fast, "fast")
+                            .on_hover_text("analyse as fast as possible")
+                            .changed()
+                        {
+                            self.source.set_fast(fast);
+                        }
+                    });
+                    let mut p = pos.min(dur);
+                    if ui
+                        .add(
+                            egui::Slider::new(&mut p, 0.0..=dur.max(1e-3))
+                                .text("s")
+                                .show_value(true),
+                        )
+                        .drag_stopped()
+                    {
+                        self.seek_ui = Some(p);
+                    }
+                }
+                if !self.latencies.is_empty() {
+                    let (last, p50, p99) = self.latency_summary();
+                    ui.label(format!(
+                        "latency capture→present: last {last:.1} ms, p50 {p50:.1}, p99 {p99:.1}"
+                    ));
+                }
+            });
+    }
+
+    /// (last, p50, p99) of the recent capture-to-present latencies, ms (nearest rank).
+    pub fn latency_summary(&self) -> (f64, f64, f64) {
+        let mut v: Vec<f64> = self.latencies.iter().copied().collect();
+        let last = v.last().copied().unwrap_or(0.0);
+        v.sort_by(f64::total_cmp);
+        let rank = |p: f64| {
+            if v.is_empty() {
+                0.0
+            } else {
+                v[((p / 100.0 * v.len() as f64).ceil() as usize).clamp(1, v.len()) - 1]
+            }
+        };
+        (last, rank(50.0), rank(99.0))
+    }
+
     fn set_frozen(&mut self, frozen: bool) {
         self.frozen = frozen;
         if !frozen {

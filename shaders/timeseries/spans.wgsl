@@ -1,0 +1,62 @@
+// Time series: vertical spans, one pixel wide, covering every pixel row from the row of `lo` to
+// the row of `hi` inclusive (closed), in pixel column `col`. Drawn as two triangles per span whose
+// edges lie on pixel boundaries, so coverage is exact: the union of the spans of consecutive
+// samples inside one column equals the span of the column's min and max (M4's argument).
+
+struct View {
+    // Pixel row of value v: y = b - v * a (f64-derived constants, row 0 at the top).
+    a: f32,
+    b: f32,
+    width: f32,
+    height: f32,
+    color: u32,
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
+}
+
+struct Span {
+    col: u32,
+    lo: u32,
+    hi: u32,
+}
+
+@group(0) @binding(0) var<uniform> view: View;
+@group(0) @binding(1) var<storage, read> spans: array<Span>;
+
+struct VsOut {
+    @builtin(position) clip: vec4<f32>,
+    @location(0) color: vec4<f32>,
+}
+
+fn row_of(bits: u32) -> f32 {
+    let y = view.b - bitcast<f32>(bits) * view.a;
+    return floor(clamp(y, -2.0, view.height + 2.0));
+}
+
+@vertex
+fn vs_main(@builtin(vertex_index) vi: u32, @builtin(instance_index) ii: u32) -> VsOut {
+    var out: VsOut;
+    out.color = unpack4x8unorm(view.color);
+    let s = spans[ii];
+    // Rows top (hi) to bottom (lo), clipped to the image.
+    let r0 = max(row_of(s.hi), 0.0);
+    let r1 = min(row_of(s.lo), view.height - 1.0);
+    if s.col == 0xffffffffu || r0 > r1 {
+        out.clip = vec4<f32>(2.0, 2.0, 0.0, 1.0);
+        return out;
+    }
+    let corner = array<vec2<f32>, 6>(
+        vec2<f32>(0.0, 0.0), vec2<f32>(1.0, 0.0), vec2<f32>(0.0, 1.0),
+        vec2<f32>(0.0, 1.0), vec2<f32>(1.0, 0.0), vec2<f32>(1.0, 1.0),
+    )[vi];
+    let px = f32(s.col) + corner.x;
+    let py = select(r0, r1 + 1.0, corner.y > 0.5);
+    out.clip = vec4<f32>(px / view.width * 2.0 - 1.0, 1.0 - py / view.height * 2.0, 0.0, 1.0);
+    return out;
+}
+
+@fragment
+fn fs_main(in: VsOut) -> @location(0) vec4<f32> {
+    return in.color;
+}

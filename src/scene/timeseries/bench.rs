@@ -1,0 +1,140 @@
+//! Benchmark helpers of the time-series GPU path, callable from any binary on any adapter
+//! (`benches/timeseries.rs`, or a bench subcommand on the H200).
+
+use std::time::Instant;
+
+use super::gpu::{Pipelines, SeriesMirror, ViewUniform};
+use crate::gpu::Gpu;
+use crate::series::store::Series;
+
+/// Pixel columns of the benchmark view (a 1920-pixel-wide chart).
+pub const BENCH_COLUMNS: u32 = 1920;
+
+/// A deterministic random walk of `n` samples at 1 µs spacing (xorshift64*, uniform steps).
+pub fn random_walk_series(n: u64, seed: u64) -> Series {
+    let mut s = Series::new("bench", usize::MAX);
+    let mut x = seed.max(1);
+    let mut v = 0.0f32;
+    for k in 0..n {
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        let u = (x.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 40) as f32 / (1u64 << 24) as f32;
+        v += u - 0.5;
+        s.push(k as f64 * 1e-6, v);
+    }
+    s
+}
+
+/// One row of [`bench_table`].
+#[derive(Clone, Debug)]
+pub struct BenchRow {
+    /// Points in view.
+    pub points: u64,
+    /// Upload of the values and prefix plus the full pyramid build, ms (once).
+    pub upload_ms: f64,
+    /// CPU column bounds (binary searches) per frame, ms (median).
+    pub bounds_ms: f64,
+    /// M4 dispatch submitted and waited for, per frame, ms (median; includes submit latency).
+    pub frame_ms: f64,
+    /// Bytes the M4 pass reads per frame (upper bound from the pyramid walk).
+    pub bytes_read: u64,
+}
+
+/// Measures the GPU M4 frame for each size in `points` (all points in view, 1920 columns),
+/// `reps` frames each (at least 1). Sizes beyond the adapter's storage-binding limit are reported
+/// as skipped.
+pub fn bench_rows(gpu: &Gpu, points: &[u64], reps: u32) -> Vec<Result<BenchRow, String>> {
+    let pipes = Pipelines::new(&gpu.device, crate::scene::SCENE_FORMAT);
+    let reps = reps.max(1);
+    points
+        .iter()
+        .map(|&n| {
+            if n == 0 {
+                return Err("0 points".to_string());
+            }
+            if n > pipes.max_samples {
+                return Err(format!(
+                    "{n} points: over this adapter's storage limit of {} samples",
+                    pipes.max_samples
+                ));
+            }
+            let series = random_walk_series(n, 7);
+            let mut m = SeriesMirror::new(&gpu.device, &pipes);
+            let r1 = n as f64 * 1e-6;
+            let view = ViewUniform::new(-1.0, 1.0, BENCH_COLUMNS, 512, u32::MAX);
+            let t = Instant::now();
+            m.sync(gpu, &pipes, &series).map_err(|e| e.to_string())?;
+            m.set_view(gpu, &pipes, &series, 0.0, r1, BENCH_COLUMNS, &view)
+                .map_err(|e| e.to_string())?;
+            m.run_and_read(gpu, &pipes)?;
+            let upload_ms = t.elapsed().as_secs_f64() * 1e3;
+            let mut bounds = Vec::new();
+            let mut frames = Vec::new();
+            for _ in 0..reps {
+                let t = Instant::now();
+                m.set_view(gpu, &pipes, &series, 0.0, r1, BENCH_COLUMNS, &view)
+                    .map_err(|e| e.to_string())?;
+                bounds.push(t.elapsed().as_secs_f64() * 1e3);
+                let t = Instant::now();
+                let mut enc = gpu
+                    .device
+                    .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                        label: Some("timeseries:bench:encoder"),
+                    });
+                {
+                    let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                        label: Some("timeseries:bench:m4"),
+                        timestamp_writes: None,
+                    });
+                    m.encode(&pipes, &mut pass);
+                }
+                gpu.queue.submit([enc.finish()]);
+                gpu.wait_idle();
+                frames.push(t.elapsed().as_secs_f64() * 1e3);
+            }
+            Ok(BenchRow {
+                points: n,
+                upload_ms,
+                bounds_ms: median(&mut bounds),
+                frame_ms: median(&mut frames),
+                bytes_read: m.m4_bytes_read(),
+            })
+        })
+        .collect()
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
+}
+
+/// The GPU M4 timing table (markdown): per size, ms per frame at 1920 columns (GPU pass,
+/// submitted and waited for; CPU column bounds listed apart), bytes read by the pass, the
+/// achieved GB/s on those bytes, and the equivalent GB/s of a full scan of the points in view
+/// (4 bytes each) in the same time.
+pub fn bench_table(gpu: &Gpu, points: &[u64], reps: u32) -> String {
+    let mut out = format!(
+        "adapter: {} ({}, {})\n\n| points in view | GPU M4 ms/frame | CPU bounds ms/frame | bytes read | GB/s read | full-scan equiv. GB/s | upload+build ms |\n|---:|---:|---:|---:|---:|---:|---:|\n",
+        gpu.summary.name, gpu.summary.backend, gpu.summary.device_type
+    );
+    for row in bench_rows(gpu, points, reps) {
+        match row {
+            Ok(r) => {
+                let s = r.frame_ms * 1e-3;
+                out += &format!(
+                    "| {} | {:.3} | {:.3} | {} | {:.2} | {:.1} | {:.0} |\n",
+                    r.points,
+                    r.frame_ms,
+                    r.bounds_ms,
+                    r.bytes_read,
+                    r.bytes_read as f64 / s / 1e9,
+                    r.points as f64 * 4.0 / s / 1e9,
+                    r.upload_ms
+                );
+            }
+            Err(e) => out += &format!("| skipped: {e} | | | | | | |\n"),
+        }
+    }
+    out
+}

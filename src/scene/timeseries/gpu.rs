@@ -1,0 +1,975 @@
+//! GPU M4 decimation of a time series from a min/max pyramid kept on the GPU, and the exact line
+//! drawing from the decimated columns.
+//!
+//! Per series, a [`SeriesMirror`] holds on the GPU: the values (f32 bits), the running count of
+//! valid (non-NaN) values, and a pyramid of min/max nodes with branching [`BRANCH`] (level L node k
+//! covers values `[k·16^L, (k+1)·16^L)`). New samples are appended by `queue.write_buffer` and only
+//! the pyramid nodes they complete are built (`shaders/timeseries/pyramid_build.wgsl`, one dispatch
+//! per level). For a view, the CPU finds each pixel column's sample index range by binary search on
+//! the f64 times (with [`column_of`], the same column function as the CPU reference), and
+//! `shaders/timeseries/m4.wgsl` computes min, max, first, last and count per column in
+//! O(levels) reads. A frame thus costs O(pixels × levels) whatever the number of points in view.
+//!
+//! Drawing (`spans.wgsl`, `connectors.wgsl`): each column is a closed one-pixel-wide vertical span
+//! from min to max, and a 1-pixel line joins the previous sample to a column's first sample when
+//! both are valid. Drawing every sample the same way (a span per pair of consecutive samples in
+//! one column, a line per pair in different columns, x snapped to the column centre) gives the
+//! same pixels: inside one column the union of closed spans of a connected polyline is the span of
+//! its min and max, and the lines between columns are the same segments. [`reference_segments`]
+//! builds that full-resolution drawing; the tests compare both images pixel for pixel.
+//! Exception: a NaN run that starts and ends inside a single pixel column is narrower than a pixel
+//! and is not shown as a gap (the column's span covers it).
+
+use bytemuck::{Pod, Zeroable};
+
+use crate::gpu::{Gpu, shaders};
+use crate::series::decimate::{Column, column_of};
+use crate::series::store::Series;
+
+/// Branching factor of the min/max pyramid.
+pub const BRANCH: u64 = 16;
+/// Most pyramid levels above the values.
+pub const MAX_LEVELS: usize = 8;
+/// Smallest mirror capacity, samples.
+const MIN_CAPACITY: u64 = 1 << 16;
+/// Marker of an empty span or connector record.
+pub const NONE: u32 = u32::MAX;
+
+/// One vertical span record: pixel column and the f32 bits of the low and high values.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
+pub struct Span {
+    pub col: u32,
+    pub lo: u32,
+    pub hi: u32,
+}
+
+/// One connector record: a line from column `col0` at value bits `v0` to `col1` at `v1`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
+pub struct Conn {
+    pub col0: u32,
+    pub v0: u32,
+    pub col1: u32,
+    pub v1: u32,
+}
+
+/// The draw uniform: value → pixel row is `y = b − v·a`, image `width × height` pixels, RGBA8
+/// colour (R in the low byte).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct ViewUniform {
+    pub a: f32,
+    pub b: f32,
+    pub width: f32,
+    pub height: f32,
+    pub color: u32,
+    pub _pad: [u32; 3],
+}
+
+impl ViewUniform {
+    /// Maps values `[lo, hi]` onto rows `[height, 0]` (row 0 at the top). The constants are
+    /// computed in f64, so ranges up to ±f32::MAX do not overflow.
+    pub fn new(lo: f64, hi: f64, width: u32, height: u32, color: u32) -> ViewUniform {
+        let span = if hi > lo { hi - lo } else { 1.0 };
+        let a = height as f64 / span;
+        ViewUniform {
+            a: a as f32,
+            b: (hi * a) as f32,
+            width: width as f32,
+            height: height as f32,
+            color,
+            _pad: [0; 3],
+        }
+    }
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Pod, Zeroable)]
+struct BuildParams {
+    level: u32,
+    src_offset: u32,
+    dst_offset: u32,
+    node_start: u32,
+    node_end: u32,
+    _pad: [u32; 3],
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Pod, Zeroable)]
+struct M4Params {
+    columns: u32,
+    levels: u32,
+    _pad: [u32; 2],
+    offsets: [u32; 8],
+}
+
+/// Uniform slot stride for the per-level build parameters (dynamic offsets).
+const PARAM_STRIDE: u64 = 256;
+
+fn storage_entry(
+    binding: u32,
+    read_only: bool,
+    vis: wgpu::ShaderStages,
+) -> wgpu::BindGroupLayoutEntry {
+    wgpu::BindGroupLayoutEntry {
+        binding,
+        visibility: vis,
+        ty: wgpu::BindingType::Buffer {
+            ty: wgpu::BufferBindingType::Storage { read_only },
+            has_dynamic_offset: false,
+            min_binding_size: None,
+        },
+        count: None,
+    }
+}
+
+fn uniform_entry(
+    binding: u32,
+    dynamic: bool,
+    vis: wgpu::ShaderStages,
+) -> wgpu::BindGroupLayoutEntry {
+    wgpu::BindGroupLayoutEntry {
+        binding,
+        visibility: vis,
+        ty: wgpu::BindingType::Buffer {
+            ty: wgpu::BufferBindingType::Uniform,
+            has_dynamic_offset: dynamic,
+            min_binding_size: None,
+        },
+        count: None,
+    }
+}
+
+fn buffer(
+    device: &wgpu::Device,
+    label: &str,
+    size: u64,
+    usage: wgpu::BufferUsages,
+) -> wgpu::Buffer {
+    device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some(label),
+        size: size.max(16).next_multiple_of(16),
+        usage,
+        mapped_at_creation: false,
+    })
+}
+
+/// Long-lived pipelines and layouts of the time-series GPU path.
+pub struct Pipelines {
+    build: wgpu::ComputePipeline,
+    build_bgl: wgpu::BindGroupLayout,
+    m4: wgpu::ComputePipeline,
+    m4_bgl: wgpu::BindGroupLayout,
+    spans: wgpu::RenderPipeline,
+    conns: wgpu::RenderPipeline,
+    draw_bgl: wgpu::BindGroupLayout,
+    /// Largest number of samples one mirror may hold (storage binding limit / 4).
+    pub max_samples: u64,
+}
+
+impl Pipelines {
+    /// Creates the pipelines; render pipelines target `format`.
+    pub fn new(device: &wgpu::Device, format: wgpu::TextureFormat) -> Pipelines {
+        let cs = wgpu::ShaderStages::COMPUTE;
+        let build_bgl = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("timeseries:pyramid_build:layout"),
+            entries: &[
+                uniform_entry(0, true, cs),
+                storage_entry(1, true, cs),
+                storage_entry(2, false, cs),
+            ],
+        });
+        let m4_bgl = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("timeseries:m4:layout"),
+            entries: &[
+                uniform_entry(0, false, cs),
+                storage_entry(1, true, cs),
+                storage_entry(2, true, cs),
+                storage_entry(3, true, cs),
+                storage_entry(4, true, cs),
+                storage_entry(5, false, cs),
+                storage_entry(6, false, cs),
+                storage_entry(7, false, cs),
+            ],
+        });
+        let vs = wgpu::ShaderStages::VERTEX;
+        let draw_bgl = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("timeseries:draw:layout"),
+            entries: &[uniform_entry(0, false, vs), storage_entry(1, true, vs)],
+        });
+        let compute = |label: &str, bgl: &wgpu::BindGroupLayout, src: shaders::ShaderSource| {
+            let pl = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+                label: Some(&format!("{label}:pipeline_layout")),
+                bind_group_layouts: &[Some(bgl)],
+                immediate_size: 0,
+            });
+            device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                label: Some(label),
+                layout: Some(&pl),
+                module: &src.module(device),
+                entry_point: Some("main"),
+                compilation_options: Default::default(),
+                cache: None,
+            })
+        };
+        let build = compute(
+            "timeseries:compute:pyramid_build",
+            &build_bgl,
+            shaders::TIMESERIES_PYRAMID_BUILD,
+        );
+        let m4 = compute("timeseries:compute:m4", &m4_bgl, shaders::TIMESERIES_M4);
+        let draw_pl = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("timeseries:draw:pipeline_layout"),
+            bind_group_layouts: &[Some(&draw_bgl)],
+            immediate_size: 0,
+        });
+        let render = |label: &str, src: shaders::ShaderSource, topology| {
+            let module = src.module(device);
+            device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+                label: Some(label),
+                layout: Some(&draw_pl),
+                vertex: wgpu::VertexState {
+                    module: &module,
+                    entry_point: Some("vs_main"),
+                    compilation_options: Default::default(),
+                    buffers: &[],
+                },
+                primitive: wgpu::PrimitiveState {
+                    topology,
+                    ..Default::default()
+                },
+                depth_stencil: None,
+                multisample: wgpu::MultisampleState::default(),
+                fragment: Some(wgpu::FragmentState {
+                    module: &module,
+                    entry_point: Some("fs_main"),
+                    compilation_options: Default::default(),
+                    targets: &[Some(format.into())],
+                }),
+                multiview_mask: None,
+                cache: None,
+            })
+        };
+        let spans = render(
+            "timeseries:render:spans",
+            shaders::TIMESERIES_SPANS,
+            wgpu::PrimitiveTopology::TriangleList,
+        );
+        let conns = render(
+            "timeseries:render:connectors",
+            shaders::TIMESERIES_CONNECTORS,
+            wgpu::PrimitiveTopology::LineList,
+        );
+        let limits = device.limits();
+        let max_bytes = limits
+            .max_storage_buffer_binding_size
+            .min(limits.max_buffer_size);
+        Pipelines {
+            build,
+            build_bgl,
+            m4,
+            m4_bgl,
+            spans,
+            conns,
+            draw_bgl,
+            max_samples: (max_bytes / 4).min(u32::MAX as u64 - 1),
+        }
+    }
+}
+
+/// Number of pyramid levels and each level's node offset for a mirror of `capacity` samples:
+/// levels are added until the top level has at most 256 nodes.
+fn layout_levels(capacity: u64) -> (u32, [u32; MAX_LEVELS], u64) {
+    let mut offsets = [0u32; MAX_LEVELS];
+    let mut total = 0u64;
+    let mut levels = 0u32;
+    let mut size = capacity;
+    while (levels as usize) < MAX_LEVELS {
+        size /= BRANCH;
+        offsets[levels as usize] = total as u32;
+        total += size;
+        levels += 1;
+        if size <= 256 {
+            break;
+        }
+    }
+    (levels, offsets, total)
+}
+
+/// Errors of the GPU path (the caller falls back to CPU M4).
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum GpuM4Error {
+    /// The series holds more samples than one storage binding can.
+    #[error("series '{name}': {len} samples exceed the GPU storage limit of {max}")]
+    TooLarge { name: String, len: u64, max: u64 },
+    /// Column bounds need samples in time order.
+    #[error("series '{name}': out-of-order samples (CPU decimation used)")]
+    Unordered { name: String },
+}
+
+/// The GPU copy of one series (values, valid-count prefix, min/max pyramid) plus its per-view
+/// buffers (column bounds, M4 output, draw records).
+pub struct SeriesMirror {
+    capacity: u64,
+    /// Global index of mirror position 0.
+    base: u64,
+    /// Samples in the mirror.
+    len: u64,
+    valid_total: u32,
+    levels: u32,
+    offsets: [u32; MAX_LEVELS],
+    values: wgpu::Buffer,
+    prefix: wgpu::Buffer,
+    pyramid: wgpu::Buffer,
+    build_params: wgpu::Buffer,
+    build_bg: wgpu::BindGroup,
+    /// Per-level node ranges to build at the next encode.
+    pending: Vec<(u32, u32, u32)>,
+    columns_cap: u32,
+    columns: u32,
+    bounds: wgpu::Buffer,
+    m4_params: wgpu::Buffer,
+    out_columns: wgpu::Buffer,
+    out_spans: wgpu::Buffer,
+    out_conns: wgpu::Buffer,
+    m4_bg: Option<wgpu::BindGroup>,
+    view: wgpu::Buffer,
+    spans_bg: Option<wgpu::BindGroup>,
+    conns_bg: Option<wgpu::BindGroup>,
+    scratch: Vec<u32>,
+    bounds_host: Vec<u32>,
+    /// Bytes written to the GPU by the last [`sync`](SeriesMirror::sync).
+    pub uploaded_bytes: u64,
+}
+
+impl SeriesMirror {
+    /// An empty mirror.
+    pub fn new(device: &wgpu::Device, pipes: &Pipelines) -> SeriesMirror {
+        let storage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
+        let out = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC;
+        let build_params = buffer(
+            device,
+            "timeseries:pyramid_build:params",
+            PARAM_STRIDE * MAX_LEVELS as u64,
+            wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+        );
+        let (values, prefix, pyramid, build_bg) =
+            Self::make_store(device, pipes, &build_params, MIN_CAPACITY);
+        let (levels, offsets, _) = layout_levels(MIN_CAPACITY);
+        SeriesMirror {
+            capacity: MIN_CAPACITY,
+            base: 0,
+            len: 0,
+            valid_total: 0,
+            levels,
+            offsets,
+            values,
+            prefix,
+            pyramid,
+            build_params,
+            build_bg,
+            pending: Vec::new(),
+            columns_cap: 0,
+            columns: 0,
+            bounds: buffer(device, "timeseries:m4:bounds", 16, storage),
+            m4_params: buffer(
+                device,
+                "timeseries:m4:params",
+                std::mem::size_of::<M4Params>() as u64,
+                wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+            ),
+            out_columns: buffer(device, "timeseries:m4:columns", 16, out),
+            out_spans: buffer(device, "timeseries:m4:spans", 16, out),
+            out_conns: buffer(device, "timeseries:m4:connectors", 16, out),
+            m4_bg: None,
+            view: buffer(
+                device,
+                "timeseries:draw:view",
+                std::mem::size_of::<ViewUniform>() as u64,
+                wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+            ),
+            spans_bg: None,
+            conns_bg: None,
+            scratch: Vec::new(),
+            bounds_host: Vec::new(),
+            uploaded_bytes: 0,
+        }
+    }
+
+    fn make_store(
+        device: &wgpu::Device,
+        pipes: &Pipelines,
+        params: &wgpu::Buffer,
+        capacity: u64,
+    ) -> (wgpu::Buffer, wgpu::Buffer, wgpu::Buffer, wgpu::BindGroup) {
+        let usage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
+        let values = buffer(device, "timeseries:mirror:values", capacity * 4, usage);
+        let prefix = buffer(
+            device,
+            "timeseries:mirror:valid_prefix",
+            capacity * 4,
+            usage,
+        );
+        let (_, _, nodes) = layout_levels(capacity);
+        let pyramid = buffer(device, "timeseries:mirror:pyramid", nodes * 8, usage);
+        let build_bg = device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("timeseries:pyramid_build:bind_group"),
+            layout: &pipes.build_bgl,
+            entries: &[
+                wgpu::BindGroupEntry {
+                    binding: 0,
+                    resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                        buffer: params,
+                        offset: 0,
+                        size: wgpu::BufferSize::new(std::mem::size_of::<BuildParams>() as u64),
+                    }),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 1,
+                    resource: values.as_entire_binding(),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 2,
+                    resource: pyramid.as_entire_binding(),
+                },
+            ],
+        });
+        (values, prefix, pyramid, build_bg)
+    }
+
+    /// Samples held on the GPU.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// `true` when no sample is held.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// GPU bytes held by the mirror (values, prefix, pyramid).
+    pub fn gpu_bytes(&self) -> u64 {
+        self.values.size() + self.prefix.size() + self.pyramid.size()
+    }
+
+    /// Brings the mirror up to date with `series`: appends new samples (values and valid-count
+    /// prefix by `write_buffer`) and queues the pyramid nodes they complete; rebuilds from the
+    /// stored samples when the mirror is full (growing it by doubling up to the storage limit) or
+    /// the series was cleared. The queued builds run in the next [`encode`](SeriesMirror::encode).
+    pub fn sync(
+        &mut self,
+        gpu: &Gpu,
+        pipes: &Pipelines,
+        series: &Series,
+    ) -> Result<(), GpuM4Error> {
+        self.uploaded_bytes = 0;
+        let (first, end) = (series.first_index(), series.end_index());
+        let stored = end - first;
+        if stored > pipes.max_samples {
+            return Err(GpuM4Error::TooLarge {
+                name: series.name.clone(),
+                len: stored,
+                max: pipes.max_samples,
+            });
+        }
+        let rebuild = first > self.base + self.len
+            || end - self.base > self.capacity
+            || end < self.base + self.len;
+        if rebuild {
+            let mut cap = self.capacity;
+            while cap < stored + stored / 4 && cap < pipes.max_samples {
+                cap *= 2;
+            }
+            let cap = cap.min(pipes.max_samples).max(stored);
+            if cap != self.capacity {
+                let (v, p, y, bg) = Self::make_store(&gpu.device, pipes, &self.build_params, cap);
+                self.values = v;
+                self.prefix = p;
+                self.pyramid = y;
+                self.build_bg = bg;
+                self.capacity = cap;
+                let (levels, offsets, _) = layout_levels(cap);
+                self.levels = levels;
+                self.offsets = offsets;
+                self.m4_bg = None;
+            }
+            self.base = first;
+            self.len = 0;
+            self.valid_total = 0;
+            self.pending.clear();
+        }
+        let old_len = self.len;
+        let from = self.base + self.len;
+        for (g, vals) in series.values_from(from) {
+            let at = (g - self.base) * 4;
+            gpu.queue
+                .write_buffer(&self.values, at, bytemuck::cast_slice(vals));
+            self.scratch.clear();
+            let mut run = self.valid_total;
+            for v in vals {
+                run += u32::from(!v.is_nan());
+                self.scratch.push(run);
+            }
+            self.valid_total = run;
+            gpu.queue
+                .write_buffer(&self.prefix, at, bytemuck::cast_slice(&self.scratch));
+            self.len = g - self.base + vals.len() as u64;
+            self.uploaded_bytes += vals.len() as u64 * 8;
+        }
+        // Pyramid nodes completed by the new samples, merged with builds not yet encoded.
+        let mut div = 1u64;
+        for level in 1..=self.levels {
+            div *= BRANCH;
+            let (a, b) = ((old_len / div) as u32, (self.len / div) as u32);
+            if b > a {
+                match self.pending.iter_mut().find(|p| p.0 == level) {
+                    Some(p) => {
+                        p.1 = p.1.min(a);
+                        p.2 = p.2.max(b);
+                    }
+                    None => self.pending.push((level, a, b)),
+                }
+            }
+        }
+        for &(level, a, b) in &self.pending {
+            let l = level as usize;
+            let params = BuildParams {
+                level,
+                src_offset: if l >= 2 { self.offsets[l - 2] } else { 0 },
+                dst_offset: self.offsets[l - 1],
+                node_start: a,
+                node_end: b,
+                _pad: [0; 3],
+            };
+            gpu.queue.write_buffer(
+                &self.build_params,
+                (l as u64 - 1) * PARAM_STRIDE,
+                bytemuck::bytes_of(&params),
+            );
+        }
+        Ok(())
+    }
+
+    /// Sets the view: `columns` pixel columns over `[r0, r1)` seconds relative to the series
+    /// origin; computes each column's sample index range on the CPU (binary search with
+    /// [`column_of`]) and uploads it with the draw uniform. Call after [`sync`](Self::sync).
+    /// The series must be ordered ([`Series::is_ordered`]).
+    #[allow(clippy::too_many_arguments)]
+    pub fn set_view(
+        &mut self,
+        gpu: &Gpu,
+        pipes: &Pipelines,
+        series: &Series,
+        r0: f64,
+        r1: f64,
+        columns: u32,
+        view: &ViewUniform,
+    ) -> Result<(), GpuM4Error> {
+        if !series.is_ordered() {
+            return Err(GpuM4Error::Unordered {
+                name: series.name.clone(),
+            });
+        }
+        let n = columns as usize;
+        self.columns = columns;
+        self.bounds_host.clear();
+        if n > 0 && r1 > r0 && r0.is_finite() && r1.is_finite() {
+            let w = (r1 - r0) / n as f64;
+            let rel = |g: u64| (g.clamp(self.base, self.base + self.len) - self.base) as u32;
+            self.bounds_host
+                .push(rel(series.partition_index(|t| t < r0)));
+            for i in 1..n {
+                let g = series.partition_index(|t| t < r0 || column_of(t, r0, w, n) < i);
+                self.bounds_host.push(rel(g));
+            }
+            self.bounds_host
+                .push(rel(series.partition_index(|t| t < r1)));
+        } else {
+            self.bounds_host.resize(n + 1, 0);
+        }
+        let mut prev = NONE;
+        for i in 0..n {
+            self.bounds_host.push(prev);
+            if self.bounds_host[i + 1] > self.bounds_host[i] {
+                prev = i as u32;
+            }
+        }
+        let device = &gpu.device;
+        if columns > self.columns_cap {
+            let cap = columns.next_power_of_two().max(256);
+            let s = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
+            let o = wgpu::BufferUsages::STORAGE
+                | wgpu::BufferUsages::COPY_SRC
+                | wgpu::BufferUsages::COPY_DST;
+            let c = cap as u64;
+            self.bounds = buffer(device, "timeseries:m4:bounds", (2 * c + 1) * 4, s);
+            self.out_columns = buffer(device, "timeseries:m4:columns", c * 20, o);
+            self.out_spans = buffer(device, "timeseries:m4:spans", c * 12, o);
+            self.out_conns = buffer(device, "timeseries:m4:connectors", c * 16, o);
+            self.columns_cap = cap;
+            self.m4_bg = None;
+            self.spans_bg = None;
+            self.conns_bg = None;
+        }
+        gpu.queue
+            .write_buffer(&self.bounds, 0, bytemuck::cast_slice(&self.bounds_host));
+        let mut offsets = [0u32; 8];
+        offsets[..MAX_LEVELS].copy_from_slice(&self.offsets);
+        let params = M4Params {
+            columns,
+            levels: self.levels,
+            _pad: [0; 2],
+            offsets,
+        };
+        gpu.queue
+            .write_buffer(&self.m4_params, 0, bytemuck::bytes_of(&params));
+        gpu.queue
+            .write_buffer(&self.view, 0, bytemuck::bytes_of(view));
+        if self.m4_bg.is_none() {
+            let bufs = [
+                &self.m4_params,
+                &self.bounds,
+                &self.values,
+                &self.prefix,
+                &self.pyramid,
+                &self.out_columns,
+                &self.out_spans,
+                &self.out_conns,
+            ];
+            let entries: Vec<_> = bufs
+                .iter()
+                .enumerate()
+                .map(|(i, b)| wgpu::BindGroupEntry {
+                    binding: i as u32,
+                    resource: b.as_entire_binding(),
+                })
+                .collect();
+            self.m4_bg = Some(device.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: Some("timeseries:m4:bind_group"),
+                layout: &pipes.m4_bgl,
+                entries: &entries,
+            }));
+        }
+        if self.spans_bg.is_none() {
+            self.spans_bg = Some(draw_group(
+                device,
+                pipes,
+                &self.view,
+                &self.out_spans,
+                "spans",
+            ));
+            self.conns_bg = Some(draw_group(
+                device,
+                pipes,
+                &self.view,
+                &self.out_conns,
+                "connectors",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Records the queued pyramid builds (oldest level first) and the M4 pass of the view.
+    pub fn encode(&self, pipes: &Pipelines, pass: &mut wgpu::ComputePass<'_>) {
+        if !self.pending.is_empty() {
+            pass.set_pipeline(&pipes.build);
+            let mut pending = self.pending.clone();
+            pending.sort_unstable();
+            for (level, a, b) in pending {
+                let offset = (level as u64 - 1) * PARAM_STRIDE;
+                pass.set_bind_group(0, &self.build_bg, &[offset as u32]);
+                let (x, y) = fold_groups((b - a).div_ceil(64));
+                pass.dispatch_workgroups(x, y, 1);
+            }
+        }
+        if let Some(bg) = &self.m4_bg
+            && self.columns > 0
+        {
+            pass.set_pipeline(&pipes.m4);
+            pass.set_bind_group(0, bg, &[]);
+            pass.dispatch_workgroups(self.columns.div_ceil(64), 1, 1);
+        }
+    }
+
+    /// Marks the queued builds as recorded (call once the encoder holding them is submitted).
+    pub fn builds_submitted(&mut self) {
+        self.pending.clear();
+    }
+
+    /// Draws the view's spans and connectors.
+    pub fn paint(&self, pipes: &Pipelines, pass: &mut wgpu::RenderPass<'_>) {
+        if let (Some(s), Some(c)) = (&self.spans_bg, &self.conns_bg)
+            && self.columns > 0
+        {
+            pass.set_pipeline(&pipes.spans);
+            pass.set_bind_group(0, s, &[]);
+            pass.draw(0..6, 0..self.columns);
+            pass.set_pipeline(&pipes.conns);
+            pass.set_bind_group(0, c, &[]);
+            pass.draw(0..2, 0..self.columns);
+        }
+    }
+
+    /// The buffer of M4 columns of the last view (`columns × 20` bytes, [`Column`] layout).
+    pub fn columns_buffer(&self) -> &wgpu::Buffer {
+        &self.out_columns
+    }
+
+    /// Columns of the last view.
+    pub fn columns(&self) -> u32 {
+        self.columns
+    }
+
+    /// Bytes the M4 pass reads for the last view, counted from its index ranges: per column the
+    /// bounds, the prefix and end values, and at most 30 nodes per level (an upper bound).
+    pub fn m4_bytes_read(&self) -> u64 {
+        let n = self.columns as u64;
+        n * (12 + 16 + 20 + 12 + 16) + n * 30 * 8 * self.levels as u64
+    }
+}
+
+fn draw_group(
+    device: &wgpu::Device,
+    pipes: &Pipelines,
+    view: &wgpu::Buffer,
+    data: &wgpu::Buffer,
+    what: &str,
+) -> wgpu::BindGroup {
+    device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: Some(&format!("timeseries:draw:{what}:bind_group")),
+        layout: &pipes.draw_bgl,
+        entries: &[
+            wgpu::BindGroupEntry {
+                binding: 0,
+                resource: view.as_entire_binding(),
+            },
+            wgpu::BindGroupEntry {
+                binding: 1,
+                resource: data.as_entire_binding(),
+            },
+        ],
+    })
+}
+
+/// Splits a workgroup count over x and y (65535 per dimension).
+fn fold_groups(n: u32) -> (u32, u32) {
+    if n <= 65_535 {
+        (n.max(1), 1)
+    } else {
+        (65_535, n.div_ceil(65_535))
+    }
+}
+
+/// Span and connector records drawn from the CPU: used for the full-resolution reference and for
+/// series the GPU path cannot take (out-of-order samples).
+pub struct HostDraw {
+    view: wgpu::Buffer,
+    spans: wgpu::Buffer,
+    conns: wgpu::Buffer,
+    spans_bg: wgpu::BindGroup,
+    conns_bg: wgpu::BindGroup,
+    n_spans: u32,
+    n_conns: u32,
+}
+
+impl HostDraw {
+    /// Uploads `spans` and `conns` (buffers sized to fit) and the draw uniform.
+    pub fn new(
+        gpu: &Gpu,
+        pipes: &Pipelines,
+        view: &ViewUniform,
+        spans: &[Span],
+        conns: &[Conn],
+    ) -> HostDraw {
+        let device = &gpu.device;
+        let s = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
+        let vb = buffer(
+            device,
+            "timeseries:host:view",
+            std::mem::size_of::<ViewUniform>() as u64,
+            wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+        );
+        let sb = buffer(device, "timeseries:host:spans", spans.len() as u64 * 12, s);
+        let cb = buffer(
+            device,
+            "timeseries:host:connectors",
+            conns.len() as u64 * 16,
+            s,
+        );
+        gpu.queue.write_buffer(&vb, 0, bytemuck::bytes_of(view));
+        if !spans.is_empty() {
+            gpu.queue.write_buffer(&sb, 0, bytemuck::cast_slice(spans));
+        }
+        if !conns.is_empty() {
+            gpu.queue.write_buffer(&cb, 0, bytemuck::cast_slice(conns));
+        }
+        HostDraw {
+            spans_bg: draw_group(device, pipes, &vb, &sb, "host_spans"),
+            conns_bg: draw_group(device, pipes, &vb, &cb, "host_connectors"),
+            view: vb,
+            spans: sb,
+            conns: cb,
+            n_spans: spans.len() as u32,
+            n_conns: conns.len() as u32,
+        }
+    }
+
+    /// Draws the records.
+    pub fn paint(&self, pipes: &Pipelines, pass: &mut wgpu::RenderPass<'_>) {
+        let _ = (&self.view, &self.spans, &self.conns);
+        if self.n_spans > 0 {
+            pass.set_pipeline(&pipes.spans);
+            pass.set_bind_group(0, &self.spans_bg, &[]);
+            pass.draw(0..6, 0..self.n_spans);
+        }
+        if self.n_conns > 0 {
+            pass.set_pipeline(&pipes.conns);
+            pass.set_bind_group(0, &self.conns_bg, &[]);
+            pass.draw(0..2, 0..self.n_conns);
+        }
+    }
+}
+
+/// The full-resolution drawing of every sample of `series` in `[r0, r1)` (relative seconds) over
+/// `columns` pixel columns: for each valid sample a one-row span; for each pair of consecutive
+/// valid samples a span when they share a column, else a line between the column centres. NaN
+/// samples break the line. Samples are taken in storage order (an ordered series).
+pub fn reference_segments(
+    series: &Series,
+    r0: f64,
+    r1: f64,
+    columns: usize,
+) -> (Vec<Span>, Vec<Conn>) {
+    let mut spans = Vec::new();
+    let mut conns = Vec::new();
+    if columns == 0 || r1 <= r0 {
+        return (spans, conns);
+    }
+    let w = (r1 - r0) / columns as f64;
+    let mut prev: Option<(u32, f32)> = None;
+    for view in series.chunks_in_rel(r0, r1) {
+        for (&t, &v) in view.times_rel.iter().zip(view.values) {
+            if !view.sorted && (t < r0 || t >= r1) {
+                continue;
+            }
+            if v.is_nan() {
+                prev = None;
+                continue;
+            }
+            let c = column_of(t, r0, w, columns) as u32;
+            spans.push(Span {
+                col: c,
+                lo: v.to_bits(),
+                hi: v.to_bits(),
+            });
+            if let Some((pc, pv)) = prev {
+                if pc == c {
+                    let (lo, hi) = if pv <= v { (pv, v) } else { (v, pv) };
+                    spans.push(Span {
+                        col: c,
+                        lo: lo.to_bits(),
+                        hi: hi.to_bits(),
+                    });
+                } else {
+                    conns.push(Conn {
+                        col0: pc,
+                        v0: pv.to_bits(),
+                        col1: c,
+                        v1: v.to_bits(),
+                    });
+                }
+            }
+            prev = Some((c, v));
+        }
+    }
+    (spans, conns)
+}
+
+/// Draw records from CPU M4 columns (the fallback for out-of-order series): a span per non-empty
+/// column and a line from each column's last value to the next non-empty column's first.
+pub fn column_segments(columns: &[Column]) -> (Vec<Span>, Vec<Conn>) {
+    let mut spans = Vec::new();
+    let mut conns = Vec::new();
+    let mut prev: Option<(u32, f32)> = None;
+    for (i, c) in columns.iter().enumerate() {
+        if c.count == 0 {
+            continue;
+        }
+        let i = i as u32;
+        spans.push(Span {
+            col: i,
+            lo: c.min.to_bits(),
+            hi: c.max.to_bits(),
+        });
+        if let Some((j, last)) = prev {
+            conns.push(Conn {
+                col0: j,
+                v0: last.to_bits(),
+                col1: i,
+                v1: c.first.to_bits(),
+            });
+        }
+        prev = Some((i, c.last));
+    }
+    (spans, conns)
+}
+
+/// Runs the GPU M4 of `series` over `[r0, r1)` (relative seconds) into `columns` columns and reads
+/// the result back (blocking; tests and tools, not the frame loop).
+pub fn decimate_gpu(
+    gpu: &Gpu,
+    series: &Series,
+    r0: f64,
+    r1: f64,
+    columns: u32,
+) -> Result<Vec<Column>, String> {
+    let pipes = Pipelines::new(&gpu.device, crate::scene::SCENE_FORMAT);
+    let mut m = SeriesMirror::new(&gpu.device, &pipes);
+    m.sync(gpu, &pipes, series).map_err(|e| e.to_string())?;
+    m.set_view(
+        gpu,
+        &pipes,
+        series,
+        r0,
+        r1,
+        columns,
+        &ViewUniform::default(),
+    )
+    .map_err(|e| e.to_string())?;
+    m.run_and_read(gpu, &pipes)
+}
+
+impl SeriesMirror {
+    /// Encodes and submits the queued builds and the M4 pass, then reads the columns back
+    /// (blocking).
+    pub fn run_and_read(&mut self, gpu: &Gpu, pipes: &Pipelines) -> Result<Vec<Column>, String> {
+        let device = &gpu.device;
+        let mut enc = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+            label: Some("timeseries:m4:encoder"),
+        });
+        {
+            let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("timeseries:m4:pass"),
+                timestamp_writes: None,
+            });
+            self.encode(pipes, &mut pass);
+        }
+        let bytes = self.columns as u64 * 20;
+        let read = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("timeseries:m4:readback"),
+            size: bytes.max(16).next_multiple_of(16),
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        if bytes > 0 {
+            enc.copy_buffer_to_buffer(&self.out_columns, 0, &read, 0, bytes);
+        }
+        gpu.queue.submit([enc.finish()]);
+        self.builds_submitted();
+        let data = crate::gpu::readback::map_blocking(device, &read).map_err(|e| e.to_string())?;
+        Ok(bytemuck::pod_collect_to_vec::<u8, Column>(
+            &data[..bytes as usize],
+        ))
+    }
+}

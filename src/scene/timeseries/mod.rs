@@ -1,0 +1,576 @@
+//! Time series: a streaming chart. A producer thread (synthetic signals, a CSV file, standard
+//! input) feeds the chunked store; each frame the visible range of every shown series is
+//! decimated per pixel column (M4: min, max, first, last) on the GPU from a min/max pyramid kept
+//! there ([`gpu`]), and drawn exactly from those columns. Series with out-of-order samples fall
+//! back to the CPU M4 reference ([`crate::series::decimate`]).
+//!
+//! M4 per pixel column is exact for a 1-pixel line chart: Jugel et al., "M4: A
+//! Visualization-Oriented Time Series Data Aggregation", VLDB 2014.
+//!
+//! Interaction over the chart: wheel zooms the time axis around the pointer, drag pans (and
+//! pauses following the newest data), right-drag (or shift-drag) draws a box to zoom into time and
+//! value, double-click returns to following the newest data with an automatic value range, and the
+//! crosshair shows the exact time and value of the nearest sample of each series.
+
+pub mod axis;
+pub mod bench;
+pub mod gpu;
+
+use super::{FrameCtx, Scene, SceneConfig, SceneError};
+use crate::gpu::Gpu;
+use crate::series::decimate::{Column, decimate_m4_rel};
+use crate::series::source::{Pacing, SeriesSelection, SeriesSource};
+use crate::series::store::{Series, Store};
+use gpu::{GpuM4Error, HostDraw, Pipelines, SeriesMirror, ViewUniform};
+
+/// Synthetic default: series count.
+pub const SYNTH_SERIES: usize = 4;
+/// Synthetic default: samples per second per series (4 × 50,000 = 200,000 samples/s in all).
+pub const SYNTH_RATE_HZ: f64 = 50_000.0;
+/// Samples kept per series.
+const STORE_CAP: usize = 1 << 24;
+
+/// Line colours of the series, cycled.
+pub const PALETTE: &[[u8; 3]] = &[
+    [90, 170, 255],
+    [255, 140, 60],
+    [120, 220, 120],
+    [230, 90, 200],
+    [250, 220, 80],
+    [120, 230, 230],
+];
+
+/// Packed RGBA8 colour of series `i` (R in the low byte).
+pub fn series_color(i: usize) -> u32 {
+    let [r, g, b] = PALETTE[i % PALETTE.len()];
+    u32::from_le_bytes([r, g, b, 255])
+}
+
+/// How one series is drawn this frame.
+enum Path {
+    Hidden,
+    Gpu,
+    Cpu(HostDraw),
+}
+
+/// The visible window: times in seconds relative to the chart origin, values.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct View {
+    pub t0: f64,
+    pub t1: f64,
+    pub lo: f64,
+    pub hi: f64,
+}
+
+/// The time-series scene.
+pub struct TimeSeries {
+    source: SeriesSource,
+    store: Store,
+    scene_time: f64,
+    /// Width of the window while following, seconds.
+    pub window_s: f64,
+    /// `true`: the window follows the newest sample; `false`: paused scroll-back.
+    pub follow: bool,
+    /// Time range while paused (chart-relative seconds).
+    paused_range: (f64, f64),
+    /// Fixed value range (`None`: automatic over the visible finite values).
+    pub fixed_y: Option<(f64, f64)>,
+    visible: Vec<bool>,
+    pipes: Pipelines,
+    mirrors: Vec<SeriesMirror>,
+    paths: Vec<Path>,
+    columns: Vec<Column>,
+    points_in_view: u64,
+    view: Option<View>,
+    size: (u32, u32),
+    hover: Option<egui::Pos2>,
+    box_start: Option<egui::Pos2>,
+    box_end: Option<egui::Pos2>,
+    gpu_notes: Vec<String>,
+}
+
+impl TimeSeries {
+    /// Table constructor: opens the CSV (errors name the file) or the synthetic source.
+    pub fn create(gpu: &Gpu, cfg: &SceneConfig) -> Result<Box<dyn Scene>, SceneError> {
+        let sel = match &cfg.series_file {
+            Some(p) => SeriesSelection::Csv(p.clone()),
+            None => SeriesSelection::Synthetic {
+                series: SYNTH_SERIES,
+                rate_hz: SYNTH_RATE_HZ,
+                seed: cfg.seed,
+            },
+        };
+        let pacing = if cfg.simulated_clock {
+            Pacing::Driven
+        } else {
+            Pacing::WallClock
+        };
+        let source = SeriesSource::open(&sel, pacing)?;
+        Ok(Box::new(TimeSeries::new(gpu, source)))
+    }
+
+    /// Builds the scene around an opened source.
+    pub fn new(gpu: &Gpu, source: SeriesSource) -> TimeSeries {
+        TimeSeries {
+            source,
+            store: Store::new(STORE_CAP),
+            scene_time: 0.0,
+            window_s: 10.0,
+            follow: true,
+            paused_range: (0.0, 10.0),
+            fixed_y: None,
+            visible: Vec::new(),
+            pipes: Pipelines::new(&gpu.device, super::SCENE_FORMAT),
+            mirrors: Vec::new(),
+            paths: Vec::new(),
+            columns: Vec::new(),
+            points_in_view: 0,
+            view: None,
+            size: (1, 1),
+            hover: None,
+            box_start: None,
+            box_end: None,
+            gpu_notes: Vec::new(),
+        }
+    }
+
+    /// The store (tests and reports).
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// The view drawn by the last frame.
+    pub fn view(&self) -> Option<View> {
+        self.view
+    }
+
+    /// The chart origin: the origin of the first series (absolute seconds, and nanoseconds when
+    /// that series was fed integer nanoseconds).
+    fn chart_origin(&self) -> Option<(f64, Option<i64>)> {
+        let s = self.store.series().first()?;
+        Some((s.origin()?, s.origin_ns()))
+    }
+
+    /// Seconds from the chart origin to the origin of `s`.
+    fn offset_of(&self, s: &Series) -> f64 {
+        match (self.chart_origin(), s.origin(), s.origin_ns()) {
+            (Some((_, Some(c))), _, Some(o)) => (o as i128 - c as i128) as f64 * 1e-9,
+            (Some((c, _)), Some(o), _) => o - c,
+            _ => 0.0,
+        }
+    }
+
+    /// Time range of the stored data, chart-relative.
+    fn data_range(&self) -> Option<(f64, f64)> {
+        self.store
+            .series()
+            .iter()
+            .filter_map(|s| {
+                let off = self.offset_of(s);
+                s.time_range_rel().map(|(a, b)| (a + off, b + off))
+            })
+            .reduce(|(a0, a1), (b0, b1)| (a0.min(b0), a1.max(b1)))
+    }
+
+    /// The time window of this frame (chart-relative seconds).
+    fn time_window(&self) -> Option<(f64, f64)> {
+        if !self.follow {
+            return Some(self.paused_range);
+        }
+        let (start, end) = self.data_range()?;
+        let w = self.window_s.max(1e-12);
+        // Roll mode: the data fills the window from the left, then scrolls.
+        let t1 = (end + w * 1e-9).max(start + w);
+        Some((t1 - w, t1))
+    }
+
+    fn pause_at(&mut self, t0: f64, t1: f64) {
+        if t1 > t0 && (t1 - t0) > 1e-15 * t0.abs().max(1.0) {
+            self.follow = false;
+            self.paused_range = (t0, t1);
+        }
+    }
+
+    /// Formats chart-relative time `t` for labels (see [`axis::format_time`]).
+    pub fn format_time(&self, t: f64, step: f64) -> String {
+        axis::format_time(self.chart_origin(), t, step)
+    }
+}
+
+impl Scene for TimeSeries {
+    fn id(&self) -> &'static str {
+        "timeseries"
+    }
+
+    fn ingest(&mut self, frame: &FrameCtx) {
+        self.scene_time += frame.elapsed_s;
+        self.source.advance_to(self.scene_time);
+        self.source.drain_into(&mut self.store);
+        self.visible.resize(self.store.series().len(), true);
+    }
+
+    fn prepare(&mut self, gpu: &Gpu, frame: &FrameCtx) {
+        let (width, height) = (frame.size.0.max(1), frame.size.1.max(1));
+        self.size = (width, height);
+        self.points_in_view = 0;
+        self.view = None;
+        self.gpu_notes.clear();
+        while self.mirrors.len() < self.store.series().len() {
+            self.mirrors
+                .push(SeriesMirror::new(&gpu.device, &self.pipes));
+        }
+        self.paths.clear();
+        let Some((t0, t1)) = self.time_window() else {
+            return;
+        };
+        // Value range: fixed, or the finite values in view (±inf and NaN excluded).
+        let (lo, hi) = match self.fixed_y {
+            Some(r) => r,
+            None => {
+                let mut lo = f64::INFINITY;
+                let mut hi = f64::NEG_INFINITY;
+                for (i, s) in self.store.series().iter().enumerate() {
+                    if !self.visible.get(i).copied().unwrap_or(true) {
+                        continue;
+                    }
+                    let off = self.offset_of(s);
+                    if let Some((a, b)) = s.value_range_rel(t0 - off, t1 - off) {
+                        lo = lo.min(a as f64);
+                        hi = hi.max(b as f64);
+                    }
+                }
+                axis::padded_range(lo, hi)
+            }
+        };
+        self.view = Some(View { t0, t1, lo, hi });
+        let mut enc = gpu
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("timeseries:prepare:encoder"),
+            });
+        let mut gpu_used = Vec::new();
+        for i in 0..self.store.series().len() {
+            let s = &self.store.series()[i];
+            let off = self.offset_of(s);
+            let (r0, r1) = (t0 - off, t1 - off);
+            let mirror = &mut self.mirrors[i];
+            // Keep the mirror current even while hidden, so showing it again is cheap.
+            let synced = mirror.sync(gpu, &self.pipes, s);
+            if !self.visible.get(i).copied().unwrap_or(true) {
+                self.paths.push(Path::Hidden);
+                gpu_used.push(i);
+                continue;
+            }
+            let vu = ViewUniform::new(lo, hi, width, height, series_color(i));
+            let result =
+                synced.and_then(|()| mirror.set_view(gpu, &self.pipes, s, r0, r1, width, &vu));
+            match result {
+                Ok(()) => {
+                    self.points_in_view +=
+                        s.partition_index(|t| t < r1) - s.partition_index(|t| t < r0);
+                    self.paths.push(Path::Gpu);
+                    gpu_used.push(i);
+                }
+                Err(e) => {
+                    if !matches!(e, GpuM4Error::Unordered { .. }) {
+                        self.gpu_notes.push(e.to_string());
+                    }
+                    decimate_m4_rel(s, r0, r1, width as usize, &mut self.columns);
+                    self.points_in_view += self.columns.iter().map(|c| c.count as u64).sum::<u64>();
+                    let (spans, conns) = gpu::column_segments(&self.columns);
+                    self.paths.push(Path::Cpu(HostDraw::new(
+                        gpu,
+                        &self.pipes,
+                        &vu,
+                        &spans,
+                        &conns,
+                    )));
+                }
+            }
+        }
+        {
+            let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("timeseries:compute:pass"),
+                timestamp_writes: None,
+            });
+            for &i in &gpu_used {
+                self.mirrors[i].encode(&self.pipes, &mut pass);
+            }
+        }
+        gpu.queue.submit([enc.finish()]);
+        for &i in &gpu_used {
+            self.mirrors[i].builds_submitted();
+        }
+    }
+
+    fn paint(&self, pass: &mut wgpu::RenderPass<'_>, _frame: &FrameCtx) {
+        for (i, path) in self.paths.iter().enumerate() {
+            match path {
+                Path::Hidden => {}
+                Path::Gpu => self.mirrors[i].paint(&self.pipes, pass),
+                Path::Cpu(h) => h.paint(&self.pipes, pass),
+            }
+        }
+    }
+
+    fn ui(&mut self, ui: &mut egui::Ui) {
+        ui.heading("Time series");
+        ui.label(self.source.label());
+        if let Some(e) = self.source.error() {
+            ui.colored_label(egui::Color32::LIGHT_RED, e);
+        }
+        for n in &self.gpu_notes {
+            ui.colored_label(egui::Color32::YELLOW, n);
+        }
+        ui.horizontal(|ui| {
+            if ui.selectable_label(self.follow, "follow newest").clicked() {
+                self.follow = !self.follow;
+                if !self.follow
+                    && let Some(v) = self.view
+                {
+                    self.paused_range = (v.t0, v.t1);
+                }
+            }
+            if ui.button("auto y").clicked() {
+                self.fixed_y = None;
+            }
+        });
+        ui.add(
+            egui::Slider::new(&mut self.window_s, 1e-6..=3600.0)
+                .logarithmic(true)
+                .text("window (s)"),
+        );
+        ui.label(format!("points ingested: {}", self.store.points_ingested()));
+        ui.label(format!("points in view: {}", self.points_in_view));
+        let cap = self.store.cap();
+        let dropped: u64 = self.store.series().iter().map(Series::dropped).sum();
+        ui.label(format!(
+            "memory cap: {cap} samples/series (oldest dropped first), dropped so far: {dropped}"
+        ));
+        ui.separator();
+        ui.label("Series (click to toggle):");
+        for (i, s) in self.store.series().iter().enumerate() {
+            let [r, g, b] = PALETTE[i % PALETTE.len()];
+            if let Some(v) = self.visible.get_mut(i) {
+                ui.checkbox(
+                    v,
+                    egui::RichText::new(format!("{} ({} pts)", s.name, s.points_ingested()))
+                        .color(egui::Color32::from_rgb(r, g, b)),
+                );
+            }
+        }
+        ui.separator();
+        ui.small("wheel: zoom time · drag: pan · right/shift-drag: box zoom · double-click: live");
+    }
+
+    fn interact(&mut self, response: &egui::Response, rect: egui::Rect) {
+        let Some(v) = self.view else {
+            return;
+        };
+        let w = rect.width().max(1.0) as f64;
+        let h = rect.height().max(1.0) as f64;
+        let t_at = |x: f32| v.t0 + (x - rect.left()) as f64 / w * (v.t1 - v.t0);
+        let y_at = |y: f32| v.hi - (y - rect.top()) as f64 / h * (v.hi - v.lo);
+        self.hover = response.hover_pos();
+        if response.double_clicked() {
+            self.follow = true;
+            self.fixed_y = None;
+            self.box_start = None;
+            return;
+        }
+        let (scroll, shift, secondary) = response.ctx.input(|i| {
+            (
+                i.smooth_scroll_delta,
+                i.modifiers.shift,
+                i.pointer.secondary_down(),
+            )
+        });
+        let boxing = shift || secondary;
+        if response.drag_started() && boxing {
+            self.box_start = response.interact_pointer_pos();
+        }
+        if self.box_start.is_some() {
+            if response.dragged() {
+                self.box_end = response.interact_pointer_pos();
+            }
+            if response.drag_stopped() {
+                if let (Some(a), Some(b)) = (self.box_start, self.box_end)
+                    && (a.x - b.x).abs() > 3.0
+                {
+                    let (x0, x1) = (a.x.min(b.x), a.x.max(b.x));
+                    self.pause_at(t_at(x0), t_at(x1));
+                    if (a.y - b.y).abs() > 3.0 {
+                        let (y0, y1) = (y_at(a.y.max(b.y)), y_at(a.y.min(b.y)));
+                        self.fixed_y = Some((y0, y1));
+                    }
+                }
+                self.box_start = None;
+                self.box_end = None;
+            }
+            return;
+        }
+        if response.dragged() {
+            let dx = response.drag_delta().x as f64;
+            if dx != 0.0 {
+                let dt = -dx / w * (v.t1 - v.t0);
+                self.pause_at(v.t0 + dt, v.t1 + dt);
+            }
+        }
+        if response.hovered() && scroll.y != 0.0 {
+            let f = (-scroll.y as f64 * 0.003).exp().clamp(0.2, 5.0);
+            let px = self.hover.map_or(rect.center().x, |p| p.x);
+            let tc = t_at(px);
+            let (a, b) = (tc - (tc - v.t0) * f, tc + (v.t1 - tc) * f);
+            if self.follow {
+                self.window_s = (b - a).max(1e-12);
+            } else {
+                self.pause_at(a, b);
+            }
+        }
+    }
+
+    fn overlay(&self, painter: &egui::Painter, rect: egui::Rect) {
+        let Some(v) = self.view else {
+            painter.text(
+                rect.center(),
+                egui::Align2::CENTER_CENTER,
+                "waiting for data…",
+                egui::FontId::proportional(14.0),
+                egui::Color32::GRAY,
+            );
+            return;
+        };
+        let font = egui::FontId::proportional(12.0);
+        let color = egui::Color32::from_gray(220);
+        let stroke = egui::Stroke::new(1.0, egui::Color32::from_white_alpha(40));
+        let x_of = |t: f64| rect.left() + ((t - v.t0) / (v.t1 - v.t0)) as f32 * rect.width();
+        let y_of = |y: f64| rect.bottom() - ((y - v.lo) / (v.hi - v.lo)) as f32 * rect.height();
+        for (t, label) in axis::time_ticks(
+            self.chart_origin(),
+            v.t0,
+            v.t1,
+            (rect.width() / 130.0).max(2.0) as f64,
+        ) {
+            let x = x_of(t);
+            painter.line_segment(
+                [egui::pos2(x, rect.top()), egui::pos2(x, rect.bottom())],
+                stroke,
+            );
+            painter.text(
+                egui::pos2(x, rect.bottom() - 4.0),
+                egui::Align2::CENTER_BOTTOM,
+                label,
+                font.clone(),
+                color,
+            );
+        }
+        for (y, label) in axis::value_ticks(v.lo, v.hi, (rect.height() / 50.0).max(2.0) as f64) {
+            let py = y_of(y);
+            painter.line_segment(
+                [egui::pos2(rect.left(), py), egui::pos2(rect.right(), py)],
+                stroke,
+            );
+            painter.text(
+                egui::pos2(rect.left() + 4.0, py),
+                egui::Align2::LEFT_BOTTOM,
+                label,
+                font.clone(),
+                color,
+            );
+        }
+        if !self.follow {
+            painter.text(
+                rect.right_top() + egui::vec2(-6.0, 4.0),
+                egui::Align2::RIGHT_TOP,
+                "paused (double-click: live)",
+                font.clone(),
+                egui::Color32::YELLOW,
+            );
+        }
+        if let (Some(a), Some(b)) = (self.box_start, self.box_end) {
+            painter.rect_stroke(
+                egui::Rect::from_two_pos(a, b),
+                0.0,
+                egui::Stroke::new(1.0, egui::Color32::WHITE),
+                egui::StrokeKind::Inside,
+            );
+        }
+        // Crosshair: the nearest sample of each visible series.
+        if let Some(p) = self.hover.filter(|p| rect.contains(*p)) {
+            let t = v.t0 + ((p.x - rect.left()) / rect.width()) as f64 * (v.t1 - v.t0);
+            painter.line_segment(
+                [egui::pos2(p.x, rect.top()), egui::pos2(p.x, rect.bottom())],
+                egui::Stroke::new(1.0, egui::Color32::from_white_alpha(120)),
+            );
+            let mut lines = Vec::new();
+            for (i, s) in self.store.series().iter().enumerate() {
+                if !self.visible.get(i).copied().unwrap_or(true) {
+                    continue;
+                }
+                let off = self.offset_of(s);
+                if let Some((idx, tr, val)) = axis::nearest_sample(s, t - off) {
+                    let x = x_of(tr + off);
+                    if val.is_finite() {
+                        painter.circle_stroke(
+                            egui::pos2(x, y_of(val as f64)),
+                            3.0,
+                            egui::Stroke::new(1.0, egui::Color32::WHITE),
+                        );
+                    }
+                    lines.push(format!(
+                        "{}: {} @ {} (#{idx})",
+                        s.name,
+                        val,
+                        axis::exact_time(s, tr)
+                    ));
+                }
+            }
+            painter.text(
+                egui::pos2(p.x + 8.0, rect.top() + 6.0),
+                egui::Align2::LEFT_TOP,
+                lines.join("\n"),
+                font,
+                color,
+            );
+        }
+    }
+
+    fn metrics(&self) -> serde_json::Value {
+        let skipped = self.source.rows_skipped();
+        let series: Vec<_> = self
+            .store
+            .series()
+            .iter()
+            .map(|s| {
+                serde_json::json!({
+                    "name": s.name,
+                    "points": s.points_ingested(),
+                    "gaps": s.gaps(),
+                    "rows_skipped": skipped,
+                    "out_of_order": s.out_of_order(),
+                    "dropped": s.dropped(),
+                    "stored": s.len(),
+                    "time_range_s": s.time_range(),
+                })
+            })
+            .collect();
+        let gpu_bytes: u64 = self.mirrors.iter().map(SeriesMirror::gpu_bytes).sum();
+        serde_json::json!({
+            "source": self.source.label(),
+            "warning": self.source.warning(),
+            "series_count": self.store.series().len(),
+            "series": series,
+            "points_ingested": self.store.points_ingested(),
+            "points_drawn": self.points_in_view,
+            "rows_skipped": skipped,
+            "decimation": "gpu-m4-pyramid",
+            "gpu_mirror_bytes": gpu_bytes,
+            "window_s": self.window_s,
+            "follow": self.follow,
+        })
+    }
+
+    fn problem(&self) -> Option<String> {
+        self.source.error()
+    }
+}
