@@ -520,3 +520,152 @@ fn dispatch_covers_every_particle() {
         );
     }
 }
+
+/// Renders one frame of `scene` (2 steps) into a 96×64 target, with a depth attachment when the
+/// scene asks for one, calling `paint` `draws` times; returns the RGBA8 pixels.
+fn render_frame(gpu: &Gpu, scene: &mut Particles, frame: u64, draws: usize) -> Vec<u8> {
+    let (w, h) = (96u32, 64u32);
+    let dt = 1.0 / 120.0;
+    let steps = if frame == 0 { 2 } else { 0 };
+    for _ in 0..steps {
+        scene.fixed_update(dt);
+    }
+    let ctx = FrameCtx {
+        frame,
+        steps,
+        dt,
+        alpha: 0.0,
+        advanced_s: steps as f64 * dt as f64,
+        elapsed_s: steps as f64 * dt as f64,
+        size: (w, h),
+    };
+    scene.prepare(gpu, &ctx);
+    let size = wgpu::Extent3d {
+        width: w,
+        height: h,
+        depth_or_array_layers: 1,
+    };
+    let target = gpu.device.create_texture(&wgpu::TextureDescriptor {
+        label: Some("test:opaque:target"),
+        size,
+        mip_level_count: 1,
+        sample_count: 1,
+        dimension: wgpu::TextureDimension::D2,
+        format: SCENE_FORMAT,
+        usage: wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::COPY_SRC,
+        view_formats: &[],
+    });
+    let depth = scene.depth_format().map(|format| {
+        gpu.device
+            .create_texture(&wgpu::TextureDescriptor {
+                label: Some("test:opaque:depth"),
+                size,
+                mip_level_count: 1,
+                sample_count: 1,
+                dimension: wgpu::TextureDimension::D2,
+                format,
+                usage: wgpu::TextureUsages::RENDER_ATTACHMENT,
+                view_formats: &[],
+            })
+            .create_view(&Default::default())
+    });
+    let view = target.create_view(&Default::default());
+    let mut enc = gpu
+        .device
+        .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+            label: Some("test:opaque"),
+        });
+    {
+        let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+            label: Some("test:opaque:compute"),
+            timestamp_writes: None,
+        });
+        scene.compute(&mut pass, &ctx);
+    }
+    {
+        let mut pass = enc.begin_render_pass(&wgpu::RenderPassDescriptor {
+            label: Some("test:opaque:render"),
+            color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                view: &view,
+                depth_slice: None,
+                resolve_target: None,
+                ops: wgpu::Operations {
+                    load: wgpu::LoadOp::Clear(wgpu::Color::BLACK),
+                    store: wgpu::StoreOp::Store,
+                },
+            })],
+            depth_stencil_attachment: depth.as_ref().map(|d| {
+                wgpu::RenderPassDepthStencilAttachment {
+                    view: d,
+                    depth_ops: Some(wgpu::Operations {
+                        load: wgpu::LoadOp::Clear(1.0),
+                        store: wgpu::StoreOp::Discard,
+                    }),
+                    stencil_ops: None,
+                }
+            }),
+            timestamp_writes: None,
+            occlusion_query_set: None,
+            multiview_mask: None,
+        });
+        for _ in 0..draws {
+            scene.paint(&mut pass, &ctx);
+        }
+    }
+    gpu.queue.submit([enc.finish()]);
+    vizdeck::gpu::readback::read_texture_rgba(&gpu.device, &gpu.queue, &target).expect("readback")
+}
+
+#[test]
+fn opaque_sprites_are_depth_tested_and_additive_ones_are_not() {
+    use vizdeck::scene::particles::render::{DEPTH_FORMAT, Style};
+    let gpu = gpu();
+    let mut scene = Particles::new(&gpu, 3000, 11);
+    scene.set_draw_style(Style::Opaque);
+    assert_eq!(scene.depth_format(), Some(DEPTH_FORMAT));
+    let once = render_frame(&gpu, &mut scene, 0, 1);
+    let twice = render_frame(&gpu, &mut scene, 1, 2);
+    no_errors(&gpu, "opaque");
+    let lit = once.chunks_exact(4).filter(|p| p[..3] != [0, 0, 0]).count();
+    assert!(lit > 50, "only {lit} pixels drawn");
+    // Depth test (Less): drawing the same sprites again changes nothing; opaque: no blending.
+    assert_eq!(once, twice, "a second opaque draw changed the image");
+    // Additive sprites brighten where drawn twice.
+    scene.set_draw_style(Style::Sprites);
+    assert_eq!(scene.depth_format(), None);
+    let a1 = render_frame(&gpu, &mut scene, 2, 1);
+    let a2 = render_frame(&gpu, &mut scene, 3, 2);
+    no_errors(&gpu, "additive");
+    let sum = |img: &[u8]| {
+        img.chunks_exact(4)
+            .map(|p| p[0] as u64 + p[1] as u64 + p[2] as u64)
+            .sum::<u64>()
+    };
+    assert!(sum(&a2) > sum(&a1), "additive double draw did not brighten");
+}
+
+#[test]
+fn point_splat_draws_each_particle_in_its_pixel() {
+    use vizdeck::scene::particles::render::Style;
+    let gpu = gpu();
+    let n = 2000;
+    let mut scene = Particles::new(&gpu, n, 4);
+    scene.set_draw_style(Style::Splat);
+    let img = render_frame(&gpu, &mut scene, 0, 1);
+    no_errors(&gpu, "splat");
+    // One pixel per particle at most (several may share one), and some are on screen.
+    let lit = img.chunks_exact(4).filter(|p| p[..3] != [0, 0, 0]).count();
+    assert!(
+        lit > 100 && lit <= n as usize,
+        "{lit} lit pixels for {n} particles"
+    );
+    // Same frame drawn by sprites lights at least as many pixels (sprites cover ≥ 1 px each).
+    let mut sprites = Particles::new(&gpu, n, 4);
+    sprites.set_draw_style(Style::Sprites);
+    let s_img = render_frame(&gpu, &mut sprites, 0, 1);
+    let s_lit = s_img
+        .chunks_exact(4)
+        .filter(|p| p[..3] != [0, 0, 0])
+        .count();
+    assert!(s_lit >= lit / 2, "sprites {s_lit} vs splat {lit}");
+}

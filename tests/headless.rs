@@ -60,8 +60,11 @@ fn report(path: &Path) -> serde_json::Value {
 }
 
 fn scene_run(scene: &str, extra: &[&str]) -> (serde_json::Value, (u32, u32, Vec<u8>)) {
-    let png = tmp(&format!("{scene}.png"));
-    let json = tmp(&format!("{scene}.json"));
+    // Tests run in parallel: every run gets its own files.
+    static RUN: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let run_id = RUN.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let png = tmp(&format!("{scene}-{run_id}.png"));
+    let json = tmp(&format!("{scene}-{run_id}.json"));
     let mut args = vec![
         "--headless",
         "--scene",

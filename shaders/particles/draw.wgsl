@@ -1,4 +1,5 @@
-// Particles: instanced sprites read straight from the storage buffers (no CPU round trip).
+// Particles: instanced sprites read straight from the storage buffers (no CPU round trip);
+// `fs_main` additive, `fs_opaque` opaque with a depth test.
 // Instance = particle, 6 vertices = one quad. Position = mix(previous, current, alpha): render
 // interpolation between the last two fixed steps (no blend across a respawn). Size attenuation:
 // the quad's half-size is a world radius projected with the camera (so it shrinks with
@@ -28,6 +29,12 @@ struct View {
     density_scale: f32,    // 1 / neighbour count of the hottest colour
     interact: u32,         // neighbour sums valid
 }
+
+// Largest sprite radius in pixels: a particle passing next to the camera would otherwise cover
+// the screen (and, additively blended, cost a full-screen fill each).
+const MAX_PX: f32 = 24.0;
+// Clip-space w below which a particle counts as at or behind the camera.
+const NEAR_W: f32 = 0.05;
 
 @group(0) @binding(0) var<uniform> view: View;
 @group(0) @binding(1) var<storage, read> prev: array<Particle>;
@@ -72,9 +79,24 @@ fn vs_main(@builtin(vertex_index) vi: u32, @builtin(instance_index) ii: u32) -> 
         pos = mix(a.pos.xyz, b.pos.xyz, view.alpha);
     }
     var clip = view.view_proj * vec4<f32>(pos, 1.0);
-    let w = max(clip.w, 1e-4);
-    let hx = max(view.size * view.proj_scale.x, view.min_px * view.proj_scale.z * w);
-    let hy = max(view.size * view.proj_scale.y, view.min_px * view.proj_scale.w * w);
+    if clip.w < NEAR_W {
+        // At or behind the camera: a sprite there would cover the screen; drop it.
+        out.clip = vec4<f32>(2.0, 2.0, 2.0, 1.0);
+        out.color = vec3<f32>(0.0);
+        return out;
+    }
+    let w = clip.w;
+    // World radius projected (shrinks with distance), kept between min_px and MAX_PX pixels.
+    let hx = clamp(
+        view.size * view.proj_scale.x,
+        view.min_px * view.proj_scale.z * w,
+        MAX_PX * view.proj_scale.z * w,
+    );
+    let hy = clamp(
+        view.size * view.proj_scale.y,
+        view.min_px * view.proj_scale.w * w,
+        MAX_PX * view.proj_scale.w * w,
+    );
     clip = vec4<f32>(clip.xy + corner * vec2<f32>(hx, hy), clip.zw);
     var t = 0.0;
     var fade = 1.0;
@@ -107,4 +129,16 @@ fn fs_main(in: VsOut) -> @location(0) vec4<f32> {
     }
     let falloff = 1.0 - r2;
     return vec4<f32>(in.color * falloff, falloff);
+}
+
+// Opaque, depth-tested variant: the nearest particle wins each pixel (no blending). The colour
+// is the palette colour itself (the additive brightness factor divided out), lightly shaded.
+@fragment
+fn fs_opaque(in: VsOut) -> @location(0) vec4<f32> {
+    let r2 = dot(in.corner, in.corner);
+    if r2 > 1.0 {
+        discard;
+    }
+    let c = min(in.color / max(view.intensity, 1e-6), vec3<f32>(1.0));
+    return vec4<f32>(c * (0.55 + 0.45 * sqrt(1.0 - r2)), 1.0);
 }

@@ -38,6 +38,12 @@ pub const SPECTROGRAM_FFT_LOCAL: ShaderSource = shader!("spectrogram/fft_local.w
 pub const SPECTROGRAM_FFT_DIF4: ShaderSource = shader!("spectrogram/fft_dif4.wgsl");
 /// Spectrogram FFT for N of 16384 and 32768: the 4 sub-FFTs in workgroup memory (compute).
 pub const SPECTROGRAM_FFT_LOCAL_SUB: ShaderSource = shader!("spectrogram/fft_local_sub.wgsl");
+/// Particles, point-splat renderer: zero the accumulation image (compute).
+pub const PARTICLES_SPLAT_CLEAR: ShaderSource = shader!("particles/splat_clear.wgsl");
+/// Particles, point-splat renderer: add every particle into its pixel (compute).
+pub const PARTICLES_SPLAT: ShaderSource = shader!("particles/splat.wgsl");
+/// Particles, point-splat renderer: accumulation image → scene texture (render).
+pub const PARTICLES_SPLAT_RESOLVE: ShaderSource = shader!("particles/splat_resolve.wgsl");
 /// Particles: instanced sprites read straight from the storage buffer (render).
 pub const PARTICLES_DRAW: ShaderSource = shader!("particles/draw.wgsl");
 /// Particles: forces, emitter, flocking sums and integration of one fixed step (compute).
@@ -82,6 +88,9 @@ pub const ALL: &[ShaderSource] = &[
     SPECTROGRAM_FFT_DIF4,
     SPECTROGRAM_FFT_LOCAL_SUB,
     PARTICLES_DRAW,
+    PARTICLES_SPLAT_CLEAR,
+    PARTICLES_SPLAT,
+    PARTICLES_SPLAT_RESOLVE,
     PARTICLES_INTEGRATE,
     PARTICLES_CLEAR,
     PARTICLES_GRID_HISTOGRAM,

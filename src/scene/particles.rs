@@ -191,6 +191,11 @@ impl Particles {
         ) = keep;
     }
 
+    /// How particles are drawn (sprites, point splat, opaque depth-tested sprites).
+    pub fn set_draw_style(&mut self, style: render::Style) {
+        self.renderer.style = style;
+    }
+
     /// Asks for a rebuild at the next `prepare` (what the side panel does).
     pub fn request_reconfigure(&mut self, count: u32, mode: Mode) {
         self.rebuild = Some((count, mode));
@@ -393,10 +398,16 @@ impl Scene for Particles {
             interact: (self.mode != Mode::Free) as u32,
         };
         self.renderer.prepare(gpu, frame.frame, &u);
+        self.renderer.prepare_splat(gpu, &self.sim, frame.size);
+    }
+
+    fn depth_format(&self) -> Option<wgpu::TextureFormat> {
+        (self.renderer.style == render::Style::Opaque).then_some(render::DEPTH_FORMAT)
     }
 
     fn compute(&self, pass: &mut wgpu::ComputePass<'_>, frame: &FrameCtx) {
         self.sim.encode(pass, frame.frame);
+        self.renderer.encode_splat(pass, frame.frame, &self.sim);
     }
 
     fn paint(&self, pass: &mut wgpu::RenderPass<'_>, frame: &FrameCtx) {
@@ -542,6 +553,17 @@ impl Scene for Particles {
                 .logarithmic(true)
                 .text("sprite size"),
         );
+        ui.horizontal(|ui| {
+            ui.label("draw");
+            use render::Style;
+            let s = &mut self.renderer.style;
+            ui.selectable_value(s, Style::Auto, "auto");
+            ui.selectable_value(s, Style::Sprites, "sprites");
+            ui.selectable_value(s, Style::Splat, "points");
+            ui.selectable_value(s, Style::Opaque, "opaque");
+        })
+        .response
+        .on_hover_text("auto: sprites below 1,048,576 particles, one-pixel points accumulated by a compute pass from there on");
         ui.checkbox(&mut self.auto_rotate, "auto-rotate");
         if ui.button("reset camera").clicked() {
             self.camera = Camera::default();

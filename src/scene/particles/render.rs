@@ -120,12 +120,66 @@ pub struct ViewUniform {
     pub interact: u32,
 }
 
-/// The sprite renderer of one [`Sim`] (bind groups point at its buffers).
+/// Particle counts from which [`Style::Auto`] draws with the point splat.
+pub const SPLAT_FROM: u32 = 1 << 20;
+
+/// How particles are drawn.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub enum Style {
+    /// Sprites below [`SPLAT_FROM`] particles, the point splat from there on.
+    #[default]
+    Auto,
+    /// Instanced sprites with size attenuation (`draw.wgsl`).
+    Sprites,
+    /// One pixel per particle, accumulated by a compute pass with atomics (`splat.wgsl`):
+    /// rasterizing millions of tiny sprites is bound by the raster and blend units (an H200 has
+    /// few), the splat only by memory.
+    Splat,
+    /// Instanced sprites, opaque and depth-tested (the nearest particle wins each pixel; the
+    /// scene asks the deck for a [`DEPTH_FORMAT`] attachment).
+    Opaque,
+}
+
+/// Depth format of the opaque sprite mode.
+pub const DEPTH_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Depth32Float;
+
+/// `Splat` uniform of the splat shaders.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Pod, Zeroable)]
+struct SplatParams {
+    width: u32,
+    height: u32,
+    count: u32,
+    _pad: u32,
+}
+
+/// The accumulation image of the point splat, for one viewport size.
+struct SplatTarget {
+    size: (u32, u32),
+    clear_group: wgpu::BindGroup,
+    resolve_group: wgpu::BindGroup,
+    /// [uniform slot][cur]
+    splat_groups: [[wgpu::BindGroup; 2]; 2],
+}
+
+/// The renderer of one [`Sim`] (bind groups point at its buffers): sprites, or the point splat.
 pub struct Renderer {
     pipeline: wgpu::RenderPipeline,
     view: PingPong,
     /// [uniform slot][cur]
     groups: [[wgpu::BindGroup; 2]; 2],
+    /// How to draw.
+    pub style: Style,
+    splat_layout: wgpu::BindGroupLayout,
+    clear_layout: wgpu::BindGroupLayout,
+    resolve_layout: wgpu::BindGroupLayout,
+    clear_pipeline: wgpu::ComputePipeline,
+    splat_pipeline: wgpu::ComputePipeline,
+    resolve_pipeline: wgpu::RenderPipeline,
+    splat_params: wgpu::Buffer,
+    splat_target: Option<SplatTarget>,
+    splat_now: bool,
+    opaque_pipeline: wgpu::RenderPipeline,
 }
 
 impl Renderer {
@@ -192,6 +246,33 @@ impl Renderer {
             multiview_mask: None,
             cache: None,
         });
+        let opaque_pipeline = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+            label: Some("particles:draw_opaque"),
+            layout: Some(&pl),
+            vertex: wgpu::VertexState {
+                module: &module,
+                entry_point: Some("vs_main"),
+                compilation_options: Default::default(),
+                buffers: &[],
+            },
+            primitive: wgpu::PrimitiveState::default(),
+            depth_stencil: Some(wgpu::DepthStencilState {
+                format: DEPTH_FORMAT,
+                depth_write_enabled: Some(true),
+                depth_compare: Some(wgpu::CompareFunction::Less),
+                stencil: Default::default(),
+                bias: Default::default(),
+            }),
+            multisample: wgpu::MultisampleState::default(),
+            fragment: Some(wgpu::FragmentState {
+                module: &module,
+                entry_point: Some("fs_opaque"),
+                compilation_options: Default::default(),
+                targets: &[Some(crate::scene::SCENE_FORMAT.into())],
+            }),
+            multiview_mask: None,
+            cache: None,
+        });
         let view = PingPong::new(
             device,
             "particles:view",
@@ -225,11 +306,254 @@ impl Renderer {
                 })
             })
         });
+        let rw = wgpu::BufferBindingType::Storage { read_only: false };
+        let compute_entry = |binding, ty| wgpu::BindGroupLayoutEntry {
+            binding,
+            visibility: wgpu::ShaderStages::COMPUTE,
+            ty: wgpu::BindingType::Buffer {
+                ty,
+                has_dynamic_offset: false,
+                min_binding_size: None,
+            },
+            count: None,
+        };
+        let splat_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("particles:splat:layout"),
+            entries: &[
+                compute_entry(0, wgpu::BufferBindingType::Uniform),
+                compute_entry(1, ro),
+                compute_entry(2, ro),
+                compute_entry(3, ro),
+                compute_entry(4, wgpu::BufferBindingType::Uniform),
+                compute_entry(5, rw),
+            ],
+        });
+        let clear_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("particles:splat_clear:layout"),
+            entries: &[
+                compute_entry(0, wgpu::BufferBindingType::Uniform),
+                compute_entry(1, rw),
+            ],
+        });
+        let fragment_entry = |binding, ty| wgpu::BindGroupLayoutEntry {
+            binding,
+            visibility: wgpu::ShaderStages::FRAGMENT,
+            ty: wgpu::BindingType::Buffer {
+                ty,
+                has_dynamic_offset: false,
+                min_binding_size: None,
+            },
+            count: None,
+        };
+        let resolve_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("particles:splat_resolve:layout"),
+            entries: &[
+                fragment_entry(0, wgpu::BufferBindingType::Uniform),
+                fragment_entry(1, ro),
+            ],
+        });
+        let compute =
+            |label: &'static str, layout: &wgpu::BindGroupLayout, src: shaders::ShaderSource| {
+                let pl = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+                    label: Some(label),
+                    bind_group_layouts: &[Some(layout)],
+                    immediate_size: 0,
+                });
+                device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                    label: Some(label),
+                    layout: Some(&pl),
+                    module: &src.module(device),
+                    entry_point: Some("main"),
+                    compilation_options: Default::default(),
+                    cache: None,
+                })
+            };
+        let clear_pipeline = compute(
+            "particles:splat_clear",
+            &clear_layout,
+            shaders::PARTICLES_SPLAT_CLEAR,
+        );
+        let splat_pipeline = compute("particles:splat", &splat_layout, shaders::PARTICLES_SPLAT);
+        let resolve_module = shaders::PARTICLES_SPLAT_RESOLVE.module(device);
+        let resolve_pl = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("particles:splat_resolve"),
+            bind_group_layouts: &[Some(&resolve_layout)],
+            immediate_size: 0,
+        });
+        let resolve_pipeline = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+            label: Some("particles:splat_resolve"),
+            layout: Some(&resolve_pl),
+            vertex: wgpu::VertexState {
+                module: &resolve_module,
+                entry_point: Some("vs_main"),
+                compilation_options: Default::default(),
+                buffers: &[],
+            },
+            primitive: wgpu::PrimitiveState::default(),
+            depth_stencil: None,
+            multisample: wgpu::MultisampleState::default(),
+            fragment: Some(wgpu::FragmentState {
+                module: &resolve_module,
+                entry_point: Some("fs_main"),
+                compilation_options: Default::default(),
+                targets: &[Some(crate::scene::SCENE_FORMAT.into())],
+            }),
+            multiview_mask: None,
+            cache: None,
+        });
+        let splat_params = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("particles:splat:params"),
+            size: std::mem::size_of::<SplatParams>() as u64,
+            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
         Renderer {
             pipeline,
             view,
             groups,
+            style: Style::Auto,
+            splat_layout,
+            clear_layout,
+            resolve_layout,
+            clear_pipeline,
+            splat_pipeline,
+            resolve_pipeline,
+            splat_params,
+            splat_target: None,
+            splat_now: false,
+            opaque_pipeline,
         }
+    }
+
+    /// Whether this frame draws with the point splat.
+    pub fn splatting(&self) -> bool {
+        self.splat_now
+    }
+
+    /// Point splat: sizes the accumulation image for a `size` viewport (rebuilt on resize) and
+    /// writes its parameters. Call from `prepare` every frame; decides the style of the frame.
+    pub fn prepare_splat(&mut self, gpu: &Gpu, sim: &Sim, size: (u32, u32)) {
+        self.splat_now = match self.style {
+            Style::Auto => sim.count() >= SPLAT_FROM,
+            Style::Sprites | Style::Opaque => false,
+            Style::Splat => true,
+        };
+        if !self.splat_now {
+            return;
+        }
+        let size = (size.0.max(1), size.1.max(1));
+        let bytes = size.0 as u64 * size.1 as u64 * 3 * 4;
+        if bytes > gpu.device.limits().max_storage_buffer_binding_size {
+            self.splat_now = false;
+            return;
+        }
+        let params = SplatParams {
+            width: size.0,
+            height: size.1,
+            count: sim.count(),
+            _pad: 0,
+        };
+        gpu.queue
+            .write_buffer(&self.splat_params, 0, bytemuck::bytes_of(&params));
+        if self.splat_target.as_ref().is_some_and(|t| t.size == size) {
+            return;
+        }
+        let device = &gpu.device;
+        let accum = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("particles:splat:accum"),
+            size: bytes,
+            usage: wgpu::BufferUsages::STORAGE,
+            mapped_at_creation: false,
+        });
+        let clear_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("particles:splat_clear:group"),
+            layout: &self.clear_layout,
+            entries: &[
+                wgpu::BindGroupEntry {
+                    binding: 0,
+                    resource: self.splat_params.as_entire_binding(),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 1,
+                    resource: accum.as_entire_binding(),
+                },
+            ],
+        });
+        let resolve_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("particles:splat_resolve:group"),
+            layout: &self.resolve_layout,
+            entries: &[
+                wgpu::BindGroupEntry {
+                    binding: 0,
+                    resource: self.splat_params.as_entire_binding(),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 1,
+                    resource: accum.as_entire_binding(),
+                },
+            ],
+        });
+        let bufs = sim.state_buffers();
+        let splat_groups = std::array::from_fn(|slot| {
+            std::array::from_fn(|cur| {
+                device.create_bind_group(&wgpu::BindGroupDescriptor {
+                    label: Some(&format!("particles:splat:group[{slot}][{cur}]")),
+                    layout: &self.splat_layout,
+                    entries: &[
+                        wgpu::BindGroupEntry {
+                            binding: 0,
+                            resource: self.view.buffer(slot).as_entire_binding(),
+                        },
+                        wgpu::BindGroupEntry {
+                            binding: 1,
+                            resource: bufs[cur ^ 1].as_entire_binding(),
+                        },
+                        wgpu::BindGroupEntry {
+                            binding: 2,
+                            resource: bufs[cur].as_entire_binding(),
+                        },
+                        wgpu::BindGroupEntry {
+                            binding: 3,
+                            resource: sim.sums_buffer().as_entire_binding(),
+                        },
+                        wgpu::BindGroupEntry {
+                            binding: 4,
+                            resource: self.splat_params.as_entire_binding(),
+                        },
+                        wgpu::BindGroupEntry {
+                            binding: 5,
+                            resource: accum.as_entire_binding(),
+                        },
+                    ],
+                })
+            })
+        });
+        self.splat_target = Some(SplatTarget {
+            size,
+            clear_group,
+            resolve_group,
+            splat_groups,
+        });
+    }
+
+    /// Point splat: records the clear and the splat into the frame's compute pass (after the
+    /// simulation steps, so it reads the newest state).
+    pub fn encode_splat(&self, pass: &mut wgpu::ComputePass<'_>, frame: u64, sim: &Sim) {
+        let Some(t) = self.splat_target.as_ref().filter(|_| self.splat_now) else {
+            return;
+        };
+        let pixels = t.size.0 * t.size.1 * 3;
+        let (x, y) = super::sim::fold(pixels.div_ceil(256));
+        pass.set_pipeline(&self.clear_pipeline);
+        pass.set_bind_group(0, &t.clear_group, &[]);
+        pass.dispatch_workgroups(x, y, 1);
+        if sim.count() == 0 {
+            return;
+        }
+        let (x, y) = super::sim::fold(sim.count().div_ceil(256));
+        pass.set_pipeline(&self.splat_pipeline);
+        pass.set_bind_group(0, &t.splat_groups[PingPong::slot(frame)][sim.cur()], &[]);
+        pass.dispatch_workgroups(x, y, 1);
     }
 
     /// Writes this frame's view uniform (slot `frame % 2`).
@@ -238,12 +562,25 @@ impl Renderer {
             .write(&gpu.device, &gpu.queue, frame, bytemuck::bytes_of(u));
     }
 
-    /// Draws every particle of `sim` as a sprite (6 vertices × count instances).
+    /// Draws every particle of `sim` as a sprite (6 vertices × count instances), or resolves
+    /// the point splat.
     pub fn paint(&self, pass: &mut wgpu::RenderPass<'_>, frame: u64, sim: &Sim) {
+        if self.splat_now {
+            if let Some(t) = &self.splat_target {
+                pass.set_pipeline(&self.resolve_pipeline);
+                pass.set_bind_group(0, &t.resolve_group, &[]);
+                pass.draw(0..3, 0..1);
+            }
+            return;
+        }
         if sim.count() == 0 {
             return;
         }
-        pass.set_pipeline(&self.pipeline);
+        if self.style == Style::Opaque {
+            pass.set_pipeline(&self.opaque_pipeline);
+        } else {
+            pass.set_pipeline(&self.pipeline);
+        }
         pass.set_bind_group(0, &self.groups[PingPong::slot(frame)][sim.cur()], &[]);
         pass.draw(0..6, 0..sim.count());
     }

@@ -1,0 +1,109 @@
+// Particles, point-splat renderer (for large counts, where rasterizing millions of tiny sprites
+// is bound by the GPU's raster and blend units): one compute thread per particle projects the
+// interpolated position exactly as `draw.wgsl` does and adds its colour into the pixel it lands
+// in, as fixed point (colour × 256) with atomic adds per channel. `splat_resolve.wgsl` turns the
+// sums into the image. Additive, like the sprites, so the two renderers give the same picture at
+// one pixel per particle.
+
+struct Particle {
+    pos: vec4<f32>, // xyz, w = age (s)
+    vel: vec4<f32>, // xyz, w = lifetime (s, 0 = immortal)
+}
+
+struct Neighbours {
+    coh: vec4<i32>, // w = neighbour count
+    ali: vec4<i32>,
+    sep: vec4<i32>,
+}
+
+struct View {
+    view_proj: mat4x4<f32>,
+    proj_scale: vec4<f32>,
+    alpha: f32,
+    size: f32,
+    min_px: f32,
+    intensity: f32,
+    color_mode: u32,
+    speed_scale: f32,
+    density_scale: f32,
+    interact: u32,
+}
+
+struct Splat {
+    width: u32,
+    height: u32,
+    count: u32,
+    _pad: u32,
+}
+
+const NEAR_W: f32 = 0.05;
+// Fixed-point scale of the accumulated colour.
+const FIXED: f32 = 256.0;
+
+@group(0) @binding(0) var<uniform> view: View;
+@group(0) @binding(1) var<storage, read> prev: array<Particle>;
+@group(0) @binding(2) var<storage, read> cur: array<Particle>;
+@group(0) @binding(3) var<storage, read> sums: array<Neighbours>;
+@group(0) @binding(4) var<uniform> splat: Splat;
+@group(0) @binding(5) var<storage, read_write> accum: array<atomic<u32>>;
+
+fn palette(t: f32) -> vec3<f32> {
+    let cold = vec3<f32>(0.10, 0.30, 1.00);
+    let warm = vec3<f32>(1.00, 0.50, 0.10);
+    let hot = vec3<f32>(1.00, 0.95, 0.80);
+    if t < 0.5 {
+        return mix(cold, warm, t * 2.0);
+    }
+    return mix(warm, hot, t * 2.0 - 1.0);
+}
+
+@compute @workgroup_size(256)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+    let ii = gid.x + gid.y * groups.x * 256u;
+    if ii >= splat.count {
+        return;
+    }
+    let a = prev[ii];
+    let b = cur[ii];
+    let life = b.vel.w;
+    if life > 0.0 && b.pos.w >= life {
+        return;
+    }
+    var pos = b.pos.xyz;
+    if b.pos.w >= a.pos.w {
+        pos = mix(a.pos.xyz, b.pos.xyz, view.alpha);
+    }
+    let clip = view.view_proj * vec4<f32>(pos, 1.0);
+    if clip.w < NEAR_W {
+        return;
+    }
+    let ndc = clip.xyz / clip.w;
+    if ndc.z < 0.0 || ndc.z > 1.0 || abs(ndc.x) >= 1.0 || abs(ndc.y) >= 1.0 {
+        return;
+    }
+    let x = min(u32((ndc.x * 0.5 + 0.5) * f32(splat.width)), splat.width - 1u);
+    let y = min(u32((0.5 - ndc.y * 0.5) * f32(splat.height)), splat.height - 1u);
+    var t = 0.0;
+    var fade = 1.0;
+    if life > 0.0 {
+        fade = 1.0 - smoothstep(0.8, 1.0, b.pos.w / life);
+    }
+    if view.color_mode == 1u {
+        if view.interact != 0u {
+            t = f32(sums[ii].coh.w) * view.density_scale;
+        }
+    } else if view.color_mode == 2u {
+        if life > 0.0 {
+            t = b.pos.w / life;
+        } else {
+            t = b.pos.w / 20.0;
+        }
+    } else {
+        t = length(b.vel.xyz) * view.speed_scale;
+    }
+    let c = palette(clamp(t, 0.0, 1.0)) * (view.intensity * fade) * FIXED;
+    let base = (y * splat.width + x) * 3u;
+    atomicAdd(&accum[base], u32(c.r + 0.5));
+    atomicAdd(&accum[base + 1u], u32(c.g + 0.5));
+    atomicAdd(&accum[base + 2u], u32(c.b + 0.5));
+}
