@@ -17,6 +17,34 @@ pub const DEFAULT_FRAMES: u64 = 300;
 /// Format of the offscreen output (non-sRGB, as egui-wgpu expects).
 pub const OUTPUT_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Rgba8Unorm;
 
+/// The offscreen output of headless runs: a `size` texture in [`OUTPUT_FORMAT`] that can be
+/// rendered to and copied from (screenshots), and its view. `label` names both.
+pub fn offscreen_target(
+    gpu: &Gpu,
+    label: &str,
+    size: (u32, u32),
+) -> (wgpu::Texture, wgpu::TextureView) {
+    let texture = gpu.device.create_texture(&wgpu::TextureDescriptor {
+        label: Some(label),
+        size: wgpu::Extent3d {
+            width: size.0,
+            height: size.1,
+            depth_or_array_layers: 1,
+        },
+        mip_level_count: 1,
+        sample_count: 1,
+        dimension: wgpu::TextureDimension::D2,
+        format: OUTPUT_FORMAT,
+        usage: wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::COPY_SRC,
+        view_formats: &[],
+    });
+    let view = texture.create_view(&wgpu::TextureViewDescriptor {
+        label: Some(&format!("{label}:view")),
+        ..Default::default()
+    });
+    (texture, view)
+}
+
 /// Runs `--headless`. Errors (bad input, no adapter, GPU validation errors) come back as one line.
 pub fn run(cli: &Cli) -> anyhow::Result<()> {
     let (gpu, _) = Gpu::new(cli.backend, None, None)?;
@@ -37,24 +65,7 @@ pub fn run(cli: &Cli) -> anyhow::Result<()> {
     if let Some(msg) = deck.active_failure() {
         bail!("{msg}");
     }
-    let target = gpu.device.create_texture(&wgpu::TextureDescriptor {
-        label: Some("headless:output"),
-        size: wgpu::Extent3d {
-            width: w,
-            height: h,
-            depth_or_array_layers: 1,
-        },
-        mip_level_count: 1,
-        sample_count: 1,
-        dimension: wgpu::TextureDimension::D2,
-        format: OUTPUT_FORMAT,
-        usage: wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::COPY_SRC,
-        view_formats: &[],
-    });
-    let view = target.create_view(&wgpu::TextureViewDescriptor {
-        label: Some("headless:output:view"),
-        ..Default::default()
-    });
+    let (target, view) = offscreen_target(&gpu, "headless:output", (w, h));
     let out = Output {
         view: &view,
         size: (w, h),

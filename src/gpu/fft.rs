@@ -771,22 +771,6 @@ fn noise(len: usize, seed: u64) -> Vec<f32> {
         .collect()
 }
 
-/// Blocks until the buffer `MAP_READ` slice is mapped; returns its bytes, or `None` on failure.
-fn read_mapped(device: &wgpu::Device, buffer: &wgpu::Buffer) -> Option<Vec<u8>> {
-    let slice = buffer.slice(..);
-    let (tx, rx) = std::sync::mpsc::channel();
-    slice.map_async(wgpu::MapMode::Read, move |r| {
-        let _ = tx.send(r.is_ok());
-    });
-    device.poll(wgpu::PollType::wait_indefinitely()).ok()?;
-    if !rx.recv().unwrap_or(false) {
-        return None;
-    }
-    let bytes = slice.get_mapped_range().ok().map(|v| v.to_vec());
-    buffer.unmap();
-    bytes
-}
-
 /// One row of [`bench_table`]: seconds per batch by wall clock and (if measured) by timestamps.
 fn bench_one(gpu: &Gpu, fft: &GpuFft, batch: u32, reps: u32) -> (f64, Option<f64>) {
     let device = &gpu.device;
@@ -847,7 +831,7 @@ fn bench_one(gpu: &Gpu, fft: &GpuFft, batch: u32, reps: u32) -> (f64, Option<f64
     let wall = t0.elapsed().as_secs_f64() / f64::from(reps);
     let gpu_s = queries.as_ref().and_then(|(_, _, read)| {
         run(reps, true);
-        let bytes = read_mapped(device, read)?;
+        let bytes = crate::gpu::readback::map_blocking(device, read).ok()?;
         let t: [u64; 2] = bytemuck::pod_read_unaligned(&bytes[..16]);
         let ns = t[1].saturating_sub(t[0]) as f64 * f64::from(queue.get_timestamp_period());
         (ns > 0.0).then(|| ns / 1e9 / f64::from(reps))

@@ -11,6 +11,25 @@ pub mod upload;
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 
+/// A bind group layout entry for a buffer of type `ty` (uniform or storage) at `binding`, seen by
+/// `visibility`, without a dynamic offset or a minimum size.
+pub fn buffer_entry(
+    binding: u32,
+    visibility: wgpu::ShaderStages,
+    ty: wgpu::BufferBindingType,
+) -> wgpu::BindGroupLayoutEntry {
+    wgpu::BindGroupLayoutEntry {
+        binding,
+        visibility,
+        ty: wgpu::BindingType::Buffer {
+            ty,
+            has_dynamic_offset: false,
+            min_binding_size: None,
+        },
+        count: None,
+    }
+}
+
 /// Which wgpu backend to ask for (`--backend`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
 #[serde(rename_all = "lowercase")]

@@ -108,6 +108,29 @@ pub const ALL: &[ShaderSource] = &[
 ];
 
 impl ShaderSource {
+    /// A compute pipeline of this shader's `main` entry point over one bind group layout (group
+    /// 0), labelled `label`.
+    pub fn compute_pipeline(
+        &self,
+        device: &wgpu::Device,
+        label: &str,
+        layout: &wgpu::BindGroupLayout,
+    ) -> wgpu::ComputePipeline {
+        let pl = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some(&format!("{label}:pipeline_layout")),
+            bind_group_layouts: &[Some(layout)],
+            immediate_size: 0,
+        });
+        device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+            label: Some(label),
+            layout: Some(&pl),
+            module: &self.module(device),
+            entry_point: Some("main"),
+            compilation_options: Default::default(),
+            cache: None,
+        })
+    }
+
     /// Creates the shader module, labelled with its path.
     pub fn module(&self, device: &wgpu::Device) -> wgpu::ShaderModule {
         device.create_shader_module(wgpu::ShaderModuleDescriptor {

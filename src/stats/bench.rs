@@ -134,24 +134,7 @@ pub fn run_scene(gpu: &Gpu, b: &SceneBench, out_dir: &Path) -> Result<SceneResul
     if let Some(msg) = deck.active_failure() {
         return Err(scene_err(msg.to_string()));
     }
-    let target = gpu.device.create_texture(&wgpu::TextureDescriptor {
-        label: Some("bench:output"),
-        size: wgpu::Extent3d {
-            width: w,
-            height: h,
-            depth_or_array_layers: 1,
-        },
-        mip_level_count: 1,
-        sample_count: 1,
-        dimension: wgpu::TextureDimension::D2,
-        format: crate::headless::OUTPUT_FORMAT,
-        usage: wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::COPY_SRC,
-        view_formats: &[],
-    });
-    let view = target.create_view(&wgpu::TextureViewDescriptor {
-        label: Some("bench:output:view"),
-        ..Default::default()
-    });
+    let (target, view) = crate::headless::offscreen_target(gpu, "bench:output", (w, h));
     let out = Output {
         view: &view,
         size: (w, h),

@@ -187,16 +187,8 @@ impl Renderer {
     /// additive blending.
     pub fn new(gpu: &Gpu, sim: &Sim) -> Renderer {
         let device = &gpu.device;
-        let entry = |binding, ty| wgpu::BindGroupLayoutEntry {
-            binding,
-            visibility: wgpu::ShaderStages::VERTEX | wgpu::ShaderStages::FRAGMENT,
-            ty: wgpu::BindingType::Buffer {
-                ty,
-                has_dynamic_offset: false,
-                min_binding_size: None,
-            },
-            count: None,
-        };
+        let vf = wgpu::ShaderStages::VERTEX | wgpu::ShaderStages::FRAGMENT;
+        let entry = |binding, ty| crate::gpu::buffer_entry(binding, vf, ty);
         let ro = wgpu::BufferBindingType::Storage { read_only: true };
         let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("particles:draw:layout"),
@@ -307,16 +299,8 @@ impl Renderer {
             })
         });
         let rw = wgpu::BufferBindingType::Storage { read_only: false };
-        let compute_entry = |binding, ty| wgpu::BindGroupLayoutEntry {
-            binding,
-            visibility: wgpu::ShaderStages::COMPUTE,
-            ty: wgpu::BindingType::Buffer {
-                ty,
-                has_dynamic_offset: false,
-                min_binding_size: None,
-            },
-            count: None,
-        };
+        let compute_entry =
+            |binding, ty| crate::gpu::buffer_entry(binding, wgpu::ShaderStages::COMPUTE, ty);
         let splat_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("particles:splat:layout"),
             entries: &[
@@ -335,16 +319,8 @@ impl Renderer {
                 compute_entry(1, rw),
             ],
         });
-        let fragment_entry = |binding, ty| wgpu::BindGroupLayoutEntry {
-            binding,
-            visibility: wgpu::ShaderStages::FRAGMENT,
-            ty: wgpu::BindingType::Buffer {
-                ty,
-                has_dynamic_offset: false,
-                min_binding_size: None,
-            },
-            count: None,
-        };
+        let fragment_entry =
+            |binding, ty| crate::gpu::buffer_entry(binding, wgpu::ShaderStages::FRAGMENT, ty);
         let resolve_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("particles:splat_resolve:layout"),
             entries: &[
@@ -352,28 +328,13 @@ impl Renderer {
                 fragment_entry(1, ro),
             ],
         });
-        let compute =
-            |label: &'static str, layout: &wgpu::BindGroupLayout, src: shaders::ShaderSource| {
-                let pl = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-                    label: Some(label),
-                    bind_group_layouts: &[Some(layout)],
-                    immediate_size: 0,
-                });
-                device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-                    label: Some(label),
-                    layout: Some(&pl),
-                    module: &src.module(device),
-                    entry_point: Some("main"),
-                    compilation_options: Default::default(),
-                    cache: None,
-                })
-            };
-        let clear_pipeline = compute(
+        let clear_pipeline = shaders::PARTICLES_SPLAT_CLEAR.compute_pipeline(
+            device,
             "particles:splat_clear",
             &clear_layout,
-            shaders::PARTICLES_SPLAT_CLEAR,
         );
-        let splat_pipeline = compute("particles:splat", &splat_layout, shaders::PARTICLES_SPLAT);
+        let splat_pipeline =
+            shaders::PARTICLES_SPLAT.compute_pipeline(device, "particles:splat", &splat_layout);
         let resolve_module = shaders::PARTICLES_SPLAT_RESOLVE.module(device);
         let resolve_pl = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
             label: Some("particles:splat_resolve"),

@@ -233,6 +233,8 @@ pub struct Spectrogram {
     width_px: u32,
     settings_ui: Settings,
     error: Option<String>,
+    /// [`Spectrogram::dominant`] of the current `recent` columns, once computed.
+    dominant_cache: std::cell::Cell<Option<Option<(f64, f64)>>>,
     options: AudioOptions,
     /// Samples drained from the source so far (analysed or skipped).
     drained_total: u64,
@@ -410,6 +412,7 @@ impl Spectrogram {
             width_px: 1,
             settings_ui: settings,
             error: None,
+            dominant_cache: std::cell::Cell::new(None),
             options: AudioOptions::default(),
             drained_total: 0,
             frame_capture: None,
@@ -428,6 +431,7 @@ impl Spectrogram {
     fn reset_history(&mut self) {
         self.history.clear();
         self.recent.clear();
+        self.dominant_cache.set(None);
         self.history_first = self.written;
         self.history_cap = (self.a.ring_width as usize)
             .min(HISTORY_VALUES / self.a.bins.max(1))
@@ -480,6 +484,16 @@ impl Spectrogram {
     /// ([`stft::tone_level_db_with`]: the window's ENBW compensated, so it does not depend on
     /// where the tone falls between bins). `None` before the first column.
     pub fn dominant(&self) -> Option<(f64, f64)> {
+        // The side panel asks every frame; recompute only after new columns arrived.
+        if let Some(d) = self.dominant_cache.get() {
+            return d;
+        }
+        let d = self.compute_dominant();
+        self.dominant_cache.set(Some(d));
+        d
+    }
+
+    fn compute_dominant(&self) -> Option<(f64, f64)> {
         if self.recent.is_empty() {
             return None;
         }
@@ -564,6 +578,7 @@ impl Spectrogram {
         r.clear();
         r.extend_from_slice(col);
         self.recent.push_back(r);
+        self.dominant_cache.set(None);
         for (p, v) in self.peak_hold.iter_mut().zip(col) {
             *p = p.max(*v);
         }
@@ -669,29 +684,12 @@ fn settings_from(cfg: &SceneConfig) -> Settings {
 }
 
 fn uniform_entry(binding: u32, visibility: wgpu::ShaderStages) -> wgpu::BindGroupLayoutEntry {
-    wgpu::BindGroupLayoutEntry {
-        binding,
-        visibility,
-        ty: wgpu::BindingType::Buffer {
-            ty: wgpu::BufferBindingType::Uniform,
-            has_dynamic_offset: false,
-            min_binding_size: None,
-        },
-        count: None,
-    }
+    crate::gpu::buffer_entry(binding, visibility, wgpu::BufferBindingType::Uniform)
 }
 
 fn storage_entry(binding: u32, visibility: wgpu::ShaderStages) -> wgpu::BindGroupLayoutEntry {
-    wgpu::BindGroupLayoutEntry {
-        binding,
-        visibility,
-        ty: wgpu::BindingType::Buffer {
-            ty: wgpu::BufferBindingType::Storage { read_only: true },
-            has_dynamic_offset: false,
-            min_binding_size: None,
-        },
-        count: None,
-    }
+    let ty = wgpu::BufferBindingType::Storage { read_only: true };
+    crate::gpu::buffer_entry(binding, visibility, ty)
 }
 
 impl Analysis {
@@ -1577,17 +1575,15 @@ impl Spectrogram {
 
     /// (last, p50, p99) of the recent capture-to-present latencies, ms (nearest rank).
     pub fn latency_summary(&self) -> (f64, f64, f64) {
+        use crate::stats::percentile_nearest_rank;
         let mut v: Vec<f64> = self.latencies.iter().copied().collect();
         let last = v.last().copied().unwrap_or(0.0);
         v.sort_by(f64::total_cmp);
-        let rank = |p: f64| {
-            if v.is_empty() {
-                0.0
-            } else {
-                v[((p / 100.0 * v.len() as f64).ceil() as usize).clamp(1, v.len()) - 1]
-            }
-        };
-        (last, rank(50.0), rank(99.0))
+        (
+            last,
+            percentile_nearest_rank(&v, 50.0),
+            percentile_nearest_rank(&v, 99.0),
+        )
     }
 
     fn set_frozen(&mut self, frozen: bool) {

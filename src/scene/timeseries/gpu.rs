@@ -112,16 +112,7 @@ fn storage_entry(
     read_only: bool,
     vis: wgpu::ShaderStages,
 ) -> wgpu::BindGroupLayoutEntry {
-    wgpu::BindGroupLayoutEntry {
-        binding,
-        visibility: vis,
-        ty: wgpu::BindingType::Buffer {
-            ty: wgpu::BufferBindingType::Storage { read_only },
-            has_dynamic_offset: false,
-            min_binding_size: None,
-        },
-        count: None,
-    }
+    crate::gpu::buffer_entry(binding, vis, wgpu::BufferBindingType::Storage { read_only })
 }
 
 fn uniform_entry(
@@ -198,27 +189,12 @@ impl Pipelines {
             label: Some("timeseries:draw:layout"),
             entries: &[uniform_entry(0, false, vs), storage_entry(1, true, vs)],
         });
-        let compute = |label: &str, bgl: &wgpu::BindGroupLayout, src: shaders::ShaderSource| {
-            let pl = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-                label: Some(&format!("{label}:pipeline_layout")),
-                bind_group_layouts: &[Some(bgl)],
-                immediate_size: 0,
-            });
-            device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-                label: Some(label),
-                layout: Some(&pl),
-                module: &src.module(device),
-                entry_point: Some("main"),
-                compilation_options: Default::default(),
-                cache: None,
-            })
-        };
-        let build = compute(
+        let build = shaders::TIMESERIES_PYRAMID_BUILD.compute_pipeline(
+            device,
             "timeseries:compute:pyramid_build",
             &build_bgl,
-            shaders::TIMESERIES_PYRAMID_BUILD,
         );
-        let m4 = compute("timeseries:compute:m4", &m4_bgl, shaders::TIMESERIES_M4);
+        let m4 = shaders::TIMESERIES_M4.compute_pipeline(device, "timeseries:compute:m4", &m4_bgl);
         let draw_pl = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
             label: Some("timeseries:draw:pipeline_layout"),
             bind_group_layouts: &[Some(&draw_bgl)],
