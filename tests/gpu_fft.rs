@@ -11,7 +11,7 @@
 use realfft::RealFftPlanner;
 use realfft::num_complex::Complex;
 use vizdeck::audio::stft::{DB_FLOOR, Stft};
-use vizdeck::gpu::fft::{FftError, FftOptions, GpuFft};
+use vizdeck::gpu::fft::{FftError, FftOptions, FusedLayout, GpuFft};
 use vizdeck::gpu::{BackendChoice, Gpu};
 
 fn gpu() -> Gpu {
@@ -145,33 +145,65 @@ fn periodic_hann(n: usize) -> Vec<f32> {
 
 const SIZES: [usize; 8] = [256, 512, 1024, 2048, 4096, 8192, 16_384, 32_768];
 
-/// Both code paths: workgroup memory (fused single pass for N ≤ 8192, DIF + 4 sub-FFTs above)
-/// and the multi-pass one.
-fn build(gpu: &Gpu, n: usize, max_batch: u32, spectrum: bool, fused: bool) -> GpuFft {
-    let fft = GpuFft::with_options(&gpu.device, n, max_batch, FftOptions { spectrum, fused })
-        .expect("GpuFft");
-    // lavapipe allows 32 KiB of workgroup memory and 256 invocations: every size has a
-    // workgroup-memory path (single pass for N ≤ 8192, DIF + sub-FFTs above).
+/// Both code paths: workgroup memory (the fused single pass where its workgroup and tile fit the
+/// limits, DIF + 4 sub-FFTs above) and the multi-pass one; `layout` picks the fused kernel's tile.
+fn build_with(
+    gpu: &Gpu,
+    n: usize,
+    max_batch: u32,
+    spectrum: bool,
+    fused: bool,
+    layout: FusedLayout,
+) -> GpuFft {
+    let options = FftOptions {
+        spectrum,
+        fused,
+        layout,
+    };
+    let fft = GpuFft::with_options(&gpu.device, n, max_batch, options).expect("GpuFft");
     assert_eq!(fft.is_fused(), fused, "N = {n}");
-    let passes = match (fused, n) {
-        (true, ..=8192) => 1,
-        (true, _) => 3,
+    // The fused kernel needs N/16 invocations per workgroup and a tile of N/2 f32 words
+    // (halves) or N words (planar), padding optional.
+    let limits = gpu.device.limits();
+    let words = match layout {
+        FusedLayout::Planar => n as u64,
+        _ => n as u64 / 2,
+    };
+    let single = (n as u64 / 16) <= u64::from(limits.max_compute_invocations_per_workgroup)
+        && words * 4 <= u64::from(limits.max_compute_workgroup_storage_size);
+    let passes = match (fused, single) {
+        (true, true) => 1,
+        (true, false) => 3,
         (false, _) => {
             let log2m = (n / 2).trailing_zeros() as usize;
             log2m / 2 + log2m % 2 + 1
         }
     };
-    assert_eq!(fft.pass_count(), passes, "N = {n}, fused {fused}");
+    assert_eq!(
+        fft.pass_count(),
+        passes,
+        "N = {n}, fused {fused}, {layout:?}"
+    );
     fft
+}
+
+fn build(gpu: &Gpu, n: usize, max_batch: u32, spectrum: bool, fused: bool) -> GpuFft {
+    build_with(gpu, n, max_batch, spectrum, fused, FusedLayout::Auto)
 }
 
 #[test]
 fn complex_spectrum_matches_realfft_f64_for_every_size() {
     let gpu = gpu();
-    for (n, fused) in SIZES.iter().flat_map(|&n| [(n, true), (n, false)]) {
+    let paths = [
+        (true, FusedLayout::Auto),
+        (true, FusedLayout::Planar),
+        (true, FusedLayout::Halves),
+        (false, FusedLayout::Auto),
+    ];
+    for (n, (fused, layout)) in SIZES.iter().flat_map(|&n| paths.map(|p| (n, p))) {
         let batch = 3u32;
         // max_batch larger than the batch: the unused column must not matter.
-        let mut fft = build(&gpu, n, batch + 1, true, fused);
+        let mut fft = build_with(&gpu, n, batch + 1, true, fused, layout);
         assert_eq!((fft.fft_size(), fft.bins()), (n, n / 2 + 1));
         let ones = vec![1.0f32; n];
         fft.set_window(&gpu.queue, &ones).expect("window");
@@ -180,11 +212,11 @@ fn complex_spectrum_matches_realfft_f64_for_every_size() {
         let refs = reference(&samples, n, &ones);
         let errs = relative_errors(&spec.expect("spectrum"), &refs);
         let shown: Vec<String> = errs.iter().map(|e| format!("{e:.2e}")).collect();
-        eprintln!("N = {n}, fused {fused}: relative errors {shown:?}");
+        eprintln!("N = {n}, fused {fused} {layout:?}: relative errors {shown:?}");
         for (c, e) in errs.iter().enumerate() {
             assert!(
                 *e <= 1e-4,
-                "N = {n}, fused {fused}, column {c}: relative error {e:.3e}"
+                "N = {n}, fused {fused} {layout:?}, column {c}: relative error {e:.3e}"
             );
         }
     }

@@ -27,15 +27,19 @@
 //! 3. `fft_split`: split, magnitude, dBFS → [`GpuFft::output_db`] (and optionally the complex
 //!    spectrum → [`GpuFft::spectrum`]).
 //!
-//! For N ≤ 8192 (M ≤ 4096), when the device allows M·8 bytes of workgroup memory and
-//! min(256, M/4) invocations per workgroup, a **fused** kernel (`fft_local`) does all of the
-//! above in one dispatch instead: one workgroup per column holds the column in workgroup memory
-//! through every stage (same formulas in the same order: bit-identical to the multi-pass path on
-//! lavapipe), and the global ping-pong buffers are not allocated. [`FftOptions::fused`] turns it
-//! off. Its dispatch is one workgroup per column.
+//! When the device allows M/8 invocations per workgroup and the tile below, a **fused** kernel
+//! (`fft_local`) does all of the above in one dispatch instead (N ≤ 16384 on the H200 and on
+//! lavapipe): one workgroup of M/8 threads per column, each thread holding 8 complex values in
+//! registers; radix-8 Stockham stages (the same formula with r = 8, the 8-point DFT as two
+//! 4-point DFTs and the twiddles `e^{−iπk/4}`), then one radix-4 or radix-2 stage when M is not a
+//! power of 8, and the split. Between stages the values go through workgroup memory (the tile:
+//! real and imaginary parts one after the other through M f32 words, or side by side in 2·M; see
+//! [`FusedLayout`]). The radix-8 stages read their twiddles from per-stage tables appended to
+//! `T` (see `twiddle_table`), seven per butterfly side by side. The global ping-pong buffers are
+//! not allocated. [`FftOptions::fused`] turns it off.
 //!
-//! For N = 16384 and 32768 (M = 8192, 16384) the column does not fit workgroup memory; then
-//! (same conditions, with M/4 in place of M) three dispatches are used: `fft_dif4` packs and
+//! When the fused kernel does not fit (N = 32768 on both devices) three dispatches are used,
+//! if M/4 complex values fit workgroup memory: `fft_dif4` packs and
 //! applies one radix-4 **decimation-in-frequency** stage,
 //! `u_s[n] = e^{−2πi·n·s/M}·Σ_j z[n + j·M/4]·(−i)^{j·s}`, which leaves 4 independent
 //! M/4-point FFTs (`Z[4k' + s] = FFT_{M/4}(u_s)[k']`); `fft_local_sub` runs each in workgroup
@@ -140,6 +144,7 @@ pub struct GpuFft {
     max_batch: u32,
     max_wg_per_dim: u32,
     fused: bool,
+    plan: Option<FusedPlan>,
     input: wgpu::Buffer,
     output_db: wgpu::Buffer,
     spectrum: Option<wgpu::Buffer>,
@@ -199,17 +204,47 @@ fn fold_dispatch(threads: u64, group: u32, max_per_dim: u32) -> (u32, u32) {
     (x as u32, y.min(u64::from(u32::MAX)) as u32)
 }
 
+/// The twiddle buffer of every pass, f64-computed and stored as f32 `[re, im]`:
+/// entries 0..N are `T[m] = e^{−2πi·m/N}`; then, for the fused kernel's radix-8 stages with
+/// p = 1, 8, 64, … < N/2, a per-stage table at offset `N + p − 1` (the sizes 7p sum to p − 1
+/// before it) whose entry `7k + j − 1` is `e^{−2πi·j·k/(8p)}`, k = 0..p, j = 1..=7: the seven
+/// twiddles of one butterfly side by side, so a warp reads them contiguously.
+fn twiddle_table(fft_size: usize) -> Vec<[f32; 2]> {
+    let cis = |num: f64, den: f64| {
+        let a = -std::f64::consts::TAU * num / den;
+        [a.cos() as f32, a.sin() as f32]
+    };
+    let mut t: Vec<[f32; 2]> = (0..fft_size)
+        .map(|i| cis(i as f64, fft_size as f64))
+        .collect();
+    let m = fft_size / 2;
+    let mut p = 1;
+    while p < m {
+        debug_assert_eq!(t.len(), fft_size + p - 1);
+        for k in 0..p {
+            for j in 1..=7 {
+                t.push(cis((j * k) as f64, (8 * p) as f64));
+            }
+        }
+        p *= 8;
+    }
+    t
+}
+
 /// Construction options of [`GpuFft`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FftOptions {
     /// Also write the complex spectrum to [`GpuFft::spectrum`] (tests, debugging). Default off.
     pub spectrum: bool,
-    /// Use the workgroup-memory kernels when the device's workgroup limits allow them: for
-    /// N ≤ 8192 the fused single pass (`fft_local.wgsl`), for N = 16384 and 32768 three passes
-    /// (`fft_dif4` → `fft_local_sub` → `fft_split`). Otherwise, or when false, the multi-pass
-    /// path (one dispatch per Stockham stage through global ping-pong buffers). Default on. All
-    /// paths agree to f32 rounding (see the module docs).
+    /// Use the workgroup-memory kernels when the device's workgroup limits allow them: the
+    /// fused single pass (`fft_local.wgsl`) when N/16 invocations per workgroup and its tile fit
+    /// (N ≤ 16384 on the H200 and on lavapipe), else, for larger N, three passes (`fft_dif4` →
+    /// `fft_local_sub` → `fft_split`). Otherwise, or when false, the multi-pass path (one
+    /// dispatch per Stockham stage through global ping-pong buffers). Default on. All paths
+    /// agree to f32 rounding (see the module docs).
     pub fused: bool,
+    /// Tile layout of the fused kernel (tests and benchmarks); default [`FusedLayout::Auto`].
+    pub layout: FusedLayout,
 }
 
 impl Default for FftOptions {
@@ -217,11 +252,91 @@ impl Default for FftOptions {
         FftOptions {
             spectrum: false,
             fused: true,
+            layout: FusedLayout::Auto,
         }
     }
 }
 
-/// Largest M = N/2 of the fused kernel (its register array holds 16 complex values per thread:
+/// Workgroup-memory layout of the fused kernel's exchanges between stages.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum FusedLayout {
+    /// `Halves` when it fits, else `Planar`: the smaller tile leaves room for more workgroups
+    /// per multiprocessor, which measured faster on the H200 (BENCHMARKS.md).
+    #[default]
+    Auto,
+    /// Real and imaginary parts side by side: 2·M words, one barrier pair per exchange.
+    Planar,
+    /// Real parts, then imaginary parts, through one M-word tile: two barrier pairs per exchange.
+    Halves,
+}
+
+/// Shape of the fused single-pass kernel (`fft_local.wgsl`) for one M = N/2 on one device:
+/// `wg = M/8` threads per workgroup holding 8 complex values each, and a workgroup-memory tile of
+/// `tile_f32` words: planar re/im (`halves` false) or re and im exchanged one after the other
+/// through M words (`halves` true), with one padding word per 32 when `pad`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct FusedPlan {
+    m: u32,
+    wg: u32,
+    halves: bool,
+    pad: bool,
+    tile_f32: u32,
+}
+
+impl FusedPlan {
+    /// The shape for `layout` that the limits allow, or `None`: M/8 must not exceed the
+    /// invocation and size-x limits, and the tile takes the first layout that fits
+    /// `max_compute_workgroup_storage_size`, in the order halves+pad, halves, planar+pad, planar
+    /// (restricted to one kind unless `layout` is `Auto`).
+    fn choose(m: u64, limits: &wgpu::Limits, layout: FusedLayout) -> Option<FusedPlan> {
+        let max_wg = u64::from(
+            limits
+                .max_compute_invocations_per_workgroup
+                .min(limits.max_compute_workgroup_size_x),
+        );
+        let wg = m / 8;
+        if wg == 0 || wg > max_wg {
+            return None;
+        }
+        let padded = |words: u64| words + words / 32;
+        let bytes = u64::from(limits.max_compute_workgroup_storage_size);
+        let (halves, pad) = [(true, true), (true, false), (false, true), (false, false)]
+            .into_iter()
+            .filter(|&(halves, _)| match layout {
+                FusedLayout::Auto => true,
+                FusedLayout::Planar => !halves,
+                FusedLayout::Halves => halves,
+            })
+            .find(|&(halves, pad)| {
+                let words = if pad { padded(m) } else { m };
+                let words = if halves { words } else { 2 * words };
+                words * 4 <= bytes
+            })?;
+        let half = if pad { padded(m) } else { m };
+        Some(FusedPlan {
+            m: m as u32,
+            wg: wg as u32,
+            halves,
+            pad,
+            tile_f32: (if halves { half } else { 2 * half }) as u32,
+        })
+    }
+
+    /// The pipeline-overridable constants of `fft_local.wgsl`.
+    fn constants(&self) -> [(&'static str, f64); 6] {
+        let im_off = if self.halves { 0 } else { self.tile_f32 / 2 };
+        [
+            ("M", f64::from(self.m)),
+            ("WG", f64::from(self.wg)),
+            ("HALVES", f64::from(u8::from(self.halves))),
+            ("PAD", f64::from(u8::from(self.pad))),
+            ("IM_OFF", f64::from(im_off)),
+            ("TILE_F32", f64::from(self.tile_f32)),
+        ]
+    }
+}
+
+/// Largest M = N/2 of the DIF sub-FFT kernel `fft_local_sub` (its register array holds 16 complex values per thread:
 /// 4·BPT with BPT = M/(4·256) ≤ 4).
 const FUSED_MAX_M: u64 = 4096;
 
@@ -296,9 +411,12 @@ impl GpuFft {
                 && local_wg(len) <= limits.max_compute_invocations_per_workgroup
                 && local_wg(len) <= limits.max_compute_workgroup_size_x
         };
-        let fused = options.fused && local_ok(m);
+        let fused_plan = options
+            .fused
+            .then(|| FusedPlan::choose(m, &limits, options.layout))
+            .flatten();
+        let fused = fused_plan.is_some();
         let dif4 = options.fused && !fused && m > FUSED_MAX_M && local_ok(m / 4);
-        let fused_wg = local_wg(m);
         let complex_bytes = batch * m * 8;
         let mut sizes = vec![
             ("input/ping-pong", complex_bytes),
@@ -359,12 +477,7 @@ impl GpuFft {
         );
 
         // T[m] = e^{−2πi·m/N}, m = 0..N, in f64, stored as f32.
-        let twiddle_data: Vec<[f32; 2]> = (0..fft_size)
-            .map(|i| {
-                let a = -std::f64::consts::TAU * i as f64 / fft_size as f64;
-                [a.cos() as f32, a.sin() as f32]
-            })
-            .collect();
+        let twiddle_data = twiddle_table(fft_size);
         let init = |label: &str, contents: &[u8], usage: wgpu::BufferUsages| {
             device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
                 label: Some(label),
@@ -421,15 +534,11 @@ impl GpuFft {
         let mut passes = Vec::new();
         let mut ping = Vec::new();
 
-        if fused {
+        if let Some(plan) = fused_plan {
             let pl = pipeline(
                 &shaders::SPECTROGRAM_FFT_LOCAL,
                 "spectrogram:fft:local",
-                &[
-                    ("TILE", f64::from(m32)),
-                    ("WG", f64::from(fused_wg)),
-                    ("BPT", f64::from(m32 / (4 * fused_wg))),
-                ],
+                &plan.constants(),
             );
             let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
                 label: Some("spectrogram:fft:local:bind_group"),
@@ -446,8 +555,8 @@ impl GpuFft {
             passes.push(Pass {
                 pipeline: pl,
                 bind_group,
-                per_col: fused_wg,
-                group: fused_wg,
+                per_col: plan.wg,
+                group: plan.wg,
             });
         } else if dif4 {
             ping.push(make("spectrogram:fft:ping", complex_bytes, storage));
@@ -637,6 +746,7 @@ impl GpuFft {
             max_batch,
             max_wg_per_dim,
             fused: fused || dif4,
+            plan: fused_plan,
             input,
             output_db,
             spectrum: with_spectrum.then_some(spectrum_buf),
@@ -665,6 +775,21 @@ impl GpuFft {
         }
     }
 
+    /// [`path_name`](Self::path_name) plus, for the fused kernel, its shape: threads per
+    /// workgroup × complex values per thread, and the tile layout (`planar` or `halves`: re and
+    /// im exchanged in turn; `+pad`: one padding word per 32), e.g. `fused 1024×8 halves+pad`.
+    pub fn path_detail(&self) -> String {
+        match self.plan {
+            Some(p) => format!(
+                "fused {}×8 {}{}",
+                p.wg,
+                if p.halves { "halves" } else { "planar" },
+                if p.pad { "+pad" } else { "" }
+            ),
+            None => self.path_name().to_string(),
+        }
+    }
+
     /// FFT size N, samples per column.
     pub fn fft_size(&self) -> usize {
         self.fft_size
@@ -680,8 +805,8 @@ impl GpuFft {
         self.max_batch
     }
 
-    /// Compute dispatches per [`encode`](Self::encode): 1 fused (N ≤ 8192), 3 with the DIF split
-    /// (N ≥ 16384), multi-pass 1 pack + ⌊log2(N/2)/2⌋ − 1 radix-4 (+ 1 radix-2 when log2(N/2)
+    /// Compute dispatches per [`encode`](Self::encode): 1 fused, 3 with the DIF split
+    /// (when the fused pass does not fit), multi-pass 1 pack + ⌊log2(N/2)/2⌋ − 1 radix-4 (+ 1 radix-2 when log2(N/2)
     /// is odd) + 1 split.
     pub fn pass_count(&self) -> usize {
         self.passes.len()
@@ -861,8 +986,8 @@ pub fn bench_table(gpu: &Gpu, sizes: &[usize], batch: u32, reps: u32) -> String 
     let paths = sizes.iter().flat_map(|&n| [(n, true), (n, false)]);
     for (n, fused) in paths {
         let options = FftOptions {
-            spectrum: false,
             fused,
+            ..FftOptions::default()
         };
         let fft = match GpuFft::with_options(&gpu.device, n, batch, options) {
             Ok(f) => f,
@@ -885,7 +1010,7 @@ pub fn bench_table(gpu: &Gpu, sizes: &[usize], batch: u32, reps: u32) -> String 
         let cols = f64::from(batch);
         let fmt = |s: f64| format!("{:.4} | {:.2} | {:.0}", s * 1e3, bytes / s / 1e9, cols / s);
         let gpu_cells = gpu_s.map_or_else(|| "– | – | –".to_string(), fmt);
-        let path = fft.path_name();
+        let path = fft.path_detail();
         out.push_str(&format!(
             "| {n} | {path} | {} | {} | {gpu_cells} |\n",
             fft.pass_count(),

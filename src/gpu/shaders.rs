@@ -32,11 +32,14 @@ pub const SPECTROGRAM_FFT_RADIX4: ShaderSource = shader!("spectrogram/fft_radix4
 pub const SPECTROGRAM_FFT_RADIX2: ShaderSource = shader!("spectrogram/fft_radix2.wgsl");
 /// Spectrogram FFT last pass: real-spectrum split, magnitude, dBFS (compute).
 pub const SPECTROGRAM_FFT_SPLIT: ShaderSource = shader!("spectrogram/fft_split.wgsl");
-/// Spectrogram FFT, fused single pass in workgroup memory for N ≤ 8192 (compute).
+/// Spectrogram FFT, fused single pass (radix-8 in registers, exchanges through workgroup memory)
+/// when its workgroup fits the device (N ≤ 16384 on the H200 and lavapipe) (compute).
 pub const SPECTROGRAM_FFT_LOCAL: ShaderSource = shader!("spectrogram/fft_local.wgsl");
-/// Spectrogram FFT for N of 16384 and 32768: pack + one radix-4 DIF stage into 4 sub-FFTs (compute).
+/// Spectrogram FFT when the fused pass does not fit (N = 32768): pack + one radix-4 DIF stage into
+/// 4 sub-FFTs (compute).
 pub const SPECTROGRAM_FFT_DIF4: ShaderSource = shader!("spectrogram/fft_dif4.wgsl");
-/// Spectrogram FFT for N of 16384 and 32768: the 4 sub-FFTs in workgroup memory (compute).
+/// Spectrogram FFT when the fused pass does not fit (N = 32768): the 4 sub-FFTs in workgroup
+/// memory (compute).
 pub const SPECTROGRAM_FFT_LOCAL_SUB: ShaderSource = shader!("spectrogram/fft_local_sub.wgsl");
 /// Particles, point-splat renderer: zero the accumulation image (compute).
 pub const PARTICLES_SPLAT_CLEAR: ShaderSource = shader!("particles/splat_clear.wgsl");
