@@ -45,26 +45,53 @@ pub const DB_MAX: f32 = 800.0;
 const DB_PER_LOG2: f32 = 3.010_3;
 
 /// log2(x) for finite x > 0, branch-free so loops over it vectorize: x = 2^e · m with
-/// m ∈ [√½, √2), log2(m) = (2/ln 2)·atanh(t) with t = (m − 1)/(m + 1), |t| ≤ 0.1716, from the
-/// series t + t³/3 + t⁵/5 + t⁷/7 (truncation error < 1e-8; in practice f32 rounding, about
-/// 1e-7 relative). x = 0 gives −127 (far below [`DB_FLOOR`]); subnormals come out below −126;
-/// callers clamp. Not for NaN or ±∞ (garbage in, garbage out; the caller checks finiteness).
+/// m ∈ [√½, √2) (found by subtracting the bits of √½ before splitting exponent and mantissa, so
+/// no compare or select), log2(m) = (2/ln 2)·atanh(t) with t = (m − 1)/(m + 1), |t| ≤ 0.1716,
+/// from the series t + t³/3 + t⁵/5 + t⁷/7 (truncation error < 1e-8; in practice f32 rounding,
+/// about 1e-7 relative). x = 0 gives about −127 (far below [`DB_FLOOR`]); subnormals come out
+/// below −126; callers clamp. Not for NaN or ±∞ (garbage in, garbage out; the caller checks
+/// finiteness).
 #[inline(always)]
 pub fn fast_log2(x: f32) -> f32 {
-    const SQRT2: f32 = std::f32::consts::SQRT_2;
     const C1: f32 = 2.0 / std::f32::consts::LN_2;
     const C3: f32 = C1 / 3.0;
     const C5: f32 = C1 / 5.0;
     const C7: f32 = C1 / 7.0;
-    let bits = x.to_bits();
-    let e = ((bits >> 23) & 0xff) as i32 - 127;
-    let m = f32::from_bits((bits & 0x007f_ffff) | 0x3f80_0000); // [1, 2)
-    let big = m > SQRT2;
-    let m = if big { m * 0.5 } else { m };
-    let e = (e + big as i32) as f32;
+    /// Bits of √½ (0.70710677).
+    const SQRT_HALF_BITS: u32 = 0x3f35_04f3;
+    let off = x.to_bits().wrapping_sub(SQRT_HALF_BITS);
+    let e = ((off as i32) >> 23) as f32;
+    let m = f32::from_bits((off & 0x007f_ffff).wrapping_add(SQRT_HALF_BITS));
     let t = (m - 1.0) / (m + 1.0);
     let t2 = t * t;
     e + t * (C1 + t2 * (C3 + t2 * (C5 + t2 * C7)))
+}
+
+/// `frame[n] = src[n]·w[n]` over the shortest of the three slices; `false` if a sample is NaN or
+/// infinite. Compiled for AVX2 + FMA as well as the baseline, the variant picked at run time
+/// (`multiversion`), like realfft's own AVX code paths.
+#[multiversion::multiversion(targets("x86_64+avx2+fma", "x86_64+avx"))]
+fn window_frame(frame: &mut [f32], src: &[f32], w: &[f32]) -> bool {
+    let mut finite = true;
+    for ((f, &x), &w) in frame.iter_mut().zip(src).zip(w) {
+        finite &= x.is_finite();
+        *f = x * w;
+    }
+    finite
+}
+
+/// `out[k] = clamp(10·log10(|X_k|²), DB_FLOOR, DB_MAX)` over the shorter slice, through
+/// [`fast_log2`]; returns whether some |X_k|² overflowed f32 (the caller redoes those bins).
+/// Runtime-dispatched like [`window_frame`].
+#[multiversion::multiversion(targets("x86_64+avx2+fma", "x86_64+avx"))]
+fn power_db(out: &mut [f32], spectrum: &[Complex<f32>]) -> bool {
+    let mut overflow = false;
+    for (o, x) in out.iter_mut().zip(spectrum) {
+        let p = x.re * x.re + x.im * x.im;
+        overflow |= !p.is_finite();
+        *o = (DB_PER_LOG2 * fast_log2(p)).clamp(DB_FLOOR, DB_MAX);
+    }
+    overflow
 }
 
 /// The lowest level reported, dBFS (amplitude 1e-8). Replaces −∞ (silence) and NaN.
@@ -382,11 +409,7 @@ impl Stft {
         let bins = self.bins();
         let n_out = out_db.len().min(bins);
         let src = &self.pending[self.start..self.start + self.fft_size];
-        let mut finite = true;
-        for ((f, &x), &w) in self.frame.iter_mut().zip(src).zip(&self.window_scaled) {
-            finite &= x.is_finite();
-            *f = x * w;
-        }
+        let finite = window_frame(&mut self.frame, src, &self.window_scaled);
         let ok = finite
             && self
                 .fft
@@ -396,12 +419,7 @@ impl Stft {
             // window_scaled carries 2/Σw; DC and Nyquist take 1/Σw (fixed up after the loop).
             // 10·log10(|X|²) saves the square root. The loop is branch-free so it vectorizes;
             // |X|² overflowing f32 (samples far beyond full scale) is redone with 20·log10(|X|).
-            let mut overflow = false;
-            for (o, x) in out_db[..n_out].iter_mut().zip(&self.spectrum) {
-                let p = x.re * x.re + x.im * x.im;
-                overflow |= !p.is_finite();
-                *o = (DB_PER_LOG2 * fast_log2(p)).clamp(DB_FLOOR, DB_MAX);
-            }
+            let overflow = power_db(&mut out_db[..n_out], &self.spectrum);
             if overflow {
                 for (o, x) in out_db[..n_out].iter_mut().zip(&self.spectrum) {
                     let p = x.re * x.re + x.im * x.im;
