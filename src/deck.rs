@@ -196,13 +196,18 @@ impl Deck {
             target_px: (0, 0),
             depth: None,
             timer: GpuTimer::new(&gpu.device, &gpu.queue),
-            readback: ReadbackRing::new("readback:ring", 8),
+            readback: {
+                // Screenshots may hold 8 of the 12 buffers; GPU timings keep the rest.
+                let mut ring = ReadbackRing::new("readback:ring", 12);
+                ring.limit_kind(TAG_SCREENSHOT, 8);
+                ring
+            },
             live: Live::new(240),
             gpu_live: [0.0; 3],
             capture: CapturePlan::default(),
             compare: Default::default(),
             screenshots: Screenshots {
-                writer: PngWriter::new(2),
+                writer: screenshot_writer(),
                 dir: None,
                 next_id: 0,
                 one_off: Vec::new(),
@@ -678,6 +683,14 @@ impl Deck {
         }
         let id = self.screenshots.next_id;
         self.screenshots.next_id += 1;
+        let committed = self.readback.kind_busy(TAG_SCREENSHOT);
+        if self.screenshots.writer.is_full() || committed >= self.screenshots.writer.capacity() {
+            // The PNG workers could not take this frame by the time it arrived (every slot is
+            // taken by frames queued, being written or still in flight): skip the copy, count
+            // the drop.
+            self.screenshots.writer.count_dropped();
+            return;
+        }
         self.copy_output(gpu, output, id);
     }
 
@@ -717,7 +730,7 @@ impl Deck {
                 shots.arrived(&a, scene);
             }
         });
-        let old = std::mem::replace(&mut self.screenshots.writer, PngWriter::new(2));
+        let old = std::mem::replace(&mut self.screenshots.writer, screenshot_writer());
         old.finish()
     }
 
@@ -1138,6 +1151,13 @@ impl Screenshots {
     /// PNG worker. Returns the path of an F12 PNG.
     fn arrived(&mut self, a: &crate::gpu::readback::Arrived<'_>, scene: &str) -> Option<PathBuf> {
         let t = a.texture?;
+        if !self.one_off.iter().any(|(id, _)| *id == a.tag.id) {
+            // Every-frame screenshot: the worker reads the mapped buffer itself (no copy here).
+            let dir = self.dir.as_ref()?;
+            let path = dir.join(format!("frame-{:06}.png", a.tag.id));
+            self.writer.submit_mapped(path, a.lend());
+            return None;
+        }
         let mut rgba = self.writer.buffer();
         a.rgba_into(&mut rgba);
         if let Some(i) = self.one_off.iter().position(|(id, _)| *id == a.tag.id) {
@@ -1164,9 +1184,13 @@ impl Screenshots {
             self.writer.submit(path.clone(), w, h, crop);
             return Some(path);
         }
-        let dir = self.dir.as_ref()?;
-        let path = dir.join(format!("frame-{:06}.png", a.tag.id));
-        self.writer.submit(path, t.width, t.height, rgba);
         None
     }
+}
+
+/// The PNG writer of the screenshots: a queue of 2 frames and one worker per spare core (the
+/// frame loop and the driver keep two), 1 to 4.
+fn screenshot_writer() -> PngWriter {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    PngWriter::with_workers(2, cores.saturating_sub(2).clamp(1, 4))
 }

@@ -305,3 +305,99 @@ fn full_ring_refuses_instead_of_waiting() {
     assert_eq!(ids, [0, 1]);
     assert_eq!(ring.in_flight(), 0);
 }
+
+/// Screenshot path: a lent (still mapped) texture readback is written as a PNG by a worker
+/// thread straight from the padded rows; the decoded PNG equals the texture (odd width, RGBA
+/// and BGRA), and the buffer goes back to the ring only when the worker is done with it.
+#[test]
+fn lent_readbacks_become_exact_pngs_and_return_to_the_ring() {
+    use vizdeck::gpu::readback::PngWriter;
+    let gpu = gpu();
+    let dir = std::env::temp_dir().join(format!("vizdeck-lend-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut ring = ReadbackRing::new("test:ring:lend", 3);
+    let mut writer = PngWriter::with_workers(4, 2);
+    let cases = [
+        (65u32, 3u32, wgpu::TextureFormat::Rgba8Unorm),
+        (19, 7, wgpu::TextureFormat::Bgra8Unorm),
+        (300, 2, wgpu::TextureFormat::Rgba8Unorm),
+    ];
+    let mut want = Vec::new();
+    let mut enc = gpu
+        .device
+        .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
+    for (i, (w, h, format)) in cases.into_iter().enumerate() {
+        let (tex, px) = pattern_texture(&gpu, w, h, format);
+        let rgba: Vec<u8> = if format == wgpu::TextureFormat::Bgra8Unorm {
+            // pattern_texture wrote [x, y, x^y, 255] as B, G, R, A.
+            px.chunks_exact(4)
+                .flat_map(|p| [p[2], p[1], p[0], p[3]])
+                .collect()
+        } else {
+            px
+        };
+        want.push((w, h, rgba));
+        let tag = Tag {
+            kind: TAG_USER,
+            id: i as u64,
+        };
+        assert!(ring.copy_texture(&gpu.device, &mut enc, &tex, tag).unwrap());
+    }
+    gpu.queue.submit([enc.finish()]);
+    ring.after_submit();
+    let n = ring.wait(&gpu.device, |a| {
+        let path = dir.join(format!("{}.png", a.tag.id));
+        assert!(writer.submit_mapped(path, a.lend()));
+    });
+    assert_eq!(n, 3);
+    // All three buffers are lent (or already given back by a fast worker): none is reused
+    // before its PNG is written.
+    let (written, errors) = writer.finish();
+    assert_eq!((written, errors), (3, Vec::<String>::new()));
+    assert_eq!(ring.in_flight(), 0, "every lent buffer came back");
+    for (i, (w, h, rgba)) in want.iter().enumerate() {
+        let file = std::fs::File::open(dir.join(format!("{i}.png"))).unwrap();
+        let mut reader = png::Decoder::new(std::io::BufReader::new(file))
+            .read_info()
+            .unwrap();
+        let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+        let info = reader.next_frame(&mut buf).unwrap();
+        assert_eq!((info.width, info.height), (*w, *h));
+        assert_eq!(info.color_type, png::ColorType::Rgba);
+        assert!(
+            buf[..info.buffer_size()] == rgba[..],
+            "PNG {i} pixels differ"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A kind limit refuses copies of that kind beyond it (counted) while other kinds still get
+/// buffers.
+#[test]
+fn kind_limit_keeps_buffers_for_other_kinds() {
+    let gpu = gpu();
+    let src = dst(&gpu, 1024);
+    let mut ring = ReadbackRing::new("test:ring:kinds", 3);
+    ring.limit_kind(TAG_USER, 1);
+    let mut enc = gpu
+        .device
+        .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
+    let shot = |id| Tag { kind: TAG_USER, id };
+    let other = |id| Tag {
+        kind: TAG_USER + 1,
+        id,
+    };
+    assert!(ring.copy_buffer(&gpu.device, &mut enc, &src, 0, 1024, shot(0)));
+    assert!(ring.kind_full(TAG_USER));
+    assert!(!ring.copy_buffer(&gpu.device, &mut enc, &src, 0, 1024, shot(1)));
+    assert_eq!(ring.dropped(), 1);
+    assert!(ring.copy_buffer(&gpu.device, &mut enc, &src, 0, 1024, other(0)));
+    assert!(ring.copy_buffer(&gpu.device, &mut enc, &src, 0, 1024, other(1)));
+    assert_eq!(ring.kind_busy(TAG_USER), 1);
+    assert_eq!(ring.kind_busy(TAG_USER + 1), 2);
+    gpu.queue.submit([enc.finish()]);
+    ring.after_submit();
+    assert_eq!(ring.wait(&gpu.device, |_| {}), 3);
+    assert!(!ring.kind_full(TAG_USER));
+}

@@ -137,6 +137,11 @@ const RB_RECORDED: u8 = 1;
 const RB_PENDING: u8 = 2;
 const RB_MAPPED: u8 = 3;
 const RB_FAILED: u8 = 4;
+/// Handed out as a [`MappedReadback`]: still mapped.
+const RB_LENT: u8 = 5;
+/// The [`MappedReadback`] was dropped: unmapped and freed by the ring's next call on its own
+/// thread (a buffer cannot be unmapped while the ring's own view of it is alive).
+const RB_RETURNED: u8 = 6;
 
 /// What a readback is for: `kind` says who asked (e.g. [`TAG_TIMING`], [`TAG_SCREENSHOT`], or a
 /// scene's own number ≥ [`TAG_USER`]), `id` is theirs (a frame index, a request number).
@@ -169,7 +174,7 @@ pub struct TextureLayout {
 }
 
 /// A finished readback, handed to the callback of [`ReadbackRing::poll`]. `data` is the mapped
-/// memory (valid only during the callback).
+/// memory (valid only during the callback, unless [`lend`](Arrived::lend)ed).
 pub struct Arrived<'a> {
     /// The tag given with the copy.
     pub tag: Tag,
@@ -177,9 +182,54 @@ pub struct Arrived<'a> {
     pub data: &'a [u8],
     /// Row layout for texture copies.
     pub texture: Option<TextureLayout>,
+    slot: &'a RbSlot,
+    lent: &'a std::cell::Cell<bool>,
+}
+
+/// A readback buffer kept mapped beyond the poll callback (see [`Arrived::lend`]), for another
+/// thread to read without a copy on the frame loop. Dropping it gives the buffer back to its
+/// ring, which unmaps and reuses it from its next call on.
+#[derive(Debug)]
+pub struct MappedReadback {
+    buffer: wgpu::Buffer,
+    state: Arc<AtomicU8>,
+    len: u64,
+    /// The tag given with the copy.
+    pub tag: Tag,
+    /// Row layout for texture copies.
+    pub texture: Option<TextureLayout>,
+}
+
+impl MappedReadback {
+    /// Calls `f` with the mapped bytes (`len` as requested). `None` if the view cannot be had
+    /// (the device was lost).
+    pub fn with_data<R>(&self, f: impl FnOnce(&[u8]) -> R) -> Option<R> {
+        let view = self.buffer.slice(..self.len).get_mapped_range().ok()?;
+        Some(f(&view))
+    }
+}
+
+impl Drop for MappedReadback {
+    fn drop(&mut self) {
+        self.state.store(RB_RETURNED, Ordering::Release);
+    }
 }
 
 impl Arrived<'_> {
+    /// Keeps the buffer mapped after the callback and hands it out: the ring neither unmaps nor
+    /// reuses it until the returned value is dropped (on any thread). Counts as read back.
+    pub fn lend(&self) -> MappedReadback {
+        self.lent.set(true);
+        self.slot.state.store(RB_LENT, Ordering::Release);
+        MappedReadback {
+            buffer: self.slot.buffer.clone(),
+            state: self.slot.state.clone(),
+            len: self.slot.len,
+            tag: self.tag,
+            texture: self.texture,
+        }
+    }
+
     /// For texture copies: the tightly packed RGBA8 pixels (`width × height × 4` bytes) written
     /// into `out` (cleared first). Returns false for buffer copies.
     pub fn rgba_into(&self, out: &mut Vec<u8>) -> bool {
@@ -210,6 +260,13 @@ struct RbSlot {
     texture: Option<TextureLayout>,
 }
 
+impl RbSlot {
+    /// Holding a copy: recorded, in flight, mapped and waiting, or lent.
+    fn busy(&self) -> bool {
+        !matches!(self.state.load(Ordering::Acquire), RB_FREE | RB_RETURNED)
+    }
+}
+
 /// A ring of `MAP_READ` buffers: copies are recorded into the frame's encoder, mapped with
 /// `map_async` after submit, and handed out by [`poll`](ReadbackRing::poll) once the GPU has
 /// finished, without ever waiting. A buffer is reused when its result has been handed out; it
@@ -220,6 +277,8 @@ pub struct ReadbackRing {
     slots: Vec<RbSlot>,
     max_slots: usize,
     dropped: u64,
+    /// (tag kind, most buffers that kind may hold at once).
+    kind_limits: Vec<(u32, usize)>,
 }
 
 impl ReadbackRing {
@@ -230,7 +289,35 @@ impl ReadbackRing {
             slots: Vec::new(),
             max_slots: max_slots.max(1),
             dropped: 0,
+            kind_limits: Vec::new(),
         }
+    }
+
+    /// Lets copies tagged `kind` hold at most `max` buffers at once (in flight, waiting or lent),
+    /// so that one kind (screenshots) cannot starve the others (GPU timings); further copies of
+    /// that kind are refused and counted in [`dropped`](ReadbackRing::dropped).
+    pub fn limit_kind(&mut self, kind: u32, max: usize) {
+        self.kind_limits.retain(|(k, _)| *k != kind);
+        self.kind_limits.push((kind, max));
+    }
+
+    /// Whether a copy tagged `kind` would be refused now because of its [`limit_kind`] limit
+    /// (a free buffer may still be missing).
+    ///
+    /// [`limit_kind`]: ReadbackRing::limit_kind
+    pub fn kind_full(&self, kind: u32) -> bool {
+        let Some(&(_, max)) = self.kind_limits.iter().find(|(k, _)| *k == kind) else {
+            return false;
+        };
+        self.kind_busy(kind) >= max
+    }
+
+    /// Buffers holding copies tagged `kind`: recorded, in flight, waiting for a poll, or lent.
+    pub fn kind_busy(&self, kind: u32) -> usize {
+        self.slots
+            .iter()
+            .filter(|s| s.tag.kind == kind && s.busy())
+            .count()
     }
 
     /// Copies refused because every buffer was busy.
@@ -240,13 +327,21 @@ impl ReadbackRing {
 
     /// Buffers waiting for the GPU or for [`poll`](ReadbackRing::poll).
     pub fn in_flight(&self) -> usize {
-        self.slots
-            .iter()
-            .filter(|s| s.state.load(Ordering::Acquire) != RB_FREE)
-            .count()
+        self.slots.iter().filter(|s| s.busy()).count()
+    }
+
+    /// Unmaps and frees the buffers whose [`MappedReadback`] was dropped.
+    fn sweep_returned(&mut self) {
+        for slot in &self.slots {
+            if slot.state.load(Ordering::Acquire) == RB_RETURNED {
+                slot.buffer.unmap();
+                slot.state.store(RB_FREE, Ordering::Release);
+            }
+        }
     }
 
     fn take_slot(&mut self, device: &wgpu::Device, len: u64) -> Option<usize> {
+        self.sweep_returned();
         let free = |s: &RbSlot| s.state.load(Ordering::Acquire) == RB_FREE;
         if let Some((i, _)) = self
             .slots
@@ -292,6 +387,10 @@ impl ReadbackRing {
         size: u64,
         tag: Tag,
     ) -> bool {
+        if self.kind_full(tag.kind) {
+            self.dropped += 1;
+            return false;
+        }
         let Some(i) = self.take_slot(device, size) else {
             self.dropped += 1;
             return false;
@@ -326,6 +425,10 @@ impl ReadbackRing {
         let (width, height) = (texture.width(), texture.height());
         let padded_bpr = padded_bytes_per_row(width);
         let len = padded_bpr as u64 * height as u64;
+        if self.kind_full(tag.kind) {
+            self.dropped += 1;
+            return Ok(false);
+        }
         let Some(i) = self.take_slot(device, len) else {
             self.dropped += 1;
             return Ok(false);
@@ -392,6 +495,7 @@ impl ReadbackRing {
     }
 
     fn deliver(&mut self, mut f: impl FnMut(Arrived<'_>)) -> usize {
+        self.sweep_returned();
         let mut ready: Vec<usize> = (0..self.slots.len())
             .filter(|&i| {
                 matches!(
@@ -404,6 +508,7 @@ impl ReadbackRing {
         let mut n = 0;
         for i in ready {
             let slot = &self.slots[i];
+            let lent = std::cell::Cell::new(false);
             if slot.state.load(Ordering::Acquire) == RB_MAPPED {
                 let slice = slot.buffer.slice(..slot.len);
                 match slice.get_mapped_range() {
@@ -413,10 +518,16 @@ impl ReadbackRing {
                             tag: slot.tag,
                             data: &view,
                             texture: slot.texture,
+                            slot,
+                            lent: &lent,
                         });
                         n += 1;
                     }
                     Err(e) => log::debug!("readback: {e}"),
+                }
+                if lent.get() {
+                    // The MappedReadback unmaps and frees the buffer when dropped.
+                    continue;
                 }
                 slot.buffer.unmap();
             } else {
@@ -428,70 +539,146 @@ impl ReadbackRing {
     }
 }
 
-/// One PNG job: path, width, height, RGBA8 pixels.
-type PngJob = (PathBuf, u32, u32, Vec<u8>);
+/// The pixels of one PNG job.
+enum PngPixels {
+    /// Tightly packed RGBA8, `width × height × 4` bytes.
+    Rgba(Vec<u8>),
+    /// A texture readback still mapped: rows padded to `padded_bpr`, maybe BGRA.
+    Mapped(MappedReadback),
+}
 
-/// Writes PNGs on a worker thread so the frame loop never waits for compression: frames are
-/// handed over through a queue of `depth` entries; when it is full the frame is dropped (counted)
-/// rather than waited for. PNGs use fast compression.
+/// One PNG job: path, width, height, pixels.
+type PngJob = (PathBuf, u32, u32, PngPixels);
+
+/// Writes PNGs on worker threads so the frame loop never waits for compression: frames are
+/// handed over through a queue of `depth` entries shared by the workers; when it is full the frame
+/// is dropped (counted) rather than waited for. PNGs use fast compression. Mapped readbacks
+/// ([`submit_mapped`](PngWriter::submit_mapped)) are read by the worker straight from the mapped
+/// buffer: the frame loop copies nothing.
 pub struct PngWriter {
     tx: Option<std::sync::mpsc::SyncSender<PngJob>>,
-    worker: Option<std::thread::JoinHandle<(u64, Vec<String>)>>,
+    workers: Vec<std::thread::JoinHandle<(u64, Vec<String>)>>,
     dropped: u64,
-    /// Spare pixel buffers handed back by the worker (no allocation per frame once warm).
+    /// Jobs queued or being written.
+    busy: Arc<std::sync::atomic::AtomicUsize>,
+    capacity: usize,
+    /// Spare pixel buffers handed back by the workers (no allocation per frame once warm).
     spare: std::sync::mpsc::Receiver<Vec<u8>>,
 }
 
 impl PngWriter {
-    /// Starts the worker with a queue of `depth` frames.
+    /// Starts one worker with a queue of `depth` frames.
     pub fn new(depth: usize) -> PngWriter {
-        let (tx, rx) = std::sync::mpsc::sync_channel::<PngJob>(depth.max(1));
+        Self::with_workers(depth, 1)
+    }
+
+    /// Starts `workers` worker threads (at least 1) sharing a queue of `depth` frames.
+    pub fn with_workers(depth: usize, workers: usize) -> PngWriter {
+        let depth = depth.max(1);
+        let (tx, rx) = std::sync::mpsc::sync_channel::<PngJob>(depth);
+        let rx = Arc::new(std::sync::Mutex::new(rx));
         let (spare_tx, spare) = std::sync::mpsc::channel();
-        let worker = std::thread::Builder::new()
-            .name("vizdeck-png".into())
-            .spawn(move || {
-                let mut written = 0u64;
-                let mut errors = Vec::new();
-                for (path, w, h, rgba) in rx {
-                    match write_png_with(&path, w, h, &rgba, png::Compression::Fast) {
-                        Ok(()) => written += 1,
-                        Err(e) => {
-                            if errors.len() < 8 {
-                                errors.push(e.to_string());
+        let busy = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let workers: Vec<_> = (0..workers.max(1))
+            .filter_map(|w| {
+                let rx = rx.clone();
+                let spare_tx = spare_tx.clone();
+                let busy = busy.clone();
+                std::thread::Builder::new()
+                    .name(format!("vizdeck-png-{w}"))
+                    .spawn(move || {
+                        let mut written = 0u64;
+                        let mut errors = Vec::new();
+                        loop {
+                            // The lock is held only while waiting for the next job.
+                            let job = rx.lock().ok().and_then(|r| r.recv().ok());
+                            let Some((path, w, h, pixels)) = job else {
+                                break;
+                            };
+                            let result = match &pixels {
+                                PngPixels::Rgba(rgba) => {
+                                    write_png_with(&path, w, h, rgba, png::Compression::Fast)
+                                }
+                                PngPixels::Mapped(m) => write_png_mapped(&path, m),
+                            };
+                            match result {
+                                Ok(()) => written += 1,
+                                Err(e) => {
+                                    if errors.len() < 8 {
+                                        errors.push(e.to_string());
+                                    }
+                                }
                             }
+                            if let PngPixels::Rgba(rgba) = pixels {
+                                let _ = spare_tx.send(rgba);
+                            }
+                            busy.fetch_sub(1, Ordering::AcqRel);
                         }
-                    }
-                    let _ = spare_tx.send(rgba);
-                }
-                (written, errors)
+                        (written, errors)
+                    })
+                    .ok()
             })
-            .ok();
+            .collect();
+        let capacity = depth + workers.len();
         PngWriter {
             tx: Some(tx),
-            worker,
+            workers,
             dropped: 0,
+            busy,
+            capacity,
             spare,
         }
     }
 
-    /// A pixel buffer to fill (recycled when one came back from the worker).
+    /// A pixel buffer to fill (recycled when one came back from a worker).
     pub fn buffer(&mut self) -> Vec<u8> {
         self.spare.try_recv().unwrap_or_default()
     }
 
-    /// Queues one PNG; returns false (dropped) when the worker is behind.
-    pub fn submit(&mut self, path: PathBuf, width: u32, height: u32, rgba: Vec<u8>) -> bool {
-        let sent = self
-            .tx
-            .as_ref()
-            .is_some_and(|tx| tx.try_send((path, width, height, rgba)).is_ok());
+    /// Whether every worker is busy and the queue is full: a frame handed over now would be
+    /// dropped, so it is not worth reading back.
+    pub fn is_full(&self) -> bool {
+        self.busy.load(Ordering::Acquire) >= self.capacity
+    }
+
+    /// Frames the writer can hold at once: queue depth + workers.
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    fn send(&mut self, job: PngJob) -> bool {
+        self.busy.fetch_add(1, Ordering::AcqRel);
+        let sent = self.tx.as_ref().is_some_and(|tx| tx.try_send(job).is_ok());
         if !sent {
+            self.busy.fetch_sub(1, Ordering::AcqRel);
             self.dropped += 1;
         }
         sent
     }
 
-    /// Frames dropped because the worker was behind.
+    /// Queues one PNG of tightly packed RGBA8 pixels; returns false (dropped) when the workers
+    /// are behind.
+    pub fn submit(&mut self, path: PathBuf, width: u32, height: u32, rgba: Vec<u8>) -> bool {
+        self.send((path, width, height, PngPixels::Rgba(rgba)))
+    }
+
+    /// Queues one PNG of a mapped texture readback (its [`TextureLayout`] gives the size), read
+    /// by the worker without a copy on this thread. Returns false (dropped, the buffer given back
+    /// to its ring) when the workers are behind or it is not a texture readback.
+    pub fn submit_mapped(&mut self, path: PathBuf, mapped: MappedReadback) -> bool {
+        let Some(t) = mapped.texture else {
+            self.dropped += 1;
+            return false;
+        };
+        self.send((path, t.width, t.height, PngPixels::Mapped(mapped)))
+    }
+
+    /// Counts a frame the caller dropped itself (e.g. when [`is_full`](PngWriter::is_full)).
+    pub fn count_dropped(&mut self) {
+        self.dropped += 1;
+    }
+
+    /// Frames dropped because the workers were behind.
     pub fn dropped(&self) -> u64 {
         self.dropped
     }
@@ -499,11 +686,59 @@ impl PngWriter {
     /// Waits for the queue to drain; returns (PNGs written, first errors).
     pub fn finish(mut self) -> (u64, Vec<String>) {
         self.tx = None;
-        self.worker
-            .take()
-            .and_then(|w| w.join().ok())
-            .unwrap_or_default()
+        let mut written = 0;
+        let mut errors = Vec::new();
+        for w in self.workers.drain(..) {
+            if let Ok((n, e)) = w.join() {
+                written += n;
+                errors.extend(e);
+            }
+        }
+        errors.truncate(8);
+        (written, errors)
     }
+}
+
+/// Writes a mapped texture readback as a PNG, row by row from the padded rows (BGRA swapped to
+/// RGBA per row), with fast compression.
+fn write_png_mapped(path: &Path, m: &MappedReadback) -> Result<(), ReadbackError> {
+    let err = |reason: String| ReadbackError::Png {
+        path: path.display().to_string(),
+        reason,
+    };
+    let t = m
+        .texture
+        .ok_or_else(|| err("not a texture readback".to_string()))?;
+    let result = m.with_data(|data| -> Result<(), ReadbackError> {
+        let file = std::fs::File::create(path).map_err(|e| err(e.to_string()))?;
+        let mut enc = png::Encoder::new(std::io::BufWriter::new(file), t.width, t.height);
+        enc.set_color(png::ColorType::Rgba);
+        enc.set_depth(png::BitDepth::Eight);
+        enc.set_compression(png::Compression::Fast);
+        let mut writer = enc.write_header().map_err(|e| err(e.to_string()))?;
+        let mut stream = writer.stream_writer().map_err(|e| err(e.to_string()))?;
+        let row = t.width as usize * 4;
+        let mut swapped = vec![0u8; if t.bgra { row } else { 0 }];
+        for y in 0..t.height as usize {
+            let start = y * t.padded_bpr as usize;
+            let src = data
+                .get(start..start + row)
+                .ok_or_else(|| err("readback shorter than its rows".to_string()))?;
+            let out = if t.bgra {
+                swapped.copy_from_slice(src);
+                for px in swapped.chunks_exact_mut(4) {
+                    px.swap(0, 2);
+                }
+                &swapped[..]
+            } else {
+                src
+            };
+            std::io::Write::write_all(&mut stream, out).map_err(|e| err(e.to_string()))?;
+        }
+        stream.finish().map_err(|e| err(e.to_string()))?;
+        writer.finish().map_err(|e| err(e.to_string()))
+    });
+    result.unwrap_or_else(|| Err(err("the readback buffer is no longer mapped".to_string())))
 }
 
 /// Writes tightly packed RGBA8 pixels as a PNG (8-bit RGBA, no gamma chunk).
