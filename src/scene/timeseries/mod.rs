@@ -23,10 +23,14 @@ use crate::series::source::{Pacing, SeriesSelection, SeriesSource};
 use crate::series::store::{Series, Store};
 use gpu::{GpuM4Error, HostDraw, Pipelines, SeriesMirror, ViewUniform};
 
-/// Synthetic default: series count.
+/// Synthetic default: series count (`--series-count`).
 pub const SYNTH_SERIES: usize = 4;
-/// Synthetic default: samples per second per series (4 × 50,000 = 200,000 samples/s in all).
-pub const SYNTH_RATE_HZ: f64 = 50_000.0;
+/// Synthetic default: samples per second of all series together (`--series-rate`; 4 × 50,000).
+pub const SYNTH_TOTAL_RATE: f64 = 200_000.0;
+/// Largest `--series-count`.
+pub const SYNTH_MAX_SERIES: usize = 1024;
+/// Largest `--series-rate`, samples/s in all (the generator allows 1e8 per series).
+pub const SYNTH_MAX_TOTAL_RATE: f64 = 1.0e8;
 /// Samples kept per series.
 const STORE_CAP: usize = 1 << 24;
 
@@ -95,9 +99,10 @@ impl TimeSeries {
         let sel = match &cfg.series_file {
             Some(p) => SeriesSelection::Csv(p.clone()),
             None => SeriesSelection::Synthetic {
-                series: SYNTH_SERIES,
-                rate_hz: SYNTH_RATE_HZ,
+                series: cfg.series_count,
+                rate_hz: cfg.series_rate / cfg.series_count.max(1) as f64,
                 seed: cfg.seed,
+                kind: cfg.series_kind,
             },
         };
         let pacing = if cfg.simulated_clock {
