@@ -91,6 +91,9 @@ pub struct TimeSeries {
     box_start: Option<egui::Pos2>,
     box_end: Option<egui::Pos2>,
     gpu_notes: Vec<String>,
+    /// Time the last `prepare` spent inside `queue.submit` (on a software adapter this is
+    /// where the GPU work runs).
+    submit_time: std::time::Duration,
 }
 
 impl TimeSeries {
@@ -136,12 +139,19 @@ impl TimeSeries {
             box_start: None,
             box_end: None,
             gpu_notes: Vec::new(),
+            submit_time: std::time::Duration::ZERO,
         }
     }
 
     /// The store (tests and reports).
     pub fn store(&self) -> &Store {
         &self.store
+    }
+
+    /// Wall time the last [`Scene::prepare`] spent in `queue.submit` of its compute pass
+    /// (benchmarks report it apart from the CPU work: a software adapter runs the GPU work there).
+    pub fn last_submit_time(&self) -> std::time::Duration {
+        self.submit_time
     }
 
     /// The view drawn by the last frame.
@@ -219,6 +229,7 @@ impl Scene for TimeSeries {
         self.size = (width, height);
         self.points_in_view = 0;
         self.view = None;
+        self.submit_time = std::time::Duration::ZERO;
         self.gpu_notes.clear();
         while self.mirrors.len() < self.store.series().len() {
             self.mirrors
@@ -302,7 +313,10 @@ impl Scene for TimeSeries {
                 self.mirrors[i].encode(&self.pipes, &mut pass);
             }
         }
-        gpu.queue.submit([enc.finish()]);
+        let cb = enc.finish();
+        let t = std::time::Instant::now();
+        gpu.queue.submit([cb]);
+        self.submit_time = t.elapsed();
         for &i in &gpu_used {
             self.mirrors[i].builds_submitted();
         }
