@@ -160,6 +160,9 @@ pub struct SeriesSource {
     /// Rows read but not loaded (half-written last row).
     rows_skipped: u64,
     finished: bool,
+    /// Synthetic: sample times are seconds of the source's own clock from 0 (see
+    /// [`is_clocked`](SeriesSource::is_clocked)).
+    clocked: bool,
     /// Store index of each of our series, rebuilt when the store does not match.
     map: Vec<usize>,
 }
@@ -267,6 +270,13 @@ impl SeriesSource {
     /// `drain_into` has taken it all. Always `false` for synthetic sources.
     pub fn is_finished(&self) -> bool {
         self.finished && self.pending.is_empty()
+    }
+
+    /// `true` for synthetic sources, whose sample times are seconds since the source started
+    /// (the scene clock in driven pacing, the wall clock otherwise); `false` for files, whose
+    /// times are whatever the file says.
+    pub fn is_clocked(&self) -> bool {
+        self.clocked
     }
 
     /// Samples (rows × series) the wall-clock generator threw away because the ring was full
@@ -570,6 +580,7 @@ fn open_synthetic(
         warning: None,
         rows_skipped: 0,
         finished: false,
+        clocked: true,
         map: Vec::new(),
     })
 }
@@ -955,6 +966,7 @@ pub fn open_csv_with(path: &Path, tail: bool) -> Result<SeriesSource, SeriesErro
         warning,
         rows_skipped,
         finished: false,
+        clocked: false,
         map: Vec::new(),
     })
 }

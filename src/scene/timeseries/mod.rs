@@ -33,6 +33,8 @@ pub const SYNTH_MAX_SERIES: usize = 1024;
 pub const SYNTH_MAX_TOTAL_RATE: f64 = 1.0e8;
 /// Samples kept per series.
 const STORE_CAP: usize = 1 << 24;
+/// Name of the series of vizdeck's own frame times (see [`TimeSeries::own_signals`]).
+pub const OWN_FRAME_SERIES: &str = "vizdeck frame time (ms)";
 
 /// Line colours of the series, cycled.
 pub const PALETTE: &[[u8; 3]] = &[
@@ -91,6 +93,11 @@ pub struct TimeSeries {
     box_start: Option<egui::Pos2>,
     box_end: Option<egui::Pos2>,
     gpu_notes: Vec<String>,
+    /// Also chart vizdeck's own frame times: each presented frame adds the interval since the
+    /// previous one, in ms, to the series [`OWN_FRAME_SERIES`] at the scene clock's time.
+    /// Synthetic sources only (their times are the same clock); ignored for files.
+    pub own_signals: bool,
+    last_presented: Option<std::time::Instant>,
     /// Time the last `prepare` spent inside `queue.submit` (on a software adapter this is
     /// where the GPU work runs).
     submit_time: std::time::Duration,
@@ -140,6 +147,8 @@ impl TimeSeries {
             box_end: None,
             gpu_notes: Vec::new(),
             submit_time: std::time::Duration::ZERO,
+            own_signals: false,
+            last_presented: None,
         }
     }
 
@@ -222,6 +231,18 @@ impl Scene for TimeSeries {
         self.source.advance_to(self.scene_time);
         self.source.drain_into(&mut self.store);
         self.visible.resize(self.store.series().len(), true);
+    }
+
+    fn presented(&mut self, at: std::time::Instant) {
+        if let Some(prev) = self.last_presented
+            && self.own_signals
+            && self.source.is_clocked()
+        {
+            let ms = at.saturating_duration_since(prev).as_secs_f64() * 1e3;
+            let i = self.store.ensure(OWN_FRAME_SERIES);
+            self.store.push(i, self.scene_time, ms as f32);
+        }
+        self.last_presented = Some(at);
     }
 
     fn prepare(&mut self, gpu: &Gpu, frame: &FrameCtx) {
@@ -354,6 +375,10 @@ impl Scene for TimeSeries {
                 self.fixed_y = None;
             }
         });
+        ui.add_enabled(
+            self.source.is_clocked(),
+            egui::Checkbox::new(&mut self.own_signals, "chart vizdeck's own frame times"),
+        );
         ui.add(
             egui::Slider::new(&mut self.window_s, 1e-6..=3600.0)
                 .logarithmic(true)
