@@ -9,7 +9,7 @@
 //!
 //! This module is the CPU reference (and fallback) for the GPU decimation pass.
 
-use super::store::Series;
+use super::store::{Series, partition_near};
 
 /// The M4 aggregate of one pixel column. An empty column (no sample, or only NaN samples) has
 /// `count == 0` and every value field 0.0.
@@ -129,50 +129,6 @@ fn min_max_count_lanes<const L: usize>(v: &[f32]) -> (f32, f32, u32) {
         count += (!x.is_nan()) as u32;
     }
     (mn, mx, count)
-}
-
-/// Length of the prefix of `x` on which `pred` holds, for a `pred` that holds on a prefix and
-/// `pred(x[0])` true: exponential (galloping) search, then binary search in the last step
-/// (Bentley & Yao, "An almost optimal algorithm for unbounded searching", 1976). Costs
-/// O(log k) for a prefix of length k, so short runs (zoomed in) are as cheap as long ones.
-#[inline]
-fn gallop(x: &[f64], pred: impl Fn(f64) -> bool) -> usize {
-    let mut lo = 1; // pred(x[lo - 1]) holds
-    let mut step = 1;
-    loop {
-        let probe = lo + step - 1;
-        if probe >= x.len() {
-            break;
-        }
-        if !pred(x[probe]) {
-            return lo + x[lo..probe].partition_point(|&t| pred(t));
-        }
-        lo = probe + 1;
-        step *= 2;
-    }
-    lo + x[lo..].partition_point(|&t| pred(t))
-}
-
-/// [`gallop`] started from a guessed partition point `guess` instead of the start: searches
-/// outwards from it in doubling steps, so a good guess costs a couple of probes and a bad one
-/// O(log error). Same contract and result as `x.partition_point(pred)` with `pred(x[0])` true.
-#[inline]
-fn partition_near(x: &[f64], pred: impl Fn(f64) -> bool, guess: usize) -> usize {
-    let g = guess.clamp(1, x.len());
-    if g < x.len() && pred(x[g]) {
-        return g + gallop(&x[g..], pred);
-    }
-    // x[hi] is past the partition point (or hi == len): step back until pred holds.
-    let mut hi = g;
-    let mut step = 1;
-    loop {
-        let lo = hi.saturating_sub(step);
-        if lo == 0 || pred(x[lo]) {
-            return lo + 1 + x[lo + 1..hi].partition_point(|&t| pred(t));
-        }
-        hi = lo;
-        step *= 2;
-    }
 }
 
 /// Decimates the samples of `series` with time in `[t0, t1)` (absolute seconds) into `columns`
@@ -357,38 +313,6 @@ mod tests {
             }]
         );
     }
-    #[test]
-    fn gallop_matches_partition_point() {
-        let x: Vec<f64> = (0..1000).map(|i| (i / 7) as f64).collect();
-        for start in [0, 1, 6, 7, 500, 993, 999] {
-            for limit in [0.0, 1.0, 70.0, 141.0, 142.0, 1e9] {
-                let pred = |t: f64| t <= x[start].max(limit);
-                let want = x[start..].partition_point(|&t| pred(t));
-                assert_eq!(
-                    gallop(&x[start..], pred),
-                    want,
-                    "start {start} limit {limit}"
-                );
-            }
-        }
-    }
-
-    #[test]
-    fn partition_near_matches_partition_point_for_any_guess() {
-        let x: Vec<f64> = (0..300).map(|i| ((i * i) / 50) as f64).collect();
-        for limit in [0.0, 3.0, 100.0, 1000.0, 1e9] {
-            let pred = |t: f64| t <= limit;
-            let want = x.partition_point(|&t| pred(t));
-            for guess in [0, 1, 2, 5, 37, 150, 299, 300, 10_000] {
-                assert_eq!(
-                    partition_near(&x, pred, guess),
-                    want,
-                    "limit {limit} guess {guess}"
-                );
-            }
-        }
-    }
-
     #[test]
     fn min_max_count_skips_nan_in_every_lane() {
         // 40 values: lanes wrap twice plus a remainder; NaN in several lanes, ±inf kept.

@@ -515,6 +515,34 @@ impl Series {
         }
     }
 
+    /// [`partition_index`](Series::partition_index) for a predicate whose partition point is
+    /// expected near relative time `t_guess` (e.g. `|t| t < x` with `t_guess = x`): the chunk is
+    /// found from the chunk bounds as before, but inside it the search starts where `t_guess`
+    /// falls by linear interpolation and widens outwards, so evenly spaced samples cost a couple
+    /// of probes instead of a cache miss per halving of a 64 Ki-sample chunk. Same result as
+    /// `partition_index` whatever `t_guess` is (a poor guess only costs O(log error) probes).
+    pub fn partition_index_near(&self, pred: impl Fn(f64) -> bool, t_guess: f64) -> u64 {
+        let live = |c: &Chunk| c.live_len() > 0;
+        let k = self.chunks.partition_point(|c| !live(c) || pred(c.t_max));
+        match self.chunks.get(k) {
+            None => self.end_index(),
+            Some(c) => {
+                let times = &c.times[c.start..];
+                if !pred(times[0]) {
+                    return c.base + c.start as u64;
+                }
+                let (a, b) = (times[0], times[times.len() - 1]);
+                let frac = (t_guess - a) / (b - a);
+                let guess = if frac.is_finite() {
+                    (frac * (times.len() - 1) as f64) as usize
+                } else {
+                    0
+                };
+                c.base + (c.start + partition_near(times, &pred, guess)) as u64
+            }
+        }
+    }
+
     /// `(relative time, value)` of the stored sample with global index `index`, if stored.
     pub fn get_index(&self, index: u64) -> Option<(f64, f32)> {
         if index < self.first_index() || index >= self.end_index() {
@@ -745,6 +773,50 @@ fn min_max_f64(x: &[f64]) -> (f64, f64) {
         .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &t| {
             (lo.min(t), hi.max(t))
         })
+}
+
+/// Length of the prefix of `x` on which `pred` holds, for a `pred` that holds on a prefix and
+/// `pred(x[0])` true: exponential (galloping) search, then binary search in the last step
+/// (Bentley & Yao, "An almost optimal algorithm for unbounded searching", 1976). Costs
+/// O(log k) for a prefix of length k, so short runs (zoomed in) are as cheap as long ones.
+#[inline]
+pub(crate) fn gallop(x: &[f64], pred: impl Fn(f64) -> bool) -> usize {
+    let mut lo = 1; // pred(x[lo - 1]) holds
+    let mut step = 1;
+    loop {
+        let probe = lo + step - 1;
+        if probe >= x.len() {
+            break;
+        }
+        if !pred(x[probe]) {
+            return lo + x[lo..probe].partition_point(|&t| pred(t));
+        }
+        lo = probe + 1;
+        step *= 2;
+    }
+    lo + x[lo..].partition_point(|&t| pred(t))
+}
+
+/// [`gallop`] started from a guessed partition point `guess` instead of the start: searches
+/// outwards from it in doubling steps, so a good guess costs a couple of probes and a bad one
+/// O(log error). Same contract and result as `x.partition_point(pred)` with `pred(x[0])` true.
+#[inline]
+pub(crate) fn partition_near(x: &[f64], pred: impl Fn(f64) -> bool, guess: usize) -> usize {
+    let g = guess.clamp(1, x.len());
+    if g < x.len() && pred(x[g]) {
+        return g + gallop(&x[g..], pred);
+    }
+    // x[hi] is past the partition point (or hi == len): step back until pred holds.
+    let mut hi = g;
+    let mut step = 1;
+    loop {
+        let lo = hi.saturating_sub(step);
+        if lo == 0 || pred(x[lo]) {
+            return lo + 1 + x[lo + 1..hi].partition_point(|&t| pred(t));
+        }
+        hi = lo;
+        step *= 2;
+    }
 }
 
 /// Several named series sharing one per-series cap.
@@ -1238,5 +1310,61 @@ mod tests {
         );
         assert!(e.to_string().contains("2 times but 1 values"));
         assert!(s.is_empty() && s.points_ingested() == 0 && s.origin().is_none());
+    }
+    #[test]
+    fn partition_index_near_matches_partition_index() {
+        // Uneven spacing across several chunks, with the oldest samples dropped by the cap.
+        let n = 3 * CHUNK_SAMPLES + 500;
+        let times: Vec<f64> = (0..n).map(|i| (i as f64).powf(1.3) * 1e-3).collect();
+        let values = vec![0.0f32; n];
+        let mut s = Series::new("a", 2 * CHUNK_SAMPLES + 77);
+        s.push_slice(&times, &values).unwrap();
+        let (lo, hi) = s.time_range_rel().unwrap();
+        let mut rng = 11u64;
+        for _ in 0..2000 {
+            let x = lo - 1.0 + unit(&mut rng) * (hi - lo + 2.0);
+            let want = s.partition_index(|t| t < x);
+            for guess in [x, lo, hi, x * 0.5, f64::NAN, f64::INFINITY, -1e300] {
+                assert_eq!(
+                    s.partition_index_near(|t| t < x, guess),
+                    want,
+                    "x {x} guess {guess}"
+                );
+            }
+        }
+        assert_eq!(s.partition_index_near(|t| t < hi + 1.0, hi), s.end_index());
+        assert_eq!(s.partition_index_near(|t| t < lo, lo), s.first_index());
+    }
+
+    #[test]
+    fn gallop_matches_partition_point() {
+        let x: Vec<f64> = (0..1000).map(|i| (i / 7) as f64).collect();
+        for start in [0, 1, 6, 7, 500, 993, 999] {
+            for limit in [0.0, 1.0, 70.0, 141.0, 142.0, 1e9] {
+                let pred = |t: f64| t <= x[start].max(limit);
+                let want = x[start..].partition_point(|&t| pred(t));
+                assert_eq!(
+                    gallop(&x[start..], pred),
+                    want,
+                    "start {start} limit {limit}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn partition_near_matches_partition_point_for_any_guess() {
+        let x: Vec<f64> = (0..300).map(|i| ((i * i) / 50) as f64).collect();
+        for limit in [0.0, 3.0, 100.0, 1000.0, 1e9] {
+            let pred = |t: f64| t <= limit;
+            let want = x.partition_point(|&t| pred(t));
+            for guess in [0, 1, 2, 5, 37, 150, 299, 300, 10_000] {
+                assert_eq!(
+                    partition_near(&x, pred, guess),
+                    want,
+                    "limit {limit} guess {guess}"
+                );
+            }
+        }
     }
 }
