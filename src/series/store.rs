@@ -518,8 +518,10 @@ impl Series {
     /// [`partition_index`](Series::partition_index) for a predicate whose partition point is
     /// expected near relative time `t_guess` (e.g. `|t| t < x` with `t_guess = x`): the chunk is
     /// found from the chunk bounds as before, but inside it the search starts where `t_guess`
-    /// falls by linear interpolation and widens outwards, so evenly spaced samples cost a couple
-    /// of probes instead of a cache miss per halving of a 64 Ki-sample chunk. Same result as
+    /// falls by linear interpolation (as in interpolation search: Peterson, "Addressing for
+    /// random-access storage", IBM J. R&D 1(2), 1957) and widens outwards in doubling steps, so
+    /// evenly spaced samples cost a couple of probes instead of a cache miss per halving of a
+    /// 64 Ki-sample chunk. Same result as
     /// `partition_index` whatever `t_guess` is (a poor guess only costs O(log error) probes).
     pub fn partition_index_near(&self, pred: impl Fn(f64) -> bool, t_guess: f64) -> u64 {
         let live = |c: &Chunk| c.live_len() > 0;
