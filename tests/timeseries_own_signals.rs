@@ -1,9 +1,11 @@
-//! vizdeck's own frame times charted as a series by the time-series scene.
+//! vizdeck's own signals charted as series by the time-series scene: frame times and the audio
+//! input's level.
 
 use std::time::{Duration, Instant};
 
+use vizdeck::audio::{AudioOptions, AudioSelection, SynthSignal};
 use vizdeck::gpu::{BackendChoice, Gpu};
-use vizdeck::scene::timeseries::{OWN_FRAME_SERIES, TimeSeries};
+use vizdeck::scene::timeseries::{OWN_AUDIO_SERIES, OWN_FRAME_SERIES, TimeSeries};
 use vizdeck::scene::{FrameCtx, Scene};
 use vizdeck::series::{Pacing, SeriesSelection, SeriesSource};
 
@@ -86,4 +88,54 @@ fn off_by_default_and_never_for_files() {
     }
     assert!(scene.store().get(OWN_FRAME_SERIES).is_none());
     std::fs::remove_file(&path).ok();
+}
+
+#[test]
+fn audio_level_of_the_synthetic_sine_in_10_ms_blocks() {
+    let gpu = gpu();
+    let src = SeriesSource::open(&SeriesSelection::default(), Pacing::Driven).unwrap();
+    let mut scene = TimeSeries::new(&gpu, src);
+    scene.set_audio_input(
+        AudioSelection::Signal(SynthSignal::Sine),
+        AudioOptions::default(),
+    );
+    scene.own_audio = true;
+    let mut clock = 0.0f64;
+    let mut start = None;
+    for k in 0..30 {
+        scene.ingest(&frame(k));
+        clock += 1.0 / 60.0;
+        start.get_or_insert(clock);
+    }
+    let start = start.unwrap();
+    // The synthetic source makes floor(t · 48 000) samples in t seconds; 480-sample blocks.
+    let samples = ((clock - start) * 48_000.0).floor() as usize;
+    let s = scene
+        .store()
+        .get(OWN_AUDIO_SERIES)
+        .expect("audio level series");
+    let got: Vec<(f64, f32)> = s.iter().collect();
+    assert_eq!(got.len(), samples / 480);
+    // A sine of amplitude 0.5 has mean square 0.5²/2 = 0.125: 10·log10(0.125) = −9.031 dB; a
+    // 10 ms block holds exactly 10 periods of 1 kHz.
+    let want = 10.0 * 0.125f64.log10();
+    for (k, &(t, v)) in got.iter().enumerate() {
+        assert!(
+            (t - (start + k as f64 * 0.01)).abs() < 1e-9,
+            "block {k} at {t}"
+        );
+        assert!(
+            (v as f64 - want).abs() < 0.01,
+            "block {k}: {v} dB vs {want}"
+        );
+    }
+    // Switched off: no more points.
+    scene.own_audio = false;
+    for k in 30..40 {
+        scene.ingest(&frame(k));
+    }
+    assert_eq!(
+        scene.store().get(OWN_AUDIO_SERIES).unwrap().len(),
+        got.len()
+    );
 }

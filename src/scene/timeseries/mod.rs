@@ -17,6 +17,7 @@ pub mod bench;
 pub mod gpu;
 
 use super::{FrameCtx, Scene, SceneConfig, SceneError};
+use crate::audio::{AudioOptions, AudioSelection, AudioSource};
 use crate::gpu::Gpu;
 use crate::series::decimate::{Column, decimate_m4_rel};
 use crate::series::source::{Pacing, SeriesSelection, SeriesSource};
@@ -35,6 +36,36 @@ pub const SYNTH_MAX_TOTAL_RATE: f64 = 1.0e8;
 const STORE_CAP: usize = 1 << 24;
 /// Name of the series of vizdeck's own frame times (see [`TimeSeries::own_signals`]).
 pub const OWN_FRAME_SERIES: &str = "vizdeck frame time (ms)";
+/// Name of the series of the audio input's level (see [`TimeSeries::own_audio`]).
+pub const OWN_AUDIO_SERIES: &str = "audio level (dB RMS)";
+/// Length of one audio-level block, seconds (10 ms: 480 samples at 48 kHz).
+pub const AUDIO_LEVEL_BLOCK_S: f64 = 0.01;
+/// Level charted for a block of digital silence, dB.
+pub const AUDIO_LEVEL_FLOOR_DB: f64 = -120.0;
+
+/// The audio input opened for [`TimeSeries::own_audio`], and where its blocks stand.
+struct AudioLevel {
+    source: AudioSource,
+    /// Scene time at which the source started, seconds.
+    start: f64,
+    /// Samples already turned into blocks (or skipped as gaps) since the start.
+    samples: u64,
+    /// Samples per block.
+    block: usize,
+    /// Samples drained but not yet a whole block.
+    pending: Vec<f32>,
+}
+
+/// Level of one block of samples in [-1, 1]: `10·log10(mean(x²))` dB (RMS relative to full
+/// scale, so a full-scale sine reads −3.01 dB), [`AUDIO_LEVEL_FLOOR_DB`] for silence.
+pub fn block_level_db(block: &[f32]) -> f64 {
+    let ms = block.iter().map(|&x| x as f64 * x as f64).sum::<f64>() / block.len().max(1) as f64;
+    if ms > 0.0 {
+        (10.0 * ms.log10()).max(AUDIO_LEVEL_FLOOR_DB)
+    } else {
+        AUDIO_LEVEL_FLOOR_DB
+    }
+}
 
 /// Line colours of the series, cycled.
 pub const PALETTE: &[[u8; 3]] = &[
@@ -98,6 +129,14 @@ pub struct TimeSeries {
     /// Synthetic sources only (their times are the same clock); ignored for files.
     pub own_signals: bool,
     last_presented: Option<std::time::Instant>,
+    /// Also chart the audio input's level (the `--audio` selection, opened by this scene when
+    /// switched on): one point per [`AUDIO_LEVEL_BLOCK_S`] block, [`block_level_db`], in the
+    /// series [`OWN_AUDIO_SERIES`] at the time of the block's first sample on the scene clock.
+    /// Synthetic series sources only, like [`own_signals`](Self::own_signals).
+    pub own_audio: bool,
+    audio_input: (AudioSelection, AudioOptions),
+    audio: Option<AudioLevel>,
+    audio_note: Option<String>,
     /// Time the last `prepare` spent inside `queue.submit` (on a software adapter this is
     /// where the GPU work runs).
     submit_time: std::time::Duration,
@@ -121,7 +160,16 @@ impl TimeSeries {
             Pacing::WallClock
         };
         let source = SeriesSource::open(&sel, pacing)?;
-        Ok(Box::new(TimeSeries::new(gpu, source)))
+        let mut scene = TimeSeries::new(gpu, source);
+        scene.set_audio_input(
+            cfg.audio.clone(),
+            AudioOptions {
+                channel: cfg.audio_channel,
+                seed: cfg.seed,
+                sample_format: None,
+            },
+        );
+        Ok(Box::new(scene))
     }
 
     /// Builds the scene around an opened source.
@@ -149,12 +197,73 @@ impl TimeSeries {
             submit_time: std::time::Duration::ZERO,
             own_signals: false,
             last_presented: None,
+            own_audio: false,
+            audio_input: (AudioSelection::Default, AudioOptions::default()),
+            audio: None,
+            audio_note: None,
         }
     }
 
     /// The store (tests and reports).
     pub fn store(&self) -> &Store {
         &self.store
+    }
+
+    /// The audio input charted by [`own_audio`](Self::own_audio) (default: the default input
+    /// device); takes effect the next time it is switched on.
+    pub fn set_audio_input(&mut self, sel: AudioSelection, options: AudioOptions) {
+        self.audio_input = (sel, options);
+        self.audio = None;
+    }
+
+    /// Opens, advances and drains the audio input of [`own_audio`](Self::own_audio) and stores
+    /// the level of every whole block.
+    fn ingest_audio(&mut self) {
+        if !(self.own_audio && self.source.is_clocked()) {
+            self.audio = None;
+            return;
+        }
+        if self.audio.is_none() {
+            let (sel, options) = &self.audio_input;
+            match AudioSource::open_with(sel, crate::audio::DEFAULT_RING_CAPACITY, options) {
+                Ok(source) => {
+                    let rate = source.sample_rate().max(1) as f64;
+                    self.audio = Some(AudioLevel {
+                        source,
+                        start: self.scene_time,
+                        samples: 0,
+                        block: ((rate * AUDIO_LEVEL_BLOCK_S).round() as usize).max(1),
+                        pending: Vec::new(),
+                    });
+                    self.audio_note = None;
+                }
+                Err(e) => {
+                    self.audio_note = Some(format!("audio level: {e}"));
+                    self.own_audio = false;
+                    return;
+                }
+            }
+        }
+        let Some(a) = &mut self.audio else {
+            return;
+        };
+        a.source.advance_to(self.scene_time - a.start);
+        a.source.drain_into(&mut a.pending);
+        let gap = a.source.gap_samples();
+        if gap > 0 {
+            // Samples before a gap that do not fill a block are dropped with it.
+            a.samples += gap + a.pending.len() as u64;
+            a.pending.clear();
+        }
+        let rate = a.source.sample_rate().max(1) as f64;
+        let index = self.store.ensure(OWN_AUDIO_SERIES);
+        let whole = a.pending.len() / a.block * a.block;
+        for block in a.pending[..whole].chunks_exact(a.block) {
+            let t = a.start + a.samples as f64 / rate;
+            self.store.push(index, t, block_level_db(block) as f32);
+            a.samples += a.block as u64;
+        }
+        a.pending.drain(..whole);
     }
 
     /// Wall time the last [`Scene::prepare`] spent in `queue.submit` of its compute pass
@@ -230,6 +339,7 @@ impl Scene for TimeSeries {
         self.scene_time += frame.elapsed_s;
         self.source.advance_to(self.scene_time);
         self.source.drain_into(&mut self.store);
+        self.ingest_audio();
         self.visible.resize(self.store.series().len(), true);
     }
 
@@ -379,6 +489,13 @@ impl Scene for TimeSeries {
             self.source.is_clocked(),
             egui::Checkbox::new(&mut self.own_signals, "chart vizdeck's own frame times"),
         );
+        ui.add_enabled(
+            self.source.is_clocked(),
+            egui::Checkbox::new(&mut self.own_audio, "chart the audio input's level"),
+        );
+        if let Some(n) = &self.audio_note {
+            ui.colored_label(egui::Color32::YELLOW, n);
+        }
         ui.add(
             egui::Slider::new(&mut self.window_s, 1e-6..=3600.0)
                 .logarithmic(true)
