@@ -1238,6 +1238,31 @@ mod tests {
             &[64, 65_000],
             "jitter, other batches",
         );
+        check_bulk(
+            &times,
+            &values,
+            usize::MAX,
+            &[1, 2, 3],
+            "jitter, tiny batches",
+        );
+        // Every batch of 100 starts with a late sample and is ordered inside.
+        let starts_late: Vec<f64> = (0..n)
+            .map(|i| {
+                if i % 100 == 0 {
+                    i as f64 - 50.5
+                } else {
+                    i as f64
+                }
+            })
+            .collect();
+        check_bulk(
+            &starts_late,
+            &values,
+            usize::MAX,
+            &[100],
+            "late batch starts",
+        );
+        check_bulk(&starts_late, &values, 150, &[100], "late batch starts, cap");
         // A single late sample far in the past marks a whole chunk out of order.
         let mut late = (0..n).map(|i| i as f64).collect::<Vec<_>>();
         late[CHUNK_SAMPLES + 10] = 5.0;
@@ -1274,6 +1299,32 @@ mod tests {
             );
             check_bulk(&jitter, &values, cap, BATCHES, &format!("jitter cap {cap}"));
         }
+        // Drops that remove the only inversion: the series becomes ordered again.
+        for (times, cap) in [
+            (vec![5.0, 1.0, 2.0, 3.0, 4.0], 3),
+            (vec![1.0, 5.0, 3.0, 6.0, 7.0], 3),
+        ] {
+            let v = vec![0.0f32; times.len()];
+            for b in [&[5][..], &[1], &[2, 3], &[4, 1]] {
+                check_bulk(&times, &v, cap, b, "drop the inversion");
+            }
+        }
+        // A huge first time makes chunk 0 unsorted and chunk 1 start before its max; dropping the
+        // two oldest samples restores order across both chunks.
+        let mut far: Vec<f64> = (0..CHUNK_SAMPLES + 100).map(|i| i as f64).collect();
+        far[0] = 1e9;
+        let v = vec![0.0f32; far.len()];
+        check_bulk(&far, &v, far.len() - 2, &[far.len()], "max dropped");
+        check_bulk(
+            &far,
+            &v,
+            far.len() - 2,
+            &[CHUNK_SAMPLES, 100],
+            "max dropped, 2 batches",
+        );
+        let mut s = Series::new("a", far.len() - 2);
+        s.push_slice(&far, &v).unwrap();
+        assert!(s.is_ordered());
         // Closed form: the newest `cap` samples survive.
         let mut s = Series::new("a", 1000);
         s.push_slice(&ordered, &values).unwrap();
