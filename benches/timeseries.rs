@@ -1,4 +1,5 @@
-//! Time-series benchmarks: store ingest (samples/s), CSV parse (MB/s), CPU M4, and the GPU M4
+//! Time-series benchmarks: store ingest (samples/s), CSV parse (MB/s), CPU M4, egui_plot vs
+//! vizdeck CPU per frame, the synthetic source at full rate (wall clock), and the GPU M4
 //! frame table (`bench_table`) at sizes from `VIZDECK_TS_POINTS` (comma-separated, default
 //! `1000000,10000000`; `none` skips the table), e.g.
 //! `VIZDECK_TS_POINTS=1000000,10000000,100000000 cargo bench --bench timeseries` on a large GPU.
@@ -15,7 +16,9 @@ use vizdeck::scene::timeseries::bench::{bench_table, random_walk_series};
 use vizdeck::scene::{FrameCtx, SCENE_FORMAT, Scene};
 use vizdeck::series::decimate::decimate_m4_rel;
 use vizdeck::series::store::Series;
-use vizdeck::series::{DEFAULT_CAP_SAMPLES, Pacing, SeriesSelection, SeriesSource, Store};
+use vizdeck::series::{
+    DEFAULT_CAP_SAMPLES, Pacing, SeriesSelection, SeriesSource, Store, SynthKind,
+};
 
 fn ingest(c: &mut Criterion) {
     let n = 4_000_000u64;
@@ -423,6 +426,51 @@ fn egui_plot_comparison(c: &mut Criterion) {
     std::fs::remove_file(&path).ok();
 }
 
+/// End to end at full rate: the synthetic source's own producer thread following the wall clock
+/// (4 series of each kind) drained into a store every 16 ms for 2 s, as the app's frame loop
+/// does; prints the samples/s ingested against the target, the samples lost to a full ring, and
+/// the share of the draining thread's time spent in `drain_into`.
+fn synthetic_wall_clock() {
+    println!("\nsynthetic source, wall clock, drained every 16 ms for 2 s:");
+    let rows = [
+        (SynthKind::Walk, 1e7),
+        (SynthKind::Ticks, 1e7),
+        (SynthKind::Sines, 1e7),
+        (SynthKind::Walk, 1e8),
+    ];
+    for (kind, total) in rows {
+        let sel = SeriesSelection::Synthetic {
+            series: 4,
+            rate_hz: total / 4.0,
+            seed: 1,
+            kind,
+        };
+        let mut src = match SeriesSource::open(&sel, Pacing::WallClock) {
+            Ok(s) => s,
+            Err(e) => {
+                println!("  {kind:?}: {e}");
+                continue;
+            }
+        };
+        let mut store = Store::new(1 << 22);
+        let start = Instant::now();
+        let mut busy = Duration::ZERO;
+        while start.elapsed() < Duration::from_secs(2) {
+            let t = Instant::now();
+            src.drain_into(&mut store);
+            busy += t.elapsed();
+            std::thread::sleep(Duration::from_millis(16));
+        }
+        let secs = start.elapsed().as_secs_f64();
+        println!(
+            "  {kind:?}, 4 series, target {total:e} samples/s: ingested {:.3e}/s, lost {}, drain busy {:.1} %",
+            store.points_ingested() as f64 / secs,
+            src.samples_lost(),
+            busy.as_secs_f64() / secs * 100.0
+        );
+    }
+}
+
 fn gpu_table() {
     if std::env::var("VIZDECK_TS_POINTS").is_ok_and(|v| v == "none") {
         return;
@@ -454,6 +502,7 @@ fn main() {
     csv_parse(&mut c);
     cpu_m4(&mut c);
     egui_plot_comparison(&mut c);
+    synthetic_wall_clock();
     gpu_table();
     c.final_summary();
 }
