@@ -59,6 +59,20 @@ pub struct Cli {
     #[arg(long, value_name = "PATH")]
     pub series_file: Option<PathBuf>,
 
+    /// Synthetic time series (when no --series-file): number of series, 1 to 1024.
+    #[arg(long, default_value_t = crate::scene::timeseries::SYNTH_SERIES, value_name = "N", value_parser = parse_series_count)]
+    pub series_count: usize,
+
+    /// Synthetic time series: samples per second of all series together (split evenly), more
+    /// than 0 and at most 1e8; `k` and `M` suffixes accepted (e.g. `10M`).
+    #[arg(long, default_value_t = crate::scene::timeseries::SYNTH_TOTAL_RATE, value_name = "SAMPLES_PER_S", value_parser = parse_series_rate)]
+    pub series_rate: f64,
+
+    /// Synthetic time series: random walks, ticks (prices on a 0.01 grid moving in bursts) or
+    /// sines (series i at 0.5·(i+1) Hz).
+    #[arg(long, value_enum, default_value_t = crate::series::SynthKind::Walk)]
+    pub series_kind: crate::series::SynthKind,
+
     /// Record one row of frame-time statistics per frame into this CSV from the start.
     #[arg(long, value_name = "PATH.csv")]
     pub record_stats: Option<PathBuf>,
@@ -344,6 +358,46 @@ pub fn parse_window(s: &str) -> Result<WindowKind, String> {
     s.parse()
 }
 
+/// `--series-count`: a whole number of series, 1..=1024.
+pub fn parse_series_count(s: &str) -> Result<usize, String> {
+    use crate::scene::timeseries::SYNTH_MAX_SERIES;
+    let n: usize = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{s}' is not a whole number of series"))?;
+    if !(1..=SYNTH_MAX_SERIES).contains(&n) {
+        return Err(format!(
+            "{n} series is out of range: from 1 to {SYNTH_MAX_SERIES}"
+        ));
+    }
+    Ok(n)
+}
+
+/// `--series-rate`: samples per second in all, a number with an optional `k` (×1e3) or `M`
+/// (×1e6) suffix, more than 0 and at most 1e8.
+pub fn parse_series_rate(s: &str) -> Result<f64, String> {
+    use crate::scene::timeseries::SYNTH_MAX_TOTAL_RATE;
+    let t = s.trim();
+    let (num, mult) = if let Some(n) = t.strip_suffix('M') {
+        (n, 1e6)
+    } else if let Some(n) = t.strip_suffix('k') {
+        (n, 1e3)
+    } else {
+        (t, 1.0)
+    };
+    let r = num
+        .trim()
+        .parse::<f64>()
+        .map(|v| v * mult)
+        .map_err(|_| format!("'{s}' is not a rate in samples/s (e.g. 200000, 200k, 10M)"))?;
+    if !(r.is_finite() && r > 0.0 && r <= SYNTH_MAX_TOTAL_RATE) {
+        return Err(format!(
+            "'{s}' is out of range: more than 0 and at most {SYNTH_MAX_TOTAL_RATE:e} samples/s"
+        ));
+    }
+    Ok(r)
+}
+
 /// Accepts the ids of [`SCENES`].
 pub fn parse_scene(s: &str) -> Result<String, String> {
     if crate::scene::index_of(s).is_some() {
@@ -394,6 +448,9 @@ impl Cli {
         SceneConfig {
             audio,
             series_file: self.series_file.clone(),
+            series_count: self.series_count,
+            series_rate: self.series_rate,
+            series_kind: self.series_kind,
             seed: self.seed,
             particles: self.particles,
             particle_mode: self.particle_mode,
@@ -427,6 +484,41 @@ mod tests {
         assert!(parse_size("10x0").unwrap_err().contains("height"));
         assert!(parse_size("abc").is_err());
         assert!(parse_size("99999x10").is_err());
+    }
+
+    #[test]
+    fn series_flags() {
+        assert_eq!(parse_series_count("16"), Ok(16));
+        assert!(
+            parse_series_count("0")
+                .unwrap_err()
+                .contains("out of range")
+        );
+        assert!(parse_series_count("1025").unwrap_err().contains("1024"));
+        assert!(parse_series_count("x").unwrap_err().contains("'x'"));
+        assert_eq!(parse_series_rate("200k"), Ok(200_000.0));
+        assert_eq!(parse_series_rate("10M"), Ok(10_000_000.0));
+        assert_eq!(parse_series_rate("2.5e6"), Ok(2_500_000.0));
+        for bad in ["0", "-3", "nan", "inf", "101M", "fast"] {
+            assert!(parse_series_rate(bad).unwrap_err().contains(bad), "{bad}");
+        }
+        let cli = Cli::try_parse_from([
+            "vizdeck",
+            "--series-count",
+            "8",
+            "--series-rate",
+            "10M",
+            "--series-kind",
+            "ticks",
+        ])
+        .unwrap();
+        let cfg = cli.scene_config();
+        assert_eq!(
+            (cfg.series_count, cfg.series_rate, cfg.series_kind),
+            (8, 1e7, crate::series::SynthKind::Ticks)
+        );
+        let err = Cli::try_parse_from(["vizdeck", "--series-kind", "square"]).unwrap_err();
+        assert!(err.to_string().contains("--series-kind"));
     }
 
     #[test]

@@ -3,13 +3,18 @@
 
 use std::time::{Duration, Instant};
 
-use vizdeck::series::{Pacing, SeriesError, SeriesSelection, SeriesSource, Store};
+use vizdeck::series::{Pacing, SeriesError, SeriesSelection, SeriesSource, Store, SynthKind};
 
 fn synthetic(series: usize, rate_hz: f64, seed: u64) -> SeriesSelection {
+    kind_of(SynthKind::Walk, series, rate_hz, seed)
+}
+
+fn kind_of(kind: SynthKind, series: usize, rate_hz: f64, seed: u64) -> SeriesSelection {
     SeriesSelection::Synthetic {
         series,
         rate_hz,
         seed,
+        kind,
     }
 }
 
@@ -141,11 +146,106 @@ fn invalid_parameters_are_errors() {
         synthetic(2, 0.0, 1),
         synthetic(2, -5.0, 1),
         synthetic(2, f64::NAN, 1),
+        synthetic(1025, 1000.0, 1),
+        kind_of(SynthKind::Sines, 2, 2.0e8, 1),
     ] {
         let err = SeriesSource::open(&sel, Pacing::Driven)
             .err()
             .expect("must fail");
         assert!(matches!(err, SeriesError::Synthetic(_)), "{err}");
         assert!(err.to_string().starts_with("synthetic series: "));
+    }
+}
+
+#[test]
+fn rate_times_duration_for_every_kind_at_10m_per_s() {
+    // 4 series sharing 10M samples/s, 0.2 s simulated: 2M samples, whatever the kind or steps.
+    for kind in [SynthKind::Walk, SynthKind::Ticks, SynthKind::Sines] {
+        let total_rate = 10.0e6;
+        let sel = kind_of(kind, 4, total_rate / 4.0, 9);
+        let mut src = SeriesSource::open(&sel, Pacing::Driven).unwrap();
+        let mut store = Store::default();
+        for step in 1..=20 {
+            src.advance_to(step as f64 * 0.01);
+            src.drain_into(&mut store);
+        }
+        assert_eq!(store.points_ingested() as f64, total_rate * 0.2, "{kind:?}");
+        for s in store.series() {
+            assert_eq!(s.len(), 500_000);
+            assert_eq!(s.gaps(), 0);
+            assert!(s.is_ordered());
+        }
+    }
+}
+
+#[test]
+fn sines_follow_the_closed_form() {
+    let rate = 1000.0;
+    let mut src =
+        SeriesSource::open(&kind_of(SynthKind::Sines, 3, rate, 1), Pacing::Driven).unwrap();
+    assert_eq!(src.names(), ["sine 0", "sine 1", "sine 2"]);
+    assert_eq!(src.label(), "synthetic: 3 sines, 3000 samples/s");
+    let mut store = Store::default();
+    src.advance_to(2.0);
+    src.drain_into(&mut store);
+    for (i, s) in store.series().iter().enumerate() {
+        let f = 0.5 * (i + 1) as f64;
+        assert_eq!(s.len(), 2000);
+        for (k, (t, v)) in s.iter().enumerate() {
+            assert_eq!(t, k as f64 / rate);
+            let want = (2.0 * std::f64::consts::PI * f * t).sin();
+            assert!(
+                (v as f64 - want).abs() < 1e-6,
+                "series {i} t {t}: {v} vs {want}"
+            );
+        }
+    }
+    // Hand-worked points: 0.5 Hz at t = 0.5 s is sin(π/2) = 1; at 0.25 s sin(π/4) = √2/2;
+    // 1 Hz at 0.25 s is sin(π/2) = 1.
+    let at = |i: usize, k: usize| store.series()[i].iter().nth(k).unwrap().1;
+    assert_eq!(at(0, 500), 1.0);
+    assert!((at(0, 250) - std::f32::consts::FRAC_1_SQRT_2).abs() < 1e-6);
+    assert_eq!(at(1, 250), 1.0);
+}
+
+#[test]
+fn ticks_move_on_the_grid_in_bursts() {
+    let rate = 10_000.0;
+    let secs = 60.0;
+    let mut src =
+        SeriesSource::open(&kind_of(SynthKind::Ticks, 2, rate, 3), Pacing::Driven).unwrap();
+    assert_eq!(src.names(), ["ticks 0", "ticks 1"]);
+    let mut store = Store::default();
+    src.advance_to(secs);
+    src.drain_into(&mut store);
+    for s in store.series() {
+        let v: Vec<f64> = s.iter().map(|(_, v)| v as f64).collect();
+        assert_eq!(v.len(), (rate * secs) as usize);
+        // Every value is 100.00 plus a whole number of 0.01 ticks (to f32 precision).
+        let ticks: Vec<i64> = v
+            .iter()
+            .map(|&x| {
+                let k = (x - 100.0) / 0.01;
+                assert!((k - k.round()).abs() < 0.01, "{x} is off the tick grid");
+                k.round() as i64
+            })
+            .collect();
+        assert!(ticks[0].abs() <= 3);
+        // Moves are 1 to 3 ticks.
+        assert!(ticks.windows(2).all(|w| (w[1] - w[0]).abs() <= 3));
+        // Moves per 0.1 s window: quiet windows expect 0.5 moves, burst windows about 50.
+        let per_window = (rate * 0.1) as usize;
+        let moves: Vec<usize> = ticks
+            .chunks(per_window)
+            .map(|c| c.windows(2).filter(|w| w[1] != w[0]).count())
+            .collect();
+        let quiet = moves.iter().filter(|&&m| m <= 3).count();
+        let bursty = moves.iter().filter(|&&m| m >= 20).count();
+        assert!(
+            quiet > moves.len() / 2,
+            "quiet windows {quiet} of {}",
+            moves.len()
+        );
+        assert!(bursty >= 5, "burst windows {bursty} of {}", moves.len());
     }
 }

@@ -59,6 +59,13 @@ pub struct SceneConfig {
     pub audio_channel: crate::audio::ChannelChoice,
     /// CSV file for the time-series scene (`None`: synthetic source).
     pub series_file: Option<std::path::PathBuf>,
+    /// Synthetic time-series source: number of series (`--series-count`, 1..=1024).
+    pub series_count: usize,
+    /// Synthetic time-series source: samples per second of all series together
+    /// (`--series-rate`), split evenly between the series.
+    pub series_rate: f64,
+    /// Synthetic time-series source: what it draws (`--series-kind`).
+    pub series_kind: crate::series::SynthKind,
     /// Seed of every random source.
     pub seed: u64,
     /// Number of particles.

@@ -1,4 +1,5 @@
-//! Series sources: a synthetic generator and a CSV reader, each feeding a [`Store`] from its own
+//! Series sources: a synthetic generator (random walks, ticks with bursts or sines, any number of
+//! series, up to 1e8 samples/s per series) and a CSV reader, each feeding a [`Store`] from its own
 //! producer thread.
 //!
 //! Threads: a source that streams owns one producer thread. Batches of rows travel to the render
@@ -26,11 +27,13 @@ use super::store::Store;
 /// Which data a [`SeriesSource`] produces.
 #[derive(Clone, Debug, PartialEq)]
 pub enum SeriesSelection {
-    /// `series` mean-reverting random walks, `rate_hz` samples per second *per series*.
+    /// `series` synthetic series of one [`SynthKind`], `rate_hz` samples per second *per series*
+    /// (so `series · rate_hz` in all), random draws seeded by `seed`.
     Synthetic {
         series: usize,
         rate_hz: f64,
         seed: u64,
+        kind: SynthKind,
     },
     /// A CSV file (`-`: standard input): optional header row, first column time in seconds,
     /// numeric columns are series. See [`open_csv_with`] for the accepted variants.
@@ -47,6 +50,7 @@ impl Default for SeriesSelection {
             series: 4,
             rate_hz: 50_000.0,
             seed: 1,
+            kind: SynthKind::Walk,
         }
     }
 }
@@ -95,18 +99,26 @@ pub enum SeriesError {
     },
 }
 
-/// Rows of samples for all series of a source: `values` is row-major,
-/// `values[row * n_series + series]`; NaN is a gap.
+/// Rows of samples for all series of a source, column-major so that each series' values are one
+/// slice for [`Series::push_slice`](super::store::Series::push_slice): `columns[series][row]`,
+/// `times[row]`; NaN is a gap.
 #[derive(Debug, Default)]
 struct Batch {
     times: Vec<f64>,
-    values: Vec<f32>,
+    columns: Vec<Vec<f32>>,
 }
 
 impl Batch {
     fn clear(&mut self) {
         self.times.clear();
-        self.values.clear();
+        for c in &mut self.columns {
+            c.clear();
+        }
+    }
+
+    /// Makes sure there are `n` columns.
+    fn ensure_columns(&mut self, n: usize) {
+        self.columns.resize_with(n, Vec::new);
     }
 }
 
@@ -148,6 +160,9 @@ pub struct SeriesSource {
     /// Rows read but not loaded (half-written last row).
     rows_skipped: u64,
     finished: bool,
+    /// Synthetic: sample times are seconds of the source's own clock from 0 (see
+    /// [`is_clocked`](SeriesSource::is_clocked)).
+    clocked: bool,
     /// Store index of each of our series, rebuilt when the store does not match.
     map: Vec<usize>,
 }
@@ -173,7 +188,8 @@ impl SeriesSource {
                 series,
                 rate_hz,
                 seed,
-            } => open_synthetic(*series, *rate_hz, *seed, pacing),
+                kind,
+            } => open_synthetic(*kind, *series, *rate_hz, *seed, pacing),
             SeriesSelection::Csv(path) => open_csv_with(path, false),
             SeriesSelection::CsvTail(path) => open_csv_with(path, true),
         }
@@ -208,15 +224,14 @@ impl SeriesSource {
     /// Moves every available batch into `store` (series found or created by name). Never blocks.
     pub fn drain_into(&mut self, store: &mut Store) {
         self.sync_map(store);
-        let n = self.names.len();
         while let Some(batch) = self.pending.pop_front() {
-            apply(&self.map, n, &batch, store);
+            apply(&self.map, &batch, store);
         }
         if let Inner::Thread { rx, recycle, .. } = &mut self.inner {
             while let Ok(msg) = rx.pop() {
                 match msg {
                     Msg::Batch(mut batch) => {
-                        apply(&self.map, n, &batch, store);
+                        apply(&self.map, &batch, store);
                         batch.clear();
                         // A full recycle ring just frees the batch.
                         let _ = recycle.push(batch);
@@ -257,6 +272,13 @@ impl SeriesSource {
         self.finished && self.pending.is_empty()
     }
 
+    /// `true` for synthetic sources, whose sample times are seconds since the source started
+    /// (the scene clock in driven pacing, the wall clock otherwise); `false` for files, whose
+    /// times are whatever the file says.
+    pub fn is_clocked(&self) -> bool {
+        self.clocked
+    }
+
     /// Samples (rows × series) the wall-clock generator threw away because the ring was full
     /// (nobody drained for about a second).
     pub fn samples_lost(&self) -> u64 {
@@ -290,15 +312,10 @@ impl Drop for SeriesSource {
     }
 }
 
-fn apply(map: &[usize], n: usize, batch: &Batch, store: &mut Store) {
-    if n == 0 {
-        return;
-    }
-    for (s, &index) in map.iter().enumerate() {
-        let series = &mut store.series_mut()[index];
-        for (&t, row) in batch.times.iter().zip(batch.values.chunks_exact(n)) {
-            series.push(t, row[s]);
-        }
+fn apply(map: &[usize], batch: &Batch, store: &mut Store) {
+    for (column, &index) in batch.columns.iter().zip(map) {
+        // Producers fill every column to the row count, so the lengths always pair up.
+        let _ = store.series_mut()[index].push_slice(&batch.times, column);
     }
 }
 
@@ -341,21 +358,64 @@ fn next_unit(state: &mut u64) -> f64 {
     (r >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
 }
 
-/// Deterministic generator of `n` mean-reverting random walks sampled at `k / rate` seconds.
-///
-/// Each walk is a discretised Ornstein–Uhlenbeck process with time constant [`SYNTH_TAU_S`] and unit
-/// stationary standard deviation (uniform steps), so its look does not depend on the rate.
+/// What the synthetic generator draws (`--series-kind`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum SynthKind {
+    /// Mean-reverting random walks: a discretised Ornstein–Uhlenbeck process with time constant
+    /// 2 s and unit stationary standard deviation (uniform steps), whatever the rate.
+    #[default]
+    Walk,
+    /// Prices on a tick grid that move in bursts: each series starts at 100.00 and moves by whole
+    /// ticks of 0.01; a two-state Markov chain alternates quiet stretches (about 5 one-tick moves/s)
+    /// with bursts (about 500 moves/s of 1 to 3 ticks); bursts start about every 2 s and last about
+    /// 0.2 s on average.
+    Ticks,
+    /// Sines: series `i` is `sin(2π · 0.5 Hz · (i + 1) · t)` exactly (t in seconds).
+    Sines,
+}
+
+impl SynthKind {
+    /// Series name stem and label noun (singular, plural).
+    fn words(self) -> (&'static str, &'static str, &'static str) {
+        match self {
+            SynthKind::Walk => ("walk", "random walk", "random walks"),
+            SynthKind::Ticks => ("ticks", "tick series (bursts)", "tick series (bursts)"),
+            SynthKind::Sines => ("sine", "sine", "sines"),
+        }
+    }
+}
+
+/// Base frequency of [`SynthKind::Sines`]: series `i` runs at `(i + 1)` times it, Hz.
+pub const SYNTH_SINE_BASE_HZ: f64 = 0.5;
+/// Tick size of [`SynthKind::Ticks`].
+pub const SYNTH_TICK: f64 = 0.01;
+/// Starting price of [`SynthKind::Ticks`].
+pub const SYNTH_TICK_START: f64 = 100.0;
+/// [`SynthKind::Ticks`]: moves per second while quiet and during a burst.
+const TICK_QUIET_MOVES_PER_S: f64 = 5.0;
+const TICK_BURST_MOVES_PER_S: f64 = 500.0;
+/// [`SynthKind::Ticks`]: bursts started per second of quiet, and mean burst length in seconds.
+const TICK_BURSTS_PER_S: f64 = 0.5;
+const TICK_BURST_MEAN_S: f64 = 0.2;
+/// [`SynthKind::Ticks`]: largest move during a burst, in ticks.
+const TICK_BURST_MAX_TICKS: f64 = 3.0;
+
+/// Deterministic generator of `n` series of one [`SynthKind`] sampled at `k / rate` seconds.
 struct Synth {
+    kind: SynthKind,
     rate: f64,
     next_k: u64,
     rng: Vec<u64>,
+    /// Walk: the walk's value. Ticks: the price in whole ticks above the start.
     state: Vec<f64>,
+    /// Ticks: inside a burst.
+    burst: Vec<bool>,
     decay: f64,
     step: f64,
 }
 
 impl Synth {
-    fn new(n: usize, rate: f64, seed: u64) -> Synth {
+    fn new(kind: SynthKind, n: usize, rate: f64, seed: u64) -> Synth {
         let mut sm = seed;
         let rng = (0..n)
             .map(|_| splitmix64(&mut sm).max(1)) // xorshift state must be non-zero
@@ -364,10 +424,12 @@ impl Synth {
         // Uniform in [-1, 1) has variance 1/3; scale so the stationary variance is 1.
         let step = (3.0 * (1.0 - decay * decay)).sqrt();
         Synth {
+            kind,
             rate,
             next_k: 0,
             rng,
             state: vec![0.0; n],
+            burst: vec![false; n],
             decay,
             step,
         }
@@ -392,25 +454,76 @@ impl Synth {
         k
     }
 
-    /// Appends rows `next_k..end` to `batch`.
+    /// Appends rows `next_k..end` to `batch` (one column per series).
     fn fill(&mut self, end: u64, batch: &mut Batch) {
         let n = self.state.len();
-        let rows = end.saturating_sub(self.next_k) as usize;
-        batch.times.reserve(rows);
-        batch.values.reserve(rows * n);
-        for k in self.next_k..end {
-            batch.times.push(self.time_of(k));
-            for (x, rng) in self.state.iter_mut().zip(&mut self.rng) {
-                let u = next_unit(rng) * 2.0 - 1.0;
-                *x = *x * self.decay + u * self.step;
-                batch.values.push(*x as f32);
+        let (k0, k1) = (self.next_k, end.max(self.next_k));
+        let rows = (k1 - k0) as usize;
+        batch.ensure_columns(n);
+        let at = batch.times.len();
+        batch.times.extend((k0..k1).map(|k| self.time_of(k)));
+        let times = &batch.times[at..];
+        let per_sample = |per_s: f64| (per_s / self.rate).min(1.0);
+        let (p_quiet, p_busy) = (
+            per_sample(TICK_QUIET_MOVES_PER_S),
+            per_sample(TICK_BURST_MOVES_PER_S),
+        );
+        let (p_start, p_end) = (
+            per_sample(TICK_BURSTS_PER_S),
+            per_sample(1.0 / TICK_BURST_MEAN_S),
+        );
+        for (s, column) in batch.columns.iter_mut().enumerate() {
+            column.reserve(rows);
+            let rng = &mut self.rng[s];
+            let x = &mut self.state[s];
+            match self.kind {
+                SynthKind::Walk => column.extend((0..rows).map(|_| {
+                    let u = next_unit(rng) * 2.0 - 1.0;
+                    *x = *x * self.decay + u * self.step;
+                    *x as f32
+                })),
+                SynthKind::Sines => {
+                    let w = std::f64::consts::TAU * SYNTH_SINE_BASE_HZ * (s + 1) as f64;
+                    column.extend(times.iter().map(|&t| (w * t).sin() as f32));
+                }
+                SynthKind::Ticks => {
+                    let burst = &mut self.burst[s];
+                    column.extend((0..rows).map(|_| {
+                        let u = next_unit(rng);
+                        if *burst {
+                            if u < p_busy {
+                                // Reuse the draw: u / p_busy is uniform in [0, 1).
+                                let r = u / p_busy;
+                                let size = (r * 2.0 * TICK_BURST_MAX_TICKS).floor();
+                                // 0..2·max → −max..−1 and 1..max.
+                                *x += if size < TICK_BURST_MAX_TICKS {
+                                    size - TICK_BURST_MAX_TICKS
+                                } else {
+                                    size - TICK_BURST_MAX_TICKS + 1.0
+                                };
+                            }
+                            if next_unit(rng) < p_end {
+                                *burst = false;
+                            }
+                        } else {
+                            if u < p_quiet {
+                                *x += if u < 0.5 * p_quiet { -1.0 } else { 1.0 };
+                            }
+                            if next_unit(rng) < p_start {
+                                *burst = true;
+                            }
+                        }
+                        (SYNTH_TICK_START + *x * SYNTH_TICK) as f32
+                    }));
+                }
             }
         }
-        self.next_k = self.next_k.max(end);
+        self.next_k = k1;
     }
 }
 
 fn open_synthetic(
+    kind: SynthKind,
     series: usize,
     rate_hz: f64,
     seed: u64,
@@ -426,13 +539,14 @@ fn open_synthetic(
             "rate must be a number of samples/s in (0, 1e8] (got {rate_hz})"
         )));
     }
-    let names = (0..series).map(|i| format!("walk {i}")).collect();
+    let (stem, one, many) = kind.words();
+    let names = (0..series).map(|i| format!("{stem} {i}")).collect();
     let total = series as f64 * rate_hz;
     let label = format!(
-        "synthetic: {series} random walk{}, {total} samples/s",
-        if series == 1 { "" } else { "s" }
+        "synthetic: {series} {}, {total} samples/s",
+        if series == 1 { one } else { many }
     );
-    let synth = Synth::new(series, rate_hz, seed);
+    let synth = Synth::new(kind, series, rate_hz, seed);
     let inner = match pacing {
         Pacing::Driven => Inner::Driven(synth),
         Pacing::WallClock => {
@@ -466,6 +580,7 @@ fn open_synthetic(
         warning: None,
         rows_skipped: 0,
         finished: false,
+        clocked: true,
         map: Vec::new(),
     })
 }
@@ -557,12 +672,15 @@ impl CsvLayout {
                 return Err(self.row_error(line, format!("time '{cell}' is not a number")));
             }
         };
-        let mark = batch.values.len();
-        for (c, name) in &self.value_cols {
+        let mark = batch.times.len();
+        batch.ensure_columns(self.value_cols.len());
+        for ((c, name), column) in self.value_cols.iter().zip(&mut batch.columns) {
             match parse_value(&rec[*c]) {
-                Some(v) => batch.values.push(v),
+                Some(v) => column.push(v),
                 None => {
-                    batch.values.truncate(mark);
+                    for column in &mut batch.columns {
+                        column.truncate(mark);
+                    }
                     return Err(self.row_error(
                         line,
                         format!("column '{name}': '{}' is not a number", &rec[*c]),
@@ -848,6 +966,7 @@ pub fn open_csv_with(path: &Path, tail: bool) -> Result<SeriesSource, SeriesErro
         warning,
         rows_skipped,
         finished: false,
+        clocked: false,
         map: Vec::new(),
     })
 }

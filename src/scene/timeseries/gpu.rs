@@ -556,7 +556,11 @@ impl SeriesMirror {
             self.bounds_host
                 .push(rel(series.partition_index(|t| t < r0)));
             for i in 1..n {
-                let g = series.partition_index(|t| t < r0 || column_of(t, r0, w, n) < i);
+                // Column i starts near r0 + i·w: search from there (exact either way).
+                let g = series.partition_index_near(
+                    |t| t < r0 || column_of(t, r0, w, n) < i,
+                    r0 + i as f64 * w,
+                );
                 self.bounds_host.push(rel(g));
             }
             self.bounds_host

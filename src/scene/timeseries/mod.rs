@@ -17,18 +17,55 @@ pub mod bench;
 pub mod gpu;
 
 use super::{FrameCtx, Scene, SceneConfig, SceneError};
+use crate::audio::{AudioOptions, AudioSelection, AudioSource};
 use crate::gpu::Gpu;
 use crate::series::decimate::{Column, decimate_m4_rel};
 use crate::series::source::{Pacing, SeriesSelection, SeriesSource};
 use crate::series::store::{Series, Store};
 use gpu::{GpuM4Error, HostDraw, Pipelines, SeriesMirror, ViewUniform};
 
-/// Synthetic default: series count.
+/// Synthetic default: series count (`--series-count`).
 pub const SYNTH_SERIES: usize = 4;
-/// Synthetic default: samples per second per series (4 × 50,000 = 200,000 samples/s in all).
-pub const SYNTH_RATE_HZ: f64 = 50_000.0;
+/// Synthetic default: samples per second of all series together (`--series-rate`; 4 × 50,000).
+pub const SYNTH_TOTAL_RATE: f64 = 200_000.0;
+/// Largest `--series-count`.
+pub const SYNTH_MAX_SERIES: usize = 1024;
+/// Largest `--series-rate`, samples/s in all (the generator allows 1e8 per series).
+pub const SYNTH_MAX_TOTAL_RATE: f64 = 1.0e8;
 /// Samples kept per series.
 const STORE_CAP: usize = 1 << 24;
+/// Name of the series of vizdeck's own frame times (see [`TimeSeries::own_signals`]).
+pub const OWN_FRAME_SERIES: &str = "vizdeck frame time (ms)";
+/// Name of the series of the audio input's level (see [`TimeSeries::own_audio`]).
+pub const OWN_AUDIO_SERIES: &str = "audio level (dB RMS)";
+/// Length of one audio-level block, seconds (10 ms: 480 samples at 48 kHz).
+pub const AUDIO_LEVEL_BLOCK_S: f64 = 0.01;
+/// Level charted for a block of digital silence, dB.
+pub const AUDIO_LEVEL_FLOOR_DB: f64 = -120.0;
+
+/// The audio input opened for [`TimeSeries::own_audio`], and where its blocks stand.
+struct AudioLevel {
+    source: AudioSource,
+    /// Scene time at which the source started, seconds.
+    start: f64,
+    /// Samples already turned into blocks (or skipped as gaps) since the start.
+    samples: u64,
+    /// Samples per block.
+    block: usize,
+    /// Samples drained but not yet a whole block.
+    pending: Vec<f32>,
+}
+
+/// Level of one block of samples in [-1, 1]: `10·log10(mean(x²))` dB (RMS relative to full
+/// scale, so a full-scale sine reads −3.01 dB), [`AUDIO_LEVEL_FLOOR_DB`] for silence.
+pub fn block_level_db(block: &[f32]) -> f64 {
+    let ms = block.iter().map(|&x| x as f64 * x as f64).sum::<f64>() / block.len().max(1) as f64;
+    if ms > 0.0 {
+        (10.0 * ms.log10()).max(AUDIO_LEVEL_FLOOR_DB)
+    } else {
+        AUDIO_LEVEL_FLOOR_DB
+    }
+}
 
 /// Line colours of the series, cycled.
 pub const PALETTE: &[[u8; 3]] = &[
@@ -87,6 +124,22 @@ pub struct TimeSeries {
     box_start: Option<egui::Pos2>,
     box_end: Option<egui::Pos2>,
     gpu_notes: Vec<String>,
+    /// Also chart vizdeck's own frame times: each presented frame adds the interval since the
+    /// previous one, in ms, to the series [`OWN_FRAME_SERIES`] at the scene clock's time.
+    /// Synthetic sources only (their times are the same clock); ignored for files.
+    pub own_signals: bool,
+    last_presented: Option<std::time::Instant>,
+    /// Also chart the audio input's level (the `--audio` selection, opened by this scene when
+    /// switched on): one point per [`AUDIO_LEVEL_BLOCK_S`] block, [`block_level_db`], in the
+    /// series [`OWN_AUDIO_SERIES`] at the time of the block's first sample on the scene clock.
+    /// Synthetic series sources only, like [`own_signals`](Self::own_signals).
+    pub own_audio: bool,
+    audio_input: (AudioSelection, AudioOptions),
+    audio: Option<AudioLevel>,
+    audio_note: Option<String>,
+    /// Time the last `prepare` spent inside `queue.submit` (on a software adapter this is
+    /// where the GPU work runs).
+    submit_time: std::time::Duration,
 }
 
 impl TimeSeries {
@@ -95,9 +148,10 @@ impl TimeSeries {
         let sel = match &cfg.series_file {
             Some(p) => SeriesSelection::Csv(p.clone()),
             None => SeriesSelection::Synthetic {
-                series: SYNTH_SERIES,
-                rate_hz: SYNTH_RATE_HZ,
+                series: cfg.series_count,
+                rate_hz: cfg.series_rate / cfg.series_count.max(1) as f64,
                 seed: cfg.seed,
+                kind: cfg.series_kind,
             },
         };
         let pacing = if cfg.simulated_clock {
@@ -106,7 +160,16 @@ impl TimeSeries {
             Pacing::WallClock
         };
         let source = SeriesSource::open(&sel, pacing)?;
-        Ok(Box::new(TimeSeries::new(gpu, source)))
+        let mut scene = TimeSeries::new(gpu, source);
+        scene.set_audio_input(
+            cfg.audio.clone(),
+            AudioOptions {
+                channel: cfg.audio_channel,
+                seed: cfg.seed,
+                sample_format: None,
+            },
+        );
+        Ok(Box::new(scene))
     }
 
     /// Builds the scene around an opened source.
@@ -131,12 +194,82 @@ impl TimeSeries {
             box_start: None,
             box_end: None,
             gpu_notes: Vec::new(),
+            submit_time: std::time::Duration::ZERO,
+            own_signals: false,
+            last_presented: None,
+            own_audio: false,
+            audio_input: (AudioSelection::Default, AudioOptions::default()),
+            audio: None,
+            audio_note: None,
         }
     }
 
     /// The store (tests and reports).
     pub fn store(&self) -> &Store {
         &self.store
+    }
+
+    /// The audio input charted by [`own_audio`](Self::own_audio) (default: the default input
+    /// device); takes effect the next time it is switched on.
+    pub fn set_audio_input(&mut self, sel: AudioSelection, options: AudioOptions) {
+        self.audio_input = (sel, options);
+        self.audio = None;
+    }
+
+    /// Opens, advances and drains the audio input of [`own_audio`](Self::own_audio) and stores
+    /// the level of every whole block.
+    fn ingest_audio(&mut self) {
+        if !(self.own_audio && self.source.is_clocked()) {
+            self.audio = None;
+            return;
+        }
+        if self.audio.is_none() {
+            let (sel, options) = &self.audio_input;
+            match AudioSource::open_with(sel, crate::audio::DEFAULT_RING_CAPACITY, options) {
+                Ok(source) => {
+                    let rate = source.sample_rate().max(1) as f64;
+                    self.audio = Some(AudioLevel {
+                        source,
+                        start: self.scene_time,
+                        samples: 0,
+                        block: ((rate * AUDIO_LEVEL_BLOCK_S).round() as usize).max(1),
+                        pending: Vec::new(),
+                    });
+                    self.audio_note = None;
+                }
+                Err(e) => {
+                    self.audio_note = Some(format!("audio level: {e}"));
+                    self.own_audio = false;
+                    return;
+                }
+            }
+        }
+        let Some(a) = &mut self.audio else {
+            return;
+        };
+        a.source.advance_to(self.scene_time - a.start);
+        a.source.drain_into(&mut a.pending);
+        let gap = a.source.gap_samples();
+        if gap > 0 {
+            // Samples before a gap that do not fill a block are dropped with it.
+            a.samples += gap + a.pending.len() as u64;
+            a.pending.clear();
+        }
+        let rate = a.source.sample_rate().max(1) as f64;
+        let index = self.store.ensure(OWN_AUDIO_SERIES);
+        let whole = a.pending.len() / a.block * a.block;
+        for block in a.pending[..whole].chunks_exact(a.block) {
+            let t = a.start + a.samples as f64 / rate;
+            self.store.push(index, t, block_level_db(block) as f32);
+            a.samples += a.block as u64;
+        }
+        a.pending.drain(..whole);
+    }
+
+    /// Wall time the last [`Scene::prepare`] spent in `queue.submit` of its compute pass
+    /// (benchmarks report it apart from the CPU work: a software adapter runs the GPU work there).
+    pub fn last_submit_time(&self) -> std::time::Duration {
+        self.submit_time
     }
 
     /// The view drawn by the last frame.
@@ -206,7 +339,20 @@ impl Scene for TimeSeries {
         self.scene_time += frame.elapsed_s;
         self.source.advance_to(self.scene_time);
         self.source.drain_into(&mut self.store);
+        self.ingest_audio();
         self.visible.resize(self.store.series().len(), true);
+    }
+
+    fn presented(&mut self, at: std::time::Instant) {
+        if let Some(prev) = self.last_presented
+            && self.own_signals
+            && self.source.is_clocked()
+        {
+            let ms = at.saturating_duration_since(prev).as_secs_f64() * 1e3;
+            let i = self.store.ensure(OWN_FRAME_SERIES);
+            self.store.push(i, self.scene_time, ms as f32);
+        }
+        self.last_presented = Some(at);
     }
 
     fn prepare(&mut self, gpu: &Gpu, frame: &FrameCtx) {
@@ -214,6 +360,7 @@ impl Scene for TimeSeries {
         self.size = (width, height);
         self.points_in_view = 0;
         self.view = None;
+        self.submit_time = std::time::Duration::ZERO;
         self.gpu_notes.clear();
         while self.mirrors.len() < self.store.series().len() {
             self.mirrors
@@ -297,7 +444,10 @@ impl Scene for TimeSeries {
                 self.mirrors[i].encode(&self.pipes, &mut pass);
             }
         }
-        gpu.queue.submit([enc.finish()]);
+        let cb = enc.finish();
+        let t = std::time::Instant::now();
+        gpu.queue.submit([cb]);
+        self.submit_time = t.elapsed();
         for &i in &gpu_used {
             self.mirrors[i].builds_submitted();
         }
@@ -335,6 +485,17 @@ impl Scene for TimeSeries {
                 self.fixed_y = None;
             }
         });
+        ui.add_enabled(
+            self.source.is_clocked(),
+            egui::Checkbox::new(&mut self.own_signals, "chart vizdeck's own frame times"),
+        );
+        ui.add_enabled(
+            self.source.is_clocked(),
+            egui::Checkbox::new(&mut self.own_audio, "chart the audio input's level"),
+        );
+        if let Some(n) = &self.audio_note {
+            ui.colored_label(egui::Color32::YELLOW, n);
+        }
         ui.add(
             egui::Slider::new(&mut self.window_s, 1e-6..=3600.0)
                 .logarithmic(true)
