@@ -172,6 +172,7 @@ impl App {
             self.cli.scene_config(),
             self.cli.record_stats.clone(),
         );
+        deck.plan_capture(self.cli.capture_delay, self.cli.capture_duration);
         deck.set_overlay(!self.cli.no_overlay);
         let egui = egui_winit::State::new(
             deck.egui_ctx().clone(),

@@ -77,6 +77,16 @@ pub struct Cli {
     #[arg(long, value_name = "PATH.csv")]
     pub record_stats: Option<PathBuf>,
 
+    /// Start recording frame times this many seconds after launch (into `--record-stats`, or the
+    /// next `vizdeck-stats-N.csv`); also the delay of the Record menu and F9.
+    #[arg(long, default_value_t = 0.0, value_name = "SECONDS", value_parser = parse_seconds)]
+    pub capture_delay: f64,
+
+    /// Stop recording by itself after this many seconds (0 = until stopped); also the duration
+    /// of the Record menu and F9.
+    #[arg(long, default_value_t = 0.0, value_name = "SECONDS", value_parser = parse_seconds)]
+    pub capture_duration: f64,
+
     /// Render offscreen with a simulated clock (each frame advances 1/60 s); no window.
     #[arg(long)]
     pub headless: bool,
@@ -294,6 +304,18 @@ impl PresentChoice {
 
 /// Largest accepted side of `--size` (pixels).
 pub const MAX_SIDE: u32 = 16384;
+
+/// Parses a duration in seconds: finite, 0..=86400.
+pub fn parse_seconds(s: &str) -> Result<f64, String> {
+    let v: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{s}' is not a number of seconds"))?;
+    if !v.is_finite() || !(0.0..=86_400.0).contains(&v) {
+        return Err(format!("'{s}' seconds: must be between 0 and 86400"));
+    }
+    Ok(v)
+}
 
 /// Parses `WxH` (both 1..=16384).
 pub fn parse_size(s: &str) -> Result<(u32, u32), String> {

@@ -76,17 +76,18 @@ impl FrameTimes {
     }
 }
 
-/// Capture control: a delayed start and a fixed duration (Record menu, `--capture-*`).
+/// Capture control: a delayed start and a fixed duration (Record menu, `--capture-*`), on the
+/// deck's run clock.
 #[derive(Clone, Debug, Default)]
 pub struct CapturePlan {
     /// Seconds to wait before recording starts (the menu's value).
     pub delay_s: f64,
     /// Seconds to record; 0 = until stopped.
     pub duration_s: f64,
-    /// When an armed delayed start fires.
-    pub(crate) start_at: Option<Instant>,
-    /// When the running recording stops by itself.
-    pub(crate) stop_at: Option<Instant>,
+    /// When an armed delayed start fires, on the deck's run clock (s).
+    pub(crate) start_at: Option<f64>,
+    /// When the running recording stops by itself, on the deck's run clock (s).
+    pub(crate) stop_at: Option<f64>,
 }
 
 /// Saving screenshots through the readback ring: every frame (`--screenshot-every-frame`) and/or
@@ -165,6 +166,9 @@ pub struct Deck {
     last_present: Option<Instant>,
     toast: Option<(String, Instant)>,
     output_format: wgpu::TextureFormat,
+    /// The run clock: the sum of every frame's `elapsed_s` (wall clock in a window, 1/60 s per
+    /// frame headless), s. Capture delays and durations are measured on it.
+    run_s: f64,
 }
 
 impl Deck {
@@ -226,11 +230,42 @@ impl Deck {
             last_present: None,
             toast: None,
             output_format,
+            run_s: 0.0,
         };
         if record_path.is_some() {
             deck.start_recording();
         }
         deck
+    }
+
+    /// The capture plan of the command line (`--capture-delay`, `--capture-duration`): also the
+    /// Record menu's and F9's. With either one set, a capture is armed now: recording starts after
+    /// the delay (into `--record-stats` or the next file name) and stops by itself after the
+    /// duration, both on the run clock (wall clock in a window, simulated time headless, so a
+    /// headless capture covers the same frames every run). A recording already running (started at once by `--record-stats`) is restarted
+    /// under the plan only when there is a delay; otherwise it just gets the duration.
+    pub fn plan_capture(&mut self, delay_s: f64, duration_s: f64) {
+        self.capture.delay_s = delay_s.max(0.0);
+        self.capture.duration_s = duration_s.max(0.0);
+        if delay_s <= 0.0 && duration_s <= 0.0 {
+            return;
+        }
+        if self.recording.is_some() {
+            if delay_s > 0.0 {
+                // Nothing recorded yet: drop the empty file and start after the delay.
+                if let Some(rec) = self.recording.take() {
+                    let path = rec.path.clone();
+                    drop(rec);
+                    let _ = std::fs::remove_file(path);
+                    self.recordings_made = self.recordings_made.saturating_sub(1);
+                }
+                self.arm_capture();
+            } else {
+                self.capture.stop_at = Some(self.run_s + duration_s.min(86_400.0));
+            }
+        } else {
+            self.arm_capture();
+        }
     }
 
     /// Shows or hides the stats overlay (View ▸ Stats overlay, F1, `--no-overlay`).
@@ -334,6 +369,9 @@ impl Deck {
         let uploaded_before = crate::gpu::upload::bytes_uploaded_total();
         self.ensure_active(gpu);
         let tick = self.clock.tick(elapsed_s);
+        if elapsed_s.is_finite() && elapsed_s > 0.0 {
+            self.run_s += elapsed_s;
+        }
         let dt = self.clock.dt() as f32;
         let mut ctx = FrameCtx {
             frame: self.frame,
@@ -748,8 +786,7 @@ impl Deck {
         }
         let delay = self.capture.delay_s.max(0.0);
         if delay > 0.0 {
-            self.capture.start_at =
-                Some(Instant::now() + std::time::Duration::from_secs_f64(delay.min(86_400.0)));
+            self.capture.start_at = Some(self.run_s + delay.min(86_400.0));
             self.toast(format!("recording starts in {delay:.1} s"));
         } else {
             self.start_recording();
@@ -758,14 +795,12 @@ impl Deck {
 
     /// Seconds until an armed capture starts, if one is armed.
     pub fn capture_countdown(&self) -> Option<f64> {
-        self.capture
-            .start_at
-            .map(|t| t.saturating_duration_since(Instant::now()).as_secs_f64())
+        self.capture.start_at.map(|t| (t - self.run_s).max(0.0))
     }
 
     /// Starts or stops a capture whose time has come.
     fn capture_tick(&mut self, gpu: &Gpu) {
-        let now = Instant::now();
+        let now = self.run_s;
         if self.capture.start_at.is_some_and(|t| now >= t) {
             self.capture.start_at = None;
             self.start_recording();
@@ -793,10 +828,8 @@ impl Deck {
                     pending: VecDeque::new(),
                 });
                 self.capture.start_at = None;
-                self.capture.stop_at = (self.capture.duration_s > 0.0).then(|| {
-                    Instant::now()
-                        + std::time::Duration::from_secs_f64(self.capture.duration_s.min(86_400.0))
-                });
+                self.capture.stop_at = (self.capture.duration_s > 0.0)
+                    .then(|| self.run_s + self.capture.duration_s.min(86_400.0));
                 self.recordings_made += 1;
             }
             Err(e) => {

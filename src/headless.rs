@@ -60,6 +60,7 @@ pub fn run(cli: &Cli) -> anyhow::Result<()> {
         cli.scene_config(),
         cli.record_stats.clone(),
     );
+    deck.plan_capture(cli.capture_delay, cli.capture_duration);
     deck.set_overlay(!cli.no_overlay);
     deck.ensure_active(&gpu);
     if let Some(msg) = deck.active_failure() {

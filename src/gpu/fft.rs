@@ -60,8 +60,6 @@
 //! into NaN, which every butterfly propagates, and the split pass floors any non-finite `X_k` or
 //! level).
 
-use std::time::Instant;
-
 use wgpu::util::DeviceExt;
 
 use crate::gpu::Gpu;
@@ -898,70 +896,9 @@ fn noise(len: usize, seed: u64) -> Vec<f32> {
 
 /// One row of [`bench_table`]: seconds per batch by wall clock and (if measured) by timestamps.
 fn bench_one(gpu: &Gpu, fft: &GpuFft, batch: u32, reps: u32) -> (f64, Option<f64>) {
-    let device = &gpu.device;
-    let queue = &gpu.queue;
-    let timestamps = device.features().contains(wgpu::Features::TIMESTAMP_QUERY);
-    let queries = timestamps.then(|| {
-        let set = device.create_query_set(&wgpu::QuerySetDescriptor {
-            label: Some("spectrogram:fft:bench:queries"),
-            ty: wgpu::QueryType::Timestamp,
-            count: 2,
-        });
-        let resolve = device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("spectrogram:fft:bench:resolve"),
-            size: 16,
-            usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
-            mapped_at_creation: false,
-        });
-        let read = device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("spectrogram:fft:bench:readback"),
-            size: 16,
-            usage: wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::MAP_READ,
-            mapped_at_creation: false,
-        });
-        (set, resolve, read)
-    });
-    let run = |reps: u32, timed: bool| {
-        let mut enc = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
-            label: Some("spectrogram:fft:bench"),
-        });
-        {
-            let timestamp_writes = match (&queries, timed) {
-                (Some((set, _, _)), true) => Some(wgpu::ComputePassTimestampWrites {
-                    query_set: set,
-                    beginning_of_pass_write_index: Some(0),
-                    end_of_pass_write_index: Some(1),
-                }),
-                _ => None,
-            };
-            let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                label: Some("spectrogram:fft:bench:pass"),
-                timestamp_writes,
-            });
-            for _ in 0..reps {
-                fft.encode(&mut pass, batch);
-            }
-        }
-        if let (Some((set, resolve, read)), true) = (&queries, timed) {
-            enc.resolve_query_set(set, 0..2, resolve, 0);
-            enc.copy_buffer_to_buffer(resolve, 0, read, 0, 16);
-        }
-        queue.submit([enc.finish()]);
-        gpu.wait_idle();
-    };
-    // Warm-up (pipeline compilation, first-touch of buffers).
-    run(2, false);
-    let t0 = Instant::now();
-    run(reps, false);
-    let wall = t0.elapsed().as_secs_f64() / f64::from(reps);
-    let gpu_s = queries.as_ref().and_then(|(_, _, read)| {
-        run(reps, true);
-        let bytes = crate::gpu::readback::map_blocking(device, read).ok()?;
-        let t: [u64; 2] = bytemuck::pod_read_unaligned(&bytes[..16]);
-        let ns = t[1].saturating_sub(t[0]) as f64 * f64::from(queue.get_timestamp_period());
-        (ns > 0.0).then(|| ns / 1e9 / f64::from(reps))
-    });
-    (wall, gpu_s)
+    crate::gpu::timing::time_compute_pass(gpu, "spectrogram:fft:bench", reps, |pass| {
+        fft.encode(pass, batch)
+    })
 }
 
 /// Benchmarks the batched GPU FFT (window + real FFT + split + dB, i.e. one [`GpuFft::encode`])

@@ -144,3 +144,86 @@ impl GpuTimer {
         })
     }
 }
+
+/// Benchmark helper: records `encode` `reps` times (at least 1) into one compute pass and submits
+/// it, after one untimed warm-up pass of 2 reps (pipeline compilation, first touch of buffers).
+/// Returns (wall seconds per rep: submit → idle of an untimed run, GPU seconds per rep from
+/// timestamps at the pass begin and end of a second run when the device has TIMESTAMP_QUERY).
+/// Blocks; for benchmarks, never the frame loop.
+pub fn time_compute_pass(
+    gpu: &crate::gpu::Gpu,
+    label: &str,
+    reps: u32,
+    mut encode: impl FnMut(&mut wgpu::ComputePass<'_>),
+) -> (f64, Option<f64>) {
+    let device = &gpu.device;
+    let queue = &gpu.queue;
+    let reps = reps.max(1);
+    let timestamps = device.features().contains(wgpu::Features::TIMESTAMP_QUERY);
+    let queries = timestamps.then(|| {
+        let set = device.create_query_set(&wgpu::QuerySetDescriptor {
+            label: Some(&format!("{label}:queries")),
+            ty: wgpu::QueryType::Timestamp,
+            count: 2,
+        });
+        let resolve = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some(&format!("{label}:resolve")),
+            size: 16,
+            usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+            mapped_at_creation: false,
+        });
+        let read = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some(&format!("{label}:readback")),
+            size: 16,
+            usage: wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::MAP_READ,
+            mapped_at_creation: false,
+        });
+        (set, resolve, read)
+    });
+    let mut run = |reps: u32, timed: bool| {
+        let mut enc =
+            device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some(label) });
+        {
+            let timestamp_writes = match (&queries, timed) {
+                (Some((set, _, _)), true) => Some(wgpu::ComputePassTimestampWrites {
+                    query_set: set,
+                    beginning_of_pass_write_index: Some(0),
+                    end_of_pass_write_index: Some(1),
+                }),
+                _ => None,
+            };
+            let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some(&format!("{label}:pass")),
+                timestamp_writes,
+            });
+            for _ in 0..reps {
+                encode(&mut pass);
+            }
+        }
+        if let (Some((set, resolve, read)), true) = (&queries, timed) {
+            enc.resolve_query_set(set, 0..2, resolve, 0);
+            enc.copy_buffer_to_buffer(resolve, 0, read, 0, 16);
+        }
+        queue.submit([enc.finish()]);
+        gpu.wait_idle();
+    };
+    run(2, false);
+    let t0 = std::time::Instant::now();
+    run(reps, false);
+    let wall = t0.elapsed().as_secs_f64() / f64::from(reps);
+    let gpu_s = match &queries {
+        Some((_, _, read)) => {
+            run(reps, true);
+            crate::gpu::readback::map_blocking(device, read)
+                .ok()
+                .and_then(|bytes| {
+                    let t: [u64; 2] = bytemuck::pod_read_unaligned(bytes.get(..16)?);
+                    let ns =
+                        t[1].saturating_sub(t[0]) as f64 * f64::from(queue.get_timestamp_period());
+                    (ns > 0.0).then(|| ns / 1e9 / f64::from(reps))
+                })
+        }
+        None => None,
+    };
+    (wall, gpu_s)
+}

@@ -5,6 +5,7 @@ use std::time::Instant;
 
 use super::gpu::{Pipelines, SeriesMirror, ViewUniform};
 use crate::gpu::Gpu;
+use crate::gpu::timing::time_compute_pass;
 use crate::series::store::Series;
 
 /// Pixel columns of the benchmark view (a 1920-pixel-wide chart).
@@ -39,6 +40,13 @@ pub struct BenchRow {
     pub frame_ms: f64,
     /// Bytes the M4 pass reads per frame (upper bound from the pyramid walk).
     pub bytes_read: u64,
+    /// The M4 pass alone from GPU timestamps, ms per frame (`None` without TIMESTAMP_QUERY).
+    pub m4_gpu_ms: Option<f64>,
+    /// A full pyramid build (every node of every level, from the values on the GPU) from GPU
+    /// timestamps, ms.
+    pub build_gpu_ms: Option<f64>,
+    /// Bytes that full build reads and writes.
+    pub build_bytes: u64,
 }
 
 /// Measures the GPU M4 frame for each size in `points` (all points in view, 1920 columns),
@@ -93,12 +101,23 @@ pub fn bench_rows(gpu: &Gpu, points: &[u64], reps: u32) -> Vec<Result<BenchRow, 
                 gpu.wait_idle();
                 frames.push(t.elapsed().as_secs_f64() * 1e3);
             }
+            let (_, m4_gpu) = time_compute_pass(gpu, "timeseries:bench:m4", reps, |pass| {
+                m.encode_m4(&pipes, pass)
+            });
+            let build_bytes = m.queue_full_build(gpu);
+            let (_, build_gpu) = time_compute_pass(gpu, "timeseries:bench:build", 3, |pass| {
+                m.encode_builds(&pipes, pass)
+            });
+            m.builds_submitted();
             Ok(BenchRow {
                 points: n,
                 upload_ms,
                 bounds_ms: median(&mut bounds),
                 frame_ms: median(&mut frames),
                 bytes_read: m.m4_bytes_read(),
+                m4_gpu_ms: m4_gpu.map(|s| s * 1e3),
+                build_gpu_ms: build_gpu.map(|s| s * 1e3),
+                build_bytes,
             })
         })
         .collect()
@@ -112,28 +131,38 @@ fn median(v: &mut [f64]) -> f64 {
 /// The GPU M4 timing table (markdown): per size, ms per frame at 1920 columns (GPU pass,
 /// submitted and waited for; CPU column bounds listed apart), bytes read by the pass, the
 /// achieved GB/s on those bytes, and the equivalent GB/s of a full scan of the points in view
-/// (4 bytes each) in the same time.
+/// (4 bytes each) in the same time; then the M4 pass alone and a full pyramid build (the pass
+/// that scans every value) from GPU timestamps, with the build's GB/s (bytes read + written).
 pub fn bench_table(gpu: &Gpu, points: &[u64], reps: u32) -> String {
     let mut out = format!(
-        "adapter: {} ({}, {})\n\n| points in view | GPU M4 ms/frame | CPU bounds ms/frame | bytes read | GB/s read | full-scan equiv. GB/s | upload+build ms |\n|---:|---:|---:|---:|---:|---:|---:|\n",
+        "adapter: {} ({}, {})\n\n| points in view | GPU M4 ms/frame | CPU bounds ms/frame | bytes read | GB/s read | full-scan equiv. GB/s | upload+build ms | M4 GPU ms (timestamps) | full build GPU ms | build GB/s |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
         gpu.summary.name, gpu.summary.backend, gpu.summary.device_type
     );
+    let opt = |v: Option<f64>, digits: usize| {
+        v.map_or_else(|| "–".to_string(), |v| format!("{v:.digits$}"))
+    };
     for row in bench_rows(gpu, points, reps) {
         match row {
             Ok(r) => {
                 let s = r.frame_ms * 1e-3;
+                let build_gbs = r
+                    .build_gpu_ms
+                    .map(|ms| r.build_bytes as f64 / (ms * 1e-3) / 1e9);
                 out += &format!(
-                    "| {} | {:.3} | {:.3} | {} | {:.2} | {:.1} | {:.0} |\n",
+                    "| {} | {:.3} | {:.3} | {} | {:.2} | {:.1} | {:.0} | {} | {} | {} |\n",
                     r.points,
                     r.frame_ms,
                     r.bounds_ms,
                     r.bytes_read,
                     r.bytes_read as f64 / s / 1e9,
                     r.points as f64 * 4.0 / s / 1e9,
-                    r.upload_ms
+                    r.upload_ms,
+                    opt(r.m4_gpu_ms, 4),
+                    opt(r.build_gpu_ms, 3),
+                    opt(build_gbs, 1),
                 );
             }
-            Err(e) => out += &format!("| skipped: {e} | | | | | | |\n"),
+            Err(e) => out += &format!("| skipped: {e} | | | | | | | | | |\n"),
         }
     }
     out

@@ -652,6 +652,47 @@ impl SeriesMirror {
 
     /// Records the queued pyramid builds (oldest level first) and the M4 pass of the view.
     pub fn encode(&self, pipes: &Pipelines, pass: &mut wgpu::ComputePass<'_>) {
+        self.encode_builds(pipes, pass);
+        self.encode_m4(pipes, pass);
+    }
+
+    /// Queues a build of every pyramid node over the samples held (as if every sample were new),
+    /// for benchmarks of the build pass; returns the bytes that build reads and writes (level 1
+    /// reads 4 bytes per sample, every level writes 8 bytes per node and the next reads them).
+    pub fn queue_full_build(&mut self, gpu: &Gpu) -> u64 {
+        self.pending.clear();
+        let mut bytes = 0;
+        let mut div = 1u64;
+        let mut below = self.len * 4;
+        for level in 1..=self.levels {
+            div *= BRANCH;
+            let nodes = self.len / div;
+            if nodes == 0 {
+                break;
+            }
+            bytes += below + nodes * 8;
+            below = nodes * 8;
+            self.pending.push((level, 0, nodes as u32));
+            let l = level as usize;
+            let params = BuildParams {
+                level,
+                src_offset: if l >= 2 { self.offsets[l - 2] } else { 0 },
+                dst_offset: self.offsets[l - 1],
+                node_start: 0,
+                node_end: nodes as u32,
+                _pad: [0; 3],
+            };
+            gpu.queue.write_buffer(
+                &self.build_params,
+                (l as u64 - 1) * PARAM_STRIDE,
+                bytemuck::bytes_of(&params),
+            );
+        }
+        bytes
+    }
+
+    /// Records the queued pyramid builds only (oldest level first).
+    pub fn encode_builds(&self, pipes: &Pipelines, pass: &mut wgpu::ComputePass<'_>) {
         if !self.pending.is_empty() {
             pass.set_pipeline(&pipes.build);
             let mut pending = self.pending.clone();
@@ -663,6 +704,10 @@ impl SeriesMirror {
                 pass.dispatch_workgroups(x, y, 1);
             }
         }
+    }
+
+    /// Records the M4 pass of the view only.
+    pub fn encode_m4(&self, pipes: &Pipelines, pass: &mut wgpu::ComputePass<'_>) {
         if let Some(bg) = &self.m4_bg
             && self.columns > 0
         {
