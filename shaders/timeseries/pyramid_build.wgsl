@@ -21,7 +21,8 @@ struct Params {
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(1) var<storage, read> values: array<u32>;
+// The values as f32 bits, four per element: a level-1 node reads its 16 values as 4 vec4 loads.
+@group(0) @binding(1) var<storage, read> values: array<vec4<u32>>;
 @group(0) @binding(2) var<storage, read_write> pyramid: array<vec2<u32>>;
 
 fn is_nan(bits: u32) -> bool {
@@ -44,12 +45,15 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     var mn = 0xffffffffu;
     var mx = 0u;
     if p.level == 1u {
-        for (var i = 0u; i < 16u; i++) {
-            let bits = values[node * 16u + i];
-            if !is_nan(bits) {
-                let k = key(bits);
-                mn = min(mn, k);
-                mx = max(mx, k);
+        for (var i = 0u; i < 4u; i++) {
+            let q = values[node * 4u + i];
+            for (var j = 0u; j < 4u; j++) {
+                let bits = q[j];
+                if !is_nan(bits) {
+                    let k = key(bits);
+                    mn = min(mn, k);
+                    mx = max(mx, k);
+                }
             }
         }
     } else {

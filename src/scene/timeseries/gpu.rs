@@ -380,7 +380,13 @@ impl SeriesMirror {
         capacity: u64,
     ) -> (wgpu::Buffer, wgpu::Buffer, wgpu::Buffer, wgpu::BindGroup) {
         let usage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
-        let values = buffer(device, "timeseries:mirror:values", capacity * 4, usage);
+        // Rounded up to 16 bytes: the pyramid build reads the values as vec4<u32>.
+        let values = buffer(
+            device,
+            "timeseries:mirror:values",
+            (capacity * 4).next_multiple_of(16),
+            usage,
+        );
         let prefix = buffer(
             device,
             "timeseries:mirror:valid_prefix",
