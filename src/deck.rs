@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use crate::clock::{FixedClock, Tick};
 use crate::gpu::Gpu;
-use crate::gpu::readback::{PngWriter, ReadbackRing, TAG_SCREENSHOT, Tag};
+use crate::gpu::readback::{PngWriter, ReadbackRing, TAG_SCREENSHOT, TAG_USER, Tag};
 use crate::gpu::timing::{GpuTimer, PassTimes};
 use crate::scene::{FrameCtx, SCENES, Scene, SceneConfig};
 use crate::stats::{FrameRecord, Live, Recorder, Summary};
@@ -319,6 +319,8 @@ impl Deck {
 
     /// Ends every created scene (exports). Returns the first error, after trying all.
     pub fn finish_scenes(&mut self, gpu: &Gpu) -> Result<(), String> {
+        // Scenes get every readback still in flight (e.g. the spectrogram's last columns) first.
+        self.drain_readbacks(gpu, true);
         let mut first = None;
         for slot in &mut self.slots {
             if let SceneSlot::Ready(s) = slot
@@ -527,6 +529,14 @@ impl Deck {
             }
         }
 
+        // The scene's GPU → CPU copies (statistics, levels) into the shared ring, after its passes.
+        let kind = TAG_USER + self.active as u32;
+        if let (SceneSlot::Ready(scene), true) =
+            (&mut self.slots[self.active], self.target.is_some())
+        {
+            scene.record_readbacks(&gpu.device, &mut encoder, &mut self.readback, kind);
+        }
+
         // egui on top, into the output.
         for (id, deltas) in &full.textures_delta.set {
             for delta in deltas {
@@ -611,7 +621,7 @@ impl Deck {
         }
         self.live.push(present_interval_ms);
         self.run_frame_ms.push(present_interval_ms);
-        let gpu_times = self.poll_readbacks(gpu);
+        let gpu_times = self.drain_readbacks(gpu, false);
         if let Some(last) = gpu_times.last() {
             self.gpu_live = [last.compute_ms, last.render_ms, last.ui_ms.unwrap_or(0.0)];
         }
@@ -675,14 +685,17 @@ impl Deck {
         }
     }
 
-    /// Polls the readback ring once: decodes GPU times, hands screenshots to the PNG writer.
-    fn poll_readbacks(&mut self, gpu: &Gpu) -> Vec<PassTimes> {
+    /// Polls the readback ring once (or, with `wait`, waits for every copy in flight) and routes
+    /// what arrived: GPU times are decoded and returned, screenshots go to the PNG writer, and
+    /// copies of kind [`TAG_USER`] + i to scene i ([`Scene::readback_arrived`]).
+    fn drain_readbacks(&mut self, gpu: &Gpu, wait: bool) -> Vec<PassTimes> {
         let mut gpu_times = Vec::new();
         let timer = self.timer.as_ref();
         let shots = &mut self.screenshots;
+        let slots = &mut self.slots;
         let scene = SCENES[self.active].id;
         let mut saved = Vec::new();
-        self.readback.poll(&gpu.device, |a| match a.tag.kind {
+        let route = |a: crate::gpu::readback::Arrived<'_>| match a.tag.kind {
             crate::gpu::readback::TAG_TIMING => {
                 if let Some(t) = timer.and_then(|t| t.decode(a.tag.id, a.data)) {
                     gpu_times.push(t);
@@ -693,8 +706,18 @@ impl Deck {
                     saved.push(p);
                 }
             }
-            _ => {}
-        });
+            kind => {
+                let i = kind.wrapping_sub(TAG_USER) as usize;
+                if let Some(SceneSlot::Ready(s)) = slots.get_mut(i) {
+                    s.readback_arrived(&a);
+                }
+            }
+        };
+        if wait {
+            self.readback.wait(&gpu.device, route);
+        } else {
+            self.readback.poll(&gpu.device, route);
+        }
         for p in saved {
             self.toast(format!("saving {}", p.display()));
         }
@@ -761,13 +784,7 @@ impl Deck {
 
     /// Writes every screenshot still in flight and waits for the PNG worker (end of a run).
     pub fn finish_screenshots(&mut self, gpu: &Gpu) -> (u64, Vec<String>) {
-        let shots = &mut self.screenshots;
-        let scene = SCENES[self.active].id;
-        self.readback.wait(&gpu.device, |a| {
-            if a.tag.kind == TAG_SCREENSHOT {
-                shots.arrived(&a, scene);
-            }
-        });
+        self.drain_readbacks(gpu, true);
         let old = std::mem::replace(&mut self.screenshots.writer, screenshot_writer());
         old.finish()
     }
@@ -845,21 +862,7 @@ impl Deck {
         self.capture.start_at = None;
         self.capture.stop_at = None;
         let mut rec = self.recording.take()?;
-        let mut gpu_times = Vec::new();
-        let timer = self.timer.as_ref();
-        let shots = &mut self.screenshots;
-        let scene = SCENES[self.active].id;
-        self.readback.wait(&gpu.device, |a| match a.tag.kind {
-            crate::gpu::readback::TAG_TIMING => {
-                if let Some(t) = timer.and_then(|t| t.decode(a.tag.id, a.data)) {
-                    gpu_times.push(t);
-                }
-            }
-            TAG_SCREENSHOT => {
-                shots.arrived(&a, scene);
-            }
-            _ => {}
-        });
+        let gpu_times = self.drain_readbacks(gpu, true);
         attach_gpu_times(&mut rec.pending, &gpu_times);
         for row in rec.pending.drain(..) {
             if let Err(e) = rec.recorder.push(&row) {

@@ -3,6 +3,7 @@
 //! 1,000,001), the step cap after a stall, the statistics reduction, reproducibility and
 //! run-time reconfiguration.
 
+use vizdeck::gpu::readback::{ReadbackRing, TAG_USER};
 use vizdeck::gpu::{BackendChoice, Gpu};
 use vizdeck::scene::particles::cpu::{Stats, histogram_bin};
 use vizdeck::scene::particles::sim::{gpu_exclusive_scan, scan_levels};
@@ -90,8 +91,14 @@ fn run_frame(
         });
         scene.paint(&mut pass, &ctx);
     }
+    // As the deck does: the scene's statistics copy goes through a readback ring and comes back
+    // through `readback_arrived` (here at once: the frame is waited for).
+    let mut ring = ReadbackRing::new("test:ring", 4);
+    scene.record_readbacks(&gpu.device, &mut enc, &mut ring, TAG_USER);
     gpu.queue.submit([enc.finish()]);
+    ring.after_submit();
     gpu.wait_idle();
+    ring.wait(&gpu.device, |a| scene.readback_arrived(&a));
     params
 }
 

@@ -107,6 +107,24 @@ pub trait Scene {
     fn compute(&self, _pass: &mut wgpu::ComputePass<'_>, _frame: &FrameCtx) {}
     /// Draws into the scene texture (already cleared to the scene's background).
     fn paint(&self, pass: &mut wgpu::RenderPass<'_>, frame: &FrameCtx);
+    /// Records this frame's GPU → CPU copies (statistics, levels) into the deck's shared
+    /// [`ReadbackRing`](crate::gpu::readback::ReadbackRing), in the frame's encoder after the
+    /// scene's passes, tagged with `kind` (this scene's own [`Tag::kind`]); a refused copy
+    /// (ring busy) is simply lost. The results come back through
+    /// [`readback_arrived`](Scene::readback_arrived) 1–3 frames later; nothing waits.
+    ///
+    /// [`Tag::kind`]: crate::gpu::readback::Tag::kind
+    fn record_readbacks(
+        &mut self,
+        _device: &wgpu::Device,
+        _encoder: &mut wgpu::CommandEncoder,
+        _ring: &mut crate::gpu::readback::ReadbackRing,
+        _kind: u32,
+    ) {
+    }
+    /// A copy recorded by [`record_readbacks`](Scene::record_readbacks) arrived (oldest tag id
+    /// first); `arrived.data` is valid during the call only.
+    fn readback_arrived(&mut self, _arrived: &crate::gpu::readback::Arrived<'_>) {}
     /// Depth format of the scene's render pass, `None` for colour only. When `Some`, the deck
     /// attaches a depth texture of that format, the size of the scene texture, cleared to 1.0.
     fn depth_format(&self) -> Option<wgpu::TextureFormat> {
@@ -134,7 +152,8 @@ pub trait Scene {
     /// The frame this scene drew was presented at `at` (after submit; headless: after the GPU
     /// finished). For latency measurements.
     fn presented(&mut self, _at: std::time::Instant) {}
-    /// The run is ending: write exports (e.g. `--export-spectrogram`). May block.
+    /// The run is ending: write exports (e.g. `--export-spectrogram`). May block. The deck has
+    /// delivered every readback still in flight before this call.
     fn finish(&mut self, _gpu: &Gpu) -> Result<(), SceneError> {
         Ok(())
     }

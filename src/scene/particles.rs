@@ -140,7 +140,9 @@ impl Particles {
     /// Creates the scene with `count` particles (clamped to what the adapter's storage binding
     /// and buffer sizes hold, with a notice) in `mode` from `seed`.
     pub fn with_mode(gpu: &Gpu, count: u32, mode: Mode, seed: u64) -> Particles {
-        let sim = Sim::new(gpu, &SimConfig::new(count, mode, seed));
+        let mut sim = Sim::new(gpu, &SimConfig::new(count, mode, seed));
+        // Statistics come back through the deck's shared readback ring (record_readbacks).
+        sim.use_external_stats_readback();
         let renderer = Renderer::new(gpu, &sim);
         let n = sim.count();
         let mut rng = SplitMix64(seed ^ 0xC0FF_EE00_D15E_A5E5);
@@ -360,6 +362,20 @@ impl Scene for Particles {
         }
         let p = self.next_params(dt);
         self.frame_params.push(p);
+    }
+
+    fn record_readbacks(
+        &mut self,
+        device: &wgpu::Device,
+        encoder: &mut wgpu::CommandEncoder,
+        ring: &mut crate::gpu::readback::ReadbackRing,
+        kind: u32,
+    ) {
+        self.sim.record_stats_copy(device, encoder, ring, kind);
+    }
+
+    fn readback_arrived(&mut self, arrived: &crate::gpu::readback::Arrived<'_>) {
+        self.sim.stats_arrived(arrived.tag.id, arrived.data);
     }
 
     fn prepare(&mut self, gpu: &Gpu, frame: &FrameCtx) {

@@ -231,6 +231,9 @@ struct StatsPass {
     /// Step of the reduction the previous frame recorded, waiting to be copied.
     to_copy: Option<u64>,
     latest: Option<Stats>,
+    /// The owner copies the statistics out through its own ring
+    /// ([`Sim::record_stats_copy`], [`Sim::stats_arrived`]) instead of this one.
+    external: bool,
 }
 
 /// The GPU particle simulation (see the module docs).
@@ -526,6 +529,7 @@ impl Sim {
             buffer: stats_buffer,
             ring,
             to_copy: None,
+            external: false,
             latest: None,
         };
         let params_generation = step_params.generation();
@@ -822,8 +826,10 @@ impl Sim {
     /// their parameters into the ping-pong slot of `frame`, collects finished statistics
     /// readbacks and starts the next one. Never blocks.
     pub fn begin_frame(&mut self, gpu: &Gpu, frame: u64, params: &[StepParams]) {
-        self.poll_stats(gpu);
-        self.schedule_stats_copy(gpu);
+        if !self.stats.external {
+            self.poll_stats(gpu);
+            self.schedule_stats_copy(gpu);
+        }
         let params = &params[..params.len().min(crate::clock::MAX_STEPS as usize)];
         let mut bytes = vec![0u8; PARAM_STRIDE as usize * params.len().max(1)];
         for (i, p) in params.iter().enumerate() {
@@ -930,6 +936,56 @@ impl Sim {
         pass.dispatch_workgroups(x, y, 1);
     }
 
+    /// Hands the statistics readback to the owner (the app's deck and its shared
+    /// [`ReadbackRing`](crate::gpu::readback::ReadbackRing)): from now on `begin_frame` neither
+    /// copies nor polls with the simulation's own small ring; call
+    /// [`record_stats_copy`](Sim::record_stats_copy) after each frame's passes and
+    /// [`stats_arrived`](Sim::stats_arrived) with what comes back.
+    pub fn use_external_stats_readback(&mut self) {
+        self.stats.external = true;
+    }
+
+    /// Records the copy of the statistics reduced this frame into `ring` (tag `kind`, id = the
+    /// step count they describe), in `encoder` after the frame's compute pass. Returns false
+    /// when there is nothing to copy or the ring refused it.
+    pub fn record_stats_copy(
+        &mut self,
+        device: &wgpu::Device,
+        encoder: &mut wgpu::CommandEncoder,
+        ring: &mut crate::gpu::readback::ReadbackRing,
+        kind: u32,
+    ) -> bool {
+        let Some(step) = self.stats.to_copy.take() else {
+            return false;
+        };
+        let tag = crate::gpu::readback::Tag { kind, id: step };
+        ring.copy_buffer(
+            device,
+            encoder,
+            &self.stats.buffer,
+            0,
+            STATS_WORDS as u64 * 4,
+            tag,
+        )
+    }
+
+    /// A statistics copy made by [`record_stats_copy`](Sim::record_stats_copy) for step `step`
+    /// arrived: becomes [`latest_stats`](Sim::latest_stats) unless a newer one already did.
+    /// Data of the wrong length is ignored.
+    pub fn stats_arrived(&mut self, step: u64, data: &[u8]) {
+        if data.len() != STATS_WORDS * 4 {
+            return;
+        }
+        let words: [u32; STATS_WORDS] = bytemuck::pod_read_unaligned(data);
+        self.keep_newest(Stats::from_words(&words, step));
+    }
+
+    fn keep_newest(&mut self, s: Stats) {
+        if self.stats.latest.as_ref().is_none_or(|l| l.step <= s.step) {
+            self.stats.latest = Some(s);
+        }
+    }
+
     /// Picks up every mapped statistics readback (non-blocking poll).
     fn poll_stats(&mut self, gpu: &Gpu) {
         let _ = gpu.device.poll(wgpu::PollType::Poll);
@@ -955,10 +1011,8 @@ impl Sim {
                 _ => {}
             }
         }
-        if let Some(s) = newest
-            && self.stats.latest.as_ref().is_none_or(|l| l.step <= s.step)
-        {
-            self.stats.latest = Some(s);
+        if let Some(s) = newest {
+            self.keep_newest(s);
         }
     }
 

@@ -6,15 +6,13 @@
 //! The STFT runs on the GPU ([`crate::gpu::fft::GpuFft`]: every hop that arrived since the last
 //! frame in one batched dispatch) or on the CPU ([`crate::audio::stft::Stft`], realfft), switchable
 //! at run time; both compute the same dBFS definition, so both give the same image. The GPU
-//! path's levels come back to the CPU through a small asynchronous readback ring (1–3 frames
-//! late) for the hover readout, spectrum view, metrics and CSV export.
+//! path's levels come back to the CPU through the deck's shared asynchronous readback ring (1–3
+//! frames late) for the hover readout, spectrum view, metrics and CSV export.
 
 pub mod axis;
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU8, Ordering};
 
 use bytemuck::{Pod, Zeroable};
 
@@ -22,6 +20,7 @@ use super::{FrameCtx, Scene, SceneConfig, SceneError};
 use crate::audio::stft::{self, Stft, WindowKind};
 use crate::audio::{AudioOptions, AudioSelection, AudioSource, ChannelChoice, SynthSignal};
 use crate::gpu::fft::GpuFft;
+use crate::gpu::readback::{Arrived, ReadbackRing, Tag};
 use crate::gpu::upload::PingPong;
 use crate::gpu::{Gpu, shaders};
 use axis::{FreqAxis, FreqScale, format_hz, nice_step, note_name};
@@ -146,15 +145,6 @@ struct DrawParams {
     _pad: [u32; 3],
 }
 
-/// GPU path readback slot: the dB output of one frame's batch on its way to the CPU.
-struct Readback {
-    buffer: wgpu::Buffer,
-    state: Arc<AtomicU8>,
-    cols: u32,
-    /// Order of the copy (results are applied oldest first).
-    seq: u64,
-}
-
 /// The FFT-size-dependent GPU objects (rebuilt when the analysis settings change).
 struct Analysis {
     settings: Settings,
@@ -177,8 +167,7 @@ struct Analysis {
     write_groups_cpu: Option<(u64, [wgpu::BindGroup; 2])>,
     write_groups_gpu: Option<[wgpu::BindGroup; 2]>,
     draw_groups: [wgpu::BindGroup; 2],
-    readback: Vec<Readback>,
-    /// Columns of the last GPU batch still to be copied into a readback slot.
+    /// Columns of this frame's GPU batch still to be copied into the shared readback ring.
     copy_pending: u32,
     copies: u64,
 }
@@ -609,74 +598,6 @@ impl Spectrogram {
         ((self.width_px.max(1) as f32 * self.cols_per_px).round() as u32)
             .clamp(1, self.a.ring_width)
     }
-
-    /// GPU path: copies the last batch's dB output into a free readback slot and starts mapping
-    /// it (the result is picked up by [`Spectrogram::poll_readback`], never waited for).
-    fn start_readback(&mut self, gpu: &Gpu) {
-        let bins = self.a.bins as u32;
-        if self.a.copy_pending == 0 {
-            return;
-        }
-        let cols = self.a.copy_pending;
-        self.a.copy_pending = 0;
-        self.a.copies += 1;
-        let seq = self.a.copies;
-        let Some(f) = &self.a.gpu else { return };
-        let Some(slot) = self
-            .a
-            .readback
-            .iter_mut()
-            .find(|r| r.state.load(Ordering::Acquire) == 0)
-        else {
-            log::warn!("spectrogram: readback ring full; {cols} columns not kept for the readout");
-            return;
-        };
-        let bytes = cols as u64 * bins as u64 * 4;
-        let mut enc = gpu
-            .device
-            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                label: Some("spectrogram:readback_copy"),
-            });
-        enc.copy_buffer_to_buffer(f.output_db(), 0, &slot.buffer, 0, bytes);
-        gpu.queue.submit([enc.finish()]);
-        slot.cols = cols;
-        slot.seq = seq;
-        let state = slot.state.clone();
-        state.store(1, Ordering::Release);
-        slot.buffer
-            .slice(..bytes)
-            .map_async(wgpu::MapMode::Read, move |r| {
-                state.store(if r.is_ok() { 2 } else { 0 }, Ordering::Release);
-            });
-    }
-
-    /// GPU path: picks up finished readbacks into the history (never waits).
-    fn poll_readback(&mut self, gpu: &Gpu) {
-        let _ = gpu.device.poll(wgpu::PollType::Poll);
-        let bins = self.a.bins;
-        let mut ready: Vec<usize> = (0..self.a.readback.len())
-            .filter(|&i| self.a.readback[i].state.load(Ordering::Acquire) == 2)
-            .collect();
-        ready.sort_by_key(|&i| self.a.readback[i].seq);
-        for i in ready {
-            let cols = self.a.readback[i].cols as usize;
-            let bytes = (cols * bins * 4) as u64;
-            let data: Option<Vec<f32>> = self.a.readback[i]
-                .buffer
-                .slice(..bytes)
-                .get_mapped_range()
-                .ok()
-                .map(|v| bytemuck::cast_slice::<u8, f32>(&v[..cols * bins * 4]).to_vec());
-            self.a.readback[i].buffer.unmap();
-            self.a.readback[i].state.store(0, Ordering::Release);
-            if let Some(d) = data {
-                for c in 0..cols {
-                    let col = d[c * bins..(c + 1) * bins].to_vec();
-                    self.push_history(&col);
-                }
-            }
-        }
-    }
 }
 
 fn settings_from(cfg: &SceneConfig) -> Settings {
@@ -793,23 +714,6 @@ impl Analysis {
                 ],
             })
         });
-        let readback = if gpu_fft.is_some() {
-            (0..3)
-                .map(|i| Readback {
-                    buffer: device.create_buffer(&wgpu::BufferDescriptor {
-                        label: Some(&format!("spectrogram:readback[{i}]")),
-                        size: MAX_BATCH as u64 * bins as u64 * 4,
-                        usage: wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::MAP_READ,
-                        mapped_at_creation: false,
-                    }),
-                    state: Arc::new(AtomicU8::new(0)),
-                    cols: 0,
-                    seq: 0,
-                })
-                .collect()
-        } else {
-            Vec::new()
-        };
         Ok(Analysis {
             settings: settings.clone(),
             bins,
@@ -826,7 +730,6 @@ impl Analysis {
             write_groups_cpu: None,
             write_groups_gpu,
             draw_groups,
-            readback,
             copy_pending: 0,
             copies: 0,
         })
@@ -973,11 +876,6 @@ impl Scene for Spectrogram {
             self.lut_dirty = false;
         }
         let bins = self.a.bins as u32;
-        // GPU path: last frame's dB output → readback slot (before this frame overwrites it).
-        self.start_readback(gpu);
-        if !self.a.readback.is_empty() {
-            self.poll_readback(gpu);
-        }
         // This frame's columns.
         self.write_cols = if self.frozen { 0 } else { self.pending_cols };
         self.write_start = (self.written % self.a.ring_width as u64) as u32;
@@ -1420,15 +1318,45 @@ impl Scene for Spectrogram {
         }
     }
 
-    fn finish(&mut self, gpu: &Gpu) -> Result<(), SceneError> {
-        // The GPU path's last columns are still on the GPU: collect them (blocking is fine here,
-        // the run is over).
-        if self.a.gpu.is_some() {
-            gpu.wait_idle();
-            self.start_readback(gpu);
-            gpu.wait_idle();
-            self.poll_readback(gpu);
+    fn record_readbacks(
+        &mut self,
+        device: &wgpu::Device,
+        encoder: &mut wgpu::CommandEncoder,
+        ring: &mut ReadbackRing,
+        kind: u32,
+    ) {
+        // GPU path: this frame's dB columns go back to the CPU for the history (readout,
+        // spectrum view, export). The tag id carries the copy's order and its column count.
+        let cols = std::mem::take(&mut self.a.copy_pending);
+        let Some(f) = &self.a.gpu else { return };
+        if cols == 0 {
+            return;
         }
+        self.a.copies += 1;
+        let bytes = u64::from(cols) * self.a.bins as u64 * 4;
+        let tag = Tag {
+            kind,
+            id: (self.a.copies << 16) | u64::from(cols),
+        };
+        if !ring.copy_buffer(device, encoder, f.output_db(), 0, bytes, tag) {
+            log::warn!("spectrogram: readback ring full; {cols} columns not kept for the readout");
+        }
+    }
+
+    fn readback_arrived(&mut self, arrived: &Arrived<'_>) {
+        let cols = (arrived.tag.id & 0xffff) as usize;
+        let bins = self.a.bins;
+        // A copy made before the analysis settings changed has another bin count: dropped.
+        if bins == 0 || arrived.data.len() != cols * bins * 4 {
+            return;
+        }
+        let levels: Vec<f32> = bytemuck::pod_collect_to_vec(arrived.data);
+        for col in levels.chunks_exact(bins) {
+            self.push_history(col);
+        }
+    }
+
+    fn finish(&mut self, _gpu: &Gpu) -> Result<(), SceneError> {
         if let Some(path) = self.a.settings.export_csv.clone() {
             let rows = self.export_csv(&path)?;
             log::info!("spectrogram: wrote {rows} columns to {}", path.display());
