@@ -6,6 +6,7 @@ use std::time::Instant;
 use super::gpu::{Pipelines, SeriesMirror, ViewUniform};
 use crate::gpu::Gpu;
 use crate::gpu::timing::time_compute_pass;
+use crate::series::decimate::decimate_m4_rel;
 use crate::series::store::Series;
 
 /// Pixel columns of the benchmark view (a 1920-pixel-wide chart).
@@ -47,6 +48,40 @@ pub struct BenchRow {
     pub build_gpu_ms: Option<f64>,
     /// Bytes that full build reads and writes.
     pub build_bytes: u64,
+    /// `Some(limit)` when the series exceeds the adapter's storage-binding limit of `limit`
+    /// samples: the scene then decimates on the CPU ([`decimate_m4_rel`]) and `frame_ms` is that
+    /// CPU M4 per frame (the GPU columns are empty).
+    pub cpu_fallback: Option<u64>,
+}
+
+/// The frame of a series too large for the adapter: the scene's CPU M4 fallback over all `n`
+/// points into [`BENCH_COLUMNS`] columns, median of `reps` frames.
+fn cpu_fallback_row(n: u64, reps: u32, limit: u64) -> BenchRow {
+    let series = random_walk_series(n, 7);
+    let mut cols = Vec::new();
+    let mut frames = Vec::new();
+    for _ in 0..reps {
+        let t = Instant::now();
+        decimate_m4_rel(
+            &series,
+            0.0,
+            n as f64 * 1e-6,
+            BENCH_COLUMNS as usize,
+            &mut cols,
+        );
+        frames.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    BenchRow {
+        points: n,
+        upload_ms: 0.0,
+        bounds_ms: 0.0,
+        frame_ms: median(&mut frames),
+        bytes_read: n * 12,
+        m4_gpu_ms: None,
+        build_gpu_ms: None,
+        build_bytes: 0,
+        cpu_fallback: Some(limit),
+    }
 }
 
 /// Measures the GPU M4 frame for each size in `points` (all points in view, 1920 columns),
@@ -62,10 +97,7 @@ pub fn bench_rows(gpu: &Gpu, points: &[u64], reps: u32) -> Vec<Result<BenchRow, 
                 return Err("0 points".to_string());
             }
             if n > pipes.max_samples {
-                return Err(format!(
-                    "{n} points: over this adapter's storage limit of {} samples",
-                    pipes.max_samples
-                ));
+                return Ok(cpu_fallback_row(n, reps, pipes.max_samples));
             }
             let series = random_walk_series(n, 7);
             let mut m = SeriesMirror::new(&gpu.device, &pipes);
@@ -118,6 +150,7 @@ pub fn bench_rows(gpu: &Gpu, points: &[u64], reps: u32) -> Vec<Result<BenchRow, 
                 m4_gpu_ms: m4_gpu.map(|s| s * 1e3),
                 build_gpu_ms: build_gpu.map(|s| s * 1e3),
                 build_bytes,
+                cpu_fallback: None,
             })
         })
         .collect()
@@ -143,6 +176,17 @@ pub fn bench_table(gpu: &Gpu, points: &[u64], reps: u32) -> String {
     };
     for row in bench_rows(gpu, points, reps) {
         match row {
+            Ok(BenchRow {
+                points,
+                frame_ms,
+                cpu_fallback: Some(limit),
+                ..
+            }) => {
+                out += &format!(
+                    "| {points} | CPU M4 fallback (over the adapter's {limit}-sample storage binding): {frame_ms:.1} ms/frame, {:.2} G values/s | | | | | | | | |\n",
+                    points as f64 / (frame_ms * 1e-3) / 1e9
+                );
+            }
             Ok(r) => {
                 let s = r.frame_ms * 1e-3;
                 let build_gbs = r
