@@ -169,6 +169,8 @@ pub struct LiveCapture {
     xruns: Arc<AtomicU64>,
     /// Nanoseconds since `opened` of the last data callback + 1; 0 = none yet.
     last_data_ns: Arc<AtomicU64>,
+    /// Capture instant of the newest delivered frame, ns since `opened` + 1 (0: none yet).
+    newest_capture_ns: Arc<AtomicU64>,
     /// Frames delivered by the device (pushed or not).
     frames_in: Arc<AtomicU64>,
     /// Latched by the presence watchdog when the device left the host's device list.
@@ -269,6 +271,7 @@ impl LiveCapture {
         let last_error = Arc::new(Mutex::new(None));
         let xruns = Arc::new(AtomicU64::new(0));
         let last_data_ns = Arc::new(AtomicU64::new(0));
+        let newest_capture_ns = Arc::new(AtomicU64::new(0));
         let frames_in = Arc::new(AtomicU64::new(0));
         let opened = Instant::now();
         let ctx = CallbackCtx {
@@ -278,8 +281,10 @@ impl LiveCapture {
             last_error: last_error.clone(),
             xruns: xruns.clone(),
             last_data_ns: last_data_ns.clone(),
+            newest_capture_ns: newest_capture_ns.clone(),
             frames_in: frames_in.clone(),
             opened,
+            sample_rate: config.sample_rate,
         };
         let stream = match sample_format {
             SampleFormat::I8 => build::<i8>(device, &config, ctx),
@@ -308,6 +313,7 @@ impl LiveCapture {
             last_error,
             xruns,
             last_data_ns,
+            newest_capture_ns,
             frames_in,
             gone,
             _watchdog_stop: watchdog_stop,
@@ -380,13 +386,14 @@ impl LiveCapture {
         self.xruns.load(Ordering::Relaxed)
     }
 
-    /// The sample clock of the stream: (frames delivered so far, the instant the last data callback
-    /// started). The newest delivered frame was captured at about that instant (less the device
-    /// buffer's own latency, which cpal's timestamps would give and this ignores). `None` before
-    /// the first callback.
+    /// The sample clock of the stream: (frames delivered so far, the instant the newest of them
+    /// was captured). The capture instant comes from cpal's callback timestamps (the callback
+    /// instant less the latency the backend reports, plus the newest frame's offset in its
+    /// buffer), so it includes the sound server's buffering; with a backend that reports no
+    /// latency it is the callback instant. `None` before the first callback.
     pub fn sample_clock(&self) -> Option<(u64, Instant)> {
         let frames = self.frames_in.load(Ordering::Acquire);
-        let ns = self.last_data_ns.load(Ordering::Acquire);
+        let ns = self.newest_capture_ns.load(Ordering::Acquire);
         (ns > 0).then(|| (frames, self.opened + Duration::from_nanos(ns - 1)))
     }
 
@@ -519,8 +526,10 @@ struct CallbackCtx {
     last_error: Arc<Mutex<Option<String>>>,
     xruns: Arc<AtomicU64>,
     last_data_ns: Arc<AtomicU64>,
+    newest_capture_ns: Arc<AtomicU64>,
     frames_in: Arc<AtomicU64>,
     opened: Instant,
+    sample_rate: u32,
 }
 
 fn build<T>(
@@ -539,15 +548,28 @@ where
         last_error,
         xruns,
         last_data_ns,
+        newest_capture_ns,
         frames_in,
         opened,
+        sample_rate,
     } = ctx;
     let channels = usize::from(config.channels);
-    let data_callback = move |data: &[T], _: &cpal::InputCallbackInfo| {
+    let ns_per_frame = 1e9 / f64::from(sample_rate.max(1));
+    let data_callback = move |data: &[T], info: &cpal::InputCallbackInfo| {
         // Instant::now is a vDSO clock read: no allocation, lock or system call.
         let ns = opened.elapsed().as_nanos().min(u128::from(u64::MAX - 1)) as u64;
         last_data_ns.store(ns + 1, Ordering::Relaxed);
-        frames_in.fetch_add((data.len() / channels.max(1)) as u64, Ordering::Relaxed);
+        let frames = (data.len() / channels.max(1)) as u64;
+        // cpal's timestamps: `capture` is when the buffer's first frame was captured (the
+        // callback instant less the stream's latency as the backend reports it, e.g.
+        // PulseAudio's source + record-buffer latency); the newest frame came frames − 1
+        // sample periods later, and never after now.
+        let ts = info.timestamp();
+        let behind = ts.callback.duration_since(ts.capture).as_nanos() as u64;
+        let span = (frames.saturating_sub(1) as f64 * ns_per_frame) as u64;
+        let newest = ns.saturating_sub(behind).saturating_add(span).min(ns);
+        newest_capture_ns.store(newest + 1, Ordering::Relaxed);
+        frames_in.fetch_add(frames, Ordering::Relaxed);
         let lost = push_frames(data, channels, pick, &mut producer);
         if lost > 0 {
             dropped.fetch_add(lost, Ordering::Relaxed);
