@@ -41,7 +41,7 @@ use super::{AudioError, ChannelChoice};
 const BUILD_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// A live stream with no data callback for this long (while not paused) is reported stale:
-/// "no data from <device> for N s", and the time since counts as a gap.
+/// `"no data from <device> for N s"`, and the time since counts as a gap.
 pub const STALE_AFTER: Duration = Duration::from_millis(500);
 
 /// Period of the presence watchdog (PulseAudio host only).
@@ -422,8 +422,8 @@ impl LiveCapture {
         self.gone.load(Ordering::Relaxed)
     }
 
-    /// The problem to show, if any, most specific first: the error callback's message; "device
-    /// '<name>' is gone (...)" from the presence watchdog; "no data from <name> for N.N s" when
+    /// The problem to show, if any, most specific first: the error callback's message; `"device
+    /// '\<name\>' is gone (...)"` from the presence watchdog; `"no data from \<name\> for N.N s"` when
     /// stale. `None` while paused (except for the first two) and while data flows.
     pub fn problem(&self) -> Option<String> {
         if let Some(e) = self.last_error() {

@@ -11,7 +11,7 @@
 //!   ([`AudioSource::stream_error`], [`AudioSource::status`]); the time without data is handed
 //!   to the analysis as a gap ([`AudioSource::gap_samples`]); [`AudioSource::reopen`] opens it
 //!   again without restarting.
-//! - file ([`file`], decoded fully into memory by symphonia when opened) and synthetic
+//! - file ([`file`](mod@file), decoded fully into memory by symphonia when opened) and synthetic
 //!   ([`synth`]) sources are *clocked*: the frame loop calls [`AudioSource::advance_to`] with the
 //!   time since the source started, and exactly `floor(t · sample_rate)` samples have been
 //!   produced after that call (while playing, never paused or seeked). With the simulated clock
@@ -306,7 +306,7 @@ pub enum SourceStatus {
     /// A file source reached its end (not looping).
     Finished,
     /// A live source has a problem: the stream reported an error, the device left the device
-    /// list, or no data came for [`capture::STALE_AFTER`] ("no data from <device> for N s").
+    /// list, or no data came for [`capture::STALE_AFTER`] (`"no data from <device> for N s"`).
     Problem(String),
 }
 
@@ -389,7 +389,7 @@ impl AudioSource {
     ///
     /// - `Default`: the default input device of cpal's default host (PulseAudio when a server
     ///   runs, else ALSA). If there is none, or it cannot be opened, the synthetic source is used
-    ///   instead and [`notice`](Self::notice) says so: "No audio input could be opened (<why>);
+    ///   instead and [`notice`](Self::notice) says so: "No audio input could be opened (\<why\>);
     ///   showing the built-in synthetic source". Only the default device is tried (on ALSA the
     ///   other "devices" include `null`, which would open and deliver silence).
     /// - `Device(name)`: exact match on the device name (or the host's device id, e.g. the
@@ -819,8 +819,8 @@ impl AudioSource {
     }
 
     /// The current problem of a live source, one line, if any: the last stream error from cpal's
-    /// error callback; "audio device '<name>' is gone (...)" once the device left the device list;
-    /// "no data from <device> for N.N s" when nothing came for [`capture::STALE_AFTER`] while not
+    /// error callback; "audio device '\<name\>' is gone (...)" once the device left the device list;
+    /// "no data from \<device\> for N.N s" when nothing came for [`capture::STALE_AFTER`] while not
     /// paused. Always `None` for clocked sources.
     pub fn stream_error(&self) -> Option<String> {
         match &self.feed {

@@ -100,7 +100,7 @@ impl Camera {
 pub struct ViewUniform {
     /// Projection × view.
     pub view_proj: [[f32; 4]; 4],
-    /// P[0][0], P[1][1], 2 / width, 2 / height.
+    /// `P[0][0]`, `P[1][1]`, 2 / width, 2 / height.
     pub proj_scale: [f32; 4],
     /// Interpolation alpha.
     pub alpha: f32,
