@@ -322,17 +322,19 @@ fn main(
         }
         let q = 8u * p;
         let k = lid & (q - 1u);
-        // This butterfly's seven twiddles e^{−2πi·j·k/(8q)}, side by side in the per-stage table
-        // at N + q − 1 (see gpu::fft::twiddle_table); loaded before the exchange's barriers.
-        let tw = n_real + q - 1u + 7u * k;
+        // This butterfly's twiddles w^j, w = e^{−2πi·k/(8q)}: w, w², w⁴ side by side in the
+        // per-stage table at N + 3(q − 1)/7 (see gpu::fft::twiddle_table), loaded before the
+        // exchange's barriers; w³, w⁵, w⁶, w⁷ multiplied out after it (fewer registers live
+        // across the barriers, ≤ 2 f32 roundings more).
+        let tw = n_real + 3u * ((q - 1u) / 7u) + 3u * k;
         let w1 = twiddles[tw];
         let w2 = twiddles[tw + 1u];
-        let w3 = twiddles[tw + 2u];
-        let w4 = twiddles[tw + 3u];
-        let w5 = twiddles[tw + 4u];
-        let w6 = twiddles[tw + 5u];
-        let w7 = twiddles[tw + 6u];
+        let w4 = twiddles[tw + 2u];
         exchange(&v, o, p, lid);
+        let w3 = cmul(w1, w2);
+        let w5 = cmul(w1, w4);
+        let w6 = cmul(w2, w4);
+        let w7 = cmul(w3, w4);
         p = q;
         v[1] = cmul(v[1], w1);
         v[2] = cmul(v[2], w2);

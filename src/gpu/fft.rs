@@ -35,7 +35,8 @@
 //! power of 8, and the split. Between stages the values go through workgroup memory (the tile:
 //! real and imaginary parts one after the other through M f32 words, or side by side in 2·M; see
 //! [`FusedLayout`]). The radix-8 stages read their twiddles from per-stage tables appended to
-//! `T` (see `twiddle_table`), seven per butterfly side by side. The global ping-pong buffers are
+//! `T` (see `twiddle_table`): w, w², w⁴ per butterfly side by side, the other powers multiplied
+//! out. The global ping-pong buffers are
 //! not allocated. [`FftOptions::fused`] turns it off.
 //!
 //! When the fused kernel does not fit (N = 32768 on both devices) three dispatches are used,
@@ -204,9 +205,10 @@ fn fold_dispatch(threads: u64, group: u32, max_per_dim: u32) -> (u32, u32) {
 
 /// The twiddle buffer of every pass, f64-computed and stored as f32 `[re, im]`:
 /// entries 0..N are `T[m] = e^{−2πi·m/N}`; then, for the fused kernel's radix-8 stages with
-/// p = 1, 8, 64, … < N/2, a per-stage table at offset `N + p − 1` (the sizes 7p sum to p − 1
-/// before it) whose entry `7k + j − 1` is `e^{−2πi·j·k/(8p)}`, k = 0..p, j = 1..=7: the seven
-/// twiddles of one butterfly side by side, so a warp reads them contiguously.
+/// p = 1, 8, 64, … < N/2, a per-stage table at offset `N + 3(p − 1)/7` (the sizes 3p before it
+/// sum to that) whose entries `3k, 3k + 1, 3k + 2` are `w, w², w⁴` with `w = e^{−2πi·k/(8p)}`,
+/// k = 0..p: one butterfly's loads side by side, so a warp reads them contiguously (the kernel
+/// multiplies out w³, w⁵, w⁶, w⁷).
 fn twiddle_table(fft_size: usize) -> Vec<[f32; 2]> {
     let cis = |num: f64, den: f64| {
         let a = -std::f64::consts::TAU * num / den;
@@ -218,9 +220,9 @@ fn twiddle_table(fft_size: usize) -> Vec<[f32; 2]> {
     let m = fft_size / 2;
     let mut p = 1;
     while p < m {
-        debug_assert_eq!(t.len(), fft_size + p - 1);
+        debug_assert_eq!(t.len(), fft_size + 3 * (p - 1) / 7);
         for k in 0..p {
-            for j in 1..=7 {
+            for j in [1, 2, 4] {
                 t.push(cis((j * k) as f64, (8 * p) as f64));
             }
         }
