@@ -79,12 +79,12 @@ pub struct Cli {
 
     /// Start recording frame times this many seconds after launch (into `--record-stats`, or the
     /// next `vizdeck-stats-N.csv`); also the delay of the Record menu and F9.
-    #[arg(long, default_value_t = 0.0, value_name = "SECONDS", value_parser = parse_seconds)]
+    #[arg(long, default_value_t = 0.0, value_name = "SECONDS", value_parser = parse_seconds, allow_negative_numbers = true)]
     pub capture_delay: f64,
 
     /// Stop recording by itself after this many seconds (0 = until stopped); also the duration
     /// of the Record menu and F9.
-    #[arg(long, default_value_t = 0.0, value_name = "SECONDS", value_parser = parse_seconds)]
+    #[arg(long, default_value_t = 0.0, value_name = "SECONDS", value_parser = parse_seconds, allow_negative_numbers = true)]
     pub capture_duration: f64,
 
     /// Render offscreen with a simulated clock (each frame advances 1/60 s); no window.

@@ -303,7 +303,9 @@ impl Deck {
             self.slots[self.active] = match (entry.create)(gpu, &self.cfg) {
                 Ok(s) => SceneSlot::Ready(s),
                 Err(e) => {
-                    log::error!("{}: {e}", entry.title);
+                    // Shown in place of the scene (window) or returned as the run's error
+                    // (headless): logged at debug level only, so it is not printed twice.
+                    log::debug!("{}: {e}", entry.title);
                     SceneSlot::Failed(e.to_string())
                 }
             };
@@ -326,7 +328,10 @@ impl Deck {
             if let SceneSlot::Ready(s) = slot
                 && let Err(e) = s.finish(gpu)
             {
-                log::error!("{e}");
+                // The first error is returned (and printed by the caller); later ones are logged.
+                if first.is_some() {
+                    log::error!("{e}");
+                }
                 first.get_or_insert(e.to_string());
             }
         }

@@ -45,8 +45,46 @@ pub fn offscreen_target(
     (texture, view)
 }
 
+/// Output paths are checked before any frame is rendered: each one's directory must exist, and
+/// `--screenshot` must end in `.png` (only PNG is written).
+fn check_outputs(cli: &Cli) -> anyhow::Result<()> {
+    let outputs = [
+        ("--screenshot", cli.screenshot.as_ref()),
+        ("--report", cli.report.as_ref()),
+        ("--record-stats", cli.record_stats.as_ref()),
+        ("--export-spectrogram", cli.export_spectrogram.as_ref()),
+    ];
+    for (flag, path) in outputs {
+        let Some(path) = path else { continue };
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => std::path::Path::new("."),
+        };
+        if !dir.is_dir() {
+            bail!(
+                "{flag} {}: the directory {} does not exist",
+                path.display(),
+                dir.display()
+            );
+        }
+    }
+    if let Some(path) = &cli.screenshot {
+        let png = path
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("png"));
+        if !png {
+            bail!(
+                "--screenshot {}: screenshots are PNG files; use a name ending in .png",
+                path.display()
+            );
+        }
+    }
+    Ok(())
+}
+
 /// Runs `--headless`. Errors (bad input, no adapter, GPU validation errors) come back as one line.
 pub fn run(cli: &Cli) -> anyhow::Result<()> {
+    check_outputs(cli)?;
     let (gpu, _) = Gpu::new(cli.backend, None, None)?;
     let (w, h) = cli.size;
     let max = gpu.device.limits().max_texture_dimension_2d;
@@ -61,6 +99,15 @@ pub fn run(cli: &Cli) -> anyhow::Result<()> {
         cli.record_stats.clone(),
     );
     deck.plan_capture(cli.capture_delay, cli.capture_duration);
+    if let Some(path) = &cli.record_stats
+        && cli.capture_delay <= 0.0
+        && !deck.recording()
+    {
+        bail!(
+            "--record-stats {}: the file cannot be created",
+            path.display()
+        );
+    }
     deck.set_overlay(!cli.no_overlay);
     deck.ensure_active(&gpu);
     if let Some(msg) = deck.active_failure() {

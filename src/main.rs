@@ -5,7 +5,11 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     env_logger::Builder::from_env(
-        env_logger::Env::default().default_filter_or("warn,vizdeck=info"),
+        // symphonia logs a failed format probe as an error and the PulseAudio client logs its own
+        // disconnect at exit; vizdeck reports both cases itself, in one line.
+        env_logger::Env::default().default_filter_or(
+            "warn,vizdeck=info,symphonia_core=off,pulseaudio::client::reactor=off",
+        ),
     )
     .init();
     let cli = vizdeck::cli::Cli::parse_checked();

@@ -324,4 +324,34 @@ fn bad_inputs_exit_non_zero_with_a_message() {
         ],
         &["no-such-device-8c1f"],
     );
+    // Output paths are checked before rendering: a missing directory, a non-PNG screenshot.
+    for flag in ["--record-stats", "--report", "--screenshot"] {
+        assert_bad(
+            &[
+                "--headless",
+                "--frames",
+                "2",
+                flag,
+                "/no-such-dir-8c1f/out.png",
+            ],
+            &[flag, "/no-such-dir-8c1f", "does not exist"],
+        );
+    }
+    let jpg = tmp("shot.jpg");
+    assert_bad(
+        &[
+            "--headless",
+            "--frames",
+            "2",
+            "--screenshot",
+            jpg.to_str().unwrap(),
+        ],
+        &["--screenshot", "shot.jpg", ".png"],
+    );
+    assert!(!jpg.exists(), "nothing is written under a wrong name");
+    // A negative number is read as the flag's value and refused by it, not as another flag.
+    assert_bad(
+        &["--headless", "--capture-delay", "-1"],
+        &["--capture-delay", "between 0 and 86400"],
+    );
 }

@@ -162,6 +162,9 @@ fn zero_frames_are_all_zero_and_marked() {
         ["p50", "p90", "p95", "p99", "p99.9", "low_1", "low_0.1"]
     );
     assert!(!s.to_string().contains("NaN"));
+    // +0, not −0 (an empty f64 sum is −0.0, which would print as "-0.0 s").
+    assert!(s.duration_s == 0.0 && s.duration_s.is_sign_positive());
+    assert!(!s.to_string().contains("-0.0"), "{s}");
 }
 
 #[test]

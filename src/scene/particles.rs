@@ -529,7 +529,7 @@ impl Scene for Particles {
         ui.add(egui::Slider::new(&mut c.curl_frequency, 0.1..=10.0).text("curl frequency"));
         ui.add(
             egui::Slider::new(&mut c.mouse_strength, 0.0..=1.0)
-                .text("mouse (right drag; ⇧ repels)"),
+                .text("mouse (right drag; shift repels)"),
         );
         ui.strong("emitter");
         ui.add(

@@ -189,7 +189,9 @@ pub fn run_scene(gpu: &Gpu, b: &SceneBench, out_dir: &Path) -> Result<SceneResul
     } else {
         None
     };
-    let _ = deck.finish_scenes(gpu);
+    if let Err(e) = deck.finish_scenes(gpu) {
+        log::error!("{e}");
+    }
     crate::gpu::upload::set_strategy(Strategy::WriteBuffer);
     let means = column_means(&csv)?;
     Ok(SceneResult {

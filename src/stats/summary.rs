@@ -123,7 +123,8 @@ impl Summary {
     pub fn from_sorted(sorted: &[f64]) -> Summary {
         let n = sorted.len();
         let frames = n as u64;
-        let total_ms: f64 = sorted.iter().sum();
+        // fold from +0.0: an empty f64 sum is −0.0, which would print as "-0.0 s".
+        let total_ms: f64 = sorted.iter().fold(0.0, |a, &b| a + b);
         let duration_s = total_ms / 1000.0;
         let mean_fps = if total_ms > 0.0 {
             frames as f64 / duration_s

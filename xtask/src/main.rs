@@ -56,8 +56,12 @@ fn main() -> ExitCode {
     })
 }
 
-/// `cargo xtask run [ARGS...]`: packages, release build, then become the app.
-fn run(app_args: Vec<OsString>) -> Result<ExitCode> {
+/// `cargo xtask run [--] [ARGS...]`: packages, release build, then become the app. A leading
+/// `--` (as in `cargo xtask run -- --headless`) only separates and is not passed on.
+fn run(mut app_args: Vec<OsString>) -> Result<ExitCode> {
+    if app_args.first().is_some_and(|a| a == "--") {
+        app_args.remove(0);
+    }
     packages::ensure(&[packages::BUILD, packages::RUN]);
 
     let root = repo_root();

@@ -1495,7 +1495,7 @@ impl Spectrogram {
                 if !self.latencies.is_empty() {
                     let (last, p50, p99) = self.latency_summary();
                     ui.label(format!(
-                        "latency capture→present: last {last:.1} ms, p50 {p50:.1}, p99 {p99:.1}"
+                        "latency capture to present: last {last:.1} ms, p50 {p50:.1}, p99 {p99:.1}"
                     ));
                 }
             });
