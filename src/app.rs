@@ -170,9 +170,12 @@ impl App {
             view_format,
             self.cli.scene_index(),
             self.cli.scene_config(),
-            self.cli.record_stats.clone(),
         );
-        deck.plan_capture(self.cli.capture_delay, self.cli.capture_duration);
+        deck.plan_capture(
+            self.cli.record_stats.clone(),
+            self.cli.capture_delay,
+            self.cli.capture_duration,
+        );
         deck.set_overlay(!self.cli.no_overlay);
         let egui = egui_winit::State::new(
             deck.egui_ctx().clone(),

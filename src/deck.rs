@@ -172,14 +172,13 @@ pub struct Deck {
 }
 
 impl Deck {
-    /// Creates the deck drawing into `output_format` (non-sRGB, as egui-wgpu expects).
-    /// `record_path`: recording starts at once into it (`--record-stats`).
+    /// Creates the deck drawing into `output_format` (non-sRGB, as egui-wgpu expects). Nothing
+    /// is recorded until [`plan_capture`](Deck::plan_capture) or the Record menu says so.
     pub fn new(
         gpu: &Gpu,
         output_format: wgpu::TextureFormat,
         active: usize,
         cfg: SceneConfig,
-        record_path: Option<PathBuf>,
     ) -> Deck {
         let renderer = egui_wgpu::Renderer::new(
             &gpu.device,
@@ -188,7 +187,7 @@ impl Deck {
         );
         let egui_ctx = egui::Context::default();
         egui_ctx.set_visuals(egui::Visuals::dark());
-        let mut deck = Deck {
+        Deck {
             slots: SCENES.iter().map(|_| SceneSlot::NotCreated).collect(),
             active: active.min(SCENES.len() - 1),
             cfg,
@@ -218,7 +217,7 @@ impl Deck {
             },
             readback_mark: crate::gpu::readback::bytes_read_back_total(),
             recording: None,
-            record_path: record_path.clone(),
+            record_path: None,
             recordings_made: 0,
             finished: Vec::new(),
             run_frame_ms: Vec::new(),
@@ -231,39 +230,24 @@ impl Deck {
             toast: None,
             output_format,
             run_s: 0.0,
-        };
-        if record_path.is_some() {
-            deck.start_recording();
         }
-        deck
     }
 
-    /// The capture plan of the command line (`--capture-delay`, `--capture-duration`): also the
-    /// Record menu's and F9's. With either one set, a capture is armed now: recording starts after
-    /// the delay (into `--record-stats` or the next file name) and stops by itself after the
-    /// duration, both on the run clock (wall clock in a window, simulated time headless, so a
-    /// headless capture covers the same frames every run). A recording already running (started at once by `--record-stats`) is restarted
-    /// under the plan only when there is a delay; otherwise it just gets the duration.
-    pub fn plan_capture(&mut self, delay_s: f64, duration_s: f64) {
+    /// The recording plan of the command line: `--record-stats` (`record_path`, also the base
+    /// name of later recordings), `--capture-delay` and `--capture-duration` (also the Record
+    /// menu's and F9's values). With any of them set, a capture is armed now: recording starts
+    /// after the delay (at once without one; into `record_path` or the next
+    /// `vizdeck-stats-*.csv`) and stops by itself after the duration, both on the run clock (wall
+    /// clock in a window, simulated time headless, so a headless capture covers the same frames
+    /// every run).
+    pub fn plan_capture(&mut self, record_path: Option<PathBuf>, delay_s: f64, duration_s: f64) {
         self.capture.delay_s = delay_s.max(0.0);
         self.capture.duration_s = duration_s.max(0.0);
-        if delay_s <= 0.0 && duration_s <= 0.0 {
-            return;
+        let armed = record_path.is_some() || delay_s > 0.0 || duration_s > 0.0;
+        if record_path.is_some() {
+            self.set_record_path(record_path);
         }
-        if self.recording.is_some() {
-            if delay_s > 0.0 {
-                // Nothing recorded yet: drop the empty file and start after the delay.
-                if let Some(rec) = self.recording.take() {
-                    let path = rec.path.clone();
-                    drop(rec);
-                    let _ = std::fs::remove_file(path);
-                    self.recordings_made = self.recordings_made.saturating_sub(1);
-                }
-                self.arm_capture();
-            } else {
-                self.capture.stop_at = Some(self.run_s + duration_s.min(86_400.0));
-            }
-        } else {
+        if armed {
             self.arm_capture();
         }
     }

@@ -91,14 +91,12 @@ pub fn run(cli: &Cli) -> anyhow::Result<()> {
     if w > max || h > max {
         bail!("--size {w}x{h}: larger than this adapter's texture limit of {max} pixels");
     }
-    let mut deck = Deck::new(
-        &gpu,
-        OUTPUT_FORMAT,
-        cli.scene_index(),
-        cli.scene_config(),
+    let mut deck = Deck::new(&gpu, OUTPUT_FORMAT, cli.scene_index(), cli.scene_config());
+    deck.plan_capture(
         cli.record_stats.clone(),
+        cli.capture_delay,
+        cli.capture_duration,
     );
-    deck.plan_capture(cli.capture_delay, cli.capture_duration);
     if let Some(path) = &cli.record_stats
         && cli.capture_delay <= 0.0
         && !deck.recording()

@@ -352,7 +352,7 @@ fn stall_runs_at_most_the_step_cap() {
     ]);
     let index = vizdeck::scene::index_of("particles").unwrap();
     let format = wgpu::TextureFormat::Rgba8Unorm;
-    let mut deck = vizdeck::deck::Deck::new(&gpu, format, index, cli.scene_config(), None);
+    let mut deck = vizdeck::deck::Deck::new(&gpu, format, index, cli.scene_config());
     let target = gpu.device.create_texture(&wgpu::TextureDescriptor {
         label: Some("test:output"),
         size: wgpu::Extent3d {

@@ -128,7 +128,6 @@ pub fn run_scene(gpu: &Gpu, b: &SceneBench, out_dir: &Path) -> Result<SceneResul
         crate::headless::OUTPUT_FORMAT,
         index,
         cli.scene_config(),
-        None,
     );
     deck.ensure_active(gpu);
     if let Some(msg) = deck.active_failure() {
