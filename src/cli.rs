@@ -135,7 +135,7 @@ pub struct Cli {
     pub seed: u64,
 
     /// Number of particles.
-    #[arg(long, default_value_t = crate::scene::particles::DEFAULT_COUNT, value_name = "N")]
+    #[arg(long, default_value_t = crate::scene::particles::DEFAULT_COUNT, value_name = "N", value_parser = parse_particles)]
     pub particles: u32,
 
     /// Particle simulation: free (forces only), grid (flocking through a GPU uniform grid) or
@@ -190,7 +190,7 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Particle count of the particles scene.
-    #[arg(long, default_value_t = crate::scene::particles::DEFAULT_COUNT, value_name = "N")]
+    #[arg(long, default_value_t = crate::scene::particles::DEFAULT_COUNT, value_name = "N", value_parser = parse_particles)]
     pub particles: u32,
     /// Folder for the reports and CSVs (created).
     #[arg(long, default_value = "bench-out", value_name = "DIR")]
@@ -304,6 +304,18 @@ impl PresentChoice {
 
 /// Largest accepted side of `--size` (pixels).
 pub const MAX_SIDE: u32 = 16384;
+
+/// Parses a particle count: a whole number ≥ 1 (counts above what the adapter holds are clamped
+/// by the scene, with a notice).
+pub fn parse_particles(s: &str) -> Result<u32, String> {
+    match s.trim().parse::<u32>() {
+        Ok(0) => Err("'0' particles: the count must be at least 1".to_string()),
+        Ok(n) => Ok(n),
+        Err(_) => Err(format!(
+            "'{s}' is not a particle count (a whole number ≥ 1)"
+        )),
+    }
+}
 
 /// Parses a duration in seconds: finite, 0..=86400.
 pub fn parse_seconds(s: &str) -> Result<f64, String> {

@@ -280,6 +280,14 @@ impl Deck {
         }
     }
 
+    /// The active scene's current problem or notice ([`Scene::problem`]), if any.
+    pub fn active_problem(&self) -> Option<String> {
+        match &self.slots[self.active] {
+            SceneSlot::Ready(s) => s.problem(),
+            _ => None,
+        }
+    }
+
     /// Opens the active scene if it has not been opened yet.
     pub fn ensure_active(&mut self, gpu: &Gpu) {
         if let SceneSlot::NotCreated = self.slots[self.active] {

@@ -111,6 +111,11 @@ pub fn run(cli: &Cli) -> anyhow::Result<()> {
     if let Some(msg) = deck.active_failure() {
         bail!("{msg}");
     }
+    // A notice the window would show on the scene (e.g. a particle count clamped to what the
+    // adapter holds) is printed once, so a headless run does not change its input silently.
+    if let Some(notice) = deck.active_problem() {
+        log::warn!("{notice}");
+    }
     let (target, view) = offscreen_target(&gpu, "headless:output", (w, h));
     let out = Output {
         view: &view,

@@ -270,6 +270,28 @@ fn assert_bad(args: &[&str], needles: &[&str]) {
     }
 }
 
+/// A particle count beyond what the adapter holds is clamped, and a headless run says so.
+#[test]
+fn clamped_particle_count_is_reported() {
+    let o = run(&[
+        "--headless",
+        "--scene",
+        "particles",
+        "--particles",
+        "4000000000",
+        "--frames",
+        "1",
+        "--size",
+        "32x32",
+    ]);
+    let all = text(&o);
+    assert!(o.status.success(), "{all}");
+    assert!(
+        all.contains("4000000000 particles") && all.contains("clamped to"),
+        "{all}"
+    );
+}
+
 #[test]
 fn bad_inputs_exit_non_zero_with_a_message() {
     let missing = tmp("does-not-exist.wav");
@@ -349,6 +371,10 @@ fn bad_inputs_exit_non_zero_with_a_message() {
         &["--screenshot", "shot.jpg", ".png"],
     );
     assert!(!jpg.exists(), "nothing is written under a wrong name");
+    assert_bad(
+        &["--headless", "--scene", "particles", "--particles", "0"],
+        &["--particles", "at least 1"],
+    );
     // A negative number is read as the flag's value and refused by it, not as another flag.
     assert_bad(
         &["--headless", "--capture-delay", "-1"],
