@@ -6,8 +6,8 @@
 //! Each fixed step (dt = 1/120 s, at most [`crate::clock::MAX_STEPS`] per frame) is recorded
 //! into the frame's compute pass ([`sim`]); the render pass interpolates between the last two
 //! states with the clock's alpha ([`render`]). Statistics (kinetic energy, mean speed,
-//! neighbour-count histogram) come from a GPU reduction read back through a ring of `MAP_READ`
-//! buffers, 1–3 frames late. The initial state and every emission are seeded, so runs with the
+//! neighbour-count histogram) come from a GPU reduction read back through the deck's shared
+//! [`ReadbackRing`](crate::gpu::readback::ReadbackRing), 1–3 frames late. The initial state and every emission are seeded, so runs with the
 //! same seed and frame count give the same result. CPU references of every pass: [`cpu`].
 
 pub mod bench;
@@ -140,9 +140,8 @@ impl Particles {
     /// Creates the scene with `count` particles (clamped to what the adapter's storage binding
     /// and buffer sizes hold, with a notice) in `mode` from `seed`.
     pub fn with_mode(gpu: &Gpu, count: u32, mode: Mode, seed: u64) -> Particles {
-        let mut sim = Sim::new(gpu, &SimConfig::new(count, mode, seed));
         // Statistics come back through the deck's shared readback ring (record_readbacks).
-        sim.use_external_stats_readback();
+        let sim = Sim::new(gpu, &SimConfig::new(count, mode, seed));
         let renderer = Renderer::new(gpu, &sim);
         let n = sim.count();
         let mut rng = SplitMix64(seed ^ 0xC0FF_EE00_D15E_A5E5);

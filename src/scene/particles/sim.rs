@@ -11,12 +11,10 @@
 //! wgpu puts a barrier between dispatches that touch the same storage buffer, so the passes see
 //! each other's writes in order.
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU8, Ordering};
-
 use wgpu::util::DeviceExt;
 
 use super::cpu::{Neighbours, Particle, STATS_WORDS, SimConsts, Stats, StepParams};
+use crate::gpu::readback::{ReadbackRing, Tag};
 use crate::gpu::upload::PingPong;
 use crate::gpu::{Gpu, shaders};
 
@@ -34,8 +32,6 @@ pub const GRID_MAX_DIM: u32 = 256;
 const BRUTE_TILE: u32 = 128;
 /// Workgroup size of the reduction.
 const STATS_WG: u32 = 256;
-/// Readback ring slots for the statistics.
-const RING: usize = 3;
 
 /// Simulation mode (`--particle-mode`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, clap::ValueEnum, serde::Serialize)]
@@ -210,30 +206,15 @@ struct Grid {
     _keep: Vec<wgpu::Buffer>,
 }
 
-struct RingSlot {
-    buffer: wgpu::Buffer,
-    state: Arc<AtomicU8>,
-    step: u64,
-}
-
-const FREE: u8 = 0;
-const PENDING: u8 = 1;
-const MAPPED: u8 = 2;
-const FAILED: u8 = 3;
-
 struct StatsPass {
     clear_group: wgpu::BindGroup,
     reduce_pipeline: wgpu::ComputePipeline,
     /// [cur]
     reduce_groups: [wgpu::BindGroup; 2],
     buffer: wgpu::Buffer,
-    ring: Vec<RingSlot>,
-    /// Step of the reduction the previous frame recorded, waiting to be copied.
+    /// Step of the reduction this frame records, waiting for `record_stats_copy`.
     to_copy: Option<u64>,
     latest: Option<Stats>,
-    /// The owner copies the statistics out through its own ring
-    /// ([`Sim::record_stats_copy`], [`Sim::stats_arrived`]) instead of this one.
-    external: bool,
 }
 
 /// The GPU particle simulation (see the module docs).
@@ -510,26 +491,13 @@ impl Sim {
                 ],
             )
         });
-        let ring = (0..RING)
-            .map(|i| RingSlot {
-                buffer: device.create_buffer(&wgpu::BufferDescriptor {
-                    label: Some(&format!("particles:stats:readback[{i}]")),
-                    size: STATS_WORDS as u64 * 4,
-                    usage: wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::MAP_READ,
-                    mapped_at_creation: false,
-                }),
-                state: Arc::new(AtomicU8::new(FREE)),
-                step: 0,
-            })
-            .collect();
+
         let stats = StatsPass {
             clear_group,
             reduce_pipeline,
             reduce_groups,
             buffer: stats_buffer,
-            ring,
             to_copy: None,
-            external: false,
             latest: None,
         };
         let params_generation = step_params.generation();
@@ -823,13 +791,9 @@ impl Sim {
     }
 
     /// Starts a frame of `params.len()` steps (at most [`crate::clock::MAX_STEPS`]): uploads
-    /// their parameters into the ping-pong slot of `frame`, collects finished statistics
-    /// readbacks and starts the next one. Never blocks.
+    /// their parameters into the ping-pong slot of `frame` and marks this frame's statistics
+    /// reduction for [`record_stats_copy`](Sim::record_stats_copy). Never blocks.
     pub fn begin_frame(&mut self, gpu: &Gpu, frame: u64, params: &[StepParams]) {
-        if !self.stats.external {
-            self.poll_stats(gpu);
-            self.schedule_stats_copy(gpu);
-        }
         let params = &params[..params.len().min(crate::clock::MAX_STEPS as usize)];
         let mut bytes = vec![0u8; PARAM_STRIDE as usize * params.len().max(1)];
         for (i, p) in params.iter().enumerate() {
@@ -854,7 +818,7 @@ impl Sim {
         self.steps_this_frame = params.len() as u32;
         self.cur ^= (self.steps_this_frame % 2) as usize;
         self.steps_total += self.steps_this_frame as u64;
-        // The reduction `encode` records this frame is copied out at the next begin_frame.
+        // The reduction `encode` records this frame is copied out by record_stats_copy.
         self.stats.to_copy = self.stats_enabled.then_some(self.steps_total);
     }
 
@@ -936,15 +900,6 @@ impl Sim {
         pass.dispatch_workgroups(x, y, 1);
     }
 
-    /// Hands the statistics readback to the owner (the app's deck and its shared
-    /// [`ReadbackRing`](crate::gpu::readback::ReadbackRing)): from now on `begin_frame` neither
-    /// copies nor polls with the simulation's own small ring; call
-    /// [`record_stats_copy`](Sim::record_stats_copy) after each frame's passes and
-    /// [`stats_arrived`](Sim::stats_arrived) with what comes back.
-    pub fn use_external_stats_readback(&mut self) {
-        self.stats.external = true;
-    }
-
     /// Records the copy of the statistics reduced this frame into `ring` (tag `kind`, id = the
     /// step count they describe), in `encoder` after the frame's compute pass. Returns false
     /// when there is nothing to copy or the ring refused it.
@@ -952,13 +907,13 @@ impl Sim {
         &mut self,
         device: &wgpu::Device,
         encoder: &mut wgpu::CommandEncoder,
-        ring: &mut crate::gpu::readback::ReadbackRing,
+        ring: &mut ReadbackRing,
         kind: u32,
     ) -> bool {
         let Some(step) = self.stats.to_copy.take() else {
             return false;
         };
-        let tag = crate::gpu::readback::Tag { kind, id: step };
+        let tag = Tag { kind, id: step };
         ring.copy_buffer(
             device,
             encoder,
@@ -984,73 +939,6 @@ impl Sim {
         if self.stats.latest.as_ref().is_none_or(|l| l.step <= s.step) {
             self.stats.latest = Some(s);
         }
-    }
-
-    /// Picks up every mapped statistics readback (non-blocking poll).
-    fn poll_stats(&mut self, gpu: &Gpu) {
-        let _ = gpu.device.poll(wgpu::PollType::Poll);
-        let mut newest: Option<Stats> = None;
-        for slot in &mut self.stats.ring {
-            match slot.state.load(Ordering::Acquire) {
-                MAPPED => {
-                    let words: Option<[u32; STATS_WORDS]> = slot
-                        .buffer
-                        .slice(..)
-                        .get_mapped_range()
-                        .ok()
-                        .map(|v| bytemuck::pod_read_unaligned(&v[..]));
-                    slot.buffer.unmap();
-                    slot.state.store(FREE, Ordering::Release);
-                    if let Some(w) = words
-                        && newest.as_ref().is_none_or(|s| s.step <= slot.step)
-                    {
-                        newest = Some(Stats::from_words(&w, slot.step));
-                    }
-                }
-                FAILED => slot.state.store(FREE, Ordering::Release),
-                _ => {}
-            }
-        }
-        if let Some(s) = newest {
-            self.keep_newest(s);
-        }
-    }
-
-    /// Copies the statistics the previous frame reduced into a free ring slot and maps it.
-    fn schedule_stats_copy(&mut self, gpu: &Gpu) {
-        let Some(step) = self.stats.to_copy else {
-            return;
-        };
-        let Some(slot) = self
-            .stats
-            .ring
-            .iter_mut()
-            .find(|s| s.state.load(Ordering::Acquire) == FREE)
-        else {
-            return; // all busy: skip this one
-        };
-        self.stats.to_copy = None;
-        let mut enc = gpu
-            .device
-            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                label: Some("particles:stats:copy"),
-            });
-        enc.copy_buffer_to_buffer(
-            &self.stats.buffer,
-            0,
-            &slot.buffer,
-            0,
-            STATS_WORDS as u64 * 4,
-        );
-        gpu.queue.submit([enc.finish()]);
-        slot.step = step;
-        let state = slot.state.clone();
-        state.store(PENDING, Ordering::Release);
-        slot.buffer
-            .slice(..)
-            .map_async(wgpu::MapMode::Read, move |r| {
-                state.store(if r.is_ok() { MAPPED } else { FAILED }, Ordering::Release);
-            });
     }
 
     fn read_buffer(&self, gpu: &Gpu, buffer: &wgpu::Buffer, size: u64) -> Vec<u8> {
