@@ -503,6 +503,15 @@ impl GpuFft {
                 wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
             )
         };
+        // A bind group of `buffers` at bindings 0, 1, 2, … of the pipeline's group 0.
+        let bind = |label: &str, pl: &wgpu::ComputePipeline, buffers: &[&wgpu::Buffer]| {
+            let entries: Vec<_> = (0u32..).zip(buffers).map(|(i, b)| entry(i, b)).collect();
+            device.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: Some(label),
+                layout: &pl.get_bind_group_layout(0),
+                entries: &entries,
+            })
+        };
         let pipeline = |src: &shaders::ShaderSource, label: &str, constants: &[(&str, f64)]| {
             let module = src.module(device);
             device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
@@ -540,18 +549,18 @@ impl GpuFft {
                 "spectrogram:fft:local",
                 &plan.constants(),
             );
-            let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-                label: Some("spectrogram:fft:local:bind_group"),
-                layout: &pl.get_bind_group_layout(0),
-                entries: &[
-                    entry(0, &split_params),
-                    entry(1, &input),
-                    entry(2, &window),
-                    entry(3, &twiddles),
-                    entry(4, &output_db),
-                    entry(5, &spectrum_buf),
+            let bind_group = bind(
+                "spectrogram:fft:local:bind_group",
+                &pl,
+                &[
+                    &split_params,
+                    &input,
+                    &window,
+                    &twiddles,
+                    &output_db,
+                    &spectrum_buf,
                 ],
-            });
+            );
             passes.push(Pass {
                 pipeline: pl,
                 bind_group,
@@ -585,17 +594,11 @@ impl GpuFft {
                 ..Params::default()
             };
             let dif_params = uniform("spectrogram:fft:dif4:params", &dif_value);
-            let dif_bg = device.create_bind_group(&wgpu::BindGroupDescriptor {
-                label: Some("spectrogram:fft:dif4:bind_group"),
-                layout: &dif_pl.get_bind_group_layout(0),
-                entries: &[
-                    entry(0, &dif_params),
-                    entry(1, &input),
-                    entry(2, &window),
-                    entry(3, &twiddles),
-                    entry(4, &ping[0]),
-                ],
-            });
+            let dif_bg = bind(
+                "spectrogram:fft:dif4:bind_group",
+                &dif_pl,
+                &[&dif_params, &input, &window, &twiddles, &ping[0]],
+            );
             passes.push(Pass {
                 pipeline: dif_pl,
                 bind_group: dif_bg,
@@ -609,33 +612,28 @@ impl GpuFft {
                 ..Params::default()
             };
             let sub_params = uniform("spectrogram:fft:local_sub:params", &sub_value);
-            let sub_bg = device.create_bind_group(&wgpu::BindGroupDescriptor {
-                label: Some("spectrogram:fft:local_sub:bind_group"),
-                layout: &sub_pl.get_bind_group_layout(0),
-                entries: &[
-                    entry(0, &sub_params),
-                    entry(1, &twiddles),
-                    entry(2, &ping[0]),
-                    entry(3, &ping[1]),
-                ],
-            });
+            let sub_bg = bind(
+                "spectrogram:fft:local_sub:bind_group",
+                &sub_pl,
+                &[&sub_params, &twiddles, &ping[0], &ping[1]],
+            );
             passes.push(Pass {
                 pipeline: sub_pl,
                 bind_group: sub_bg,
                 per_col: 4 * wg,
                 group: wg,
             });
-            let split_bg = device.create_bind_group(&wgpu::BindGroupDescriptor {
-                label: Some("spectrogram:fft:split:bind_group"),
-                layout: &split_pl.get_bind_group_layout(0),
-                entries: &[
-                    entry(0, &split_params),
-                    entry(1, &twiddles),
-                    entry(2, &ping[1]),
-                    entry(3, &output_db),
-                    entry(4, &spectrum_buf),
+            let split_bg = bind(
+                "spectrogram:fft:split:bind_group",
+                &split_pl,
+                &[
+                    &split_params,
+                    &twiddles,
+                    &ping[1],
+                    &output_db,
+                    &spectrum_buf,
                 ],
-            });
+            );
             passes.push(Pass {
                 pipeline: split_pl,
                 bind_group: split_bg,
@@ -687,29 +685,19 @@ impl GpuFft {
                 let params = uniform(&format!("spectrogram:fft:stage{s}:params"), &value);
                 let dst = &ping[s % 2];
                 let (pl, bind_group) = if s == 0 {
-                    let bg = device.create_bind_group(&wgpu::BindGroupDescriptor {
-                        label: Some("spectrogram:fft:pack:bind_group"),
-                        layout: &pack_pl.get_bind_group_layout(0),
-                        entries: &[
-                            entry(0, &params),
-                            entry(1, &input),
-                            entry(2, &window),
-                            entry(3, dst),
-                        ],
-                    });
+                    let bg = bind(
+                        "spectrogram:fft:pack:bind_group",
+                        &pack_pl,
+                        &[&params, &input, &window, dst],
+                    );
                     (&pack_pl, bg)
                 } else {
                     let pl = if radix == 4 { &radix4_pl } else { &radix2_pl };
-                    let bg = device.create_bind_group(&wgpu::BindGroupDescriptor {
-                        label: Some(&format!("spectrogram:fft:stage{s}:bind_group")),
-                        layout: &pl.get_bind_group_layout(0),
-                        entries: &[
-                            entry(0, &params),
-                            entry(1, &twiddles),
-                            entry(2, &ping[(s + 1) % 2]),
-                            entry(3, dst),
-                        ],
-                    });
+                    let bg = bind(
+                        &format!("spectrogram:fft:stage{s}:bind_group"),
+                        pl,
+                        &[&params, &twiddles, &ping[(s + 1) % 2], dst],
+                    );
                     (pl, bg)
                 };
                 passes.push(Pass {
@@ -721,17 +709,11 @@ impl GpuFft {
                 params_bufs.push(params);
             }
             let last = &ping[(stages.len() - 1) % 2];
-            let split_bg = device.create_bind_group(&wgpu::BindGroupDescriptor {
-                label: Some("spectrogram:fft:split:bind_group"),
-                layout: &split_pl.get_bind_group_layout(0),
-                entries: &[
-                    entry(0, &split_params),
-                    entry(1, &twiddles),
-                    entry(2, last),
-                    entry(3, &output_db),
-                    entry(4, &spectrum_buf),
-                ],
-            });
+            let split_bg = bind(
+                "spectrogram:fft:split:bind_group",
+                &split_pl,
+                &[&split_params, &twiddles, last, &output_db, &spectrum_buf],
+            );
             passes.push(Pass {
                 pipeline: split_pl,
                 bind_group: split_bg,
