@@ -45,6 +45,21 @@ pub fn offscreen_target(
     (texture, view)
 }
 
+/// The egui input of headless frame `frame` at `size` pixels (1 point = 1 pixel): the simulated
+/// clock at `frame · FRAME_DT` s, focused, no events. Shared by headless runs and `vizdeck bench`.
+pub fn raw_input(size: (u32, u32), frame: u64) -> egui::RawInput {
+    egui::RawInput {
+        screen_rect: Some(egui::Rect::from_min_size(
+            egui::Pos2::ZERO,
+            egui::vec2(size.0 as f32, size.1 as f32),
+        )),
+        time: Some(frame as f64 * FRAME_DT),
+        predicted_dt: FRAME_DT as f32,
+        focused: true,
+        ..Default::default()
+    }
+}
+
 /// Output paths are checked before any frame is rendered: each one's directory must exist, and
 /// `--screenshot` must end in `.png` (only PNG is written).
 fn check_outputs(cli: &Cli) -> anyhow::Result<()> {
@@ -129,17 +144,7 @@ pub fn run(cli: &Cli) -> anyhow::Result<()> {
             log::warn!("stopped by signal after {i} frames");
             break;
         }
-        let raw = egui::RawInput {
-            screen_rect: Some(egui::Rect::from_min_size(
-                egui::Pos2::ZERO,
-                egui::vec2(w as f32, h as f32),
-            )),
-            time: Some(i as f64 * FRAME_DT),
-            predicted_dt: FRAME_DT as f32,
-            focused: true,
-            ..Default::default()
-        };
-        let (times, _) = deck.frame(&gpu, &out, raw, FRAME_DT);
+        let (times, _) = deck.frame(&gpu, &out, raw_input((w, h), i), FRAME_DT);
         // Headless frames are throughput: each waits for its GPU work, like a present would.
         gpu.wait_idle();
         deck.end_frame(&gpu, &times, Instant::now());

@@ -24,8 +24,8 @@ use crate::scene::SCENES;
 use super::record::CSV_HEADER;
 use super::summary::Summary;
 
-/// Simulated time per frame.
-pub const FRAME_DT: f64 = 1.0 / 60.0;
+/// Simulated time per frame: the headless clock's.
+pub use crate::headless::FRAME_DT;
 
 /// Workload and sizes of one scene run.
 #[derive(Clone, Debug, serde::Serialize)]
@@ -159,16 +159,7 @@ pub fn run_scene(gpu: &Gpu, b: &SceneBench, out_dir: &Path) -> Result<SceneResul
             deck.set_screenshot_dir(b.screenshot_dir.clone());
             deck.reset_stats();
         }
-        let raw = egui::RawInput {
-            screen_rect: Some(egui::Rect::from_min_size(
-                egui::Pos2::ZERO,
-                egui::vec2(w as f32, h as f32),
-            )),
-            time: Some(i as f64 * FRAME_DT),
-            predicted_dt: FRAME_DT as f32,
-            focused: true,
-            ..Default::default()
-        };
+        let raw = crate::headless::raw_input((w, h), i);
         let (times, _) = deck.frame(gpu, &out, raw, FRAME_DT);
         deck.capture_output(gpu, &target);
         gpu.wait_idle();
