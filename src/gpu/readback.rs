@@ -37,6 +37,16 @@ pub enum ReadbackError {
     },
 }
 
+impl ReadbackError {
+    /// [`ReadbackError::Png`] for `path`.
+    fn png(path: &Path, reason: String) -> ReadbackError {
+        ReadbackError::Png {
+            path: path.display().to_string(),
+            reason,
+        }
+    }
+}
+
 /// `width × 4` rounded up to the 256-byte copy alignment.
 pub fn padded_bytes_per_row(width: u32) -> u32 {
     (width * 4).next_multiple_of(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT)
@@ -702,20 +712,12 @@ impl PngWriter {
 /// Writes a mapped texture readback as a PNG, row by row from the padded rows (BGRA swapped to
 /// RGBA per row), with fast compression.
 fn write_png_mapped(path: &Path, m: &MappedReadback) -> Result<(), ReadbackError> {
-    let err = |reason: String| ReadbackError::Png {
-        path: path.display().to_string(),
-        reason,
-    };
+    let err = |reason: String| ReadbackError::png(path, reason);
     let t = m
         .texture
         .ok_or_else(|| err("not a texture readback".to_string()))?;
     let result = m.with_data(|data| -> Result<(), ReadbackError> {
-        let file = std::fs::File::create(path).map_err(|e| err(e.to_string()))?;
-        let mut enc = png::Encoder::new(std::io::BufWriter::new(file), t.width, t.height);
-        enc.set_color(png::ColorType::Rgba);
-        enc.set_depth(png::BitDepth::Eight);
-        enc.set_compression(png::Compression::Fast);
-        let mut writer = enc.write_header().map_err(|e| err(e.to_string()))?;
+        let mut writer = png_writer(path, t.width, t.height, png::Compression::Fast)?;
         let mut stream = writer.stream_writer().map_err(|e| err(e.to_string()))?;
         let row = t.width as usize * 4;
         let mut swapped = vec![0u8; if t.bgra { row } else { 0 }];
@@ -754,20 +756,28 @@ pub fn write_png_with(
     rgba: &[u8],
     compression: png::Compression,
 ) -> Result<(), ReadbackError> {
-    let err = |reason: String| ReadbackError::Png {
-        path: path.display().to_string(),
-        reason,
-    };
+    let err = |reason: String| ReadbackError::png(path, reason);
+    let mut writer = png_writer(path, width, height, compression)?;
+    writer
+        .write_image_data(rgba)
+        .map_err(|e| err(e.to_string()))?;
+    writer.finish().map_err(|e| err(e.to_string()))
+}
+
+/// Creates `path` and writes the header of an 8-bit RGBA PNG of `width × height`.
+fn png_writer(
+    path: &Path,
+    width: u32,
+    height: u32,
+    compression: png::Compression,
+) -> Result<png::Writer<std::io::BufWriter<std::fs::File>>, ReadbackError> {
+    let err = |reason: String| ReadbackError::png(path, reason);
     let file = std::fs::File::create(path).map_err(|e| err(e.to_string()))?;
     let mut enc = png::Encoder::new(std::io::BufWriter::new(file), width, height);
     enc.set_color(png::ColorType::Rgba);
     enc.set_depth(png::BitDepth::Eight);
     enc.set_compression(compression);
-    let mut writer = enc.write_header().map_err(|e| err(e.to_string()))?;
-    writer
-        .write_image_data(rgba)
-        .map_err(|e| err(e.to_string()))?;
-    writer.finish().map_err(|e| err(e.to_string()))
+    enc.write_header().map_err(|e| err(e.to_string()))
 }
 
 #[cfg(test)]
