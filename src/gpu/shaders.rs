@@ -110,7 +110,75 @@ pub const ALL: &[ShaderSource] = &[
     TIMESERIES_CONNECTORS,
 ];
 
+/// What varies between the render pipelines of [`ShaderSource::render_pipeline`]; the default is
+/// `fs_main`, triangle lists, no blending, no depth, [`crate::scene::SCENE_FORMAT`].
+#[derive(Clone, Debug)]
+pub struct RenderOptions<'a> {
+    /// Fragment entry point.
+    pub fragment: &'a str,
+    /// Primitive topology (vertices come from `vs_main`, no vertex buffers).
+    pub topology: wgpu::PrimitiveTopology,
+    /// Colour blending of the one target.
+    pub blend: Option<wgpu::BlendState>,
+    /// Depth test, if any.
+    pub depth: Option<wgpu::DepthStencilState>,
+    /// Format of the one colour target.
+    pub format: wgpu::TextureFormat,
+}
+
+impl Default for RenderOptions<'_> {
+    fn default() -> Self {
+        RenderOptions {
+            fragment: "fs_main",
+            topology: wgpu::PrimitiveTopology::TriangleList,
+            blend: None,
+            depth: None,
+            format: crate::scene::SCENE_FORMAT,
+        }
+    }
+}
+
 impl ShaderSource {
+    /// A render pipeline of this shader's `vs_main` and `options.fragment` over `layout`, drawing
+    /// into one colour target (no vertex buffers, no multisampling), labelled `label`.
+    pub fn render_pipeline(
+        &self,
+        device: &wgpu::Device,
+        label: &str,
+        layout: &wgpu::PipelineLayout,
+        options: &RenderOptions<'_>,
+    ) -> wgpu::RenderPipeline {
+        let module = self.module(device);
+        device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+            label: Some(label),
+            layout: Some(layout),
+            vertex: wgpu::VertexState {
+                module: &module,
+                entry_point: Some("vs_main"),
+                compilation_options: Default::default(),
+                buffers: &[],
+            },
+            primitive: wgpu::PrimitiveState {
+                topology: options.topology,
+                ..Default::default()
+            },
+            depth_stencil: options.depth.clone(),
+            multisample: wgpu::MultisampleState::default(),
+            fragment: Some(wgpu::FragmentState {
+                module: &module,
+                entry_point: Some(options.fragment),
+                compilation_options: Default::default(),
+                targets: &[Some(wgpu::ColorTargetState {
+                    format: options.format,
+                    blend: options.blend,
+                    write_mask: wgpu::ColorWrites::ALL,
+                })],
+            }),
+            multiview_mask: None,
+            cache: None,
+        })
+    }
+
     /// A compute pipeline of this shader's `main` entry point over one bind group layout (group
     /// 0), labelled `label`.
     pub fn compute_pipeline(

@@ -204,67 +204,39 @@ impl Renderer {
             bind_group_layouts: &[Some(&layout)],
             immediate_size: 0,
         });
-        let module = shaders::PARTICLES_DRAW.module(device);
         let additive = wgpu::BlendComponent {
             src_factor: wgpu::BlendFactor::One,
             dst_factor: wgpu::BlendFactor::One,
             operation: wgpu::BlendOperation::Add,
         };
-        let pipeline = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
-            label: Some("particles:draw"),
-            layout: Some(&pl),
-            vertex: wgpu::VertexState {
-                module: &module,
-                entry_point: Some("vs_main"),
-                compilation_options: Default::default(),
-                buffers: &[],
+        let pipeline = shaders::PARTICLES_DRAW.render_pipeline(
+            device,
+            "particles:draw",
+            &pl,
+            &shaders::RenderOptions {
+                blend: Some(wgpu::BlendState {
+                    color: additive,
+                    alpha: additive,
+                }),
+                ..Default::default()
             },
-            primitive: wgpu::PrimitiveState::default(),
-            depth_stencil: None,
-            multisample: wgpu::MultisampleState::default(),
-            fragment: Some(wgpu::FragmentState {
-                module: &module,
-                entry_point: Some("fs_main"),
-                compilation_options: Default::default(),
-                targets: &[Some(wgpu::ColorTargetState {
-                    format: crate::scene::SCENE_FORMAT,
-                    blend: Some(wgpu::BlendState {
-                        color: additive,
-                        alpha: additive,
-                    }),
-                    write_mask: wgpu::ColorWrites::ALL,
-                })],
-            }),
-            multiview_mask: None,
-            cache: None,
-        });
-        let opaque_pipeline = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
-            label: Some("particles:draw_opaque"),
-            layout: Some(&pl),
-            vertex: wgpu::VertexState {
-                module: &module,
-                entry_point: Some("vs_main"),
-                compilation_options: Default::default(),
-                buffers: &[],
+        );
+        let opaque_pipeline = shaders::PARTICLES_DRAW.render_pipeline(
+            device,
+            "particles:draw_opaque",
+            &pl,
+            &shaders::RenderOptions {
+                fragment: "fs_opaque",
+                depth: Some(wgpu::DepthStencilState {
+                    format: DEPTH_FORMAT,
+                    depth_write_enabled: Some(true),
+                    depth_compare: Some(wgpu::CompareFunction::Less),
+                    stencil: Default::default(),
+                    bias: Default::default(),
+                }),
+                ..Default::default()
             },
-            primitive: wgpu::PrimitiveState::default(),
-            depth_stencil: Some(wgpu::DepthStencilState {
-                format: DEPTH_FORMAT,
-                depth_write_enabled: Some(true),
-                depth_compare: Some(wgpu::CompareFunction::Less),
-                stencil: Default::default(),
-                bias: Default::default(),
-            }),
-            multisample: wgpu::MultisampleState::default(),
-            fragment: Some(wgpu::FragmentState {
-                module: &module,
-                entry_point: Some("fs_opaque"),
-                compilation_options: Default::default(),
-                targets: &[Some(crate::scene::SCENE_FORMAT.into())],
-            }),
-            multiview_mask: None,
-            cache: None,
-        });
+        );
         let view = PingPong::new(
             device,
             "particles:view",
@@ -335,33 +307,17 @@ impl Renderer {
         );
         let splat_pipeline =
             shaders::PARTICLES_SPLAT.compute_pipeline(device, "particles:splat", &splat_layout);
-        let resolve_module = shaders::PARTICLES_SPLAT_RESOLVE.module(device);
         let resolve_pl = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
             label: Some("particles:splat_resolve"),
             bind_group_layouts: &[Some(&resolve_layout)],
             immediate_size: 0,
         });
-        let resolve_pipeline = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
-            label: Some("particles:splat_resolve"),
-            layout: Some(&resolve_pl),
-            vertex: wgpu::VertexState {
-                module: &resolve_module,
-                entry_point: Some("vs_main"),
-                compilation_options: Default::default(),
-                buffers: &[],
-            },
-            primitive: wgpu::PrimitiveState::default(),
-            depth_stencil: None,
-            multisample: wgpu::MultisampleState::default(),
-            fragment: Some(wgpu::FragmentState {
-                module: &resolve_module,
-                entry_point: Some("fs_main"),
-                compilation_options: Default::default(),
-                targets: &[Some(crate::scene::SCENE_FORMAT.into())],
-            }),
-            multiview_mask: None,
-            cache: None,
-        });
+        let resolve_pipeline = shaders::PARTICLES_SPLAT_RESOLVE.render_pipeline(
+            device,
+            "particles:splat_resolve",
+            &resolve_pl,
+            &shaders::RenderOptions::default(),
+        );
         let splat_params = device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("particles:splat:params"),
             size: std::mem::size_of::<SplatParams>() as u64,

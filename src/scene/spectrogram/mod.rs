@@ -316,28 +316,12 @@ impl Spectrogram {
             bind_group_layouts: &[Some(&draw_layout)],
             immediate_size: 0,
         });
-        let draw_module = shaders::SPECTROGRAM_DRAW.module(device);
-        let draw_pipeline = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
-            label: Some("spectrogram:draw"),
-            layout: Some(&draw_pl),
-            vertex: wgpu::VertexState {
-                module: &draw_module,
-                entry_point: Some("vs_main"),
-                compilation_options: Default::default(),
-                buffers: &[],
-            },
-            primitive: wgpu::PrimitiveState::default(),
-            depth_stencil: None,
-            multisample: wgpu::MultisampleState::default(),
-            fragment: Some(wgpu::FragmentState {
-                module: &draw_module,
-                entry_point: Some("fs_main"),
-                compilation_options: Default::default(),
-                targets: &[Some(super::SCENE_FORMAT.into())],
-            }),
-            multiview_mask: None,
-            cache: None,
-        });
+        let draw_pipeline = shaders::SPECTROGRAM_DRAW.render_pipeline(
+            device,
+            "spectrogram:draw",
+            &draw_pl,
+            &shaders::RenderOptions::default(),
+        );
         let draw_params = PingPong::new(
             device,
             "spectrogram:draw_params",

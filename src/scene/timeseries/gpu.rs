@@ -201,31 +201,12 @@ impl Pipelines {
             immediate_size: 0,
         });
         let render = |label: &str, src: shaders::ShaderSource, topology| {
-            let module = src.module(device);
-            device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
-                label: Some(label),
-                layout: Some(&draw_pl),
-                vertex: wgpu::VertexState {
-                    module: &module,
-                    entry_point: Some("vs_main"),
-                    compilation_options: Default::default(),
-                    buffers: &[],
-                },
-                primitive: wgpu::PrimitiveState {
-                    topology,
-                    ..Default::default()
-                },
-                depth_stencil: None,
-                multisample: wgpu::MultisampleState::default(),
-                fragment: Some(wgpu::FragmentState {
-                    module: &module,
-                    entry_point: Some("fs_main"),
-                    compilation_options: Default::default(),
-                    targets: &[Some(format.into())],
-                }),
-                multiview_mask: None,
-                cache: None,
-            })
+            let options = shaders::RenderOptions {
+                topology,
+                format,
+                ..Default::default()
+            };
+            src.render_pipeline(device, label, &draw_pl, &options)
         };
         let spans = render(
             "timeseries:render:spans",
