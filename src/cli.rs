@@ -117,7 +117,7 @@ pub struct Cli {
     pub present_mode: PresentChoice,
 
     /// Where the spectrogram's FFT runs: on the GPU (WGSL compute, batched) or on the CPU
-    /// (realfft); both give the same image.
+    /// (rustfft + vizdeck's real split, checked against realfft); both give the same image.
     #[arg(long, value_enum, default_value_t = FftOn::Gpu)]
     pub fft_on: FftOn,
 

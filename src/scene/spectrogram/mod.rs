@@ -4,7 +4,7 @@
 //! with scrollback and export are drawn or handled by egui.
 //!
 //! The STFT runs on the GPU ([`crate::gpu::fft::GpuFft`]: every hop that arrived since the last
-//! frame in one batched dispatch) or on the CPU ([`crate::audio::stft::Stft`], realfft), switchable
+//! frame in one batched dispatch) or on the CPU ([`crate::audio::stft::Stft`]), switchable
 //! at run time; both compute the same dBFS definition, so both give the same image. The GPU
 //! path's levels come back to the CPU through the deck's shared asynchronous readback ring (1–3
 //! frames late) for the hover readout, spectrum view, metrics and CSV export.
@@ -51,7 +51,7 @@ pub enum FftOn {
     /// WGSL compute FFT, batched.
     #[default]
     Gpu,
-    /// realfft on the CPU (the reference).
+    /// On the CPU ([`crate::audio::stft::Stft`]: rustfft of N/2 + real split; the reference).
     Cpu,
 }
 
