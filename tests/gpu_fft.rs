@@ -11,7 +11,7 @@
 use realfft::RealFftPlanner;
 use realfft::num_complex::Complex;
 use vizdeck::audio::stft::{DB_FLOOR, Stft};
-use vizdeck::gpu::fft::{FftError, FftOptions, FusedLayout, GpuFft};
+use vizdeck::gpu::fft::{FftError, FftOptions, FusedLayout, FusedValues, GpuFft};
 use vizdeck::gpu::{BackendChoice, Gpu};
 
 fn gpu() -> Gpu {
@@ -146,30 +146,39 @@ fn periodic_hann(n: usize) -> Vec<f32> {
 const SIZES: [usize; 8] = [256, 512, 1024, 2048, 4096, 8192, 16_384, 32_768];
 
 /// Both code paths: workgroup memory (the fused single pass where its workgroup and tile fit the
-/// limits, DIF + 4 sub-FFTs above) and the multi-pass one; `layout` picks the fused kernel's tile.
+/// limits, DIF + 4 sub-FFTs above) and the multi-pass one; `layout` picks the fused kernel's tile
+/// and `values` its values per thread.
 fn build_with(
     gpu: &Gpu,
     n: usize,
     max_batch: u32,
     spectrum: bool,
     fused: bool,
-    layout: FusedLayout,
+    (layout, values): (FusedLayout, FusedValues),
 ) -> GpuFft {
     let options = FftOptions {
         spectrum,
         fused,
         layout,
+        values,
     };
     let fft = GpuFft::with_options(&gpu.device, n, max_batch, options).expect("GpuFft");
     assert_eq!(fft.is_fused(), fused, "N = {n}");
-    // The fused kernel needs N/16 invocations per workgroup and a tile of N/2 f32 words
+    // The fused kernel needs N/(2·values) invocations per workgroup and a tile of N/2 f32 words
     // (halves) or N words (planar), padding optional.
     let limits = gpu.device.limits();
     let words = match layout {
         FusedLayout::Planar => n as u64,
         _ => n as u64 / 2,
     };
-    let single = (n as u64 / 16) <= u64::from(limits.max_compute_invocations_per_workgroup)
+    let per_thread = match values {
+        FusedValues::Eight => 8,
+        FusedValues::Sixteen => 16,
+        FusedValues::Auto if n / 2 >= vizdeck::gpu::fft::FUSED16_MIN_M as usize => 16,
+        FusedValues::Auto => 8,
+    };
+    let single = (n as u64 / (2 * per_thread))
+        <= u64::from(limits.max_compute_invocations_per_workgroup)
         && words * 4 <= u64::from(limits.max_compute_workgroup_storage_size);
     let passes = match (fused, single) {
         (true, true) => 1,
@@ -188,17 +197,26 @@ fn build_with(
 }
 
 fn build(gpu: &Gpu, n: usize, max_batch: u32, spectrum: bool, fused: bool) -> GpuFft {
-    build_with(gpu, n, max_batch, spectrum, fused, FusedLayout::Auto)
+    build_with(
+        gpu,
+        n,
+        max_batch,
+        spectrum,
+        fused,
+        (FusedLayout::Auto, FusedValues::Auto),
+    )
 }
 
 #[test]
 fn complex_spectrum_matches_realfft_f64_for_every_size() {
     let gpu = gpu();
     let paths = [
-        (true, FusedLayout::Auto),
-        (true, FusedLayout::Planar),
-        (true, FusedLayout::Halves),
-        (false, FusedLayout::Auto),
+        (true, (FusedLayout::Auto, FusedValues::Auto)),
+        (true, (FusedLayout::Planar, FusedValues::Eight)),
+        (true, (FusedLayout::Halves, FusedValues::Eight)),
+        (true, (FusedLayout::Planar, FusedValues::Sixteen)),
+        (true, (FusedLayout::Halves, FusedValues::Sixteen)),
+        (false, (FusedLayout::Auto, FusedValues::Auto)),
     ];
     for (n, (fused, layout)) in SIZES.iter().flat_map(|&n| paths.map(|p| (n, p))) {
         let batch = 3u32;

@@ -255,6 +255,11 @@ fn pairs(v: ptr<function, array<vec2<f32>, 8>>, o: u32, step: u32, lid: u32) -> 
     return r;
 }
 
+// T[M − t] from T[t] = e^{−2πi·t/N} (N = 2M): e^{−iπ}·e^{2πi·t/N} = −conj(T[t]), one load fewer.
+fn mirror(c: vec2<f32>) -> vec2<f32> {
+    return vec2<f32>(-c.x, c.y);
+}
+
 fn split(a: vec2<f32>, b: vec2<f32>, w: vec2<f32>) -> vec2<f32> {
     let bc = vec2<f32>(b.x, -b.y);
     let e = a + bc;
@@ -396,16 +401,550 @@ fn main(
         emit(col, M, split(z0, z0, twiddles[M]));
         emit(col, M / 2u, split(zs.zh, zs.zh, twiddles[M / 2u]));
     } else {
-        emit(col, t0, split(zs.z[0], zs.w[0], twiddles[t0]));
-        emit(col, M - t0, split(zs.w[0], zs.z[0], twiddles[M - t0]));
+        let c0 = twiddles[t0];
+        emit(col, t0, split(zs.z[0], zs.w[0], c0));
+        emit(col, M - t0, split(zs.w[0], zs.z[0], mirror(c0)));
     }
     let t1 = lid + WG;
-    emit(col, t1, split(zs.z[1], zs.w[1], twiddles[t1]));
-    emit(col, M - t1, split(zs.w[1], zs.z[1], twiddles[M - t1]));
+    let c1 = twiddles[t1];
+    emit(col, t1, split(zs.z[1], zs.w[1], c1));
+    emit(col, M - t1, split(zs.w[1], zs.z[1], mirror(c1)));
     let t2 = lid + 2u * WG;
-    emit(col, t2, split(zs.z[2], zs.w[2], twiddles[t2]));
-    emit(col, M - t2, split(zs.w[2], zs.z[2], twiddles[M - t2]));
+    let c2 = twiddles[t2];
+    emit(col, t2, split(zs.z[2], zs.w[2], c2));
+    emit(col, M - t2, split(zs.w[2], zs.z[2], mirror(c2)));
     let t3 = lid + 3u * WG;
-    emit(col, t3, split(zs.z[3], zs.w[3], twiddles[t3]));
-    emit(col, M - t3, split(zs.w[3], zs.z[3], twiddles[M - t3]));
+    let c3 = twiddles[t3];
+    emit(col, t3, split(zs.z[3], zs.w[3], c3));
+    emit(col, M - t3, split(zs.w[3], zs.z[3], mirror(c3)));
+}
+
+// ---- Entry point `main16`: 16 complex values per thread, radix-16 stages ----------------------
+//
+// The same algorithm with WG = M/16 threads holding v[m] = x[lid + m·WG], m = 0..16: radix-16
+// stages while 16p ≤ M (one exchange each after the first), then one radix-2, 4 or 8 stage when M
+// is not a power of 16 (butterflies i = lid + b·WG, inputs and outputs at v[b + j·16/r]), then
+// the split. log16(M) + 1 exchanges instead of log8(M) + 1: for M = 8192, 4 instead of 5, i.e. 16
+// workgroup barriers instead of 20 with the halves tile. Twiddles of the radix-16 stages: w, w²,
+// w⁴, w⁸ side by side in a per-stage table at TW16 + 4(q − 1)/15 (see gpu::fft::twiddle_table).
+// The last stage's radix is the override LAST_R, so the compiler drops the other branches (with
+// the radix computed at run time the kernel held more registers and ran 7–12 % slower on the
+// H200). The host picks this entry point from M = 4096 up (gpu::fft::FUSED16_MIN_M).
+
+override TW16: u32 = 0u;        // offset of the radix-16 stage tables in `twiddles`
+override LAST_R: u32 = 1u;      // main16: M / 16^⌊log16 M⌋, the radix of the last stage (1: none)
+
+// 16-point DFT, forward: X[k] = E[k] + W^k·O[k], X[k+8] = E[k] − W^k·O[k], W = e^{−2πi/16},
+// E and O the 8-point DFTs of the even and odd inputs.
+fn dft16(a: array<vec2<f32>, 16>) -> array<vec2<f32>, 16> {
+    let e = dft8(array<vec2<f32>, 8>(a[0], a[2], a[4], a[6], a[8], a[10], a[12], a[14]));
+    let o = dft8(array<vec2<f32>, 8>(a[1], a[3], a[5], a[7], a[9], a[11], a[13], a[15]));
+    const C1: f32 = 0.9238795325112867;  // cos(π/8)
+    const S1: f32 = 0.3826834323650898;  // sin(π/8)
+    let o1 = cmul(o[1], vec2<f32>(C1, -S1));
+    let o2 = SQRT_HALF * vec2<f32>(o[2].x + o[2].y, o[2].y - o[2].x);
+    let o3 = cmul(o[3], vec2<f32>(S1, -C1));
+    let o4 = mul_neg_i(o[4]);
+    let o5 = cmul(o[5], vec2<f32>(-S1, -C1));
+    let o6 = SQRT_HALF * vec2<f32>(o[6].y - o[6].x, -(o[6].x + o[6].y));
+    let o7 = cmul(o[7], vec2<f32>(-C1, -S1));
+    return array<vec2<f32>, 16>(
+        e[0] + o[0], e[1] + o1, e[2] + o2, e[3] + o3,
+        e[4] + o4, e[5] + o5, e[6] + o6, e[7] + o7,
+        e[0] - o[0], e[1] - o1, e[2] - o2, e[3] - o3,
+        e[4] - o4, e[5] - o5, e[6] - o6, e[7] - o7,
+    );
+}
+
+// Writes value j of this thread to logical tile index o + j·p: with HALVES only part `part`
+// (0 = real, 1 = imaginary), else both. Constant register indices throughout (the 16 values stay
+// in registers), hence the unrolled statements.
+fn put16(v: ptr<function, array<vec2<f32>, 16>>, o: u32, p: u32, part: u32) {
+    if !HALVES {
+        tile_put(ti(o + 0u * p), (*v)[0]);
+        tile_put(ti(o + 1u * p), (*v)[1]);
+        tile_put(ti(o + 2u * p), (*v)[2]);
+        tile_put(ti(o + 3u * p), (*v)[3]);
+        tile_put(ti(o + 4u * p), (*v)[4]);
+        tile_put(ti(o + 5u * p), (*v)[5]);
+        tile_put(ti(o + 6u * p), (*v)[6]);
+        tile_put(ti(o + 7u * p), (*v)[7]);
+        tile_put(ti(o + 8u * p), (*v)[8]);
+        tile_put(ti(o + 9u * p), (*v)[9]);
+        tile_put(ti(o + 10u * p), (*v)[10]);
+        tile_put(ti(o + 11u * p), (*v)[11]);
+        tile_put(ti(o + 12u * p), (*v)[12]);
+        tile_put(ti(o + 13u * p), (*v)[13]);
+        tile_put(ti(o + 14u * p), (*v)[14]);
+        tile_put(ti(o + 15u * p), (*v)[15]);
+    } else if part == 0u {
+        tile[ti(o + 0u * p)] = (*v)[0].x;
+        tile[ti(o + 1u * p)] = (*v)[1].x;
+        tile[ti(o + 2u * p)] = (*v)[2].x;
+        tile[ti(o + 3u * p)] = (*v)[3].x;
+        tile[ti(o + 4u * p)] = (*v)[4].x;
+        tile[ti(o + 5u * p)] = (*v)[5].x;
+        tile[ti(o + 6u * p)] = (*v)[6].x;
+        tile[ti(o + 7u * p)] = (*v)[7].x;
+        tile[ti(o + 8u * p)] = (*v)[8].x;
+        tile[ti(o + 9u * p)] = (*v)[9].x;
+        tile[ti(o + 10u * p)] = (*v)[10].x;
+        tile[ti(o + 11u * p)] = (*v)[11].x;
+        tile[ti(o + 12u * p)] = (*v)[12].x;
+        tile[ti(o + 13u * p)] = (*v)[13].x;
+        tile[ti(o + 14u * p)] = (*v)[14].x;
+        tile[ti(o + 15u * p)] = (*v)[15].x;
+    } else {
+        tile[ti(o + 0u * p)] = (*v)[0].y;
+        tile[ti(o + 1u * p)] = (*v)[1].y;
+        tile[ti(o + 2u * p)] = (*v)[2].y;
+        tile[ti(o + 3u * p)] = (*v)[3].y;
+        tile[ti(o + 4u * p)] = (*v)[4].y;
+        tile[ti(o + 5u * p)] = (*v)[5].y;
+        tile[ti(o + 6u * p)] = (*v)[6].y;
+        tile[ti(o + 7u * p)] = (*v)[7].y;
+        tile[ti(o + 8u * p)] = (*v)[8].y;
+        tile[ti(o + 9u * p)] = (*v)[9].y;
+        tile[ti(o + 10u * p)] = (*v)[10].y;
+        tile[ti(o + 11u * p)] = (*v)[11].y;
+        tile[ti(o + 12u * p)] = (*v)[12].y;
+        tile[ti(o + 13u * p)] = (*v)[13].y;
+        tile[ti(o + 14u * p)] = (*v)[14].y;
+        tile[ti(o + 15u * p)] = (*v)[15].y;
+    }
+}
+
+// Reads v[m] = tile[lid + m·WG] (parts as in put16).
+fn get16(v: ptr<function, array<vec2<f32>, 16>>, lid: u32, part: u32) {
+    if !HALVES {
+        (*v)[0] = tile_get(ti(lid + 0u * WG));
+        (*v)[1] = tile_get(ti(lid + 1u * WG));
+        (*v)[2] = tile_get(ti(lid + 2u * WG));
+        (*v)[3] = tile_get(ti(lid + 3u * WG));
+        (*v)[4] = tile_get(ti(lid + 4u * WG));
+        (*v)[5] = tile_get(ti(lid + 5u * WG));
+        (*v)[6] = tile_get(ti(lid + 6u * WG));
+        (*v)[7] = tile_get(ti(lid + 7u * WG));
+        (*v)[8] = tile_get(ti(lid + 8u * WG));
+        (*v)[9] = tile_get(ti(lid + 9u * WG));
+        (*v)[10] = tile_get(ti(lid + 10u * WG));
+        (*v)[11] = tile_get(ti(lid + 11u * WG));
+        (*v)[12] = tile_get(ti(lid + 12u * WG));
+        (*v)[13] = tile_get(ti(lid + 13u * WG));
+        (*v)[14] = tile_get(ti(lid + 14u * WG));
+        (*v)[15] = tile_get(ti(lid + 15u * WG));
+    } else if part == 0u {
+        (*v)[0].x = tile[ti(lid + 0u * WG)];
+        (*v)[1].x = tile[ti(lid + 1u * WG)];
+        (*v)[2].x = tile[ti(lid + 2u * WG)];
+        (*v)[3].x = tile[ti(lid + 3u * WG)];
+        (*v)[4].x = tile[ti(lid + 4u * WG)];
+        (*v)[5].x = tile[ti(lid + 5u * WG)];
+        (*v)[6].x = tile[ti(lid + 6u * WG)];
+        (*v)[7].x = tile[ti(lid + 7u * WG)];
+        (*v)[8].x = tile[ti(lid + 8u * WG)];
+        (*v)[9].x = tile[ti(lid + 9u * WG)];
+        (*v)[10].x = tile[ti(lid + 10u * WG)];
+        (*v)[11].x = tile[ti(lid + 11u * WG)];
+        (*v)[12].x = tile[ti(lid + 12u * WG)];
+        (*v)[13].x = tile[ti(lid + 13u * WG)];
+        (*v)[14].x = tile[ti(lid + 14u * WG)];
+        (*v)[15].x = tile[ti(lid + 15u * WG)];
+    } else {
+        (*v)[0].y = tile[ti(lid + 0u * WG)];
+        (*v)[1].y = tile[ti(lid + 1u * WG)];
+        (*v)[2].y = tile[ti(lid + 2u * WG)];
+        (*v)[3].y = tile[ti(lid + 3u * WG)];
+        (*v)[4].y = tile[ti(lid + 4u * WG)];
+        (*v)[5].y = tile[ti(lid + 5u * WG)];
+        (*v)[6].y = tile[ti(lid + 6u * WG)];
+        (*v)[7].y = tile[ti(lid + 7u * WG)];
+        (*v)[8].y = tile[ti(lid + 8u * WG)];
+        (*v)[9].y = tile[ti(lid + 9u * WG)];
+        (*v)[10].y = tile[ti(lid + 10u * WG)];
+        (*v)[11].y = tile[ti(lid + 11u * WG)];
+        (*v)[12].y = tile[ti(lid + 12u * WG)];
+        (*v)[13].y = tile[ti(lid + 13u * WG)];
+        (*v)[14].y = tile[ti(lid + 14u * WG)];
+        (*v)[15].y = tile[ti(lid + 15u * WG)];
+    }
+}
+
+fn exchange16(v: ptr<function, array<vec2<f32>, 16>>, o: u32, p: u32, lid: u32) {
+    put16(v, o, p, 0u);
+    workgroupBarrier();
+    get16(v, lid, 0u);
+    workgroupBarrier();
+    if HALVES {
+        put16(v, o, p, 1u);
+        workgroupBarrier();
+        get16(v, lid, 1u);
+        workgroupBarrier();
+    }
+}
+
+// Pair b of the split: z = Z[t], w = Z[(M − t) mod M] for t = lid + b·WG, b = 0..8 (parts as in
+// put16), read after put16 published Z.
+fn pair16(z: ptr<function, array<vec2<f32>, 8>>, w: ptr<function, array<vec2<f32>, 8>>, lid: u32, part: u32) {
+    let mask = M - 1u;
+    {
+        let t = lid;
+        if !HALVES {
+            (*z)[0] = tile_get(ti(t));
+            (*w)[0] = tile_get(ti((M - t) & mask));
+        } else if part == 0u {
+            (*z)[0].x = tile[ti(t)];
+            (*w)[0].x = tile[ti((M - t) & mask)];
+        } else {
+            (*z)[0].y = tile[ti(t)];
+            (*w)[0].y = tile[ti((M - t) & mask)];
+        }
+    }
+    {
+        let t = lid + 1u * WG;
+        if !HALVES {
+            (*z)[1] = tile_get(ti(t));
+            (*w)[1] = tile_get(ti((M - t) & mask));
+        } else if part == 0u {
+            (*z)[1].x = tile[ti(t)];
+            (*w)[1].x = tile[ti((M - t) & mask)];
+        } else {
+            (*z)[1].y = tile[ti(t)];
+            (*w)[1].y = tile[ti((M - t) & mask)];
+        }
+    }
+    {
+        let t = lid + 2u * WG;
+        if !HALVES {
+            (*z)[2] = tile_get(ti(t));
+            (*w)[2] = tile_get(ti((M - t) & mask));
+        } else if part == 0u {
+            (*z)[2].x = tile[ti(t)];
+            (*w)[2].x = tile[ti((M - t) & mask)];
+        } else {
+            (*z)[2].y = tile[ti(t)];
+            (*w)[2].y = tile[ti((M - t) & mask)];
+        }
+    }
+    {
+        let t = lid + 3u * WG;
+        if !HALVES {
+            (*z)[3] = tile_get(ti(t));
+            (*w)[3] = tile_get(ti((M - t) & mask));
+        } else if part == 0u {
+            (*z)[3].x = tile[ti(t)];
+            (*w)[3].x = tile[ti((M - t) & mask)];
+        } else {
+            (*z)[3].y = tile[ti(t)];
+            (*w)[3].y = tile[ti((M - t) & mask)];
+        }
+    }
+    {
+        let t = lid + 4u * WG;
+        if !HALVES {
+            (*z)[4] = tile_get(ti(t));
+            (*w)[4] = tile_get(ti((M - t) & mask));
+        } else if part == 0u {
+            (*z)[4].x = tile[ti(t)];
+            (*w)[4].x = tile[ti((M - t) & mask)];
+        } else {
+            (*z)[4].y = tile[ti(t)];
+            (*w)[4].y = tile[ti((M - t) & mask)];
+        }
+    }
+    {
+        let t = lid + 5u * WG;
+        if !HALVES {
+            (*z)[5] = tile_get(ti(t));
+            (*w)[5] = tile_get(ti((M - t) & mask));
+        } else if part == 0u {
+            (*z)[5].x = tile[ti(t)];
+            (*w)[5].x = tile[ti((M - t) & mask)];
+        } else {
+            (*z)[5].y = tile[ti(t)];
+            (*w)[5].y = tile[ti((M - t) & mask)];
+        }
+    }
+    {
+        let t = lid + 6u * WG;
+        if !HALVES {
+            (*z)[6] = tile_get(ti(t));
+            (*w)[6] = tile_get(ti((M - t) & mask));
+        } else if part == 0u {
+            (*z)[6].x = tile[ti(t)];
+            (*w)[6].x = tile[ti((M - t) & mask)];
+        } else {
+            (*z)[6].y = tile[ti(t)];
+            (*w)[6].y = tile[ti((M - t) & mask)];
+        }
+    }
+    {
+        let t = lid + 7u * WG;
+        if !HALVES {
+            (*z)[7] = tile_get(ti(t));
+            (*w)[7] = tile_get(ti((M - t) & mask));
+        } else if part == 0u {
+            (*z)[7].x = tile[ti(t)];
+            (*w)[7].x = tile[ti((M - t) & mask)];
+        } else {
+            (*z)[7].y = tile[ti(t)];
+            (*w)[7].y = tile[ti((M - t) & mask)];
+        }
+    }
+}
+
+
+@compute @workgroup_size(WG)
+fn main16(
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+    @builtin(local_invocation_index) lid: u32,
+) {
+    let col = wid.y * nwg.x + wid.x;
+    if col >= P.max_batch {
+        return;
+    }
+    var v: array<vec2<f32>, 16>;
+
+    // Window + pack straight into the first stage's layout: v[m] = z[lid + m·WG].
+    let base = col * M;
+    v[0] = load(base + lid + 0u * WG, lid + 0u * WG);
+    v[1] = load(base + lid + 1u * WG, lid + 1u * WG);
+    v[2] = load(base + lid + 2u * WG, lid + 2u * WG);
+    v[3] = load(base + lid + 3u * WG, lid + 3u * WG);
+    v[4] = load(base + lid + 4u * WG, lid + 4u * WG);
+    v[5] = load(base + lid + 5u * WG, lid + 5u * WG);
+    v[6] = load(base + lid + 6u * WG, lid + 6u * WG);
+    v[7] = load(base + lid + 7u * WG, lid + 7u * WG);
+    v[8] = load(base + lid + 8u * WG, lid + 8u * WG);
+    v[9] = load(base + lid + 9u * WG, lid + 9u * WG);
+    v[10] = load(base + lid + 10u * WG, lid + 10u * WG);
+    v[11] = load(base + lid + 11u * WG, lid + 11u * WG);
+    v[12] = load(base + lid + 12u * WG, lid + 12u * WG);
+    v[13] = load(base + lid + 13u * WG, lid + 13u * WG);
+    v[14] = load(base + lid + 14u * WG, lid + 14u * WG);
+    v[15] = load(base + lid + 15u * WG, lid + 15u * WG);
+
+    // Radix-16 stages; this thread's butterfly is i = lid with inputs a_j = v[j].
+    v = dft16(v);
+    var o = lid * 16u;
+    var p = 1u;
+    loop {
+        if 256u * p > M {
+            break;
+        }
+        let q = 16u * p;
+        let k = lid & (q - 1u);
+        let tw = TW16 + 4u * ((q - 1u) / 15u) + 4u * k;
+        let w1 = twiddles[tw];
+        let w2 = twiddles[tw + 1u];
+        let w4 = twiddles[tw + 2u];
+        let w8 = twiddles[tw + 3u];
+        exchange16(&v, o, p, lid);
+        let w3 = cmul(w1, w2);
+        let w5 = cmul(w1, w4);
+        let w6 = cmul(w2, w4);
+        let w7 = cmul(w3, w4);
+        p = q;
+        v[1] = cmul(v[1], w1);
+        v[2] = cmul(v[2], w2);
+        v[3] = cmul(v[3], w3);
+        v[4] = cmul(v[4], w4);
+        v[5] = cmul(v[5], w5);
+        v[6] = cmul(v[6], w6);
+        v[7] = cmul(v[7], w7);
+        v[8] = cmul(v[8], w8);
+        v[9] = cmul(v[9], cmul(w1, w8));
+        v[10] = cmul(v[10], cmul(w2, w8));
+        v[11] = cmul(v[11], cmul(w3, w8));
+        v[12] = cmul(v[12], cmul(w4, w8));
+        v[13] = cmul(v[13], cmul(w5, w8));
+        v[14] = cmul(v[14], cmul(w6, w8));
+        v[15] = cmul(v[15], cmul(w7, w8));
+        v = dft16(v);
+        o = (lid - k) * 16u + k;
+    }
+    p = 16u * p;
+
+    let r = LAST_R;
+    if r != 1u {
+        // Bring the last stage's input into v[m] = x[lid + m·WG], then the radix-r stage
+        // (p now M/r): butterfly i = lid + b·WG (b < 16/r), k = i, inputs
+        // a_j = x[i + j·p] = v[b + j·16/r]·T[2jk], outputs back to the same registers.
+        exchange16(&v, o, p / 16u, lid);
+        if r == 2u {
+            let a0 = cmul(v[8], twiddles[2u * lid]);
+            let a1 = cmul(v[9], twiddles[2u * (lid + 1u * WG)]);
+            let a2 = cmul(v[10], twiddles[2u * (lid + 2u * WG)]);
+            let a3 = cmul(v[11], twiddles[2u * (lid + 3u * WG)]);
+            let a4 = cmul(v[12], twiddles[2u * (lid + 4u * WG)]);
+            let a5 = cmul(v[13], twiddles[2u * (lid + 5u * WG)]);
+            let a6 = cmul(v[14], twiddles[2u * (lid + 6u * WG)]);
+            let a7 = cmul(v[15], twiddles[2u * (lid + 7u * WG)]);
+            let b0 = v[0];
+            let b1 = v[1];
+            let b2 = v[2];
+            let b3 = v[3];
+            let b4 = v[4];
+            let b5 = v[5];
+            let b6 = v[6];
+            let b7 = v[7];
+            v[0] = b0 + a0;
+            v[8] = b0 - a0;
+            v[1] = b1 + a1;
+            v[9] = b1 - a1;
+            v[2] = b2 + a2;
+            v[10] = b2 - a2;
+            v[3] = b3 + a3;
+            v[11] = b3 - a3;
+            v[4] = b4 + a4;
+            v[12] = b4 - a4;
+            v[5] = b5 + a5;
+            v[13] = b5 - a5;
+            v[6] = b6 + a6;
+            v[14] = b6 - a6;
+            v[7] = b7 + a7;
+            v[15] = b7 - a7;
+        } else if r == 4u {
+            let y0 = dft4(
+                v[0],
+                cmul(v[4], twiddles[2u * lid]),
+                cmul(v[8], twiddles[4u * lid]),
+                cmul(v[12], twiddles[6u * lid]),
+            );
+            let y1 = dft4(
+                v[1],
+                cmul(v[5], twiddles[2u * (lid + 1u * WG)]),
+                cmul(v[9], twiddles[4u * (lid + 1u * WG)]),
+                cmul(v[13], twiddles[6u * (lid + 1u * WG)]),
+            );
+            let y2 = dft4(
+                v[2],
+                cmul(v[6], twiddles[2u * (lid + 2u * WG)]),
+                cmul(v[10], twiddles[4u * (lid + 2u * WG)]),
+                cmul(v[14], twiddles[6u * (lid + 2u * WG)]),
+            );
+            let y3 = dft4(
+                v[3],
+                cmul(v[7], twiddles[2u * (lid + 3u * WG)]),
+                cmul(v[11], twiddles[4u * (lid + 3u * WG)]),
+                cmul(v[15], twiddles[6u * (lid + 3u * WG)]),
+            );
+            v[0] = y0[0];
+            v[4] = y0[1];
+            v[8] = y0[2];
+            v[12] = y0[3];
+            v[1] = y1[0];
+            v[5] = y1[1];
+            v[9] = y1[2];
+            v[13] = y1[3];
+            v[2] = y2[0];
+            v[6] = y2[1];
+            v[10] = y2[2];
+            v[14] = y2[3];
+            v[3] = y3[0];
+            v[7] = y3[1];
+            v[11] = y3[2];
+            v[15] = y3[3];
+        } else {
+            let y0 = dft8(array<vec2<f32>, 8>(
+                v[0],
+                cmul(v[2], twiddles[2u * lid]),
+                cmul(v[4], twiddles[4u * lid]),
+                cmul(v[6], twiddles[6u * lid]),
+                cmul(v[8], twiddles[8u * lid]),
+                cmul(v[10], twiddles[10u * lid]),
+                cmul(v[12], twiddles[12u * lid]),
+                cmul(v[14], twiddles[14u * lid]),
+            ));
+            let y1 = dft8(array<vec2<f32>, 8>(
+                v[1],
+                cmul(v[3], twiddles[2u * (lid + WG)]),
+                cmul(v[5], twiddles[4u * (lid + WG)]),
+                cmul(v[7], twiddles[6u * (lid + WG)]),
+                cmul(v[9], twiddles[8u * (lid + WG)]),
+                cmul(v[11], twiddles[10u * (lid + WG)]),
+                cmul(v[13], twiddles[12u * (lid + WG)]),
+                cmul(v[15], twiddles[14u * (lid + WG)]),
+            ));
+            v[0] = y0[0];
+            v[2] = y0[1];
+            v[4] = y0[2];
+            v[6] = y0[3];
+            v[8] = y0[4];
+            v[10] = y0[5];
+            v[12] = y0[6];
+            v[14] = y0[7];
+            v[1] = y1[0];
+            v[3] = y1[1];
+            v[5] = y1[2];
+            v[7] = y1[3];
+            v[9] = y1[4];
+            v[11] = y1[5];
+            v[13] = y1[6];
+            v[15] = y1[7];
+        }
+        o = lid;
+        p = WG;
+    } else {
+        // The last radix-16 stage's outputs are Z: output j is Z[o + j·M/16].
+        p = M / 16u;
+    }
+
+    // Publish Z and pair: item t = lid + b·WG (b < 8, so t < M/2) takes Z[t] and Z[M − t]
+    // (t = 0 also Z[M/2]) and writes bins t and M − t (t = 0: bins 0, M/2 and M).
+    var z: array<vec2<f32>, 8>;
+    var w: array<vec2<f32>, 8>;
+    var zh: vec2<f32>;
+    put16(&v, o, p, 0u);
+    workgroupBarrier();
+    pair16(&z, &w, lid, 0u);
+    if HALVES {
+        zh.x = tile[ti(M / 2u)];
+        workgroupBarrier();
+        put16(&v, o, p, 1u);
+        workgroupBarrier();
+        pair16(&z, &w, lid, 1u);
+        zh.y = tile[ti(M / 2u)];
+    } else {
+        zh = tile_get(ti(M / 2u));
+    }
+
+    if lid == 0u {
+        emit(col, 0u, split(z[0], z[0], twiddles[0]));
+        emit(col, M, split(z[0], z[0], twiddles[M]));
+        emit(col, M / 2u, split(zh, zh, twiddles[M / 2u]));
+    } else {
+        let c0 = twiddles[lid];
+        emit(col, lid, split(z[0], w[0], c0));
+        emit(col, M - lid, split(w[0], z[0], mirror(c0)));
+    }
+    let t1 = lid + 1u * WG;
+    let c1 = twiddles[t1];
+    emit(col, t1, split(z[1], w[1], c1));
+    emit(col, M - t1, split(w[1], z[1], mirror(c1)));
+    let t2 = lid + 2u * WG;
+    let c2 = twiddles[t2];
+    emit(col, t2, split(z[2], w[2], c2));
+    emit(col, M - t2, split(w[2], z[2], mirror(c2)));
+    let t3 = lid + 3u * WG;
+    let c3 = twiddles[t3];
+    emit(col, t3, split(z[3], w[3], c3));
+    emit(col, M - t3, split(w[3], z[3], mirror(c3)));
+    let t4 = lid + 4u * WG;
+    let c4 = twiddles[t4];
+    emit(col, t4, split(z[4], w[4], c4));
+    emit(col, M - t4, split(w[4], z[4], mirror(c4)));
+    let t5 = lid + 5u * WG;
+    let c5 = twiddles[t5];
+    emit(col, t5, split(z[5], w[5], c5));
+    emit(col, M - t5, split(w[5], z[5], mirror(c5)));
+    let t6 = lid + 6u * WG;
+    let c6 = twiddles[t6];
+    emit(col, t6, split(z[6], w[6], c6));
+    emit(col, M - t6, split(w[6], z[6], mirror(c6)));
+    let t7 = lid + 7u * WG;
+    let c7 = twiddles[t7];
+    emit(col, t7, split(z[7], w[7], c7));
+    emit(col, M - t7, split(w[7], z[7], mirror(c7)));
 }

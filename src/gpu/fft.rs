@@ -36,8 +36,11 @@
 //! real and imaginary parts one after the other through M f32 words, or side by side in 2·M; see
 //! [`FusedLayout`]). The radix-8 stages read their twiddles from per-stage tables appended to
 //! `T` (see `twiddle_table`): w, w², w⁴ per butterfly side by side, the other powers multiplied
-//! out. The global ping-pong buffers are
-//! not allocated. [`FftOptions::fused`] turns it off.
+//! out. From M = [`FUSED16_MIN_M`] up the same kernel runs with 16 values per thread instead
+//! (entry point `main16`, M/16 threads, radix-16 stages built from two 8-point DFTs, then one
+//! radix-2, 4 or 8 stage): one exchange fewer for M = 8192, which the H200 runs 13 % faster
+//! ([`FusedValues`]). The split reads `T[t]` once and takes `T[M − t] = −conj(T[t])`. The
+//! global ping-pong buffers are not allocated. [`FftOptions::fused`] turns it off.
 //!
 //! When the fused kernel does not fit (N = 32768 on both devices) three dispatches are used,
 //! if M/4 complex values fit workgroup memory: `fft_dif4` packs and
@@ -208,7 +211,9 @@ fn fold_dispatch(threads: u64, group: u32, max_per_dim: u32) -> (u32, u32) {
 /// p = 1, 8, 64, … < N/2, a per-stage table at offset `N + 3(p − 1)/7` (the sizes 3p before it
 /// sum to that) whose entries `3k, 3k + 1, 3k + 2` are `w, w², w⁴` with `w = e^{−2πi·k/(8p)}`,
 /// k = 0..p: one butterfly's loads side by side, so a warp reads them contiguously (the kernel
-/// multiplies out w³, w⁵, w⁶, w⁷).
+/// multiplies out w³, w⁵, w⁶, w⁷); then, at [`radix16_twiddle_offset`], the same for the
+/// radix-16 stages (`main16`) with p = 1, 16, 256, … < N/2: entries `4k..4k + 4` at offset
+/// `+ 4(p − 1)/15` are `w, w², w⁴, w⁸` with `w = e^{−2πi·k/(16p)}`.
 fn twiddle_table(fft_size: usize) -> Vec<[f32; 2]> {
     let cis = |num: f64, den: f64| {
         let a = -std::f64::consts::TAU * num / den;
@@ -228,7 +233,29 @@ fn twiddle_table(fft_size: usize) -> Vec<[f32; 2]> {
         }
         p *= 8;
     }
+    debug_assert_eq!(t.len(), radix16_twiddle_offset(fft_size));
+    let mut p = 1;
+    while p < m {
+        for k in 0..p {
+            for j in [1, 2, 4, 8] {
+                t.push(cis((j * k) as f64, (16 * p) as f64));
+            }
+        }
+        p *= 16;
+    }
     t
+}
+
+/// Where the radix-16 stage tables start in [`twiddle_table`]: after the N entries of `T` and
+/// the radix-8 tables (3 entries per k for p = 1, 8, 64, … < N/2).
+fn radix16_twiddle_offset(fft_size: usize) -> usize {
+    let mut len = fft_size;
+    let mut p = 1;
+    while p < fft_size / 2 {
+        len += 3 * p;
+        p *= 8;
+    }
+    len
 }
 
 /// Construction options of [`GpuFft`].
@@ -245,6 +272,9 @@ pub struct FftOptions {
     pub fused: bool,
     /// Tile layout of the fused kernel (tests and benchmarks); default [`FusedLayout::Auto`].
     pub layout: FusedLayout,
+    /// Complex values per thread of the fused kernel (tests and benchmarks); default
+    /// [`FusedValues::Auto`].
+    pub values: FusedValues,
 }
 
 impl Default for FftOptions {
@@ -253,9 +283,26 @@ impl Default for FftOptions {
             spectrum: false,
             fused: true,
             layout: FusedLayout::Auto,
+            values: FusedValues::Auto,
         }
     }
 }
+
+/// Complex values each thread of the fused kernel holds in registers, which sets its radix.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum FusedValues {
+    /// [`Sixteen`](Self::Sixteen) from M = N/2 = [`FUSED16_MIN_M`] up, else
+    /// [`Eight`](Self::Eight) (BENCHMARKS.md, H200).
+    #[default]
+    Auto,
+    /// Entry point `main`: M/8 threads, radix-8 stages (log8 M exchanges + the split's).
+    Eight,
+    /// Entry point `main16`: M/16 threads, radix-16 stages (log16 M exchanges + the split's).
+    Sixteen,
+}
+
+/// Smallest M = N/2 for which [`FusedValues::Auto`] picks 16 values per thread.
+pub const FUSED16_MIN_M: u64 = 4096;
 
 /// Workgroup-memory layout of the fused kernel's exchanges between stages.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -271,30 +318,47 @@ pub enum FusedLayout {
 }
 
 /// Shape of the fused single-pass kernel (`fft_local.wgsl`) for one M = N/2 on one device:
-/// `wg = M/8` threads per workgroup holding 8 complex values each, and a workgroup-memory tile of
+/// `wg = M/values` threads per workgroup holding `values` (8 or 16) complex values each, and a
+/// workgroup-memory tile of
 /// `tile_f32` words: planar re/im (`halves` false) or re and im exchanged one after the other
 /// through M words (`halves` true), with one padding word per 32 when `pad`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct FusedPlan {
     m: u32,
     wg: u32,
+    /// Complex values per thread: 8 (`main`) or 16 (`main16`).
+    values: u32,
+    /// Offset of the radix-16 twiddle tables.
+    tw16: u32,
     halves: bool,
     pad: bool,
     tile_f32: u32,
 }
 
 impl FusedPlan {
-    /// The shape for `layout` that the limits allow, or `None`: M/8 must not exceed the
+    /// The shape for `layout` and `values` that the limits allow, or `None`: M/8 (M/16) must not
+    /// exceed the
     /// invocation and size-x limits, and the tile takes the first layout that fits
     /// `max_compute_workgroup_storage_size`, in the order halves+pad, halves, planar+pad, planar
     /// (restricted to one kind unless `layout` is `Auto`).
-    fn choose(m: u64, limits: &wgpu::Limits, layout: FusedLayout) -> Option<FusedPlan> {
+    fn choose(
+        m: u64,
+        limits: &wgpu::Limits,
+        layout: FusedLayout,
+        values: FusedValues,
+    ) -> Option<FusedPlan> {
         let max_wg = u64::from(
             limits
                 .max_compute_invocations_per_workgroup
                 .min(limits.max_compute_workgroup_size_x),
         );
-        let wg = m / 8;
+        let values = match values {
+            FusedValues::Eight => 8,
+            FusedValues::Sixteen => 16,
+            FusedValues::Auto if m >= FUSED16_MIN_M => 16,
+            FusedValues::Auto => 8,
+        };
+        let wg = m / values;
         if wg == 0 || wg > max_wg {
             return None;
         }
@@ -316,6 +380,8 @@ impl FusedPlan {
         Some(FusedPlan {
             m: m as u32,
             wg: wg as u32,
+            values: values as u32,
+            tw16: radix16_twiddle_offset(2 * m as usize) as u32,
             halves,
             pad,
             tile_f32: (if halves { half } else { 2 * half }) as u32,
@@ -323,7 +389,11 @@ impl FusedPlan {
     }
 
     /// The pipeline-overridable constants of `fft_local.wgsl`.
-    fn constants(&self) -> [(&'static str, f64); 6] {
+    fn constants(&self) -> [(&'static str, f64); 8] {
+        let mut last_r = self.m;
+        while last_r >= 16 {
+            last_r /= 16;
+        }
         let im_off = if self.halves { 0 } else { self.tile_f32 / 2 };
         [
             ("M", f64::from(self.m)),
@@ -332,7 +402,14 @@ impl FusedPlan {
             ("PAD", f64::from(u8::from(self.pad))),
             ("IM_OFF", f64::from(im_off)),
             ("TILE_F32", f64::from(self.tile_f32)),
+            ("TW16", f64::from(self.tw16)),
+            ("LAST_R", f64::from(last_r)),
         ]
+    }
+
+    /// The entry point of `fft_local.wgsl` for [`values`](Self::values).
+    fn entry_point(&self) -> &'static str {
+        if self.values == 16 { "main16" } else { "main" }
     }
 }
 
@@ -413,7 +490,7 @@ impl GpuFft {
         };
         let fused_plan = options
             .fused
-            .then(|| FusedPlan::choose(m, &limits, options.layout))
+            .then(|| FusedPlan::choose(m, &limits, options.layout, options.values))
             .flatten();
         let fused = fused_plan.is_some();
         let dif4 = options.fused && !fused && m > FUSED_MAX_M && local_ok(m / 4);
@@ -512,20 +589,24 @@ impl GpuFft {
                 entries: &entries,
             })
         };
+        let pipeline_at =
+            |src: &shaders::ShaderSource, entry: &str, label: &str, constants: &[(&str, f64)]| {
+                let module = src.module(device);
+                device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                    label: Some(label),
+                    layout: None,
+                    module: &module,
+                    entry_point: Some(entry),
+                    compilation_options: wgpu::PipelineCompilationOptions {
+                        constants,
+                        // Every shader writes before it reads its workgroup memory.
+                        zero_initialize_workgroup_memory: false,
+                    },
+                    cache: None,
+                })
+            };
         let pipeline = |src: &shaders::ShaderSource, label: &str, constants: &[(&str, f64)]| {
-            let module = src.module(device);
-            device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-                label: Some(label),
-                layout: None,
-                module: &module,
-                entry_point: Some("main"),
-                compilation_options: wgpu::PipelineCompilationOptions {
-                    constants,
-                    // Every shader writes before it reads its workgroup memory.
-                    zero_initialize_workgroup_memory: false,
-                },
-                cache: None,
-            })
+            pipeline_at(src, "main", label, constants)
         };
 
         let m32 = m as u32;
@@ -544,8 +625,9 @@ impl GpuFft {
         let mut ping = Vec::new();
 
         if let Some(plan) = fused_plan {
-            let pl = pipeline(
+            let pl = pipeline_at(
                 &shaders::SPECTROGRAM_FFT_LOCAL,
+                plan.entry_point(),
                 "spectrogram:fft:local",
                 &plan.constants(),
             );
@@ -763,8 +845,9 @@ impl GpuFft {
     pub fn path_detail(&self) -> String {
         match self.plan {
             Some(p) => format!(
-                "fused {}×8 {}{}",
+                "fused {}×{} {}{}",
                 p.wg,
+                p.values,
                 if p.halves { "halves" } else { "planar" },
                 if p.pad { "+pad" } else { "" }
             ),
@@ -887,7 +970,8 @@ fn bench_one(gpu: &Gpu, fft: &GpuFft, batch: u32, reps: u32) -> (f64, Option<f64
 
 /// Benchmarks the batched GPU FFT (window + real FFT + split + dB, i.e. one [`GpuFft::encode`])
 /// on `gpu` for each of `sizes` with `batch` columns of noise, and returns a markdown table: one
-/// row per size and path (the workgroup-memory path where it applies, then the multi-pass one).
+/// row per size and path (the workgroup-memory path where it applies, with 8 and with 16 values
+/// per thread, then the multi-pass one).
 ///
 /// Timing: `reps` encodes of the whole batch are recorded into one compute pass and submitted
 /// once; "wall" is (submit → `device.poll(wait)`) / reps, measured after a warm-up submit;
@@ -904,22 +988,29 @@ pub fn bench_table(gpu: &Gpu, sizes: &[usize], batch: u32, reps: u32) -> String 
         gpu.summary.name, gpu.summary.backend, gpu.summary.device_type
     );
     let errors_before = gpu.error_messages().len();
-    let paths = sizes.iter().flat_map(|&n| [(n, true), (n, false)]);
-    for (n, fused) in paths {
+    // Per size: the fused kernel with 8 and with 16 values per thread, then multi-pass.
+    let variants = [
+        (true, FusedValues::Eight),
+        (true, FusedValues::Sixteen),
+        (false, FusedValues::Auto),
+    ];
+    let paths = sizes.iter().flat_map(|&n| variants.map(|(f, v)| (n, f, v)));
+    for (n, fused, values) in paths {
         let options = FftOptions {
             fused,
+            values,
             ..FftOptions::default()
         };
         let fft = match GpuFft::with_options(&gpu.device, n, batch, options) {
             Ok(f) => f,
             Err(e) => {
-                if fused {
+                if fused && values == FusedValues::Eight {
                     out.push_str(&format!("| {n} | – | – | error: {e} | | | | | |\n"));
                 }
                 continue;
             }
         };
-        if fused && !fft.is_fused() {
+        if fused && (!fft.is_fused() || (values == FusedValues::Sixteen && fft.passes.len() > 1)) {
             // The workgroup-memory kernels do not apply: the multi-pass row follows.
             continue;
         }
