@@ -6,6 +6,9 @@
 //!   realfft's own `process_with_scratch` of the same size (input and scratch reused), and
 //!   `cpu/realfft_copy/N`: the frame copied into realfft's input first (realfft overwrites its
 //!   input, so any STFT on it copies), N = 1024…16384. The issue asks stft ≤ 1.05 × realfft.
+//!   Before the criterion runs, a paired table (`cpu_ratio_table`) alternates blocks of the two
+//!   on the same thread and reports the median of the per-pair ratios, which a drifting clock
+//!   (turbo, a neighbour on the host) moves far less than two separate criterion runs.
 //! - `gpu/N`: one `GpuFft::encode` of 256 columns (window + real FFT + split + dB), submitted and
 //!   waited for, N = 1024…16384; throughput in bytes of f32 input. Before the criterion runs, the
 //!   same sizes go through `vizdeck::gpu::fft::bench_table` (wall clock and, when the adapter has
@@ -65,7 +68,74 @@ fn gpu_device() -> Option<Gpu> {
     }
 }
 
+/// Paired comparison: for each N, 201 rounds of (one block of `stft` columns, one block of
+/// `realfft` calls, in alternating order), each block timed with `Instant`; prints a markdown
+/// table of the per-column medians and of the median per-round ratio stft ÷ realfft.
+fn cpu_ratio_table() {
+    println!(
+        "\n| N | stft µs/column (median) | realfft µs (median) | stft ÷ realfft (median of 201 paired rounds) |"
+    );
+    println!("|---:|---:|---:|---:|");
+    for n in SIZES {
+        let hop = n / 4;
+        let signal = noise(n + hop);
+        let mut stft = Stft::new(n, hop).expect("stft");
+        stft.push(&signal[..n - hop]);
+        let mut col = vec![0.0f32; stft.bins()];
+        let fft = RealFftPlanner::<f32>::new().plan_fft_forward(n);
+        let mut input = signal[..n].to_vec();
+        let mut output = fft.make_output_vec();
+        let mut scratch = fft.make_scratch_vec();
+        let reps = (2_000_000 / n).max(10);
+        let mut time_stft = || {
+            let t = std::time::Instant::now();
+            for _ in 0..reps {
+                stft.push(&signal[n - hop..n]);
+                black_box(stft.pop_column(&mut col));
+                black_box(&col);
+            }
+            t.elapsed().as_secs_f64() / reps as f64
+        };
+        let mut time_realfft = || {
+            let t = std::time::Instant::now();
+            for _ in 0..reps {
+                fft.process_with_scratch(&mut input, &mut output, &mut scratch)
+                    .expect("realfft");
+                black_box(&output);
+            }
+            t.elapsed().as_secs_f64() / reps as f64
+        };
+        // Warm-up, then paired rounds in alternating order.
+        time_stft();
+        time_realfft();
+        let (mut a, mut b, mut ratio) = (Vec::new(), Vec::new(), Vec::new());
+        for round in 0..201 {
+            let (x, y) = if round % 2 == 0 {
+                let x = time_stft();
+                (x, time_realfft())
+            } else {
+                let y = time_realfft();
+                (time_stft(), y)
+            };
+            a.push(x);
+            b.push(y);
+            ratio.push(x / y);
+        }
+        let median = |v: &mut Vec<f64>| {
+            v.sort_by(f64::total_cmp);
+            v[v.len() / 2]
+        };
+        println!(
+            "| {n} | {:.3} | {:.3} | {:.3} |",
+            median(&mut a) * 1e6,
+            median(&mut b) * 1e6,
+            median(&mut ratio)
+        );
+    }
+}
+
 fn cpu(c: &mut Criterion) {
+    cpu_ratio_table();
     let mut g = c.benchmark_group("cpu");
     g.sample_size(20)
         .warm_up_time(Duration::from_millis(300))
