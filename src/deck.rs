@@ -390,12 +390,17 @@ impl Deck {
         };
         let mut update_ms = lap();
         let mut ingest_ms = 0.0;
+        let mut ingest_late = false;
+        let ingesting = self.active;
         if let SceneSlot::Ready(scene) = &mut self.slots[self.active] {
             for _ in 0..tick.steps {
                 scene.fixed_update(dt);
             }
             update_ms += lap();
-            scene.ingest(&ctx);
+            ingest_late = scene.ingest_after_ui();
+            if !ingest_late {
+                scene.ingest(&ctx);
+            }
             ingest_ms = lap();
         }
 
@@ -438,6 +443,15 @@ impl Deck {
         ctx.size = self.target_px;
         self.capture_tick(gpu);
         let ui_ms = lap();
+        // A scene that asks for it pulls its input only now, just before its uploads: whatever
+        // arrived while the UI was laid out reaches this frame (the spectrogram's latency).
+        if ingest_late
+            && self.active == ingesting
+            && let SceneSlot::Ready(scene) = &mut self.slots[self.active]
+        {
+            scene.ingest(&ctx);
+            ingest_ms += lap();
+        }
 
         // Uploads, then one compute pass and the scene's render pass, both timed.
         if let SceneSlot::Ready(scene) = &mut self.slots[self.active] {

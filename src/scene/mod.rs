@@ -101,6 +101,12 @@ pub trait Scene {
     fn fixed_update(&mut self, _dt: f32) {}
     /// Pulls new input (audio, series) for this frame.
     fn ingest(&mut self, _frame: &FrameCtx) {}
+    /// Whether [`ingest`](Self::ingest) runs after the frame's UI instead of before it: the
+    /// freshest input reaches the GPU work (lower latency), and the scene's UI shows what was
+    /// ingested up to the previous frame. Default false.
+    fn ingest_after_ui(&self) -> bool {
+        false
+    }
     /// Uploads this frame's data (into the back ping-pong slot).
     fn prepare(&mut self, gpu: &Gpu, frame: &FrameCtx);
     /// Records compute work into the frame's compute pass.
