@@ -68,6 +68,59 @@ fn gpu_device() -> Option<Gpu> {
     }
 }
 
+/// One size of the CPU comparison: an STFT with hop N/4 primed with N − hop samples, and
+/// realfft's forward plan with its buffers.
+struct CpuCase {
+    n: usize,
+    signal: Vec<f32>,
+    stft: Stft,
+    col: Vec<f32>,
+    fft: std::sync::Arc<dyn realfft::RealToComplex<f32>>,
+    input: Vec<f32>,
+    output: Vec<realfft::num_complex::Complex<f32>>,
+    scratch: Vec<realfft::num_complex::Complex<f32>>,
+}
+
+impl CpuCase {
+    fn new(n: usize) -> CpuCase {
+        let hop = n / 4;
+        let signal = noise(n + hop);
+        let mut stft = Stft::new(n, hop).expect("stft");
+        stft.push(&signal[..n - hop]);
+        let col = vec![0.0f32; stft.bins()];
+        let fft = RealFftPlanner::<f32>::new().plan_fft_forward(n);
+        let input = signal[..n].to_vec();
+        let output = fft.make_output_vec();
+        let scratch = fft.make_scratch_vec();
+        CpuCase {
+            n,
+            signal,
+            stft,
+            col,
+            fft,
+            input,
+            output,
+            scratch,
+        }
+    }
+
+    /// One STFT column: push one hop, pop one dB column.
+    fn stft_column(&mut self) {
+        let n = self.n;
+        self.stft.push(&self.signal[n - n / 4..n]);
+        black_box(self.stft.pop_column(&mut self.col));
+        black_box(&self.col);
+    }
+
+    /// realfft's own transform of the same size (input reused: realfft overwrites it).
+    fn realfft(&mut self) {
+        self.fft
+            .process_with_scratch(&mut self.input, &mut self.output, &mut self.scratch)
+            .expect("realfft");
+        black_box(&self.output);
+    }
+}
+
 /// Paired comparison: for each N, 201 rounds of (one block of `stft` columns, one block of
 /// `realfft` calls, in alternating order), each block timed with `Instant`; prints a markdown
 /// table of the per-column medians and of the median per-round ratio stft ÷ realfft.
@@ -77,45 +130,26 @@ fn cpu_ratio_table() {
     );
     println!("|---:|---:|---:|---:|");
     for n in SIZES {
-        let hop = n / 4;
-        let signal = noise(n + hop);
-        let mut stft = Stft::new(n, hop).expect("stft");
-        stft.push(&signal[..n - hop]);
-        let mut col = vec![0.0f32; stft.bins()];
-        let fft = RealFftPlanner::<f32>::new().plan_fft_forward(n);
-        let mut input = signal[..n].to_vec();
-        let mut output = fft.make_output_vec();
-        let mut scratch = fft.make_scratch_vec();
+        let mut case = CpuCase::new(n);
         let reps = (2_000_000 / n).max(10);
-        let mut time_stft = || {
+        let time = |case: &mut CpuCase, f: fn(&mut CpuCase)| {
             let t = std::time::Instant::now();
             for _ in 0..reps {
-                stft.push(&signal[n - hop..n]);
-                black_box(stft.pop_column(&mut col));
-                black_box(&col);
-            }
-            t.elapsed().as_secs_f64() / reps as f64
-        };
-        let mut time_realfft = || {
-            let t = std::time::Instant::now();
-            for _ in 0..reps {
-                fft.process_with_scratch(&mut input, &mut output, &mut scratch)
-                    .expect("realfft");
-                black_box(&output);
+                f(case);
             }
             t.elapsed().as_secs_f64() / reps as f64
         };
         // Warm-up, then paired rounds in alternating order.
-        time_stft();
-        time_realfft();
+        time(&mut case, CpuCase::stft_column);
+        time(&mut case, CpuCase::realfft);
         let (mut a, mut b, mut ratio) = (Vec::new(), Vec::new(), Vec::new());
         for round in 0..201 {
             let (x, y) = if round % 2 == 0 {
-                let x = time_stft();
-                (x, time_realfft())
+                let x = time(&mut case, CpuCase::stft_column);
+                (x, time(&mut case, CpuCase::realfft))
             } else {
-                let y = time_realfft();
-                (time_stft(), y)
+                let y = time(&mut case, CpuCase::realfft);
+                (time(&mut case, CpuCase::stft_column), y)
             };
             a.push(x);
             b.push(y);
@@ -141,36 +175,18 @@ fn cpu(c: &mut Criterion) {
         .warm_up_time(Duration::from_millis(300))
         .measurement_time(Duration::from_secs(1));
     for n in SIZES {
-        let hop = n / 4;
-        let signal = noise(n + hop);
-        let mut stft = Stft::new(n, hop).expect("stft");
-        stft.push(&signal[..n - hop]);
-        let mut col = vec![0.0f32; stft.bins()];
+        let mut case = CpuCase::new(n);
         g.bench_with_input(BenchmarkId::new("stft", n), &n, |b, _| {
-            b.iter(|| {
-                stft.push(&signal[n - hop..n]);
-                black_box(stft.pop_column(&mut col));
-                black_box(&col);
-            })
+            b.iter(|| case.stft_column())
         });
-        let fft = RealFftPlanner::<f32>::new().plan_fft_forward(n);
-        let mut input = signal[..n].to_vec();
-        let mut output = fft.make_output_vec();
-        let mut scratch = fft.make_scratch_vec();
         g.bench_with_input(BenchmarkId::new("realfft", n), &n, |b, _| {
-            b.iter(|| {
-                fft.process_with_scratch(&mut input, &mut output, &mut scratch)
-                    .expect("realfft");
-                black_box(&output);
-            })
+            b.iter(|| case.realfft())
         });
         // realfft overwrites its input, so an STFT built on it copies each frame in first.
         g.bench_with_input(BenchmarkId::new("realfft_copy", n), &n, |b, _| {
             b.iter(|| {
-                input.copy_from_slice(&signal[..n]);
-                fft.process_with_scratch(&mut input, &mut output, &mut scratch)
-                    .expect("realfft");
-                black_box(&output);
+                case.input.copy_from_slice(&case.signal[..n]);
+                case.realfft();
             })
         });
     }
