@@ -461,6 +461,21 @@ impl AudioSource {
                 }
             }
         };
+        // The synthetic source is mono: a channel other than the first is named, not silently
+        // ignored (it still plays, so a UI switch to it never fails on the channel).
+        if let (true, ChannelChoice::Channel(c)) = (src.kind == "synthetic", options.channel)
+            && c > 0
+        {
+            let note = format!(
+                "audio channel {} ignored: the synthetic source has 1 channel",
+                c + 1
+            );
+            log::warn!("{note}");
+            src.notice = Some(match src.notice.take() {
+                Some(n) => format!("{n}; {note}"),
+                None => note,
+            });
+        }
         src.selection = sel.clone();
         src.options = *options;
         Ok(src)
@@ -627,7 +642,8 @@ impl AudioSource {
     }
 
     /// A visible one-line notice for the user, set when `Default` fell back to the synthetic
-    /// source; `None` otherwise.
+    /// source, or when a channel other than the first was asked of the (mono) synthetic source;
+    /// `None` otherwise.
     pub fn notice(&self) -> Option<&str> {
         self.notice.as_deref()
     }
@@ -1072,6 +1088,28 @@ mod tests {
             AudioSelection::from_cli("Monitor of Null Output"),
             AudioSelection::Device("Monitor of Null Output".into())
         );
+    }
+
+    #[test]
+    fn channel_beyond_the_first_on_the_synthetic_source_is_noticed() {
+        let opts = |channel| AudioOptions {
+            channel,
+            ..AudioOptions::default()
+        };
+        for sel in [
+            AudioSelection::Synthetic,
+            AudioSelection::Signal(SynthSignal::Sine),
+        ] {
+            let src = AudioSource::open_with(&sel, 4096, &opts(ChannelChoice::Channel(4))).unwrap();
+            assert_eq!(
+                src.notice(),
+                Some("audio channel 5 ignored: the synthetic source has 1 channel")
+            );
+            for ok in [ChannelChoice::Mix, ChannelChoice::Channel(0)] {
+                let src = AudioSource::open_with(&sel, 4096, &opts(ok)).unwrap();
+                assert!(src.notice().is_none(), "{ok:?}");
+            }
+        }
     }
 
     #[test]
