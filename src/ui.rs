@@ -109,13 +109,20 @@ pub fn menu_bar(deck: &mut Deck, ui: &mut egui::Ui, switch: &mut Option<usize>) 
 /// The overlay in the scene's top-right corner: FPS and live percentiles (HDR histogram of every
 /// frame since the last reset), per-pass GPU bars, a frame-time graph of the last frames and a
 /// histogram of them.
-pub fn stats_overlay(deck: &Deck, painter: &egui::Painter, rect: egui::Rect) {
-    // Kept to the top 160 px so the scene below stays visible (tests compare it).
-    let size = egui::vec2(330.0, 150.0);
-    let area = egui::Rect::from_min_size(
+/// Where the stats overlay goes in the scene rectangle `rect` (points): 330 × 150 at the top
+/// right with an 8-point margin; in a scene narrower than 346 points it is as wide as the scene
+/// allows and starts 8 points from its left edge (labels first), never under the side panel.
+pub fn overlay_area(rect: egui::Rect) -> egui::Rect {
+    let size = egui::vec2(330.0f32.min(rect.width() - 16.0).max(0.0), 150.0);
+    egui::Rect::from_min_size(
         egui::pos2(rect.right() - size.x - 8.0, rect.top() + 8.0),
         size,
-    );
+    )
+}
+
+pub fn stats_overlay(deck: &Deck, painter: &egui::Painter, rect: egui::Rect) {
+    // Kept to the top 160 px so the scene below stays visible (tests compare it).
+    let area = overlay_area(rect);
     painter.rect_filled(area, 4.0, egui::Color32::from_black_alpha(190));
     let font = egui::FontId::monospace(12.0);
     let color = egui::Color32::from_gray(230);
@@ -160,7 +167,7 @@ pub fn stats_overlay(deck: &Deck, painter: &egui::Painter, rect: egui::Rect) {
             ];
             let full = deck.gpu_live.iter().copied().fold(16.7, f64::max);
             let bar_left = area.left() + 82.0;
-            let bar_w = area.right() - 6.0 - bar_left - 60.0;
+            let bar_w = (area.right() - 6.0 - bar_left - 60.0).max(0.0);
             for i in 0..3 {
                 let ms = deck.gpu_live[i];
                 painter.text(
@@ -263,4 +270,21 @@ pub fn stats_overlay(deck: &Deck, painter: &egui::Painter, rect: egui::Rect) {
         egui::FontId::monospace(10.0),
         color,
     );
+}
+
+#[cfg(test)]
+mod overlay_tests {
+    use super::overlay_area;
+
+    #[test]
+    fn overlay_stays_inside_narrow_and_wide_scenes() {
+        let wide = egui::Rect::from_min_size(egui::pos2(280.0, 20.0), egui::vec2(1000.0, 600.0));
+        let a = overlay_area(wide);
+        assert_eq!((a.left(), a.right(), a.top()), (942.0, 1272.0, 28.0));
+        let narrow = egui::Rect::from_min_size(egui::pos2(280.0, 20.0), egui::vec2(200.0, 600.0));
+        let a = overlay_area(narrow);
+        assert_eq!((a.left(), a.right(), a.width()), (288.0, 472.0, 184.0));
+        let tiny = egui::Rect::from_min_size(egui::pos2(280.0, 20.0), egui::vec2(10.0, 600.0));
+        assert_eq!(overlay_area(tiny).width(), 0.0);
+    }
 }
