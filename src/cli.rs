@@ -43,14 +43,16 @@ pub struct Cli {
     pub fft_size: usize,
 
     /// Spectrogram hop between columns in samples: 1 up to the FFT size (overlap = N − hop).
-    #[arg(long, default_value_t = crate::audio::stft::DEFAULT_HOP, value_name = "N", value_parser = parse_hop)]
-    pub hop: usize,
+    /// Default: a quarter of the FFT size (75 % overlap; 512 for the default 2048).
+    #[arg(long, value_name = "N", value_parser = parse_hop)]
+    pub hop: Option<usize>,
 
     /// Spectrogram analysis window (levels read in dBFS whichever is chosen).
     #[arg(long, default_value = "hann", value_name = "hann|hamming|blackman-harris|flat-top|rectangular", value_parser = parse_window)]
     pub window: WindowKind,
 
-    /// Play a WAV file through the spectrogram at real-time rate (overrides --audio).
+    /// Play a sound file (WAV, FLAC, Ogg Vorbis, MP3) through the spectrogram at real-time rate
+    /// (overrides --audio).
     #[arg(long, value_name = "PATH")]
     pub audio_file: Option<PathBuf>,
 
@@ -443,6 +445,11 @@ pub fn parse_scene(s: &str) -> Result<String, String> {
 }
 
 impl Cli {
+    /// `--hop`, or a quarter of `--fft-size` when it is not given (at least 1).
+    pub fn hop(&self) -> usize {
+        self.hop.unwrap_or((self.fft_size / 4).max(1))
+    }
+
     /// Checks what one flag's parser cannot: `--hop` ≤ `--fft-size`. The error is clap's, naming
     /// `--hop` (print it with `e.exit()`).
     ///
@@ -450,14 +457,15 @@ impl Cli {
     ///
     /// A clap `ValueValidation` error.
     pub fn check(&self) -> Result<(), clap::Error> {
-        if self.hop > self.fft_size {
+        if self.hop() > self.fft_size {
             use clap::CommandFactory;
             return Err(Cli::command().error(
                 clap::error::ErrorKind::ValueValidation,
                 format!(
                     "invalid value '{}' for '--hop <N>': larger than --fft-size {} (the hop must be \
                      from 1 to the FFT size)",
-                    self.hop, self.fft_size
+                    self.hop(),
+                    self.fft_size
                 ),
             ));
         }
@@ -491,7 +499,7 @@ impl Cli {
             audio_channel: self.audio_channel,
             spectrogram: SpectrogramSettings {
                 fft_size: self.fft_size,
-                hop: self.hop,
+                hop: self.hop(),
                 window: self.window,
                 fft_on: self.fft_on,
                 export_csv: self.export_spectrogram.clone(),

@@ -177,7 +177,7 @@ fn selection_parsing() {
 fn cli_analysis_flags() {
     let cli = Cli::try_parse_from(["vizdeck"]).unwrap();
     assert_eq!(
-        (cli.fft_size, cli.hop, cli.window),
+        (cli.fft_size, cli.hop(), cli.window),
         (2048, 512, WindowKind::Hann)
     );
     assert_eq!(cli.audio_channel, ChannelChoice::Mix);
@@ -221,6 +221,12 @@ fn cli_analysis_flags() {
             "{flag} {value}: {err}"
         );
         assert_eq!(err.matches("error:").count(), 1, "{err}");
+    }
+    // Without --hop the hop is a quarter of the FFT size, so every size works on its own.
+    for (n, hop) in [("256", 64), ("1024", 256), ("32768", 8192)] {
+        let cli = Cli::try_parse_from(["vizdeck", "--fft-size", n]).unwrap();
+        assert!(cli.check().is_ok(), "--fft-size {n}");
+        assert_eq!(cli.scene_config().spectrogram.hop, hop, "--fft-size {n}");
     }
     let cli = Cli::try_parse_from(["vizdeck", "--fft-size", "256", "--hop", "512"]).unwrap();
     let err = cli.check().unwrap_err().to_string();

@@ -125,3 +125,91 @@ fn gpu_and_cpu_paths_agree_and_export_is_exact() {
         "only {same} of {total} pixels match"
     );
 }
+
+/// More columns per frame than the display takes (hop 1: 800 a frame, 512 kept) must not shift
+/// the exported times: a tone starting at 0.3 s after silence is exported with every column at
+/// its true centre time. The expected levels follow from each row's time alone: a window wholly
+/// before the onset reads the floor, one wholly after it reads the −6 dBFS tone; and the first
+/// row that hears the tone has its window over the onset. Both FFT paths, hop 1 and hop 64.
+#[test]
+fn exported_times_stay_true_when_columns_are_skipped() {
+    let sr = 48_000u32;
+    let onset = 0.3f64;
+    let wav = tmp("step.wav");
+    let spec = hound::WavSpec {
+        channels: 1,
+        sample_rate: sr,
+        bits_per_sample: 32,
+        sample_format: hound::SampleFormat::Float,
+    };
+    let mut w = hound::WavWriter::create(&wav, spec).unwrap();
+    for i in 0..(sr as usize / 2) {
+        let t = i as f64 / f64::from(sr);
+        let v = if t < onset {
+            0.0
+        } else {
+            0.5 * (std::f64::consts::TAU * 1000.0 * t).sin()
+        };
+        w.write_sample(v as f32).unwrap();
+    }
+    w.finalize().unwrap();
+    let n = 1024usize;
+    let half = n as f64 / 2.0 / f64::from(sr);
+    for (hop, on) in [("1", "gpu"), ("1", "cpu"), ("64", "gpu")] {
+        let tag = format!("step-{hop}-{on}");
+        let (rows, _, report) = run(
+            &tag,
+            &[
+                "--audio-file",
+                wav.to_str().unwrap(),
+                "--fft-size",
+                "1024",
+                "--hop",
+                hop,
+                "--fft-on",
+                on,
+            ],
+        );
+        let skipped = report["scenes"]["spectrogram"]["columns_skipped"]
+            .as_u64()
+            .unwrap();
+        assert_eq!(skipped > 0, hop == "1", "{tag}: {skipped} columns skipped");
+        let freqs: Vec<f64> = rows[0][1..].iter().map(|f| f.parse().unwrap()).collect();
+        let k = (1000.0 * n as f64 / f64::from(sr)).round() as usize;
+        assert!((freqs[k] - 1000.0).abs() < 25.0);
+        let mut last_t = f64::NEG_INFINITY;
+        let mut first_tone = None;
+        let mut checked = (0, 0);
+        for r in &rows[1..] {
+            let t: f64 = r[0].parse().unwrap();
+            assert!(t > last_t, "{tag}: times not increasing at {t}");
+            last_t = t;
+            // The loudest of the bins around 1 kHz (the tone falls between bins 21 and 22).
+            let level = (k - 1..=k + 1)
+                .map(|b| r[b + 1].parse::<f64>().unwrap())
+                .fold(f64::NEG_INFINITY, f64::max);
+            if t + half <= onset {
+                assert!(
+                    level < -100.0,
+                    "{tag}: {level} dB at {t} s, before the onset"
+                );
+                checked.0 += 1;
+            } else if t - half >= onset {
+                assert!(
+                    (level + 6.0).abs() < 1.0,
+                    "{tag}: {level} dB at {t} s, after the onset"
+                );
+                checked.1 += 1;
+            }
+            if first_tone.is_none() && level > -20.0 {
+                first_tone = Some(t);
+            }
+        }
+        let first = first_tone.expect("the tone is exported");
+        assert!(
+            (first - onset).abs() < half,
+            "{tag}: the tone first shows at {first} s"
+        );
+        assert!(checked.0 > 50 && checked.1 > 50, "{tag}: {checked:?}");
+    }
+}

@@ -227,6 +227,18 @@ pub struct Spectrogram {
     options: AudioOptions,
     /// Samples drained from the source so far (analysed or skipped).
     drained_total: u64,
+    /// Samples of missing input (gaps) counted into the timeline so far: the stream position of
+    /// drained sample j is `j + gap_total`.
+    gap_total: u64,
+    /// Stream position (samples) of the first sample of the next column the STFT will produce.
+    next_start: u64,
+    /// Stream position of the first column in `pending` / this frame's GPU batch (consecutive
+    /// columns, one hop apart).
+    pending_start: u64,
+    /// Written-column index → stream position, as (first written index, start of that column)
+    /// per frame that wrote columns; columns within a frame are one hop apart. Older entries than
+    /// the ring holds are dropped.
+    starts: VecDeque<(u64, u64)>,
     /// Capture instant of the newest sample of the newest column written this frame.
     frame_capture: Option<std::time::Instant>,
     /// Capture-to-present latencies (ms), newest last.
@@ -388,6 +400,10 @@ impl Spectrogram {
             dominant_cache: std::cell::Cell::new(None),
             options: AudioOptions::default(),
             drained_total: 0,
+            gap_total: 0,
+            next_start: 0,
+            pending_start: 0,
+            starts: VecDeque::new(),
             frame_capture: None,
             latencies: VecDeque::new(),
             gap_cols: 0,
@@ -427,6 +443,8 @@ impl Spectrogram {
         )?;
         self.a = a;
         self.written = 0;
+        self.starts.clear();
+        self.next_start = self.drained_total + self.gap_total;
         self.columns_total = 0;
         self.pending.clear();
         self.pending_cols = 0;
@@ -446,10 +464,21 @@ impl Spectrogram {
         self.source.sample_rate() as f64 / self.a.settings.hop as f64
     }
 
-    /// Time in seconds of the centre of analysed column `i`: (i·hop + N/2) / sample rate.
-    pub fn column_time(&self, i: u64) -> f64 {
-        (i as f64 * self.a.settings.hop as f64 + self.a.settings.fft_size as f64 / 2.0)
-            / self.source.sample_rate() as f64
+    /// Time in seconds of the centre of written (shown) column `w`: (start + N/2) / sample rate,
+    /// where start is the stream position of the column's first sample (samples since the source
+    /// started, gaps counted as the time they lasted). Columns that were analysed but never
+    /// shown (more than [`MAX_BATCH`] in one frame, a backlog after a pause) leave a jump in
+    /// time, not a shift. Columns older than the ring are extrapolated one hop apart.
+    pub fn column_time(&self, w: u64) -> f64 {
+        let hop = self.a.settings.hop as u64;
+        let start = match self.starts.iter().rev().find(|(first, _)| *first <= w) {
+            Some(&(first, start)) => start + (w - first) * hop,
+            None => match self.starts.front() {
+                Some(&(first, start)) => start.saturating_sub((first - w) * hop),
+                None => w * hop,
+            },
+        };
+        (start as f64 + self.a.settings.fft_size as f64 / 2.0) / self.source.sample_rate() as f64
     }
 
     /// Dominant frequency (Hz) and its level (dBFS) over the last second of columns: the bin with
@@ -499,16 +528,10 @@ impl Spectrogram {
     pub fn history(&self) -> impl Iterator<Item = (f64, &[f32])> + '_ {
         self.history.iter().enumerate().map(move |(i, c)| {
             (
-                self.column_time(self.history_first + i as u64 + self.columns_offset()),
+                self.column_time(self.history_first + i as u64),
                 c.as_slice(),
             )
         })
-    }
-
-    /// Analysed columns that never reached the display (skipped backlog), so that
-    /// `written + offset` is the analysed column index.
-    fn columns_offset(&self) -> u64 {
-        self.columns_skipped
     }
 
     /// Writes the history as CSV: header `time_s,<bin Hz>...`, one row per column with its centre
@@ -737,16 +760,17 @@ impl Scene for Spectrogram {
         self.source.advance_to(self.scene_time);
         self.scratch.clear();
         self.source.drain_into(&mut self.scratch);
+        let drained_before = self.drained_total;
         self.drained_total += self.scratch.len() as u64;
         let n = self.a.settings.fft_size;
         let hop = self.a.settings.hop;
         // No data for a while (device gone or silent): a gap, not silence; frames restart after.
         let gap = self.source.gap_samples();
         self.gap_cols = 0;
+        let gap_start = self.next_start;
         if gap > 0 {
             self.gap_cols = (gap.div_ceil(hop as u64)).min(MAX_BATCH as u64) as u32;
-            self.a.cpu.reset();
-            self.a.tail.clear();
+            self.gap_total += gap;
             self.pending.clear();
             self.pending_cols = 0;
         }
@@ -756,22 +780,31 @@ impl Scene for Spectrogram {
         let skip = self.scratch.len().saturating_sub(keep);
         self.samples_skipped += skip as u64;
         self.samples_total += self.scratch.len() as u64;
+        if gap > 0 || skip > 0 {
+            // The STFT restarts at the first sample analysed (stream position base + skip).
+            self.a.cpu.reset();
+            self.a.tail.clear();
+            self.next_start = drained_before + self.gap_total + skip as u64;
+        }
         let bins = self.a.bins;
+        let hop64 = hop as u64;
         match self.a.settings.fft_on {
             FftOn::Cpu => {
                 self.a.cpu.push(&self.scratch[skip..]);
                 while self.a.cpu.pop_column(&mut self.column) {
                     self.columns_total += 1;
+                    if self.pending_cols == 0 {
+                        self.pending_start = self.next_start;
+                    }
+                    self.next_start += hop64;
                     if self.pending_cols >= MAX_BATCH {
                         self.pending.drain(..bins);
                         self.pending_cols -= 1;
+                        self.pending_start += hop64;
                         self.columns_skipped += 1;
                     }
                     self.pending.extend_from_slice(&self.column);
                     self.pending_cols += 1;
-                    let col = std::mem::take(&mut self.column);
-                    self.push_history(&col);
-                    self.column = col;
                 }
             }
             FftOn::Gpu => {
@@ -781,15 +814,20 @@ impl Scene for Spectrogram {
                 a.batch = 0;
                 let mut start = 0;
                 while start + n <= a.tail.len() {
+                    if a.batch == 0 {
+                        self.pending_start = self.next_start;
+                    }
                     if a.batch >= MAX_BATCH {
                         // Drop the oldest frame of this batch: keep the newest MAX_BATCH.
                         a.frames.drain(..n);
                         a.batch -= 1;
+                        self.pending_start += hop64;
                         self.columns_skipped += 1;
                     }
                     a.frames.extend_from_slice(&a.tail[start..start + n]);
                     a.batch += 1;
                     start += hop;
+                    self.next_start += hop64;
                     self.columns_total += 1;
                 }
                 a.tail.drain(..start.min(a.tail.len()));
@@ -819,10 +857,19 @@ impl Scene for Spectrogram {
             self.pending.clear();
             self.pending.resize(self.gap_cols as usize * bins, GAP_DB);
             self.pending_cols = self.gap_cols;
+            self.pending_start = gap_start;
             let gap_col = vec![GAP_DB; bins];
             for _ in 0..self.gap_cols {
                 self.push_history(&gap_col);
             }
+        } else if self.a.settings.fft_on == FftOn::Cpu {
+            // The history holds what the panel shows: the columns kept for this frame (the GPU
+            // path's arrive through the readback).
+            let pending = std::mem::take(&mut self.pending);
+            for col in pending.chunks_exact(bins) {
+                self.push_history(col);
+            }
+            self.pending = pending;
         }
     }
 
@@ -835,6 +882,7 @@ impl Scene for Spectrogram {
                     self.error = None;
                     self.scene_time = 0.0;
                     self.drained_total = 0;
+                    self.gap_total = 0;
                     let settings = self.a.settings.clone();
                     if let Err(e) = self.apply_settings(gpu, settings) {
                         self.error = Some(e.to_string());
@@ -847,6 +895,7 @@ impl Scene for Spectrogram {
             self.source.seek(s);
             self.a.cpu.reset();
             self.a.tail.clear();
+            self.next_start = self.drained_total + self.gap_total;
         }
         if self.settings_ui != self.a.settings {
             let wanted = self.settings_ui.clone();
@@ -933,7 +982,13 @@ impl Scene for Spectrogram {
             self.a
                 .write_params
                 .write(&gpu.device, &gpu.queue, frame.frame, bytemuck::bytes_of(&p));
+            self.starts.push_back((self.written, self.pending_start));
             self.written += self.write_cols as u64;
+            // Keep the entries the ring still shows (the newest one always).
+            let oldest = self.written.saturating_sub(self.a.ring_width as u64);
+            while self.starts.len() > 1 && self.starts[1].0 <= oldest {
+                self.starts.pop_front();
+            }
         }
         self.pending.clear();
         self.pending_cols = 0;
@@ -1149,7 +1204,7 @@ impl Scene for Spectrogram {
             }
             if back <= shown_newest {
                 let col = shown_newest - back;
-                let t = self.column_time(col + self.columns_offset());
+                let t = self.column_time(col);
                 text = format!("{t:.3} s  {text}");
                 if col >= self.history_first
                     && let Some(c) = self.history.get((col - self.history_first) as usize)
@@ -1199,7 +1254,7 @@ impl Scene for Spectrogram {
         let shown_newest = self.written.saturating_sub(self.view_back);
         if shown_newest > 0 {
             let cps = self.columns_per_second();
-            let newest_t = self.column_time(shown_newest - 1 + self.columns_offset());
+            let newest_t = self.column_time(shown_newest - 1);
             let span = self.visible() as f64 / cps;
             let t0 = newest_t - span;
             let tstep = nice_step(span, (rect.width() / 110.0).max(2.0) as f64);
@@ -1348,6 +1403,15 @@ impl Scene for Spectrogram {
     }
 
     fn finish(&mut self, _gpu: &Gpu) -> Result<(), SceneError> {
+        if self.columns_skipped > 0 {
+            log::warn!(
+                "spectrogram: {} of {} columns were analysed but not shown (more than {MAX_BATCH} \
+                 new columns in one frame, or a backlog after a pause); the export has rows for the \
+                 shown columns only, each at its own time",
+                self.columns_skipped,
+                self.columns_total
+            );
+        }
         if let Some(path) = self.a.settings.export_csv.clone() {
             let rows = self.export_csv(&path)?;
             log::info!("spectrogram: wrote {rows} columns to {}", path.display());
