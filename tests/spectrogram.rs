@@ -213,3 +213,33 @@ fn exported_times_stay_true_when_columns_are_skipped() {
         assert!(checked.0 > 50 && checked.1 > 50, "{tag}: {checked:?}");
     }
 }
+
+/// A file damaged part-way plays what decodes, and the decoder's warning reaches the report
+/// (not only the log): a WAV whose last quarter is cut off.
+#[test]
+fn truncated_file_warning_is_in_the_report() {
+    let wav = tmp("cut.wav");
+    let spec = hound::WavSpec {
+        channels: 1,
+        sample_rate: 48_000,
+        bits_per_sample: 16,
+        sample_format: hound::SampleFormat::Int,
+    };
+    let mut w = hound::WavWriter::create(&wav, spec).unwrap();
+    for i in 0..48_000 {
+        let v = 0.5 * (std::f64::consts::TAU * 1000.0 * i as f64 / 48_000.0).sin();
+        w.write_sample((v * 32767.0) as i16).unwrap();
+    }
+    w.finalize().unwrap();
+    let mut bytes = std::fs::read(&wav).unwrap();
+    bytes.truncate(bytes.len() * 3 / 4);
+    std::fs::write(&wav, &bytes).unwrap();
+    let (_, _, report) = run("cut", &["--audio-file", wav.to_str().unwrap()]);
+    let warning = report["scenes"]["spectrogram"]["warning"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(warning.contains("truncated"), "{warning:?}");
+    let (_, _, report) = run("whole", &["--audio", "synthetic:sine"]);
+    assert!(report["scenes"]["spectrogram"]["warning"].is_null());
+}

@@ -1323,6 +1323,7 @@ impl Scene for Spectrogram {
             "source": self.source.kind(),
             "source_label": self.source.label(),
             "notice": self.source.notice(),
+            "warning": self.source.warning(),
             "sample_rate": self.source.sample_rate(),
             "fft_size": self.a.settings.fft_size,
             "hop": self.a.settings.hop,
