@@ -1,6 +1,7 @@
 //! The spectrogram scene end to end (headless, lavapipe): the GPU FFT path and the CPU (realfft)
 //! path give the same levels and the same image; `--export-spectrogram` writes exactly the
-//! documented CSV (bin frequencies k·fs/N in the header, column centre times (i·hop + N/2)/fs).
+//! documented CSV (bin frequencies k·fs/N in the header, column centre times (i·hop + N/2)/fs
+//! when no column is skipped, true times when some are).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

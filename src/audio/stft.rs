@@ -108,31 +108,24 @@ const HALF_DB: f32 = EDGE_DB;
 /// overflow or non-finite FFT output): the caller rescales and redoes the column. Panics if the
 /// slices are not `m + 1`, `m`, `m/2 − 1`, `m/2 − 1` long with `m ≥ 4` (internal sizes).
 ///
-/// With `avx2` (the caller checked AVX2 and FMA at run time) the pairs go eight at a time
-/// through [`x86::split_pairs_avx2`], the rest through [`split_pairs`].
+/// With `avx2` (proof that AVX2 and FMA were detected at run time) the pairs go eight at a time
+/// through the AVX2 kernel, the rest through [`split_pairs`].
 fn split_power_db(
     out: &mut [f32],
     z: &[Complex<f32>],
     cos: &[f32],
     sin: &[f32],
     offset_db: f32,
-    avx2: bool,
+    avx2: Option<Avx2Fma>,
 ) -> bool {
     let m = z.len();
     let half = m / 2;
     assert!(m >= 4 && out.len() == m + 1 && cos.len() == half - 1 && sin.len() == half - 1);
-    let mut finite = true;
-    let mut first = 1;
-    #[cfg(target_arch = "x86_64")]
-    if avx2 {
-        // SAFETY: `avx2` is only true where AVX2 and FMA were detected at run time.
-        let (f, done) = unsafe { x86::split_pairs_avx2(out, z, cos, sin, offset_db) };
-        finite &= f;
-        first += done;
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = avx2;
-    finite &= split_pairs(out, z, cos, sin, offset_db, first);
+    let (mut finite, done) = match avx2 {
+        Some(token) => token.split_pairs(out, z, cos, sin, offset_db),
+        None => (true, 0),
+    };
+    finite &= split_pairs(out, z, cos, sin, offset_db, 1 + done);
     let level = |p: f32, edge: f32| level_db(p, offset_db - edge);
     // k = M/2 pairs with itself (W^{M/2} = −i): 2·X = 2·conj(Z_{M/2}).
     let (p, _) = split_pair(z[half], z[half], 0.0, 1.0);
@@ -331,15 +324,40 @@ mod x86 {
     }
 }
 
-/// Whether this CPU has AVX2 and FMA (the split's fast kernel).
-fn avx2_fma() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma")
+/// Proof that this CPU has AVX2 and FMA: only [`Avx2Fma::detect`] makes one, so the split's
+/// AVX2 kernel is only reachable where it may run.
+#[derive(Clone, Copy, Debug)]
+struct Avx2Fma(());
+
+impl Avx2Fma {
+    /// `Some` where the CPU has AVX2 and FMA (run-time detection); always `None` off x86-64.
+    fn detect() -> Option<Avx2Fma> {
+        #[cfg(target_arch = "x86_64")]
+        if is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") {
+            return Some(Avx2Fma(()));
+        }
+        None
     }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        false
+
+    /// The AVX2 kernel of the split (see [`split_power_db`]): (every power finite, pairs done).
+    fn split_pairs(
+        self,
+        out: &mut [f32],
+        z: &[Complex<f32>],
+        cos: &[f32],
+        sin: &[f32],
+        offset_db: f32,
+    ) -> (bool, usize) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            // SAFETY: an `Avx2Fma` exists only where `detect` found AVX2 and FMA.
+            unsafe { x86::split_pairs_avx2(out, z, cos, sin, offset_db) }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            let _ = (out, z, cos, sin, offset_db);
+            (true, 0)
+        }
     }
 }
 
@@ -522,7 +540,7 @@ pub struct Stft {
     /// Levels of one column, for callers whose output slice is shorter than `bins()`.
     column: Vec<f32>,
     /// AVX2 and FMA detected at run time (the split's x86-64 kernel).
-    avx2: bool,
+    avx2: Option<Avx2Fma>,
     /// Pending samples are `pending[start..]`.
     pending: Vec<f32>,
     start: usize,
@@ -593,7 +611,7 @@ impl Stft {
             spectrum,
             scratch,
             column: vec![0.0; m + 1],
-            avx2: avx2_fma(),
+            avx2: Avx2Fma::detect(),
             pending,
             start: 0,
         })
@@ -917,13 +935,13 @@ mod tests {
                     10.0 * (re * re + im * im).log10() - edge
                 })
                 .collect();
-            for avx2 in [false, avx2_fma()] {
+            for avx2 in [None, Avx2Fma::detect()] {
                 let mut out = vec![0.0f32; m + 1];
                 assert!(split_power_db(&mut out, &z, &cos, &sin, 0.0, avx2));
                 for (k, (&g, &w)) in out.iter().zip(&want).enumerate() {
                     assert!(
                         (f64::from(g) - w).abs() < 1e-3,
-                        "N = {n}, avx2 {avx2}, bin {k}: {g} vs {w}"
+                        "N = {n}, avx2 {avx2:?}, bin {k}: {g} vs {w}"
                     );
                 }
             }

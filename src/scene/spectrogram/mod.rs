@@ -169,7 +169,9 @@ struct Analysis {
     draw_groups: [wgpu::BindGroup; 2],
     /// Columns of this frame's GPU batch still to be copied into the shared readback ring.
     copy_pending: u32,
-    copies: u64,
+    /// Written (ring) index of that batch's first column; `None` when it is not written (view
+    /// frozen): its levels then feed only the metrics, not the history.
+    copy_written: Option<u64>,
 }
 
 /// The spectrogram scene.
@@ -199,11 +201,10 @@ pub struct Spectrogram {
     samples_total: u64,
     samples_skipped: u64,
     columns_skipped: u64,
-    // CPU copy of what is shown: full-resolution columns, newest last; `history_first` is the
-    // index (in `written` numbering) of the front column.
-    history: VecDeque<Vec<f32>>,
-    history_first: u64,
-    history_cap: usize,
+    /// CPU copy of what is shown: full-resolution columns by written index.
+    history: ColumnHistory,
+    /// Bumped whenever the history is reset: GPU readbacks tagged with an older value are stale.
+    history_gen: u8,
     recent: VecDeque<Vec<f32>>,
     peak_hold: Vec<f32>,
     // View
@@ -232,6 +233,9 @@ pub struct Spectrogram {
     gap_total: u64,
     /// Stream position (samples) of the first sample of the next column the STFT will produce.
     next_start: u64,
+    /// The source's dropped-sample count (ring overflow) last seen: new drops are put into the
+    /// timeline like a gap after the frame's drained samples.
+    dropped_seen: u64,
     /// Stream position of the first column in `pending` / this frame's GPU batch (consecutive
     /// columns, one hop apart).
     pending_start: u64,
@@ -377,9 +381,8 @@ impl Spectrogram {
             samples_total: 0,
             samples_skipped: 0,
             columns_skipped: 0,
-            history: VecDeque::new(),
-            history_first: 0,
-            history_cap: 0,
+            history: ColumnHistory::new(0, 1),
+            history_gen: 0,
             recent: VecDeque::new(),
             peak_hold: vec![stft::DB_FLOOR; bins],
             db_floor: -120.0,
@@ -402,6 +405,7 @@ impl Spectrogram {
             drained_total: 0,
             gap_total: 0,
             next_start: 0,
+            dropped_seen: 0,
             pending_start: 0,
             starts: VecDeque::new(),
             frame_capture: None,
@@ -418,13 +422,13 @@ impl Spectrogram {
     }
 
     fn reset_history(&mut self) {
-        self.history.clear();
-        self.recent.clear();
-        self.dominant_cache.set(None);
-        self.history_first = self.written;
-        self.history_cap = (self.a.ring_width as usize)
+        self.history_gen = self.history_gen.wrapping_add(1);
+        let cap = (self.a.ring_width as usize)
             .min(HISTORY_VALUES / self.a.bins.max(1))
             .max(1);
+        self.history = ColumnHistory::new(self.written, cap);
+        self.recent.clear();
+        self.dominant_cache.set(None);
         self.peak_hold = vec![stft::DB_FLOOR; self.a.bins];
         self.column = vec![stft::DB_FLOOR; self.a.bins];
     }
@@ -471,7 +475,9 @@ impl Spectrogram {
     /// time, not a shift. Columns older than the ring are extrapolated one hop apart.
     pub fn column_time(&self, w: u64) -> f64 {
         let hop = self.a.settings.hop as u64;
-        let start = match self.starts.iter().rev().find(|(first, _)| *first <= w) {
+        // The last frame entry at or before w.
+        let at = self.starts.partition_point(|(first, _)| *first <= w);
+        let start = match at.checked_sub(1).and_then(|i| self.starts.get(i)) {
             Some(&(first, start)) => start + (w - first) * hop,
             None => match self.starts.front() {
                 Some(&(first, start)) => start.saturating_sub((first - w) * hop),
@@ -524,14 +530,12 @@ impl Spectrogram {
     }
 
     /// Every column kept in the history (what the panel shows; full resolution), oldest first,
-    /// with the centre time of each in seconds.
+    /// with the centre time of each in seconds. An empty slice is a column shown whose levels
+    /// have not come back (yet) from the GPU.
     pub fn history(&self) -> impl Iterator<Item = (f64, &[f32])> + '_ {
-        self.history.iter().enumerate().map(move |(i, c)| {
-            (
-                self.column_time(self.history_first + i as u64),
-                c.as_slice(),
-            )
-        })
+        self.history
+            .iter()
+            .map(move |(w, c)| (self.column_time(w), c))
     }
 
     /// Writes the history as CSV: header `time_s,<bin Hz>...`, one row per column with its centre
@@ -546,9 +550,14 @@ impl Spectrogram {
         header.extend((0..self.a.bins).map(|k| format!("{}", k as f64 * sr / n)));
         w.write_record(&header).map_err(|e| err(e.to_string()))?;
         let mut rows = 0;
+        let bins = self.a.bins;
         for (t, col) in self.history() {
-            let mut rec = Vec::with_capacity(col.len() + 1);
+            let mut rec = Vec::with_capacity(bins + 1);
             rec.push(format!("{t}"));
+            if col.is_empty() {
+                // A column shown but whose levels never came back (readback ring full).
+                rec.extend(std::iter::repeat_n("NaN".to_string(), bins));
+            }
             rec.extend(col.iter().map(|v| {
                 if *v <= GAP_DB {
                     "NaN".to_string()
@@ -563,7 +572,12 @@ impl Spectrogram {
         Ok(rows)
     }
 
-    fn push_history(&mut self, col: &[f32]) {
+    /// Feeds one analysed column to the metrics (last second, peak hold) and, when it was
+    /// written to the ring as column `written`, puts it into the history at that index. Columns
+    /// may arrive out of order (the GPU path's readbacks land 1–3 frames late, after gap columns
+    /// of later frames): missing ones are held by empty placeholders until they arrive (export:
+    /// NaN rows if they never do).
+    fn push_history(&mut self, col: &[f32], written: Option<u64>) {
         // Metrics: the last second.
         let keep_recent = self.columns_per_second().ceil().max(1.0) as usize;
         let mut r = if self.recent.len() >= keep_recent {
@@ -578,18 +592,9 @@ impl Spectrogram {
         for (p, v) in self.peak_hold.iter_mut().zip(col) {
             *p = p.max(*v);
         }
-        if self.frozen {
-            return;
+        if let Some(w) = written {
+            self.history.place(w, col);
         }
-        let mut h = if self.history.len() >= self.history_cap {
-            self.history_first += 1;
-            self.history.pop_front().unwrap_or_default()
-        } else {
-            Vec::with_capacity(col.len())
-        };
-        h.clear();
-        h.extend_from_slice(col);
-        self.history.push_back(h);
     }
 
     fn axis(&self) -> FreqAxis {
@@ -605,6 +610,99 @@ impl Spectrogram {
         ((self.width_px.max(1) as f32 * self.cols_per_px).round() as u32)
             .clamp(1, self.a.ring_width)
     }
+}
+
+/// The columns the panel shows, kept on the CPU at full resolution for the readout, the spectrum
+/// view and the export, by written (ring) index: slots `first..first + len`, at most `cap`, the
+/// oldest dropped first. Columns may arrive out of order (the GPU path's levels come back 1–3
+/// frames late, after gap columns of later frames were placed): a slot not filled yet is empty.
+#[derive(Debug, Default)]
+struct ColumnHistory {
+    slots: VecDeque<Vec<f32>>,
+    first: u64,
+    cap: usize,
+}
+
+impl ColumnHistory {
+    /// Empty, starting at written index `first`, holding at most `cap` (≥ 1) columns.
+    fn new(first: u64, cap: usize) -> ColumnHistory {
+        ColumnHistory {
+            slots: VecDeque::new(),
+            first,
+            cap: cap.max(1),
+        }
+    }
+
+    /// One past the newest slot.
+    fn end(&self) -> u64 {
+        self.first + self.slots.len() as u64
+    }
+
+    /// Puts column `w`: fills its slot if held (a late arrival), appends it after empty slots for
+    /// any columns between, or ignores it if older than the oldest slot.
+    fn place(&mut self, w: u64, col: &[f32]) {
+        if w < self.first {
+            return;
+        }
+        if w < self.end() {
+            let slot = &mut self.slots[(w - self.first) as usize];
+            slot.clear();
+            slot.extend_from_slice(col);
+            return;
+        }
+        if w - self.end() >= self.cap as u64 {
+            self.slots.clear();
+            self.first = w;
+        }
+        while self.end() < w {
+            self.push(&[]);
+        }
+        self.push(col);
+    }
+
+    fn push(&mut self, col: &[f32]) {
+        let mut h = if self.slots.len() >= self.cap {
+            self.first += 1;
+            self.slots.pop_front().unwrap_or_default()
+        } else {
+            Vec::with_capacity(col.len())
+        };
+        h.clear();
+        h.extend_from_slice(col);
+        self.slots.push_back(h);
+    }
+
+    /// Column `w` if held and filled.
+    fn get(&self, w: u64) -> Option<&[f32]> {
+        let i = usize::try_from(w.checked_sub(self.first)?).ok()?;
+        self.slots
+            .get(i)
+            .map(Vec::as_slice)
+            .filter(|c| !c.is_empty())
+    }
+
+    /// Every slot, oldest first, with its written index (empty = not arrived).
+    fn iter(&self) -> impl Iterator<Item = (u64, &[f32])> + '_ {
+        (self.first..).zip(self.slots.iter().map(Vec::as_slice))
+    }
+}
+
+/// Readback tag id of a GPU batch copy: `cols` (16 bits), the written index of its first column
+/// (40 bits, all ones for "not written"), the history generation (8 bits).
+fn copy_tag(generation: u8, written: Option<u64>, cols: u32) -> u64 {
+    const NOT_WRITTEN: u64 = (1 << 40) - 1;
+    let w = written.map_or(NOT_WRITTEN, |w| w.min(NOT_WRITTEN - 1));
+    (u64::from(generation) << 56) | (w << 16) | u64::from(cols & 0xffff)
+}
+
+/// The parts of a [`copy_tag`]: (generation, written index of the first column, columns).
+fn copy_tag_parts(id: u64) -> (u8, Option<u64>, usize) {
+    let w = (id >> 16) & ((1 << 40) - 1);
+    (
+        (id >> 56) as u8,
+        (w != (1 << 40) - 1).then_some(w),
+        (id & 0xffff) as usize,
+    )
 }
 
 fn settings_from(cfg: &SceneConfig) -> Settings {
@@ -738,7 +836,7 @@ impl Analysis {
             write_groups_gpu,
             draw_groups,
             copy_pending: 0,
-            copies: 0,
+            copy_written: None,
         })
     }
 }
@@ -776,7 +874,7 @@ impl Scene for Spectrogram {
         }
         self.frame_capture = None;
         // After a long pause (scene hidden), analyse only the newest MAX_BATCH columns' worth.
-        let keep = MAX_BATCH as usize * hop + n;
+        let keep = (MAX_BATCH as usize - 1) * hop + n;
         let skip = self.scratch.len().saturating_sub(keep);
         self.samples_skipped += skip as u64;
         self.samples_total += self.scratch.len() as u64;
@@ -835,7 +933,8 @@ impl Scene for Spectrogram {
             }
         }
         // The newest column this frame ends at sample drained − pending − hop + N − 1 (pending =
-        // samples kept for the next column); its capture instant comes from the source's clock.
+        // samples kept for the next column); its capture instant comes from the source's clock,
+        // which counts dropped samples too (those before this frame's).
         if self.pending_cols > 0
             && let Some((delivered, at)) = self.source.sample_clock()
         {
@@ -843,11 +942,24 @@ impl Scene for Spectrogram {
                 FftOn::Cpu => self.a.cpu.pending() as u64,
                 FftOn::Gpu => self.a.tail.len() as u64,
             };
-            let end = (self.drained_total + n as u64).saturating_sub(pending + hop as u64 + 1);
+            let end = (self.drained_total + self.dropped_seen + n as u64)
+                .saturating_sub(pending + hop as u64 + 1);
             let behind = delivered.saturating_sub(end + 1);
             let sr = self.source.sample_rate().max(1) as f64;
             self.frame_capture =
                 at.checked_sub(std::time::Duration::from_secs_f64(behind as f64 / sr));
+        }
+        // Samples the source dropped (its ring overflowed, e.g. while the scene was hidden) are
+        // newer than the ones drained: a hole after them. The timeline steps over it and the STFT
+        // restarts after it, so later columns keep their true times.
+        let dropped = self.source.dropped();
+        let lost = dropped.saturating_sub(self.dropped_seen);
+        self.dropped_seen = dropped;
+        if lost > 0 {
+            self.gap_total += lost;
+            self.a.cpu.reset();
+            self.a.tail.clear();
+            self.next_start = self.drained_total + self.gap_total;
         }
         if self.gap_cols > 0 {
             // Gap columns replace this frame's columns (data resuming right after a gap is rare).
@@ -859,15 +971,17 @@ impl Scene for Spectrogram {
             self.pending_cols = self.gap_cols;
             self.pending_start = gap_start;
             let gap_col = vec![GAP_DB; bins];
-            for _ in 0..self.gap_cols {
-                self.push_history(&gap_col);
+            for j in 0..u64::from(self.gap_cols) {
+                let w = (!self.frozen).then_some(self.written + j);
+                self.push_history(&gap_col, w);
             }
         } else if self.a.settings.fft_on == FftOn::Cpu {
             // The history holds what the panel shows: the columns kept for this frame (the GPU
             // path's arrive through the readback).
             let pending = std::mem::take(&mut self.pending);
-            for col in pending.chunks_exact(bins) {
-                self.push_history(col);
+            for (j, col) in (0u64..).zip(pending.chunks_exact(bins)) {
+                let w = (!self.frozen).then_some(self.written + j);
+                self.push_history(col, w);
             }
             self.pending = pending;
         }
@@ -883,6 +997,10 @@ impl Scene for Spectrogram {
                     self.scene_time = 0.0;
                     self.drained_total = 0;
                     self.gap_total = 0;
+                    self.dropped_seen = self.source.dropped();
+                    self.next_start = 0;
+                    self.a.cpu.reset();
+                    self.a.tail.clear();
                     let settings = self.a.settings.clone();
                     if let Err(e) = self.apply_settings(gpu, settings) {
                         self.error = Some(e.to_string());
@@ -966,6 +1084,7 @@ impl Scene for Spectrogram {
                     gpu.queue
                         .write_buffer(f.input(), 0, bytemuck::cast_slice(&self.a.frames));
                     self.a.copy_pending = self.a.batch;
+                    self.a.copy_written = (self.write_cols > 0).then_some(self.written);
                 }
             }
         }
@@ -1206,9 +1325,7 @@ impl Scene for Spectrogram {
                 let col = shown_newest - back;
                 let t = self.column_time(col);
                 text = format!("{t:.3} s  {text}");
-                if col >= self.history_first
-                    && let Some(c) = self.history.get((col - self.history_first) as usize)
-                {
+                if let Some(c) = self.history.get(col) {
                     let sr = self.source.sample_rate() as f64;
                     let k = ((hz * self.a.settings.fft_size as f64 / sr).round() as usize)
                         .min(c.len().saturating_sub(1));
@@ -1251,17 +1368,43 @@ impl Scene for Spectrogram {
             );
         }
         // Time axis (bottom): seconds since the source started, newest shown column at the right.
+        // Each tick sits on the column whose centre time it labels, so columns that were never
+        // shown (a jump in time) move the labels with them; a tick time that falls in a jump is
+        // skipped.
         let shown_newest = self.written.saturating_sub(self.view_back);
         if shown_newest > 0 {
             let cps = self.columns_per_second();
-            let newest_t = self.column_time(shown_newest - 1);
-            let span = self.visible() as f64 / cps;
-            let t0 = newest_t - span;
-            let tstep = nice_step(span, (rect.width() / 110.0).max(2.0) as f64);
-            let mut t = (t0 / tstep).ceil() * tstep;
-            while t <= newest_t {
-                if t >= 0.0 {
-                    let x = rect.left() + ((t - t0) / span) as f32 * rect.width();
+            let v = u64::from(self.visible());
+            let w_hi = shown_newest - 1;
+            let w_lo = w_hi.saturating_sub(v - 1);
+            let (t_lo, t_hi) = (self.column_time(w_lo), self.column_time(w_hi));
+            let tstep = nice_step(v as f64 / cps, (rect.width() / 110.0).max(2.0) as f64);
+            // The first shown column whose centre is at or after time t.
+            let column_at = |t: f64| {
+                let (mut lo, mut hi) = (w_lo, w_hi + 1);
+                while lo < hi {
+                    let mid = lo + (hi - lo) / 2;
+                    if self.column_time(mid) < t {
+                        lo = mid + 1;
+                    } else {
+                        hi = mid;
+                    }
+                }
+                lo
+            };
+            let mut t = (t_lo / tstep).ceil() * tstep;
+            let mut last_x = f32::NEG_INFINITY;
+            while t <= t_hi {
+                let w = column_at(t);
+                let tw = self.column_time(w.min(w_hi));
+                if (tw - t).abs() > 1.0 / cps {
+                    // t falls in a jump: go on from the first column after it.
+                    t = ((tw / tstep).ceil() * tstep).max(t + tstep);
+                    continue;
+                }
+                let x = rect.right() - ((w_hi - w) as f64 / v as f64) as f32 * rect.width();
+                if t >= 0.0 && x - last_x > 40.0 {
+                    last_x = x;
                     painter.line_segment(
                         [
                             egui::pos2(x, rect.bottom()),
@@ -1379,11 +1522,10 @@ impl Scene for Spectrogram {
         if cols == 0 {
             return;
         }
-        self.a.copies += 1;
         let bytes = u64::from(cols) * self.a.bins as u64 * 4;
         let tag = Tag {
             kind,
-            id: (self.a.copies << 16) | u64::from(cols),
+            id: copy_tag(self.history_gen, self.a.copy_written, cols),
         };
         if !ring.copy_buffer(device, encoder, f.output_db(), 0, bytes, tag) {
             log::warn!("spectrogram: readback ring full; {cols} columns not kept for the readout");
@@ -1391,15 +1533,15 @@ impl Scene for Spectrogram {
     }
 
     fn readback_arrived(&mut self, arrived: &Arrived<'_>) {
-        let cols = (arrived.tag.id & 0xffff) as usize;
+        let (generation, written, cols) = copy_tag_parts(arrived.tag.id);
         let bins = self.a.bins;
-        // A copy made before the analysis settings changed has another bin count: dropped.
-        if bins == 0 || arrived.data.len() != cols * bins * 4 {
+        // A copy made before the analysis settings changed (or the history was reset): dropped.
+        if generation != self.history_gen || bins == 0 || arrived.data.len() != cols * bins * 4 {
             return;
         }
         let levels: Vec<f32> = bytemuck::pod_collect_to_vec(arrived.data);
-        for col in levels.chunks_exact(bins) {
-            self.push_history(col);
+        for (j, col) in levels.chunks_exact(bins).enumerate() {
+            self.push_history(col, written.map(|w| w + j as u64));
         }
     }
 
@@ -1593,12 +1735,10 @@ impl Spectrogram {
     fn draw_spectrum(&self, painter: &egui::Painter, rect: egui::Rect, axis: &FreqAxis) {
         let shown_newest = self.written.saturating_sub(self.view_back);
         // The newest shown column the CPU has (the GPU path's levels arrive 1–3 frames late).
-        let have = self.history_first + self.history.len() as u64;
         let col = shown_newest
-            .min(have)
+            .min(self.history.end())
             .checked_sub(1)
-            .filter(|c| *c >= self.history_first)
-            .and_then(|c| self.history.get((c - self.history_first) as usize));
+            .and_then(|c| self.history.get(c));
         let Some(col) = col else { return };
         let area = egui::Rect::from_min_max(
             egui::pos2(rect.left() + 60.0, rect.bottom() - rect.height() / 4.0),
@@ -1644,5 +1784,50 @@ impl Spectrogram {
             egui::FontId::proportional(11.0),
             egui::Color32::from_gray(200),
         );
+    }
+}
+
+#[cfg(test)]
+mod history_tests {
+    use super::{ColumnHistory, copy_tag, copy_tag_parts};
+
+    #[test]
+    fn late_columns_fill_their_slots_in_written_order() {
+        let mut h = ColumnHistory::new(10, 4);
+        // Frame A writes 10..12 (levels arrive late); frame B's gap columns 12..13 come first.
+        h.place(12, &[-1.0]);
+        h.place(13, &[-1.0]);
+        assert_eq!((h.first, h.end()), (10, 14));
+        assert_eq!(h.get(10), None);
+        h.place(10, &[1.0]);
+        h.place(11, &[2.0]);
+        let got: Vec<(u64, Vec<f32>)> = h.iter().map(|(w, c)| (w, c.to_vec())).collect();
+        assert_eq!(
+            got,
+            vec![
+                (10, vec![1.0]),
+                (11, vec![2.0]),
+                (12, vec![-1.0]),
+                (13, vec![-1.0])
+            ]
+        );
+        // At the cap the oldest goes; older than the oldest is ignored; far ahead restarts.
+        h.place(14, &[3.0]);
+        assert_eq!((h.first, h.end(), h.get(14)), (11, 15, Some(&[3.0][..])));
+        h.place(5, &[9.0]);
+        assert_eq!(h.first, 11);
+        h.place(100, &[4.0]);
+        assert_eq!((h.first, h.end(), h.get(100)), (100, 101, Some(&[4.0][..])));
+    }
+
+    #[test]
+    fn copy_tags_round_trip() {
+        for (g, w, c) in [
+            (0u8, Some(0u64), 1u32),
+            (255, Some((1 << 40) - 2), 512),
+            (7, None, 3),
+        ] {
+            assert_eq!(copy_tag_parts(copy_tag(g, w, c)), (g, w, c as usize));
+        }
     }
 }
