@@ -1392,18 +1392,26 @@ impl Scene for Spectrogram {
                 }
                 lo
             };
-            let mut t = (t_lo / tstep).ceil() * tstep;
+            // The panel's left edge, when fewer columns than it spans were written yet.
+            let t_left = t_lo - (v - 1 - (w_hi - w_lo)) as f64 / cps;
+            let mut t = (t_left.max(0.0) / tstep).ceil() * tstep;
             let mut last_x = f32::NEG_INFINITY;
+            let x_of = |w: u64| rect.right() - ((w_hi - w) as f64 / v as f64) as f32 * rect.width();
             while t <= t_hi {
                 let w = column_at(t);
-                let tw = self.column_time(w.min(w_hi));
-                if (tw - t).abs() > 1.0 / cps {
-                    // t falls in a jump: go on from the first column after it.
-                    t = ((tw / tstep).ceil() * tstep).max(t + tstep);
-                    continue;
-                }
-                let x = rect.right() - ((w_hi - w) as f64 / v as f64) as f32 * rect.width();
-                if t >= 0.0 && x - last_x > 40.0 {
+                let x = if t < t_lo {
+                    // Before the oldest shown column: one hop per column, as far as the panel.
+                    x_of(w_lo) - ((t_lo - t) * cps / v as f64) as f32 * rect.width()
+                } else {
+                    let tw = self.column_time(w.min(w_hi));
+                    if (tw - t).abs() > 1.0 / cps {
+                        // t falls in a jump: go on from the first column after it.
+                        t = ((tw / tstep).ceil() * tstep).max(t + tstep);
+                        continue;
+                    }
+                    x_of(w)
+                };
+                if t >= 0.0 && x >= rect.left() && x - last_x > 40.0 {
                     last_x = x;
                     painter.line_segment(
                         [
