@@ -35,16 +35,16 @@ pub struct Cli {
 
     /// Channel analysed, for live input and files: `mix` (mean of all channels), or a channel
     /// number N starting at 1 (`left` = 1, `right` = 2).
-    #[arg(long, default_value = "mix", value_name = "mix|N", value_parser = parse_audio_channel)]
+    #[arg(long, default_value = "mix", value_name = "mix|N", value_parser = parse_audio_channel, allow_negative_numbers = true)]
     pub audio_channel: ChannelChoice,
 
     /// Spectrogram FFT size in samples: a power of two from 256 to 32768.
-    #[arg(long, default_value_t = crate::audio::stft::DEFAULT_FFT_SIZE, value_name = "N", value_parser = parse_fft_size)]
+    #[arg(long, default_value_t = crate::audio::stft::DEFAULT_FFT_SIZE, value_name = "N", value_parser = parse_fft_size, allow_negative_numbers = true)]
     pub fft_size: usize,
 
     /// Spectrogram hop between columns in samples: 1 up to the FFT size (overlap = N − hop).
     /// Default: a quarter of the FFT size (75 % overlap; 512 for the default 2048).
-    #[arg(long, value_name = "N", value_parser = parse_hop)]
+    #[arg(long, value_name = "N", value_parser = parse_hop, allow_negative_numbers = true)]
     pub hop: Option<usize>,
 
     /// Spectrogram analysis window (levels read in dBFS whichever is chosen).
