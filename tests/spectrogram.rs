@@ -54,6 +54,22 @@ fn run(tag: &str, extra: &[&str]) -> (Vec<Vec<String>>, Vec<u8>, serde_json::Val
     (rows, read_png(&png), report)
 }
 
+/// A mono 32-bit float WAV of `len` samples at `sr` Hz, sample i = `signal(i / sr)`.
+fn write_wav(path: &Path, sr: u32, len: usize, signal: impl Fn(f64) -> f64) {
+    let spec = hound::WavSpec {
+        channels: 1,
+        sample_rate: sr,
+        bits_per_sample: 32,
+        sample_format: hound::SampleFormat::Float,
+    };
+    let mut w = hound::WavWriter::create(path, spec).unwrap();
+    for i in 0..len {
+        w.write_sample(signal(i as f64 / f64::from(sr)) as f32)
+            .unwrap();
+    }
+    w.finalize().unwrap();
+}
+
 fn read_png(path: &Path) -> Vec<u8> {
     let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(path).unwrap()));
     let mut reader = decoder.read_info().unwrap();
@@ -137,23 +153,13 @@ fn exported_times_stay_true_when_columns_are_skipped() {
     let sr = 48_000u32;
     let onset = 0.3f64;
     let wav = tmp("step.wav");
-    let spec = hound::WavSpec {
-        channels: 1,
-        sample_rate: sr,
-        bits_per_sample: 32,
-        sample_format: hound::SampleFormat::Float,
-    };
-    let mut w = hound::WavWriter::create(&wav, spec).unwrap();
-    for i in 0..(sr as usize / 2) {
-        let t = i as f64 / f64::from(sr);
-        let v = if t < onset {
+    write_wav(&wav, sr, sr as usize / 2, |t| {
+        if t < onset {
             0.0
         } else {
             0.5 * (std::f64::consts::TAU * 1000.0 * t).sin()
-        };
-        w.write_sample(v as f32).unwrap();
-    }
-    w.finalize().unwrap();
+        }
+    });
     let n = 1024usize;
     let half = n as f64 / 2.0 / f64::from(sr);
     for (hop, on) in [("1", "gpu"), ("1", "cpu"), ("64", "gpu")] {
@@ -220,18 +226,9 @@ fn exported_times_stay_true_when_columns_are_skipped() {
 #[test]
 fn truncated_file_warning_is_in_the_report() {
     let wav = tmp("cut.wav");
-    let spec = hound::WavSpec {
-        channels: 1,
-        sample_rate: 48_000,
-        bits_per_sample: 16,
-        sample_format: hound::SampleFormat::Int,
-    };
-    let mut w = hound::WavWriter::create(&wav, spec).unwrap();
-    for i in 0..48_000 {
-        let v = 0.5 * (std::f64::consts::TAU * 1000.0 * i as f64 / 48_000.0).sin();
-        w.write_sample((v * 32767.0) as i16).unwrap();
-    }
-    w.finalize().unwrap();
+    write_wav(&wav, 48_000, 48_000, |t| {
+        0.5 * (std::f64::consts::TAU * 1000.0 * t).sin()
+    });
     let mut bytes = std::fs::read(&wav).unwrap();
     bytes.truncate(bytes.len() * 3 / 4);
     std::fs::write(&wav, &bytes).unwrap();

@@ -240,8 +240,8 @@ pub struct Spectrogram {
     /// columns, one hop apart).
     pending_start: u64,
     /// Written-column index → stream position, as (first written index, start of that column)
-    /// per frame that wrote columns; columns within a frame are one hop apart. Older entries than
-    /// the ring holds are dropped.
+    /// wherever the timeline jumps (the first frame, skipped columns, gaps, restarts); columns
+    /// between entries are one hop apart. Entries older than the ring holds are dropped.
     starts: VecDeque<(u64, u64)>,
     /// Capture instant of the newest sample of the newest column written this frame.
     frame_capture: Option<std::time::Instant>,
@@ -580,14 +580,7 @@ impl Spectrogram {
     fn push_history(&mut self, col: &[f32], written: Option<u64>) {
         // Metrics: the last second.
         let keep_recent = self.columns_per_second().ceil().max(1.0) as usize;
-        let mut r = if self.recent.len() >= keep_recent {
-            self.recent.pop_front().unwrap_or_default()
-        } else {
-            Vec::with_capacity(col.len())
-        };
-        r.clear();
-        r.extend_from_slice(col);
-        self.recent.push_back(r);
+        push_recycled(&mut self.recent, keep_recent, col);
         self.dominant_cache.set(None);
         for (p, v) in self.peak_hold.iter_mut().zip(col) {
             *p = p.max(*v);
@@ -661,15 +654,9 @@ impl ColumnHistory {
     }
 
     fn push(&mut self, col: &[f32]) {
-        let mut h = if self.slots.len() >= self.cap {
+        if push_recycled(&mut self.slots, self.cap, col) {
             self.first += 1;
-            self.slots.pop_front().unwrap_or_default()
-        } else {
-            Vec::with_capacity(col.len())
-        };
-        h.clear();
-        h.extend_from_slice(col);
-        self.slots.push_back(h);
+        }
     }
 
     /// Column `w` if held and filled.
@@ -685,6 +672,21 @@ impl ColumnHistory {
     fn iter(&self) -> impl Iterator<Item = (u64, &[f32])> + '_ {
         (self.first..).zip(self.slots.iter().map(Vec::as_slice))
     }
+}
+
+/// Appends a copy of `col` to `queue`, first dropping the oldest entry (its allocation reused)
+/// when `queue` already holds `cap`; returns whether one was dropped.
+fn push_recycled(queue: &mut VecDeque<Vec<f32>>, cap: usize, col: &[f32]) -> bool {
+    let dropped = queue.len() >= cap;
+    let mut v = if dropped {
+        queue.pop_front().unwrap_or_default()
+    } else {
+        Vec::with_capacity(col.len())
+    };
+    v.clear();
+    v.extend_from_slice(col);
+    queue.push_back(v);
+    dropped
 }
 
 /// Readback tag id of a GPU batch copy: `cols` (16 bits), the written index of its first column
@@ -1101,7 +1103,14 @@ impl Scene for Spectrogram {
             self.a
                 .write_params
                 .write(&gpu.device, &gpu.queue, frame.frame, bytemuck::bytes_of(&p));
-            self.starts.push_back((self.written, self.pending_start));
+            // A new entry only where the columns do not continue one hop on from the last one.
+            let hop = self.a.settings.hop as u64;
+            let continues = self.starts.back().is_some_and(|&(first, start)| {
+                start + (self.written - first) * hop == self.pending_start
+            });
+            if !continues {
+                self.starts.push_back((self.written, self.pending_start));
+            }
             self.written += self.write_cols as u64;
             // Keep the entries the ring still shows (the newest one always).
             let oldest = self.written.saturating_sub(self.a.ring_width as u64);
