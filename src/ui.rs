@@ -106,9 +106,6 @@ pub fn menu_bar(deck: &mut Deck, ui: &mut egui::Ui, switch: &mut Option<usize>) 
     deck.compare.show(ui.ctx());
 }
 
-/// The overlay in the scene's top-right corner: FPS and live percentiles (HDR histogram of every
-/// frame since the last reset), per-pass GPU bars, a frame-time graph of the last frames and a
-/// histogram of them.
 /// Where the stats overlay goes in the scene rectangle `rect` (points): 330 × 150 at the top
 /// right with an 8-point margin; in a scene narrower than 346 points it is as wide as the scene
 /// allows and starts 8 points from its left edge (labels first), never under the side panel.
@@ -120,6 +117,9 @@ pub fn overlay_area(rect: egui::Rect) -> egui::Rect {
     )
 }
 
+/// The overlay in the scene's top-right corner ([`overlay_area`]): FPS and live percentiles (HDR
+/// histogram of every frame since the last reset), per-pass GPU bars, a frame-time graph of the
+/// last frames and a histogram of them.
 pub fn stats_overlay(deck: &Deck, painter: &egui::Painter, rect: egui::Rect) {
     // Kept to the top 160 px so the scene below stays visible (tests compare it).
     let area = overlay_area(rect);
