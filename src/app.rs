@@ -177,6 +177,7 @@ impl App {
             self.cli.capture_duration,
         );
         deck.set_overlay(!self.cli.no_overlay);
+        deck.memory = crate::stats::memory::MemoryTrack::new(self.cli.memory_warmup_frames);
         let egui = egui_winit::State::new(
             deck.egui_ctx().clone(),
             egui::ViewportId::ROOT,
