@@ -807,3 +807,49 @@ fn wav_24_bit_cut_mid_frame_warns_with_real_durations() {
         "{w}"
     );
 }
+
+/// G.711 A-law code → 16-bit linear value (the ITU reference `alaw2linear`).
+fn alaw_to_linear(code: u8) -> i16 {
+    let a = code ^ 0x55;
+    let mut t = i32::from(a & 0x0F) << 4;
+    let seg = (a & 0x70) >> 4;
+    if seg == 0 {
+        t += 8;
+    } else {
+        t = (t + 0x108) << (seg - 1);
+    }
+    (if a & 0x80 != 0 { t } else { -t }) as i16
+}
+
+/// A-law (tag 6) with the 16-byte `fmt ` chunk many writers use (symphonia alone wants 18) and
+/// with the 18-byte one: every code decodes to its G.711 value / 32768.
+#[test]
+fn wav_alaw_with_16_and_18_byte_fmt() {
+    let codes: Vec<u8> = (0..=255u8).collect();
+    let expected: Vec<f32> = codes
+        .iter()
+        .map(|&c| f32::from(alaw_to_linear(c)) / 32768.0)
+        .collect();
+    for fmt_len in [16u32, 18] {
+        let mut v = b"RIFF".to_vec();
+        v.extend_from_slice(&(4 + 8 + fmt_len + 8 + 256).to_le_bytes());
+        v.extend_from_slice(b"WAVEfmt ");
+        v.extend_from_slice(&fmt_len.to_le_bytes());
+        v.extend_from_slice(&6u16.to_le_bytes()); // WAVE_FORMAT_ALAW
+        v.extend_from_slice(&1u16.to_le_bytes());
+        v.extend_from_slice(&8000u32.to_le_bytes());
+        v.extend_from_slice(&8000u32.to_le_bytes());
+        v.extend_from_slice(&1u16.to_le_bytes());
+        v.extend_from_slice(&8u16.to_le_bytes());
+        if fmt_len == 18 {
+            v.extend_from_slice(&0u16.to_le_bytes());
+        }
+        v.extend_from_slice(b"data");
+        v.extend_from_slice(&256u32.to_le_bytes());
+        v.extend_from_slice(&codes);
+        let d = decode_bytes(&format!("alaw-{fmt_len}.wav"), &v);
+        assert_eq!(d.codec, "pcm_alaw", "{fmt_len}");
+        assert_eq!(d.samples, expected, "fmt {fmt_len}");
+        assert!(d.warning.is_none(), "{:?}", d.warning);
+    }
+}

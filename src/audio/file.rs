@@ -10,11 +10,24 @@
 //! playback starts (a 5-minute 44.1 kHz stereo MP3 takes well under a second in release builds),
 //! which makes seeking, looping and fast analysis trivial and keeps the frame loop free of I/O.
 //!
+//! **WAV headers as players read them.** symphonia's WAV reader is strict (it refuses a RIFF
+//! size 8 bytes short, or `WAVE_FORMAT_EXTENSIBLE` whose cbSize is not exactly 22), so a file
+//! that starts `RIFF....WAVE` is first read here, leniently: the RIFF size is ignored, a data
+//! size of 0 or 0xFFFFFFFF (streamed) means "to the end of the file", one past the end reads what
+//! is there, `fmt ` chunks of 16, 18, 40 or any other size ≥ 16 are read for what they must
+//! hold, `WAVE_FORMAT_EXTENSIBLE` takes any cbSize ≥ 22. The file is then rewritten in memory in
+//! canonical form (true sizes, a normalised `fmt `, whole frames only) and decoded by symphonia
+//! (see `repair_wav` for every rule). A header that cannot be read even so is
+//! [`AudioError::MalformedWav`], one line naming the file and the problem.
+//!
 //! **Damaged files.** Decoding keeps what it can: a packet that fails to decode is skipped
 //! (counted), and reading stops at the first container error or unexpected end of file. If
 //! anything was decoded the file opens with a one-line [`DecodedFile::warning`] ("truncated:
-//! decoded 0.50 s of the 2.00 s the header declares", "3 packets could not be decoded and were
-//! skipped", ...); if nothing was, the result is an error naming the file.
+//! decoded 0.5 s (4000 frames) of the 2.00 s (16000 frames) the header declares; the last frame
+//! is cut (4 of its 6 bytes present) and was dropped", "the data ends inside a frame (1 of its 3
+//! bytes present) after 0.25 s (2000 frames); that frame was dropped", "3 packets could not be
+//! decoded and were skipped", ...; durations to three significant digits with the exact frame
+//! count); if nothing was, the result is an error naming the file.
 
 use std::io::{Cursor, Read, Seek, SeekFrom};
 use std::path::Path;
@@ -64,7 +77,8 @@ impl DecodedFile {
 /// # Errors
 ///
 /// Each naming the path: [`AudioError::FileNotFound`], [`AudioError::FileRead`],
-/// [`AudioError::EmptyFile`], [`AudioError::UnsupportedFormat`] (no reader recognises it, no
+/// [`AudioError::EmptyFile`], [`AudioError::MalformedWav`] (a RIFF/WAVE header that cannot be
+/// read even leniently), [`AudioError::UnsupportedFormat`] (no reader recognises it, no
 /// audio track, or an unsupported codec), [`AudioError::ZeroChannels`],
 /// [`AudioError::ZeroSampleRate`], [`AudioError::Decode`] (recognised, but not one sample could
 /// be decoded), [`AudioError::NoSamples`] (decodes cleanly to nothing).
