@@ -305,7 +305,6 @@ pub fn decode_file(path: &Path) -> Result<DecodedFile, AudioError> {
                 )
             });
         }
-        debug_assert_eq!(w.sample_rate, sample_rate);
     }
     if partial_samples > 0 {
         notes.push(format!(
@@ -381,8 +380,6 @@ struct RepairedWav {
     partial: u64,
     /// Whether the data chunk declared more bytes than the file holds.
     overrun: bool,
-    /// Sample rate from the `fmt ` chunk, Hz (for the durations in the notes).
-    sample_rate: u32,
 }
 
 /// Whether `id` looks like a RIFF chunk id (four printable ASCII bytes).
@@ -570,7 +567,6 @@ fn repair_wav(file: &[u8], path: &Path) -> Result<RepairedWav, AudioError> {
         block,
         partial,
         overrun: declared > available,
-        sample_rate,
     })
 }
 
