@@ -206,6 +206,16 @@ pub enum AudioError {
         /// What the decoder said.
         reason: String,
     },
+    /// A RIFF/WAVE file whose chunks cannot be read even leniently (see
+    /// [`file::decode_file`]): no `fmt ` or `data` chunk, a chunk past the end of the file, a
+    /// `fmt ` chunk too short for its format.
+    #[error("audio file '{}': malformed WAV header: {reason}", .path.display())]
+    MalformedWav {
+        /// The path as given.
+        path: PathBuf,
+        /// What is wrong, one line.
+        reason: String,
+    },
     /// The file was recognised but not one sample could be decoded from it.
     #[error("audio file '{}': nothing could be decoded: {reason}", .path.display())]
     Decode {
@@ -1014,6 +1024,18 @@ impl AudioSource {
                 generator: Generator::File { samples, .. },
                 ..
             } => Some(samples.len() as f64 / f64::from(self.sample_rate)),
+            _ => None,
+        }
+    }
+
+    /// Length of a file source in samples per channel (what the ring receives from it: the
+    /// mono mix or the chosen channel); `None` for live and synthetic sources.
+    pub fn file_samples(&self) -> Option<usize> {
+        match &self.feed {
+            Feed::Clocked {
+                generator: Generator::File { samples, .. },
+                ..
+            } => Some(samples.len()),
             _ => None,
         }
     }

@@ -256,6 +256,8 @@ pub struct Spectrogram {
     seek_ui: Option<f64>,
     /// A source change asked for in the UI, applied in `prepare` (which has the GPU).
     reopen_request: Option<(AudioSelection, AudioOptions)>,
+    /// The [`Spectrogram::short_file_notice`] last logged, so each is logged once.
+    short_notice_logged: Option<String>,
 }
 
 impl Spectrogram {
@@ -400,6 +402,7 @@ impl Spectrogram {
             width_px: 1,
             settings_ui: settings,
             error: None,
+            short_notice_logged: None,
             dominant_cache: std::cell::Cell::new(None),
             options: AudioOptions::default(),
             drained_total: 0,
@@ -1027,6 +1030,15 @@ impl Scene for Spectrogram {
                 }
             }
         }
+        // A file shorter than the FFT never makes a column: said once in the log (the panel,
+        // the overlay and the report show it while it holds).
+        let short = self.short_file_notice();
+        if short != self.short_notice_logged {
+            if let Some(n) = &short {
+                log::warn!("{n}");
+            }
+            self.short_notice_logged = short;
+        }
         if self.lut_dirty {
             gpu.queue.write_buffer(
                 &self.lut,
@@ -1175,7 +1187,7 @@ impl Scene for Spectrogram {
     fn ui(&mut self, ui: &mut egui::Ui) {
         ui.heading("Spectrogram");
         self.source_ui(ui);
-        if let Some(n) = self.source.notice() {
+        if let Some(n) = self.notice() {
             ui.colored_label(egui::Color32::YELLOW, n);
         }
         if let Some(e) = self.source.stream_error() {
@@ -1453,11 +1465,11 @@ impl Scene for Spectrogram {
                 ),
             );
         }
-        if let Some(n) = self.source.notice() {
+        if let Some(n) = self.notice() {
             label(
                 rect.center_top() + egui::vec2(0.0, 28.0),
                 egui::Align2::CENTER_TOP,
-                n.to_string(),
+                n,
             );
         }
         if self.show_spectrum {
@@ -1482,7 +1494,7 @@ impl Scene for Spectrogram {
         serde_json::json!({
             "source": self.source.kind(),
             "source_label": self.source.label(),
-            "notice": self.source.notice(),
+            "notice": self.notice(),
             "warning": self.source.warning(),
             "sample_rate": self.source.sample_rate(),
             "fft_size": self.a.settings.fft_size,
@@ -1577,6 +1589,40 @@ impl Scene for Spectrogram {
             log::info!("spectrogram: wrote {rows} columns to {}", path.display());
         }
         Ok(())
+    }
+}
+
+impl Spectrogram {
+    /// Set while the source is a file (not looping) with fewer samples per channel than the FFT
+    /// size N, so no column can ever be made: "the audio file has K samples and the FFT needs
+    /// N: no spectrogram column can be made (loop the file, or choose an FFT size of P or
+    /// less)", P being the largest FFT size ≤ K (that part left out when K < the smallest size).
+    fn short_file_notice(&self) -> Option<String> {
+        let k = self.source.file_samples()?;
+        let n = self.a.settings.fft_size;
+        if k >= n || self.source.looping() {
+            return None;
+        }
+        let samples = if k == 1 { "sample" } else { "samples" };
+        let fix = if k >= stft::MIN_FFT_SIZE {
+            let p = 1usize << k.ilog2();
+            format!("loop the file, or choose an FFT size of {p} or less")
+        } else {
+            "loop the file".to_string()
+        };
+        Some(format!(
+            "the audio file has {k} {samples} and the FFT needs {n}: no spectrogram column can \
+             be made ({fix})"
+        ))
+    }
+
+    /// The source's notice ([`AudioSource::notice`]) and the short-file notice, joined by "; ".
+    fn notice(&self) -> Option<String> {
+        match (self.source.notice(), self.short_file_notice()) {
+            (Some(a), Some(b)) => Some(format!("{a}; {b}")),
+            (Some(a), None) => Some(a.to_string()),
+            (None, b) => b,
+        }
     }
 }
 
