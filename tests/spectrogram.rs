@@ -304,3 +304,42 @@ fn file_shorter_than_the_fft_gives_a_notice() {
     assert!(s["notice"].is_null(), "{:?}", s["notice"]);
     assert_eq!(s["columns"].as_u64(), Some(1));
 }
+
+/// Samples dropped before the STFT (more than 512 columns' worth in one frame) count as skipped
+/// columns: at N = 256, hop 1, each 1/60 s frame brings 800 samples of the 48 kHz synthetic
+/// source, 767 of which are analysed (512 columns), so an uninterrupted STFT's
+/// `floor((S − N) / hop) + 1` columns minus the 512 shown a frame were skipped.
+#[test]
+fn columns_skipped_counts_samples_skipped_before_the_stft() {
+    for on in ["gpu", "cpu"] {
+        let tag = format!("skip-samples-{on}");
+        let (rows, _, report) = run(
+            &tag,
+            &[
+                "--audio",
+                "synthetic",
+                "--fft-size",
+                "256",
+                "--hop",
+                "1",
+                "--fft-on",
+                on,
+            ],
+        );
+        let s = &report["scenes"]["spectrogram"];
+        let samples = s["samples"].as_u64().unwrap();
+        assert_eq!(samples, 60 * 800, "{tag}: {s}");
+        assert!(s["samples_skipped"].as_u64().unwrap() > 0, "{tag}: {s}");
+        let uninterrupted = (samples - 256) + 1;
+        // Every analysed column is shown (512 a frame, none over the batch limit); the export
+        // keeps the newest ring's worth of them.
+        let shown = s["columns"].as_u64().unwrap();
+        assert_eq!(shown, 60 * 512, "{tag}: {s}");
+        assert_eq!((rows.len() - 1) as u64, s["ring_columns"].as_u64().unwrap());
+        assert_eq!(
+            s["columns_skipped"].as_u64().unwrap(),
+            uninterrupted - shown,
+            "{tag}: {s}"
+        );
+    }
+}

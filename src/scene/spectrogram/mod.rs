@@ -885,9 +885,18 @@ impl Scene for Spectrogram {
         self.samples_total += self.scratch.len() as u64;
         if gap > 0 || skip > 0 {
             // The STFT restarts at the first sample analysed (stream position base + skip).
+            let restart = drained_before + self.gap_total + skip as u64;
+            if skip > 0 {
+                // Columns an uninterrupted STFT would have started between the next column's
+                // position and the restart (the gap's own columns are drawn as gap columns).
+                self.columns_skipped += restart
+                    .saturating_sub(gap)
+                    .saturating_sub(self.next_start)
+                    .div_ceil(hop as u64);
+            }
             self.a.cpu.reset();
             self.a.tail.clear();
-            self.next_start = drained_before + self.gap_total + skip as u64;
+            self.next_start = restart;
         }
         let bins = self.a.bins;
         let hop64 = hop as u64;
@@ -1577,11 +1586,11 @@ impl Scene for Spectrogram {
     fn finish(&mut self, _gpu: &Gpu) -> Result<(), SceneError> {
         if self.columns_skipped > 0 {
             log::warn!(
-                "spectrogram: {} of {} columns were analysed but not shown (more than {MAX_BATCH} \
-                 new columns in one frame, or a backlog after a pause); the export has rows for the \
-                 shown columns only, each at its own time",
+                "spectrogram: {} columns were skipped, not shown (more than {MAX_BATCH} new columns \
+                 in one frame, or a backlog after a pause); {} were shown; the export has rows for \
+                 the shown columns only, each at its own time",
                 self.columns_skipped,
-                self.columns_total
+                self.written
             );
         }
         if let Some(path) = self.a.settings.export_csv.clone() {
