@@ -988,12 +988,16 @@ impl Deck {
             .unwrap_or(base)
     }
 
-    fn toast(&mut self, msg: String) {
+    /// Shows `msg` on the scene for a few seconds (a toast).
+    pub fn toast(&mut self, msg: String) {
         self.toast = Some((msg, Instant::now()));
     }
 
     /// (Re)creates the scene texture when the wanted pixel size changes.
     fn ensure_target(&mut self, gpu: &Gpu, px: (u32, u32)) {
+        // Never larger than the adapter allows (the output is clamped the same way).
+        let max = gpu.device.limits().max_texture_dimension_2d;
+        let px = (px.0.min(max), px.1.min(max));
         if self.target.is_some() && (self.target_px == px || px == (1, 1)) {
             return;
         }
