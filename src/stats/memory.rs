@@ -26,6 +26,13 @@ impl ProcessMemory {
         ProcessMemory::parse(&text)
     }
 
+    /// Resets the peak (`VmHWM`) to the current RSS by writing `5` to `/proc/self/clear_refs`
+    /// (Linux 4.0+, `proc(5)`), so that a later [`read`](ProcessMemory::read) gives the peak of
+    /// what ran since. Returns false where that is not possible.
+    pub fn reset_peak() -> bool {
+        std::fs::write("/proc/self/clear_refs", "5").is_ok()
+    }
+
     /// Parses the `VmRSS:` and `VmHWM:` lines of a `/proc/PID/status` text (values in kB).
     pub fn parse(status: &str) -> Option<ProcessMemory> {
         let field = |name: &str| {
