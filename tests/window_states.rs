@@ -78,6 +78,7 @@ impl Desktop {
             .stderr(Stdio::piped())
             .spawn()
             .expect("start vizdeck");
+        let mut child = child;
         let start = Instant::now();
         let pid = child.id().to_string();
         loop {
@@ -87,10 +88,11 @@ impl Desktop {
                 std::thread::sleep(Duration::from_secs(3));
                 return (child, w.to_string());
             }
-            assert!(
-                start.elapsed() < Duration::from_secs(60),
-                "no window after 60 s"
-            );
+            if start.elapsed() > Duration::from_secs(60) {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("no window after 60 s");
+            }
             std::thread::sleep(Duration::from_millis(200));
         }
     }
