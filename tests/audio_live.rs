@@ -691,9 +691,16 @@ fn vizdeck_resumes_audio_after_sigstop_sigcont() {
         "dominant of the last second {hz} Hz, expected the 2 kHz played after SIGCONT: {m}"
     );
     let rc = &m["reconnect"];
+    if rc["losses"].as_u64() == Some(0) {
+        // Not every stop ends the stream (most do, with this buffer): then the data check above
+        // is all there is to check.
+        eprintln!("the stop did not disconnect the stream this time: nothing was reopened");
+        let _ = std::fs::remove_dir_all(&dir);
+        return;
+    }
     assert!(
         rc["reopens"].as_u64().unwrap_or(0) >= 1,
-        "the stream was not lost and reopened (did the stop disconnect it?): {rc}"
+        "the stream was lost and not reopened: {rc}"
     );
     let reopened = rc["last_reopen_unix_ms"].as_f64().unwrap();
     assert!(reopened > t_cont - 1.0, "reopened before SIGCONT? {rc}");
