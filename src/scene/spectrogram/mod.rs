@@ -1023,6 +1023,13 @@ impl Scene for Spectrogram {
                 Err(e) => self.error = Some(e.to_string()),
             }
         }
+        if self.source.take_rate_changed() {
+            // A reconnection opened the device at another rate: the analysis follows it.
+            let settings = self.a.settings.clone();
+            if let Err(e) = self.apply_settings(gpu, settings) {
+                self.error = Some(e.to_string());
+            }
+        }
         if let Some(s) = self.seek_ui.take() {
             self.source.seek(s);
             self.a.cpu.reset();
@@ -1526,6 +1533,7 @@ impl Scene for Spectrogram {
                 serde_json::json!({ "last": last, "p50": p50, "p99": p99, "n": self.latencies.len() })
             }),
             "ring_rows": self.a.rows,
+            "reconnect": self.reconnect_metrics(),
         })
     }
 
@@ -1623,6 +1631,31 @@ impl Spectrogram {
             "the audio file has {k} {samples} and the FFT needs {n}: no spectrogram column can \
              be made ({fix})"
         ))
+    }
+
+    /// The live source's automatic reconnection, for the report: `losses`, `reopens`,
+    /// `reconnecting` (now), `last_reopen_unix_ms` and `first_data_after_reopen_unix_ms`
+    /// (wall clock, ms since the Unix epoch), `samples_since_reopen`, `last_outage_s` (from the
+    /// loss being noticed to the reopen) and `last_loss` (why). `null` for clocked sources.
+    fn reconnect_metrics(&self) -> serde_json::Value {
+        if self.source.kind() != "live" {
+            return serde_json::Value::Null;
+        }
+        let st = self.source.reopen_stats();
+        let ms = |t: Option<std::time::SystemTime>| {
+            t.and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .map(|d| d.as_secs_f64() * 1e3)
+        };
+        serde_json::json!({
+            "losses": st.losses,
+            "reopens": st.reopens,
+            "reconnecting": self.source.reconnecting(),
+            "last_reopen_unix_ms": ms(st.last_reopen),
+            "first_data_after_reopen_unix_ms": ms(st.first_data_after_reopen),
+            "samples_since_reopen": st.samples_since_reopen,
+            "last_outage_s": st.last_outage_s,
+            "last_loss": st.last_loss,
+        })
     }
 
     /// The source's notice ([`AudioSource::notice`]) and the short-file notice, joined by "; ".
