@@ -206,8 +206,16 @@ fn epoch_seconds_with_microsecond_steps_keep_their_spacing() {
 fn time_cells_parse_exactly_to_nanoseconds() {
     use TimeUnit::*;
     let cases: &[(&str, TimeUnit, Option<i64>)] = &[
-        ("1700000000.000001", Seconds, Some(1_700_000_000_000_001_000)),
-        ("1700000000.123456789", Seconds, Some(1_700_000_000_123_456_789)),
+        (
+            "1700000000.000001",
+            Seconds,
+            Some(1_700_000_000_000_001_000),
+        ),
+        (
+            "1700000000.123456789",
+            Seconds,
+            Some(1_700_000_000_123_456_789),
+        ),
         ("-2.5", Seconds, Some(-2_500_000_000)),
         ("+1.5e3", Millis, Some(1_500_000_000)),
         ("17E8", Seconds, Some(1_700_000_000_000_000_000)),

@@ -3,7 +3,9 @@
 
 use std::time::{Duration, Instant};
 
-use vizdeck::series::{CatchUp, Pacing, SeriesError, SeriesSelection, SeriesSource, Store, SynthKind};
+use vizdeck::series::{
+    CatchUp, Pacing, SeriesError, SeriesSelection, SeriesSource, Store, SynthKind,
+};
 
 fn synthetic(series: usize, rate_hz: f64, seed: u64) -> SeriesSelection {
     kind_of(SynthKind::Walk, series, rate_hz, seed)

@@ -64,7 +64,10 @@ fn isolated_samples_between_gaps_are_marked_in_dense_series() {
         vec![(0.0, 1.0), (500.0, 1.0), (701.0, 1.0)]
     );
     // A view starting at 500: the gap before it (outside the view) still counts.
-    assert_eq!(marks(&s, 500.0, 1500.0, 200), vec![(500.0, 1.0), (701.0, 1.0)]);
+    assert_eq!(
+        marks(&s, 500.0, 1500.0, 200),
+        vec![(500.0, 1.0), (701.0, 1.0)]
+    );
     // A view ending at 701 (exclusive) and one starting just after: neither holds 701.
     assert_eq!(marks(&s, 600.0, 701.0, 50), vec![]);
     assert_eq!(marks(&s, 2001.0, 9000.0, 50), vec![(2001.0, 1.0)]);

@@ -32,10 +32,8 @@ fn scene_of(gpu: &Gpu, tag: &str, contents: &str) -> TimeSeries {
 }
 
 fn scene_sized(gpu: &Gpu, tag: &str, contents: &str, size: (u32, u32)) -> TimeSeries {
-    let path = std::env::temp_dir().join(format!(
-        "vizdeck-notices-{}-{tag}.csv",
-        std::process::id()
-    ));
+    let path =
+        std::env::temp_dir().join(format!("vizdeck-notices-{}-{tag}.csv", std::process::id()));
     std::fs::write(&path, contents).unwrap();
     let src = SeriesSource::open(&SeriesSelection::Csv(path.clone()), Pacing::Driven).unwrap();
     std::fs::remove_file(&path).ok();
@@ -59,7 +57,10 @@ fn clamped_values_are_noticed_and_the_axis_spans_them() {
     assert_eq!(m["notices"].as_array().map(Vec::len), Some(1));
     // The axis spans ±f32::MAX (not a fallback of −1…1).
     let v = scene.view().unwrap();
-    assert!(v.lo <= -(f32::MAX as f64) && v.hi >= f32::MAX as f64, "{v:?}");
+    assert!(
+        v.lo <= -(f32::MAX as f64) && v.hi >= f32::MAX as f64,
+        "{v:?}"
+    );
     assert!(v.lo.is_finite() && v.hi.is_finite());
 }
 

@@ -1014,8 +1014,7 @@ impl CsvLayout {
                             format!(
                                 "series file '{}' line {line}: column '{name}': '{}' is beyond \
                                  the f32 range (±3.4e38); drawn clamped to ±3.4e38",
-                                self.path,
-                                &rec[*c]
+                                self.path, &rec[*c]
                             )
                         });
                     }
@@ -1271,9 +1270,10 @@ pub fn open_csv_with(path: &Path, tail: bool) -> Result<SeriesSource, SeriesErro
         TimeUnit::from_header(&header[0])
     };
     // Exact integer nanoseconds unless a number in the first rows cannot be read that way.
-    let exact_ns = prefix.iter().filter_map(|r| r.get(0)).all(|cell| {
-        parse_time_ns(cell, unit).is_some() || cell.parse::<f64>().is_err()
-    });
+    let exact_ns = prefix
+        .iter()
+        .filter_map(|r| r.get(0))
+        .all(|cell| parse_time_ns(cell, unit).is_some() || cell.parse::<f64>().is_err());
     let layout = CsvLayout {
         path: shown.clone(),
         fields: header.len(),

@@ -184,7 +184,11 @@ impl Series {
     /// # Errors
     ///
     /// [`LengthMismatch`] when `times_ns` and `values` differ in length; nothing is pushed then.
-    pub fn push_slice_ns(&mut self, times_ns: &[i64], values: &[f32]) -> Result<(), LengthMismatch> {
+    pub fn push_slice_ns(
+        &mut self,
+        times_ns: &[i64],
+        values: &[f32],
+    ) -> Result<(), LengthMismatch> {
         if times_ns.len() != values.len() {
             return Err(LengthMismatch {
                 times: times_ns.len(),

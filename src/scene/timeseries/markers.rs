@@ -28,13 +28,7 @@ pub const MARKER_RADIUS_PX: f32 = 2.5;
 /// in a view `width_px` pixels wide (see the module docs for the rule), as `(time relative to
 /// the series origin, value)`, in storage order. Non-finite values (gaps, ±inf) are never
 /// marked. Nothing is appended for an empty or inverted view (`r1 <= r0`, non-finite bounds).
-pub fn marker_samples(
-    series: &Series,
-    r0: f64,
-    r1: f64,
-    width_px: u32,
-    out: &mut Vec<(f64, f32)>,
-) {
+pub fn marker_samples(series: &Series, r0: f64, r1: f64, width_px: u32, out: &mut Vec<(f64, f32)>) {
     if !r0.is_finite() || !r1.is_finite() || r1 <= r0 || series.is_empty() {
         return;
     }

@@ -321,7 +321,11 @@ impl TimeSeries {
             .collect();
         if !late.is_empty() {
             let total: u64 = late.iter().map(|s| s.out_of_order()).sum();
-            let names: Vec<String> = late.iter().take(3).map(|s| format!("'{}'", s.name)).collect();
+            let names: Vec<String> = late
+                .iter()
+                .take(3)
+                .map(|s| format!("'{}'", s.name))
+                .collect();
             let more = if late.len() > 3 { ", …" } else { "" };
             out.push(format!(
                 "{total} sample(s) earlier than the sample before them in {}{more}: drawn in time order",
