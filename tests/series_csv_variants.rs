@@ -274,19 +274,32 @@ fn time_column_unit_comes_from_the_header_suffix() {
 #[test]
 fn values_beyond_f32_are_clamped_and_counted() {
     let (src, store) = load(
-        b"t,v,w\n0,1,1e308\n1,-1e39,2\n2,3.4e38,-3.5e38\n3,2,4\n",
+        b"t,v,w\n0,1,1e308\n1,-1e39,2\n2,3.4e38,-3.5e38\n3,2,4\n4,-1e400,inf\n",
         "huge",
     );
-    // f32::MAX = 3.4028235e38: 3.4e38 fits, 1e308, -1e39 and -3.5e38 do not.
+    // f32::MAX = 3.4028235e38: 3.4e38 fits, 1e308, -1e39, -3.5e38 and -1e400 do not.
     same(
         &values(&store, "v"),
-        &[(0.0, 1.0), (1.0, -f32::MAX), (2.0, 3.4e38), (3.0, 2.0)],
+        &[
+            (0.0, 1.0),
+            (1.0, -f32::MAX),
+            (2.0, 3.4e38),
+            (3.0, 2.0),
+            (4.0, -f32::MAX),
+        ],
     );
+    // `inf` written as such stays a gap; `-1e400` (beyond f64 too) is a huge number.
     same(
         &values(&store, "w"),
-        &[(0.0, f32::MAX), (1.0, 2.0), (2.0, -f32::MAX), (3.0, 4.0)],
+        &[
+            (0.0, f32::MAX),
+            (1.0, 2.0),
+            (2.0, -f32::MAX),
+            (3.0, 4.0),
+            (4.0, f32::NAN),
+        ],
     );
-    assert_eq!(src.values_clamped(), 3);
+    assert_eq!(src.values_clamped(), 4);
     let note = src.clamp_note().expect("a note on the first clamped cell");
     assert!(
         note.contains("line 2") && note.contains("'w'") && note.contains("1e308"),

@@ -1044,13 +1044,16 @@ impl CsvLayout {
 
 /// A value cell: empty, `NaN` or ±`inf` → NaN (a gap); a number with a dot decimal (whatever the
 /// locale) → its value rounded to f32, `true` when it lies beyond the f32 range (|v| rounds
-/// past 3.4028235e38) and was clamped to ±`f32::MAX`; otherwise `None`.
+/// past 3.4028235e38, including numbers beyond the f64 range such as `1e400`) and was clamped
+/// to ±`f32::MAX`; otherwise `None`.
 fn parse_value(cell: &str) -> Option<(f32, bool)> {
     if cell.is_empty() {
         return Some((f32::NAN, false));
     }
     cell.parse::<f64>().ok().map(|v| {
-        if !v.is_finite() {
+        // Written as digits but beyond f64 (`1e400` parses as inf): a huge number, not `inf`.
+        let huge = v.is_infinite() && cell.bytes().any(|b| b.is_ascii_digit());
+        if !v.is_finite() && !huge {
             return (f32::NAN, false);
         }
         let f = v as f32;

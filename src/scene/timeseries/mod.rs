@@ -11,6 +11,11 @@
 //! pauses following the newest data), right-drag (or shift-drag) draws a box to zoom into time and
 //! value, double-click returns to following the newest data with an automatic value range, and the
 //! crosshair shows the exact time and value of the nearest sample of each series.
+//!
+//! Samples a 1-pixel line would hide (a lone sample between gaps, every sample of a series
+//! sparser than the view's pixels) get a dot ([`markers`]). What the chart changed in the data
+//! is said on it and in the report ([`TimeSeries::notices`]): values clamped to the f32 range,
+//! rows out of time order (drawn in time order).
 
 pub mod axis;
 pub mod bench;
