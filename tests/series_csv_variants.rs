@@ -139,15 +139,47 @@ fn half_written_last_row_is_skipped_with_a_warning() {
 }
 
 #[test]
-fn duplicate_and_out_of_order_rows_are_all_kept() {
-    let (_, store) = load(b"t,v\n0,1\n1,2\n1,3\n0.5,4\n2,5\n", "order");
+fn duplicate_and_out_of_order_rows_are_all_kept_in_time_order() {
+    let (src, store) = load(b"t,v\n0,1\n1,2\n1,3\n0.5,4\n2,5\n0.25,6\n", "order");
     let s = store.get("v").unwrap();
-    assert_eq!(s.len(), 5);
-    assert_eq!(s.out_of_order(), 1);
+    assert_eq!(s.len(), 6);
+    // Rows 0.5 and 0.25 came earlier than the row before them; sorted into place, stably
+    // (the two rows at t = 1 keep their file order).
+    assert_eq!(src.rows_sorted(), 2);
+    assert_eq!(s.out_of_order(), 0);
+    assert!(s.is_ordered());
     same(
         &values(&store, "v"),
-        &[(0.0, 1.0), (1.0, 2.0), (1.0, 3.0), (0.5, 4.0), (2.0, 5.0)],
+        &[
+            (0.0, 1.0),
+            (0.25, 6.0),
+            (0.5, 4.0),
+            (1.0, 2.0),
+            (1.0, 3.0),
+            (2.0, 5.0),
+        ],
     );
+}
+
+#[test]
+fn out_of_order_rows_past_the_first_batch_are_sorted_too() {
+    // 100 rows go in the first batch, the rest stream through the thread in batches of 4096;
+    // from row 110 on every tenth row is 5 rows late (times in ms), never across a batch
+    // boundary (rows 100 and 4196 start batches).
+    let mut csv = String::from("time_ms,v\n");
+    for k in 0..5000i64 {
+        let t = if k >= 110 && k % 10 == 0 { k - 5 } else { k };
+        csv += &format!("{t},{k}\n");
+    }
+    let (src, store) = load(csv.as_bytes(), "order-big");
+    let s = store.get("v").unwrap();
+    assert_eq!(s.len(), 5000);
+    assert!(s.is_ordered());
+    // Each late row t = k − 5 (k = 110, 120, …, 4990: 489 rows) follows k − 1 > k − 5.
+    assert_eq!(src.rows_sorted(), 489);
+    assert_eq!(s.out_of_order(), 0);
+    let times: Vec<f64> = s.iter().map(|(t, _)| t).collect();
+    assert!(times.windows(2).all(|w| w[0] <= w[1]));
 }
 
 #[test]

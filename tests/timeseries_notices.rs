@@ -69,16 +69,49 @@ fn out_of_order_rows_are_noticed() {
     let gpu = gpu();
     let scene = scene_of(&gpu, "order", "t,v\n0,1\n2,2\n1,3\n3,4\n2.5,5\n");
     let problem = scene.problem().expect("a notice on the chart");
+    // Rows 1 and 2.5 came after a later row.
     assert!(
-        problem.contains("2 sample(s) earlier than the sample before them in 'v'")
-            && problem.contains("drawn in time order"),
+        problem.contains("2 row(s) earlier than the row before them: sorted into place"),
         "{problem}"
     );
     assert_eq!(scene.metrics()["notices"].as_array().map(Vec::len), Some(1));
+    assert_eq!(scene.metrics()["rows_sorted"], 2);
+    assert!(scene.store().get("v").unwrap().is_ordered());
     // In order: no notice.
     let scene = scene_of(&gpu, "inorder", "t,v\n0,1\n1,2\n2,3\n");
     assert_eq!(scene.problem(), None);
     assert_eq!(scene.metrics()["notices"].as_array().map(Vec::len), Some(0));
+}
+
+#[test]
+fn rows_late_across_batches_are_noticed_as_drawn_in_time_order() {
+    let gpu = gpu();
+    // Row 100 (the first row after the 100 read while opening) is 5 rows late: it reaches the
+    // store after t = 99, in another batch.
+    let mut csv = String::from("t,v\n");
+    for k in 0..200 {
+        let t = if k == 100 { 95 } else { k };
+        csv += &format!("{t}e-2,{k}\n");
+    }
+    let path =
+        std::env::temp_dir().join(format!("vizdeck-notices-{}-late.csv", std::process::id()));
+    std::fs::write(&path, &csv).unwrap();
+    let src = SeriesSource::open(&SeriesSelection::Csv(path.clone()), Pacing::Driven).unwrap();
+    let mut scene = TimeSeries::new(&gpu, src);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while scene.store().points_ingested() < 200 {
+        assert!(std::time::Instant::now() < deadline, "rows did not arrive");
+        scene.ingest(&frame((200, 100)));
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    std::fs::remove_file(&path).ok();
+    scene.prepare(&gpu, &frame((200, 100)));
+    let problem = scene.problem().expect("a notice on the chart");
+    assert!(
+        problem.contains("1 sample(s) earlier than the sample before them in 'v'")
+            && problem.contains("drawn in time order"),
+        "{problem}"
+    );
 }
 
 #[test]

@@ -179,6 +179,8 @@ struct Batch {
     clamped: u64,
     /// Where the batch's first clamped cell is (one line), if any.
     clamp_note: Option<String>,
+    /// Rows that were earlier than the row before them and were sorted into place.
+    rows_sorted: u64,
 }
 
 impl Batch {
@@ -190,6 +192,36 @@ impl Batch {
         }
         self.clamped = 0;
         self.clamp_note = None;
+        self.rows_sorted = 0;
+    }
+
+    /// Sorts the rows by time, stably (rows with equal times keep their order), so that rows
+    /// written out of order inside one batch reach the store in place. Counts in `rows_sorted`
+    /// the rows earlier than the row before them (the store's definition of out of order).
+    /// Costs one pass when the rows are already in order.
+    fn sort_rows(&mut self) {
+        let late = if self.times_ns.is_empty() {
+            self.times.windows(2).filter(|w| w[1] < w[0]).count()
+        } else {
+            self.times_ns.windows(2).filter(|w| w[1] < w[0]).count()
+        };
+        if late == 0 {
+            return;
+        }
+        let mut order: Vec<usize> = (0..self.rows()).collect();
+        if self.times_ns.is_empty() {
+            let t = &self.times;
+            order.sort_by(|&a, &b| t[a].total_cmp(&t[b]));
+            self.times = order.iter().map(|&i| t[i]).collect();
+        } else {
+            let t = &self.times_ns;
+            order.sort_by_key(|&i| t[i]);
+            self.times_ns = order.iter().map(|&i| t[i]).collect();
+        }
+        for column in &mut self.columns {
+            *column = order.iter().map(|&i| column[i]).collect();
+        }
+        self.rows_sorted += late as u64;
     }
 
     /// Rows in the batch.
@@ -246,6 +278,8 @@ pub struct SeriesSource {
     clamp_note: Option<String>,
     /// Unit of the time column (CSV; `None` for synthetic sources).
     time_unit: Option<TimeUnit>,
+    /// CSV rows out of time order that were sorted into place within their batch.
+    rows_sorted: u64,
     finished: bool,
     /// Synthetic: sample times are seconds of the source's own clock from 0 (see
     /// [`is_clocked`](SeriesSource::is_clocked)).
@@ -331,16 +365,21 @@ impl SeriesSource {
     /// Moves every available batch into `store` (series found or created by name). Never blocks.
     pub fn drain_into(&mut self, store: &mut Store) {
         self.sync_map(store);
+        let mut counts = Counts {
+            clamped: &mut self.values_clamped,
+            note: &mut self.clamp_note,
+            sorted: &mut self.rows_sorted,
+        };
         while let Some(batch) = self.pending.pop_front() {
             apply(&self.map, &batch, store);
-            note_clamps(&mut self.values_clamped, &mut self.clamp_note, &batch);
+            note_batch(&mut counts, &batch);
         }
         if let Inner::Thread { rx, recycle, .. } = &mut self.inner {
             while let Ok(msg) = rx.pop() {
                 match msg {
                     Msg::Batch(mut batch) => {
                         apply(&self.map, &batch, store);
-                        note_clamps(&mut self.values_clamped, &mut self.clamp_note, &batch);
+                        note_batch(&mut counts, &batch);
                         batch.clear();
                         // A full recycle ring just frees the batch.
                         let _ = recycle.push(batch);
@@ -381,6 +420,15 @@ impl SeriesSource {
     /// [`values_clamped`](SeriesSource::values_clamped).
     pub fn clamp_note(&self) -> Option<String> {
         self.clamp_note.clone()
+    }
+
+    /// CSV rows that came earlier in time than the row before them and were sorted into place
+    /// before reaching the store: rows are read in batches (4096 rows, the first up to 100) and
+    /// each batch is sorted by time, stably. A row earlier than rows of an *earlier* batch (or
+    /// any late row in tail mode, where a row is sent as soon as it is read) stays out of order
+    /// in the store ([`Series::out_of_order`](super::store::Series::out_of_order)).
+    pub fn rows_sorted(&self) -> u64 {
+        self.rows_sorted
     }
 
     /// Unit the time column is read in (CSV, from the header name, see [`TimeUnit`]); `None`
@@ -440,12 +488,20 @@ impl Drop for SeriesSource {
     }
 }
 
-/// Adds the clamped-value count of `batch` to `count` and keeps the first note.
-fn note_clamps(count: &mut u64, note: &mut Option<String>, batch: &Batch) {
-    *count += batch.clamped;
-    if note.is_none() {
-        note.clone_from(&batch.clamp_note);
+/// Adds what `batch` counted (clamped values, with the first note; rows sorted) to the source.
+fn note_batch(source: &mut Counts<'_>, batch: &Batch) {
+    *source.clamped += batch.clamped;
+    *source.sorted += batch.rows_sorted;
+    if source.note.is_none() {
+        source.note.clone_from(&batch.clamp_note);
     }
+}
+
+/// The counters of a [`SeriesSource`] that batches add to.
+struct Counts<'a> {
+    clamped: &'a mut u64,
+    note: &'a mut Option<String>,
+    sorted: &'a mut u64,
 }
 
 fn apply(map: &[usize], batch: &Batch, store: &mut Store) {
@@ -723,6 +779,7 @@ fn open_synthetic(
         values_clamped: 0,
         clamp_note: None,
         time_unit: None,
+        rows_sorted: 0,
         finished: false,
         clocked: true,
         map: Vec::new(),
@@ -1123,7 +1180,8 @@ pub fn sniff_delimiter(line: &[u8]) -> u8 {
 /// ([`parse_time_ns`]), so µs or ns steps at Unix-epoch scale keep their spacing; when a time in
 /// the first rows is not such a decimal (beyond ±292 years in ns), the file is read as f64 in
 /// its unit instead. Values beyond the f32 range are clamped to ±`f32::MAX` and counted
-/// ([`values_clamped`](SeriesSource::values_clamped)).
+/// ([`values_clamped`](SeriesSource::values_clamped)). Rows out of time order are sorted into
+/// place within each batch of rows ([`rows_sorted`](SeriesSource::rows_sorted)).
 /// `path` `-` reads standard input. `tail`: after the end of the file, keep reading what is
 /// appended (another program is writing it) until the source is dropped.
 ///
@@ -1298,6 +1356,7 @@ pub fn open_csv_with(path: &Path, tail: bool) -> Result<SeriesSource, SeriesErro
             }
         }
     }
+    batch0.sort_rows();
     let names = layout.value_cols.iter().map(|(_, n)| n.clone()).collect();
     let label = if tail {
         format!("csv (tail): {shown}")
@@ -1347,6 +1406,7 @@ pub fn open_csv_with(path: &Path, tail: bool) -> Result<SeriesSource, SeriesErro
         values_clamped: 0,
         clamp_note: None,
         time_unit: Some(unit),
+        rows_sorted: 0,
         finished: false,
         clocked: false,
         map: Vec::new(),
@@ -1402,6 +1462,7 @@ fn run_csv(
                 }
             }
         }
+        batch.sort_rows();
         if batch.rows() > 0 && !send(&mut tx, Msg::Batch(batch), stop) {
             return;
         }

@@ -306,9 +306,10 @@ impl TimeSeries {
     }
 
     /// Notices about how the data is drawn, one line each (empty when there is nothing to say):
-    /// value cells beyond the f32 range that were clamped, and series with samples out of time
-    /// order (drawn in time order: the CPU M4 path picks each column's first and last sample by
-    /// time). Shown over the chart (through [`Scene::problem`]) and listed in the report.
+    /// value cells beyond the f32 range that were clamped, rows out of time order that the
+    /// source sorted into place, and series still holding samples out of time order (late by
+    /// more than a batch of rows; drawn in time order: the CPU M4 path picks each column's first
+    /// and last sample by time). Shown over the chart (through [`Scene::problem`]) and listed in the report.
     pub fn notices(&self) -> Vec<String> {
         let mut out = Vec::new();
         let clamped = self.source.values_clamped();
@@ -316,6 +317,12 @@ impl TimeSeries {
             let first = self.source.clamp_note().unwrap_or_default();
             out.push(format!(
                 "{clamped} value(s) beyond the f32 range (±3.4e38) clamped to ±3.4e38; first: {first}"
+            ));
+        }
+        let sorted = self.source.rows_sorted();
+        if sorted > 0 {
+            out.push(format!(
+                "{sorted} row(s) earlier than the row before them: sorted into place by time"
             ));
         }
         let late: Vec<&Series> = self
@@ -811,6 +818,7 @@ impl Scene for TimeSeries {
             "points_drawn": self.points_in_view,
             "rows_skipped": skipped,
             "values_clamped": self.source.values_clamped(),
+            "rows_sorted": self.source.rows_sorted(),
             "time_unit": self.source.time_unit().map(|u| u.symbol()),
             "notices": self.notices(),
             "markers": self.markers.len(),
