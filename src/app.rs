@@ -62,6 +62,10 @@ pub struct App {
     cli: Cli,
     running: Option<Running>,
     last_frame: Option<Instant>,
+    /// The window said it is fully hidden (`WindowEvent::Occluded(true)`).
+    occluded: bool,
+    /// The window size the surface was last clamped from (the notice is given once per size).
+    clamped_from: Option<(u32, u32)>,
     stop: Arc<AtomicBool>,
     error: Option<anyhow::Error>,
     finished: bool,
@@ -80,6 +84,8 @@ pub fn run(cli: &Cli) -> anyhow::Result<()> {
         cli: cli.clone(),
         running: None,
         last_frame: None,
+        occluded: false,
+        clamped_from: None,
         stop,
         error: None,
         finished: false,
@@ -125,7 +131,9 @@ impl App {
         let caps = surface.get_capabilities(&gpu.adapter);
         let (format, view_format) =
             choose_format(&caps.formats).context("the window surface offers no texture format")?;
+        let max = gpu.device.limits().max_texture_dimension_2d;
         let size = window.inner_size();
+        let size = winit::dpi::PhysicalSize::new(size.width.min(max), size.height.min(max));
         let config = wgpu::SurfaceConfiguration {
             // COPY_SRC where offered, for "Save PNG of the scene".
             usage: wgpu::TextureUsages::RENDER_ATTACHMENT
@@ -177,6 +185,7 @@ impl App {
             self.cli.capture_duration,
         );
         deck.set_overlay(!self.cli.no_overlay);
+        deck.memory = crate::stats::memory::MemoryTrack::new(self.cli.memory_warmup_frames);
         let egui = egui_winit::State::new(
             deck.egui_ctx().clone(),
             egui::ViewportId::ROOT,
@@ -224,20 +233,46 @@ impl App {
         event_loop.exit();
     }
 
+    /// Waits 100 ms for the next look (`new_events` asks for a redraw then) instead of drawing:
+    /// a minimized, occluded or zero-size window costs ten event-loop turns a second.
+    fn nap(last_frame: &mut Option<Instant>, event_loop: &ActiveEventLoop) {
+        *last_frame = None;
+        event_loop.set_control_flow(ControlFlow::WaitUntil(
+            Instant::now() + Duration::from_millis(100),
+        ));
+    }
+
     fn redraw(&mut self, event_loop: &ActiveEventLoop) {
         let Some(r) = &mut self.running else { return };
-        let size = r.window.inner_size();
-        if size.width == 0 || size.height == 0 || r.window.is_minimized() == Some(true) {
-            // Nothing to draw into: nap 100 ms, then look again (`new_events`); no busy loop.
-            self.last_frame = None;
-            event_loop.set_control_flow(ControlFlow::WaitUntil(
-                Instant::now() + Duration::from_millis(100),
-            ));
+        let window_size = r.window.inner_size();
+        let hidden = self.occluded || r.window.is_minimized() == Some(true);
+        if window_size.width == 0 || window_size.height == 0 || hidden {
+            // Nothing to draw into: nap, then look again (`new_events`); no busy loop.
+            Self::nap(&mut self.last_frame, event_loop);
             return;
         }
-        if (size.width, size.height) != (r.config.width, r.config.height) {
-            r.config.width = size.width;
-            r.config.height = size.height;
+        let size = clamp_surface_size(
+            (window_size.width, window_size.height),
+            r.gpu.device.limits().max_texture_dimension_2d,
+        );
+        let clamped = size != (window_size.width, window_size.height);
+        if clamped && self.clamped_from != Some((window_size.width, window_size.height)) {
+            let msg = format!(
+                "the window is {}x{} px, larger than this GPU's {} px texture limit: drawing \
+                 {}x{} px of it",
+                window_size.width,
+                window_size.height,
+                r.gpu.device.limits().max_texture_dimension_2d,
+                size.0,
+                size.1
+            );
+            log::warn!("{msg}");
+            r.deck.toast(msg);
+        }
+        self.clamped_from = clamped.then_some((window_size.width, window_size.height));
+        if size != (r.config.width, r.config.height) {
+            r.config.width = size.0;
+            r.config.height = size.1;
             r.surface.configure(&r.gpu.device, &r.config);
         }
         let acquire_start = Instant::now();
@@ -246,12 +281,16 @@ impl App {
         let frame = match acquired {
             wgpu::CurrentSurfaceTexture::Success(f) => f,
             wgpu::CurrentSurfaceTexture::Suboptimal(f) => {
-                // Draw this one, then reconfigure for the next.
-                r.config.width = 0; // forces configure below
+                // Draw this one, then reconfigure for the next (a clamped surface is suboptimal
+                // by design: reconfiguring would not change it).
+                if !clamped {
+                    r.config.width = 0; // forces configure below
+                }
                 f
             }
             wgpu::CurrentSurfaceTexture::Timeout | wgpu::CurrentSurfaceTexture::Occluded => {
-                r.window.request_redraw();
+                // Asking again at once spins while the compositor holds the images back.
+                Self::nap(&mut self.last_frame, event_loop);
                 return;
             }
             wgpu::CurrentSurfaceTexture::Outdated => {
@@ -316,8 +355,12 @@ impl App {
         r.egui.handle_platform_output(&r.window, platform);
         if r.config.width == 0 {
             let s = r.window.inner_size();
-            r.config.width = s.width.max(1);
-            r.config.height = s.height.max(1);
+            let (w, h) = clamp_surface_size(
+                (s.width.max(1), s.height.max(1)),
+                r.gpu.device.limits().max_texture_dimension_2d,
+            );
+            r.config.width = w;
+            r.config.height = h;
             r.surface.configure(&r.gpu.device, &r.config);
         }
         let limit_reached = self.cli.frames.is_some_and(|n| r.deck.frames() >= n);
@@ -357,13 +400,21 @@ impl ApplicationHandler<UserEvent> for App {
     fn window_event(&mut self, event_loop: &ActiveEventLoop, _id: WindowId, event: WindowEvent) {
         if let Some(r) = &mut self.running {
             let response = r.egui.on_window_event(&r.window, &event);
-            if response.repaint {
+            // egui asks to repaint after every event, RedrawRequested included: honouring that
+            // one would make a loop of redraws even while the window is minimized.
+            if response.repaint && !matches!(event, WindowEvent::RedrawRequested) {
                 r.window.request_redraw();
             }
         }
         match event {
             WindowEvent::CloseRequested | WindowEvent::Destroyed => self.finish(event_loop),
-            WindowEvent::Resized(_) | WindowEvent::Occluded(false) => {
+            WindowEvent::Occluded(hidden) => {
+                self.occluded = hidden;
+                if let (false, Some(r)) = (hidden, &self.running) {
+                    r.window.request_redraw();
+                }
+            }
+            WindowEvent::Resized(_) => {
                 if let Some(r) = &self.running {
                     r.window.request_redraw();
                 }
@@ -384,4 +435,11 @@ impl ApplicationHandler<UserEvent> for App {
             self.finish(event_loop);
         }
     }
+}
+
+/// The surface size for a window of `window` pixels: each side at most `max` (the adapter's
+/// `max_texture_dimension_2d`), at least 1. A larger window shows the top-left part drawn at this
+/// size (one notice).
+pub fn clamp_surface_size(window: (u32, u32), max: u32) -> (u32, u32) {
+    (window.0.clamp(1, max.max(1)), window.1.clamp(1, max.max(1)))
 }

@@ -109,6 +109,11 @@ pub struct Cli {
     #[arg(long, value_name = "PATH.json")]
     pub report: Option<PathBuf>,
 
+    /// Frames drawn before the report's warm-up RSS reading (`memory.rss_after_warmup_bytes`;
+    /// growth after it is `memory.growth_after_warmup`).
+    #[arg(long, value_name = "N", default_value_t = crate::stats::memory::DEFAULT_WARMUP_FRAMES)]
+    pub memory_warmup_frames: u64,
+
     /// Graphics backend.
     #[arg(long, value_enum, default_value_t = BackendChoice::Auto)]
     pub backend: BackendChoice,

@@ -11,6 +11,7 @@ use crate::gpu::Gpu;
 use crate::gpu::readback::{PngWriter, ReadbackRing, TAG_SCREENSHOT, TAG_USER, Tag};
 use crate::gpu::timing::{GpuTimer, PassTimes};
 use crate::scene::{FrameCtx, SCENES, Scene, SceneConfig};
+use crate::stats::memory::MemoryTrack;
 use crate::stats::{FrameRecord, Live, Recorder, Summary};
 
 /// A scene slot: created on first use, kept (with its state) when the user switches away.
@@ -157,6 +158,8 @@ pub struct Deck {
     pub finished: Vec<(PathBuf, Summary)>,
     /// Whole-run frame times (ms) for the report summary.
     pub run_frame_ms: Vec<f64>,
+    /// The RSS reading after the warm-up frames, for the report's memory figures.
+    pub memory: MemoryTrack,
     pub(crate) overlay: bool,
     pub(crate) quit: bool,
     pub(crate) toggle_recording_request: bool,
@@ -193,6 +196,7 @@ impl Deck {
             cfg,
             clock: FixedClock::default(),
             frame: 0,
+            memory: MemoryTrack::new(crate::stats::memory::DEFAULT_WARMUP_FRAMES),
             egui_ctx,
             renderer,
             target: None,
@@ -632,6 +636,7 @@ impl Deck {
         }
         self.live.push(present_interval_ms);
         self.run_frame_ms.push(present_interval_ms);
+        self.memory.frame_ended(self.run_frame_ms.len() as u64);
         let gpu_times = self.drain_readbacks(gpu, false);
         if let Some(last) = gpu_times.last() {
             self.gpu_live = [last.compute_ms, last.render_ms, last.ui_ms.unwrap_or(0.0)];
@@ -983,12 +988,16 @@ impl Deck {
             .unwrap_or(base)
     }
 
-    fn toast(&mut self, msg: String) {
+    /// Shows `msg` on the scene for a few seconds (a toast).
+    pub fn toast(&mut self, msg: String) {
         self.toast = Some((msg, Instant::now()));
     }
 
     /// (Re)creates the scene texture when the wanted pixel size changes.
     fn ensure_target(&mut self, gpu: &Gpu, px: (u32, u32)) {
+        // Never larger than the adapter allows (the output is clamped the same way).
+        let max = gpu.device.limits().max_texture_dimension_2d;
+        let px = (px.0.min(max), px.1.min(max));
         if self.target.is_some() && (self.target_px == px || px == (1, 1)) {
             return;
         }

@@ -122,6 +122,7 @@ pub fn run(cli: &Cli) -> anyhow::Result<()> {
         );
     }
     deck.set_overlay(!cli.no_overlay);
+    deck.memory = crate::stats::memory::MemoryTrack::new(cli.memory_warmup_frames);
     deck.ensure_active(&gpu);
     if let Some(msg) = deck.active_failure() {
         bail!("{msg}");

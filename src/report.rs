@@ -22,6 +22,7 @@ pub fn build(gpu: &Gpu, deck: &Deck, mode: &str, size: (u32, u32)) -> serde_json
         "recordings": deck.finished.iter().map(|(p, s)| serde_json::json!({
             "path": p.display().to_string(), "summary": s })).collect::<Vec<_>>(),
         "scenes": deck.metrics(),
+        "memory": deck.memory.report(&gpu.device),
         "gpu_errors": gpu.error_messages(),
     })
 }

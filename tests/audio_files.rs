@@ -96,6 +96,18 @@ fn int(s: f64, bits: u32) -> i64 {
 
 /// WAV bytes written by hand (RIFF/WAVE, `fmt ` + `data`), so each header variant is exact.
 fn wav_bytes(enc: Enc, rate: u32, channels: u16, x: &[f64]) -> Vec<u8> {
+    wav_bytes_with(enc, rate, channels, x, |_| ())
+}
+
+/// [`wav_bytes`] with the `fmt ` chunk body edited by `edit_fmt` before it is written (its size
+/// field follows the edited length).
+fn wav_bytes_with(
+    enc: Enc,
+    rate: u32,
+    channels: u16,
+    x: &[f64],
+    edit_fmt: impl FnOnce(&mut Vec<u8>),
+) -> Vec<u8> {
     let (tag, container, valid, float) = match enc {
         Enc::U8 => (1u16, 8u16, 8u16, false),
         Enc::S16 => (1, 16, 16, false),
@@ -148,6 +160,7 @@ fn wav_bytes(enc: Enc, rate: u32, channels: u16, x: &[f64]) -> Vec<u8> {
     } else if float {
         fmt.extend_from_slice(&0u16.to_le_bytes()); // cbSize for WAVE_FORMAT_IEEE_FLOAT
     }
+    edit_fmt(&mut fmt);
     let mut v = Vec::new();
     v.extend_from_slice(b"RIFF");
     let riff_len = 4 + 8 + fmt.len() + 8 + data.len() + (data.len() & 1);
@@ -573,4 +586,270 @@ fn missing_channel_is_an_error_naming_the_file() {
         "{err}"
     );
     assert!(err.to_string().contains(&*t.0.to_string_lossy()), "{err}");
+}
+
+/// Byte offset of the first `tag` in `v` (a chunk id in a header written here).
+fn find(v: &[u8], tag: &[u8; 4]) -> usize {
+    v.windows(4).position(|w| w == tag).expect("tag present")
+}
+
+fn set_u32(v: &mut [u8], at: usize, x: u32) {
+    v[at..at + 4].copy_from_slice(&x.to_le_bytes());
+}
+
+/// The samples a 16-bit file written by [`wav_bytes`] holds, as the decoder must return them.
+fn s16_values(x: &[f64]) -> Vec<f32> {
+    x.iter().map(|&s| int(s, 16) as f32 / 32768.0).collect()
+}
+
+/// The samples a 24-bit file written by [`wav_bytes`] holds (24-bit code / 2^23).
+fn s24_values(x: &[f64]) -> Vec<f32> {
+    x.iter()
+        .map(|&s| int(s, 24) as f32 / (1 << 23) as f32)
+        .collect()
+}
+
+/// Decodes `bytes` written to a temp file as `name`; panics with the error.
+fn decode_bytes(name: &str, bytes: &[u8]) -> vizdeck::audio::file::DecodedFile {
+    let t = Temp::new(name);
+    std::fs::write(&t.0, bytes).unwrap();
+    decode_file(&t.0).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+/// RIFF and data sizes that players ignore or read as "streamed": RIFF 8 too small, 0,
+/// 0xFFFFFFFF or past the end of the file; data 0 or 0xFFFFFFFF (to the end of the file); a
+/// chunk after the data that the RIFF size does not count. Every sample decodes, no warning.
+#[test]
+fn wav_riff_and_data_sizes_that_players_accept() {
+    for channels in [1u16, 2] {
+        let x = signal(8000, channels, 1000);
+        let good = wav_bytes(Enc::S16, 8000, channels, &x);
+        let riff = u32::from_le_bytes(good[4..8].try_into().unwrap());
+        let data_at = find(&good, b"data") + 4;
+        let mut cases: Vec<(&str, Vec<u8>)> = Vec::new();
+        for (name, v) in [
+            ("riff-8", riff - 8),
+            ("riff-0", 0),
+            ("riff-max", u32::MAX),
+            ("riff-past-end", riff + 1000),
+        ] {
+            let mut b = good.clone();
+            set_u32(&mut b, 4, v);
+            cases.push((name, b));
+        }
+        for (name, v) in [("data-0", 0u32), ("data-max", u32::MAX)] {
+            let mut b = good.clone();
+            set_u32(&mut b, data_at, v);
+            set_u32(&mut b, 4, v); // streamed writers leave both unset
+            cases.push((name, b));
+        }
+        // A LIST chunk after the data, not counted by the RIFF size.
+        let mut b = good.clone();
+        b.extend_from_slice(b"LIST\x04\x00\x00\x00INFO");
+        cases.push(("trailing-list", b));
+        for (name, b) in cases {
+            let d = decode_bytes(&format!("{name}.wav"), &b);
+            assert_eq!((d.sample_rate, d.channels), (8000, channels), "{name}");
+            assert_eq!(d.samples, s16_values(&x), "{name} {channels} ch");
+            assert!(d.warning.is_none(), "{name}: {:?}", d.warning);
+        }
+    }
+}
+
+/// `fmt ` chunks as other tools write them: WAVE_FORMAT_EXTENSIBLE with cbSize 32 (with and
+/// without the 10 extra bytes present), PCM/float with a cbSize field (sizes 18 and 40, and an
+/// odd 20), EXTENSIBLE with wValidBitsPerSample 0. Each decodes to the exact samples written.
+#[test]
+fn wav_fmt_chunk_variants_that_players_accept() {
+    let x = signal(8000, 2, 300);
+    let f32s: Vec<f32> = x.iter().map(|&s| s as f32).collect();
+    type Edit = fn(&mut Vec<u8>);
+    let cb32_in_40: Edit = |f| f[16..18].copy_from_slice(&32u16.to_le_bytes());
+    let cb32_in_50: Edit = |f| {
+        f[16..18].copy_from_slice(&32u16.to_le_bytes());
+        f.extend_from_slice(&[0xAB; 10]);
+    };
+    let valid_0: Edit = |f| f[18..20].copy_from_slice(&0u16.to_le_bytes());
+    let cb0_18: Edit = |f| {
+        f.truncate(16);
+        f.extend_from_slice(&0u16.to_le_bytes());
+    };
+    let cb22_40: Edit = |f| {
+        f.truncate(16);
+        f.extend_from_slice(&22u16.to_le_bytes());
+        f.extend_from_slice(&[0; 22]);
+    };
+    let odd_20: Edit = |f| {
+        f.truncate(16);
+        f.extend_from_slice(&[2, 0, 0, 0]);
+    };
+    let cases: [(&str, Enc, Edit, Vec<f32>); 10] = [
+        (
+            "ext-s24-cb32-in-40",
+            Enc::ExtS24,
+            cb32_in_40,
+            s24_values(&x),
+        ),
+        (
+            "ext-s24-cb32-in-50",
+            Enc::ExtS24,
+            cb32_in_50,
+            s24_values(&x),
+        ),
+        (
+            "ext-s24in32-cb32",
+            Enc::ExtS24In32,
+            cb32_in_50,
+            s24_values(&x),
+        ),
+        ("ext-f32-cb32", Enc::ExtF32, cb32_in_50, f32s.clone()),
+        ("ext-s24-valid-0", Enc::ExtS24, valid_0, s24_values(&x)),
+        ("pcm-18", Enc::S16, cb0_18, s16_values(&x)),
+        ("pcm-40", Enc::S16, cb22_40, s16_values(&x)),
+        ("pcm-20", Enc::S16, odd_20, s16_values(&x)),
+        ("float-40", Enc::F32, cb22_40, f32s.clone()),
+        ("float-20", Enc::F32, odd_20, f32s),
+    ];
+    for (name, enc, edit, expected) in cases {
+        let d = decode_bytes(
+            &format!("{name}.wav"),
+            &wav_bytes_with(enc, 8000, 2, &x, edit),
+        );
+        assert_eq!((d.sample_rate, d.channels), (8000, 2), "{name}");
+        assert_eq!(d.samples, expected, "{name}");
+        assert!(d.warning.is_none(), "{name}: {:?}", d.warning);
+    }
+}
+
+/// Headers that cannot be read give one line naming the file and what is wrong with it.
+#[test]
+fn wav_broken_headers_are_one_clear_error() {
+    let x = signal(8000, 1, 100);
+    let good = wav_bytes(Enc::ExtS24, 8000, 1, &x);
+    let fmt_at = find(&good, b"fmt ");
+    let data_at = find(&good, b"data");
+    let mut cb0 = good.clone();
+    cb0[fmt_at + 8 + 16..fmt_at + 8 + 18].copy_from_slice(&0u16.to_le_bytes());
+    // A 40-byte chunk cut to 18 bytes (the size field says 18, the rest moved into the gap).
+    let mut short_ext = good[..fmt_at].to_vec();
+    short_ext.extend_from_slice(b"fmt \x12\x00\x00\x00");
+    short_ext.extend_from_slice(&good[fmt_at + 8..fmt_at + 8 + 18]);
+    short_ext.extend_from_slice(&good[data_at..]);
+    let mut no_fmt = good[..fmt_at].to_vec();
+    no_fmt.extend_from_slice(&good[data_at..]);
+    let mut list_overrun = good[..fmt_at].to_vec();
+    list_overrun.extend_from_slice(b"LIST\x00\x00\x01\x00INFO");
+    list_overrun.extend_from_slice(&good[fmt_at..]);
+    let no_data = good[..data_at].to_vec();
+    for (name, bytes, says) in [
+        ("ext-cb0.wav", cb0, "cbSize 0"),
+        ("ext-short.wav", short_ext, "18 bytes"),
+        ("no-fmt.wav", no_fmt, "no 'fmt ' chunk"),
+        ("list-overrun.wav", list_overrun, "'LIST'"),
+        ("no-data.wav", no_data, "no 'data' chunk"),
+    ] {
+        let t = Temp::new(name);
+        std::fs::write(&t.0, &bytes).unwrap();
+        let err = decode_file(&t.0).unwrap_err().to_string();
+        eprintln!("{name}: {err}");
+        assert!(err.contains(&*t.0.to_string_lossy()), "{err}");
+        assert!(err.contains(says), "{name}: {err}");
+        assert!(!err.contains('\n'), "{err}");
+    }
+}
+
+/// A 24-bit stereo file (6-byte frames) cut inside a frame: what is whole plays, and the warning
+/// says what was dropped and gives the real durations, (a) when the data size declares more than
+/// the file holds, (b) when the data size itself ends inside a frame.
+#[test]
+fn wav_24_bit_cut_mid_frame_warns_with_real_durations() {
+    let rate = 8000;
+    let x = signal(rate, 2, 200); // 200 frames = 0.025 s
+    let full = wav_bytes(Enc::S24, rate, 2, &x);
+    let data = find(&full, b"data") + 8;
+
+    // (a) The header declares 200 frames; the file stops 4 bytes into frame 40.
+    let cut = full[..data + 40 * 6 + 4].to_vec();
+    let d = decode_bytes("cut-a.wav", &cut);
+    assert_eq!(d.samples, s24_values(&x[..80]));
+    let w = d.warning.expect("a warning");
+    eprintln!("(a): {w}");
+    // 40 frames at 8000 Hz = 0.005 s; 200 frames = 0.025 s.
+    assert!(
+        w.contains("truncated: decoded 0.005 s (40 frames) of the 0.025 s (200 frames)"),
+        "{w}"
+    );
+    assert!(w.contains("4 of its 6 bytes"), "{w}");
+    assert!(w.ends_with("playing what was decoded"), "{w}");
+
+    // (b) The data size says 40 frames and 5 bytes, and the file holds exactly that (+ pad).
+    let mut odd = full[..data + 40 * 6 + 5].to_vec();
+    set_u32(&mut odd, data - 4, 40 * 6 + 5);
+    odd.push(0);
+    let riff = odd.len() as u32 - 8;
+    set_u32(&mut odd, 4, riff);
+    let d = decode_bytes("cut-b.wav", &odd);
+    assert_eq!(d.samples, s24_values(&x[..80]));
+    let w = d.warning.expect("a warning");
+    eprintln!("(b): {w}");
+    assert!(w.contains("5 of its 6 bytes"), "{w}");
+    assert!(w.contains("after 0.005 s (40 frames)"), "{w}");
+
+    // Mono 24-bit (3-byte frames), 3 frames declared; the file stops 2 bytes into the third.
+    let xm = signal(rate, 1, 3);
+    let m = wav_bytes(Enc::S24, rate, 1, &xm);
+    let d = decode_bytes("cut-mono.wav", &m[..m.len() - 2]);
+    assert_eq!(d.samples, s24_values(&xm[..2]));
+    let w = d.warning.expect("a warning");
+    assert!(w.contains("2 of its 3 bytes"), "{w}");
+    assert!(
+        w.contains("decoded 0.00025 s (2 frames) of the 0.000375 s (3 frames)"),
+        "{w}"
+    );
+}
+
+/// G.711 A-law code → 16-bit linear value (the ITU reference `alaw2linear`).
+fn alaw_to_linear(code: u8) -> i16 {
+    let a = code ^ 0x55;
+    let mut t = i32::from(a & 0x0F) << 4;
+    let seg = (a & 0x70) >> 4;
+    if seg == 0 {
+        t += 8;
+    } else {
+        t = (t + 0x108) << (seg - 1);
+    }
+    (if a & 0x80 != 0 { t } else { -t }) as i16
+}
+
+/// A-law (tag 6) with the 16-byte `fmt ` chunk many writers use (symphonia alone wants 18) and
+/// with the 18-byte one: every code decodes to its G.711 value / 32768.
+#[test]
+fn wav_alaw_with_16_and_18_byte_fmt() {
+    let codes: Vec<u8> = (0..=255u8).collect();
+    let expected: Vec<f32> = codes
+        .iter()
+        .map(|&c| f32::from(alaw_to_linear(c)) / 32768.0)
+        .collect();
+    for fmt_len in [16u32, 18] {
+        let mut v = b"RIFF".to_vec();
+        v.extend_from_slice(&(4 + 8 + fmt_len + 8 + 256).to_le_bytes());
+        v.extend_from_slice(b"WAVEfmt ");
+        v.extend_from_slice(&fmt_len.to_le_bytes());
+        v.extend_from_slice(&6u16.to_le_bytes()); // WAVE_FORMAT_ALAW
+        v.extend_from_slice(&1u16.to_le_bytes());
+        v.extend_from_slice(&8000u32.to_le_bytes());
+        v.extend_from_slice(&8000u32.to_le_bytes());
+        v.extend_from_slice(&1u16.to_le_bytes());
+        v.extend_from_slice(&8u16.to_le_bytes());
+        if fmt_len == 18 {
+            v.extend_from_slice(&0u16.to_le_bytes());
+        }
+        v.extend_from_slice(b"data");
+        v.extend_from_slice(&256u32.to_le_bytes());
+        v.extend_from_slice(&codes);
+        let d = decode_bytes(&format!("alaw-{fmt_len}.wav"), &v);
+        assert_eq!(d.codec, "pcm_alaw", "{fmt_len}");
+        assert_eq!(d.samples, expected, "fmt {fmt_len}");
+        assert!(d.warning.is_none(), "{:?}", d.warning);
+    }
 }

@@ -241,3 +241,105 @@ fn truncated_file_warning_is_in_the_report() {
     let (_, _, report) = run("whole", &["--audio", "synthetic:sine"]);
     assert!(report["scenes"]["spectrogram"]["warning"].is_null());
 }
+
+/// Files shorter than the FFT (1 sample, and N − 1 for the default N = 2048 and for
+/// `--fft-size 256`) make no column: the run still succeeds, and one notice saying how many
+/// samples the file has and how many the FFT needs reaches the report and stderr.
+#[test]
+fn file_shorter_than_the_fft_gives_a_notice() {
+    for (len, fft) in [(1usize, 2048usize), (2047, 2048), (255, 256)] {
+        let tag = format!("short-{len}-{fft}");
+        let wav = tmp(&format!("{tag}.wav"));
+        write_wav(&wav, 48_000, len, |t| {
+            (std::f64::consts::TAU * 1000.0 * t).sin()
+        });
+        let json = tmp(&format!("{tag}.json"));
+        let out = Command::new(env!("CARGO_BIN_EXE_vizdeck"))
+            .args([
+                "--headless",
+                "--scene",
+                "spectrogram",
+                "--frames",
+                "30",
+                "--size",
+                "320x200",
+                "--fft-size",
+                &fft.to_string(),
+                "--audio-file",
+            ])
+            .arg(&wav)
+            .arg("--report")
+            .arg(&json)
+            .env("RUST_LOG", "warn")
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+        assert!(out.status.success(), "{tag}: {stderr}");
+        let report: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        let s = &report["scenes"]["spectrogram"];
+        assert_eq!(s["columns"].as_u64(), Some(0), "{tag}");
+        let notice = s["notice"].as_str().unwrap_or_default().to_string();
+        let samples = if len == 1 { "sample" } else { "samples" };
+        let expected = format!("has {len} {samples}");
+        assert!(notice.contains(&expected), "{tag}: {notice:?}");
+        assert!(
+            notice.contains(&format!("needs {fft}")),
+            "{tag}: {notice:?}"
+        );
+        assert_eq!(
+            stderr.matches(&expected).count(),
+            1,
+            "{tag}: logged once: {stderr}"
+        );
+    }
+    // A file of exactly N samples makes its column and has no notice.
+    let wav = tmp("exact-256.wav");
+    write_wav(&wav, 48_000, 256, |_| 0.25);
+    let (_, _, report) = run(
+        "exact-256",
+        &["--audio-file", wav.to_str().unwrap(), "--fft-size", "256"],
+    );
+    let s = &report["scenes"]["spectrogram"];
+    assert!(s["notice"].is_null(), "{:?}", s["notice"]);
+    assert_eq!(s["columns"].as_u64(), Some(1));
+}
+
+/// Samples dropped before the STFT (more than 512 columns' worth in one frame) count as skipped
+/// columns: at N = 256, hop 1, each 1/60 s frame brings 800 samples of the 48 kHz synthetic
+/// source, 767 of which are analysed (512 columns), so an uninterrupted STFT's
+/// `floor((S − N) / hop) + 1` columns minus the 512 shown a frame were skipped.
+#[test]
+fn columns_skipped_counts_samples_skipped_before_the_stft() {
+    for on in ["gpu", "cpu"] {
+        let tag = format!("skip-samples-{on}");
+        let (rows, _, report) = run(
+            &tag,
+            &[
+                "--audio",
+                "synthetic",
+                "--fft-size",
+                "256",
+                "--hop",
+                "1",
+                "--fft-on",
+                on,
+            ],
+        );
+        let s = &report["scenes"]["spectrogram"];
+        let samples = s["samples"].as_u64().unwrap();
+        assert_eq!(samples, 60 * 800, "{tag}: {s}");
+        assert!(s["samples_skipped"].as_u64().unwrap() > 0, "{tag}: {s}");
+        let uninterrupted = (samples - 256) + 1;
+        // Every analysed column is shown (512 a frame, none over the batch limit); the export
+        // keeps the newest ring's worth of them.
+        let shown = s["columns"].as_u64().unwrap();
+        assert_eq!(shown, 60 * 512, "{tag}: {s}");
+        assert_eq!((rows.len() - 1) as u64, s["ring_columns"].as_u64().unwrap());
+        assert_eq!(
+            s["columns_skipped"].as_u64().unwrap(),
+            uninterrupted - shown,
+            "{tag}: {s}"
+        );
+    }
+}

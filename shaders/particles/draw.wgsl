@@ -36,7 +36,8 @@ const MAX_PX: f32 = 24.0;
 // Clip-space w below which a particle counts as at or behind the camera.
 const NEAR_W: f32 = 0.05;
 
-@group(0) @binding(0) var<uniform> view: View;
+// Storage, not uniform: lavapipe makes a shader variant per distinct uniform value (render.rs).
+@group(0) @binding(0) var<storage, read> view: View;
 @group(0) @binding(1) var<storage, read> prev: array<Particle>;
 @group(0) @binding(2) var<storage, read> cur: array<Particle>;
 @group(0) @binding(3) var<storage, read> sums: array<Neighbours>;

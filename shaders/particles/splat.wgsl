@@ -40,7 +40,8 @@ const NEAR_W: f32 = 0.05;
 // Fixed-point scale of the accumulated colour.
 const FIXED: f32 = 256.0;
 
-@group(0) @binding(0) var<uniform> view: View;
+// Storage, not uniform: lavapipe makes a shader variant per distinct uniform value (render.rs).
+@group(0) @binding(0) var<storage, read> view: View;
 @group(0) @binding(1) var<storage, read> prev: array<Particle>;
 @group(0) @binding(2) var<storage, read> cur: array<Particle>;
 @group(0) @binding(3) var<storage, read> sums: array<Neighbours>;

@@ -23,9 +23,10 @@
 //!    source (seen: `auto_null.monitor` of module-always-sink) and cpal 0.18.2 reports nothing —
 //!    samples keep coming, from another device. cpal gives no access to the stream's current
 //!    source index nor to PulseAudio's `DONT_MOVE` flag, so the device list is the only way to see
-//!    it. Once latched, the status stays "gone" until the stream is reopened
-//!    ([`super::AudioSource::reopen`]), even when a device of the same name comes back, because
-//!    the stream is still on the other source.
+//!    it. Once latched, the status stays "gone" until the stream is reopened — by
+//!    [`super::AudioSource::reopen`], or by the automatic reconnection ([`super::reconnect`]),
+//!    which retries until a device of the same id comes back — because the stream is still on
+//!    the other source.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, mpsc};

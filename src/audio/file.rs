@@ -10,12 +10,26 @@
 //! playback starts (a 5-minute 44.1 kHz stereo MP3 takes well under a second in release builds),
 //! which makes seeking, looping and fast analysis trivial and keeps the frame loop free of I/O.
 //!
+//! **WAV headers as players read them.** symphonia's WAV reader is strict (it refuses a RIFF
+//! size 8 bytes short, or `WAVE_FORMAT_EXTENSIBLE` whose cbSize is not exactly 22), so a file
+//! that starts `RIFF....WAVE` is first read here, leniently: the RIFF size is ignored, a data
+//! size of 0 or 0xFFFFFFFF (streamed) means "to the end of the file", one past the end reads what
+//! is there, `fmt ` chunks of 16, 18, 40 or any other size ≥ 16 are read for what they must
+//! hold, `WAVE_FORMAT_EXTENSIBLE` takes any cbSize ≥ 22. The file is then rewritten in memory in
+//! canonical form (true sizes, a normalised `fmt `, whole frames only) and decoded by symphonia
+//! (see `repair_wav` for every rule). A header that cannot be read even so is
+//! [`AudioError::MalformedWav`], one line naming the file and the problem.
+//!
 //! **Damaged files.** Decoding keeps what it can: a packet that fails to decode is skipped
 //! (counted), and reading stops at the first container error or unexpected end of file. If
 //! anything was decoded the file opens with a one-line [`DecodedFile::warning`] ("truncated:
-//! decoded 0.50 s of the 2.00 s the header declares", "3 packets could not be decoded and were
-//! skipped", ...); if nothing was, the result is an error naming the file.
+//! decoded 0.5 s (4000 frames) of the 2.00 s (16000 frames) the header declares; the last frame
+//! is cut (4 of its 6 bytes present) and was dropped", "the data ends inside a frame (1 of its 3
+//! bytes present) after 0.25 s (2000 frames); that frame was dropped", "3 packets could not be
+//! decoded and were skipped", ...; durations to three significant digits with the exact frame
+//! count); if nothing was, the result is an error naming the file.
 
+use std::io::{Cursor, Read, Seek, SeekFrom};
 use std::path::Path;
 
 use symphonia::core::codecs::audio::AudioDecoderOptions;
@@ -63,7 +77,8 @@ impl DecodedFile {
 /// # Errors
 ///
 /// Each naming the path: [`AudioError::FileNotFound`], [`AudioError::FileRead`],
-/// [`AudioError::EmptyFile`], [`AudioError::UnsupportedFormat`] (no reader recognises it, no
+/// [`AudioError::EmptyFile`], [`AudioError::MalformedWav`] (a RIFF/WAVE header that cannot be
+/// read even leniently), [`AudioError::UnsupportedFormat`] (no reader recognises it, no
 /// audio track, or an unsupported codec), [`AudioError::ZeroChannels`],
 /// [`AudioError::ZeroSampleRate`], [`AudioError::Decode`] (recognised, but not one sample could
 /// be decoded), [`AudioError::NoSamples`] (decodes cleanly to nothing).
@@ -104,7 +119,31 @@ pub fn decode_file(path: &Path) -> Result<DecodedFile, AudioError> {
             MetadataOptions::default(),
         )
     };
-    let mut format = match probe(MediaSourceStream::new(Box::new(file), Default::default())) {
+    // WAV: read leniently here and handed to symphonia in canonical form (see `repair_wav`).
+    let mut file = file;
+    let mut head = Vec::with_capacity(12);
+    Read::by_ref(&mut file)
+        .take(12)
+        .read_to_end(&mut head)
+        .map_err(read_err)?;
+    let is_wav = head.len() == 12 && &head[..4] == b"RIFF" && &head[8..] == b"WAVE";
+    let mut wav: Option<RepairedWav> = None;
+    let probed = if is_wav {
+        drop(file);
+        let raw = std::fs::read(path).map_err(read_err)?;
+        let mut repaired = repair_wav(&raw, path)?;
+        drop(raw);
+        let bytes = std::mem::take(&mut repaired.bytes);
+        wav = Some(repaired);
+        probe(MediaSourceStream::new(
+            Box::new(Cursor::new(bytes)),
+            Default::default(),
+        ))
+    } else {
+        file.seek(SeekFrom::Start(0)).map_err(read_err)?;
+        probe(MediaSourceStream::new(Box::new(file), Default::default()))
+    };
+    let mut format = match probed {
         Ok(f) => f,
         // Readers that scan the end of a seekable file (Ogg looks for its last page) fail on a
         // truncated one: probe again as an unseekable stream, which they read front to back.
@@ -120,7 +159,12 @@ pub fn decode_file(path: &Path) -> Result<DecodedFile, AudioError> {
         .default_track(TrackType::Audio)
         .ok_or_else(|| unsupported("no audio track".to_string()))?;
     let track_id = track.id;
-    let declared_frames = track.num_frames;
+    // For WAV the repaired header holds only the frames present: the declared count is the
+    // original header's.
+    let declared_frames = match &wav {
+        Some(w) => w.declared_frames,
+        None => track.num_frames,
+    };
     let params = track
         .codec_params
         .as_ref()
@@ -222,7 +266,8 @@ pub fn decode_file(path: &Path) -> Result<DecodedFile, AudioError> {
     let channels_u16 = u16::try_from(channels)
         .map_err(|_| unsupported(format!("{channels} channels (at most 65535 are supported)")))?;
     // A trailing partial frame cannot be played.
-    samples.truncate(samples.len() - samples.len() % channels);
+    let partial_samples = samples.len() % channels;
+    samples.truncate(samples.len() - partial_samples);
     if samples.is_empty() {
         return Err(match stopped.or(first_error) {
             Some(reason) => AudioError::Decode { path: p(), reason },
@@ -230,13 +275,40 @@ pub fn decode_file(path: &Path) -> Result<DecodedFile, AudioError> {
         });
     }
     let frames = (samples.len() / channels) as u64;
-    let secs = |f: u64| f as f64 / f64::from(sample_rate);
+    let secs = |f: u64| secs(f, sample_rate);
     let mut notes: Vec<String> = Vec::new();
     if let Some(declared) = declared_frames.filter(|&d| d > frames) {
         notes.push(format!(
-            "truncated: decoded {:.2} s of the {:.2} s the header declares",
+            "truncated: decoded {} of the {} the header declares",
             secs(frames),
             secs(declared)
+        ));
+    }
+    if let Some(w) = &wav {
+        let unit = if w.pcm_like { "frame" } else { "block" };
+        if w.overrun && !w.pcm_like {
+            notes.push("truncated: the data chunk declares more bytes than the file holds".into());
+        }
+        if w.partial > 0 {
+            notes.push(if w.overrun {
+                format!(
+                    "the last {unit} is cut ({} of its {} bytes present) and was dropped",
+                    w.partial, w.block
+                )
+            } else {
+                format!(
+                    "the data ends inside a {unit} ({} of its {} bytes present) after {}; that \
+                     {unit} was dropped",
+                    w.partial,
+                    w.block,
+                    secs(frames)
+                )
+            });
+        }
+    }
+    if partial_samples > 0 {
+        notes.push(format!(
+            "the last frame holds {partial_samples} of its {channels} channels and was dropped"
         ));
     }
     if bad_packets > 0 {
@@ -246,7 +318,7 @@ pub fn decode_file(path: &Path) -> Result<DecodedFile, AudioError> {
         ));
     }
     if let Some(s) = stopped {
-        notes.push(format!("{s} after {:.2} s", secs(frames)));
+        notes.push(format!("{s} after {}", secs(frames)));
     }
     let warning = if notes.is_empty() {
         None
@@ -276,6 +348,241 @@ pub fn decode_wav(path: &Path) -> Result<(Vec<f32>, u32, u16), AudioError> {
     let mut mono = Vec::with_capacity(d.frames());
     super::mix_to_mono(&d.samples, usize::from(d.channels), &mut mono);
     Ok((mono, d.sample_rate, d.channels))
+}
+
+/// `WAVE_FORMAT_PCM`.
+const TAG_PCM: u16 = 0x0001;
+/// `WAVE_FORMAT_IEEE_FLOAT`.
+const TAG_FLOAT: u16 = 0x0003;
+/// `WAVE_FORMAT_ALAW`.
+const TAG_ALAW: u16 = 0x0006;
+/// `WAVE_FORMAT_MULAW`.
+const TAG_MULAW: u16 = 0x0007;
+/// `WAVE_FORMAT_EXTENSIBLE`.
+const TAG_EXTENSIBLE: u16 = 0xFFFE;
+
+/// A RIFF/WAVE file rewritten by [`repair_wav`] into the canonical layout symphonia reads.
+#[derive(Debug)]
+struct RepairedWav {
+    /// `RIFF` (true size) `WAVE`, a normalised `fmt ` chunk, and a `data` chunk holding the whole
+    /// frames (blocks) the file has; nothing else.
+    bytes: Vec<u8>,
+    /// Frames the header's data size declares, for PCM, float, A-law and µ-law data; `None`
+    /// when the size is 0 or 0xFFFFFFFF (streamed: "to the end of the file") and for block
+    /// codecs (ADPCM), whose frame count symphonia takes from the repaired data size.
+    declared_frames: Option<u64>,
+    /// Whether the codec stores samples one frame at a time (PCM, float, A-law, µ-law) rather
+    /// than in blocks (ADPCM).
+    pcm_like: bool,
+    /// Bytes of one frame (PCM-like codecs) or one block (ADPCM).
+    block: u64,
+    /// Bytes of an incomplete last frame or block that were left out (0 if none).
+    partial: u64,
+    /// Whether the data chunk declared more bytes than the file holds.
+    overrun: bool,
+}
+
+/// Whether `id` looks like a RIFF chunk id (four printable ASCII bytes).
+fn looks_like_id(id: &[u8]) -> bool {
+    id.len() == 4 && id.iter().all(|b| (0x20..0x7F).contains(b))
+}
+
+fn le16(b: &[u8], at: usize) -> u16 {
+    u16::from_le_bytes([b[at], b[at + 1]])
+}
+
+fn le32(b: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
+}
+
+/// Reads the RIFF chunks of a WAV file (`file` starts with `RIFF....WAVE`) leniently, as players
+/// do, and writes the canonical file symphonia's strict reader accepts.
+///
+/// Accepted, beyond what symphonia 0.6 reads itself:
+/// - **RIFF size**: ignored (players do). Too small (e.g. 8 short, so the data chunk "exceeds
+///   its parent"), 0, 0xFFFFFFFF or past the end of the file all read the same.
+/// - **data size**: 0 or 0xFFFFFFFF mean streamed: the data runs to the end of the file.
+///   Larger than what the file holds: the bytes present are read and the shortfall is reported
+///   (truncated). A size that ends inside a frame: the whole frames are read and the partial one
+///   is reported. Chunks after the data chunk are ignored.
+/// - **`fmt ` chunk**: any size ≥ 16 for PCM (tag 1) and IEEE float (tag 3), whatever the cbSize
+///   field says (16, 18 and 40 are the usual ones); A-law/µ-law (tags 6/7) with 16 or more;
+///   `WAVE_FORMAT_EXTENSIBLE` (tag 0xFFFE) with any cbSize ≥ 22 and ≥ 40 bytes present (only
+///   the first 22 extension bytes are read), `wValidBitsPerSample` 0 read as the container
+///   width, and for float sub-formats as equal to it. Other tags (ADPCM) pass unchanged.
+/// - **Padding**: an odd-sized chunk without its pad byte (a common writer bug) is detected when
+///   the next chunk id is found unpadded.
+///
+/// # Errors
+///
+/// One line (without the path, which the caller adds): the file ends inside the header; a chunk
+/// before the data runs past the end of the file; no `fmt ` chunk before the data; no `data`
+/// chunk; a `fmt ` chunk under 16 bytes; `WAVE_FORMAT_EXTENSIBLE` with under 40 bytes or a
+/// cbSize under 22. Zero channels and a 0 Hz rate are [`AudioError::ZeroChannels`] and
+/// [`AudioError::ZeroSampleRate`].
+fn repair_wav(file: &[u8], path: &Path) -> Result<RepairedWav, AudioError> {
+    let bad = |reason: String| AudioError::MalformedWav {
+        path: path.to_path_buf(),
+        reason,
+    };
+    let len = file.len();
+    let mut pos = 12usize;
+    let mut fmt: Option<&[u8]> = None;
+    let (data_start, data_declared) = loop {
+        if pos + 8 > len {
+            return Err(bad(match fmt {
+                None if pos == 12 => format!("the file ends inside the header ({len} bytes)"),
+                None => "no 'fmt ' chunk and no 'data' chunk".to_string(),
+                Some(_) => "no 'data' chunk (the file ends after the header)".to_string(),
+            }));
+        }
+        let id = &file[pos..pos + 4];
+        let size = le32(file, pos + 4);
+        let body = pos + 8;
+        if id == b"data" {
+            break (body, size);
+        }
+        let name = String::from_utf8_lossy(id).to_string();
+        let end = body as u64 + u64::from(size);
+        if end > len as u64 {
+            return Err(bad(format!(
+                "chunk '{name}' at byte {pos} declares {size} bytes, past the end of the file \
+                 ({len} bytes)"
+            )));
+        }
+        let end = end as usize;
+        if id == b"fmt " {
+            if size < 16 {
+                return Err(bad(format!(
+                    "the 'fmt ' chunk has {size} bytes (at least 16 needed)"
+                )));
+            }
+            fmt = Some(&file[body..end]);
+        }
+        // Chunks are word-aligned; some writers leave out the pad byte after an odd size.
+        pos = if size % 2 == 1
+            && !file.get(end + 1..end + 5).is_some_and(looks_like_id)
+            && file.get(end..end + 4).is_some_and(looks_like_id)
+        {
+            end
+        } else {
+            end + (size as usize % 2)
+        };
+    };
+    let Some(fmt) = fmt else {
+        return Err(bad("no 'fmt ' chunk before the 'data' chunk".to_string()));
+    };
+    let tag = le16(fmt, 0);
+    let channels = le16(fmt, 2);
+    let sample_rate = le32(fmt, 4);
+    let block_align = le16(fmt, 12);
+    let bits = le16(fmt, 14);
+    if channels == 0 {
+        return Err(AudioError::ZeroChannels {
+            path: path.to_path_buf(),
+        });
+    }
+    if sample_rate == 0 {
+        return Err(AudioError::ZeroSampleRate {
+            path: path.to_path_buf(),
+        });
+    }
+    let mut out_fmt: Vec<u8> = fmt[..16].to_vec();
+    let codec_tag = match tag {
+        TAG_PCM | TAG_FLOAT => tag,
+        TAG_ALAW | TAG_MULAW => {
+            out_fmt.extend_from_slice(&0u16.to_le_bytes());
+            tag
+        }
+        TAG_EXTENSIBLE => {
+            if fmt.len() < 40 {
+                return Err(bad(format!(
+                    "WAVE_FORMAT_EXTENSIBLE 'fmt ' chunk has {} bytes (at least 40 needed)",
+                    fmt.len()
+                )));
+            }
+            let cb = le16(fmt, 16);
+            if cb < 22 {
+                return Err(bad(format!(
+                    "WAVE_FORMAT_EXTENSIBLE 'fmt ' chunk has cbSize {cb} (at least 22 needed)"
+                )));
+            }
+            let sub = le16(fmt, 24);
+            let mut valid = le16(fmt, 18);
+            if valid == 0 || sub == TAG_FLOAT {
+                valid = bits;
+            }
+            out_fmt.extend_from_slice(&22u16.to_le_bytes());
+            out_fmt.extend_from_slice(&valid.to_le_bytes());
+            out_fmt.extend_from_slice(&fmt[20..40]);
+            sub
+        }
+        _ => {
+            out_fmt = fmt.to_vec();
+            tag
+        }
+    };
+    // Frame size as symphonia computes it for sample codecs; the block for the others.
+    let pcm_like = matches!(codec_tag, TAG_PCM | TAG_FLOAT | TAG_ALAW | TAG_MULAW);
+    let block = if pcm_like {
+        u64::from(channels) * u64::from(bits / 8)
+    } else {
+        u64::from(block_align)
+    };
+    let available = (len - data_start) as u64;
+    let streamed = data_declared == 0 || data_declared == u32::MAX;
+    let declared = if streamed {
+        available
+    } else {
+        u64::from(data_declared)
+    };
+    let present = declared.min(available);
+    let partial = if block > 0 { present % block } else { 0 };
+    let kept = present - partial;
+    // A RIFF chunk holds at most u32::MAX bytes: longer streamed data is cut to whole blocks.
+    let kept = if kept + 36 + out_fmt.len() as u64 > u64::from(u32::MAX) {
+        let max = u64::from(u32::MAX) - 36 - out_fmt.len() as u64;
+        max - if block > 0 { max % block } else { 0 }
+    } else {
+        kept
+    };
+    let kept_usize = kept as usize;
+    let mut bytes = Vec::with_capacity(44 + out_fmt.len() + kept_usize + 1);
+    bytes.extend_from_slice(b"RIFF");
+    let riff = 4 + 8 + out_fmt.len() as u64 + 8 + kept + (kept & 1);
+    bytes.extend_from_slice(&(riff as u32).to_le_bytes());
+    bytes.extend_from_slice(b"WAVEfmt ");
+    bytes.extend_from_slice(&(out_fmt.len() as u32).to_le_bytes());
+    bytes.extend_from_slice(&out_fmt);
+    bytes.extend_from_slice(b"data");
+    bytes.extend_from_slice(&(kept as u32).to_le_bytes());
+    bytes.extend_from_slice(&file[data_start..data_start + kept_usize]);
+    if kept & 1 == 1 {
+        bytes.push(0);
+    }
+    Ok(RepairedWav {
+        bytes,
+        declared_frames: (pcm_like && !streamed && block > 0).then(|| declared / block),
+        pcm_like,
+        block,
+        partial,
+        overrun: declared > available,
+    })
+}
+
+/// `frames` at `rate` as seconds to three significant digits (two decimals from 1 s up) and
+/// the frame count: `"0.005 s (40 frames)"`, `"2.50 s (20000 frames)"`.
+fn secs(frames: u64, rate: u32) -> String {
+    let s = frames as f64 / f64::from(rate.max(1));
+    let text = if s >= 1.0 || s == 0.0 {
+        format!("{s:.2}")
+    } else {
+        let decimals = (2 - s.log10().floor() as i32).clamp(2, 12) as usize;
+        let t = format!("{s:.decimals$}");
+        t.trim_end_matches('0').to_string()
+    };
+    let unit = if frames == 1 { "frame" } else { "frames" };
+    format!("{text} s ({frames} {unit})")
 }
 
 /// One line from a symphonia error.

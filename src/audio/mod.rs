@@ -10,7 +10,9 @@
 //!   or blocks. Watchdogs report a device that stops delivering or disappears
 //!   ([`AudioSource::stream_error`], [`AudioSource::status`]); the time without data is handed
 //!   to the analysis as a gap ([`AudioSource::gap_samples`]); [`AudioSource::reopen`] opens it
-//!   again without restarting.
+//!   again without restarting. A live stream that is lost (stream error, device gone, no data
+//!   for [`reconnect::LOST_AFTER`]) is reopened by itself, same device, with backoff, off the
+//!   frame thread ([`reconnect`]); the time without data is a gap.
 //! - file ([`file`](mod@file), decoded fully into memory by symphonia when opened) and synthetic
 //!   ([`synth`]) sources are *clocked*: the frame loop calls [`AudioSource::advance_to`] with the
 //!   time since the source started, and exactly `floor(t · sample_rate)` samples have been
@@ -24,13 +26,14 @@
 
 pub mod capture;
 pub mod file;
+pub mod reconnect;
 pub mod stft;
 pub mod synth;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Instant;
+use std::time::{Instant, SystemTime};
 
 use rtrb::{Consumer, Producer, RingBuffer};
 
@@ -206,6 +209,16 @@ pub enum AudioError {
         /// What the decoder said.
         reason: String,
     },
+    /// A RIFF/WAVE file whose chunks cannot be read even leniently (see
+    /// [`file::decode_file`]): no `fmt ` or `data` chunk, a chunk past the end of the file, a
+    /// `fmt ` chunk too short for its format.
+    #[error("audio file '{}': malformed WAV header: {reason}", .path.display())]
+    MalformedWav {
+        /// The path as given.
+        path: PathBuf,
+        /// What is wrong, one line.
+        reason: String,
+    },
     /// The file was recognised but not one sample could be decoded from it.
     #[error("audio file '{}': nothing could be decoded: {reason}", .path.display())]
     Decode {
@@ -357,6 +370,41 @@ pub struct AudioSource {
     gap_until: Option<Instant>,
     /// Clocked sources: when `advance_to` last produced samples.
     last_advance: Option<Instant>,
+    /// Live sources: reopen by itself when lost (default `true`).
+    auto_reconnect: bool,
+    /// Live sources: the reconnection under way, if any.
+    reconnect: Option<reconnect::Reconnect>,
+    /// Live sources: what reopens the device (set when the stream opened).
+    target: Option<reconnect::Target>,
+    /// Live sources: the automatic reconnection counters.
+    reopen_stats: ReopenStats,
+    /// Samples dropped by the streams replaced by a reconnection.
+    dropped_base: u64,
+    /// Samples handed out by `drain_into` (for the sample clock across reconnections).
+    delivered: u64,
+    /// Sample-clock offset of the current live stream (its frame 0 in the source's count).
+    frames_base: u64,
+    /// The sample rate changed at a reconnection and nobody asked yet.
+    rate_changed: bool,
+}
+
+/// Counters of the automatic reconnection of a live source ([`AudioSource::reopen_stats`]).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ReopenStats {
+    /// Streams lost (each one starts a reconnection).
+    pub losses: u64,
+    /// Reconnections that succeeded.
+    pub reopens: u64,
+    /// Wall-clock time of the last reopen.
+    pub last_reopen: Option<SystemTime>,
+    /// Wall-clock time of the first sample handed out after the last reopen.
+    pub first_data_after_reopen: Option<SystemTime>,
+    /// Samples handed out since the last reopen.
+    pub samples_since_reopen: u64,
+    /// From the loss being noticed to the last reopen, seconds.
+    pub last_outage_s: Option<f64>,
+    /// Why the last stream was lost.
+    pub last_loss: Option<String>,
 }
 
 impl std::fmt::Debug for AudioSource {
@@ -478,6 +526,20 @@ impl AudioSource {
         }
         src.selection = sel.clone();
         src.options = *options;
+        if let Feed::Live(live) = &src.feed {
+            let key = if live.device_id().is_empty() {
+                live.device_name().to_string()
+            } else {
+                live.device_id().to_string()
+            };
+            src.target = Some(reconnect::Target {
+                key,
+                name: live.device_name().to_string(),
+                ring_capacity,
+                channel: options.channel,
+                format: options.sample_format,
+            });
+        }
         Ok(src)
     }
 
@@ -505,6 +567,14 @@ impl AudioSource {
             gap_pending: 0,
             gap_until: None,
             last_advance: None,
+            auto_reconnect: true,
+            reconnect: None,
+            target: None,
+            reopen_stats: ReopenStats::default(),
+            dropped_base: 0,
+            delivered: 0,
+            frames_base: 0,
+            rate_changed: false,
         }
     }
 
@@ -772,12 +842,18 @@ impl AudioSource {
     /// Drains every available sample from the ring into `out` (appends). Never blocks. For a
     /// live device that left the device list (its stream now carries another source's samples,
     /// see [`capture`]) the samples are discarded and counted as a gap instead.
+    ///
+    /// A live source also runs its reconnection here (see [`reconnect`]): it notices a lost
+    /// stream, starts and collects reopen attempts on a background thread, and swaps in the new
+    /// stream; none of it blocks. While reconnecting, what the old stream delivers is a gap.
     pub fn drain_into(&mut self, out: &mut Vec<f32>) {
+        self.maintain_live();
         let n = self.consumer.slots();
         if n == 0 {
             return;
         }
-        let discard = matches!(&self.feed, Feed::Live(live) if live.device_gone());
+        let discard = self.reconnect.is_some()
+            || matches!(&self.feed, Feed::Live(live) if live.device_gone());
         if let Ok(chunk) = self.consumer.read_chunk(n) {
             if discard {
                 self.gap_pending += n as u64;
@@ -786,9 +862,113 @@ impl AudioSource {
                 out.reserve(a.len() + b.len());
                 out.extend_from_slice(a);
                 out.extend_from_slice(b);
+                self.delivered += n as u64;
+                let st = &mut self.reopen_stats;
+                if st.reopens > 0 {
+                    st.samples_since_reopen += n as u64;
+                    if st.first_data_after_reopen.is_none() {
+                        st.first_data_after_reopen = Some(SystemTime::now());
+                    }
+                }
             }
             chunk.commit_all();
         }
+    }
+
+    /// Why the live stream counts as lost now, if it does: a stream error, the device gone
+    /// from the device list, or no data for [`reconnect::LOST_AFTER`] while not paused.
+    fn loss_reason(&self) -> Option<String> {
+        let Feed::Live(live) = &self.feed else {
+            return None;
+        };
+        if let Some(e) = live.last_error() {
+            return Some(e);
+        }
+        if live.device_gone() {
+            return Some("the device left the device list".to_string());
+        }
+        let quiet = live.silence_for();
+        (!self.paused && quiet >= reconnect::LOST_AFTER)
+            .then(|| format!("no data for {:.1} s", quiet.as_secs_f64()))
+    }
+
+    /// The live reconnection state machine, polled once per drain; never blocks.
+    fn maintain_live(&mut self) {
+        if !self.auto_reconnect || !matches!(self.feed, Feed::Live(_)) {
+            return;
+        }
+        let Some(rc) = &mut self.reconnect else {
+            if let (Some(reason), Some(target)) = (self.loss_reason(), &self.target) {
+                self.reopen_stats.losses += 1;
+                self.reopen_stats.last_loss = Some(reason.clone());
+                self.reconnect = Some(reconnect::Reconnect::start(target.clone(), reason));
+            }
+            return;
+        };
+        let Some(done) = rc.poll() else {
+            return;
+        };
+        let reason = rc.reason().to_string();
+        self.reconnect = None;
+        let (live, consumer, dropped) = done.parts;
+        let old_dropped = self.dropped.load(Ordering::Relaxed);
+        self.dropped_base += old_dropped;
+        self.frames_base = self.delivered + self.dropped_base;
+        if live.sample_rate() != self.sample_rate {
+            self.rate_changed = true;
+        }
+        self.sample_rate = live.sample_rate();
+        self.label = live.label();
+        let old = std::mem::replace(&mut self.feed, Feed::Live(live));
+        // Dropping a stream of a dead server may wait on its threads: not on the frame thread.
+        let _ = std::thread::Builder::new()
+            .name("vizdeck-audio-drop".into())
+            .spawn(move || drop(old));
+        self.consumer = consumer;
+        self.dropped = dropped;
+        self.gap_until = None;
+        if self.paused
+            && let Feed::Live(live) = &mut self.feed
+        {
+            live.set_paused(true);
+        }
+        let st = &mut self.reopen_stats;
+        st.reopens += 1;
+        st.last_reopen = Some(done.at);
+        st.first_data_after_reopen = None;
+        st.samples_since_reopen = 0;
+        st.last_outage_s = Some(done.after.as_secs_f64());
+        let note = format!(
+            "audio input '{}' was lost ({reason}) and reopened after {:.1} s ({} reconnection(s) so far)",
+            self.target.as_ref().map_or("", |t| t.name.as_str()),
+            done.after.as_secs_f64(),
+            st.reopens
+        );
+        self.notice = Some(note);
+    }
+
+    /// Turns the automatic reconnection of a lost live stream on (the default) or off.
+    pub fn set_auto_reconnect(&mut self, on: bool) {
+        self.auto_reconnect = on;
+        if !on {
+            self.reconnect = None;
+        }
+    }
+
+    /// Whether a lost live stream is being reopened now.
+    pub fn reconnecting(&self) -> bool {
+        self.reconnect.is_some()
+    }
+
+    /// The automatic reconnection counters (all zero for clocked sources).
+    pub fn reopen_stats(&self) -> &ReopenStats {
+        &self.reopen_stats
+    }
+
+    /// `true` once after a reconnection opened the device at another sample rate (the analysis
+    /// must be rebuilt).
+    pub fn take_rate_changed(&mut self) -> bool {
+        std::mem::take(&mut self.rate_changed)
     }
 
     /// Samples of time for which a live source delivered nothing usable since the previous call:
@@ -823,7 +1003,9 @@ impl AudioSource {
     /// produced samples. Used to measure latency from capture to present. `None` before any.
     pub fn sample_clock(&self) -> Option<(u64, Instant)> {
         match &self.feed {
-            Feed::Live(live) => live.sample_clock(),
+            Feed::Live(live) => live
+                .sample_clock()
+                .map(|(frames, at)| (self.frames_base + frames, at)),
             Feed::Clocked { produced, .. } => self.last_advance.map(|t| (*produced, t)),
         }
     }
@@ -831,14 +1013,20 @@ impl AudioSource {
     /// Samples that did not fit in the ring, total since open (counted by the producer with an
     /// atomic: the cpal callback for live input, `advance_to` for clocked sources).
     pub fn dropped(&self) -> u64 {
-        self.dropped.load(Ordering::Relaxed)
+        self.dropped_base + self.dropped.load(Ordering::Relaxed)
     }
 
     /// The current problem of a live source, one line, if any: the last stream error from cpal's
     /// error callback; "audio device '\<name\>' is gone (...)" once the device left the device list;
     /// "no data from \<device\> for N.N s" when nothing came for [`capture::STALE_AFTER`] while not
     /// paused. Always `None` for clocked sources.
+    ///
+    /// While a lost stream is being reopened: `"audio device 'NAME' lost (REASON) N s ago;
+    /// reconnecting: ..."`.
     pub fn stream_error(&self) -> Option<String> {
+        if let Some(rc) = &self.reconnect {
+            return Some(rc.status());
+        }
         match &self.feed {
             Feed::Live(live) => live.problem(),
             Feed::Clocked { .. } => None,
@@ -1014,6 +1202,18 @@ impl AudioSource {
                 generator: Generator::File { samples, .. },
                 ..
             } => Some(samples.len() as f64 / f64::from(self.sample_rate)),
+            _ => None,
+        }
+    }
+
+    /// Length of a file source in samples per channel (what the ring receives from it: the
+    /// mono mix or the chosen channel); `None` for live and synthetic sources.
+    pub fn file_samples(&self) -> Option<usize> {
+        match &self.feed {
+            Feed::Clocked {
+                generator: Generator::File { samples, .. },
+                ..
+            } => Some(samples.len()),
             _ => None,
         }
     }

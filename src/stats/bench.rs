@@ -21,6 +21,7 @@ use crate::gpu::readback::{ReadbackRing, Tag};
 use crate::gpu::upload::{Strategy, Uploader};
 use crate::scene::SCENES;
 
+use super::memory::{GpuMemory, ProcessMemory};
 use super::record::CSV_HEADER;
 use super::summary::Summary;
 
@@ -61,6 +62,11 @@ pub struct SceneResult {
     pub csv: PathBuf,
     /// Screenshots saved (when asked for) and dropped.
     pub screenshots: Option<(u64, u64)>,
+    /// The process's RSS at the end of the run and its peak during the run (the peak is reset
+    /// when the run starts, where the system allows it).
+    pub memory: Option<ProcessMemory>,
+    /// GPU memory held through wgpu's allocator at the end of the run (scene, deck and egui).
+    pub gpu_memory: Option<GpuMemory>,
 }
 
 /// Errors of `vizdeck bench`.
@@ -104,6 +110,8 @@ pub fn run_scene(gpu: &Gpu, b: &SceneBench, out_dir: &Path) -> Result<SceneResul
     };
     let index = crate::scene::index_of(&b.scene)
         .ok_or_else(|| scene_err(format!("unknown scene '{}'", b.scene)))?;
+    // The run's own peak RSS, not the process's so far.
+    ProcessMemory::reset_peak();
     let (w, h) = b.size;
     let max = gpu.device.limits().max_texture_dimension_2d;
     if w > max || h > max {
@@ -166,6 +174,8 @@ pub fn run_scene(gpu: &Gpu, b: &SceneBench, out_dir: &Path) -> Result<SceneResul
         deck.end_frame(gpu, &times, Instant::now());
     }
     gpu.wait_idle();
+    let memory = ProcessMemory::read();
+    let gpu_memory = GpuMemory::read(&gpu.device);
     let summary = deck
         .stop_recording(gpu)
         .ok_or_else(|| file_err(&csv, "the recording failed"))?;
@@ -189,6 +199,8 @@ pub fn run_scene(gpu: &Gpu, b: &SceneBench, out_dir: &Path) -> Result<SceneResul
         means,
         csv,
         screenshots,
+        memory,
+        gpu_memory,
     })
 }
 
@@ -233,6 +245,7 @@ pub fn scene_report(
         "bench": b,
         "summary": r.summary,
         "means": r.means,
+        "memory": { "process": r.memory, "gpu": r.gpu_memory },
         "csv": r.csv.display().to_string(),
     });
     if let (Some((written, dropped)), Some(base)) = (r.screenshots, without_screenshots) {
@@ -245,6 +258,11 @@ pub fn scene_report(
         });
     }
     v
+}
+
+/// Bytes as MB (10^6) with one decimal, or `–` where there is no reading.
+fn mb(bytes: Option<u64>) -> String {
+    bytes.map_or_else(|| "–".into(), |b| format!("{:.1}", b as f64 / 1e6))
 }
 
 fn ratio(a: f64, b: f64) -> f64 {
@@ -273,6 +291,21 @@ pub fn scene_markdown(gpu: &Gpu, b: &SceneBench, r: &SceneResult) -> String {
     for (label, value) in r.summary.table_rows() {
         let _ = writeln!(s, "| {label} | {value} |");
     }
+    let _ = writeln!(
+        s,
+        "| RSS at the end (MB) | {} |",
+        mb(r.memory.map(|m| m.rss_bytes))
+    );
+    let _ = writeln!(
+        s,
+        "| peak RSS (MB) | {} |",
+        mb(r.memory.map(|m| m.peak_rss_bytes))
+    );
+    let _ = writeln!(
+        s,
+        "| GPU memory allocated (MB) | {} |",
+        mb(r.gpu_memory.map(|m| m.allocated_bytes))
+    );
     for key in [
         "MsCPUBusy",
         "MsIngest",
@@ -676,7 +709,8 @@ pub fn run(args: &crate::cli::BenchArgs) -> anyhow::Result<()> {
     if !scenes.is_empty() {
         overview.push_str(
             "| scene | size | frames | avg FPS | p50 ms | p99 ms | 1% low ms | max ms | CPU busy \
-             ms | GPU ms | p99 with screenshots / without |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+             ms | GPU ms | peak RSS MB | GPU MB | p99 with screenshots / without |\n\
+             |---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
         );
     }
     for id in &scenes {
@@ -727,7 +761,7 @@ pub fn run(args: &crate::cli::BenchArgs) -> anyhow::Result<()> {
         let s = &r.summary;
         let _ = writeln!(
             overview,
-            "| {id} | {}x{} | {} | {:.1} | {:.2} | {:.2}{} | {:.2}{} | {:.2} | {:.2} | {:.2} | {} |",
+            "| {id} | {}x{} | {} | {:.1} | {:.2} | {:.2}{} | {:.2}{} | {:.2} | {:.2} | {:.2} | {} | {} | {} |",
             b.size.0,
             b.size.1,
             s.frames,
@@ -743,6 +777,8 @@ pub fn run(args: &crate::cli::BenchArgs) -> anyhow::Result<()> {
                 .and_then(|v| v.as_f64())
                 .unwrap_or(0.0),
             gpu_ms,
+            mb(r.memory.map(|m| m.peak_rss_bytes)),
+            mb(r.gpu_memory.map(|m| m.allocated_bytes)),
             shots
                 .as_ref()
                 .map(|rs| format!(

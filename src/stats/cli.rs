@@ -61,8 +61,9 @@ pub fn text_report(captures: &[Capture]) -> String {
     if summaries.len() >= 2 {
         let base = &summaries[0];
         for (i, s) in summaries.iter().enumerate().skip(1) {
+            let comparable = !base.is_empty() && !s.is_empty();
             let pct = |a: f64, b: f64| {
-                if a > 0.0 {
+                if comparable && a > 0.0 {
                     format!("{:+.1}%", (b - a) / a * 100.0)
                 } else {
                     "n/a".to_string()
@@ -83,6 +84,9 @@ pub fn text_report(captures: &[Capture]) -> String {
         out.push_str(
             "* the capture has too few frames for this statistic (it is the slowest frame)\n",
         );
+    }
+    if summaries.iter().any(|s| s.is_empty()) {
+        out.push_str("n/a: the capture has no frames\n");
     }
     out
 }

@@ -15,13 +15,18 @@
 //!   p95: 20, p99: 100, p99.9: 1000), the `q` % low needs `n ≥ 100/q` (1 %: 100, 0.1 %: 1000).
 //!   Its value is still given (the slowest frame), but marked.
 //!
-//! Every value is finite for every input, including 0, 1 and 2 frames (0 frames: all zero).
+//! Every value is finite for every input, including 0, 1 and 2 frames. With 0 frames there is no
+//! statistic to give: the fields hold 0, but every report reads them as **n/a** (JSON `null`,
+//! `n/a` in tables and text; see [`Summary::is_empty`]).
 
 use std::fmt;
 
 /// Statistics over the frame times of a run (see the module docs for the definitions). Every field
-/// is 0 when there were no frames.
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+/// is 0 when there were no frames; it serializes as JSON `null` then (n/a), and [`table_rows`]
+/// and `Display` say `n/a`.
+///
+/// [`table_rows`]: Summary::table_rows
+#[derive(Clone, Debug, PartialEq)]
 pub struct Summary {
     /// Frames counted (finite, non-negative frame times).
     pub frames: u64,
@@ -139,16 +144,17 @@ impl Summary {
             }
         };
         let mut needs_more_frames = Vec::new();
-        for (permille, name) in PERCENTILES {
+        // With no frames nothing is marked: every statistic is n/a instead.
+        for (permille, name) in PERCENTILES.into_iter().filter(|_| n > 0) {
             // Resolved when some frame lies above the rank: n · (1000 − permille) ≥ 1000.
             if (n as u64) * u64::from(1000 - permille) < 1000 {
                 needs_more_frames.push(name);
             }
         }
-        if n < 100 {
+        if n > 0 && n < 100 {
             needs_more_frames.push("low_1");
         }
-        if n < 1000 {
+        if n > 0 && n < 1000 {
             needs_more_frames.push("low_0.1");
         }
         let fps = |ms: f64| if ms > 0.0 { 1000.0 / ms } else { 0.0 };
@@ -179,6 +185,11 @@ impl Summary {
         }
     }
 
+    /// No frames were counted: every statistic is n/a.
+    pub fn is_empty(&self) -> bool {
+        self.frames == 0
+    }
+
     /// Whether the statistic `name` (as in [`Summary::needs_more_frames`]) is marked.
     pub fn is_marked(&self, name: &str) -> bool {
         self.needs_more_frames.contains(&name)
@@ -189,10 +200,11 @@ impl Summary {
         if self.is_marked(name) { "*" } else { "" }
     }
 
-    /// Rows `(label, value text)` for tables: every statistic formatted, marked ones with `*`.
+    /// Rows `(label, value text)` for tables: every statistic formatted, marked ones with `*`;
+    /// with no frames, `n/a` for every statistic (the frame count and duration stay numbers).
     pub fn table_rows(&self) -> Vec<(&'static str, String)> {
         let ms = |v: f64, name: &str| format!("{v:.3}{}", self.mark(name));
-        vec![
+        let mut rows = vec![
             ("frames", self.frames.to_string()),
             ("duration (s)", format!("{:.3}", self.duration_s)),
             ("average FPS", format!("{:.2}", self.mean_fps)),
@@ -215,14 +227,88 @@ impl Summary {
             ),
             ("stutters (>2x median)", format!("{}", self.stutters)),
             ("max (ms)", format!("{:.3}", self.max_ms)),
-        ]
+        ];
+        if self.is_empty() {
+            for (_, value) in rows.iter_mut().skip(2) {
+                *value = NA.to_string();
+            }
+        }
+        rows
+    }
+
+    /// `value` formatted with `precision` decimals and this statistic's mark, or `n/a` with no
+    /// frames: for tables that pick single statistics.
+    pub fn cell(&self, value: f64, precision: usize, name: &str) -> String {
+        if self.is_empty() {
+            NA.to_string()
+        } else {
+            format!("{value:.precision$}{}", self.mark(name))
+        }
+    }
+}
+
+/// How a statistic of no frames reads in text.
+pub const NA: &str = "n/a";
+
+/// The JSON shape of a [`Summary`]: its fields, each statistic `null` when there were no frames.
+#[derive(serde::Serialize)]
+struct SummaryJson<'a> {
+    frames: u64,
+    duration_s: f64,
+    mean_fps: Option<f64>,
+    mean_ms: Option<f64>,
+    min_ms: Option<f64>,
+    p50_ms: Option<f64>,
+    p90_ms: Option<f64>,
+    p95_ms: Option<f64>,
+    p99_ms: Option<f64>,
+    p999_ms: Option<f64>,
+    low_1_ms: Option<f64>,
+    low_1_fps: Option<f64>,
+    low_01_ms: Option<f64>,
+    low_01_fps: Option<f64>,
+    stutters: Option<u64>,
+    stutter_threshold_ms: Option<f64>,
+    max_ms: Option<f64>,
+    needs_more_frames: &'a [&'static str],
+}
+
+impl serde::Serialize for Summary {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let some = !self.is_empty();
+        let v = |x: f64| some.then_some(x);
+        SummaryJson {
+            frames: self.frames,
+            duration_s: self.duration_s,
+            mean_fps: v(self.mean_fps),
+            mean_ms: v(self.mean_ms),
+            min_ms: v(self.min_ms),
+            p50_ms: v(self.p50_ms),
+            p90_ms: v(self.p90_ms),
+            p95_ms: v(self.p95_ms),
+            p99_ms: v(self.p99_ms),
+            p999_ms: v(self.p999_ms),
+            low_1_ms: v(self.low_1_ms),
+            low_1_fps: v(self.low_1_fps),
+            low_01_ms: v(self.low_01_ms),
+            low_01_fps: v(self.low_01_fps),
+            stutters: some.then_some(self.stutters),
+            stutter_threshold_ms: v(self.stutter_threshold_ms),
+            max_ms: v(self.max_ms),
+            needs_more_frames: &self.needs_more_frames,
+        }
+        .serialize(serializer)
     }
 }
 
 impl fmt::Display for Summary {
     /// `frames 600, 12.3 s, mean 48.7 FPS, p50 20.12 ms, p90 …, p99.9 41.00* ms, 1% low 40.1 ms
     /// (24.9 FPS), 0.1% low …, stutters 2, max 41.00 ms` (`*`: needs more frames).
+    /// With no frames: `frames 0, statistics n/a`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.is_empty() {
+            return write!(f, "frames 0, statistics {NA}");
+        }
         write!(
             f,
             "frames {}, {:.1} s, mean {:.1} FPS, p50 {:.2}{} ms, p90 {:.2}{} ms, p95 {:.2}{} ms, \
@@ -451,6 +537,34 @@ mod tests {
         live.clear();
         assert!(live.is_empty());
         assert_eq!(live.history().count(), 0);
+    }
+
+    #[test]
+    fn no_frames_reads_na() {
+        let s = Summary::from_frame_times(&[f64::NAN, -1.0]);
+        assert!(s.is_empty());
+        assert!(s.needs_more_frames.is_empty());
+        assert_eq!(s.to_string(), "frames 0, statistics n/a");
+        let rows = s.table_rows();
+        assert_eq!(rows[0].1, "0");
+        assert!(rows[2..].iter().all(|(_, v)| v == NA), "{rows:?}");
+        let json = serde_json::to_value(&s).unwrap();
+        assert_eq!(json["frames"], 0);
+        for key in [
+            "mean_fps",
+            "p50_ms",
+            "p99_ms",
+            "p999_ms",
+            "low_1_fps",
+            "max_ms",
+            "stutters",
+        ] {
+            assert!(json[key].is_null(), "{key}: {}", json[key]);
+        }
+        // One frame: numbers again, marked where too short.
+        let one = serde_json::to_value(Summary::from_frame_times(&[16.0])).unwrap();
+        assert_eq!(one["p99_ms"], 16.0);
+        assert_eq!(one["needs_more_frames"].as_array().unwrap().len(), 7);
     }
 
     #[test]

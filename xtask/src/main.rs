@@ -30,7 +30,8 @@ commands:
   services [--] [CMD...]
                        start the same Xvfb and PulseAudio as `test`, run CMD (default: $SHELL)
                        with DISPLAY, XDG_RUNTIME_DIR, PULSE_SERVER and VIZDECK_TEST_* set,
-                       then stop them; exits with CMD's exit code
+                       then stop them; exits with CMD's exit code. VIZDECK_TEST_PULSE_CTL is a
+                       script: `stop` / `start` the private PulseAudio on the same socket
 ";
 
 fn main() -> ExitCode {

@@ -36,6 +36,7 @@ pub const TEST: &[&str] = &[
     "sox",
     "mesa-vulkan-drivers",
     "vulkan-tools",
+    "openbox",
 ];
 
 /// Makes sure every package of `lists` is installed, installing the missing ones if it can.

@@ -60,6 +60,7 @@ impl Services {
             ("PULSE_SERVER", pulse_server(dir).into()),
             ("PULSE_COOKIE", pulse_cookie(dir).into()),
             ("VIZDECK_TEST_PULSE_SINK", SINK.into()),
+            ("VIZDECK_TEST_PULSE_CTL", pulse_ctl(dir).into()),
             ("RUST_BACKTRACE", "1".into()),
         ]
     }
@@ -104,6 +105,18 @@ impl Services {
                 println!("xtask: Vulkan devices: {}", devices.join("; "));
             }
         }
+    }
+}
+
+impl Drop for Services {
+    /// A PulseAudio that a test restarted through `VIZDECK_TEST_PULSE_CTL` is not our child:
+    /// it is stopped through its pid file, before the fields drop.
+    fn drop(&mut self) {
+        stop_orphan(
+            "pulseaudio",
+            &restarted_pid_file(&self.runtime_dir.0),
+            "restarted by a test",
+        );
     }
 }
 
@@ -325,6 +338,94 @@ fn pulse_cookie(runtime_dir: &Path) -> PathBuf {
     pulse_config_home(runtime_dir).join("pulse").join("cookie")
 }
 
+/// The private server's command-line arguments (after `pulseaudio`).
+fn pulse_args() -> Vec<String> {
+    vec![
+        "--daemonize=no".into(), // our child, so we can stop it
+        "--exit-idle-time=-1".into(),
+        "-n".into(),            // no default.pa: only the modules below
+        "--realtime=no".into(), // as root it would otherwise take real-time priority
+        "--high-priority=no".into(),
+        "--log-target=stderr".into(),
+        // Anonymous clients too: one that misses PULSE_COOKIE still gets in.
+        "--load=module-native-protocol-unix auth-anonymous=1".into(),
+        format!("--load=module-null-sink sink_name={SINK}"),
+        "--load=module-always-sink".into(),
+    ]
+}
+
+/// `<runtime dir>/pulse-ctl`: the script behind `VIZDECK_TEST_PULSE_CTL`.
+fn pulse_ctl(runtime_dir: &Path) -> PathBuf {
+    runtime_dir.join("pulse-ctl")
+}
+
+/// Pid file of a PulseAudio started by `pulse-ctl start`.
+fn restarted_pid_file(runtime_dir: &Path) -> PathBuf {
+    runtime_dir.join("pulseaudio-restarted.pid")
+}
+
+/// Single-quotes `s` for sh.
+fn sh_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\\''"))
+}
+
+/// Writes `pulse-ctl`, for tests that need the sound server to go away and come back on the same
+/// socket: `pulse-ctl stop` stops the running private server (SIGTERM, waits up to 5 s until it
+/// is gone), `pulse-ctl start` starts it again with the same command line, environment, socket
+/// and log, waits until `pactl info` answers and sets the null sink and its monitor as defaults
+/// again; exit status 0 on success. The restarted server's pid goes to
+/// `pulseaudio-restarted.pid`, and [`Services`] stops it when dropped.
+fn write_pulse_ctl(runtime_dir: &Path) -> Result<()> {
+    let dir = sh_quote(&runtime_dir.display().to_string());
+    let args: Vec<String> = pulse_args().iter().map(|a| sh_quote(a)).collect();
+    let script = format!(
+        r#"#!/bin/sh
+# Written by `cargo xtask` (xtask/src/services.rs): stop / start the private PulseAudio.
+dir={dir}
+export XDG_RUNTIME_DIR="$dir" XDG_CONFIG_HOME="$dir/config"
+unset PULSE_SERVER PULSE_RUNTIME_PATH
+server="unix:$dir/pulse/native"
+running() {{ [ -r "/proc/$1/stat" ] && grep -q '(pulseaudio) [^Z]' "/proc/$1/stat"; }}
+case "$1" in
+stop)
+    for f in "$dir/pulseaudio.pid" "$dir/pulseaudio-restarted.pid"; do
+        [ -r "$f" ] || continue
+        pid=$(cat "$f")
+        running "$pid" || continue
+        kill -TERM "$pid"
+        n=0
+        while running "$pid"; do
+            n=$((n + 1)); [ "$n" -gt 250 ] && {{ echo "pulse-ctl: $pid still runs" >&2; exit 1; }}
+            sleep 0.02
+        done
+    done ;;
+start)
+    pulseaudio {args} </dev/null >>"$dir/pulseaudio.log" 2>&1 &
+    echo $! >"$dir/pulseaudio-restarted.pid"
+    n=0
+    until PULSE_SERVER="$server" pactl info >/dev/null 2>&1; do
+        n=$((n + 1)); [ "$n" -gt 200 ] && {{ echo "pulse-ctl: no answer from pulseaudio" >&2; exit 1; }}
+        sleep 0.05
+    done
+    PULSE_SERVER="$server" pactl set-default-sink {SINK} &&
+        PULSE_SERVER="$server" pactl set-default-source {SINK}.monitor ;;
+*)
+    echo "usage: $0 stop|start" >&2; exit 2 ;;
+esac
+"#,
+        args = args.join(" "),
+    );
+    let path = pulse_ctl(runtime_dir);
+    fs::write(&path, script).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o755))
+            .map_err(|e| format!("cannot make {} executable: {e}", path.display()))?;
+    }
+    Ok(())
+}
+
 fn start_pulseaudio(runtime_dir: &Path) -> Result<Server> {
     if !on_path("pactl") {
         return Err("pactl not found (it is in the Debian package `pulseaudio-utils`)".into());
@@ -333,19 +434,9 @@ fn start_pulseaudio(runtime_dir: &Path) -> Result<Server> {
     let config_home = pulse_config_home(runtime_dir);
     fs::create_dir(&config_home)
         .map_err(|e| format!("cannot create {}: {e}", config_home.display()))?;
+    write_pulse_ctl(runtime_dir)?;
     let child = Command::new("pulseaudio")
-        .args([
-            "--daemonize=no", // our child, so we can stop it
-            "--exit-idle-time=-1",
-            "-n",            // no default.pa: only the modules below
-            "--realtime=no", // as root it would otherwise take real-time priority
-            "--high-priority=no",
-            "--log-target=stderr",
-            // Anonymous clients too: one that misses PULSE_COOKIE still gets in.
-            "--load=module-native-protocol-unix auth-anonymous=1",
-            &format!("--load=module-null-sink sink_name={SINK}"),
-            "--load=module-always-sink",
-        ])
+        .args(pulse_args())
         .env("XDG_RUNTIME_DIR", runtime_dir)
         .env("XDG_CONFIG_HOME", &config_home)
         .env_remove("PULSE_SERVER")
@@ -452,8 +543,17 @@ fn remove_stale_runtime_dirs() {
             continue;
         }
         for name in ["pulseaudio", "Xvfb"] {
-            stop_orphan(name, &entry.path().join(format!("{name}.pid")));
+            stop_orphan(
+                name,
+                &entry.path().join(format!("{name}.pid")),
+                "left running by an earlier run",
+            );
         }
+        stop_orphan(
+            "pulseaudio",
+            &restarted_pid_file(&entry.path()),
+            "left running by an earlier run",
+        );
         if fs::remove_dir_all(entry.path()).is_ok() {
             println!(
                 "xtask: removed {}, left by an earlier run",
@@ -463,8 +563,9 @@ fn remove_stale_runtime_dirs() {
     }
 }
 
-/// Stops the process named in `pid_file` if it still runs and is called `name`.
-fn stop_orphan(name: &str, pid_file: &Path) {
+/// Stops the process named in `pid_file` if it still runs and is called `name`; `why` is for
+/// the message.
+fn stop_orphan(name: &str, pid_file: &Path, why: &str) {
     let Some(pid) = fs::read_to_string(pid_file)
         .ok()
         .and_then(|text| text.trim().parse::<u32>().ok())
@@ -487,7 +588,7 @@ fn stop_orphan(name: &str, pid_file: &Path) {
     if !is_ours() {
         return;
     }
-    println!("xtask: stopping {name} (pid {pid}), left running by an earlier run");
+    println!("xtask: stopping {name} (pid {pid}), {why}");
     send_signal(pid, "TERM");
     let deadline = Instant::now() + STOP_TIMEOUT;
     while is_ours() && Instant::now() < deadline {

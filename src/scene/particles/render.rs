@@ -94,7 +94,8 @@ impl Camera {
     }
 }
 
-/// Uniform of `draw.wgsl` (112 bytes).
+/// View parameters of `draw.wgsl` and `splat.wgsl` (112 bytes; a read-only storage buffer, see
+/// [`Renderer::new`] for why not a uniform).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Pod, Zeroable)]
 pub struct ViewUniform {
@@ -190,14 +191,14 @@ impl Renderer {
         let vf = wgpu::ShaderStages::VERTEX | wgpu::ShaderStages::FRAGMENT;
         let entry = |binding, ty| crate::gpu::buffer_entry(binding, vf, ty);
         let ro = wgpu::BufferBindingType::Storage { read_only: true };
+        // The view parameters are a read-only *storage* buffer, not a uniform buffer, here and in
+        // the splat pass: lavapipe (Mesa 22.3) inlines uniform-buffer values that reach branch
+        // conditions into a new shader variant for every distinct value and keeps every variant,
+        // so a camera that moves each frame grew the process by ~0.3 MB a frame, without end
+        // (heaptrack: NIR clones held by the queue thread). Storage buffers are never inlined.
         let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("particles:draw:layout"),
-            entries: &[
-                entry(0, wgpu::BufferBindingType::Uniform),
-                entry(1, ro),
-                entry(2, ro),
-                entry(3, ro),
-            ],
+            entries: &[entry(0, ro), entry(1, ro), entry(2, ro), entry(3, ro)],
         });
         let pl = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
             label: Some("particles:draw:pipeline_layout"),
@@ -240,7 +241,7 @@ impl Renderer {
         let view = PingPong::new(
             device,
             "particles:view",
-            wgpu::BufferUsages::UNIFORM,
+            wgpu::BufferUsages::STORAGE,
             std::mem::size_of::<ViewUniform>() as u64,
         );
         let bufs = sim.state_buffers();
@@ -276,7 +277,7 @@ impl Renderer {
         let splat_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("particles:splat:layout"),
             entries: &[
-                compute_entry(0, wgpu::BufferBindingType::Uniform),
+                compute_entry(0, wgpu::BufferBindingType::Storage { read_only: true }),
                 compute_entry(1, ro),
                 compute_entry(2, ro),
                 compute_entry(3, ro),

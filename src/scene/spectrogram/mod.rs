@@ -256,6 +256,8 @@ pub struct Spectrogram {
     seek_ui: Option<f64>,
     /// A source change asked for in the UI, applied in `prepare` (which has the GPU).
     reopen_request: Option<(AudioSelection, AudioOptions)>,
+    /// The [`Spectrogram::short_file_notice`] last logged, so each is logged once.
+    short_notice_logged: Option<String>,
 }
 
 impl Spectrogram {
@@ -400,6 +402,7 @@ impl Spectrogram {
             width_px: 1,
             settings_ui: settings,
             error: None,
+            short_notice_logged: None,
             dominant_cache: std::cell::Cell::new(None),
             options: AudioOptions::default(),
             drained_total: 0,
@@ -882,9 +885,18 @@ impl Scene for Spectrogram {
         self.samples_total += self.scratch.len() as u64;
         if gap > 0 || skip > 0 {
             // The STFT restarts at the first sample analysed (stream position base + skip).
+            let restart = drained_before + self.gap_total + skip as u64;
+            if skip > 0 {
+                // Columns an uninterrupted STFT would have started between the next column's
+                // position and the restart (the gap's own columns are drawn as gap columns).
+                self.columns_skipped += restart
+                    .saturating_sub(gap)
+                    .saturating_sub(self.next_start)
+                    .div_ceil(hop as u64);
+            }
             self.a.cpu.reset();
             self.a.tail.clear();
-            self.next_start = drained_before + self.gap_total + skip as u64;
+            self.next_start = restart;
         }
         let bins = self.a.bins;
         let hop64 = hop as u64;
@@ -1011,6 +1023,13 @@ impl Scene for Spectrogram {
                 Err(e) => self.error = Some(e.to_string()),
             }
         }
+        if self.source.take_rate_changed() {
+            // A reconnection opened the device at another rate: the analysis follows it.
+            let settings = self.a.settings.clone();
+            if let Err(e) = self.apply_settings(gpu, settings) {
+                self.error = Some(e.to_string());
+            }
+        }
         if let Some(s) = self.seek_ui.take() {
             self.source.seek(s);
             self.a.cpu.reset();
@@ -1026,6 +1045,15 @@ impl Scene for Spectrogram {
                     self.settings_ui = self.a.settings.clone();
                 }
             }
+        }
+        // A file shorter than the FFT never makes a column: said once in the log (the panel,
+        // the overlay and the report show it while it holds).
+        let short = self.short_file_notice();
+        if short != self.short_notice_logged {
+            if let Some(n) = &short {
+                log::warn!("{n}");
+            }
+            self.short_notice_logged = short;
         }
         if self.lut_dirty {
             gpu.queue.write_buffer(
@@ -1175,7 +1203,7 @@ impl Scene for Spectrogram {
     fn ui(&mut self, ui: &mut egui::Ui) {
         ui.heading("Spectrogram");
         self.source_ui(ui);
-        if let Some(n) = self.source.notice() {
+        if let Some(n) = self.notice() {
             ui.colored_label(egui::Color32::YELLOW, n);
         }
         if let Some(e) = self.source.stream_error() {
@@ -1453,11 +1481,11 @@ impl Scene for Spectrogram {
                 ),
             );
         }
-        if let Some(n) = self.source.notice() {
+        if let Some(n) = self.notice() {
             label(
                 rect.center_top() + egui::vec2(0.0, 28.0),
                 egui::Align2::CENTER_TOP,
-                n.to_string(),
+                n,
             );
         }
         if self.show_spectrum {
@@ -1482,7 +1510,7 @@ impl Scene for Spectrogram {
         serde_json::json!({
             "source": self.source.kind(),
             "source_label": self.source.label(),
-            "notice": self.source.notice(),
+            "notice": self.notice(),
             "warning": self.source.warning(),
             "sample_rate": self.source.sample_rate(),
             "fft_size": self.a.settings.fft_size,
@@ -1505,6 +1533,7 @@ impl Scene for Spectrogram {
                 serde_json::json!({ "last": last, "p50": p50, "p99": p99, "n": self.latencies.len() })
             }),
             "ring_rows": self.a.rows,
+            "reconnect": self.reconnect_metrics(),
         })
     }
 
@@ -1565,11 +1594,11 @@ impl Scene for Spectrogram {
     fn finish(&mut self, _gpu: &Gpu) -> Result<(), SceneError> {
         if self.columns_skipped > 0 {
             log::warn!(
-                "spectrogram: {} of {} columns were analysed but not shown (more than {MAX_BATCH} \
-                 new columns in one frame, or a backlog after a pause); the export has rows for the \
-                 shown columns only, each at its own time",
+                "spectrogram: {} columns were skipped, not shown (more than {MAX_BATCH} new columns \
+                 in one frame, or a backlog after a pause); {} were shown; the export has rows for \
+                 the shown columns only, each at its own time",
                 self.columns_skipped,
-                self.columns_total
+                self.written
             );
         }
         if let Some(path) = self.a.settings.export_csv.clone() {
@@ -1577,6 +1606,65 @@ impl Scene for Spectrogram {
             log::info!("spectrogram: wrote {rows} columns to {}", path.display());
         }
         Ok(())
+    }
+}
+
+impl Spectrogram {
+    /// Set while the source is a file (not looping) with fewer samples per channel than the FFT
+    /// size N, so no column can ever be made: "the audio file has K samples and the FFT needs
+    /// N: no spectrogram column can be made (loop the file, or choose an FFT size of P or
+    /// less)", P being the largest FFT size ≤ K (that part left out when K < the smallest size).
+    fn short_file_notice(&self) -> Option<String> {
+        let k = self.source.file_samples()?;
+        let n = self.a.settings.fft_size;
+        if k >= n || self.source.looping() {
+            return None;
+        }
+        let samples = if k == 1 { "sample" } else { "samples" };
+        let fix = if k >= stft::MIN_FFT_SIZE {
+            let p = 1usize << k.ilog2();
+            format!("loop the file, or choose an FFT size of {p} or less")
+        } else {
+            "loop the file".to_string()
+        };
+        Some(format!(
+            "the audio file has {k} {samples} and the FFT needs {n}: no spectrogram column can \
+             be made ({fix})"
+        ))
+    }
+
+    /// The live source's automatic reconnection, for the report: `losses`, `reopens`,
+    /// `reconnecting` (now), `last_reopen_unix_ms` and `first_data_after_reopen_unix_ms`
+    /// (wall clock, ms since the Unix epoch), `samples_since_reopen`, `last_outage_s` (from the
+    /// loss being noticed to the reopen) and `last_loss` (why). `null` for clocked sources.
+    fn reconnect_metrics(&self) -> serde_json::Value {
+        if self.source.kind() != "live" {
+            return serde_json::Value::Null;
+        }
+        let st = self.source.reopen_stats();
+        let ms = |t: Option<std::time::SystemTime>| {
+            t.and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .map(|d| d.as_secs_f64() * 1e3)
+        };
+        serde_json::json!({
+            "losses": st.losses,
+            "reopens": st.reopens,
+            "reconnecting": self.source.reconnecting(),
+            "last_reopen_unix_ms": ms(st.last_reopen),
+            "first_data_after_reopen_unix_ms": ms(st.first_data_after_reopen),
+            "samples_since_reopen": st.samples_since_reopen,
+            "last_outage_s": st.last_outage_s,
+            "last_loss": st.last_loss,
+        })
+    }
+
+    /// The source's notice ([`AudioSource::notice`]) and the short-file notice, joined by "; ".
+    fn notice(&self) -> Option<String> {
+        match (self.source.notice(), self.short_file_notice()) {
+            (Some(a), Some(b)) => Some(format!("{a}; {b}")),
+            (Some(a), None) => Some(a.to_string()),
+            (None, b) => b,
+        }
     }
 }
 

@@ -1,0 +1,202 @@
+//! Automatic reopening of a live input that was lost (issue 11).
+//!
+//! A live stream is *lost* when cpal's error callback reported an error (e.g. `StreamInvalidated:
+//! PulseAudio disconnected` after the process was stopped for a second, or the server
+//! restarted), when the presence watchdog saw the device leave the device list, or when no data
+//! came for [`LOST_AFTER`] while not paused. [`super::AudioSource`] then keeps the old stream
+//! (its samples, if any, count as a gap) and tries to open the *same device* again — by its host
+//! id, else its name — on a background thread, so that the frame loop never waits for the sound
+//! server: the first attempt after [`FIRST_DELAY`], then after a delay that doubles up to
+//! [`MAX_DELAY`]. The frame loop only polls a channel ([`Reconnect::poll`]).
+//!
+//! Each state change is logged once: `audio input 'NAME' lost: REASON`, `audio input 'NAME':
+//! reconnecting in N s (attempt K)`, `audio input reopened 'NAME' (K attempt(s), N s after the
+//! loss)`.
+
+use std::sync::mpsc;
+use std::time::{Duration, Instant, SystemTime};
+
+use super::ChannelChoice;
+use super::capture::{self, LiveParts};
+
+/// Delay before the first reopen attempt.
+pub const FIRST_DELAY: Duration = Duration::from_millis(100);
+
+/// The longest delay between two attempts (the delay doubles from [`FIRST_DELAY`] up to this).
+pub const MAX_DELAY: Duration = Duration::from_secs(2);
+
+/// A live stream without data for this long (not paused) is taken as lost and reopened; shorter
+/// silences are only reported as stale (see [`capture::STALE_AFTER`]).
+pub const LOST_AFTER: Duration = Duration::from_secs(2);
+
+/// What is needed to open the device again.
+#[derive(Clone, Debug)]
+pub struct Target {
+    /// Host id (`viz.monitor`) when known, else the device name; looked up with
+    /// [`capture::find_input_device`].
+    pub key: String,
+    /// The user-facing device name, for messages.
+    pub name: String,
+    /// Ring capacity of the new stream.
+    pub ring_capacity: usize,
+    /// Channel choice of the new stream.
+    pub channel: ChannelChoice,
+    /// Forced sample format, if any.
+    pub format: Option<cpal::SampleFormat>,
+}
+
+/// The state of one reconnection: from the loss to the reopened stream.
+#[derive(Debug)]
+pub struct Reconnect {
+    target: Target,
+    /// Why the stream was taken as lost (one line).
+    reason: String,
+    /// When the loss was noticed.
+    lost_at: Instant,
+    /// Attempts started so far.
+    attempts: u32,
+    /// Delay before the next attempt (doubles after each failure).
+    delay: Duration,
+    /// When the next attempt starts (none while one runs).
+    next_try: Instant,
+    /// The attempt running on its thread.
+    pending: Option<mpsc::Receiver<Result<LiveParts, String>>>,
+    /// The last attempt's error.
+    last_failure: Option<String>,
+}
+
+/// The result of a successful reconnection, for the source's counters.
+#[derive(Debug)]
+pub struct Reopened {
+    /// The new stream.
+    pub parts: LiveParts,
+    /// Attempts it took.
+    pub attempts: u32,
+    /// From the loss being noticed to the new stream running.
+    pub after: Duration,
+    /// Wall-clock time of the reopen.
+    pub at: SystemTime,
+}
+
+impl Reconnect {
+    /// Starts a reconnection of `target`, lost for `reason`; logs the loss and the first delay.
+    pub fn start(target: Target, reason: String) -> Reconnect {
+        let now = Instant::now();
+        log::warn!("audio input '{}' lost: {reason}", target.name);
+        log::info!(
+            "audio input '{}': reconnecting in {:.1} s (attempt 1)",
+            target.name,
+            FIRST_DELAY.as_secs_f64()
+        );
+        Reconnect {
+            target,
+            reason,
+            lost_at: now,
+            attempts: 0,
+            delay: FIRST_DELAY,
+            next_try: now + FIRST_DELAY,
+            pending: None,
+            last_failure: None,
+        }
+    }
+
+    /// Advances the state machine without blocking: starts an attempt on its own thread when its
+    /// time has come, collects a finished one. Returns the new stream once one is open.
+    pub fn poll(&mut self) -> Option<Reopened> {
+        let now = Instant::now();
+        if let Some(rx) = &self.pending {
+            let failure = match rx.try_recv() {
+                Err(mpsc::TryRecvError::Empty) => return None,
+                Ok(Ok(parts)) => {
+                    self.pending = None;
+                    let after = now.saturating_duration_since(self.lost_at);
+                    log::info!(
+                        "audio input reopened '{}' ({} attempt(s), {:.2} s after the loss)",
+                        self.target.name,
+                        self.attempts,
+                        after.as_secs_f64()
+                    );
+                    return Some(Reopened {
+                        parts,
+                        attempts: self.attempts,
+                        after,
+                        at: SystemTime::now(),
+                    });
+                }
+                Ok(Err(e)) => e,
+                Err(mpsc::TryRecvError::Disconnected) => "the reopen thread ended".to_string(),
+            };
+            self.pending = None;
+            self.delay = (self.delay * 2).min(MAX_DELAY);
+            self.next_try = now + self.delay;
+            log::info!(
+                "audio input '{}': reopen failed ({failure}); reconnecting in {:.1} s (attempt {})",
+                self.target.name,
+                self.delay.as_secs_f64(),
+                self.attempts + 1
+            );
+            self.last_failure = Some(failure);
+            return None;
+        }
+        if now >= self.next_try {
+            self.attempts += 1;
+            let (tx, rx) = mpsc::channel();
+            let target = self.target.clone();
+            let spawned = std::thread::Builder::new()
+                .name("vizdeck-audio-reopen".into())
+                .spawn(move || {
+                    let r = capture::find_input_device(&target.key)
+                        .map_err(|e| e.to_string())
+                        .and_then(|device| {
+                            capture::LiveCapture::open(
+                                &device,
+                                target.ring_capacity,
+                                target.channel,
+                                target.format,
+                            )
+                        });
+                    let _ = tx.send(r);
+                });
+            match spawned {
+                Ok(_) => self.pending = Some(rx),
+                Err(e) => {
+                    // No thread now: try again after the delay (a failed attempt).
+                    self.delay = (self.delay * 2).min(MAX_DELAY);
+                    self.next_try = now + self.delay;
+                    self.last_failure = Some(format!("cannot start the reopen thread: {e}"));
+                }
+            }
+        }
+        None
+    }
+
+    /// One line for the UI: `"audio device 'NAME' lost (REASON); reconnecting (attempt K, …)"`.
+    pub fn status(&self) -> String {
+        let now = Instant::now();
+        let next = if self.pending.is_some() {
+            "reopening now".to_string()
+        } else {
+            format!(
+                "next try in {:.1} s",
+                self.next_try.saturating_duration_since(now).as_secs_f64()
+            )
+        };
+        let failed = self
+            .last_failure
+            .as_ref()
+            .map(|f| format!("; last try: {f}"))
+            .unwrap_or_default();
+        format!(
+            "audio device '{}' lost ({}) {:.1} s ago; reconnecting: {next} (attempt {}){failed}",
+            self.target.name,
+            self.reason,
+            now.saturating_duration_since(self.lost_at).as_secs_f64(),
+            self.attempts + u32::from(self.pending.is_none()),
+        )
+    }
+
+    /// Why the stream was taken as lost.
+    pub fn reason(&self) -> &str {
+        &self.reason
+    }
+}
