@@ -5,7 +5,9 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use vizdeck::series::{Pacing, SeriesSelection, SeriesSource, Store, sniff_delimiter};
+use vizdeck::series::{
+    Pacing, SeriesSelection, SeriesSource, Store, TimeUnit, parse_time_ns, sniff_delimiter,
+};
 
 fn temp(tag: &str, bytes: &[u8]) -> PathBuf {
     let p = std::env::temp_dir().join(format!("vizdeck-csvvar-{}-{tag}.csv", std::process::id()));
@@ -137,15 +139,47 @@ fn half_written_last_row_is_skipped_with_a_warning() {
 }
 
 #[test]
-fn duplicate_and_out_of_order_rows_are_all_kept() {
-    let (_, store) = load(b"t,v\n0,1\n1,2\n1,3\n0.5,4\n2,5\n", "order");
+fn duplicate_and_out_of_order_rows_are_all_kept_in_time_order() {
+    let (src, store) = load(b"t,v\n0,1\n1,2\n1,3\n0.5,4\n2,5\n0.25,6\n", "order");
     let s = store.get("v").unwrap();
-    assert_eq!(s.len(), 5);
-    assert_eq!(s.out_of_order(), 1);
+    assert_eq!(s.len(), 6);
+    // Rows 0.5 and 0.25 came earlier than the row before them; sorted into place, stably
+    // (the two rows at t = 1 keep their file order).
+    assert_eq!(src.rows_sorted(), 2);
+    assert_eq!(s.out_of_order(), 0);
+    assert!(s.is_ordered());
     same(
         &values(&store, "v"),
-        &[(0.0, 1.0), (1.0, 2.0), (1.0, 3.0), (0.5, 4.0), (2.0, 5.0)],
+        &[
+            (0.0, 1.0),
+            (0.25, 6.0),
+            (0.5, 4.0),
+            (1.0, 2.0),
+            (1.0, 3.0),
+            (2.0, 5.0),
+        ],
     );
+}
+
+#[test]
+fn out_of_order_rows_past_the_first_batch_are_sorted_too() {
+    // 100 rows go in the first batch, the rest stream through the thread in batches of 4096;
+    // from row 110 on every tenth row is 5 rows late (times in ms), never across a batch
+    // boundary (rows 100 and 4196 start batches).
+    let mut csv = String::from("time_ms,v\n");
+    for k in 0..5000i64 {
+        let t = if k >= 110 && k % 10 == 0 { k - 5 } else { k };
+        csv += &format!("{t},{k}\n");
+    }
+    let (src, store) = load(csv.as_bytes(), "order-big");
+    let s = store.get("v").unwrap();
+    assert_eq!(s.len(), 5000);
+    assert!(s.is_ordered());
+    // Each late row t = k − 5 (k = 110, 120, …, 4990: 489 rows) follows k − 1 > k − 5.
+    assert_eq!(src.rows_sorted(), 489);
+    assert_eq!(s.out_of_order(), 0);
+    let times: Vec<f64> = s.iter().map(|(t, _)| t).collect();
+    assert!(times.windows(2).all(|w| w[0] <= w[1]));
 }
 
 #[test]
@@ -177,4 +211,131 @@ fn tail_follows_a_growing_file() {
     assert!(!src.is_finished());
     drop(src); // stops the tail thread
     std::fs::remove_file(&p).ok();
+}
+
+#[test]
+fn epoch_seconds_with_microsecond_steps_keep_their_spacing() {
+    let mut csv = String::from("time,v\n");
+    for k in 0..12 {
+        csv += &format!("1700000000.{k:06},{k}\n");
+    }
+    let (src, store) = load(csv.as_bytes(), "epoch-us");
+    assert_eq!(src.time_unit(), Some(TimeUnit::Seconds));
+    let s = store.get("v").unwrap();
+    assert_eq!(s.len(), 12);
+    for k in 0..12u64 {
+        let (rel, v) = s.get_index(s.first_index() + k).unwrap();
+        // k µs after the first row: the f64 nearest to k·10⁻⁶, which `k / 1e6` is (IEEE
+        // division of exact operands is correctly rounded). Through f64 epoch seconds the
+        // steps would be multiples of 2⁻²² s ≈ 0.24 µs instead.
+        assert_eq!(rel, k as f64 / 1e6, "row {k}");
+        assert_eq!(v, k as f32);
+    }
+    assert_eq!(s.origin_ns(), Some(1_700_000_000_000_000_000));
+}
+
+#[test]
+fn time_cells_parse_exactly_to_nanoseconds() {
+    use TimeUnit::*;
+    let cases: &[(&str, TimeUnit, Option<i64>)] = &[
+        (
+            "1700000000.000001",
+            Seconds,
+            Some(1_700_000_000_000_001_000),
+        ),
+        (
+            "1700000000.123456789",
+            Seconds,
+            Some(1_700_000_000_123_456_789),
+        ),
+        ("-2.5", Seconds, Some(-2_500_000_000)),
+        ("+1.5e3", Millis, Some(1_500_000_000)),
+        ("17E8", Seconds, Some(1_700_000_000_000_000_000)),
+        (".5", Seconds, Some(500_000_000)),
+        ("5.", Seconds, Some(5_000_000_000)),
+        ("12", Micros, Some(12_000)),
+        ("12", Nanos, Some(12)),
+        ("0", Seconds, Some(0)),
+        // 1.5 ns and 1.49 ns: to the nearest nanosecond, ties away from zero.
+        ("0.0000000015", Seconds, Some(2)),
+        ("-0.0000000015", Seconds, Some(-2)),
+        ("0.00000000149", Seconds, Some(1)),
+        ("1e-30", Seconds, Some(0)),
+        ("9223372036854775807", Nanos, Some(i64::MAX)),
+        ("9223372036854775808", Nanos, None),
+        ("1e300", Seconds, None),
+        ("", Seconds, None),
+        ("-", Seconds, None),
+        (".", Seconds, None),
+        ("e5", Seconds, None),
+        ("1e", Seconds, None),
+        ("inf", Seconds, None),
+        ("NaN", Seconds, None),
+        ("0x10", Seconds, None),
+        ("1.2.3", Seconds, None),
+        ("1,5", Seconds, None),
+    ];
+    for &(cell, unit, want) in cases {
+        assert_eq!(parse_time_ns(cell, unit), want, "'{cell}' in {unit:?}");
+    }
+}
+
+#[test]
+fn time_column_unit_comes_from_the_header_suffix() {
+    // The same two instants, 1 µs and 2.5 µs after 0, written in each unit.
+    for (header, a, b, unit) in [
+        ("t_ns", "1000", "2500", TimeUnit::Nanos),
+        ("T_US", "1", "2.5", TimeUnit::Micros),
+        ("time_ms", "0.001", "0.0025", TimeUnit::Millis),
+        ("t_s", "0.000001", "0.0000025", TimeUnit::Seconds),
+    ] {
+        let csv = format!("{header},v\n{a},1\n{b},2\n");
+        let (src, store) = load(csv.as_bytes(), header);
+        assert_eq!(src.time_unit(), Some(unit), "{header}");
+        let s = store.get("v").unwrap();
+        assert_eq!(s.origin_ns(), Some(1000), "{header}");
+        assert_eq!(s.origin(), Some(1e-6), "{header}");
+        let (rel, v) = s.get_index(s.first_index() + 1).unwrap();
+        assert_eq!((rel, v), (1.5e-6, 2.0), "{header}");
+    }
+    assert_eq!(TimeUnit::from_header("timestamp"), TimeUnit::Seconds);
+    assert_eq!(TimeUnit::from_header("t_µs"), TimeUnit::Micros);
+    assert_eq!(TimeUnit::from_header("ns"), TimeUnit::Seconds);
+}
+
+#[test]
+fn values_beyond_f32_are_clamped_and_counted() {
+    let (src, store) = load(
+        b"t,v,w\n0,1,1e308\n1,-1e39,2\n2,3.4e38,-3.5e38\n3,2,4\n4,-1e400,inf\n",
+        "huge",
+    );
+    // f32::MAX = 3.4028235e38: 3.4e38 fits, 1e308, -1e39, -3.5e38 and -1e400 do not.
+    same(
+        &values(&store, "v"),
+        &[
+            (0.0, 1.0),
+            (1.0, -f32::MAX),
+            (2.0, 3.4e38),
+            (3.0, 2.0),
+            (4.0, -f32::MAX),
+        ],
+    );
+    // `inf` written as such stays a gap; `-1e400` (beyond f64 too) is a huge number.
+    same(
+        &values(&store, "w"),
+        &[
+            (0.0, f32::MAX),
+            (1.0, 2.0),
+            (2.0, -f32::MAX),
+            (3.0, 4.0),
+            (4.0, f32::NAN),
+        ],
+    );
+    assert_eq!(src.values_clamped(), 4);
+    let note = src.clamp_note().expect("a note on the first clamped cell");
+    assert!(
+        note.contains("line 2") && note.contains("'w'") && note.contains("1e308"),
+        "{note}"
+    );
+    assert!(src.error().is_none());
 }

@@ -3,7 +3,9 @@
 
 use std::time::{Duration, Instant};
 
-use vizdeck::series::{Pacing, SeriesError, SeriesSelection, SeriesSource, Store, SynthKind};
+use vizdeck::series::{
+    CatchUp, Pacing, SeriesError, SeriesSelection, SeriesSource, Store, SynthKind,
+};
 
 fn synthetic(series: usize, rate_hz: f64, seed: u64) -> SeriesSelection {
     kind_of(SynthKind::Walk, series, rate_hz, seed)
@@ -248,4 +250,76 @@ fn ticks_move_on_the_grid_in_bursts() {
         );
         assert!(bursty >= 5, "burst windows {bursty} of {}", moves.len());
     }
+}
+
+/// Samples per series in store `st` (all series have the same count).
+fn count(st: &Store) -> u64 {
+    st.series()[0].len() as u64
+}
+
+#[test]
+fn backlog_after_a_stall_is_released_over_several_frames() {
+    // 1024 samples/s and frames of 1/64 s: 16 samples per frame, all times dyadic (exact).
+    let rate = 1024.0;
+    let frame = 1.0 / 64.0;
+    let mut src = SeriesSource::open(&synthetic(2, rate, 9), Pacing::Driven).unwrap();
+    // Steps up to 1/8 s count in full; release at most 4× the real rate.
+    src.set_catch_up(Some(CatchUp::new(0.125, 4.0)));
+    let mut store = Store::default();
+    let mut clock = 0.0;
+    for k in 1..=64u64 {
+        clock += frame;
+        src.advance_to(clock);
+        src.drain_into(&mut store);
+        // No backlog: exactly the samples before the clock, 16 per frame.
+        assert_eq!(count(&store), 16 * k);
+    }
+    assert_eq!(src.backlog_s(), 0.0);
+    // A 5 s stall: the clock reads 6 s. Released: 1 s + 4 · 1/8 s = 1.5 s → 1536 samples, not
+    // the 6144 owed.
+    clock = 6.0;
+    src.advance_to(clock);
+    src.drain_into(&mut store);
+    assert_eq!(count(&store), 1536);
+    assert_eq!(src.backlog_s(), 4.5);
+    // Each later frame releases 4/64 s (64 samples) while the clock moves 1/64 s: the 4.5 s
+    // backlog shrinks by 3/64 s a frame and is gone after 4.5 / (3/64) = 96 frames.
+    let mut prev = count(&store);
+    for k in 1..=96u64 {
+        clock += frame;
+        src.advance_to(clock);
+        src.drain_into(&mut store);
+        let now = count(&store);
+        assert_eq!(now - prev, 64, "frame {k} after the stall");
+        assert_eq!(now, 1536 + 64 * k);
+        prev = now;
+    }
+    assert_eq!(src.backlog_s(), 0.0);
+    assert_eq!(count(&store), (7.5 * rate) as u64);
+    // Caught up: back to 16 per frame.
+    clock += frame;
+    src.advance_to(clock);
+    src.drain_into(&mut store);
+    assert_eq!(count(&store) - prev, 16);
+    // Paced or not, the same samples.
+    let mut plain = SeriesSource::open(&synthetic(2, rate, 9), Pacing::Driven).unwrap();
+    let mut reference = Store::default();
+    plain.advance_to(clock);
+    plain.drain_into(&mut reference);
+    assert_eq!(values(&store), values(&reference));
+}
+
+#[test]
+fn catch_up_follows_the_clock_when_nothing_is_owed() {
+    let mut pace = CatchUp::new(0.125, 4.0);
+    assert_eq!(pace.release_until(0.05), 0.05);
+    assert_eq!(pace.release_until(0.125), 0.125);
+    // Backwards or not finite: nothing more, nothing less.
+    assert_eq!(pace.release_until(0.0625), 0.125);
+    assert_eq!(pace.release_until(f64::NAN), 0.125);
+    // A 10 s jump releases 4 × 0.125 s.
+    assert_eq!(pace.release_until(10.125), 0.625);
+    assert_eq!(pace.backlog_s(), 9.5);
+    // Factors below 1 would never catch up: raised to 1.
+    assert_eq!(CatchUp::new(0.1, 0.5).factor, 1.0);
 }

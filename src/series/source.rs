@@ -35,7 +35,8 @@ pub enum SeriesSelection {
         seed: u64,
         kind: SynthKind,
     },
-    /// A CSV file (`-`: standard input): optional header row, first column time in seconds,
+    /// A CSV file (`-`: standard input): optional header row, first column time (in seconds,
+    /// or in the unit its header's suffix names: `_ns`, `_us`, `_ms`, `_s`; see [`TimeUnit`]),
     /// numeric columns are series. See [`open_csv_with`] for the accepted variants.
     Csv(PathBuf),
     /// A CSV file that another program is still writing: read to its end, then keep reading what
@@ -64,6 +65,70 @@ pub enum Pacing {
     /// No thread: the caller's clock decides through [`SeriesSource::advance_to`] (headless runs,
     /// tests). A CSV source streams its file the same way under either pacing.
     Driven,
+}
+
+/// Paces the release of a producer's backlog after a stall. A producer that was held up (its
+/// thread not scheduled, a frame that took seconds) would otherwise hand over everything it owes
+/// at once, and the chart would jump by the whole stall in one frame. Instead, each step of the
+/// clock releases at most `factor` times the step's length of source time, and a step is counted
+/// as at most `max_step_s` long: while no backlog is owed (steps up to `max_step_s`, `factor ≥ 1`)
+/// the release follows the clock exactly; after a stall the backlog is released over the next
+/// steps at up to `factor` times the real rate, `factor − 1` times the step caught up per step,
+/// until the release meets the clock again. Samples keep their own times; only when they are
+/// handed over changes. Deterministic: a function of the clock values passed in.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CatchUp {
+    /// Longest clock step counted in full, seconds (longer ones are stalls).
+    pub max_step_s: f64,
+    /// Source time released per step, at most, as a multiple of the (capped) step.
+    pub factor: f64,
+    /// Source time released so far, seconds.
+    released: f64,
+    /// Clock at the previous step (`None`: the clock starts at 0).
+    last_now: Option<f64>,
+}
+
+impl Default for CatchUp {
+    /// Steps up to 0.1 s count in full; a backlog is released at up to 4× the real rate (3 s of
+    /// backlog caught up per 1 s of clock, so a 5 s stall is made up in under 2 s).
+    fn default() -> CatchUp {
+        CatchUp::new(0.1, 4.0)
+    }
+}
+
+impl CatchUp {
+    /// A pacer for steps counted up to `max_step_s` seconds and release at up to `factor` times
+    /// the real rate (non-finite or smaller values are raised to 1e-3 s and 1).
+    pub fn new(max_step_s: f64, factor: f64) -> CatchUp {
+        let sane = |x: f64, min: f64| if x.is_finite() { x.max(min) } else { min };
+        CatchUp {
+            max_step_s: sane(max_step_s, 1e-3),
+            factor: sane(factor, 1.0),
+            released: 0.0,
+            last_now: None,
+        }
+    }
+
+    /// The clock reads `now` seconds: returns the source time up to which samples may be
+    /// released, `min(now, released + factor · min(step, max_step_s))` with `step` the clock's
+    /// advance since the previous call (from 0 on the first). Never decreases; a clock that
+    /// goes back or is not finite releases nothing more.
+    pub fn release_until(&mut self, now: f64) -> f64 {
+        if !now.is_finite() {
+            return self.released;
+        }
+        let prev = self.last_now.unwrap_or(0.0);
+        let step = (now - prev).max(0.0);
+        self.last_now = Some(now.max(prev));
+        let budget = self.factor * step.min(self.max_step_s);
+        self.released = (self.released + budget).min(now).max(self.released);
+        self.released
+    }
+
+    /// Source time owed but not yet released at the last clock reading, seconds.
+    pub fn backlog_s(&self) -> f64 {
+        (self.last_now.unwrap_or(0.0) - self.released).max(0.0)
+    }
 }
 
 /// Errors opening a series source. Each displays as one line naming the input and the problem.
@@ -104,16 +169,64 @@ pub enum SeriesError {
 /// `times[row]`; NaN is a gap.
 #[derive(Debug, Default)]
 struct Batch {
+    /// Row times in seconds (synthetic sources, CSV times that are not exact decimals).
     times: Vec<f64>,
+    /// Row times in integer nanoseconds (CSV times read exactly, see [`parse_time_ns`]); a batch
+    /// fills either this or `times`.
+    times_ns: Vec<i64>,
     columns: Vec<Vec<f32>>,
+    /// Value cells beyond the f32 range that were clamped to ±`f32::MAX`.
+    clamped: u64,
+    /// Where the batch's first clamped cell is (one line), if any.
+    clamp_note: Option<String>,
+    /// Rows that were earlier than the row before them and were sorted into place.
+    rows_sorted: u64,
 }
 
 impl Batch {
     fn clear(&mut self) {
         self.times.clear();
+        self.times_ns.clear();
         for c in &mut self.columns {
             c.clear();
         }
+        self.clamped = 0;
+        self.clamp_note = None;
+        self.rows_sorted = 0;
+    }
+
+    /// Sorts the rows by time, stably (rows with equal times keep their order), so that rows
+    /// written out of order inside one batch reach the store in place. Counts in `rows_sorted`
+    /// the rows earlier than the row before them (the store's definition of out of order).
+    /// Costs one pass when the rows are already in order.
+    fn sort_rows(&mut self) {
+        let late = if self.times_ns.is_empty() {
+            self.times.windows(2).filter(|w| w[1] < w[0]).count()
+        } else {
+            self.times_ns.windows(2).filter(|w| w[1] < w[0]).count()
+        };
+        if late == 0 {
+            return;
+        }
+        let mut order: Vec<usize> = (0..self.rows()).collect();
+        if self.times_ns.is_empty() {
+            let t = &self.times;
+            order.sort_by(|&a, &b| t[a].total_cmp(&t[b]));
+            self.times = order.iter().map(|&i| t[i]).collect();
+        } else {
+            let t = &self.times_ns;
+            order.sort_by_key(|&i| t[i]);
+            self.times_ns = order.iter().map(|&i| t[i]).collect();
+        }
+        for column in &mut self.columns {
+            *column = order.iter().map(|&i| column[i]).collect();
+        }
+        self.rows_sorted += late as u64;
+    }
+
+    /// Rows in the batch.
+    fn rows(&self) -> usize {
+        self.times.len().max(self.times_ns.len())
     }
 
     /// Makes sure there are `n` columns.
@@ -159,12 +272,22 @@ pub struct SeriesSource {
     warning: Option<String>,
     /// Rows read but not loaded (half-written last row).
     rows_skipped: u64,
+    /// Value cells beyond the f32 range, clamped to ±`f32::MAX` (CSV).
+    values_clamped: u64,
+    /// Where the first clamped value cell was, one line.
+    clamp_note: Option<String>,
+    /// Unit of the time column (CSV; `None` for synthetic sources).
+    time_unit: Option<TimeUnit>,
+    /// CSV rows out of time order that were sorted into place within their batch.
+    rows_sorted: u64,
     finished: bool,
     /// Synthetic: sample times are seconds of the source's own clock from 0 (see
     /// [`is_clocked`](SeriesSource::is_clocked)).
     clocked: bool,
     /// Store index of each of our series, rebuilt when the store does not match.
     map: Vec<usize>,
+    /// Driven synthetic: paces the release after a jump of the caller's clock (off unless set).
+    catch_up: Option<CatchUp>,
 }
 
 enum Inner {
@@ -212,7 +335,11 @@ impl SeriesSource {
         let Inner::Driven(synth) = &mut self.inner else {
             return;
         };
-        let target = synth.count_before(t_seconds);
+        let t = match &mut self.catch_up {
+            Some(pace) => pace.release_until(t_seconds),
+            None => t_seconds,
+        };
+        let target = synth.count_before(t);
         while synth.next_k < target {
             let end = target.min(synth.next_k + SYNTH_MAX_BATCH_ROWS);
             let mut batch = Batch::default();
@@ -221,17 +348,38 @@ impl SeriesSource {
         }
     }
 
+    /// Driven synthetic pacing: releases a backlog after a jump of the caller's clock through
+    /// `pace` ([`CatchUp`]), so [`advance_to`](SeriesSource::advance_to) hands over at most
+    /// `pace.factor` times the real rate per call; `None` (the default) releases everything up to
+    /// the time asked. The wall-clock producer always paces with [`CatchUp::default`]; other
+    /// sources ignore this.
+    pub fn set_catch_up(&mut self, pace: Option<CatchUp>) {
+        self.catch_up = pace;
+    }
+
+    /// Source time owed but not yet released by the driven pacer, seconds (0 without one).
+    pub fn backlog_s(&self) -> f64 {
+        self.catch_up.map_or(0.0, |c| c.backlog_s())
+    }
+
     /// Moves every available batch into `store` (series found or created by name). Never blocks.
     pub fn drain_into(&mut self, store: &mut Store) {
         self.sync_map(store);
+        let mut counts = Counts {
+            clamped: &mut self.values_clamped,
+            note: &mut self.clamp_note,
+            sorted: &mut self.rows_sorted,
+        };
         while let Some(batch) = self.pending.pop_front() {
             apply(&self.map, &batch, store);
+            note_batch(&mut counts, &batch);
         }
         if let Inner::Thread { rx, recycle, .. } = &mut self.inner {
             while let Ok(msg) = rx.pop() {
                 match msg {
                     Msg::Batch(mut batch) => {
                         apply(&self.map, &batch, store);
+                        note_batch(&mut counts, &batch);
                         batch.clear();
                         // A full recycle ring just frees the batch.
                         let _ = recycle.push(batch);
@@ -259,6 +407,34 @@ impl SeriesSource {
     /// Rows read but not loaded (a half-written last row).
     pub fn rows_skipped(&self) -> u64 {
         self.rows_skipped
+    }
+
+    /// Value cells (CSV) whose number lies beyond the f32 range the store and the GPU hold
+    /// (|v| > 3.4028235e38, e.g. `1e308`): each was stored as ±`f32::MAX` instead of ±inf, so it
+    /// draws at the edge of an axis that spans it. Counted over all series, taken so far.
+    pub fn values_clamped(&self) -> u64 {
+        self.values_clamped
+    }
+
+    /// The first clamped value cell (file, line, column, cell), one line; see
+    /// [`values_clamped`](SeriesSource::values_clamped).
+    pub fn clamp_note(&self) -> Option<String> {
+        self.clamp_note.clone()
+    }
+
+    /// CSV rows that came earlier in time than the row before them and were sorted into place
+    /// before reaching the store: rows are read in batches (4096 rows, the first up to 100) and
+    /// each batch is sorted by time, stably. A row earlier than rows of an *earlier* batch (or
+    /// any late row in tail mode, where a row is sent as soon as it is read) stays out of order
+    /// in the store ([`Series::out_of_order`](super::store::Series::out_of_order)).
+    pub fn rows_sorted(&self) -> u64 {
+        self.rows_sorted
+    }
+
+    /// Unit the time column is read in (CSV, from the header name, see [`TimeUnit`]); `None`
+    /// for synthetic sources.
+    pub fn time_unit(&self) -> Option<TimeUnit> {
+        self.time_unit
     }
 
     /// A late error from the producer thread (e.g. a bad row far into a CSV file), one line.
@@ -312,10 +488,31 @@ impl Drop for SeriesSource {
     }
 }
 
+/// Adds what `batch` counted (clamped values, with the first note; rows sorted) to the source.
+fn note_batch(source: &mut Counts<'_>, batch: &Batch) {
+    *source.clamped += batch.clamped;
+    *source.sorted += batch.rows_sorted;
+    if source.note.is_none() {
+        source.note.clone_from(&batch.clamp_note);
+    }
+}
+
+/// The counters of a [`SeriesSource`] that batches add to.
+struct Counts<'a> {
+    clamped: &'a mut u64,
+    note: &'a mut Option<String>,
+    sorted: &'a mut u64,
+}
+
 fn apply(map: &[usize], batch: &Batch, store: &mut Store) {
     for (column, &index) in batch.columns.iter().zip(map) {
         // Producers fill every column to the row count, so the lengths always pair up.
-        let _ = store.series_mut()[index].push_slice(&batch.times, column);
+        let series = &mut store.series_mut()[index];
+        let _ = if batch.times_ns.is_empty() {
+            series.push_slice(&batch.times, column)
+        } else {
+            series.push_slice_ns(&batch.times_ns, column)
+        };
     }
 }
 
@@ -579,13 +776,19 @@ fn open_synthetic(
         error: None,
         warning: None,
         rows_skipped: 0,
+        values_clamped: 0,
+        clamp_note: None,
+        time_unit: None,
+        rows_sorted: 0,
         finished: false,
         clocked: true,
         map: Vec::new(),
+        catch_up: None,
     })
 }
 
-/// Wall-clock producer: every ~1 ms, generates the samples whose time has passed and pushes them.
+/// Wall-clock producer: every ~1 ms, generates the samples whose time has passed (paced by
+/// [`CatchUp::default`] after a stall) and pushes them.
 /// When the ring is full (nobody drains) the samples are counted in `lost` and discarded.
 fn run_synthetic(
     mut synth: Synth,
@@ -596,8 +799,10 @@ fn run_synthetic(
 ) {
     let start = Instant::now();
     let n = synth.state.len() as u64;
+    let mut pace = CatchUp::default();
     while !stop.load(Ordering::Relaxed) && !tx.is_abandoned() {
-        let target = synth.count_before(start.elapsed().as_secs_f64());
+        // After a stall of this thread the backlog is released over several passes.
+        let target = synth.count_before(pace.release_until(start.elapsed().as_secs_f64()));
         while synth.next_k < target {
             let end = target.min(synth.next_k + SYNTH_MAX_BATCH_ROWS);
             let mut batch = recycled.pop().unwrap_or_default();
@@ -641,6 +846,162 @@ struct CsvLayout {
     fields: usize,
     /// Column index and name of each value series.
     value_cols: Vec<(usize, String)>,
+    /// Unit of the time column (from its header name).
+    unit: TimeUnit,
+    /// `true`: time cells are read exactly into integer nanoseconds ([`parse_time_ns`]);
+    /// `false`: as f64 in `unit` (the first rows held a time that is not an exact decimal in
+    /// the i64 nanosecond range).
+    exact_ns: bool,
+}
+
+/// Unit of a CSV time column, read from the suffix of its header name (case-insensitive):
+/// `_ns` nanoseconds, `_us` or `_µs` microseconds, `_ms` milliseconds, `_s` or anything else
+/// seconds (a headerless file's time column is in seconds).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum TimeUnit {
+    #[default]
+    Seconds,
+    Millis,
+    Micros,
+    Nanos,
+}
+
+impl TimeUnit {
+    /// The unit named by the suffix of header `name` (see the type's docs).
+    pub fn from_header(name: &str) -> TimeUnit {
+        let name = name.trim().to_lowercase();
+        if name.ends_with("_ns") {
+            TimeUnit::Nanos
+        } else if name.ends_with("_us") || name.ends_with("_µs") {
+            TimeUnit::Micros
+        } else if name.ends_with("_ms") {
+            TimeUnit::Millis
+        } else {
+            TimeUnit::Seconds
+        }
+    }
+
+    /// Nanoseconds per unit as a power of ten: 9 (s), 6 (ms), 3 (µs), 0 (ns).
+    pub fn ns_exponent(self) -> u32 {
+        match self {
+            TimeUnit::Seconds => 9,
+            TimeUnit::Millis => 6,
+            TimeUnit::Micros => 3,
+            TimeUnit::Nanos => 0,
+        }
+    }
+
+    /// Symbol of the unit: `s`, `ms`, `µs`, `ns`.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            TimeUnit::Seconds => "s",
+            TimeUnit::Millis => "ms",
+            TimeUnit::Micros => "µs",
+            TimeUnit::Nanos => "ns",
+        }
+    }
+}
+
+/// Reads a decimal time cell in `unit` exactly as integer nanoseconds: optional sign, digits
+/// with an optional `.` fraction, optional exponent (`e`/`E`), e.g. `1700000000.000001` (s) →
+/// `1_700_000_000_000_001_000`. The decimal digits are scaled by powers of ten in integer
+/// arithmetic (i128), never through a binary float, so times one microsecond (or nanosecond)
+/// apart at Unix-epoch scale stay exactly that far apart. Digits finer than a nanosecond are
+/// rounded to the nearest nanosecond (ties away from zero); digits past the 36th significant
+/// one are ignored (they lie far below a nanosecond for any time that fits).
+///
+/// Returns `None` for anything else (`inf`, `NaN`, hex, empty) and for times outside the i64
+/// nanosecond range (about ±292 years around 1970 for epoch times).
+pub fn parse_time_ns(cell: &str, unit: TimeUnit) -> Option<i64> {
+    /// Significant digits kept in the i128 mantissa (10^36 < i128::MAX / 100).
+    const MAX_DIGITS: u32 = 36;
+    let b = cell.as_bytes();
+    let mut i = 0;
+    let negative = match b.first() {
+        Some(b'-') => {
+            i = 1;
+            true
+        }
+        Some(b'+') => {
+            i = 1;
+            false
+        }
+        _ => false,
+    };
+    let mut mantissa: i128 = 0;
+    let mut significant = 0u32;
+    let mut exponent: i64 = 0;
+    let mut any = false;
+    while let Some(d) = b.get(i).filter(|c| c.is_ascii_digit()) {
+        any = true;
+        if significant < MAX_DIGITS {
+            mantissa = mantissa * 10 + (d - b'0') as i128;
+            significant += (mantissa != 0) as u32;
+        } else {
+            exponent += 1;
+        }
+        i += 1;
+    }
+    if b.get(i) == Some(&b'.') {
+        i += 1;
+        while let Some(d) = b.get(i).filter(|c| c.is_ascii_digit()) {
+            any = true;
+            if significant < MAX_DIGITS {
+                mantissa = mantissa * 10 + (d - b'0') as i128;
+                significant += (mantissa != 0) as u32;
+                exponent -= 1;
+            }
+            i += 1;
+        }
+    }
+    if !any {
+        return None;
+    }
+    if matches!(b.get(i), Some(b'e' | b'E')) {
+        i += 1;
+        let sign = match b.get(i) {
+            Some(b'-') => {
+                i += 1;
+                -1
+            }
+            Some(b'+') => {
+                i += 1;
+                1
+            }
+            _ => 1,
+        };
+        let mut e: i64 = 0;
+        let mut digits = false;
+        while let Some(d) = b.get(i).filter(|c| c.is_ascii_digit()) {
+            digits = true;
+            e = (e * 10 + (d - b'0') as i64).min(100_000);
+            i += 1;
+        }
+        if !digits {
+            return None;
+        }
+        exponent += sign * e;
+    }
+    if i != b.len() {
+        return None;
+    }
+    let e = exponent + unit.ns_exponent() as i64;
+    let magnitude: i128 = if mantissa == 0 {
+        0
+    } else if e >= 0 {
+        if e > 38 {
+            return None;
+        }
+        mantissa.checked_mul(10i128.pow(e as u32))?
+    } else if -e > MAX_DIGITS as i64 {
+        // mantissa < 10^36 ≤ 10^-e / 10: less than a tenth of a nanosecond.
+        0
+    } else {
+        let p = 10i128.pow((-e) as u32);
+        let (q, r) = (mantissa / p, mantissa % p);
+        q + (2 * r >= p) as i128
+    };
+    i64::try_from(if negative { -magnitude } else { magnitude }).ok()
 }
 
 impl CsvLayout {
@@ -665,18 +1026,56 @@ impl CsvLayout {
         if cell.is_empty() {
             return Err(self.row_error(line, "time cell is empty".into()));
         }
-        let t = match cell.parse::<f64>() {
-            Ok(t) if t.is_finite() => t,
+        let as_f64 = cell.parse::<f64>();
+        let t_ns = if self.exact_ns {
+            match (parse_time_ns(cell, self.unit), &as_f64) {
+                (Some(ns), _) => Some(ns),
+                (None, Ok(t)) if t.is_finite() => {
+                    return Err(self.row_error(
+                        line,
+                        format!(
+                            "time '{cell}' ({}) is outside the nanosecond range of the earlier \
+                             rows (about ±292 years around 0)",
+                            self.unit.symbol()
+                        ),
+                    ));
+                }
+                (None, Ok(_)) => {
+                    return Err(self.row_error(line, format!("time '{cell}' is not finite")));
+                }
+                (None, Err(_)) => {
+                    return Err(self.row_error(line, format!("time '{cell}' is not a number")));
+                }
+            }
+        } else {
+            None
+        };
+        let t = match as_f64 {
+            Ok(t) if t.is_finite() => t / 10f64.powi(9 - self.unit.ns_exponent() as i32),
             Ok(_) => return Err(self.row_error(line, format!("time '{cell}' is not finite"))),
             Err(_) => {
                 return Err(self.row_error(line, format!("time '{cell}' is not a number")));
             }
         };
-        let mark = batch.times.len();
+        let mark = batch.rows();
+        let mut clamped = 0u64;
+        let mut first_clamp = None;
         batch.ensure_columns(self.value_cols.len());
         for ((c, name), column) in self.value_cols.iter().zip(&mut batch.columns) {
             match parse_value(&rec[*c]) {
-                Some(v) => column.push(v),
+                Some((v, was_clamped)) => {
+                    column.push(v);
+                    if was_clamped {
+                        clamped += 1;
+                        first_clamp.get_or_insert_with(|| {
+                            format!(
+                                "series file '{}' line {line}: column '{name}': '{}' is beyond \
+                                 the f32 range (±3.4e38); drawn clamped to ±3.4e38",
+                                self.path, &rec[*c]
+                            )
+                        });
+                    }
+                }
                 None => {
                     for column in &mut batch.columns {
                         column.truncate(mark);
@@ -688,20 +1087,39 @@ impl CsvLayout {
                 }
             }
         }
-        batch.times.push(t);
+        match t_ns {
+            Some(ns) => batch.times_ns.push(ns),
+            None => batch.times.push(t),
+        }
+        batch.clamped += clamped;
+        if batch.clamp_note.is_none() {
+            batch.clamp_note = first_clamp;
+        }
         Ok(())
     }
 }
 
 /// A value cell: empty, `NaN` or ±`inf` → NaN (a gap); a number with a dot decimal (whatever the
-/// locale) → its value; otherwise `None`.
-fn parse_value(cell: &str) -> Option<f32> {
+/// locale) → its value rounded to f32, `true` when it lies beyond the f32 range (|v| rounds
+/// past 3.4028235e38, including numbers beyond the f64 range such as `1e400`) and was clamped
+/// to ±`f32::MAX`; otherwise `None`.
+fn parse_value(cell: &str) -> Option<(f32, bool)> {
     if cell.is_empty() {
-        return Some(f32::NAN);
+        return Some((f32::NAN, false));
     }
-    cell.parse::<f64>()
-        .ok()
-        .map(|v| if v.is_finite() { v as f32 } else { f32::NAN })
+    cell.parse::<f64>().ok().map(|v| {
+        // Written as digits but beyond f64 (`1e400` parses as inf): a huge number, not `inf`.
+        let huge = v.is_infinite() && cell.bytes().any(|b| b.is_ascii_digit());
+        if !v.is_finite() && !huge {
+            return (f32::NAN, false);
+        }
+        let f = v as f32;
+        if f.is_infinite() {
+            (f32::MAX.copysign(f), true)
+        } else {
+            (f, false)
+        }
+    })
 }
 
 fn csv_error(path: &str, e: csv::Error) -> SeriesError {
@@ -757,6 +1175,13 @@ pub fn sniff_delimiter(line: &[u8]) -> u8 {
 /// a dot decimal in any locale; empty, `NaN` and ±`inf` cells as gaps. A half-written last row
 /// (wrong field count or an unparsable cell in the final row) is skipped with a
 /// [`warning`](SeriesSource::warning) and counted in [`rows_skipped`](SeriesSource::rows_skipped).
+/// Times: the first column, in the [`TimeUnit`] its header name's suffix gives (`t_ns`:
+/// nanoseconds, `t_us`, `t_ms`, else seconds). They are read exactly as integer nanoseconds
+/// ([`parse_time_ns`]), so µs or ns steps at Unix-epoch scale keep their spacing; when a time in
+/// the first rows is not such a decimal (beyond ±292 years in ns), the file is read as f64 in
+/// its unit instead. Values beyond the f32 range are clamped to ±`f32::MAX` and counted
+/// ([`values_clamped`](SeriesSource::values_clamped)). Rows out of time order are sorted into
+/// place within each batch of rows ([`rows_sorted`](SeriesSource::rows_sorted)).
 /// `path` `-` reads standard input. `tail`: after the end of the file, keep reading what is
 /// appended (another program is writing it) until the source is dropped.
 ///
@@ -900,10 +1325,22 @@ pub fn open_csv_with(path: &Path, tail: bool) -> Result<SeriesSource, SeriesErro
         });
     }
 
+    let unit = if headerless {
+        TimeUnit::Seconds
+    } else {
+        TimeUnit::from_header(&header[0])
+    };
+    // Exact integer nanoseconds unless a number in the first rows cannot be read that way.
+    let exact_ns = prefix
+        .iter()
+        .filter_map(|r| r.get(0))
+        .all(|cell| parse_time_ns(cell, unit).is_some() || cell.parse::<f64>().is_err());
     let layout = CsvLayout {
         path: shown.clone(),
         fields: header.len(),
         value_cols,
+        unit,
+        exact_ns,
     };
     let mut batch0 = Batch::default();
     let mut warning = None;
@@ -919,6 +1356,7 @@ pub fn open_csv_with(path: &Path, tail: bool) -> Result<SeriesSource, SeriesErro
             }
         }
     }
+    batch0.sort_rows();
     let names = layout.value_cols.iter().map(|(_, n)| n.clone()).collect();
     let label = if tail {
         format!("csv (tail): {shown}")
@@ -965,9 +1403,14 @@ pub fn open_csv_with(path: &Path, tail: bool) -> Result<SeriesSource, SeriesErro
         error: None,
         warning,
         rows_skipped,
+        values_clamped: 0,
+        clamp_note: None,
+        time_unit: Some(unit),
+        rows_sorted: 0,
         finished: false,
         clocked: false,
         map: Vec::new(),
+        catch_up: None,
     })
 }
 
@@ -990,7 +1433,7 @@ fn run_csv(
     loop {
         let mut batch = recycled.pop().unwrap_or_default();
         let mut end: Option<Msg> = None;
-        while batch.times.len() < batch_rows {
+        while batch.rows() < batch_rows {
             match reader.read_record(&mut rec) {
                 Ok(true) => {
                     if let Some(e) = failed.take() {
@@ -1019,7 +1462,8 @@ fn run_csv(
                 }
             }
         }
-        if !batch.times.is_empty() && !send(&mut tx, Msg::Batch(batch), stop) {
+        batch.sort_rows();
+        if batch.rows() > 0 && !send(&mut tx, Msg::Batch(batch), stop) {
             return;
         }
         if let Some(msg) = end {

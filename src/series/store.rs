@@ -114,6 +114,8 @@ pub struct Series {
     dropped: u64,
     gaps: u64,
     rejected: u64,
+    /// Reused buffer of relative times for [`Series::push_slice_ns`].
+    scratch: Vec<f64>,
 }
 
 impl Series {
@@ -134,6 +136,7 @@ impl Series {
             dropped: 0,
             gaps: 0,
             rejected: 0,
+            scratch: Vec::new(),
         }
     }
 
@@ -149,23 +152,55 @@ impl Series {
 
     /// Appends one sample whose time is an integer count of nanoseconds (e.g. Unix epoch ns,
     /// about 1.7e18). The first such sample fixes an integer origin; later times are stored as
-    /// `(t_ns − origin_ns) · 1e-9` seconds computed from the exact integer difference, so samples
-    /// one nanosecond apart stay distinct and evenly spaced however large the epoch.
+    /// `(t_ns − origin_ns) / 1e9` seconds computed from the exact integer difference (one
+    /// correctly rounded division), so samples one nanosecond apart stay distinct and evenly
+    /// spaced however large the epoch.
     /// If the series was started by [`push`](Series::push), `t_ns` is converted to f64 seconds
     /// first (nanoseconds are then lost at epoch scale).
     pub fn push_ns(&mut self, t_ns: i64, v: f32) {
+        let rel = self.rel_of_ns(t_ns);
+        self.push_rel(rel, v);
+    }
+
+    /// Seconds after the origin of integer nanosecond time `t_ns`, setting the origin from it when
+    /// the series has none (see [`push_ns`](Series::push_ns)).
+    fn rel_of_ns(&mut self, t_ns: i64) -> f64 {
         match (self.origin, self.origin_ns) {
             (None, _) => {
                 self.origin_ns = Some(t_ns);
-                self.origin = Some(t_ns as f64 * 1e-9);
-                self.push_rel(0.0, v);
+                self.origin = Some(t_ns as f64 / 1e9);
+                0.0
             }
-            (Some(_), Some(o)) => {
-                let d = t_ns as i128 - o as i128;
-                self.push_rel(d as f64 * 1e-9, v);
-            }
-            (Some(o), None) => self.push_rel(t_ns as f64 * 1e-9 - o, v),
+            (Some(_), Some(o)) => (t_ns as i128 - o as i128) as f64 / 1e9,
+            (Some(o), None) => t_ns as f64 / 1e9 - o,
         }
+    }
+
+    /// Appends `times_ns.len()` samples whose times are integer nanoseconds: the bulk form of
+    /// [`push_ns`](Series::push_ns) (same stored times, sample for sample), through the same
+    /// run-copying path as [`push_slice`](Series::push_slice). Every integer time is finite, so
+    /// nothing is rejected.
+    ///
+    /// # Errors
+    ///
+    /// [`LengthMismatch`] when `times_ns` and `values` differ in length; nothing is pushed then.
+    pub fn push_slice_ns(
+        &mut self,
+        times_ns: &[i64],
+        values: &[f32],
+    ) -> Result<(), LengthMismatch> {
+        if times_ns.len() != values.len() {
+            return Err(LengthMismatch {
+                times: times_ns.len(),
+                values: values.len(),
+            });
+        }
+        let mut rel = std::mem::take(&mut self.scratch);
+        rel.clear();
+        rel.extend(times_ns.iter().map(|&t| self.rel_of_ns(t)));
+        self.push_slice_from(&rel, values, true);
+        self.scratch = rel;
+        Ok(())
     }
 
     /// Appends `times.len()` samples at once: the bulk form of [`push`](Series::push), with the
@@ -187,12 +222,23 @@ impl Series {
                 values: values.len(),
             });
         }
+        self.push_slice_from(times, values, false);
+        Ok(())
+    }
+
+    /// The body of [`push_slice`](Series::push_slice) for equal-length slices. `relative`:
+    /// `times` are already seconds after the origin (which is set).
+    fn push_slice_from(&mut self, times: &[f64], values: &[f32], relative: bool) {
         if self.cap == 1 {
             // Every push empties the only chunk; the per-sample path is the definition.
             for (&t, &v) in times.iter().zip(values) {
-                self.push(t, v);
+                if relative {
+                    self.push_rel(t, v);
+                } else {
+                    self.push(t, v);
+                }
             }
-            return Ok(());
+            return;
         }
         let mut i = 0;
         while i < times.len() {
@@ -202,7 +248,11 @@ impl Series {
                 i += 1;
                 continue;
             }
-            let origin = *self.origin.get_or_insert(t);
+            let origin = if relative {
+                0.0
+            } else {
+                *self.origin.get_or_insert(t)
+            };
             let room = match self.chunks.back() {
                 Some(c) if c.times.len() < CHUNK_SAMPLES => CHUNK_SAMPLES - c.times.len(),
                 _ => CHUNK_SAMPLES,
@@ -211,7 +261,6 @@ impl Series {
             let n = self.append_run(origin, &times[i..end], &values[i..end]);
             i += n;
         }
-        Ok(())
     }
 
     /// Appends the longest prefix of `times`/`values` whose times are finite (the caller
@@ -1348,6 +1397,40 @@ mod tests {
         }
         bulk.push_slice(&times, &values).unwrap();
         assert_same(&bulk, &each, "after clear");
+    }
+
+    #[test]
+    fn push_slice_ns_matches_push_ns() {
+        let base: i64 = 1_700_000_000_000_000_000;
+        // µs steps with some late samples, across chunks, with and without a cap.
+        let times: Vec<i64> = (0..CHUNK_SAMPLES as i64 + 500)
+            .map(|k| base + if k % 1000 == 999 { k - 3000 } else { k } * 1000)
+            .collect();
+        let values: Vec<f32> = (0..times.len()).map(|k| (k % 7) as f32).collect();
+        for cap in [1, 3, 1000, usize::MAX] {
+            let mut each = Series::new("a", cap);
+            for (&t, &v) in times.iter().zip(&values) {
+                each.push_ns(t, v);
+            }
+            let mut bulk = Series::new("a", cap);
+            for (t, v) in times.chunks(777).zip(values.chunks(777)) {
+                bulk.push_slice_ns(t, v).unwrap();
+            }
+            assert_same(&bulk, &each, &format!("ns cap {cap}"));
+            assert_eq!(bulk.origin_ns(), Some(base));
+        }
+        // k µs after the origin is stored as the f64 nearest to k·1e-6.
+        let mut s = Series::new("a", usize::MAX);
+        s.push_slice_ns(&[base, base + 1000, base + 7000], &[0.0; 3])
+            .unwrap();
+        let rel: Vec<f64> = (0..3).map(|i| s.get_index(i).unwrap().0).collect();
+        assert_eq!(rel, vec![0.0, 1e-6, 7e-6]);
+        // Started by an f64 push: converted to seconds first.
+        let mut s = Series::new("a", usize::MAX);
+        s.push(2.0, 0.0);
+        s.push_slice_ns(&[3_000_000_000], &[1.0]).unwrap();
+        assert_eq!(s.get_index(1), Some((1.0, 1.0)));
+        assert!(s.push_slice_ns(&[1], &[]).is_err());
     }
 
     #[test]

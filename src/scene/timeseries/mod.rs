@@ -11,10 +11,16 @@
 //! pauses following the newest data), right-drag (or shift-drag) draws a box to zoom into time and
 //! value, double-click returns to following the newest data with an automatic value range, and the
 //! crosshair shows the exact time and value of the nearest sample of each series.
+//!
+//! Samples a 1-pixel line would hide (a lone sample between gaps, every sample of a series
+//! sparser than the view's pixels) get a dot ([`markers`]). What the chart changed in the data
+//! is said on it and in the report ([`TimeSeries::notices`]): values clamped to the f32 range,
+//! rows out of time order (drawn in time order).
 
 pub mod axis;
 pub mod bench;
 pub mod gpu;
+pub mod markers;
 
 use super::{FrameCtx, Scene, SceneConfig, SceneError};
 use crate::audio::{AudioOptions, AudioSelection, AudioSource};
@@ -90,6 +96,16 @@ enum Path {
     Cpu(HostDraw),
 }
 
+/// A sample drawn as a dot this frame (see [`markers`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Marker {
+    /// Index of the series in the store.
+    pub series: usize,
+    /// Chart-relative time, seconds.
+    pub t: f64,
+    pub value: f32,
+}
+
 /// The visible window: times in seconds relative to the chart origin, values.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct View {
@@ -117,6 +133,10 @@ pub struct TimeSeries {
     mirrors: Vec<SeriesMirror>,
     paths: Vec<Path>,
     columns: Vec<Column>,
+    /// Samples drawn as dots this frame.
+    markers: Vec<Marker>,
+    /// Scratch for [`markers::marker_samples`].
+    marker_scratch: Vec<(f64, f32)>,
     points_in_view: u64,
     view: Option<View>,
     size: (u32, u32),
@@ -187,6 +207,8 @@ impl TimeSeries {
             mirrors: Vec::new(),
             paths: Vec::new(),
             columns: Vec::new(),
+            markers: Vec::new(),
+            marker_scratch: Vec::new(),
             points_in_view: 0,
             view: None,
             size: (1, 1),
@@ -275,6 +297,54 @@ impl TimeSeries {
     /// The view drawn by the last frame.
     pub fn view(&self) -> Option<View> {
         self.view
+    }
+
+    /// The samples the last frame marks with a dot (isolated samples, and every sample of a
+    /// series with fewer samples in view than pixels across; see [`markers`]).
+    pub fn markers(&self) -> &[Marker] {
+        &self.markers
+    }
+
+    /// Notices about how the data is drawn, one line each (empty when there is nothing to say):
+    /// value cells beyond the f32 range that were clamped, rows out of time order that the
+    /// source sorted into place, and series still holding samples out of time order (late by
+    /// more than a batch of rows; drawn in time order: the CPU M4 path picks each column's first
+    /// and last sample by time). Shown over the chart (through [`Scene::problem`]) and listed in the report.
+    pub fn notices(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        let clamped = self.source.values_clamped();
+        if clamped > 0 {
+            let first = self.source.clamp_note().unwrap_or_default();
+            out.push(format!(
+                "{clamped} value(s) beyond the f32 range (±3.4e38) clamped to ±3.4e38; first: {first}"
+            ));
+        }
+        let sorted = self.source.rows_sorted();
+        if sorted > 0 {
+            out.push(format!(
+                "{sorted} row(s) earlier than the row before them: sorted into place by time"
+            ));
+        }
+        let late: Vec<&Series> = self
+            .store
+            .series()
+            .iter()
+            .filter(|s| s.out_of_order() > 0)
+            .collect();
+        if !late.is_empty() {
+            let total: u64 = late.iter().map(|s| s.out_of_order()).sum();
+            let names: Vec<String> = late
+                .iter()
+                .take(3)
+                .map(|s| format!("'{}'", s.name))
+                .collect();
+            let more = if late.len() > 3 { ", …" } else { "" };
+            out.push(format!(
+                "{total} sample(s) earlier than the sample before them in {}{more}: drawn in time order",
+                names.join(", ")
+            ));
+        }
+        out
     }
 
     /// The chart origin: the origin of the first series (absolute seconds, and nanoseconds when
@@ -367,6 +437,7 @@ impl Scene for TimeSeries {
                 .push(SeriesMirror::new(&gpu.device, &self.pipes));
         }
         self.paths.clear();
+        self.markers.clear();
         let Some((t0, t1)) = self.time_window() else {
             return;
         };
@@ -408,6 +479,14 @@ impl Scene for TimeSeries {
                 gpu_used.push(i);
                 continue;
             }
+            self.marker_scratch.clear();
+            markers::marker_samples(s, r0, r1, width, &mut self.marker_scratch);
+            self.markers
+                .extend(self.marker_scratch.iter().map(|&(t, value)| Marker {
+                    series: i,
+                    t: t + off,
+                    value,
+                }));
             let vu = ViewUniform::new(lo, hi, width, height, series_color(i));
             let result =
                 synced.and_then(|()| mirror.set_view(gpu, &self.pipes, s, r0, r1, width, &vu));
@@ -468,6 +547,9 @@ impl Scene for TimeSeries {
         ui.label(self.source.label());
         if let Some(e) = self.source.error() {
             ui.colored_label(egui::Color32::LIGHT_RED, e);
+        }
+        for n in self.notices() {
+            ui.colored_label(egui::Color32::YELLOW, n);
         }
         for n in &self.gpu_notes {
             ui.colored_label(egui::Color32::YELLOW, n);
@@ -648,6 +730,17 @@ impl Scene for TimeSeries {
                 egui::Color32::YELLOW,
             );
         }
+        for m in &self.markers {
+            let p = egui::pos2(x_of(m.t), y_of(m.value as f64));
+            if rect.expand(markers::MARKER_RADIUS_PX).contains(p) {
+                let [r, g, b] = PALETTE[m.series % PALETTE.len()];
+                painter.circle_filled(
+                    p,
+                    markers::MARKER_RADIUS_PX,
+                    egui::Color32::from_rgb(r, g, b),
+                );
+            }
+        }
         if let (Some(a), Some(b)) = (self.box_start, self.box_end) {
             painter.rect_stroke(
                 egui::Rect::from_two_pos(a, b),
@@ -724,6 +817,11 @@ impl Scene for TimeSeries {
             "points_ingested": self.store.points_ingested(),
             "points_drawn": self.points_in_view,
             "rows_skipped": skipped,
+            "values_clamped": self.source.values_clamped(),
+            "rows_sorted": self.source.rows_sorted(),
+            "time_unit": self.source.time_unit().map(|u| u.symbol()),
+            "notices": self.notices(),
+            "markers": self.markers.len(),
             "decimation": "gpu-m4-pyramid",
             "gpu_mirror_bytes": gpu_bytes,
             "window_s": self.window_s,
@@ -731,7 +829,11 @@ impl Scene for TimeSeries {
         })
     }
 
+    /// The source's error, else the [`notices`](TimeSeries::notices) (one line each).
     fn problem(&self) -> Option<String> {
-        self.source.error()
+        self.source.error().or_else(|| {
+            let notices = self.notices();
+            (!notices.is_empty()).then(|| notices.join("\n"))
+        })
     }
 }
