@@ -149,18 +149,35 @@ fn all_finite(s: &Summary) -> bool {
         .all(f64::is_finite)
 }
 
+/// No frames: no statistic (n/a, JSON `null`), and nothing "marked" as the slowest frame.
 #[test]
-fn zero_frames_are_all_zero_and_marked() {
+fn zero_frames_are_na() {
     let s = Summary::from_frame_times(&[]);
     assert!(all_finite(&s));
-    assert_eq!(
-        (s.p90_ms, s.p999_ms, s.low_1_ms, s.low_01_fps, s.stutters),
-        (0.0, 0.0, 0.0, 0.0, 0)
-    );
-    assert_eq!(
-        s.needs_more_frames,
-        ["p50", "p90", "p95", "p99", "p99.9", "low_1", "low_0.1"]
-    );
+    assert!(s.is_empty());
+    assert!(s.needs_more_frames.is_empty());
+    let v = serde_json::to_value(&s).unwrap();
+    assert_eq!(v["frames"], 0);
+    assert_eq!(v["duration_s"], 0.0);
+    for key in [
+        "mean_fps",
+        "mean_ms",
+        "min_ms",
+        "p50_ms",
+        "p90_ms",
+        "p95_ms",
+        "p99_ms",
+        "p999_ms",
+        "low_1_ms",
+        "low_1_fps",
+        "low_01_ms",
+        "low_01_fps",
+        "stutters",
+        "max_ms",
+    ] {
+        assert!(v[key].is_null(), "{key}: {}", v[key]);
+    }
+    assert_eq!(s.to_string(), "frames 0, statistics n/a");
     assert!(!s.to_string().contains("NaN"));
     // +0, not −0 (an empty f64 sum is −0.0, which would print as "-0.0 s").
     assert!(s.duration_s == 0.0 && s.duration_s.is_sign_positive());
