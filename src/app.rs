@@ -131,16 +131,18 @@ impl App {
         let caps = surface.get_capabilities(&gpu.adapter);
         let (format, view_format) =
             choose_format(&caps.formats).context("the window surface offers no texture format")?;
-        let max = gpu.device.limits().max_texture_dimension_2d;
-        let size = window.inner_size();
-        let size = winit::dpi::PhysicalSize::new(size.width.min(max), size.height.min(max));
+        let inner = window.inner_size();
+        let (width, height) = clamp_surface_size(
+            (inner.width, inner.height),
+            gpu.device.limits().max_texture_dimension_2d,
+        );
         let config = wgpu::SurfaceConfiguration {
             // COPY_SRC where offered, for "Save PNG of the scene".
             usage: wgpu::TextureUsages::RENDER_ATTACHMENT
                 | (caps.usages & wgpu::TextureUsages::COPY_SRC),
             format,
-            width: size.width.max(1),
-            height: size.height.max(1),
+            width,
+            height,
             present_mode: {
                 let wanted = self.cli.present_mode.mode();
                 let auto = matches!(
@@ -170,7 +172,7 @@ impl App {
                 vec![]
             },
         };
-        if size.width > 0 && size.height > 0 {
+        if inner.width > 0 && inner.height > 0 {
             surface.configure(&gpu.device, &config);
         }
         let mut deck = Deck::new(
