@@ -18,6 +18,8 @@
 //! (columns per batch, default 256), `VIZDECK_FFT_BENCH_REPS` (encodes per timed submit in the
 //! table, default 5), `VIZDECK_FFT_TABLE_ONLY=1` (print the GPU table and skip criterion).
 
+#![allow(clippy::disallowed_methods)] // tests and benches drive the GPU with their own submits
+
 use std::hint::black_box;
 use std::time::Duration;
 

@@ -6,7 +6,10 @@
 //! per row). Env: `PARTICLES_COUNTS=16384,65536` and `PARTICLES_STEPS=4` override the table's
 //! counts and steps per row.
 
+#![allow(clippy::disallowed_methods)] // tests and benches drive the GPU with their own submits
+
 use criterion::{Criterion, criterion_group, criterion_main};
+use vizdeck::gpu::upload::Strategy;
 use vizdeck::gpu::{BackendChoice, Gpu};
 use vizdeck::scene::particles::bench::bench_table;
 use vizdeck::scene::particles::{Mode, Particles};
@@ -61,7 +64,7 @@ fn frames(c: &mut Criterion) {
                     elapsed_s: dt as f64,
                     size: (64, 64),
                 };
-                scene.prepare(&gpu, &ctx);
+                vizdeck::scene::prepare_standalone(&gpu, &mut scene, &ctx, Strategy::WriteBuffer);
                 let mut enc = gpu
                     .device
                     .create_command_encoder(&wgpu::CommandEncoderDescriptor {

@@ -11,6 +11,8 @@
 //!
 //! `cargo bench --bench upload`. Env: `UPLOAD_SIZES=65536,1048576` (bytes) and `UPLOAD_FRAMES=5`.
 
+#![allow(clippy::disallowed_methods)] // tests and benches drive the GPU with their own submits
+
 use criterion::{Criterion, criterion_group, criterion_main};
 use vizdeck::gpu::upload::{Strategy, Uploader};
 use vizdeck::gpu::{BackendChoice, Gpu};

@@ -187,6 +187,7 @@ impl App {
             self.cli.capture_duration,
         );
         deck.set_overlay(!self.cli.no_overlay);
+        deck.set_upload_strategy(self.cli.upload_strategy);
         deck.memory = crate::stats::memory::MemoryTrack::new(self.cli.memory_warmup_frames);
         let egui = egui_winit::State::new(
             deck.egui_ctx().clone(),
@@ -244,8 +245,72 @@ impl App {
         ));
     }
 
+    /// The device of `r` was lost (`reason`): a new [`Gpu`] and surface for the same window,
+    /// the deck moved onto them ([`Deck::replace_gpu`]), egui-winit given the deck's new egui
+    /// context.
+    ///
+    /// # Errors
+    ///
+    /// When no new device or surface can be made; the work in flight on the old device is
+    /// forgotten first, so the caller can still stop the recording and write the report.
+    fn recover(
+        r: &mut Running,
+        event_loop: &ActiveEventLoop,
+        backend: crate::gpu::BackendChoice,
+        reason: &str,
+    ) -> anyhow::Result<()> {
+        let noticed = Instant::now();
+        log::error!("GPU device lost ({reason}); creating a new one");
+        let display = Box::new(event_loop.owned_display_handle());
+        let made = Gpu::new(backend, Some(display), Some(r.window.clone().into()))
+            .map_err(anyhow::Error::from)
+            .and_then(|(gpu, surface)| Ok((gpu, surface.context("no surface")?)));
+        let (gpu, surface) = match made {
+            Ok(m) => m,
+            Err(e) => {
+                r.deck.abandon_gpu_work();
+                return Err(e.context(format!(
+                    "the GPU device was lost ({reason}) and no new one could be created"
+                )));
+            }
+        };
+        // The old surface (and its swapchain) goes before the new one is configured.
+        r.surface = surface;
+        r.gpu = gpu;
+        let caps = r.surface.get_capabilities(&r.gpu.adapter);
+        if !caps.formats.contains(&r.config.format) {
+            r.deck.abandon_gpu_work();
+            anyhow::bail!(
+                "the GPU device was lost ({reason}); the new one cannot draw {:?} into the window",
+                r.config.format
+            );
+        }
+        if r.config.width > 0 && r.config.height > 0 {
+            r.surface.configure(&r.gpu.device, &r.config);
+        }
+        let ctx = r.deck.replace_gpu(&r.gpu, reason, noticed);
+        r.egui = egui_winit::State::new(
+            ctx,
+            egui::ViewportId::ROOT,
+            &r.window,
+            Some(r.window.scale_factor() as f32),
+            None,
+            Some(r.gpu.device.limits().max_texture_dimension_2d as usize),
+        );
+        Ok(())
+    }
+
     fn redraw(&mut self, event_loop: &ActiveEventLoop) {
         let Some(r) = &mut self.running else { return };
+        r.deck.inject_device_loss(&r.gpu);
+        if let Some(reason) = r.gpu.lost()
+            && let Err(e) = Self::recover(r, event_loop, self.cli.backend, &reason)
+        {
+            log::error!("{e:#}");
+            self.error = Some(e);
+            self.finish(event_loop);
+            return;
+        }
         let window_size = r.window.inner_size();
         let hidden = self.occluded || r.window.is_minimized() == Some(true);
         if window_size.width == 0 || window_size.height == 0 || hidden {
@@ -332,22 +397,12 @@ impl App {
         let raw = r.egui.take_egui_input(&r.window);
         let out = Output {
             view: &view,
+            texture: Some(&frame.texture),
             size: (frame.texture.width(), frame.texture.height()),
             pixels_per_point: r.window.scale_factor() as f32,
         };
         let (mut times, platform) = r.deck.frame(&r.gpu, &out, raw, elapsed);
         times.acquire_wait_ms = acquire_wait_ms;
-        if r.deck.take_screenshot_request() {
-            if frame
-                .texture
-                .usage()
-                .contains(wgpu::TextureUsages::COPY_SRC)
-            {
-                r.deck.save_scene_png(&r.gpu, &frame.texture);
-            } else {
-                log::warn!("this surface cannot be read back (no COPY_SRC); PNG not saved");
-            }
-        }
         r.window.pre_present_notify();
         let present_start = Instant::now();
         r.gpu.queue.present(frame);

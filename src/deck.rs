@@ -8,11 +8,14 @@ use std::time::Instant;
 
 use crate::clock::{FixedClock, Tick};
 use crate::gpu::Gpu;
+use crate::gpu::frame::GpuFrame;
 use crate::gpu::readback::{PngWriter, ReadbackRing, TAG_SCREENSHOT, TAG_USER, Tag};
 use crate::gpu::timing::{GpuTimer, PassTimes};
+use crate::gpu::upload::{Strategy, Uploader};
 use crate::scene::{FrameCtx, SCENES, Scene, SceneConfig};
 use crate::stats::memory::MemoryTrack;
 use crate::stats::{FrameRecord, Live, Recorder, Summary};
+use crate::ui::UiCommand;
 
 /// A scene slot: created on first use, kept (with its state) when the user switches away.
 pub enum SceneSlot {
@@ -28,6 +31,8 @@ pub enum SceneSlot {
 pub struct Output<'a> {
     /// View of the output texture.
     pub view: &'a wgpu::TextureView,
+    /// The output texture itself, for screenshots (read back when it has `COPY_SRC`).
+    pub texture: Option<&'a wgpu::Texture>,
     /// Its size in pixels.
     pub size: (u32, u32),
     /// Pixels per egui point.
@@ -59,7 +64,7 @@ pub struct FrameTimes {
     pub acquire_wait_ms: f64,
     /// Inside `queue.present` (set by the caller).
     pub present_ms: f64,
-    /// Bytes written through `gpu::upload` during the frame.
+    /// Bytes the scene uploaded during the frame (through the deck's [`Uploader`]).
     pub bytes_uploaded: u64,
     /// Clock result.
     pub tick: Tick,
@@ -140,6 +145,8 @@ pub struct Deck {
     target_px: (u32, u32),
     depth: Option<SceneDepth>,
     pub(crate) timer: Option<GpuTimer>,
+    /// The one uploader every scene's uploads go through (its strategy and byte counters).
+    uploader: Uploader,
     /// The asynchronous readback ring (GPU timings, screenshots).
     pub readback: ReadbackRing,
     pub(crate) live: Live,
@@ -161,9 +168,9 @@ pub struct Deck {
     /// The RSS reading after the warm-up frames, for the report's memory figures.
     pub memory: MemoryTrack,
     pub(crate) overlay: bool,
-    pub(crate) quit: bool,
-    pub(crate) toggle_recording_request: bool,
-    pub(crate) screenshot_request: bool,
+    quit: bool,
+    /// Save a PNG of the scene panel from this frame's output (set by [`UiCommand::SavePng`]).
+    screenshot_request: bool,
     /// The scene image's rect in output pixels (x, y, w, h) of the last frame.
     scene_rect_px: (u32, u32, u32, u32),
     last_present: Option<Instant>,
@@ -172,7 +179,18 @@ pub struct Deck {
     /// The run clock: the sum of every frame's `elapsed_s` (wall clock in a window, 1/60 s per
     /// frame headless), s. Capture delays and durations are measured on it.
     run_s: f64,
+    /// GPU devices lost and replaced so far (report `device_resets`).
+    pub device_resets: u32,
+    /// Time from each loss being noticed to the first frame presented on the new device, ms.
+    pub device_reset_ms: Vec<f64>,
+    /// When the last loss was noticed, until the next frame is presented.
+    reset_started: Option<Instant>,
+    /// `VIZDECK_LOSE_DEVICE_AT_FRAME`: the frame before which the device is destroyed on purpose.
+    lose_at_frame: Option<u64>,
 }
+
+/// Environment variable that destroys the GPU device before frame N (tests of the recovery).
+pub const LOSE_DEVICE_ENV: &str = "VIZDECK_LOSE_DEVICE_AT_FRAME";
 
 impl Deck {
     /// Creates the deck drawing into `output_format` (non-sRGB, as egui-wgpu expects). Nothing
@@ -203,12 +221,8 @@ impl Deck {
             target_px: (0, 0),
             depth: None,
             timer: GpuTimer::new(&gpu.device, &gpu.queue),
-            readback: {
-                // Screenshots may hold 8 of the 12 buffers; GPU timings keep the rest.
-                let mut ring = ReadbackRing::new("readback:ring", 12);
-                ring.limit_kind(TAG_SCREENSHOT, 8);
-                ring
-            },
+            uploader: Uploader::new(&gpu.device, Strategy::default()),
+            readback: new_readback_ring(),
             live: Live::new(240),
             gpu_live: [0.0; 3],
             capture: CapturePlan::default(),
@@ -227,14 +241,83 @@ impl Deck {
             run_frame_ms: Vec::new(),
             overlay: true,
             quit: false,
-            toggle_recording_request: false,
             screenshot_request: false,
             scene_rect_px: (0, 0, 1, 1),
             last_present: None,
             toast: None,
             output_format,
             run_s: 0.0,
+            device_resets: 0,
+            device_reset_ms: Vec::new(),
+            reset_started: None,
+            lose_at_frame: std::env::var(LOSE_DEVICE_ENV)
+                .ok()
+                .and_then(|v| v.trim().parse().ok()),
         }
+    }
+
+    /// Destroys the device now when `VIZDECK_LOSE_DEVICE_AT_FRAME` names the frame about to be
+    /// drawn (once). The frame loops call this before each frame, then check [`Gpu::lost`].
+    pub fn inject_device_loss(&self, gpu: &Gpu) {
+        if self.lose_at_frame == Some(self.frame) && self.device_resets == 0 {
+            log::warn!(
+                "{LOSE_DEVICE_ENV}={}: destroying the GPU device",
+                self.frame
+            );
+            gpu.destroy_device();
+        }
+    }
+
+    /// Forgets the GPU work in flight on a lost device (readback copies, timestamp queries), so
+    /// that stopping the recording or finishing never waits for a device that will not answer.
+    pub fn abandon_gpu_work(&mut self) {
+        self.readback = new_readback_ring();
+        self.timer = None;
+        self.screenshots.one_off.clear();
+    }
+
+    /// Moves the deck onto `gpu`, a new device replacing one that was lost (`reason`): the egui
+    /// renderer, the scene texture, timestamp queries, the uploader and the readback ring are
+    /// made anew (copies in flight on the old device are gone), every scene that was open
+    /// re-creates its GPU objects from its CPU-side state ([`Scene::recreate_gpu`]; one that
+    /// cannot is shown failed, with its reason), and the recording carries on in the same file
+    /// (the next row has `DeviceReset` = 1). Returns the new egui context (the window hands it
+    /// to egui-winit): it starts with the old one's memory, and uploads its font atlas anew.
+    /// `noticed`: when the loss was noticed (the recovery time runs from there to the next
+    /// present, [`device_reset_ms`](Deck::device_reset_ms)).
+    pub fn replace_gpu(&mut self, gpu: &Gpu, reason: &str, noticed: Instant) -> egui::Context {
+        self.device_resets += 1;
+        self.reset_started = Some(noticed);
+        let memory = self.egui_ctx.memory(|m| m.clone());
+        self.egui_ctx = egui::Context::default();
+        self.egui_ctx.memory_mut(|m| *m = memory);
+        self.renderer = egui_wgpu::Renderer::new(
+            &gpu.device,
+            self.output_format,
+            egui_wgpu::RendererOptions::default(),
+        );
+        self.target = None;
+        self.target_px = (0, 0);
+        self.depth = None;
+        self.timer = GpuTimer::new(&gpu.device, &gpu.queue);
+        self.uploader = Uploader::new(&gpu.device, self.uploader.strategy());
+        self.readback = new_readback_ring();
+        self.screenshots.one_off.clear();
+        for (i, slot) in self.slots.iter_mut().enumerate() {
+            if let SceneSlot::Ready(scene) = slot
+                && let Err(e) = scene.recreate_gpu(gpu)
+            {
+                log::error!(
+                    "{}: cannot recreate after the GPU reset: {e}",
+                    SCENES[i].title
+                );
+                *slot = SceneSlot::Failed(e.to_string());
+            }
+        }
+        let msg = format!("GPU device was lost and recreated ({reason})");
+        log::warn!("{msg}");
+        self.toast(msg);
+        self.egui_ctx.clone()
     }
 
     /// The recording plan of the command line: `--record-stats` (`record_path`, also the base
@@ -254,6 +337,22 @@ impl Deck {
         if armed {
             self.arm_capture();
         }
+    }
+
+    /// How the scenes' uploads reach the GPU from the next frame on (`--upload-strategy`, View ▸
+    /// Upload strategy, `vizdeck bench --upload`).
+    pub fn set_upload_strategy(&mut self, strategy: Strategy) {
+        self.uploader.set_strategy(strategy);
+    }
+
+    /// The upload strategy in use.
+    pub fn upload_strategy(&self) -> Strategy {
+        self.uploader.strategy()
+    }
+
+    /// What the deck's uploader has done so far (bytes, writes, map-ring fallbacks).
+    pub fn upload_counters(&self) -> crate::gpu::upload::UploadCounters {
+        self.uploader.counters
     }
 
     /// Shows or hides the stats overlay (View ▸ Stats overlay, F1, `--no-overlay`).
@@ -305,6 +404,16 @@ impl Deck {
                     SceneSlot::Failed(e.to_string())
                 }
             };
+        }
+    }
+
+    /// Puts `scene` into slot `index` of [`SCENES`] (replacing what was there) and makes it the
+    /// active one: how a dropped file's scene is opened, and how tests drive a scene of their
+    /// own through the real frame. An index past the table is ignored.
+    pub fn insert_scene(&mut self, index: usize, scene: Box<dyn Scene>) {
+        if let Some(slot) = self.slots.get_mut(index) {
+            *slot = SceneSlot::Ready(scene);
+            self.active = index;
         }
     }
 
@@ -369,7 +478,7 @@ impl Deck {
         elapsed_s: f64,
     ) -> (FrameTimes, egui::PlatformOutput) {
         let start = Instant::now();
-        let uploaded_before = crate::gpu::upload::bytes_uploaded_total();
+        let uploaded_before = self.uploader.counters.bytes;
         self.ensure_active(gpu);
         let tick = self.clock.tick(elapsed_s);
         if elapsed_s.is_finite() && elapsed_s > 0.0 {
@@ -412,24 +521,15 @@ impl Deck {
         self.ensure_target(gpu, (1, 1));
         let tex_id = self.target.as_ref().map(|t| t.egui_id);
         let mut scene_rect = egui::Rect::NOTHING;
-        let mut switch: Option<usize> = None;
+        let mut commands = Vec::new();
         let full = {
             let ctx_egui = self.egui_ctx.clone();
             ctx_egui.run_ui(raw_input, |ui| {
-                scene_rect = self.ui(ui, tex_id, &mut switch);
+                scene_rect = self.ui(ui, tex_id, &mut commands);
             })
         };
-        if let Some(i) = switch {
-            self.switch_to(i);
-        }
-        if std::mem::take(&mut self.toggle_recording_request) {
-            if self.recording.is_some() {
-                self.stop_recording(gpu);
-            } else if self.capture.start_at.take().is_some() {
-                self.toast("delayed capture cancelled".into());
-            } else {
-                self.arm_capture();
-            }
+        for command in commands {
+            self.apply(gpu, command);
         }
         let ppp = full.pixels_per_point;
         let max_side = gpu.device.limits().max_texture_dimension_2d;
@@ -457,16 +557,18 @@ impl Deck {
             ingest_ms += lap();
         }
 
-        // Uploads, then one compute pass and the scene's render pass, both timed.
-        if let SceneSlot::Ready(scene) = &mut self.slots[self.active] {
-            scene.prepare(gpu, &ctx);
-        }
-        let upload_ms = lap();
+        // Uploads (through the frame's uploader, into the frame's one encoder), then one compute
+        // pass and the scene's render pass, both timed.
         let mut encoder = gpu
             .device
             .create_command_encoder(&wgpu::CommandEncoderDescriptor {
                 label: Some("frame"),
             });
+        if let SceneSlot::Ready(scene) = &mut self.slots[self.active] {
+            let mut f = GpuFrame::new(gpu, &mut encoder, &mut self.uploader, self.frame);
+            scene.prepare(&mut f, &ctx);
+        }
+        let upload_ms = lap();
         if let SceneSlot::Ready(scene) = &self.slots[self.active]
             && let Some(format) = scene.depth_format()
         {
@@ -501,7 +603,9 @@ impl Deck {
             Some(t) => t.begin_frame(self.frame),
             None => false,
         };
-        if let (SceneSlot::Ready(scene), Some(target)) = (&self.slots[self.active], &self.target) {
+        if let (SceneSlot::Ready(scene), Some(target)) =
+            (&mut self.slots[self.active], &self.target)
+        {
             {
                 let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
                     label: Some("scene:compute"),
@@ -595,12 +699,17 @@ impl Deck {
         if let Some(t) = &mut self.timer {
             t.resolve(&gpu.device, &mut encoder, &mut self.readback);
         }
+        self.record_screenshots(gpu, &mut encoder, out.texture);
         for id in &full.textures_delta.free {
             self.renderer.free_texture(id);
         }
         let encode_ms = lap();
+        self.uploader.finish();
+        // The frame's one submit (egui's own upload command buffers first).
+        #[allow(clippy::disallowed_methods)]
         gpu.queue
             .submit(extra.into_iter().chain(std::iter::once(encoder.finish())));
+        self.uploader.after_submit();
         self.readback.after_submit();
         let submit_ms = lap();
         let times = FrameTimes {
@@ -614,8 +723,7 @@ impl Deck {
             submit_ms,
             acquire_wait_ms: 0.0,
             present_ms: 0.0,
-            bytes_uploaded: crate::gpu::upload::bytes_uploaded_total()
-                .saturating_sub(uploaded_before),
+            bytes_uploaded: self.uploader.counters.bytes.saturating_sub(uploaded_before),
             tick,
         };
         self.frame += 1;
@@ -631,6 +739,17 @@ impl Deck {
             None => cpu_frame_ms,
         };
         self.last_present = Some(presented);
+        let device_reset = match self.reset_started.take() {
+            Some(t) => {
+                let ms = duration_ms(presented.saturating_duration_since(t));
+                log::info!(
+                    "GPU reset: first frame presented on the new device {ms:.1} ms after the loss was noticed"
+                );
+                self.device_reset_ms.push(ms);
+                true
+            }
+            None => false,
+        };
         if let SceneSlot::Ready(scene) = &mut self.slots[self.active] {
             scene.presented(presented);
         }
@@ -672,6 +791,7 @@ impl Deck {
                 dropped_sim_ms: times.tick.dropped_steps as f64 * self.clock.dt() * 1e3,
                 bytes_uploaded: times.bytes_uploaded,
                 bytes_read_back,
+                device_reset,
             });
             // GPU times arrive 0–3 frames late (possibly for this very frame).
             attach_gpu_times(&mut rec.pending, &gpu_times);
@@ -752,45 +872,73 @@ impl Deck {
         self.screenshots.writer.dropped() + self.readback.dropped()
     }
 
-    /// Queues an asynchronous readback of `output` (needs `COPY_SRC`) for the every-frame
-    /// screenshots: its own small submit, never a wait. Does nothing when no directory is set.
-    pub fn capture_output(&mut self, gpu: &Gpu, output: &wgpu::Texture) {
-        if self.screenshots.dir.is_none() {
+    /// Records this frame's screenshot copies of `output` into the frame's `encoder`, after the
+    /// egui pass: the every-frame screenshot when a directory is set (dropped and counted when
+    /// the PNG workers are behind), and the scene panel when "Save PNG" (F12) was asked for.
+    /// Never waits. An output without `COPY_SRC` cannot be read back: said once a request.
+    fn record_screenshots(
+        &mut self,
+        gpu: &Gpu,
+        encoder: &mut wgpu::CommandEncoder,
+        output: Option<&wgpu::Texture>,
+    ) {
+        let one_off = std::mem::take(&mut self.screenshot_request);
+        let every = self.screenshots.dir.is_some();
+        if !one_off && !every {
             return;
         }
-        let id = self.screenshots.next_id;
-        self.screenshots.next_id += 1;
-        let committed = self.readback.kind_busy(TAG_SCREENSHOT);
-        if self.screenshots.writer.is_full() || committed >= self.screenshots.writer.capacity() {
-            // The PNG workers could not take this frame by the time it arrived (every slot is
-            // taken by frames queued, being written or still in flight): skip the copy, count
-            // the drop.
-            self.screenshots.writer.count_dropped();
+        let Some(output) = output.filter(|t| t.usage().contains(wgpu::TextureUsages::COPY_SRC))
+        else {
+            if one_off {
+                log::warn!("this surface cannot be read back (no COPY_SRC); PNG not saved");
+                self.toast("PNG export failed: this surface cannot be read back".into());
+            }
             return;
+        };
+        if every {
+            let id = self.screenshots.next_id;
+            self.screenshots.next_id += 1;
+            let committed = self.readback.kind_busy(TAG_SCREENSHOT);
+            if self.screenshots.writer.is_full() || committed >= self.screenshots.writer.capacity()
+            {
+                // The PNG workers could not take this frame by the time it arrived (every slot
+                // is taken by frames queued, being written or still in flight): skip the copy,
+                // count the drop.
+                self.screenshots.writer.count_dropped();
+            } else {
+                self.copy_output(gpu, encoder, output, id);
+            }
         }
-        self.copy_output(gpu, output, id);
+        if one_off {
+            // The scene panel (image, axes and overlays as shown), cropped from the output and
+            // written as `vizdeck-<scene>-<unix time>.png` by the PNG worker 1–3 frames later.
+            let id = self.screenshots.next_id;
+            self.screenshots.next_id += 1;
+            if self.copy_output(gpu, encoder, output, id) {
+                self.screenshots.one_off.push((id, self.scene_rect_px));
+            } else {
+                log::error!("PNG export: the readback ring is busy; try again");
+                self.toast("PNG export failed: the readback ring is busy".into());
+            }
+        }
     }
 
-    fn copy_output(&mut self, gpu: &Gpu, output: &wgpu::Texture, id: u64) -> bool {
-        let mut encoder = gpu
-            .device
-            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                label: Some("readback:screenshot"),
-            });
+    fn copy_output(
+        &mut self,
+        gpu: &Gpu,
+        encoder: &mut wgpu::CommandEncoder,
+        output: &wgpu::Texture,
+        id: u64,
+    ) -> bool {
         let tag = Tag {
             kind: TAG_SCREENSHOT,
             id,
         };
         match self
             .readback
-            .copy_texture(&gpu.device, &mut encoder, output, tag)
+            .copy_texture(&gpu.device, encoder, output, tag)
         {
-            Ok(true) => {
-                gpu.queue.submit([encoder.finish()]);
-                self.readback.after_submit();
-                true
-            }
-            Ok(false) => false,
+            Ok(copied) => copied,
             Err(e) => {
                 log::warn!("screenshot: {e}");
                 false
@@ -922,8 +1070,7 @@ impl Deck {
         };
         match (SCENES[index].create)(gpu, &cfg) {
             Ok(scene) => {
-                self.slots[index] = SceneSlot::Ready(scene);
-                self.active = index;
+                self.insert_scene(index, scene);
                 self.cfg = cfg;
                 self.toast(format!("opened {}", path.display()));
             }
@@ -931,26 +1078,6 @@ impl Deck {
                 log::error!("{e}");
                 self.toast(e.to_string());
             }
-        }
-    }
-
-    /// Takes a pending "save PNG of the scene" request (menu or F12).
-    pub fn take_screenshot_request(&mut self) -> bool {
-        std::mem::take(&mut self.screenshot_request)
-    }
-
-    /// Saves the scene panel (image, axes and overlays as shown) from the output texture `output`
-    /// (needs `COPY_SRC`) as `vizdeck-<scene>-<unix time>.png` in the working directory. Does not
-    /// block: the copy goes through the readback ring and the PNG is written on the PNG worker
-    /// once it arrives (1–3 frames later).
-    pub fn save_scene_png(&mut self, gpu: &Gpu, output: &wgpu::Texture) {
-        let id = self.screenshots.next_id;
-        self.screenshots.next_id += 1;
-        if self.copy_output(gpu, output, id) {
-            self.screenshots.one_off.push((id, self.scene_rect_px));
-        } else {
-            log::error!("PNG export: the readback ring is busy; try again");
-            self.toast("PNG export failed: the readback ring is busy".into());
         }
     }
 
@@ -1054,15 +1181,40 @@ impl Deck {
         self.output_format
     }
 
-    /// The whole UI; returns the rect (points) the scene image occupies.
+    /// Carries out one thing the UI asked for (see [`UiCommand`]); called once per command,
+    /// in order, right after the UI of the frame.
+    pub fn apply(&mut self, gpu: &Gpu, command: UiCommand) {
+        match command {
+            UiCommand::SwitchScene(i) => self.switch_to(i),
+            UiCommand::SetOverlay(on) => self.overlay = on,
+            UiCommand::SavePng => self.screenshot_request = true,
+            UiCommand::ResetStats => self.reset_stats(),
+            UiCommand::OpenCompare => self.compare.open = true,
+            UiCommand::SetUploadStrategy(s) => self.set_upload_strategy(s),
+            UiCommand::ToggleRecording => {
+                if self.recording.is_some() {
+                    self.stop_recording(gpu);
+                } else if self.capture.start_at.take().is_some() {
+                    self.toast("delayed capture cancelled".into());
+                } else {
+                    self.arm_capture();
+                }
+            }
+            UiCommand::ArmCapture => self.arm_capture(),
+            UiCommand::Quit => self.quit = true,
+        }
+    }
+
+    /// The whole UI; returns the rect (points) the scene image occupies. What the menus and keys
+    /// ask for is pushed onto `commands`.
     fn ui(
         &mut self,
         ui: &mut egui::Ui,
         tex_id: Option<egui::TextureId>,
-        switch: &mut Option<usize>,
+        commands: &mut Vec<UiCommand>,
     ) -> egui::Rect {
-        self.keys(ui, switch);
-        crate::ui::menu_bar(self, ui, switch);
+        self.keys(ui, commands);
+        crate::ui::menu_bar(self, ui, commands);
         let active = self.active;
         egui::Panel::left("scene-controls")
             .resizable(true)
@@ -1147,7 +1299,7 @@ impl Deck {
         rect
     }
 
-    fn keys(&mut self, ui: &mut egui::Ui, switch: &mut Option<usize>) {
+    fn keys(&self, ui: &mut egui::Ui, commands: &mut Vec<UiCommand>) {
         let (f1, f9, quit, digit, f12) = ui.input(|i| {
             let digit = SCENES.iter().position(|s| {
                 let key = match s.key {
@@ -1169,19 +1321,19 @@ impl Deck {
             return; // typing into a widget
         }
         if f1 {
-            self.overlay = !self.overlay;
+            commands.push(UiCommand::SetOverlay(!self.overlay));
         }
         if f9 {
-            self.toggle_recording_request = true;
+            commands.push(UiCommand::ToggleRecording);
         }
         if f12 {
-            self.screenshot_request = true;
+            commands.push(UiCommand::SavePng);
         }
         if quit {
-            self.quit = true;
+            commands.push(UiCommand::Quit);
         }
-        if digit.is_some() {
-            *switch = digit;
+        if let Some(i) = digit {
+            commands.push(UiCommand::SwitchScene(i));
         }
     }
 }
@@ -1242,6 +1394,14 @@ impl Screenshots {
         }
         None
     }
+}
+
+/// The deck's readback ring: 12 buffers, of which screenshots may hold 8 (GPU timings and the
+/// scenes' copies keep the rest).
+fn new_readback_ring() -> ReadbackRing {
+    let mut ring = ReadbackRing::new("readback:ring", 12);
+    ring.limit_kind(TAG_SCREENSHOT, 8);
+    ring
 }
 
 /// The PNG writer of the screenshots: a queue of 2 frames and one worker per spare core (the

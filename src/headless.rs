@@ -97,10 +97,33 @@ fn check_outputs(cli: &Cli) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Replaces `lost` (its device lost for `reason`) by a new [`Gpu`] of the same backend and moves
+/// `deck` onto it ([`Deck::replace_gpu`]).
+///
+/// # Errors
+///
+/// When no new device can be made (no adapter any more): one line with both reasons; the
+/// recording is stopped first, so every row recorded so far is in its file.
+pub fn replace_lost_gpu(deck: &mut Deck, lost: &Gpu, reason: &str) -> anyhow::Result<Gpu> {
+    let noticed = Instant::now();
+    log::error!("GPU device lost ({reason}); creating a new one");
+    match Gpu::new(lost.backend, None, None) {
+        Ok((gpu, _)) => {
+            deck.replace_gpu(&gpu, reason, noticed);
+            Ok(gpu)
+        }
+        Err(e) => {
+            deck.abandon_gpu_work();
+            deck.stop_recording(lost);
+            bail!("the GPU device was lost ({reason}) and no new one could be created: {e}")
+        }
+    }
+}
+
 /// Runs `--headless`. Errors (bad input, no adapter, GPU validation errors) come back as one line.
 pub fn run(cli: &Cli) -> anyhow::Result<()> {
     check_outputs(cli)?;
-    let (gpu, _) = Gpu::new(cli.backend, None, None)?;
+    let (mut gpu, _) = Gpu::new(cli.backend, None, None)?;
     let (w, h) = cli.size;
     let max = gpu.device.limits().max_texture_dimension_2d;
     if w > max || h > max {
@@ -122,6 +145,7 @@ pub fn run(cli: &Cli) -> anyhow::Result<()> {
         );
     }
     deck.set_overlay(!cli.no_overlay);
+    deck.set_upload_strategy(cli.upload_strategy);
     deck.memory = crate::stats::memory::MemoryTrack::new(cli.memory_warmup_frames);
     deck.ensure_active(&gpu);
     if let Some(msg) = deck.active_failure() {
@@ -132,12 +156,7 @@ pub fn run(cli: &Cli) -> anyhow::Result<()> {
     if let Some(notice) = deck.active_problem() {
         log::warn!("{notice}");
     }
-    let (target, view) = offscreen_target(&gpu, "headless:output", (w, h));
-    let out = Output {
-        view: &view,
-        size: (w, h),
-        pixels_per_point: 1.0,
-    };
+    let (mut target, mut view) = offscreen_target(&gpu, "headless:output", (w, h));
     let frames = cli.frames.unwrap_or(DEFAULT_FRAMES);
     let stop = crate::app::install_stop_flag();
     for i in 0..frames {
@@ -145,6 +164,18 @@ pub fn run(cli: &Cli) -> anyhow::Result<()> {
             log::warn!("stopped by signal after {i} frames");
             break;
         }
+        deck.inject_device_loss(&gpu);
+        if let Some(reason) = gpu.lost() {
+            // A lost device: a new one, the deck and its scenes moved onto it, a new output.
+            gpu = replace_lost_gpu(&mut deck, &gpu, &reason)?;
+            (target, view) = offscreen_target(&gpu, "headless:output", (w, h));
+        }
+        let out = Output {
+            view: &view,
+            texture: Some(&target),
+            size: (w, h),
+            pixels_per_point: 1.0,
+        };
         let (times, _) = deck.frame(&gpu, &out, raw_input((w, h), i), FRAME_DT);
         // Headless frames are throughput: each waits for its GPU work, like a present would.
         gpu.wait_idle();

@@ -13,7 +13,6 @@ fn main() -> ExitCode {
     )
     .init();
     let cli = vizdeck::cli::Cli::parse_checked();
-    vizdeck::gpu::upload::set_strategy(cli.upload_strategy);
     let result = match &cli.command {
         Some(vizdeck::cli::Command::Stats { files, json }) => {
             vizdeck::stats::cli::run(files, *json).map_err(anyhow::Error::from)

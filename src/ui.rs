@@ -1,49 +1,74 @@
-//! The menu bar and the frame-time overlay.
+//! The menu bar and the frame-time overlay, and [`UiCommand`]: what the UI asks the frame to do.
 
 use crate::deck::Deck;
 use crate::scene::SCENES;
 
-/// *Scene* ▸ scenes, *View* ▸ Stats overlay, *Record* ▸ Start / Stop.
-pub fn menu_bar(deck: &mut Deck, ui: &mut egui::Ui, switch: &mut Option<usize>) {
+/// An action the UI asks for (menu, keys). The UI only collects them while it is laid out; the
+/// deck applies them once, in order, right after the UI ([`Deck::apply`]), so nothing the UI
+/// does reaches into the middle of a frame.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum UiCommand {
+    /// Show scene `i` of [`SCENES`] (its state and the others' are kept).
+    SwitchScene(usize),
+    /// Show or hide the stats overlay.
+    SetOverlay(bool),
+    /// Save a PNG of the scene panel from this frame's output.
+    SavePng,
+    /// Empty the overlay's statistics.
+    ResetStats,
+    /// Open the comparison window of two recorded CSVs.
+    OpenCompare,
+    /// How the scenes' uploads travel from the next frame on.
+    SetUploadStrategy(crate::gpu::upload::Strategy),
+    /// Start recording (after the capture delay) or stop it; cancel a delayed start.
+    ToggleRecording,
+    /// Arm a capture with the menu's delay and duration.
+    ArmCapture,
+    /// End the run.
+    Quit,
+}
+
+/// *Scene* ▸ scenes, *View* ▸ Stats overlay, *Record* ▸ Start / Stop: pushes what is chosen onto
+/// `commands` (the capture delay and duration fields edit `deck.capture` directly).
+pub fn menu_bar(deck: &mut Deck, ui: &mut egui::Ui, commands: &mut Vec<UiCommand>) {
     egui::Panel::top("menu").show(ui, |ui| {
         egui::MenuBar::new().ui(ui, |ui| {
             ui.menu_button("Scene", |ui| {
                 for (i, s) in SCENES.iter().enumerate() {
                     let text = format!("{}  ({})", s.title, s.key);
                     if ui.radio(deck.active == i, text).clicked() {
-                        *switch = Some(i);
+                        commands.push(UiCommand::SwitchScene(i));
                         ui.close();
                     }
                 }
                 ui.separator();
                 if ui.button("Quit  (Ctrl+Q)").clicked() {
-                    deck.quit = true;
+                    commands.push(UiCommand::Quit);
                 }
             });
             ui.menu_button("View", |ui| {
-                if ui
-                    .checkbox(&mut deck.overlay, "Stats overlay  (F1)")
-                    .clicked()
-                {
+                let mut overlay = deck.overlay;
+                if ui.checkbox(&mut overlay, "Stats overlay  (F1)").clicked() {
+                    commands.push(UiCommand::SetOverlay(overlay));
                     ui.close();
                 }
                 if ui.button("Save PNG of the scene  (F12)").clicked() {
-                    deck.screenshot_request = true;
+                    commands.push(UiCommand::SavePng);
                     ui.close();
                 }
                 if ui.button("Reset statistics").clicked() {
-                    deck.reset_stats();
+                    commands.push(UiCommand::ResetStats);
                     ui.close();
                 }
                 if ui.button("Compare captures…").clicked() {
-                    deck.compare.open = true;
+                    commands.push(UiCommand::OpenCompare);
                     ui.close();
                 }
                 ui.menu_button("Upload strategy", |ui| {
-                    let current = crate::gpu::upload::strategy();
+                    let current = deck.upload_strategy();
                     for s in crate::gpu::upload::Strategy::ALL {
                         if ui.radio(current == s, s.name()).clicked() {
-                            crate::gpu::upload::set_strategy(s);
+                            commands.push(UiCommand::SetUploadStrategy(s));
                             ui.close();
                         }
                     }
@@ -55,14 +80,14 @@ pub fn menu_bar(deck: &mut Deck, ui: &mut egui::Ui, switch: &mut Option<usize>) 
                     .add_enabled(!recording, egui::Button::new("Start  (F9)"))
                     .clicked()
                 {
-                    deck.toggle_recording_request = true;
+                    commands.push(UiCommand::ToggleRecording);
                     ui.close();
                 }
                 if ui
                     .add_enabled(recording, egui::Button::new("Stop  (F9)"))
                     .clicked()
                 {
-                    deck.toggle_recording_request = true;
+                    commands.push(UiCommand::ToggleRecording);
                     ui.close();
                 }
                 ui.separator();
@@ -89,7 +114,7 @@ pub fn menu_bar(deck: &mut Deck, ui: &mut egui::Ui, switch: &mut Option<usize>) 
                     )
                     .clicked()
                 {
-                    deck.arm_capture();
+                    commands.push(UiCommand::ArmCapture);
                     ui.close();
                 }
             });

@@ -8,10 +8,14 @@
 //!   exactly `DB_FLOOR`; a NaN/inf sample floors only its own column;
 //! - errors for invalid parameters, batch 1 / max_batch / folded dispatches.
 
+#![allow(clippy::disallowed_methods)] // tests and benches drive the GPU with their own submits
+
 use realfft::RealFftPlanner;
 use realfft::num_complex::Complex;
 use vizdeck::audio::stft::{DB_FLOOR, Stft};
 use vizdeck::gpu::fft::{FftError, FftOptions, FusedLayout, FusedValues, GpuFft};
+use vizdeck::gpu::frame::OwnedFrame;
+use vizdeck::gpu::upload::Strategy;
 use vizdeck::gpu::{BackendChoice, Gpu};
 
 fn gpu() -> Gpu {
@@ -224,7 +228,9 @@ fn complex_spectrum_matches_realfft_f64_for_every_size() {
         let mut fft = build_with(&gpu, n, batch + 1, true, fused, layout);
         assert_eq!((fft.fft_size(), fft.bins()), (n, n / 2 + 1));
         let ones = vec![1.0f32; n];
-        fft.set_window(&gpu.queue, &ones).expect("window");
+        let mut f = OwnedFrame::new(&gpu, Strategy::WriteBuffer);
+        fft.set_window(&mut f.frame(), &ones).expect("window");
+        f.submit();
         let samples = noise(batch as usize * n, n as u64);
         let (_, spec) = run(&gpu, &fft, &samples, batch);
         let refs = reference(&samples, n, &ones);
@@ -253,8 +259,10 @@ fn db_matches_cpu_stft() {
     ] {
         let batch = 3u32;
         let mut fft = build(&gpu, n, batch, false, fused);
-        fft.set_window(&gpu.queue, &periodic_hann(n))
+        let mut f = OwnedFrame::new(&gpu, Strategy::WriteBuffer);
+        fft.set_window(&mut f.frame(), &periodic_hann(n))
             .expect("window");
+        f.submit();
         // Noise at −6 dBFS plus a tone off the bin grid: levels from about −30 to −6 dBFS and a
         // Hann leakage skirt falling below −100 dBFS.
         let mut samples = noise(batch as usize * n, 77 + n as u64);
@@ -369,7 +377,11 @@ fn invalid_parameters_give_errors() {
     ));
     let mut fft = GpuFft::new(&gpu.device, 1024, 1).expect("GpuFft");
     assert_eq!(
-        fft.set_window(&gpu.queue, &[1.0; 1023]).unwrap_err(),
+        fft.set_window(
+            &mut OwnedFrame::new(&gpu, Strategy::WriteBuffer).frame(),
+            &[1.0; 1023]
+        )
+        .unwrap_err(),
         FftError::WindowLength {
             got: 1023,
             fft_size: 1024

@@ -3,7 +3,10 @@
 //! 1,000,001), the step cap after a stall, the statistics reduction, reproducibility and
 //! run-time reconfiguration.
 
+#![allow(clippy::disallowed_methods)] // tests and benches drive the GPU with their own submits
+
 use vizdeck::gpu::readback::{ReadbackRing, TAG_USER};
+use vizdeck::gpu::upload::Strategy;
 use vizdeck::gpu::{BackendChoice, Gpu};
 use vizdeck::scene::particles::cpu::{Stats, histogram_bin};
 use vizdeck::scene::particles::sim::{gpu_exclusive_scan, scan_levels};
@@ -44,7 +47,7 @@ fn run_frame(
         elapsed_s: steps as f64 * DT as f64,
         size: (64, 48),
     };
-    scene.prepare(gpu, &ctx);
+    vizdeck::scene::prepare_standalone(gpu, scene, &ctx, Strategy::WriteBuffer);
     let target = gpu.device.create_texture(&wgpu::TextureDescriptor {
         label: Some("test:target"),
         size: wgpu::Extent3d {
@@ -370,6 +373,7 @@ fn stall_runs_at_most_the_step_cap() {
     let view = target.create_view(&Default::default());
     let out = vizdeck::deck::Output {
         view: &view,
+        texture: Some(&target),
         size: (160, 120),
         pixels_per_point: 1.0,
     };
@@ -546,7 +550,7 @@ fn render_frame(gpu: &Gpu, scene: &mut Particles, frame: u64, draws: usize) -> V
         elapsed_s: steps as f64 * dt as f64,
         size: (w, h),
     };
-    scene.prepare(gpu, &ctx);
+    vizdeck::scene::prepare_standalone(gpu, scene, &ctx, Strategy::WriteBuffer);
     let size = wgpu::Extent3d {
         width: w,
         height: h,

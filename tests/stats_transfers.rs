@@ -2,8 +2,11 @@
 //! compared) for small, odd-sized and large payloads and over repeated frames; the readback ring
 //! returns textures of odd widths correctly, never blocks, and refuses rather than waits when full.
 
+#![allow(clippy::disallowed_methods)] // tests and benches drive the GPU with their own submits
+
 use std::time::Instant;
 
+use vizdeck::gpu::frame::OwnedFrame;
 use vizdeck::gpu::readback::{ReadbackRing, TAG_USER, Tag};
 use vizdeck::gpu::upload::{PingPong, Strategy, Uploader, create_buffer_init};
 use vizdeck::gpu::{BackendChoice, Gpu};
@@ -122,13 +125,16 @@ fn pingpong_and_init_under_every_strategy() {
         1024,
     );
     for (i, strategy) in Strategy::ALL.into_iter().enumerate() {
-        vizdeck::gpu::upload::set_strategy(strategy);
         let data = payload(3000, i as u32);
-        let slot = pp.write(&gpu.device, &gpu.queue, i as u64, &data);
+        let mut f = OwnedFrame::new(&gpu, strategy);
+        f.set_index(i as u64);
+        let slot = pp.write(&mut f.frame(), &data);
+        assert_eq!(slot, i % 2);
+        assert_eq!(f.counters().bytes, 3000, "{}", strategy.name());
+        f.submit();
         let back = read_buffer(&gpu, pp.buffer(slot), 3000).unwrap();
         assert_eq!(back, data, "{}", strategy.name());
     }
-    vizdeck::gpu::upload::set_strategy(Strategy::WriteBuffer);
     let data = payload(4099, 5);
     let b = create_buffer_init(
         &gpu.device,

@@ -1,6 +1,10 @@
 //! GPU M4 from the min/max pyramid vs the CPU reference (exact), and decimated vs
 //! full-resolution drawing (pixel-identical images) on lavapipe.
 
+#![allow(clippy::disallowed_methods)] // tests and benches drive the GPU with their own submits
+
+use vizdeck::gpu::frame::OwnedFrame;
+use vizdeck::gpu::upload::Strategy;
 use vizdeck::gpu::{BackendChoice, Gpu};
 use vizdeck::scene::SCENE_FORMAT;
 use vizdeck::scene::timeseries::gpu::{
@@ -83,7 +87,8 @@ fn gpu_m4_equals_cpu_m4_at_many_zooms() {
     let (a, b) = s.time_range_rel().unwrap();
     let pipes = Pipelines::new(&gpu.device, SCENE_FORMAT);
     let mut m = SeriesMirror::new(&gpu.device, &pipes);
-    m.sync(&gpu, &pipes, &s).unwrap();
+    let mut f = OwnedFrame::new(&gpu, Strategy::WriteBuffer);
+    m.sync(&mut f.frame(), &pipes, &s).unwrap();
     let views = [
         (a, b + 1e-9, 1000usize),
         (a - 5.0, b + 5.0, 333),
@@ -94,7 +99,7 @@ fn gpu_m4_equals_cpu_m4_at_many_zooms() {
     ];
     for (k, &(r0, r1, cols)) in views.iter().enumerate() {
         m.set_view(
-            &gpu,
+            &mut f.frame(),
             &pipes,
             &s,
             r0,
@@ -103,7 +108,7 @@ fn gpu_m4_equals_cpu_m4_at_many_zooms() {
             &ViewUniform::default(),
         )
         .unwrap();
-        let g = m.run_and_read(&gpu, &pipes).unwrap();
+        let g = m.run_and_read(&mut f, &pipes).unwrap();
         assert_same(&g, &cpu(&s, r0, r1, cols), &format!("view {k}"));
     }
     let nonempty = cpu(&s, a, b + 1e-9, 1000)
@@ -124,17 +129,31 @@ fn incremental_appends_and_cap_rebuilds_stay_exact() {
         let mut s = Series::new("m", cap);
         let mut m = SeriesMirror::new(&gpu.device, &pipes);
         let mut fed = 0usize;
-        for step in [1usize, 15, 16, 255, 4097, 30_000, 65_536, usize::MAX] {
+        for (k, step) in [1usize, 15, 16, 255, 4097, 30_000, 65_536, usize::MAX]
+            .into_iter()
+            .enumerate()
+        {
+            // Every upload strategy in turn: the staged ones record their copies into the
+            // frame's encoder ahead of the builds and the M4 pass.
+            let mut f = OwnedFrame::new(&gpu, Strategy::ALL[k % Strategy::ALL.len()]);
             let end = fed.saturating_add(step).min(all.len());
             for &(t, v) in &all[fed..end] {
                 s.push(t, v);
             }
             fed = end;
-            m.sync(&gpu, &pipes, &s).unwrap();
+            m.sync(&mut f.frame(), &pipes, &s).unwrap();
             let (a, b) = s.time_range_rel().unwrap();
-            m.set_view(&gpu, &pipes, &s, a, b + 1e-9, 700, &ViewUniform::default())
-                .unwrap();
-            let g = m.run_and_read(&gpu, &pipes).unwrap();
+            m.set_view(
+                &mut f.frame(),
+                &pipes,
+                &s,
+                a,
+                b + 1e-9,
+                700,
+                &ViewUniform::default(),
+            )
+            .unwrap();
+            let g = m.run_and_read(&mut f, &pipes).unwrap();
             assert_same(
                 &g,
                 &cpu(&s, a, b + 1e-9, 700),
@@ -228,12 +247,15 @@ fn both(
 ) -> (Vec<u8>, Vec<u8>) {
     let vu = ViewUniform::new(lo, hi, W, H, u32::MAX);
     let mut m = SeriesMirror::new(&gpu.device, pipes);
-    m.sync(gpu, pipes, s).unwrap();
-    m.set_view(gpu, pipes, s, r0, r1, W, &vu).unwrap();
-    m.run_and_read(gpu, pipes).unwrap();
+    let mut f = OwnedFrame::new(gpu, Strategy::WriteBuffer);
+    m.sync(&mut f.frame(), pipes, s).unwrap();
+    m.set_view(&mut f.frame(), pipes, s, r0, r1, W, &vu)
+        .unwrap();
+    m.run_and_read(&mut f, pipes).unwrap();
     let a = render(gpu, |p| m.paint(pipes, p));
     let (spans, conns) = reference_segments(s, r0, r1, W as usize);
-    let h = HostDraw::new(gpu, pipes, &vu, &spans, &conns);
+    let h = HostDraw::new(&mut f.frame(), pipes, &vu, &spans, &conns);
+    f.submit();
     let b = render(gpu, |p| h.paint(pipes, p));
     (a, b)
 }

@@ -1,6 +1,7 @@
 //! The time-series scene tells what it changed in the data it draws: values clamped to the f32
 //! range, samples out of time order, and it marks points a line would not show (lavapipe).
 
+use vizdeck::gpu::upload::Strategy;
 use vizdeck::gpu::{BackendChoice, Gpu};
 use vizdeck::scene::timeseries::{Marker, TimeSeries};
 use vizdeck::scene::{FrameCtx, Scene};
@@ -39,7 +40,7 @@ fn scene_sized(gpu: &Gpu, tag: &str, contents: &str, size: (u32, u32)) -> TimeSe
     std::fs::remove_file(&path).ok();
     let mut scene = TimeSeries::new(gpu, src);
     scene.ingest(&frame(size));
-    scene.prepare(gpu, &frame(size));
+    vizdeck::scene::prepare_standalone(gpu, &mut scene, &frame(size), Strategy::WriteBuffer);
     scene
 }
 
@@ -105,7 +106,7 @@ fn rows_late_across_batches_are_noticed_as_drawn_in_time_order() {
         std::thread::sleep(std::time::Duration::from_millis(2));
     }
     std::fs::remove_file(&path).ok();
-    scene.prepare(&gpu, &frame((200, 100)));
+    vizdeck::scene::prepare_standalone(&gpu, &mut scene, &frame((200, 100)), Strategy::WriteBuffer);
     let problem = scene.problem().expect("a notice on the chart");
     assert!(
         problem.contains("1 sample(s) earlier than the sample before them in 'v'")

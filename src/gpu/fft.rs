@@ -67,6 +67,7 @@
 use wgpu::util::DeviceExt;
 
 use crate::gpu::Gpu;
+use crate::gpu::frame::OwnedFrame;
 use crate::gpu::shaders;
 
 /// Smallest FFT size the GPU path supports.
@@ -881,25 +882,25 @@ impl GpuFft {
     /// [`crate::audio::stft::Stft`]). Levels use `1/Σw` with Σw summed in f64 (see the module
     /// docs); a window summing to 0 or to a non-finite value makes every level
     /// [`DB_FLOOR`](crate::audio::stft::DB_FLOOR).
-    /// Takes effect for work submitted after this call's queue writes.
+    /// Uploaded through the frame `gpu`: takes effect for the work recorded after it.
     ///
     /// # Errors
     ///
     /// [`FftError::WindowLength`] if `window.len() != N` (nothing is changed).
-    pub fn set_window(&mut self, queue: &wgpu::Queue, window: &[f32]) -> Result<(), FftError> {
+    pub fn set_window(
+        &mut self,
+        gpu: &mut crate::gpu::frame::GpuFrame<'_>,
+        window: &[f32],
+    ) -> Result<(), FftError> {
         if window.len() != self.fft_size {
             return Err(FftError::WindowLength {
                 got: window.len(),
                 fft_size: self.fft_size,
             });
         }
-        queue.write_buffer(&self.window, 0, bytemuck::cast_slice(window));
+        gpu.write_slice(&self.window, 0, window);
         self.split_params_value.scale = level_scale(window);
-        queue.write_buffer(
-            &self.split_params,
-            0,
-            bytemuck::bytes_of(&self.split_params_value),
-        );
+        gpu.write_pod(&self.split_params, 0, &self.split_params_value);
         Ok(())
     }
 
@@ -1015,8 +1016,9 @@ pub fn bench_table(gpu: &Gpu, sizes: &[usize], batch: u32, reps: u32) -> String 
             continue;
         }
         let samples = noise(batch as usize * n, 0x5eed_0000 + n as u64);
-        gpu.queue
-            .write_buffer(fft.input(), 0, bytemuck::cast_slice(&samples));
+        let mut upload = OwnedFrame::new(gpu, crate::gpu::upload::Strategy::WriteBuffer);
+        upload.frame().write_slice(fft.input(), 0, &samples);
+        upload.submit();
         let (wall, gpu_s) = bench_one(gpu, &fft, batch, reps);
         let bytes = f64::from(batch) * n as f64 * 4.0;
         let cols = f64::from(batch);

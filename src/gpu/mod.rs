@@ -3,6 +3,7 @@
 //! queries.
 
 pub mod fft;
+pub mod frame;
 pub mod readback;
 pub mod shaders;
 pub mod timing;
@@ -102,6 +103,10 @@ pub struct Gpu {
     pub summary: AdapterSummary,
     /// Uncaptured errors seen so far, each message logged once; tests and headless runs fail on any.
     pub errors: Arc<Mutex<Vec<String>>>,
+    /// Why the device was lost, once it was (set by the device-lost callback).
+    lost: Arc<Mutex<Option<String>>>,
+    /// The backend asked for, so a lost device is replaced by one of the same kind.
+    pub backend: BackendChoice,
 }
 
 impl Gpu {
@@ -164,8 +169,18 @@ impl Gpu {
                 v.push(msg);
             }
         }));
-        device.set_device_lost_callback(|reason, msg| {
-            log::error!("GPU device lost ({reason:?}): {msg}");
+        let lost: Arc<Mutex<Option<String>>> = Arc::default();
+        let lost_sink = lost.clone();
+        device.set_device_lost_callback(move |reason, msg| {
+            let why = match (reason, msg.trim()) {
+                (wgpu::DeviceLostReason::Destroyed, "") => "destroyed".to_string(),
+                (wgpu::DeviceLostReason::Destroyed, m) => format!("destroyed: {m}"),
+                (wgpu::DeviceLostReason::Unknown, "") => "driver reset or removed".to_string(),
+                (wgpu::DeviceLostReason::Unknown, m) => m.to_string(),
+            };
+            if let Ok(mut l) = lost_sink.lock() {
+                l.get_or_insert(why);
+            }
         });
         let summary = AdapterSummary {
             name: info.name.clone(),
@@ -191,6 +206,8 @@ impl Gpu {
                 queue,
                 summary,
                 errors,
+                lost,
+                backend,
             },
             surface,
         ))
@@ -199,6 +216,25 @@ impl Gpu {
     /// Uncaptured wgpu errors seen so far (validation errors, out of memory).
     pub fn error_messages(&self) -> Vec<String> {
         self.errors.lock().map(|v| v.clone()).unwrap_or_default()
+    }
+
+    /// Why the device was lost (the device-lost callback ran: a driver reset, a removed GPU, or
+    /// [`destroy_device`](Gpu::destroy_device)), or `None` while it works. The frame loops check
+    /// it before each frame and replace the whole `Gpu` when it is set.
+    pub fn lost(&self) -> Option<String> {
+        self.lost.lock().ok().and_then(|l| l.clone())
+    }
+
+    /// Destroys the device on purpose (`VIZDECK_LOSE_DEVICE_AT_FRAME`, tests): `Device::destroy`,
+    /// then a poll, which runs the device-lost callback once the queue is empty, as a real loss
+    /// does. Never blocks on the GPU.
+    pub fn destroy_device(&self) {
+        self.device.destroy();
+        let _ = self.device.poll(wgpu::PollType::Poll);
+        if let Ok(mut l) = self.lost.lock() {
+            // The callback runs only once the queue is empty: the loss is real from now on.
+            l.get_or_insert_with(|| "destroyed".to_string());
+        }
     }
 
     /// Blocks until all submitted work is done. Only for headless shutdown, tests and screenshots,

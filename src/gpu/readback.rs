@@ -73,6 +73,7 @@ pub fn unpad_rows(padded: &[u8], width: u32, height: u32, padded_bpr: u32, bgra:
 /// Copies `texture` (8-bit RGBA or BGRA, `COPY_SRC`) into a buffer and waits for it: returns
 /// tightly packed RGBA8, `width × height × 4` bytes. Blocks; used for screenshots in headless mode
 /// and tests, never per frame in the window.
+#[allow(clippy::disallowed_methods)] // a blocking read for shutdown (headless --screenshot) and tests
 pub fn read_texture_rgba(
     device: &wgpu::Device,
     queue: &wgpu::Queue,

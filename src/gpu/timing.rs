@@ -150,6 +150,7 @@ impl GpuTimer {
 /// Returns (wall seconds per rep: submit → idle of an untimed run, GPU seconds per rep from
 /// timestamps at the pass begin and end of a second run when the device has TIMESTAMP_QUERY).
 /// Blocks; for benchmarks, never the frame loop.
+#[allow(clippy::disallowed_methods)] // a benchmark helper outside any frame
 pub fn time_compute_pass(
     gpu: &crate::gpu::Gpu,
     label: &str,

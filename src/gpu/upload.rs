@@ -20,26 +20,16 @@
 //! - [`Strategy::MappedAtCreation`]: a fresh `COPY_SRC` buffer created mapped, written, unmapped and
 //!   copied; meant for data written once ([`create_buffer_init`] skips the copy entirely).
 //!
-//! Every byte written through this module is counted ([`bytes_uploaded_total`]); the frame stats
-//! report the per-frame difference as `BytesUploaded`.
+//! The deck owns one [`Uploader`] and lends it to the scenes every frame through
+//! [`GpuFrame`](super::frame::GpuFrame); every byte written through it is counted in its
+//! [`UploadCounters`] (no process-wide state: two decks or two tests never disturb each other's
+//! figures), and the frame stats report the per-frame difference as `BytesUploaded`.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU8, Ordering};
 
 /// Number of slots in a ping-pong set.
 pub const SLOTS: usize = 2;
-
-static BYTES_UPLOADED: AtomicU64 = AtomicU64::new(0);
-static STRATEGY: AtomicU8 = AtomicU8::new(0);
-
-/// Bytes written to GPU buffers through this module since the program started.
-pub fn bytes_uploaded_total() -> u64 {
-    BYTES_UPLOADED.load(Ordering::Relaxed)
-}
-
-fn count_uploaded(n: u64) {
-    BYTES_UPLOADED.fetch_add(n, Ordering::Relaxed);
-}
 
 /// How CPU data is copied into GPU buffers (see the module docs).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, clap::ValueEnum, serde::Serialize)]
@@ -74,20 +64,6 @@ impl Strategy {
             Strategy::MappedAtCreation => "mapped-at-creation",
         }
     }
-
-    fn index(self) -> u8 {
-        Strategy::ALL.iter().position(|s| *s == self).unwrap_or(0) as u8
-    }
-}
-
-/// Sets the strategy every [`PingPong`] uses from its next write on (process-wide).
-pub fn set_strategy(s: Strategy) {
-    STRATEGY.store(s.index(), Ordering::Relaxed);
-}
-
-/// The process-wide strategy of [`PingPong`] writes.
-pub fn strategy() -> Strategy {
-    Strategy::ALL[(STRATEGY.load(Ordering::Relaxed) as usize).min(Strategy::ALL.len() - 1)]
 }
 
 /// Errors of an upload.
@@ -136,7 +112,9 @@ pub struct UploadCounters {
 
 /// Carries out one [`Strategy`]. Per frame: any number of [`write`](Uploader::write)s into one
 /// encoder, then [`finish`](Uploader::finish) before `queue.submit` and
-/// [`after_submit`](Uploader::after_submit) right after it. Never blocks.
+/// [`after_submit`](Uploader::after_submit) right after it. Never blocks. The deck holds one for
+/// the whole app (its strategy can change between frames, [`set_strategy`](Uploader::set_strategy));
+/// tests and benches hold their own.
 pub struct Uploader {
     strategy: Strategy,
     belt: Option<wgpu::util::StagingBelt>,
@@ -173,6 +151,22 @@ impl Uploader {
         self.strategy
     }
 
+    /// Switches to `strategy` from the next write on. Call between frames (after
+    /// [`after_submit`](Uploader::after_submit)): the map ring's buffers still in flight are
+    /// dropped (wgpu keeps them alive until the GPU is done), the belt is created on first use.
+    /// Counters carry on.
+    pub fn set_strategy(&mut self, strategy: Strategy) {
+        if strategy == self.strategy {
+            return;
+        }
+        self.strategy = strategy;
+        self.ring.clear();
+        self.used.clear();
+        if strategy != Strategy::StagingBelt {
+            self.belt = None;
+        }
+    }
+
     /// Staging buffers the map ring holds now.
     pub fn ring_len(&self) -> usize {
         self.ring.len()
@@ -186,6 +180,7 @@ impl Uploader {
     ///
     /// [`UploadError::Offset`], [`UploadError::Range`]; [`UploadError::Map`] when a staging
     /// buffer cannot be written (nothing is uploaded then).
+    #[allow(clippy::disallowed_methods)] // the uploader is what carries out write-buffer uploads
     pub fn write(
         &mut self,
         device: &wgpu::Device,
@@ -276,7 +271,6 @@ impl Uploader {
         }
         self.counters.bytes += bytes.len() as u64;
         self.counters.writes += 1;
-        count_uploaded(bytes.len() as u64);
         Ok(())
     }
 
@@ -352,7 +346,8 @@ impl Uploader {
 }
 
 /// Creates a buffer holding `bytes` (padded with zeros to a multiple of 4) with
-/// `mapped_at_creation`: no staging copy at all; for data written once.
+/// `mapped_at_creation`: no staging copy at all; for data written once, when a scene is created
+/// (not a frame upload, so not counted in `BytesUploaded`).
 pub fn create_buffer_init(
     device: &wgpu::Device,
     label: &str,
@@ -377,7 +372,6 @@ pub fn create_buffer_init(
         view.slice(..bytes.len()).copy_from_slice(bytes);
     }
     buffer.unmap();
-    count_uploaded(bytes.len() as u64);
     Ok(buffer)
 }
 
@@ -390,7 +384,6 @@ pub struct PingPong {
     buffers: [wgpu::Buffer; SLOTS],
     generation: u64,
     written: [u64; SLOTS],
-    uploader: Option<Uploader>,
 }
 
 impl PingPong {
@@ -410,7 +403,6 @@ impl PingPong {
             buffers: Self::make(device, label, usage, capacity),
             generation: 0,
             written: [0; SLOTS],
-            uploader: None,
         }
     }
 
@@ -435,15 +427,11 @@ impl PingPong {
         (frame % SLOTS as u64) as usize
     }
 
-    /// Writes `bytes` at offset 0 of slot `frame % 2`, growing (doubling) both buffers first if
-    /// needed. Returns the slot written.
-    pub fn write(
-        &mut self,
-        device: &wgpu::Device,
-        queue: &wgpu::Queue,
-        frame: u64,
-        bytes: &[u8],
-    ) -> usize {
+    /// Writes `bytes` at offset 0 of slot `frame.frame() % 2` through the frame's uploader
+    /// (counted, in the frame's strategy), growing (doubling) both buffers first if needed.
+    /// Returns the slot written.
+    pub fn write(&mut self, frame: &mut super::frame::GpuFrame<'_>, bytes: &[u8]) -> usize {
+        let device = frame.device();
         let need = (bytes.len() as u64).next_multiple_of(4);
         if need > self.capacity {
             let mut cap = self.capacity;
@@ -455,43 +443,8 @@ impl PingPong {
             self.buffers = Self::make(device, self.label, self.usage, self.capacity);
             self.generation += 1;
         }
-        let slot = Self::slot(frame);
-        let strategy = strategy();
-        if !bytes.is_empty() {
-            if strategy == Strategy::WriteBuffer {
-                if bytes.len().is_multiple_of(4) {
-                    queue.write_buffer(&self.buffers[slot], 0, bytes);
-                } else {
-                    let mut padded = bytes.to_vec();
-                    padded.resize(need as usize, 0);
-                    queue.write_buffer(&self.buffers[slot], 0, &padded);
-                }
-                count_uploaded(bytes.len() as u64);
-            } else {
-                // A staged strategy: its own small submit ahead of the frame's.
-                if self
-                    .uploader
-                    .as_ref()
-                    .is_none_or(|u| u.strategy() != strategy)
-                {
-                    self.uploader = Some(Uploader::new(device, strategy));
-                }
-                if let Some(up) = &mut self.uploader {
-                    let mut encoder =
-                        device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                            label: Some("upload:pingpong"),
-                        });
-                    if let Err(e) =
-                        up.write(device, queue, &mut encoder, &self.buffers[slot], 0, bytes)
-                    {
-                        log::warn!("{}: {e}", self.label);
-                    }
-                    up.finish();
-                    queue.submit([encoder.finish()]);
-                    up.after_submit();
-                }
-            }
-        }
+        let slot = Self::slot(frame.frame());
+        frame.write(&self.buffers[slot], 0, bytes);
         self.written[slot] = bytes.len() as u64;
         slot
     }

@@ -11,6 +11,7 @@ pub mod spectrogram;
 pub mod timeseries;
 
 use crate::gpu::Gpu;
+use crate::gpu::frame::GpuFrame;
 
 /// Longest input time one frame may cover (a stall longer than this is not caught up).
 pub const MAX_FRAME_ELAPSED_S: f64 = 1.0;
@@ -107,10 +108,12 @@ pub trait Scene {
     fn ingest_after_ui(&self) -> bool {
         false
     }
-    /// Uploads this frame's data (into the back ping-pong slot).
-    fn prepare(&mut self, gpu: &Gpu, frame: &FrameCtx);
-    /// Records compute work into the frame's compute pass.
-    fn compute(&self, _pass: &mut wgpu::ComputePass<'_>, _frame: &FrameCtx) {}
+    /// Uploads this frame's data (into the back ping-pong slot) through `gpu`, the frame's GPU
+    /// context: every write goes through its uploader (counted, in the chosen strategy), every
+    /// command into its encoder; the deck submits once.
+    fn prepare(&mut self, gpu: &mut GpuFrame<'_>, frame: &FrameCtx);
+    /// Records compute work into the frame's compute pass (timed as `MsGPUCompute`).
+    fn compute(&mut self, _pass: &mut wgpu::ComputePass<'_>, _frame: &FrameCtx) {}
     /// Draws into the scene texture (already cleared to the scene's background).
     fn paint(&self, pass: &mut wgpu::RenderPass<'_>, frame: &FrameCtx);
     /// Records this frame's GPU → CPU copies (statistics, levels) into the deck's shared
@@ -163,10 +166,38 @@ pub trait Scene {
     fn finish(&mut self, _gpu: &Gpu) -> Result<(), SceneError> {
         Ok(())
     }
+    /// The GPU device was lost and `gpu` replaces it: re-create every GPU object (pipelines,
+    /// buffers, textures, bind groups) on it from the CPU-side state, which survives (inputs
+    /// keep flowing, histories, stores, views and settings stay). State that lived only on the
+    /// GPU restarts from what the CPU knows (say so in [`problem`](Scene::problem)). Readbacks
+    /// in flight on the old device never arrive.
+    ///
+    /// # Errors
+    ///
+    /// A [`SceneError`] when the objects cannot be made on the new device (the scene is then
+    /// shown failed, the others keep running).
+    fn recreate_gpu(&mut self, gpu: &Gpu) -> Result<(), SceneError>;
     /// A problem to show (e.g. the audio device disappeared), if any.
     fn problem(&self) -> Option<String> {
         None
     }
+}
+
+/// Runs `scene.prepare` for the frame `ctx` outside the deck (tests, benches, tools): its uploads
+/// go through an uploader of `strategy` and are submitted at once, with whatever the scene
+/// recorded into the encoder. Returns what the uploader counted.
+pub fn prepare_standalone(
+    gpu: &Gpu,
+    scene: &mut dyn Scene,
+    ctx: &FrameCtx,
+    strategy: crate::gpu::upload::Strategy,
+) -> crate::gpu::upload::UploadCounters {
+    let mut f = crate::gpu::frame::OwnedFrame::new(gpu, strategy);
+    f.set_index(ctx.frame);
+    scene.prepare(&mut f.frame(), ctx);
+    let counters = f.counters();
+    f.submit();
+    counters
 }
 
 /// Creates a scene.

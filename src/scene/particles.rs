@@ -26,6 +26,7 @@ pub use sim::{Mode, Sim, SimConfig, WORKGROUP, clamp_count, dispatch_size, max_c
 
 use super::{FrameCtx, Scene, SceneConfig, SceneError};
 use crate::gpu::Gpu;
+use crate::gpu::frame::GpuFrame;
 
 /// Default particle count.
 pub const DEFAULT_COUNT: u32 = 131_072;
@@ -377,14 +378,14 @@ impl Scene for Particles {
         self.sim.stats_arrived(arrived.tag.id, arrived.data);
     }
 
-    fn prepare(&mut self, gpu: &Gpu, frame: &FrameCtx) {
+    fn prepare(&mut self, gpu: &mut GpuFrame<'_>, frame: &FrameCtx) {
         if let Some((count, mode)) = self.rebuild.take() {
-            self.reconfigure(gpu, count, mode);
+            self.reconfigure(gpu.gpu(), count, mode);
         }
         self.sim
-            .set_flocking(&gpu.queue, self.controls.radius, self.controls.max_speed);
+            .set_flocking(gpu, self.controls.radius, self.controls.max_speed);
         self.controls.radius = self.sim.consts().radius;
-        self.sim.begin_frame(gpu, frame.frame, &self.frame_params);
+        self.sim.begin_frame(gpu, &self.frame_params);
         self.frame_params.clear();
 
         let (w, h) = (frame.size.0.max(1) as f32, frame.size.1.max(1) as f32);
@@ -412,15 +413,36 @@ impl Scene for Particles {
             density_scale: 1.0 / 40.0,
             interact: (self.mode != Mode::Free) as u32,
         };
-        self.renderer.prepare(gpu, frame.frame, &u);
+        self.renderer.prepare(gpu, &u);
         self.renderer.prepare_splat(gpu, &self.sim, frame.size);
+    }
+
+    fn recreate_gpu(&mut self, gpu: &Gpu) -> Result<(), SceneError> {
+        // The particle state lived on the GPU only: the simulation restarts from the seed with
+        // the same count, mode, controls, camera and draw style.
+        let (count, mode, style, controls) = (
+            self.sim.count(),
+            self.mode,
+            self.renderer.style,
+            self.controls,
+        );
+        self.reconfigure(gpu, count, mode);
+        self.renderer.style = style;
+        self.controls = controls;
+        let restart =
+            "the GPU device was lost and recreated: particle positions restarted from the seed";
+        self.message = Some(match self.message.take() {
+            Some(m) => format!("{m}; {restart}"),
+            None => restart.to_string(),
+        });
+        Ok(())
     }
 
     fn depth_format(&self) -> Option<wgpu::TextureFormat> {
         (self.renderer.style == render::Style::Opaque).then_some(render::DEPTH_FORMAT)
     }
 
-    fn compute(&self, pass: &mut wgpu::ComputePass<'_>, frame: &FrameCtx) {
+    fn compute(&mut self, pass: &mut wgpu::ComputePass<'_>, frame: &FrameCtx) {
         self.sim.encode(pass, frame.frame);
         self.renderer.encode_splat(pass, frame.frame, &self.sim);
     }
@@ -593,6 +615,8 @@ impl Scene for Particles {
             "count": self.count(),
             "seed": self.seed,
             "mode": self.mode.name(),
+            // The clamp notice of the count, and the restart after a GPU reset.
+            "notice": self.message,
             "steps": self.sim.steps_total(),
             "sim_time_s": self.sim_time,
             "kinetic_energy": s.map(|s| s.kinetic_energy),
@@ -604,7 +628,6 @@ impl Scene for Particles {
             "stats_at_step": s.map(|s| s.step),
             "radius": c.radius,
             "grid_cells": c.dims[3],
-            "notice": self.sim.notice(),
         })
     }
 

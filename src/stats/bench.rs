@@ -130,13 +130,13 @@ pub fn run_scene(gpu: &Gpu, b: &SceneBench, out_dir: &Path) -> Result<SceneResul
         b.particles.to_string(),
     ])
     .map_err(|e| scene_err(e.to_string()))?;
-    crate::gpu::upload::set_strategy(b.upload);
     let mut deck = Deck::new(
         gpu,
         crate::headless::OUTPUT_FORMAT,
         index,
         cli.scene_config(),
     );
+    deck.set_upload_strategy(b.upload);
     deck.ensure_active(gpu);
     if let Some(msg) = deck.active_failure() {
         return Err(scene_err(msg.to_string()));
@@ -144,6 +144,7 @@ pub fn run_scene(gpu: &Gpu, b: &SceneBench, out_dir: &Path) -> Result<SceneResul
     let (target, view) = crate::headless::offscreen_target(gpu, "bench:output", (w, h));
     let out = Output {
         view: &view,
+        texture: Some(&target),
         size: (w, h),
         pixels_per_point: 1.0,
     };
@@ -169,7 +170,6 @@ pub fn run_scene(gpu: &Gpu, b: &SceneBench, out_dir: &Path) -> Result<SceneResul
         }
         let raw = crate::headless::raw_input((w, h), i);
         let (times, _) = deck.frame(gpu, &out, raw, FRAME_DT);
-        deck.capture_output(gpu, &target);
         gpu.wait_idle();
         deck.end_frame(gpu, &times, Instant::now());
     }
@@ -192,7 +192,6 @@ pub fn run_scene(gpu: &Gpu, b: &SceneBench, out_dir: &Path) -> Result<SceneResul
     if let Err(e) = deck.finish_scenes(gpu) {
         log::error!("{e}");
     }
-    crate::gpu::upload::set_strategy(Strategy::WriteBuffer);
     let means = column_means(&csv)?;
     Ok(SceneResult {
         summary,
@@ -374,6 +373,7 @@ pub fn payload(len: usize, frame: u32) -> Vec<u8> {
 
 /// Measures every strategy × size: per frame one upload of the payload into a device-local
 /// buffer, submit, wait until done. Sizes above the adapter's `max_buffer_size` are skipped.
+#[allow(clippy::disallowed_methods)] // a benchmark of the upload strategies themselves, outside any frame
 pub fn upload_table(
     gpu: &Gpu,
     strategies: &[Strategy],
@@ -444,6 +444,7 @@ pub fn upload_table(
 }
 
 /// Reads a buffer back (blocking; bench and tests only) through a [`ReadbackRing`].
+#[allow(clippy::disallowed_methods)] // a blocking read for tests and benches
 pub fn read_buffer(gpu: &Gpu, src: &wgpu::Buffer, size: u64) -> Option<Vec<u8>> {
     let mut ring = ReadbackRing::new("bench:readback", 1);
     let mut enc = gpu
@@ -477,6 +478,7 @@ pub struct ReadbackRow {
 
 /// Readback through the [`ReadbackRing`]: per frame a buffer copy into the ring, submit, wait
 /// for the map, copy the bytes out.
+#[allow(clippy::disallowed_methods)] // a benchmark of the readback ring, outside any frame
 pub fn readback_table(gpu: &Gpu, sizes: &[u64], frames: u32) -> Vec<ReadbackRow> {
     let frames = frames.max(1);
     let max = gpu.device.limits().max_buffer_size;

@@ -28,6 +28,7 @@
 //! | `DroppedSimMs` | ms | simulation time dropped: `DroppedSteps × dt` |
 //! | `BytesUploaded` | bytes | bytes written through `vizdeck::gpu::upload` this frame |
 //! | `BytesReadBack` | bytes | bytes mapped by `vizdeck::gpu::readback` this frame |
+//! | `DeviceReset` | | 1 on the first frame drawn on a new GPU device after the previous one was lost (and recreated), else 0 |
 //!
 //! Numbers are written in Rust's shortest round-trip form.
 
@@ -62,6 +63,7 @@ pub const CSV_HEADER: &[&str] = &[
     "DroppedSimMs",
     "BytesUploaded",
     "BytesReadBack",
+    "DeviceReset",
 ];
 
 /// What the frame loop measured for one frame (one CSV row; see the module docs for the columns).
@@ -109,6 +111,8 @@ pub struct FrameRecord {
     pub bytes_uploaded: u64,
     /// `BytesReadBack`.
     pub bytes_read_back: u64,
+    /// The first frame drawn on a new device after the previous one was lost.
+    pub device_reset: bool,
 }
 
 impl FrameRecord {
@@ -252,6 +256,7 @@ impl Recorder {
         field(&r.dropped_sim_ms)?;
         field(&r.bytes_uploaded)?;
         field(&r.bytes_read_back)?;
+        field(&u8::from(r.device_reset))?;
         writer.write_record(None::<&[u8]>)
     }
 

@@ -79,6 +79,7 @@ impl Timer {
 
 /// Runs one frame of `steps` steps through the scene (optionally drawing) and returns the GPU
 /// time in ms of the compute and render passes (timestamps, or wall clock for both together).
+#[allow(clippy::disallowed_methods)] // a benchmark frame outside the deck
 fn timed_frame(
     gpu: &Gpu,
     scene: &mut Particles,
@@ -100,7 +101,7 @@ fn timed_frame(
         elapsed_s: steps as f64 * dt as f64,
         size: FRAME_SIZE,
     };
-    scene.prepare(gpu, &ctx);
+    crate::scene::prepare_standalone(gpu, scene, &ctx, crate::gpu::upload::Strategy::WriteBuffer);
     let mut enc = gpu
         .device
         .create_command_encoder(&wgpu::CommandEncoderDescriptor {

@@ -5,6 +5,7 @@ use bytemuck::{Pod, Zeroable};
 use glam::{Mat4, Vec2, Vec3, Vec4};
 
 use super::sim::Sim;
+use crate::gpu::frame::GpuFrame;
 use crate::gpu::upload::PingPong;
 use crate::gpu::{Gpu, shaders};
 
@@ -350,7 +351,7 @@ impl Renderer {
 
     /// Point splat: sizes the accumulation image for a `size` viewport (rebuilt on resize) and
     /// writes its parameters. Call from `prepare` every frame; decides the style of the frame.
-    pub fn prepare_splat(&mut self, gpu: &Gpu, sim: &Sim, size: (u32, u32)) {
+    pub fn prepare_splat(&mut self, gpu: &mut GpuFrame<'_>, sim: &Sim, size: (u32, u32)) {
         self.splat_now = match self.style {
             Style::Auto => sim.count() >= SPLAT_FROM,
             Style::Sprites | Style::Opaque => false,
@@ -361,7 +362,7 @@ impl Renderer {
         }
         let size = (size.0.max(1), size.1.max(1));
         let bytes = size.0 as u64 * size.1 as u64 * 3 * 4;
-        if bytes > gpu.device.limits().max_storage_buffer_binding_size {
+        if bytes > gpu.device().limits().max_storage_buffer_binding_size {
             self.splat_now = false;
             return;
         }
@@ -371,12 +372,11 @@ impl Renderer {
             count: sim.count(),
             _pad: 0,
         };
-        gpu.queue
-            .write_buffer(&self.splat_params, 0, bytemuck::bytes_of(&params));
+        gpu.write_pod(&self.splat_params, 0, &params);
         if self.splat_target.as_ref().is_some_and(|t| t.size == size) {
             return;
         }
-        let device = &gpu.device;
+        let device = gpu.device();
         let accum = device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("particles:splat:accum"),
             size: bytes,
@@ -475,9 +475,8 @@ impl Renderer {
     }
 
     /// Writes this frame's view uniform (slot `frame % 2`).
-    pub fn prepare(&mut self, gpu: &Gpu, frame: u64, u: &ViewUniform) {
-        self.view
-            .write(&gpu.device, &gpu.queue, frame, bytemuck::bytes_of(u));
+    pub fn prepare(&mut self, gpu: &mut GpuFrame<'_>, u: &ViewUniform) {
+        self.view.write(gpu, bytemuck::bytes_of(u));
     }
 
     /// Draws every particle of `sim` as a sprite (6 vertices × count instances), or resolves

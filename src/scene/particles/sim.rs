@@ -14,6 +14,7 @@
 use wgpu::util::DeviceExt;
 
 use super::cpu::{Neighbours, Particle, STATS_WORDS, SimConsts, Stats, StepParams};
+use crate::gpu::frame::GpuFrame;
 use crate::gpu::readback::{ReadbackRing, Tag};
 use crate::gpu::upload::PingPong;
 use crate::gpu::{Gpu, shaders};
@@ -755,13 +756,13 @@ impl Sim {
 
     /// Changes the flocking radius (clamped to the cell size, so the grid stays valid) and
     /// the speed cap; takes effect from the next submitted step.
-    pub fn set_flocking(&mut self, queue: &wgpu::Queue, radius: f32, max_speed: f32) {
+    pub fn set_flocking(&mut self, gpu: &mut GpuFrame<'_>, radius: f32, max_speed: f32) {
         let r = radius.clamp(1e-4, self.consts.origin[3]);
         let s = max_speed.max(1e-3);
         if r != self.consts.radius || s != self.consts.max_speed {
             self.consts.radius = r;
             self.consts.max_speed = s;
-            queue.write_buffer(&self.consts_buf, 0, bytemuck::bytes_of(&self.consts));
+            gpu.write_pod(&self.consts_buf, 0, &self.consts);
         }
     }
 
@@ -791,9 +792,9 @@ impl Sim {
     }
 
     /// Starts a frame of `params.len()` steps (at most [`crate::clock::MAX_STEPS`]): uploads
-    /// their parameters into the ping-pong slot of `frame` and marks this frame's statistics
+    /// their parameters into the ping-pong slot of the frame and marks this frame's statistics
     /// reduction for [`record_stats_copy`](Sim::record_stats_copy). Never blocks.
-    pub fn begin_frame(&mut self, gpu: &Gpu, frame: u64, params: &[StepParams]) {
+    pub fn begin_frame(&mut self, gpu: &mut GpuFrame<'_>, params: &[StepParams]) {
         let params = &params[..params.len().min(crate::clock::MAX_STEPS as usize)];
         let mut bytes = vec![0u8; PARAM_STRIDE as usize * params.len().max(1)];
         for (i, p) in params.iter().enumerate() {
@@ -801,12 +802,11 @@ impl Sim {
             bytes[at..at + std::mem::size_of::<StepParams>()]
                 .copy_from_slice(bytemuck::bytes_of(p));
         }
-        self.step_params
-            .write(&gpu.device, &gpu.queue, frame, &bytes);
+        self.step_params.write(gpu, &bytes);
         if self.step_params.generation() != self.params_generation {
             self.params_generation = self.step_params.generation();
             self.integrate_groups = Self::integrate_groups(
-                &gpu.device,
+                gpu.device(),
                 &self.integrate_layout,
                 &self.consts_buf,
                 &self.step_params,
@@ -941,6 +941,7 @@ impl Sim {
         }
     }
 
+    #[allow(clippy::disallowed_methods)] // a blocking read for tests and tools
     fn read_buffer(&self, gpu: &Gpu, buffer: &wgpu::Buffer, size: u64) -> Vec<u8> {
         if size == 0 {
             return Vec::new();
@@ -1013,6 +1014,7 @@ impl Sim {
 
 /// Exclusive prefix sum of `values` on the GPU with the same two shaders and levels the grid
 /// uses (blocking; for tests of the multi-level scan).
+#[allow(clippy::disallowed_methods)] // a blocking test helper with its own submit
 pub fn gpu_exclusive_scan(gpu: &Gpu, values: &[u32]) -> Vec<u32> {
     let device = &gpu.device;
     let levels = scan_levels(values.len() as u32);

@@ -20,6 +20,7 @@ use super::{FrameCtx, Scene, SceneConfig, SceneError};
 use crate::audio::stft::{self, Stft, WindowKind};
 use crate::audio::{AudioOptions, AudioSelection, AudioSource, ChannelChoice, SynthSignal};
 use crate::gpu::fft::GpuFft;
+use crate::gpu::frame::GpuFrame;
 use crate::gpu::readback::{Arrived, ReadbackRing, Tag};
 use crate::gpu::upload::PingPong;
 use crate::gpu::{Gpu, shaders};
@@ -145,6 +146,100 @@ struct DrawParams {
     _pad: [u32; 3],
 }
 
+/// The GPU objects of the scene that do not depend on the analysis settings.
+struct ScenePipes {
+    write_layout: wgpu::BindGroupLayout,
+    write_pipeline: wgpu::ComputePipeline,
+    draw_layout: wgpu::BindGroupLayout,
+    draw_pipeline: wgpu::RenderPipeline,
+    draw_params: PingPong,
+    lut: wgpu::Buffer,
+}
+
+impl ScenePipes {
+    fn new(device: &wgpu::Device) -> ScenePipes {
+        let write_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("spectrogram:ring_write:layout"),
+            entries: &[
+                uniform_entry(0, wgpu::ShaderStages::COMPUTE),
+                storage_entry(1, wgpu::ShaderStages::COMPUTE),
+                wgpu::BindGroupLayoutEntry {
+                    binding: 2,
+                    visibility: wgpu::ShaderStages::COMPUTE,
+                    ty: wgpu::BindingType::StorageTexture {
+                        access: wgpu::StorageTextureAccess::WriteOnly,
+                        format: wgpu::TextureFormat::R32Float,
+                        view_dimension: wgpu::TextureViewDimension::D2,
+                    },
+                    count: None,
+                },
+            ],
+        });
+        let write_pl = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("spectrogram:ring_write:pipeline_layout"),
+            bind_group_layouts: &[Some(&write_layout)],
+            immediate_size: 0,
+        });
+        let write_module = shaders::SPECTROGRAM_RING_WRITE.module(device);
+        let write_pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+            label: Some("spectrogram:ring_write"),
+            layout: Some(&write_pl),
+            module: &write_module,
+            entry_point: Some("main"),
+            compilation_options: Default::default(),
+            cache: None,
+        });
+        let draw_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("spectrogram:draw:layout"),
+            entries: &[
+                uniform_entry(0, wgpu::ShaderStages::FRAGMENT),
+                wgpu::BindGroupLayoutEntry {
+                    binding: 1,
+                    visibility: wgpu::ShaderStages::FRAGMENT,
+                    ty: wgpu::BindingType::Texture {
+                        sample_type: wgpu::TextureSampleType::Float { filterable: false },
+                        view_dimension: wgpu::TextureViewDimension::D2,
+                        multisampled: false,
+                    },
+                    count: None,
+                },
+                storage_entry(2, wgpu::ShaderStages::FRAGMENT),
+            ],
+        });
+        let draw_pl = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("spectrogram:draw:pipeline_layout"),
+            bind_group_layouts: &[Some(&draw_layout)],
+            immediate_size: 0,
+        });
+        let draw_pipeline = shaders::SPECTROGRAM_DRAW.render_pipeline(
+            device,
+            "spectrogram:draw",
+            &draw_pl,
+            &shaders::RenderOptions::default(),
+        );
+        let draw_params = PingPong::new(
+            device,
+            "spectrogram:draw_params",
+            wgpu::BufferUsages::UNIFORM,
+            std::mem::size_of::<DrawParams>() as u64,
+        );
+        let lut = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("spectrogram:lut"),
+            size: 256 * 4,
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        ScenePipes {
+            write_layout,
+            write_pipeline,
+            draw_layout,
+            draw_pipeline,
+            draw_params,
+            lut,
+        }
+    }
+}
+
 /// The FFT-size-dependent GPU objects (rebuilt when the analysis settings change).
 struct Analysis {
     settings: Settings,
@@ -172,6 +267,8 @@ struct Analysis {
     /// Written (ring) index of that batch's first column; `None` when it is not written (view
     /// frozen): its levels then feed only the metrics, not the history.
     copy_written: Option<u64>,
+    /// The GPU FFT's window is still to be uploaded (by the next `prepare`).
+    window_pending: bool,
 }
 
 /// The spectrogram scene.
@@ -280,97 +377,26 @@ impl Spectrogram {
         source: AudioSource,
         settings: Settings,
     ) -> Result<Spectrogram, SceneError> {
-        let device = &gpu.device;
-        let write_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-            label: Some("spectrogram:ring_write:layout"),
-            entries: &[
-                uniform_entry(0, wgpu::ShaderStages::COMPUTE),
-                storage_entry(1, wgpu::ShaderStages::COMPUTE),
-                wgpu::BindGroupLayoutEntry {
-                    binding: 2,
-                    visibility: wgpu::ShaderStages::COMPUTE,
-                    ty: wgpu::BindingType::StorageTexture {
-                        access: wgpu::StorageTextureAccess::WriteOnly,
-                        format: wgpu::TextureFormat::R32Float,
-                        view_dimension: wgpu::TextureViewDimension::D2,
-                    },
-                    count: None,
-                },
-            ],
-        });
-        let write_pl = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-            label: Some("spectrogram:ring_write:pipeline_layout"),
-            bind_group_layouts: &[Some(&write_layout)],
-            immediate_size: 0,
-        });
-        let write_module = shaders::SPECTROGRAM_RING_WRITE.module(device);
-        let write_pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-            label: Some("spectrogram:ring_write"),
-            layout: Some(&write_pl),
-            module: &write_module,
-            entry_point: Some("main"),
-            compilation_options: Default::default(),
-            cache: None,
-        });
-        let draw_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-            label: Some("spectrogram:draw:layout"),
-            entries: &[
-                uniform_entry(0, wgpu::ShaderStages::FRAGMENT),
-                wgpu::BindGroupLayoutEntry {
-                    binding: 1,
-                    visibility: wgpu::ShaderStages::FRAGMENT,
-                    ty: wgpu::BindingType::Texture {
-                        sample_type: wgpu::TextureSampleType::Float { filterable: false },
-                        view_dimension: wgpu::TextureViewDimension::D2,
-                        multisampled: false,
-                    },
-                    count: None,
-                },
-                storage_entry(2, wgpu::ShaderStages::FRAGMENT),
-            ],
-        });
-        let draw_pl = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-            label: Some("spectrogram:draw:pipeline_layout"),
-            bind_group_layouts: &[Some(&draw_layout)],
-            immediate_size: 0,
-        });
-        let draw_pipeline = shaders::SPECTROGRAM_DRAW.render_pipeline(
-            device,
-            "spectrogram:draw",
-            &draw_pl,
-            &shaders::RenderOptions::default(),
-        );
-        let draw_params = PingPong::new(
-            device,
-            "spectrogram:draw_params",
-            wgpu::BufferUsages::UNIFORM,
-            std::mem::size_of::<DrawParams>() as u64,
-        );
-        let lut = device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("spectrogram:lut"),
-            size: 256 * 4,
-            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
+        let p = ScenePipes::new(&gpu.device);
         let a = Analysis::new(
             gpu,
             &settings,
             source.sample_rate(),
-            &write_layout,
-            &draw_layout,
-            &draw_params,
-            &lut,
+            &p.write_layout,
+            &p.draw_layout,
+            &p.draw_params,
+            &p.lut,
         )?;
         let bins = a.bins;
         let mut s = Spectrogram {
             source,
             a,
-            write_layout,
-            write_pipeline,
-            draw_layout,
-            draw_pipeline,
-            draw_params,
-            lut,
+            write_layout: p.write_layout,
+            write_pipeline: p.write_pipeline,
+            draw_layout: p.draw_layout,
+            draw_pipeline: p.draw_pipeline,
+            draw_params: p.draw_params,
+            lut: p.lut,
             scene_time: 0.0,
             scratch: Vec::with_capacity(1 << 16),
             column: vec![stft::DB_FLOOR; bins],
@@ -736,17 +762,12 @@ impl Analysis {
         let device = &gpu.device;
         let cpu = Stft::with_window(settings.fft_size, settings.hop, settings.window)?;
         let bins = cpu.bins();
+        // The GPU FFT's window is uploaded by the next `prepare`, through the frame's uploader.
         let gpu_fft = match settings.fft_on {
-            FftOn::Gpu => {
-                let mut f = GpuFft::new(device, settings.fft_size, MAX_BATCH)
-                    .map_err(|e| SceneError::Other(format!("GPU FFT: {e}")))?;
-                f.set_window(
-                    &gpu.queue,
-                    &stft::window_values(settings.window, settings.fft_size),
-                )
-                .map_err(|e| SceneError::Other(format!("GPU FFT: {e}")))?;
-                Some(f)
-            }
+            FftOn::Gpu => Some(
+                GpuFft::new(device, settings.fft_size, MAX_BATCH)
+                    .map_err(|e| SceneError::Other(format!("GPU FFT: {e}")))?,
+            ),
             FftOn::Cpu => None,
         };
         let max_tex = device.limits().max_texture_dimension_2d;
@@ -842,6 +863,7 @@ impl Analysis {
             draw_groups,
             copy_pending: 0,
             copy_written: None,
+            window_pending: true,
         })
     }
 }
@@ -1001,7 +1023,8 @@ impl Scene for Spectrogram {
         }
     }
 
-    fn prepare(&mut self, gpu: &Gpu, frame: &FrameCtx) {
+    fn prepare(&mut self, f: &mut GpuFrame<'_>, frame: &FrameCtx) {
+        let gpu = f.gpu();
         self.width_px = frame.size.0.max(1);
         if let Some((sel, opts)) = self.reopen_request.take() {
             match self.source.reopen_with(&sel, &opts) {
@@ -1056,12 +1079,17 @@ impl Scene for Spectrogram {
             self.short_notice_logged = short;
         }
         if self.lut_dirty {
-            gpu.queue.write_buffer(
-                &self.lut,
-                0,
-                bytemuck::cast_slice(&colormap_lut(self.colormap)),
-            );
+            f.write_slice(&self.lut, 0, &colormap_lut(self.colormap));
             self.lut_dirty = false;
+        }
+        if self.a.window_pending {
+            if let Some(fft) = &mut self.a.gpu {
+                let window = stft::window_values(self.a.settings.window, self.a.settings.fft_size);
+                if let Err(e) = fft.set_window(f, &window) {
+                    self.error = Some(format!("GPU FFT: {e}"));
+                }
+            }
+            self.a.window_pending = false;
         }
         let bins = self.a.bins as u32;
         // This frame's columns.
@@ -1073,12 +1101,7 @@ impl Scene for Spectrogram {
         match self.cpu_route {
             true => {
                 if self.pending_cols > 0 {
-                    self.a.upload.write(
-                        &gpu.device,
-                        &gpu.queue,
-                        frame.frame,
-                        bytemuck::cast_slice(&self.pending),
-                    );
+                    self.a.upload.write(f, bytemuck::cast_slice(&self.pending));
                     let generation = self.a.upload.generation();
                     if self.a.write_groups_cpu.as_ref().map(|g| g.0) != Some(generation) {
                         let groups = std::array::from_fn(|s| {
@@ -1109,10 +1132,9 @@ impl Scene for Spectrogram {
             }
             false => {
                 if self.a.batch > 0
-                    && let Some(f) = &self.a.gpu
+                    && let Some(fft) = &self.a.gpu
                 {
-                    gpu.queue
-                        .write_buffer(f.input(), 0, bytemuck::cast_slice(&self.a.frames));
+                    f.write_slice(fft.input(), 0, &self.a.frames);
                     self.a.copy_pending = self.a.batch;
                     self.a.copy_written = (self.write_cols > 0).then_some(self.written);
                 }
@@ -1128,9 +1150,7 @@ impl Scene for Spectrogram {
                 first_col: 0,
                 _pad: [0; 2],
             };
-            self.a
-                .write_params
-                .write(&gpu.device, &gpu.queue, frame.frame, bytemuck::bytes_of(&p));
+            self.a.write_params.write(f, bytemuck::bytes_of(&p));
             // A new entry only where the columns do not continue one hop on from the last one.
             let hop = self.a.settings.hop as u64;
             let continues = self.starts.back().is_some_and(|&(first, start)| {
@@ -1168,12 +1188,11 @@ impl Scene for Spectrogram {
             filled: filled.min(u32::MAX as u64) as u32,
             _pad: [0; 3],
         };
-        self.draw_params
-            .write(&gpu.device, &gpu.queue, frame.frame, bytemuck::bytes_of(&d));
+        self.draw_params.write(f, bytemuck::bytes_of(&d));
         let _ = slot;
     }
 
-    fn compute(&self, pass: &mut wgpu::ComputePass<'_>, frame: &FrameCtx) {
+    fn compute(&mut self, pass: &mut wgpu::ComputePass<'_>, frame: &FrameCtx) {
         if let (FftOn::Gpu, Some(f)) = (self.a.settings.fft_on, &self.a.gpu)
             && self.a.batch > 0
         {
@@ -1192,6 +1211,33 @@ impl Scene for Spectrogram {
             pass.set_bind_group(0, group, &[]);
             pass.dispatch_workgroups(self.a.rows.div_ceil(64), self.write_cols, 1);
         }
+    }
+
+    fn recreate_gpu(&mut self, gpu: &Gpu) -> Result<(), SceneError> {
+        // The audio source, the STFT's unconsumed samples, the stream timeline, the history
+        // and the view live on the CPU and carry on; the GPU objects are made anew. Columns
+        // whose readback was in flight on the old device stay NaN in the history.
+        let p = ScenePipes::new(&gpu.device);
+        let mut a = Analysis::new(
+            gpu,
+            &self.a.settings,
+            self.source.sample_rate(),
+            &p.write_layout,
+            &p.draw_layout,
+            &p.draw_params,
+            &p.lut,
+        )?;
+        std::mem::swap(&mut a.cpu, &mut self.a.cpu);
+        std::mem::swap(&mut a.tail, &mut self.a.tail);
+        self.a = a;
+        self.write_layout = p.write_layout;
+        self.write_pipeline = p.write_pipeline;
+        self.draw_layout = p.draw_layout;
+        self.draw_pipeline = p.draw_pipeline;
+        self.draw_params = p.draw_params;
+        self.lut = p.lut;
+        self.lut_dirty = true;
+        Ok(())
     }
 
     fn paint(&self, pass: &mut wgpu::RenderPass<'_>, frame: &FrameCtx) {

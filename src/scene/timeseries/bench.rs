@@ -5,7 +5,9 @@ use std::time::Instant;
 
 use super::gpu::{Pipelines, SeriesMirror, ViewUniform};
 use crate::gpu::Gpu;
+use crate::gpu::frame::OwnedFrame;
 use crate::gpu::timing::time_compute_pass;
+use crate::gpu::upload::Strategy;
 use crate::series::decimate::decimate_m4_rel;
 use crate::series::store::Series;
 
@@ -104,24 +106,38 @@ pub fn bench_rows(gpu: &Gpu, points: &[u64], reps: u32) -> Vec<Result<BenchRow, 
             let r1 = n as f64 * 1e-6;
             let view = ViewUniform::new(-1.0, 1.0, BENCH_COLUMNS, 512, u32::MAX);
             let t = Instant::now();
-            m.sync(gpu, &pipes, &series).map_err(|e| e.to_string())?;
-            m.set_view(gpu, &pipes, &series, 0.0, r1, BENCH_COLUMNS, &view)
+            let mut f = OwnedFrame::new(gpu, Strategy::WriteBuffer);
+            m.sync(&mut f.frame(), &pipes, &series)
                 .map_err(|e| e.to_string())?;
-            m.run_and_read(gpu, &pipes)?;
+            m.set_view(
+                &mut f.frame(),
+                &pipes,
+                &series,
+                0.0,
+                r1,
+                BENCH_COLUMNS,
+                &view,
+            )
+            .map_err(|e| e.to_string())?;
+            m.run_and_read(&mut f, &pipes)?;
             let upload_ms = t.elapsed().as_secs_f64() * 1e3;
             let mut bounds = Vec::new();
             let mut frames = Vec::new();
             for _ in 0..reps {
                 let t = Instant::now();
-                m.set_view(gpu, &pipes, &series, 0.0, r1, BENCH_COLUMNS, &view)
-                    .map_err(|e| e.to_string())?;
+                m.set_view(
+                    &mut f.frame(),
+                    &pipes,
+                    &series,
+                    0.0,
+                    r1,
+                    BENCH_COLUMNS,
+                    &view,
+                )
+                .map_err(|e| e.to_string())?;
                 bounds.push(t.elapsed().as_secs_f64() * 1e3);
                 let t = Instant::now();
-                let mut enc = gpu
-                    .device
-                    .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                        label: Some("timeseries:bench:encoder"),
-                    });
+                let enc = f.encoder();
                 {
                     let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
                         label: Some("timeseries:bench:m4"),
@@ -129,14 +145,15 @@ pub fn bench_rows(gpu: &Gpu, points: &[u64], reps: u32) -> Vec<Result<BenchRow, 
                     });
                     m.encode(&pipes, &mut pass);
                 }
-                gpu.queue.submit([enc.finish()]);
+                f.submit();
                 gpu.wait_idle();
                 frames.push(t.elapsed().as_secs_f64() * 1e3);
             }
             let (_, m4_gpu) = time_compute_pass(gpu, "timeseries:bench:m4", reps, |pass| {
                 m.encode_m4(&pipes, pass)
             });
-            let build_bytes = m.queue_full_build(gpu);
+            let build_bytes = m.queue_full_build(&mut f.frame());
+            f.submit();
             let (_, build_gpu) = time_compute_pass(gpu, "timeseries:bench:build", 3, |pass| {
                 m.encode_builds(&pipes, pass)
             });

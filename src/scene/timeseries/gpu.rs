@@ -22,6 +22,7 @@
 
 use bytemuck::{Pod, Zeroable};
 
+use crate::gpu::frame::{GpuFrame, OwnedFrame};
 use crate::gpu::{Gpu, shaders};
 use crate::series::decimate::{Column, column_of};
 use crate::series::store::Series;
@@ -422,7 +423,7 @@ impl SeriesMirror {
     /// the series was cleared. The queued builds run in the next [`encode`](SeriesMirror::encode).
     pub fn sync(
         &mut self,
-        gpu: &Gpu,
+        gpu: &mut GpuFrame<'_>,
         pipes: &Pipelines,
         series: &Series,
     ) -> Result<(), GpuM4Error> {
@@ -446,7 +447,7 @@ impl SeriesMirror {
             }
             let cap = cap.min(pipes.max_samples).max(stored);
             if cap != self.capacity {
-                let (v, p, y, bg) = Self::make_store(&gpu.device, pipes, &self.build_params, cap);
+                let (v, p, y, bg) = Self::make_store(gpu.device(), pipes, &self.build_params, cap);
                 self.values = v;
                 self.prefix = p;
                 self.pyramid = y;
@@ -466,8 +467,7 @@ impl SeriesMirror {
         let from = self.base + self.len;
         for (g, vals) in series.values_from(from) {
             let at = (g - self.base) * 4;
-            gpu.queue
-                .write_buffer(&self.values, at, bytemuck::cast_slice(vals));
+            gpu.write_slice(&self.values, at, vals);
             self.scratch.clear();
             let mut run = self.valid_total;
             for v in vals {
@@ -475,8 +475,7 @@ impl SeriesMirror {
                 self.scratch.push(run);
             }
             self.valid_total = run;
-            gpu.queue
-                .write_buffer(&self.prefix, at, bytemuck::cast_slice(&self.scratch));
+            gpu.write_slice(&self.prefix, at, &self.scratch);
             self.len = g - self.base + vals.len() as u64;
             self.uploaded_bytes += vals.len() as u64 * 8;
         }
@@ -505,11 +504,7 @@ impl SeriesMirror {
                 node_end: b,
                 _pad: [0; 3],
             };
-            gpu.queue.write_buffer(
-                &self.build_params,
-                (l as u64 - 1) * PARAM_STRIDE,
-                bytemuck::bytes_of(&params),
-            );
+            gpu.write_pod(&self.build_params, (l as u64 - 1) * PARAM_STRIDE, &params);
         }
         Ok(())
     }
@@ -521,7 +516,7 @@ impl SeriesMirror {
     #[allow(clippy::too_many_arguments)]
     pub fn set_view(
         &mut self,
-        gpu: &Gpu,
+        gpu: &mut GpuFrame<'_>,
         pipes: &Pipelines,
         series: &Series,
         r0: f64,
@@ -562,7 +557,7 @@ impl SeriesMirror {
                 prev = i as u32;
             }
         }
-        let device = &gpu.device;
+        let device = gpu.device();
         if columns > self.columns_cap {
             let cap = columns.next_power_of_two().max(256);
             let s = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
@@ -579,8 +574,7 @@ impl SeriesMirror {
             self.spans_bg = None;
             self.conns_bg = None;
         }
-        gpu.queue
-            .write_buffer(&self.bounds, 0, bytemuck::cast_slice(&self.bounds_host));
+        gpu.write_slice(&self.bounds, 0, &self.bounds_host);
         let mut offsets = [0u32; 8];
         offsets[..MAX_LEVELS].copy_from_slice(&self.offsets);
         let params = M4Params {
@@ -589,10 +583,8 @@ impl SeriesMirror {
             _pad: [0; 2],
             offsets,
         };
-        gpu.queue
-            .write_buffer(&self.m4_params, 0, bytemuck::bytes_of(&params));
-        gpu.queue
-            .write_buffer(&self.view, 0, bytemuck::bytes_of(view));
+        gpu.write_pod(&self.m4_params, 0, &params);
+        gpu.write_pod(&self.view, 0, view);
         if self.m4_bg.is_none() {
             let bufs = [
                 &self.m4_params,
@@ -646,7 +638,7 @@ impl SeriesMirror {
     /// Queues a build of every pyramid node over the samples held (as if every sample were new),
     /// for benchmarks of the build pass; returns the bytes that build reads and writes (level 1
     /// reads 4 bytes per sample, every level writes 8 bytes per node and the next reads them).
-    pub fn queue_full_build(&mut self, gpu: &Gpu) -> u64 {
+    pub fn queue_full_build(&mut self, gpu: &mut GpuFrame<'_>) -> u64 {
         self.pending.clear();
         let mut bytes = 0;
         let mut div = 1u64;
@@ -669,11 +661,7 @@ impl SeriesMirror {
                 node_end: nodes as u32,
                 _pad: [0; 3],
             };
-            gpu.queue.write_buffer(
-                &self.build_params,
-                (l as u64 - 1) * PARAM_STRIDE,
-                bytemuck::bytes_of(&params),
-            );
+            gpu.write_pod(&self.build_params, (l as u64 - 1) * PARAM_STRIDE, &params);
         }
         bytes
     }
@@ -788,13 +776,13 @@ pub struct HostDraw {
 impl HostDraw {
     /// Uploads `spans` and `conns` (buffers sized to fit) and the draw uniform.
     pub fn new(
-        gpu: &Gpu,
+        gpu: &mut GpuFrame<'_>,
         pipes: &Pipelines,
         view: &ViewUniform,
         spans: &[Span],
         conns: &[Conn],
     ) -> HostDraw {
-        let device = &gpu.device;
+        let device = gpu.device();
         let s = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
         let vb = buffer(
             device,
@@ -809,13 +797,9 @@ impl HostDraw {
             conns.len() as u64 * 16,
             s,
         );
-        gpu.queue.write_buffer(&vb, 0, bytemuck::bytes_of(view));
-        if !spans.is_empty() {
-            gpu.queue.write_buffer(&sb, 0, bytemuck::cast_slice(spans));
-        }
-        if !conns.is_empty() {
-            gpu.queue.write_buffer(&cb, 0, bytemuck::cast_slice(conns));
-        }
+        gpu.write_pod(&vb, 0, view);
+        gpu.write_slice(&sb, 0, spans);
+        gpu.write_slice(&cb, 0, conns);
         HostDraw {
             spans_bg: draw_group(device, pipes, &vb, &sb, "host_spans"),
             conns_bg: draw_group(device, pipes, &vb, &cb, "host_connectors"),
@@ -938,9 +922,11 @@ pub fn decimate_gpu(
 ) -> Result<Vec<Column>, String> {
     let pipes = Pipelines::new(&gpu.device, crate::scene::SCENE_FORMAT);
     let mut m = SeriesMirror::new(&gpu.device, &pipes);
-    m.sync(gpu, &pipes, series).map_err(|e| e.to_string())?;
+    let mut f = OwnedFrame::new(gpu, crate::gpu::upload::Strategy::WriteBuffer);
+    m.sync(&mut f.frame(), &pipes, series)
+        .map_err(|e| e.to_string())?;
     m.set_view(
-        gpu,
+        &mut f.frame(),
         &pipes,
         series,
         r0,
@@ -949,17 +935,19 @@ pub fn decimate_gpu(
         &ViewUniform::default(),
     )
     .map_err(|e| e.to_string())?;
-    m.run_and_read(gpu, &pipes)
+    m.run_and_read(&mut f, &pipes)
 }
 
 impl SeriesMirror {
-    /// Encodes and submits the queued builds and the M4 pass, then reads the columns back
-    /// (blocking).
-    pub fn run_and_read(&mut self, gpu: &Gpu, pipes: &Pipelines) -> Result<Vec<Column>, String> {
-        let device = &gpu.device;
-        let mut enc = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
-            label: Some("timeseries:m4:encoder"),
-        });
+    /// Encodes the queued builds and the M4 pass into `f` after its uploads, submits it, then
+    /// reads the columns back (blocking; tests and tools, not the frame loop).
+    pub fn run_and_read(
+        &mut self,
+        f: &mut OwnedFrame<'_>,
+        pipes: &Pipelines,
+    ) -> Result<Vec<Column>, String> {
+        let device = &f.gpu().device;
+        let enc = f.encoder();
         {
             let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
                 label: Some("timeseries:m4:pass"),
@@ -977,7 +965,7 @@ impl SeriesMirror {
         if bytes > 0 {
             enc.copy_buffer_to_buffer(&self.out_columns, 0, &read, 0, bytes);
         }
-        gpu.queue.submit([enc.finish()]);
+        f.submit();
         self.builds_submitted();
         let data = crate::gpu::readback::map_blocking(device, &read).map_err(|e| e.to_string())?;
         Ok(bytemuck::pod_collect_to_vec::<u8, Column>(

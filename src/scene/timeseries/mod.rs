@@ -25,6 +25,7 @@ pub mod markers;
 use super::{FrameCtx, Scene, SceneConfig, SceneError};
 use crate::audio::{AudioOptions, AudioSelection, AudioSource};
 use crate::gpu::Gpu;
+use crate::gpu::frame::GpuFrame;
 use crate::series::decimate::{Column, decimate_m4_rel};
 use crate::series::source::{Pacing, SeriesSelection, SeriesSource};
 use crate::series::store::{Series, Store};
@@ -157,9 +158,9 @@ pub struct TimeSeries {
     audio_input: (AudioSelection, AudioOptions),
     audio: Option<AudioLevel>,
     audio_note: Option<String>,
-    /// Time the last `prepare` spent inside `queue.submit` (on a software adapter this is
-    /// where the GPU work runs).
-    submit_time: std::time::Duration,
+    /// Series drawn from their GPU mirror this frame (their builds and M4 pass are recorded by
+    /// `compute`, inside the frame's timed compute pass).
+    gpu_used: Vec<usize>,
 }
 
 impl TimeSeries {
@@ -216,7 +217,7 @@ impl TimeSeries {
             box_start: None,
             box_end: None,
             gpu_notes: Vec::new(),
-            submit_time: std::time::Duration::ZERO,
+            gpu_used: Vec::new(),
             own_signals: false,
             last_presented: None,
             own_audio: false,
@@ -286,12 +287,6 @@ impl TimeSeries {
             a.samples += a.block as u64;
         }
         a.pending.drain(..whole);
-    }
-
-    /// Wall time the last [`Scene::prepare`] spent in `queue.submit` of its compute pass
-    /// (benchmarks report it apart from the CPU work: a software adapter runs the GPU work there).
-    pub fn last_submit_time(&self) -> std::time::Duration {
-        self.submit_time
     }
 
     /// The view drawn by the last frame.
@@ -425,16 +420,16 @@ impl Scene for TimeSeries {
         self.last_presented = Some(at);
     }
 
-    fn prepare(&mut self, gpu: &Gpu, frame: &FrameCtx) {
+    fn prepare(&mut self, gpu: &mut GpuFrame<'_>, frame: &FrameCtx) {
         let (width, height) = (frame.size.0.max(1), frame.size.1.max(1));
         self.size = (width, height);
         self.points_in_view = 0;
         self.view = None;
-        self.submit_time = std::time::Duration::ZERO;
+        self.gpu_used.clear();
         self.gpu_notes.clear();
         while self.mirrors.len() < self.store.series().len() {
             self.mirrors
-                .push(SeriesMirror::new(&gpu.device, &self.pipes));
+                .push(SeriesMirror::new(gpu.device(), &self.pipes));
         }
         self.paths.clear();
         self.markers.clear();
@@ -461,12 +456,7 @@ impl Scene for TimeSeries {
             }
         };
         self.view = Some(View { t0, t1, lo, hi });
-        let mut enc = gpu
-            .device
-            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                label: Some("timeseries:prepare:encoder"),
-            });
-        let mut gpu_used = Vec::new();
+        let mut gpu_used = std::mem::take(&mut self.gpu_used);
         for i in 0..self.store.series().len() {
             let s = &self.store.series()[i];
             let off = self.offset_of(s);
@@ -514,22 +504,26 @@ impl Scene for TimeSeries {
                 }
             }
         }
-        {
-            let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                label: Some("timeseries:compute:pass"),
-                timestamp_writes: None,
-            });
-            for &i in &gpu_used {
-                self.mirrors[i].encode(&self.pipes, &mut pass);
-            }
-        }
-        let cb = enc.finish();
-        let t = std::time::Instant::now();
-        gpu.queue.submit([cb]);
-        self.submit_time = t.elapsed();
-        for &i in &gpu_used {
+        self.gpu_used = gpu_used;
+    }
+
+    fn compute(&mut self, pass: &mut wgpu::ComputePass<'_>, _frame: &FrameCtx) {
+        // Pyramid builds of the new samples and the M4 pass of the view, per series drawn from
+        // its GPU mirror; the builds are done once recorded (the deck submits this frame).
+        for &i in &self.gpu_used {
+            self.mirrors[i].encode(&self.pipes, pass);
             self.mirrors[i].builds_submitted();
         }
+    }
+
+    fn recreate_gpu(&mut self, gpu: &Gpu) -> Result<(), SceneError> {
+        // The store, the view and the sources live on the CPU; the mirrors are rebuilt from the
+        // store by the next `prepare` (every stored sample uploaded again).
+        self.pipes = Pipelines::new(&gpu.device, super::SCENE_FORMAT);
+        self.mirrors.clear();
+        self.paths.clear();
+        self.gpu_used.clear();
+        Ok(())
     }
 
     fn paint(&self, pass: &mut wgpu::RenderPass<'_>, _frame: &FrameCtx) {

@@ -1,0 +1,163 @@
+//! [`GpuFrame`]: the GPU context of one frame, handed by the deck to the scene hooks that record
+//! GPU work (`Scene::prepare`). It holds the frame's one command encoder and the deck's
+//! [`Uploader`]: every upload of the frame goes through it (so `BytesUploaded` counts it and the
+//! chosen [`Strategy`](super::upload::Strategy) applies to it), and every command goes into the
+//! one encoder the deck submits once. Scenes never call `Queue::submit` or `Queue::write_buffer`
+//! themselves (`clippy.toml` forbids both outside `src/gpu/` and the deck).
+
+use super::Gpu;
+use super::upload::Uploader;
+
+/// One frame's GPU context: the device, the frame's encoder and the uploader (see the module
+/// docs). Made by the deck each frame; tests and benches make their own with
+/// [`GpuFrame::new`] around their own encoder and uploader, then call [`GpuFrame::submit`].
+pub struct GpuFrame<'a> {
+    gpu: &'a Gpu,
+    encoder: &'a mut wgpu::CommandEncoder,
+    uploader: &'a mut Uploader,
+    frame: u64,
+}
+
+impl<'a> GpuFrame<'a> {
+    /// The context of frame `frame` (ping-pong slot `frame % 2`) over `encoder` and `uploader`.
+    pub fn new(
+        gpu: &'a Gpu,
+        encoder: &'a mut wgpu::CommandEncoder,
+        uploader: &'a mut Uploader,
+        frame: u64,
+    ) -> GpuFrame<'a> {
+        GpuFrame {
+            gpu,
+            encoder,
+            uploader,
+            frame,
+        }
+    }
+
+    /// The owner of the device (for creating objects and reading limits; not for submitting).
+    pub fn gpu(&self) -> &'a Gpu {
+        self.gpu
+    }
+
+    /// The device.
+    pub fn device(&self) -> &'a wgpu::Device {
+        &self.gpu.device
+    }
+
+    /// Frame index since the app started; the ping-pong slot is `frame % 2`.
+    pub fn frame(&self) -> u64 {
+        self.frame
+    }
+
+    /// The frame's command encoder (copies and passes recorded here run in the frame's one
+    /// submit, after this frame's uploads).
+    pub fn encoder(&mut self) -> &mut wgpu::CommandEncoder {
+        self.encoder
+    }
+
+    /// The uploader (its strategy and counters).
+    pub fn uploader(&self) -> &Uploader {
+        self.uploader
+    }
+
+    /// Uploads `bytes` into `dst` at `offset` (a multiple of 4; a length that is not a multiple
+    /// of 4 is padded with zeros) through the frame's uploader: counted, in its strategy, before
+    /// any pass of this frame reads it. A write that does not fit `dst` (a programming error) is
+    /// logged and skipped, never a panic. Returns whether it was written.
+    pub fn write(&mut self, dst: &wgpu::Buffer, offset: u64, bytes: &[u8]) -> bool {
+        match self.uploader.write(
+            &self.gpu.device,
+            &self.gpu.queue,
+            self.encoder,
+            dst,
+            offset,
+            bytes,
+        ) {
+            Ok(()) => true,
+            Err(e) => {
+                log::error!("upload into {:?}: {e}", dst);
+                false
+            }
+        }
+    }
+
+    /// [`write`](GpuFrame::write) of one plain-old-data value.
+    pub fn write_pod<T: bytemuck::Pod>(&mut self, dst: &wgpu::Buffer, offset: u64, value: &T) {
+        self.write(dst, offset, bytemuck::bytes_of(value));
+    }
+
+    /// [`write`](GpuFrame::write) of a slice of plain-old-data values.
+    pub fn write_slice<T: bytemuck::Pod>(&mut self, dst: &wgpu::Buffer, offset: u64, values: &[T]) {
+        self.write(dst, offset, bytemuck::cast_slice(values));
+    }
+}
+
+/// A frame outside the deck (tests, benches, tools, blocking helpers): owns its encoder and its
+/// uploader, lends them as a [`GpuFrame`] ([`OwnedFrame::frame`]), and submits them once
+/// ([`OwnedFrame::submit`]), uploads first, like the deck's frame.
+pub struct OwnedFrame<'a> {
+    gpu: &'a Gpu,
+    encoder: wgpu::CommandEncoder,
+    uploader: Uploader,
+    frame: u64,
+}
+
+impl<'a> OwnedFrame<'a> {
+    /// A frame of index 0 whose uploads use `strategy`.
+    pub fn new(gpu: &'a Gpu, strategy: super::upload::Strategy) -> OwnedFrame<'a> {
+        OwnedFrame {
+            gpu,
+            encoder: Self::encoder_for(gpu),
+            uploader: Uploader::new(&gpu.device, strategy),
+            frame: 0,
+        }
+    }
+
+    fn encoder_for(gpu: &Gpu) -> wgpu::CommandEncoder {
+        gpu.device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("owned_frame"),
+            })
+    }
+
+    /// The frame's context (frame index [`index`](OwnedFrame::index)).
+    pub fn frame(&mut self) -> GpuFrame<'_> {
+        GpuFrame::new(self.gpu, &mut self.encoder, &mut self.uploader, self.frame)
+    }
+
+    /// The owner of the device.
+    pub fn gpu(&self) -> &'a Gpu {
+        self.gpu
+    }
+
+    /// The frame index (ping-pong slot `index % 2`); [`submit`](OwnedFrame::submit) advances it.
+    pub fn index(&self) -> u64 {
+        self.frame
+    }
+
+    /// Sets the frame index of the next [`frame`](OwnedFrame::frame).
+    pub fn set_index(&mut self, frame: u64) {
+        self.frame = frame;
+    }
+
+    /// The encoder (for passes and copies after the uploads).
+    pub fn encoder(&mut self) -> &mut wgpu::CommandEncoder {
+        &mut self.encoder
+    }
+
+    /// The uploader's counters.
+    pub fn counters(&self) -> super::upload::UploadCounters {
+        self.uploader.counters
+    }
+
+    /// Submits everything recorded so far in one submit (staging memory finished first, asked
+    /// back after), starts a new encoder and advances the frame index. Does not wait.
+    pub fn submit(&mut self) {
+        let encoder = std::mem::replace(&mut self.encoder, Self::encoder_for(self.gpu));
+        self.uploader.finish();
+        #[allow(clippy::disallowed_methods)] // the one submit of a frame made outside the deck
+        self.gpu.queue.submit([encoder.finish()]);
+        self.uploader.after_submit();
+        self.frame += 1;
+    }
+}
