@@ -1,0 +1,398 @@
+//! The deck: everything one frame does, shared by the window ([`crate::app`]) and headless mode
+//! ([`crate::headless`]): clock → ingest → fixed updates → egui UI → uploads → compute pass →
+//! scene render pass (into the scene texture) → egui pass (into the output) → submit → stats.
+
+mod capture;
+mod frame;
+mod panel;
+mod recovery;
+mod screenshots;
+mod targets;
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+pub use capture::CapturePlan;
+pub use recovery::LOSE_DEVICE_ENV;
+
+use capture::Recording;
+use screenshots::{Screenshots, screenshot_writer};
+use targets::{SceneDepth, SceneTarget};
+
+use crate::clock::{FixedClock, Tick};
+use crate::gpu::Gpu;
+use crate::gpu::readback::{ReadbackRing, TAG_SCREENSHOT};
+use crate::gpu::timing::GpuTimer;
+use crate::gpu::upload::{Strategy, Uploader};
+use crate::scene::{SCENES, Scene, SceneConfig};
+use crate::stats::memory::MemoryTrack;
+use crate::stats::{Live, Summary};
+
+/// A scene slot: created on first use, kept (with its state) when the user switches away.
+pub enum SceneSlot {
+    /// Not opened yet.
+    NotCreated,
+    /// Running.
+    Ready(Box<dyn Scene>),
+    /// Could not start: the one-line reason, shown in place of the scene.
+    Failed(String),
+}
+
+/// Where a frame is drawn: the window's surface texture or the headless target.
+pub struct Output<'a> {
+    /// View of the output texture.
+    pub view: &'a wgpu::TextureView,
+    /// The output texture itself, for screenshots (read back when it has `COPY_SRC`).
+    pub texture: Option<&'a wgpu::Texture>,
+    /// Its size in pixels.
+    pub size: (u32, u32),
+    /// Pixels per egui point.
+    pub pixels_per_point: f32,
+}
+
+/// CPU-side timings of one frame (ms) and its clock tick. [`Deck::frame`] fills the split of its
+/// own work; the caller sets `acquire_wait_ms` and `present_ms` (window: around
+/// `get_current_texture` and `queue.present`; headless: 0) before [`Deck::end_frame`].
+#[derive(Clone, Copy, Debug)]
+pub struct FrameTimes {
+    /// Frame index.
+    pub frame: u64,
+    /// When the frame started (entry of [`Deck::frame`]).
+    pub start: Instant,
+    /// Draining input rings (`Scene::ingest`).
+    pub ingest_ms: f64,
+    /// Fixed steps (`Scene::fixed_update` × steps).
+    pub update_ms: f64,
+    /// egui layout (`run_ui`).
+    pub ui_ms: f64,
+    /// The scene's uploads (`Scene::prepare`).
+    pub upload_ms: f64,
+    /// Command encoding: compute, scene and egui passes, egui buffers.
+    pub encode_ms: f64,
+    /// `queue.submit`.
+    pub submit_ms: f64,
+    /// Waiting in `surface.get_current_texture` (set by the caller).
+    pub acquire_wait_ms: f64,
+    /// Inside `queue.present` (set by the caller).
+    pub present_ms: f64,
+    /// Bytes the scene uploaded during the frame (through the deck's [`Uploader`]).
+    pub bytes_uploaded: u64,
+    /// Clock result.
+    pub tick: Tick,
+}
+
+impl FrameTimes {
+    /// CPU busy time up to submit: ingest + update + UI + upload + encode + submit.
+    pub fn cpu_busy_ms(&self) -> f64 {
+        self.ingest_ms
+            + self.update_ms
+            + self.ui_ms
+            + self.upload_ms
+            + self.encode_ms
+            + self.submit_ms
+    }
+}
+
+/// The frame driver.
+pub struct Deck {
+    /// One slot per entry of [`SCENES`].
+    pub slots: Vec<SceneSlot>,
+    /// Index of the active scene in [`SCENES`].
+    pub active: usize,
+    cfg: SceneConfig,
+    clock: FixedClock,
+    frame: u64,
+    egui_ctx: egui::Context,
+    renderer: egui_wgpu::Renderer,
+    target: Option<SceneTarget>,
+    target_px: (u32, u32),
+    depth: Option<SceneDepth>,
+    pub(crate) timer: Option<GpuTimer>,
+    /// The one uploader every scene's uploads go through (its strategy and byte counters).
+    uploader: Uploader,
+    /// The asynchronous readback ring (GPU timings, screenshots).
+    pub readback: ReadbackRing,
+    pub(crate) live: Live,
+    /// Last GPU pass times: compute, scene render, egui (ms).
+    pub(crate) gpu_live: [f64; 3],
+    /// Capture delay / duration.
+    pub capture: CapturePlan,
+    /// The comparison window (two recorded CSVs).
+    pub(crate) compare: crate::stats::compare::CompareView,
+    screenshots: Screenshots,
+    readback_mark: u64,
+    recording: Option<Recording>,
+    record_path: Option<PathBuf>,
+    recordings_made: u32,
+    /// Summaries of finished recordings: (path, summary).
+    pub finished: Vec<(PathBuf, Summary)>,
+    /// Whole-run frame times (ms) for the report summary.
+    pub run_frame_ms: Vec<f64>,
+    /// The RSS reading after the warm-up frames, for the report's memory figures.
+    pub memory: MemoryTrack,
+    pub(crate) overlay: bool,
+    quit: bool,
+    /// Save a PNG of the scene panel from this frame's output (set by [`UiCommand::SavePng`]).
+    screenshot_request: bool,
+    /// The scene image's rect in output pixels (x, y, w, h) of the last frame.
+    scene_rect_px: (u32, u32, u32, u32),
+    last_present: Option<Instant>,
+    toast: Option<(String, Instant)>,
+    output_format: wgpu::TextureFormat,
+    /// The run clock: the sum of every frame's `elapsed_s` (wall clock in a window, 1/60 s per
+    /// frame headless), s. Capture delays and durations are measured on it.
+    run_s: f64,
+    /// GPU devices lost and replaced so far (report `device_resets`).
+    pub device_resets: u32,
+    /// Time from each loss being noticed to the first frame presented on the new device, ms.
+    pub device_reset_ms: Vec<f64>,
+    /// When the last loss was noticed, until the next frame is presented.
+    reset_started: Option<Instant>,
+    /// `VIZDECK_LOSE_DEVICE_AT_FRAME`: the frame before which the device is destroyed on purpose.
+    lose_at_frame: Option<u64>,
+}
+
+impl Deck {
+    /// Creates the deck drawing into `output_format` (non-sRGB, as egui-wgpu expects). Nothing
+    /// is recorded until [`plan_capture`](Deck::plan_capture) or the Record menu says so.
+    pub fn new(
+        gpu: &Gpu,
+        output_format: wgpu::TextureFormat,
+        active: usize,
+        cfg: SceneConfig,
+    ) -> Deck {
+        let renderer = egui_wgpu::Renderer::new(
+            &gpu.device,
+            output_format,
+            egui_wgpu::RendererOptions::default(),
+        );
+        let egui_ctx = egui::Context::default();
+        egui_ctx.set_visuals(egui::Visuals::dark());
+        Deck {
+            slots: SCENES.iter().map(|_| SceneSlot::NotCreated).collect(),
+            active: active.min(SCENES.len() - 1),
+            cfg,
+            clock: FixedClock::default(),
+            frame: 0,
+            memory: MemoryTrack::new(crate::stats::memory::DEFAULT_WARMUP_FRAMES),
+            egui_ctx,
+            renderer,
+            target: None,
+            target_px: (0, 0),
+            depth: None,
+            timer: GpuTimer::new(&gpu.device, &gpu.queue),
+            uploader: Uploader::new(&gpu.device, Strategy::default()),
+            readback: new_readback_ring(),
+            live: Live::new(240),
+            gpu_live: [0.0; 3],
+            capture: CapturePlan::default(),
+            compare: Default::default(),
+            screenshots: Screenshots {
+                writer: screenshot_writer(),
+                dir: None,
+                next_id: 0,
+                one_off: Vec::new(),
+            },
+            readback_mark: crate::gpu::readback::bytes_read_back_total(),
+            recording: None,
+            record_path: None,
+            recordings_made: 0,
+            finished: Vec::new(),
+            run_frame_ms: Vec::new(),
+            overlay: true,
+            quit: false,
+            screenshot_request: false,
+            scene_rect_px: (0, 0, 1, 1),
+            last_present: None,
+            toast: None,
+            output_format,
+            run_s: 0.0,
+            device_resets: 0,
+            device_reset_ms: Vec::new(),
+            reset_started: None,
+            lose_at_frame: std::env::var(LOSE_DEVICE_ENV)
+                .ok()
+                .and_then(|v| v.trim().parse().ok()),
+        }
+    }
+
+    /// How the scenes' uploads reach the GPU from the next frame on (`--upload-strategy`, View ▸
+    /// Upload strategy, `vizdeck bench --upload`).
+    pub fn set_upload_strategy(&mut self, strategy: Strategy) {
+        self.uploader.set_strategy(strategy);
+    }
+
+    /// The upload strategy in use.
+    pub fn upload_strategy(&self) -> Strategy {
+        self.uploader.strategy()
+    }
+
+    /// What the deck's uploader has done so far (bytes, writes, map-ring fallbacks).
+    pub fn upload_counters(&self) -> crate::gpu::upload::UploadCounters {
+        self.uploader.counters
+    }
+
+    /// Shows or hides the stats overlay (View ▸ Stats overlay, F1, `--no-overlay`).
+    pub fn set_overlay(&mut self, on: bool) {
+        self.overlay = on;
+    }
+
+    /// The egui context (the window feeds it events).
+    pub fn egui_ctx(&self) -> &egui::Context {
+        &self.egui_ctx
+    }
+
+    /// True once the user asked to quit (menu or Ctrl+Q).
+    pub fn quit_requested(&self) -> bool {
+        self.quit
+    }
+
+    /// Frames rendered so far.
+    pub fn frames(&self) -> u64 {
+        self.frame
+    }
+
+    /// The active scene's error, if it could not start.
+    pub fn active_failure(&self) -> Option<&str> {
+        match &self.slots[self.active] {
+            SceneSlot::Failed(m) => Some(m),
+            _ => None,
+        }
+    }
+
+    /// The active scene's current problem or notice ([`Scene::problem`]), if any.
+    pub fn active_problem(&self) -> Option<String> {
+        match &self.slots[self.active] {
+            SceneSlot::Ready(s) => s.problem(),
+            _ => None,
+        }
+    }
+
+    /// Opens the active scene if it has not been opened yet.
+    pub fn ensure_active(&mut self, gpu: &Gpu) {
+        if let SceneSlot::NotCreated = self.slots[self.active] {
+            let entry = &SCENES[self.active];
+            self.slots[self.active] = match (entry.create)(gpu, &self.cfg) {
+                Ok(s) => SceneSlot::Ready(s),
+                Err(e) => {
+                    // Shown in place of the scene (window) or returned as the run's error
+                    // (headless): logged at debug level only, so it is not printed twice.
+                    log::debug!("{}: {e}", entry.title);
+                    SceneSlot::Failed(e.to_string())
+                }
+            };
+        }
+    }
+
+    /// Puts `scene` into slot `index` of [`SCENES`] (replacing what was there) and makes it the
+    /// active one: how a dropped file's scene is opened, and how tests drive a scene of their
+    /// own through the real frame. An index past the table is ignored.
+    pub fn insert_scene(&mut self, index: usize, scene: Box<dyn Scene>) {
+        if let Some(slot) = self.slots.get_mut(index) {
+            *slot = SceneSlot::Ready(scene);
+            self.active = index;
+        }
+    }
+
+    /// Switches the active scene (its state is kept; the other scene's too).
+    pub fn switch_to(&mut self, index: usize) {
+        if index < SCENES.len() {
+            self.active = index;
+        }
+    }
+
+    /// Ends every created scene (exports). Returns the first error, after trying all.
+    pub fn finish_scenes(&mut self, gpu: &Gpu) -> Result<(), String> {
+        // Scenes get every readback still in flight (e.g. the spectrogram's last columns) first.
+        self.drain_readbacks(gpu, true);
+        let mut first = None;
+        for slot in &mut self.slots {
+            if let SceneSlot::Ready(s) = slot
+                && let Err(e) = s.finish(gpu)
+            {
+                // The first error is returned (and printed by the caller); later ones are logged.
+                if first.is_some() {
+                    log::error!("{e}");
+                }
+                first.get_or_insert(e.to_string());
+            }
+        }
+        match first {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    /// Metrics of every created scene, keyed by id.
+    pub fn metrics(&self) -> serde_json::Map<String, serde_json::Value> {
+        let mut m = serde_json::Map::new();
+        for (i, slot) in self.slots.iter().enumerate() {
+            match slot {
+                SceneSlot::Ready(s) => {
+                    m.insert(SCENES[i].id.to_string(), s.metrics());
+                }
+                SceneSlot::Failed(e) => {
+                    m.insert(SCENES[i].id.to_string(), serde_json::json!({ "error": e }));
+                }
+                SceneSlot::NotCreated => {}
+            }
+        }
+        m
+    }
+
+    /// Total fixed steps run and dropped (by the step cap).
+    pub fn clock_totals(&self) -> (u64, u64) {
+        (self.clock.total_steps(), self.clock.total_dropped())
+    }
+
+    /// Opens a file dropped onto the window: `.csv`/`.tsv`/`.txt` in the time-series scene,
+    /// anything else as audio in the spectrogram, and shows that scene. On error the scene that
+    /// was running keeps running and the message is shown.
+    pub fn open_file(&mut self, gpu: &Gpu, path: std::path::PathBuf) {
+        let ext = path
+            .extension()
+            .map(|e| e.to_string_lossy().to_lowercase())
+            .unwrap_or_default();
+        let (id, cfg) = if matches!(ext.as_str(), "csv" | "tsv" | "txt") {
+            let mut cfg = self.cfg.clone();
+            cfg.series_file = Some(path.clone());
+            ("timeseries", cfg)
+        } else {
+            let mut cfg = self.cfg.clone();
+            cfg.audio = crate::audio::AudioSelection::File(path.clone());
+            ("spectrogram", cfg)
+        };
+        let Some(index) = crate::scene::index_of(id) else {
+            return;
+        };
+        match (SCENES[index].create)(gpu, &cfg) {
+            Ok(scene) => {
+                self.insert_scene(index, scene);
+                self.cfg = cfg;
+                self.toast(format!("opened {}", path.display()));
+            }
+            Err(e) => {
+                log::error!("{e}");
+                self.toast(e.to_string());
+            }
+        }
+    }
+
+    /// Shows `msg` on the scene for a few seconds (a toast).
+    pub fn toast(&mut self, msg: String) {
+        self.toast = Some((msg, Instant::now()));
+    }
+}
+
+/// A duration in ms from whole nanoseconds (prints short: 0.00017, not 0.00016999999999999999).
+pub fn duration_ms(d: std::time::Duration) -> f64 {
+    d.as_nanos() as f64 / 1e6
+}
+
+/// The deck's readback ring: 12 buffers, of which screenshots may hold 8 (GPU timings and the
+/// scenes' copies keep the rest).
+fn new_readback_ring() -> ReadbackRing {
+    let mut ring = ReadbackRing::new("readback:ring", 12);
+    ring.limit_kind(TAG_SCREENSHOT, 8);
+    ring
+}

@@ -1,0 +1,166 @@
+//! The deck's egui layout: keys, the menu bar ([`crate::ui::menu_bar`]), the scene's side panel,
+//! the scene image with its overlays, notices and toasts; and [`Deck::apply`], which carries out
+//! the [`UiCommand`]s the UI collected, once, right after it.
+
+use super::{Deck, SceneSlot};
+use crate::gpu::Gpu;
+use crate::scene::SCENES;
+use crate::ui::UiCommand;
+
+impl Deck {
+    /// Carries out one thing the UI asked for (see [`UiCommand`]); called once per command,
+    /// in order, right after the UI of the frame.
+    pub fn apply(&mut self, gpu: &Gpu, command: UiCommand) {
+        match command {
+            UiCommand::SwitchScene(i) => self.switch_to(i),
+            UiCommand::SetOverlay(on) => self.overlay = on,
+            UiCommand::SavePng => self.screenshot_request = true,
+            UiCommand::ResetStats => self.reset_stats(),
+            UiCommand::OpenCompare => self.compare.open = true,
+            UiCommand::SetUploadStrategy(s) => self.set_upload_strategy(s),
+            UiCommand::ToggleRecording => {
+                if self.recording.is_some() {
+                    self.stop_recording(gpu);
+                } else if self.capture.start_at.take().is_some() {
+                    self.toast("delayed capture cancelled".into());
+                } else {
+                    self.arm_capture();
+                }
+            }
+            UiCommand::ArmCapture => self.arm_capture(),
+            UiCommand::Quit => self.quit = true,
+        }
+    }
+
+    /// The whole UI; returns the rect (points) the scene image occupies. What the menus and keys
+    /// ask for is pushed onto `commands`.
+    pub(super) fn ui(
+        &mut self,
+        ui: &mut egui::Ui,
+        tex_id: Option<egui::TextureId>,
+        commands: &mut Vec<UiCommand>,
+    ) -> egui::Rect {
+        self.keys(ui, commands);
+        crate::ui::menu_bar(self, ui, commands);
+        let active = self.active;
+        egui::Panel::left("scene-controls")
+            .resizable(true)
+            .default_size(270.0)
+            .show(ui, |ui| {
+                egui::ScrollArea::vertical().show(ui, |ui| match &mut self.slots[active] {
+                    SceneSlot::Ready(scene) => scene.ui(ui),
+                    SceneSlot::Failed(msg) => {
+                        ui.heading(SCENES[active].title);
+                        ui.colored_label(egui::Color32::LIGHT_RED, "This scene could not start:");
+                        ui.colored_label(egui::Color32::LIGHT_RED, msg.as_str());
+                    }
+                    SceneSlot::NotCreated => {
+                        ui.label("starting…");
+                    }
+                });
+            });
+        let mut rect = egui::Rect::NOTHING;
+        egui::CentralPanel::default()
+            .frame(egui::Frame::NONE)
+            .show(ui, |ui| {
+                rect = ui.available_rect_before_wrap();
+                let response = ui.interact(
+                    rect,
+                    ui.scope_id().with(("scene-image", active)),
+                    egui::Sense::click_and_drag(),
+                );
+                if let SceneSlot::Ready(scene) = &mut self.slots[active] {
+                    scene.interact(&response, rect);
+                }
+                let painter = ui.painter_at(rect);
+                match &self.slots[active] {
+                    SceneSlot::Ready(scene) => {
+                        if let Some(id) = tex_id {
+                            painter.image(
+                                id,
+                                rect,
+                                egui::Rect::from_min_max(
+                                    egui::pos2(0.0, 0.0),
+                                    egui::pos2(1.0, 1.0),
+                                ),
+                                egui::Color32::WHITE,
+                            );
+                        }
+                        scene.overlay(&painter, rect);
+                        if let Some(p) = scene.problem() {
+                            painter.text(
+                                rect.center_top() + egui::vec2(0.0, 30.0),
+                                egui::Align2::CENTER_TOP,
+                                p,
+                                egui::FontId::proportional(15.0),
+                                egui::Color32::LIGHT_RED,
+                            );
+                        }
+                    }
+                    SceneSlot::Failed(msg) => {
+                        painter.text(
+                            rect.center(),
+                            egui::Align2::CENTER_CENTER,
+                            format!("{} could not start:\n{msg}", SCENES[active].title),
+                            egui::FontId::proportional(16.0),
+                            egui::Color32::LIGHT_RED,
+                        );
+                    }
+                    SceneSlot::NotCreated => {}
+                }
+                if self.overlay {
+                    crate::ui::stats_overlay(self, &painter, rect);
+                }
+                if let Some((msg, at)) = &self.toast
+                    && at.elapsed().as_secs_f32() < 4.0
+                {
+                    painter.text(
+                        rect.center_bottom() - egui::vec2(0.0, 30.0),
+                        egui::Align2::CENTER_BOTTOM,
+                        msg,
+                        egui::FontId::proportional(14.0),
+                        egui::Color32::LIGHT_GREEN,
+                    );
+                }
+            });
+        rect
+    }
+
+    pub(super) fn keys(&self, ui: &mut egui::Ui, commands: &mut Vec<UiCommand>) {
+        let (f1, f9, quit, digit, f12) = ui.input(|i| {
+            let digit = SCENES.iter().position(|s| {
+                let key = match s.key {
+                    '1' => egui::Key::Num1,
+                    '2' => egui::Key::Num2,
+                    _ => egui::Key::Num3,
+                };
+                i.key_pressed(key) && !i.modifiers.any()
+            });
+            (
+                i.key_pressed(egui::Key::F1),
+                i.key_pressed(egui::Key::F9),
+                i.modifiers.command && i.key_pressed(egui::Key::Q),
+                digit,
+                i.key_pressed(egui::Key::F12),
+            )
+        });
+        if ui.memory(|m| m.focused().is_some()) {
+            return; // typing into a widget
+        }
+        if f1 {
+            commands.push(UiCommand::SetOverlay(!self.overlay));
+        }
+        if f9 {
+            commands.push(UiCommand::ToggleRecording);
+        }
+        if f12 {
+            commands.push(UiCommand::SavePng);
+        }
+        if quit {
+            commands.push(UiCommand::Quit);
+        }
+        if let Some(i) = digit {
+            commands.push(UiCommand::SwitchScene(i));
+        }
+    }
+}

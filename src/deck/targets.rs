@@ -1,0 +1,119 @@
+//! The scene's render targets: the scene texture every scene paints into (sized to the scene
+//! panel, clamped to the adapter's limit, shown by egui as a native texture) and the depth
+//! attachment of scenes that ask for one.
+
+use super::{Deck, SceneSlot};
+use crate::gpu::Gpu;
+
+/// The scene texture ([`SCENE_FORMAT`](crate::scene::SCENE_FORMAT)) and its egui id.
+pub(super) struct SceneTarget {
+    pub(super) texture: wgpu::Texture,
+    pub(super) view: wgpu::TextureView,
+    pub(super) egui_id: egui::TextureId,
+}
+
+/// Depth attachment of the scene pass, for scenes that ask for one
+/// ([`Scene::depth_format`](crate::scene::Scene::depth_format)).
+pub(super) struct SceneDepth {
+    pub(super) format: wgpu::TextureFormat,
+    pub(super) size: (u32, u32),
+    pub(super) view: wgpu::TextureView,
+}
+
+impl Deck {
+    /// (Re)creates the depth attachment when the active scene asks for one
+    /// ([`Scene::depth_format`](crate::scene::Scene::depth_format)) of another format or size.
+    pub(super) fn ensure_depth(&mut self, gpu: &Gpu) {
+        if let SceneSlot::Ready(scene) = &self.slots[self.active]
+            && let Some(format) = scene.depth_format()
+        {
+            let size = self.target_px;
+            if self
+                .depth
+                .as_ref()
+                .is_none_or(|d| d.format != format || d.size != size)
+            {
+                let texture = gpu.device.create_texture(&wgpu::TextureDescriptor {
+                    label: Some("scene:depth"),
+                    size: wgpu::Extent3d {
+                        width: size.0.max(1),
+                        height: size.1.max(1),
+                        depth_or_array_layers: 1,
+                    },
+                    mip_level_count: 1,
+                    sample_count: 1,
+                    dimension: wgpu::TextureDimension::D2,
+                    format,
+                    usage: wgpu::TextureUsages::RENDER_ATTACHMENT,
+                    view_formats: &[],
+                });
+                let view = texture.create_view(&wgpu::TextureViewDescriptor {
+                    label: Some("scene:depth:view"),
+                    ..Default::default()
+                });
+                self.depth = Some(SceneDepth { format, size, view });
+            }
+        }
+    }
+
+    /// (Re)creates the scene texture when the wanted pixel size changes.
+    pub(super) fn ensure_target(&mut self, gpu: &Gpu, px: (u32, u32)) {
+        // Never larger than the adapter allows (the output is clamped the same way).
+        let max = gpu.device.limits().max_texture_dimension_2d;
+        let px = (px.0.min(max), px.1.min(max));
+        if self.target.is_some() && (self.target_px == px || px == (1, 1)) {
+            return;
+        }
+        let texture = gpu.device.create_texture(&wgpu::TextureDescriptor {
+            label: Some("scene:target"),
+            size: wgpu::Extent3d {
+                width: px.0,
+                height: px.1,
+                depth_or_array_layers: 1,
+            },
+            mip_level_count: 1,
+            sample_count: 1,
+            dimension: wgpu::TextureDimension::D2,
+            format: crate::scene::SCENE_FORMAT,
+            usage: wgpu::TextureUsages::RENDER_ATTACHMENT
+                | wgpu::TextureUsages::TEXTURE_BINDING
+                | wgpu::TextureUsages::COPY_SRC,
+            view_formats: &[],
+        });
+        let view = texture.create_view(&wgpu::TextureViewDescriptor {
+            label: Some("scene:target:view"),
+            ..Default::default()
+        });
+        let egui_id = match &self.target {
+            Some(t) => {
+                self.renderer.update_egui_texture_from_wgpu_texture(
+                    &gpu.device,
+                    &view,
+                    wgpu::FilterMode::Nearest,
+                    t.egui_id,
+                );
+                t.egui_id
+            }
+            None => {
+                self.renderer
+                    .register_native_texture(&gpu.device, &view, wgpu::FilterMode::Nearest)
+            }
+        };
+        self.target = Some(SceneTarget {
+            texture,
+            view,
+            egui_id,
+        });
+        self.target_px = px;
+    }
+
+    /// The scene texture of the last frame (tests read it back).
+    pub fn scene_texture(&self) -> Option<&wgpu::Texture> {
+        self.target.as_ref().map(|t| &t.texture)
+    }
+
+    /// Output format the egui renderer was built for.
+    pub fn output_format(&self) -> wgpu::TextureFormat {
+        self.output_format
+    }
+}
