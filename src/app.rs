@@ -253,16 +253,13 @@ impl App {
     ///
     /// When no new device or surface can be made; the work in flight on the old device is
     /// forgotten first, so the caller can still stop the recording and write the report.
-    fn recover(
-        r: &mut Running,
-        event_loop: &ActiveEventLoop,
-        backend: crate::gpu::BackendChoice,
-        reason: &str,
-    ) -> anyhow::Result<()> {
+    fn recover(r: &mut Running, event_loop: &ActiveEventLoop, reason: &str) -> anyhow::Result<()> {
         let noticed = Instant::now();
         log::error!("GPU device lost ({reason}); creating a new one");
         let display = Box::new(event_loop.owned_display_handle());
-        let made = Gpu::new(backend, Some(display), Some(r.window.clone().into()))
+        let made = r
+            .gpu
+            .replacement(Some(display), Some(r.window.clone().into()))
             .map_err(anyhow::Error::from)
             .and_then(|(gpu, surface)| Ok((gpu, surface.context("no surface")?)));
         let (gpu, surface) = match made {
@@ -304,7 +301,7 @@ impl App {
         let Some(r) = &mut self.running else { return };
         r.deck.inject_device_loss(&r.gpu);
         if let Some(reason) = r.gpu.lost()
-            && let Err(e) = Self::recover(r, event_loop, self.cli.backend, &reason)
+            && let Err(e) = Self::recover(r, event_loop, &reason)
         {
             log::error!("{e:#}");
             self.error = Some(e);

@@ -107,7 +107,7 @@ fn check_outputs(cli: &Cli) -> anyhow::Result<()> {
 pub fn replace_lost_gpu(deck: &mut Deck, lost: &Gpu, reason: &str) -> anyhow::Result<Gpu> {
     let noticed = Instant::now();
     log::error!("GPU device lost ({reason}); creating a new one");
-    match Gpu::new(lost.backend, None, None) {
+    match lost.replacement(None, None) {
         Ok((gpu, _)) => {
             deck.replace_gpu(&gpu, reason, noticed);
             Ok(gpu)

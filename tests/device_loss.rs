@@ -208,6 +208,33 @@ fn spectrogram_columns_continue_across_a_lost_device() {
     );
 }
 
+/// When no new device can be made, the run says so, keeps every row recorded so far (complete)
+/// and exits non-zero, without hanging.
+#[test]
+fn no_new_device_flushes_the_recording_and_fails() {
+    let stats = tmp("no-device-stats.csv");
+    let out = Command::new(env!("CARGO_BIN_EXE_vizdeck"))
+        .args(["--headless", "--scene", "timeseries", "--size", "160x100"])
+        .args(["--frames", &FRAMES.to_string()])
+        .arg("--record-stats")
+        .arg(&stats)
+        .env("VIZDECK_LOSE_DEVICE_AT_FRAME", LOSE_AT.to_string())
+        .env("VIZDECK_NO_NEW_DEVICE", "1")
+        .env("RUST_LOG", "warn")
+        .output()
+        .expect("run vizdeck");
+    assert!(!out.status.success(), "{}", text(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let last = stderr.lines().last().unwrap_or("");
+    assert!(
+        last.contains("GPU device was lost") && last.contains("no new one could be created"),
+        "{}",
+        text(&out)
+    );
+    let frames: Vec<u64> = csv_rows(&stats).iter().map(|r| r.0).collect();
+    assert_eq!(frames, (0..LOSE_AT).collect::<Vec<_>>());
+}
+
 /// The window, recording, loses its device at frame 30 and keeps drawing and recording.
 #[test]
 #[ignore = "needs Xvfb: run through `cargo xtask test`"]

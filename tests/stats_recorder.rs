@@ -57,6 +57,7 @@ fn records() -> [FrameRecord; 3] {
             dropped_steps: 3,
             dropped_sim_ms: 25.0,
             bytes_read_back: 48,
+            device_reset: true,
             ..Default::default()
         },
     ]
@@ -84,7 +85,7 @@ fn header_and_three_rows_read_back() {
         CSV_HEADER.join(","),
         "Application,FrameId,Scene,TimeInMs,MsBetweenPresents,MsCPUBusy,MsGPUTime,MsInPresentAPI,\
          MsAcquireWait,MsIngest,MsUpdate,MsUI,MsUpload,MsEncode,MsSubmit,MsGPUCompute,MsGPURender,\
-         MsGPUUI,SimSteps,DroppedSteps,DroppedSimMs,BytesUploaded,BytesReadBack"
+         MsGPUUI,SimSteps,DroppedSteps,DroppedSimMs,BytesUploaded,BytesReadBack,DeviceReset"
     );
     let rows: Vec<Vec<String>> = rdr
         .records()
@@ -115,6 +116,7 @@ fn header_and_three_rows_read_back() {
             "0",
             "65536",
             "0",
+            "0",
         ],
         [
             "vizdeck",
@@ -136,6 +138,7 @@ fn header_and_three_rows_read_back() {
             "1.25",
             "0.25",
             "2",
+            "0",
             "0",
             "0",
             "0",
@@ -165,6 +168,7 @@ fn header_and_three_rows_read_back() {
             "25",
             "0",
             "48",
+            "1",
         ],
     ];
     assert_eq!(rows.len(), 3);

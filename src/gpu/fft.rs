@@ -190,13 +190,6 @@ fn level_scale(window: &[f32]) -> f32 {
     }
 }
 
-fn entry(binding: u32, buffer: &wgpu::Buffer) -> wgpu::BindGroupEntry<'_> {
-    wgpu::BindGroupEntry {
-        binding,
-        resource: buffer.as_entire_binding(),
-    }
-}
-
 /// Workgroup counts `(x, y)` covering `threads` threads in workgroups of `group` threads, with
 /// `x, y ≤ max_per_dim` and `x·y − ceil(threads/group) < y` (folded into y).
 fn fold_dispatch(threads: u64, group: u32, max_per_dim: u32) -> (u32, u32) {
@@ -583,12 +576,7 @@ impl GpuFft {
         };
         // A bind group of `buffers` at bindings 0, 1, 2, … of the pipeline's group 0.
         let bind = |label: &str, pl: &wgpu::ComputePipeline, buffers: &[&wgpu::Buffer]| {
-            let entries: Vec<_> = (0u32..).zip(buffers).map(|(i, b)| entry(i, b)).collect();
-            device.create_bind_group(&wgpu::BindGroupDescriptor {
-                label: Some(label),
-                layout: &pl.get_bind_group_layout(0),
-                entries: &entries,
-            })
+            crate::gpu::layout::buffers_group(device, label, &pl.get_bind_group_layout(0), buffers)
         };
         let pipeline_at =
             |src: &shaders::ShaderSource, entry: &str, label: &str, constants: &[(&str, f64)]| {

@@ -4,6 +4,7 @@
 
 pub mod fft;
 pub mod frame;
+pub mod layout;
 pub mod readback;
 pub mod shaders;
 pub mod timing;
@@ -30,6 +31,10 @@ pub fn buffer_entry(
         count: None,
     }
 }
+
+/// Environment variable (tests): when `1`, no new device can be made after a loss
+/// ([`Gpu::replacement`]).
+pub const NO_NEW_DEVICE_ENV: &str = "VIZDECK_NO_NEW_DEVICE";
 
 /// Which wgpu backend to ask for (`--backend`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
@@ -211,6 +216,27 @@ impl Gpu {
             },
             surface,
         ))
+    }
+
+    /// A new `Gpu` to replace one whose device was lost: [`Gpu::new`] with the same backend.
+    /// For tests of the path where none can be made, `VIZDECK_NO_NEW_DEVICE=1` makes it fail
+    /// as if no adapter were left.
+    ///
+    /// # Errors
+    ///
+    /// As [`Gpu::new`].
+    pub fn replacement(
+        &self,
+        display: Option<Box<dyn wgpu::wgt::WgpuHasDisplayHandle>>,
+        surface_target: Option<wgpu::SurfaceTarget<'static>>,
+    ) -> Result<(Gpu, Option<wgpu::Surface<'static>>), GpuError> {
+        if std::env::var_os(NO_NEW_DEVICE_ENV).is_some_and(|v| v == "1") {
+            return Err(GpuError::NoAdapter {
+                backend: self.backend,
+                reason: format!("{NO_NEW_DEVICE_ENV}=1"),
+            });
+        }
+        Gpu::new(self.backend, display, surface_target)
     }
 
     /// Uncaptured wgpu errors seen so far (validation errors, out of memory).

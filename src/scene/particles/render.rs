@@ -7,7 +7,7 @@ use glam::{Mat4, Vec2, Vec3, Vec4};
 use super::sim::Sim;
 use crate::gpu::frame::GpuFrame;
 use crate::gpu::upload::PingPong;
-use crate::gpu::{Gpu, shaders};
+use crate::gpu::{Gpu, layout, shaders};
 
 /// What the sprite colour shows.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
@@ -190,22 +190,22 @@ impl Renderer {
     pub fn new(gpu: &Gpu, sim: &Sim) -> Renderer {
         let device = &gpu.device;
         let vf = wgpu::ShaderStages::VERTEX | wgpu::ShaderStages::FRAGMENT;
-        let entry = |binding, ty| crate::gpu::buffer_entry(binding, vf, ty);
-        let ro = wgpu::BufferBindingType::Storage { read_only: true };
         // The view parameters are a read-only *storage* buffer, not a uniform buffer, here and in
         // the splat pass: lavapipe (Mesa 22.3) inlines uniform-buffer values that reach branch
         // conditions into a new shader variant for every distinct value and keeps every variant,
         // so a camera that moves each frame grew the process by ~0.3 MB a frame, without end
         // (heaptrack: NIR clones held by the queue thread). Storage buffers are never inlined.
-        let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-            label: Some("particles:draw:layout"),
-            entries: &[entry(0, ro), entry(1, ro), entry(2, ro), entry(3, ro)],
-        });
-        let pl = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-            label: Some("particles:draw:pipeline_layout"),
-            bind_group_layouts: &[Some(&layout)],
-            immediate_size: 0,
-        });
+        let layout = layout::bind_group_layout(
+            device,
+            "particles:draw",
+            &[
+                layout::storage(0, vf, true),
+                layout::storage(1, vf, true),
+                layout::storage(2, vf, true),
+                layout::storage(3, vf, true),
+            ],
+        );
+        let pl = layout::pipeline_layout(device, "particles:draw", &[&layout]);
         let additive = wgpu::BlendComponent {
             src_factor: wgpu::BlendFactor::One,
             dst_factor: wgpu::BlendFactor::One,
@@ -272,36 +272,30 @@ impl Renderer {
                 })
             })
         });
-        let rw = wgpu::BufferBindingType::Storage { read_only: false };
-        let compute_entry =
-            |binding, ty| crate::gpu::buffer_entry(binding, wgpu::ShaderStages::COMPUTE, ty);
-        let splat_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-            label: Some("particles:splat:layout"),
-            entries: &[
-                compute_entry(0, wgpu::BufferBindingType::Storage { read_only: true }),
-                compute_entry(1, ro),
-                compute_entry(2, ro),
-                compute_entry(3, ro),
-                compute_entry(4, wgpu::BufferBindingType::Uniform),
-                compute_entry(5, rw),
+        let cs = wgpu::ShaderStages::COMPUTE;
+        let splat_layout = layout::bind_group_layout(
+            device,
+            "particles:splat",
+            &[
+                layout::storage(0, cs, true),
+                layout::storage(1, cs, true),
+                layout::storage(2, cs, true),
+                layout::storage(3, cs, true),
+                layout::uniform(4, cs, None),
+                layout::storage(5, cs, false),
             ],
-        });
-        let clear_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-            label: Some("particles:splat_clear:layout"),
-            entries: &[
-                compute_entry(0, wgpu::BufferBindingType::Uniform),
-                compute_entry(1, rw),
-            ],
-        });
-        let fragment_entry =
-            |binding, ty| crate::gpu::buffer_entry(binding, wgpu::ShaderStages::FRAGMENT, ty);
-        let resolve_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-            label: Some("particles:splat_resolve:layout"),
-            entries: &[
-                fragment_entry(0, wgpu::BufferBindingType::Uniform),
-                fragment_entry(1, ro),
-            ],
-        });
+        );
+        let clear_layout = layout::bind_group_layout(
+            device,
+            "particles:splat_clear",
+            &[layout::uniform(0, cs, None), layout::storage(1, cs, false)],
+        );
+        let fs = wgpu::ShaderStages::FRAGMENT;
+        let resolve_layout = layout::bind_group_layout(
+            device,
+            "particles:splat_resolve",
+            &[layout::uniform(0, fs, None), layout::storage(1, fs, true)],
+        );
         let clear_pipeline = shaders::PARTICLES_SPLAT_CLEAR.compute_pipeline(
             device,
             "particles:splat_clear",
@@ -309,11 +303,8 @@ impl Renderer {
         );
         let splat_pipeline =
             shaders::PARTICLES_SPLAT.compute_pipeline(device, "particles:splat", &splat_layout);
-        let resolve_pl = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-            label: Some("particles:splat_resolve"),
-            bind_group_layouts: &[Some(&resolve_layout)],
-            immediate_size: 0,
-        });
+        let resolve_pl =
+            layout::pipeline_layout(device, "particles:splat_resolve", &[&resolve_layout]);
         let resolve_pipeline = shaders::PARTICLES_SPLAT_RESOLVE.render_pipeline(
             device,
             "particles:splat_resolve",

@@ -17,7 +17,9 @@ use super::cpu::{Neighbours, Particle, STATS_WORDS, SimConsts, Stats, StepParams
 use crate::gpu::frame::GpuFrame;
 use crate::gpu::readback::{ReadbackRing, Tag};
 use crate::gpu::upload::PingPong;
-use crate::gpu::{Gpu, shaders};
+use crate::gpu::{Gpu, layout, shaders};
+
+const COMPUTE: wgpu::ShaderStages = wgpu::ShaderStages::COMPUTE;
 
 /// Threads per workgroup of the per-particle passes.
 pub const WORKGROUP: u32 = 64;
@@ -243,80 +245,6 @@ pub struct Sim {
     steps_total: u64,
 }
 
-fn storage(binding: u32, read_only: bool) -> wgpu::BindGroupLayoutEntry {
-    wgpu::BindGroupLayoutEntry {
-        binding,
-        visibility: wgpu::ShaderStages::COMPUTE,
-        ty: wgpu::BindingType::Buffer {
-            ty: wgpu::BufferBindingType::Storage { read_only },
-            has_dynamic_offset: false,
-            min_binding_size: None,
-        },
-        count: None,
-    }
-}
-
-fn uniform(binding: u32, dynamic: bool, size: u64) -> wgpu::BindGroupLayoutEntry {
-    wgpu::BindGroupLayoutEntry {
-        binding,
-        visibility: wgpu::ShaderStages::COMPUTE,
-        ty: wgpu::BindingType::Buffer {
-            ty: wgpu::BufferBindingType::Uniform,
-            has_dynamic_offset: dynamic,
-            min_binding_size: wgpu::BufferSize::new(size),
-        },
-        count: None,
-    }
-}
-
-fn pipeline(
-    device: &wgpu::Device,
-    label: &str,
-    shader: &shaders::ShaderSource,
-    entries: &[wgpu::BindGroupLayoutEntry],
-) -> (wgpu::ComputePipeline, wgpu::BindGroupLayout) {
-    let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-        label: Some(&format!("{label}:layout")),
-        entries,
-    });
-    let pl = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-        label: Some(&format!("{label}:pipeline_layout")),
-        bind_group_layouts: &[Some(&layout)],
-        immediate_size: 0,
-    });
-    let module = shader.module(device);
-    let p = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-        label: Some(label),
-        layout: Some(&pl),
-        module: &module,
-        entry_point: Some("main"),
-        compilation_options: Default::default(),
-        cache: None,
-    });
-    (p, layout)
-}
-
-fn group(
-    device: &wgpu::Device,
-    label: &str,
-    layout: &wgpu::BindGroupLayout,
-    resources: &[wgpu::BindingResource<'_>],
-) -> wgpu::BindGroup {
-    let entries: Vec<wgpu::BindGroupEntry<'_>> = resources
-        .iter()
-        .enumerate()
-        .map(|(i, r)| wgpu::BindGroupEntry {
-            binding: i as u32,
-            resource: r.clone(),
-        })
-        .collect();
-    device.create_bind_group(&wgpu::BindGroupDescriptor {
-        label: Some(label),
-        layout,
-        entries: &entries,
-    })
-}
-
 fn storage_buffer(device: &wgpu::Device, label: &str, size: u64) -> wgpu::Buffer {
     device.create_buffer(&wgpu::BufferDescriptor {
         label: Some(label),
@@ -382,16 +310,16 @@ impl Sim {
         let consts_size = std::mem::size_of::<SimConsts>() as u64;
         let params_size = std::mem::size_of::<StepParams>() as u64;
 
-        let (integrate_pipeline, integrate_layout) = pipeline(
+        let (integrate_pipeline, integrate_layout) = layout::compute_pipeline(
             device,
             "particles:integrate",
             &shaders::PARTICLES_INTEGRATE,
             &[
-                uniform(0, false, consts_size),
-                uniform(1, true, params_size),
-                storage(2, true),
-                storage(3, false),
-                storage(4, true),
+                layout::uniform(0, COMPUTE, Some(consts_size)),
+                layout::uniform_dynamic(1, COMPUTE, Some(params_size)),
+                layout::storage(2, COMPUTE, true),
+                layout::storage(3, COMPUTE, false),
+                layout::storage(4, COMPUTE, true),
             ],
         );
         let step_params = PingPong::new(
@@ -408,11 +336,14 @@ impl Sim {
             &particles,
             &sums,
         );
-        let (clear_pipeline, clear_layout) = pipeline(
+        let (clear_pipeline, clear_layout) = layout::compute_pipeline(
             device,
             "particles:clear",
             &shaders::PARTICLES_CLEAR,
-            &[uniform(0, false, 16), storage(1, false)],
+            &[
+                layout::uniform(0, COMPUTE, Some(16)),
+                layout::storage(1, COMPUTE, false),
+            ],
         );
 
         let grid = (cfg.mode == Mode::Grid).then(|| {
@@ -427,18 +358,18 @@ impl Sim {
             )
         });
         let brute = (cfg.mode == Mode::Brute).then(|| {
-            let (p, layout) = pipeline(
+            let (p, layout) = layout::compute_pipeline(
                 device,
                 "particles:neighbours_brute",
                 &shaders::PARTICLES_NEIGHBOURS_BRUTE,
                 &[
-                    uniform(0, false, consts_size),
-                    storage(1, true),
-                    storage(2, false),
+                    layout::uniform(0, COMPUTE, Some(consts_size)),
+                    layout::storage(1, COMPUTE, true),
+                    layout::storage(2, COMPUTE, false),
                 ],
             );
             let groups = std::array::from_fn(|src| {
-                group(
+                layout::bind_group(
                     device,
                     &format!("particles:neighbours_brute:group[{src}]"),
                     &layout,
@@ -459,7 +390,7 @@ impl Sim {
             "particles:stats:clear_params",
             [STATS_WORDS as u32, 0, 0, 0],
         );
-        let clear_group = group(
+        let clear_group = layout::bind_group(
             device,
             "particles:stats:clear_group",
             &clear_layout,
@@ -468,19 +399,19 @@ impl Sim {
                 stats_buffer.as_entire_binding(),
             ],
         );
-        let (reduce_pipeline, reduce_layout) = pipeline(
+        let (reduce_pipeline, reduce_layout) = layout::compute_pipeline(
             device,
             "particles:stats_reduce",
             &shaders::PARTICLES_STATS_REDUCE,
             &[
-                uniform(0, false, consts_size),
-                storage(1, true),
-                storage(2, true),
-                storage(3, false),
+                layout::uniform(0, COMPUTE, Some(consts_size)),
+                layout::storage(1, COMPUTE, true),
+                layout::storage(2, COMPUTE, true),
+                layout::storage(3, COMPUTE, false),
             ],
         );
         let reduce_groups = std::array::from_fn(|cur| {
-            group(
+            layout::bind_group(
                 device,
                 &format!("particles:stats_reduce:group[{cur}]"),
                 &reduce_layout,
@@ -536,7 +467,7 @@ impl Sim {
     ) -> [[wgpu::BindGroup; 2]; 2] {
         std::array::from_fn(|slot| {
             std::array::from_fn(|src| {
-                group(
+                layout::bind_group(
                     device,
                     &format!("particles:integrate:group[{slot}][{src}]"),
                     layout,
@@ -575,26 +506,26 @@ impl Sim {
         let mut keep = Vec::new();
         let clear_params =
             small_uniform(device, "particles:grid:clear_params", [levels[0], 0, 0, 0]);
-        let clear_group = group(
+        let clear_group = layout::bind_group(
             device,
             "particles:grid:clear_group",
             clear_layout,
             &[clear_params.as_entire_binding(), counts.as_entire_binding()],
         );
         keep.push(clear_params);
-        let (hist_pipeline, hist_layout) = pipeline(
+        let (hist_pipeline, hist_layout) = layout::compute_pipeline(
             device,
             "particles:grid_histogram",
             &shaders::PARTICLES_GRID_HISTOGRAM,
             &[
-                uniform(0, false, consts_size),
-                storage(1, true),
-                storage(2, false),
-                storage(3, false),
+                layout::uniform(0, COMPUTE, Some(consts_size)),
+                layout::storage(1, COMPUTE, true),
+                layout::storage(2, COMPUTE, false),
+                layout::storage(3, COMPUTE, false),
             ],
         );
         let hist_groups = std::array::from_fn(|src| {
-            group(
+            layout::bind_group(
                 device,
                 &format!("particles:grid_histogram:group[{src}]"),
                 &hist_layout,
@@ -606,14 +537,18 @@ impl Sim {
                 ],
             )
         });
-        let scan_entries = [uniform(0, false, 16), storage(1, false), storage(2, false)];
-        let (scan_pipeline, scan_layout) = pipeline(
+        let scan_entries = [
+            layout::uniform(0, COMPUTE, Some(16)),
+            layout::storage(1, COMPUTE, false),
+            layout::storage(2, COMPUTE, false),
+        ];
+        let (scan_pipeline, scan_layout) = layout::compute_pipeline(
             device,
             "particles:scan_blocks",
             &shaders::PARTICLES_SCAN_BLOCKS,
             &scan_entries,
         );
-        let (add_pipeline, add_layout) = pipeline(
+        let (add_pipeline, add_layout) = layout::compute_pipeline(
             device,
             "particles:scan_add",
             &shaders::PARTICLES_SCAN_ADD,
@@ -641,13 +576,13 @@ impl Sim {
                 data.as_entire_binding(),
                 block_sums.as_entire_binding(),
             ];
-            let sg = group(
+            let sg = layout::bind_group(
                 device,
                 &format!("particles:scan_blocks:group[{k}]"),
                 &scan_layout,
                 &res,
             );
-            let ag = group(
+            let ag = layout::bind_group(
                 device,
                 &format!("particles:scan_add:group[{k}]"),
                 &add_layout,
@@ -656,20 +591,20 @@ impl Sim {
             scan_levels_out.push((levels[k], sg, ag));
             keep.push(params);
         }
-        let (scatter_pipeline, scatter_layout) = pipeline(
+        let (scatter_pipeline, scatter_layout) = layout::compute_pipeline(
             device,
             "particles:grid_scatter",
             &shaders::PARTICLES_GRID_SCATTER,
             &[
-                uniform(0, false, consts_size),
-                storage(1, true),
-                storage(2, true),
-                storage(3, true),
-                storage(4, false),
+                layout::uniform(0, COMPUTE, Some(consts_size)),
+                layout::storage(1, COMPUTE, true),
+                layout::storage(2, COMPUTE, true),
+                layout::storage(3, COMPUTE, true),
+                layout::storage(4, COMPUTE, false),
             ],
         );
         let scatter_groups = std::array::from_fn(|src| {
-            group(
+            layout::bind_group(
                 device,
                 &format!("particles:grid_scatter:group[{src}]"),
                 &scatter_layout,
@@ -682,18 +617,18 @@ impl Sim {
                 ],
             )
         });
-        let (nb_pipeline, nb_layout) = pipeline(
+        let (nb_pipeline, nb_layout) = layout::compute_pipeline(
             device,
             "particles:neighbours_grid",
             &shaders::PARTICLES_NEIGHBOURS_GRID,
             &[
-                uniform(0, false, consts_size),
-                storage(1, true),
-                storage(2, true),
-                storage(3, false),
+                layout::uniform(0, COMPUTE, Some(consts_size)),
+                layout::storage(1, COMPUTE, true),
+                layout::storage(2, COMPUTE, true),
+                layout::storage(3, COMPUTE, false),
             ],
         );
-        let nb_group = group(
+        let nb_group = layout::bind_group(
             device,
             "particles:neighbours_grid:group",
             &nb_layout,
@@ -1025,14 +960,18 @@ pub fn gpu_exclusive_scan(gpu: &Gpu, values: &[u32]) -> Vec<u32> {
             | wgpu::BufferUsages::COPY_SRC
             | wgpu::BufferUsages::COPY_DST,
     });
-    let entries = [uniform(0, false, 16), storage(1, false), storage(2, false)];
-    let (scan_p, scan_l) = pipeline(
+    let entries = [
+        layout::uniform(0, COMPUTE, Some(16)),
+        layout::storage(1, COMPUTE, false),
+        layout::storage(2, COMPUTE, false),
+    ];
+    let (scan_p, scan_l) = layout::compute_pipeline(
         device,
         "particles:scan_test:blocks",
         &shaders::PARTICLES_SCAN_BLOCKS,
         &entries,
     );
-    let (add_p, add_l) = pipeline(
+    let (add_p, add_l) = layout::compute_pipeline(
         device,
         "particles:scan_test:add",
         &shaders::PARTICLES_SCAN_ADD,
@@ -1055,8 +994,8 @@ pub fn gpu_exclusive_scan(gpu: &Gpu, values: &[u32]) -> Vec<u32> {
         ];
         groups.push((
             levels[k],
-            group(device, "particles:scan_test:g", &scan_l, &res),
-            group(device, "particles:scan_test:a", &add_l, &res),
+            layout::bind_group(device, "particles:scan_test:g", &scan_l, &res),
+            layout::bind_group(device, "particles:scan_test:a", &add_l, &res),
         ));
         keep.push(p);
     }

@@ -23,7 +23,7 @@
 use bytemuck::{Pod, Zeroable};
 
 use crate::gpu::frame::{GpuFrame, OwnedFrame};
-use crate::gpu::{Gpu, shaders};
+use crate::gpu::{Gpu, layout, shaders};
 use crate::series::decimate::{Column, column_of};
 use crate::series::store::Series;
 
@@ -108,31 +108,6 @@ struct M4Params {
 /// Uniform slot stride for the per-level build parameters (dynamic offsets).
 const PARAM_STRIDE: u64 = 256;
 
-fn storage_entry(
-    binding: u32,
-    read_only: bool,
-    vis: wgpu::ShaderStages,
-) -> wgpu::BindGroupLayoutEntry {
-    crate::gpu::buffer_entry(binding, vis, wgpu::BufferBindingType::Storage { read_only })
-}
-
-fn uniform_entry(
-    binding: u32,
-    dynamic: bool,
-    vis: wgpu::ShaderStages,
-) -> wgpu::BindGroupLayoutEntry {
-    wgpu::BindGroupLayoutEntry {
-        binding,
-        visibility: vis,
-        ty: wgpu::BindingType::Buffer {
-            ty: wgpu::BufferBindingType::Uniform,
-            has_dynamic_offset: dynamic,
-            min_binding_size: None,
-        },
-        count: None,
-    }
-}
-
 fn buffer(
     device: &wgpu::Device,
     label: &str,
@@ -164,43 +139,42 @@ impl Pipelines {
     /// Creates the pipelines; render pipelines target `format`.
     pub fn new(device: &wgpu::Device, format: wgpu::TextureFormat) -> Pipelines {
         let cs = wgpu::ShaderStages::COMPUTE;
-        let build_bgl = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-            label: Some("timeseries:pyramid_build:layout"),
-            entries: &[
-                uniform_entry(0, true, cs),
-                storage_entry(1, true, cs),
-                storage_entry(2, false, cs),
+        let build_bgl = layout::bind_group_layout(
+            device,
+            "timeseries:pyramid_build",
+            &[
+                layout::uniform_dynamic(0, cs, None),
+                layout::storage(1, cs, true),
+                layout::storage(2, cs, false),
             ],
-        });
-        let m4_bgl = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-            label: Some("timeseries:m4:layout"),
-            entries: &[
-                uniform_entry(0, false, cs),
-                storage_entry(1, true, cs),
-                storage_entry(2, true, cs),
-                storage_entry(3, true, cs),
-                storage_entry(4, true, cs),
-                storage_entry(5, false, cs),
-                storage_entry(6, false, cs),
-                storage_entry(7, false, cs),
+        );
+        let m4_bgl = layout::bind_group_layout(
+            device,
+            "timeseries:m4",
+            &[
+                layout::uniform(0, cs, None),
+                layout::storage(1, cs, true),
+                layout::storage(2, cs, true),
+                layout::storage(3, cs, true),
+                layout::storage(4, cs, true),
+                layout::storage(5, cs, false),
+                layout::storage(6, cs, false),
+                layout::storage(7, cs, false),
             ],
-        });
+        );
         let vs = wgpu::ShaderStages::VERTEX;
-        let draw_bgl = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-            label: Some("timeseries:draw:layout"),
-            entries: &[uniform_entry(0, false, vs), storage_entry(1, true, vs)],
-        });
+        let draw_bgl = layout::bind_group_layout(
+            device,
+            "timeseries:draw",
+            &[layout::uniform(0, vs, None), layout::storage(1, vs, true)],
+        );
         let build = shaders::TIMESERIES_PYRAMID_BUILD.compute_pipeline(
             device,
             "timeseries:compute:pyramid_build",
             &build_bgl,
         );
         let m4 = shaders::TIMESERIES_M4.compute_pipeline(device, "timeseries:compute:m4", &m4_bgl);
-        let draw_pl = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-            label: Some("timeseries:draw:pipeline_layout"),
-            bind_group_layouts: &[Some(&draw_bgl)],
-            immediate_size: 0,
-        });
+        let draw_pl = layout::pipeline_layout(device, "timeseries:draw", &[&draw_bgl]);
         let render = |label: &str, src: shaders::ShaderSource, topology| {
             let options = shaders::RenderOptions {
                 topology,
