@@ -21,7 +21,7 @@
 //! drains (the series source, vizdeck's own frame times, the audio input's level), the view's
 //! time and value window, and the [`Scene`] hooks. The GPU decimation and drawing live in
 //! [`gpu`], the tick placement and labels in [`axis`], the dots in [`markers`], the benchmark
-//! table in [`bench`], and the egui side (side panel, `interact`, `overlay`) in `ui.rs`.
+//! table in [`bench`](mod@bench), and the egui side (side panel, `interact`, `overlay`) in `ui.rs`.
 
 pub mod axis;
 pub mod bench;
