@@ -1,0 +1,572 @@
+//! The scene's GPU side: the colormap LUT and the ring texture's geometry, the pipelines and
+//! layouts that do not depend on the analysis settings ([`ScenePipes`]), the FFT-size-dependent
+//! objects ([`Analysis`]: the STFTs, the ring texture, the upload buffers, the bind groups), and
+//! what the frame records on the GPU: the uploads of `prepare`, the FFT and ring-write dispatches
+//! of `compute`, the draw of `paint`, the rebuild after a lost device, and the copy of the GPU
+//! FFT's levels into the shared readback ring (and their arrival into the history).
+
+use bytemuck::{Pod, Zeroable};
+
+use super::{FftOn, MAX_BATCH, MAX_RING_WIDTH, MAX_ROWS, SCROLLBACK_S, Settings, Spectrogram};
+use crate::audio::stft::{self, Stft};
+use crate::gpu::fft::GpuFft;
+use crate::gpu::frame::GpuFrame;
+use crate::gpu::readback::{Arrived, ReadbackRing, Tag};
+use crate::gpu::upload::PingPong;
+use crate::gpu::{Gpu, shaders};
+use crate::scene::{FrameCtx, SceneError};
+
+/// Colormaps offered (all perceptual except grayscale), from the `colorous` crate.
+pub const COLORMAPS: &[(&str, colorous::Gradient)] = &[
+    ("inferno", colorous::INFERNO),
+    ("viridis", colorous::VIRIDIS),
+    ("magma", colorous::MAGMA),
+    ("turbo", colorous::TURBO),
+    ("grayscale", colorous::GREYS),
+];
+
+/// 256 RGBA8 entries packed little-endian (R in the low byte), as `unpack4x8unorm` reads them.
+/// Grayscale is reversed so that loud is white.
+pub fn colormap_lut(index: usize) -> [u32; 256] {
+    let (name, g) = COLORMAPS[index.min(COLORMAPS.len() - 1)];
+    std::array::from_fn(|i| {
+        let i = if name == "grayscale" { 255 - i } else { i };
+        let c = g.eval_rational(i, 256);
+        u32::from_le_bytes([c.r, c.g, c.b, 255])
+    })
+}
+
+/// Texture rows for `bins` bins: all of them up to [`MAX_ROWS`] and the texture limit.
+pub fn rows_for(bins: usize, max_texture: u32) -> u32 {
+    (bins as u32).min(MAX_ROWS).min(max_texture).max(1)
+}
+
+/// Ring texture width for ≥ [`SCROLLBACK_S`] seconds of columns, within the limits.
+pub fn ring_width_for(sample_rate: u32, hop: usize, max_texture: u32) -> u32 {
+    let cols = (SCROLLBACK_S * sample_rate.max(1) as f64 / hop.max(1) as f64).ceil() as u32;
+    cols.clamp(64, MAX_RING_WIDTH.min(max_texture))
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Pod, Zeroable)]
+struct WriteParams {
+    bins: u32,
+    rows: u32,
+    new_cols: u32,
+    write_start: u32,
+    ring_width: u32,
+    first_col: u32,
+    _pad: [u32; 2],
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Pod, Zeroable)]
+struct DrawParams {
+    ring_width: u32,
+    newest: u32,
+    visible: u32,
+    rows: u32,
+    bins: u32,
+    scale: u32,
+    width_px: f32,
+    height_px: f32,
+    nyquist: f32,
+    f_lo: f32,
+    db_floor: f32,
+    db_ceil: f32,
+    filled: u32,
+    _pad: [u32; 3],
+}
+
+/// The GPU objects of the scene that do not depend on the analysis settings.
+pub(super) struct ScenePipes {
+    pub(super) write_layout: wgpu::BindGroupLayout,
+    pub(super) write_pipeline: wgpu::ComputePipeline,
+    pub(super) draw_layout: wgpu::BindGroupLayout,
+    pub(super) draw_pipeline: wgpu::RenderPipeline,
+    pub(super) draw_params: PingPong,
+    pub(super) lut: wgpu::Buffer,
+}
+
+impl ScenePipes {
+    pub(super) fn new(device: &wgpu::Device) -> ScenePipes {
+        let write_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("spectrogram:ring_write:layout"),
+            entries: &[
+                uniform_entry(0, wgpu::ShaderStages::COMPUTE),
+                storage_entry(1, wgpu::ShaderStages::COMPUTE),
+                wgpu::BindGroupLayoutEntry {
+                    binding: 2,
+                    visibility: wgpu::ShaderStages::COMPUTE,
+                    ty: wgpu::BindingType::StorageTexture {
+                        access: wgpu::StorageTextureAccess::WriteOnly,
+                        format: wgpu::TextureFormat::R32Float,
+                        view_dimension: wgpu::TextureViewDimension::D2,
+                    },
+                    count: None,
+                },
+            ],
+        });
+        let write_pl = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("spectrogram:ring_write:pipeline_layout"),
+            bind_group_layouts: &[Some(&write_layout)],
+            immediate_size: 0,
+        });
+        let write_module = shaders::SPECTROGRAM_RING_WRITE.module(device);
+        let write_pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+            label: Some("spectrogram:ring_write"),
+            layout: Some(&write_pl),
+            module: &write_module,
+            entry_point: Some("main"),
+            compilation_options: Default::default(),
+            cache: None,
+        });
+        let draw_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("spectrogram:draw:layout"),
+            entries: &[
+                uniform_entry(0, wgpu::ShaderStages::FRAGMENT),
+                wgpu::BindGroupLayoutEntry {
+                    binding: 1,
+                    visibility: wgpu::ShaderStages::FRAGMENT,
+                    ty: wgpu::BindingType::Texture {
+                        sample_type: wgpu::TextureSampleType::Float { filterable: false },
+                        view_dimension: wgpu::TextureViewDimension::D2,
+                        multisampled: false,
+                    },
+                    count: None,
+                },
+                storage_entry(2, wgpu::ShaderStages::FRAGMENT),
+            ],
+        });
+        let draw_pl = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("spectrogram:draw:pipeline_layout"),
+            bind_group_layouts: &[Some(&draw_layout)],
+            immediate_size: 0,
+        });
+        let draw_pipeline = shaders::SPECTROGRAM_DRAW.render_pipeline(
+            device,
+            "spectrogram:draw",
+            &draw_pl,
+            &shaders::RenderOptions::default(),
+        );
+        let draw_params = PingPong::new(
+            device,
+            "spectrogram:draw_params",
+            wgpu::BufferUsages::UNIFORM,
+            std::mem::size_of::<DrawParams>() as u64,
+        );
+        let lut = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("spectrogram:lut"),
+            size: 256 * 4,
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        ScenePipes {
+            write_layout,
+            write_pipeline,
+            draw_layout,
+            draw_pipeline,
+            draw_params,
+            lut,
+        }
+    }
+}
+
+/// The FFT-size-dependent GPU objects (rebuilt when the analysis settings change).
+pub(super) struct Analysis {
+    pub(super) settings: Settings,
+    pub(super) bins: usize,
+    pub(super) cpu: Stft,
+    pub(super) gpu: Option<GpuFft>,
+    /// GPU path: samples not yet consumed by a column (start = next column's first sample).
+    pub(super) tail: Vec<f32>,
+    /// GPU path: frames of this batch (batch × N), uploaded in `prepare`.
+    pub(super) frames: Vec<f32>,
+    pub(super) batch: u32,
+    /// Ring texture.
+    pub(super) ring_view: wgpu::TextureView,
+    pub(super) ring_width: u32,
+    pub(super) rows: u32,
+    /// CPU path: new columns to upload (n × bins).
+    pub(super) upload: PingPong,
+    pub(super) write_params: PingPong,
+    /// [slot] for the CPU path (reads `upload`), one for the GPU path (reads the FFT output).
+    pub(super) write_groups_cpu: Option<(u64, [wgpu::BindGroup; 2])>,
+    pub(super) write_groups_gpu: Option<[wgpu::BindGroup; 2]>,
+    pub(super) draw_groups: [wgpu::BindGroup; 2],
+    /// Columns of this frame's GPU batch still to be copied into the shared readback ring.
+    pub(super) copy_pending: u32,
+    /// Written (ring) index of that batch's first column; `None` when it is not written (view
+    /// frozen): its levels then feed only the metrics, not the history.
+    pub(super) copy_written: Option<u64>,
+    /// The GPU FFT's window is still to be uploaded (by the next `prepare`).
+    pub(super) window_pending: bool,
+}
+
+fn uniform_entry(binding: u32, visibility: wgpu::ShaderStages) -> wgpu::BindGroupLayoutEntry {
+    crate::gpu::buffer_entry(binding, visibility, wgpu::BufferBindingType::Uniform)
+}
+
+fn storage_entry(binding: u32, visibility: wgpu::ShaderStages) -> wgpu::BindGroupLayoutEntry {
+    let ty = wgpu::BufferBindingType::Storage { read_only: true };
+    crate::gpu::buffer_entry(binding, visibility, ty)
+}
+
+impl Analysis {
+    pub(super) fn new(
+        gpu: &Gpu,
+        settings: &Settings,
+        sample_rate: u32,
+        write_layout: &wgpu::BindGroupLayout,
+        draw_layout: &wgpu::BindGroupLayout,
+        draw_params: &PingPong,
+        lut: &wgpu::Buffer,
+    ) -> Result<Analysis, SceneError> {
+        let device = &gpu.device;
+        let cpu = Stft::with_window(settings.fft_size, settings.hop, settings.window)?;
+        let bins = cpu.bins();
+        // The GPU FFT's window is uploaded by the next `prepare`, through the frame's uploader.
+        let gpu_fft = match settings.fft_on {
+            FftOn::Gpu => Some(
+                GpuFft::new(device, settings.fft_size, MAX_BATCH)
+                    .map_err(|e| SceneError::Other(format!("GPU FFT: {e}")))?,
+            ),
+            FftOn::Cpu => None,
+        };
+        let max_tex = device.limits().max_texture_dimension_2d;
+        let ring_width = ring_width_for(sample_rate, settings.hop, max_tex);
+        let rows = rows_for(bins, max_tex);
+        let ring = device.create_texture(&wgpu::TextureDescriptor {
+            label: Some("spectrogram:ring"),
+            size: wgpu::Extent3d {
+                width: ring_width,
+                height: rows,
+                depth_or_array_layers: 1,
+            },
+            mip_level_count: 1,
+            sample_count: 1,
+            dimension: wgpu::TextureDimension::D2,
+            format: wgpu::TextureFormat::R32Float,
+            usage: wgpu::TextureUsages::STORAGE_BINDING | wgpu::TextureUsages::TEXTURE_BINDING,
+            view_formats: &[],
+        });
+        let ring_view = ring.create_view(&wgpu::TextureViewDescriptor {
+            label: Some("spectrogram:ring:view"),
+            ..Default::default()
+        });
+        let upload = PingPong::new(
+            device,
+            "spectrogram:columns",
+            wgpu::BufferUsages::STORAGE,
+            16 * bins as u64 * 4,
+        );
+        let write_params = PingPong::new(
+            device,
+            "spectrogram:ring_write_params",
+            wgpu::BufferUsages::UNIFORM,
+            std::mem::size_of::<WriteParams>() as u64,
+        );
+        let write_groups_gpu = gpu_fft.as_ref().map(|f| {
+            std::array::from_fn(|s| {
+                device.create_bind_group(&wgpu::BindGroupDescriptor {
+                    label: Some(&format!("spectrogram:ring_write:gpu_group[{s}]")),
+                    layout: write_layout,
+                    entries: &[
+                        wgpu::BindGroupEntry {
+                            binding: 0,
+                            resource: write_params.buffer(s).as_entire_binding(),
+                        },
+                        wgpu::BindGroupEntry {
+                            binding: 1,
+                            resource: f.output_db().as_entire_binding(),
+                        },
+                        wgpu::BindGroupEntry {
+                            binding: 2,
+                            resource: wgpu::BindingResource::TextureView(&ring_view),
+                        },
+                    ],
+                })
+            })
+        });
+        let draw_groups = std::array::from_fn(|s| {
+            device.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: Some(&format!("spectrogram:draw:group[{s}]")),
+                layout: draw_layout,
+                entries: &[
+                    wgpu::BindGroupEntry {
+                        binding: 0,
+                        resource: draw_params.buffer(s).as_entire_binding(),
+                    },
+                    wgpu::BindGroupEntry {
+                        binding: 1,
+                        resource: wgpu::BindingResource::TextureView(&ring_view),
+                    },
+                    wgpu::BindGroupEntry {
+                        binding: 2,
+                        resource: lut.as_entire_binding(),
+                    },
+                ],
+            })
+        });
+        Ok(Analysis {
+            settings: settings.clone(),
+            bins,
+            cpu,
+            gpu: gpu_fft,
+            tail: Vec::new(),
+            frames: Vec::new(),
+            batch: 0,
+            ring_view,
+            ring_width,
+            rows,
+            upload,
+            write_params,
+            write_groups_cpu: None,
+            write_groups_gpu,
+            draw_groups,
+            copy_pending: 0,
+            copy_written: None,
+            window_pending: true,
+        })
+    }
+}
+
+/// Readback tag id of a GPU batch copy: `cols` (16 bits), the written index of its first column
+/// (40 bits, all ones for "not written"), the history generation (8 bits).
+fn copy_tag(generation: u8, written: Option<u64>, cols: u32) -> u64 {
+    const NOT_WRITTEN: u64 = (1 << 40) - 1;
+    let w = written.map_or(NOT_WRITTEN, |w| w.min(NOT_WRITTEN - 1));
+    (u64::from(generation) << 56) | (w << 16) | u64::from(cols & 0xffff)
+}
+
+/// The parts of a [`copy_tag`]: (generation, written index of the first column, columns).
+fn copy_tag_parts(id: u64) -> (u8, Option<u64>, usize) {
+    let w = (id >> 16) & ((1 << 40) - 1);
+    (
+        (id >> 56) as u8,
+        (w != (1 << 40) - 1).then_some(w),
+        (id & 0xffff) as usize,
+    )
+}
+
+impl Spectrogram {
+    /// `prepare`'s uploads of this frame's columns: the colormap LUT and the GPU FFT's window
+    /// when they changed, the columns (the CPU path's or gap columns through the upload buffer,
+    /// the GPU path's frames into the FFT's input) and the ring write's parameters.
+    pub(super) fn upload_columns(&mut self, f: &mut GpuFrame<'_>) {
+        let gpu = f.gpu();
+        if self.lut_dirty {
+            f.write_slice(&self.lut, 0, &colormap_lut(self.colormap));
+            self.lut_dirty = false;
+        }
+        if self.a.window_pending {
+            if let Some(fft) = &mut self.a.gpu {
+                let window = stft::window_values(self.a.settings.window, self.a.settings.fft_size);
+                if let Err(e) = fft.set_window(f, &window) {
+                    self.error = Some(format!("GPU FFT: {e}"));
+                }
+            }
+            self.a.window_pending = false;
+        }
+        let bins = self.a.bins as u32;
+        // This frame's columns.
+        self.write_cols = if self.frozen { 0 } else { self.pending_cols };
+        self.write_start = (self.written % self.a.ring_width as u64) as u32;
+        // Columns computed on the CPU (or gap columns) go up through the upload buffer.
+        self.cpu_route = self.a.settings.fft_on == FftOn::Cpu || self.gap_cols > 0;
+        match self.cpu_route {
+            true => {
+                if self.pending_cols > 0 {
+                    self.a.upload.write(f, bytemuck::cast_slice(&self.pending));
+                    let generation = self.a.upload.generation();
+                    if self.a.write_groups_cpu.as_ref().map(|g| g.0) != Some(generation) {
+                        let groups = std::array::from_fn(|s| {
+                            gpu.device.create_bind_group(&wgpu::BindGroupDescriptor {
+                                label: Some(&format!("spectrogram:ring_write:cpu_group[{s}]")),
+                                layout: &self.write_layout,
+                                entries: &[
+                                    wgpu::BindGroupEntry {
+                                        binding: 0,
+                                        resource: self.a.write_params.buffer(s).as_entire_binding(),
+                                    },
+                                    wgpu::BindGroupEntry {
+                                        binding: 1,
+                                        resource: self.a.upload.buffer(s).as_entire_binding(),
+                                    },
+                                    wgpu::BindGroupEntry {
+                                        binding: 2,
+                                        resource: wgpu::BindingResource::TextureView(
+                                            &self.a.ring_view,
+                                        ),
+                                    },
+                                ],
+                            })
+                        });
+                        self.a.write_groups_cpu = Some((generation, groups));
+                    }
+                }
+            }
+            false => {
+                if self.a.batch > 0
+                    && let Some(fft) = &self.a.gpu
+                {
+                    f.write_slice(fft.input(), 0, &self.a.frames);
+                    self.a.copy_pending = self.a.batch;
+                    self.a.copy_written = (self.write_cols > 0).then_some(self.written);
+                }
+            }
+        }
+        if self.write_cols > 0 {
+            let p = WriteParams {
+                bins,
+                rows: self.a.rows,
+                new_cols: self.write_cols,
+                write_start: self.write_start,
+                ring_width: self.a.ring_width,
+                first_col: 0,
+                _pad: [0; 2],
+            };
+            self.a.write_params.write(f, bytemuck::bytes_of(&p));
+        }
+    }
+
+    /// `prepare`'s last upload: the draw's parameters (the view: newest shown column, columns
+    /// across, frequency axis, dB range), once the written columns are counted.
+    pub(super) fn upload_draw_params(&mut self, f: &mut GpuFrame<'_>, frame: &FrameCtx) {
+        let bins = self.a.bins as u32;
+        let axis = self.axis();
+        let visible = self.visible();
+        let filled = (self.written.min(self.a.ring_width as u64)).saturating_sub(self.view_back);
+        let d = DrawParams {
+            ring_width: self.a.ring_width,
+            newest: ((self.written - self.view_back.min(self.written)) % self.a.ring_width as u64)
+                as u32,
+            visible,
+            rows: self.a.rows,
+            bins,
+            scale: self.scale.code(),
+            width_px: frame.size.0.max(1) as f32,
+            height_px: frame.size.1.max(1) as f32,
+            nyquist: axis.nyquist as f32,
+            f_lo: axis.f_lo as f32,
+            db_floor: self.db_floor,
+            db_ceil: self.db_ceil,
+            filled: filled.min(u32::MAX as u64) as u32,
+            _pad: [0; 3],
+        };
+        self.draw_params.write(f, bytemuck::bytes_of(&d));
+    }
+
+    /// `compute`: the batched GPU FFT of this frame's frames, then the ring write of this frame's
+    /// columns (from the FFT's output or the upload buffer).
+    pub(super) fn encode_columns(&mut self, pass: &mut wgpu::ComputePass<'_>, frame: &FrameCtx) {
+        if let (FftOn::Gpu, Some(f)) = (self.a.settings.fft_on, &self.a.gpu)
+            && self.a.batch > 0
+        {
+            f.encode(pass, self.a.batch);
+        }
+        if self.write_cols == 0 {
+            return;
+        }
+        let group = if self.cpu_route {
+            self.a.write_groups_cpu.as_ref().map(|g| &g.1[frame.slot()])
+        } else {
+            self.a.write_groups_gpu.as_ref().map(|g| &g[frame.slot()])
+        };
+        if let Some(group) = group {
+            pass.set_pipeline(&self.write_pipeline);
+            pass.set_bind_group(0, group, &[]);
+            pass.dispatch_workgroups(self.a.rows.div_ceil(64), self.write_cols, 1);
+        }
+    }
+
+    /// `recreate_gpu`: the pipelines and the FFT-size-dependent objects made anew on a new device.
+    pub(super) fn rebuild_gpu(&mut self, gpu: &Gpu) -> Result<(), SceneError> {
+        // The audio source, the STFT's unconsumed samples, the stream timeline, the history
+        // and the view live on the CPU and carry on; the GPU objects are made anew. Columns
+        // whose readback was in flight on the old device stay NaN in the history.
+        let p = ScenePipes::new(&gpu.device);
+        let mut a = Analysis::new(
+            gpu,
+            &self.a.settings,
+            self.source.sample_rate(),
+            &p.write_layout,
+            &p.draw_layout,
+            &p.draw_params,
+            &p.lut,
+        )?;
+        std::mem::swap(&mut a.cpu, &mut self.a.cpu);
+        std::mem::swap(&mut a.tail, &mut self.a.tail);
+        self.a = a;
+        self.write_layout = p.write_layout;
+        self.write_pipeline = p.write_pipeline;
+        self.draw_layout = p.draw_layout;
+        self.draw_pipeline = p.draw_pipeline;
+        self.draw_params = p.draw_params;
+        self.lut = p.lut;
+        self.lut_dirty = true;
+        Ok(())
+    }
+
+    /// `paint`: the ring texture drawn as the image (one full-screen triangle).
+    pub(super) fn draw_image(&self, pass: &mut wgpu::RenderPass<'_>, frame: &FrameCtx) {
+        pass.set_pipeline(&self.draw_pipeline);
+        pass.set_bind_group(0, &self.a.draw_groups[frame.slot()], &[]);
+        pass.draw(0..3, 0..1);
+    }
+
+    /// `record_readbacks`: this frame's GPU levels copied into the shared readback ring.
+    pub(super) fn copy_levels_back(
+        &mut self,
+        device: &wgpu::Device,
+        encoder: &mut wgpu::CommandEncoder,
+        ring: &mut ReadbackRing,
+        kind: u32,
+    ) {
+        // GPU path: this frame's dB columns go back to the CPU for the history (readout,
+        // spectrum view, export). The tag id carries the copy's order and its column count.
+        let cols = std::mem::take(&mut self.a.copy_pending);
+        let Some(f) = &self.a.gpu else { return };
+        if cols == 0 {
+            return;
+        }
+        let bytes = u64::from(cols) * self.a.bins as u64 * 4;
+        let tag = Tag {
+            kind,
+            id: copy_tag(self.history_gen, self.a.copy_written, cols),
+        };
+        if !ring.copy_buffer(device, encoder, f.output_db(), 0, bytes, tag) {
+            log::warn!("spectrogram: readback ring full; {cols} columns not kept for the readout");
+        }
+    }
+
+    /// `readback_arrived`: GPU levels come back into the history (stale copies dropped).
+    pub(super) fn levels_arrived(&mut self, arrived: &Arrived<'_>) {
+        let (generation, written, cols) = copy_tag_parts(arrived.tag.id);
+        let bins = self.a.bins;
+        // A copy made before the analysis settings changed (or the history was reset): dropped.
+        if generation != self.history_gen || bins == 0 || arrived.data.len() != cols * bins * 4 {
+            return;
+        }
+        let levels: Vec<f32> = bytemuck::pod_collect_to_vec(arrived.data);
+        for (j, col) in levels.chunks_exact(bins).enumerate() {
+            self.push_history(col, written.map(|w| w + j as u64));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{copy_tag, copy_tag_parts};
+
+    #[test]
+    fn copy_tags_round_trip() {
+        for (g, w, c) in [
+            (0u8, Some(0u64), 1u32),
+            (255, Some((1 << 40) - 2), 512),
+            (7, None, 3),
+        ] {
+            assert_eq!(copy_tag_parts(copy_tag(g, w, c)), (g, w, c as usize));
+        }
+    }
+}

@@ -1,0 +1,267 @@
+//! The time-series scene's egui side: the side panel (source, notices, follow and value range,
+//! own signals, window width, series toggles), the interaction over the chart (`interact`: wheel
+//! zooms time around the pointer, drag pans and pauses, right- or shift-drag box-zooms,
+//! double-click returns to live) and the overlay (`overlay`: time and value ticks, the paused
+//! notice, sample dots, the zoom box, the crosshair with the nearest sample of each series).
+
+use super::{PALETTE, TimeSeries, axis, markers};
+use crate::series::store::Series;
+
+impl TimeSeries {
+    /// `ui`: the side panel.
+    pub(super) fn side_panel(&mut self, ui: &mut egui::Ui) {
+        ui.heading("Time series");
+        ui.label(self.source.label());
+        if let Some(e) = self.source.error() {
+            ui.colored_label(egui::Color32::LIGHT_RED, e);
+        }
+        for n in self.notices() {
+            ui.colored_label(egui::Color32::YELLOW, n);
+        }
+        for n in &self.gpu_notes {
+            ui.colored_label(egui::Color32::YELLOW, n);
+        }
+        ui.horizontal(|ui| {
+            if ui.selectable_label(self.follow, "follow newest").clicked() {
+                self.follow = !self.follow;
+                if !self.follow
+                    && let Some(v) = self.view
+                {
+                    self.paused_range = (v.t0, v.t1);
+                }
+            }
+            if ui.button("auto y").clicked() {
+                self.fixed_y = None;
+            }
+        });
+        ui.add_enabled(
+            self.source.is_clocked(),
+            egui::Checkbox::new(&mut self.own_signals, "chart vizdeck's own frame times"),
+        );
+        ui.add_enabled(
+            self.source.is_clocked(),
+            egui::Checkbox::new(&mut self.own_audio, "chart the audio input's level"),
+        );
+        if let Some(n) = &self.audio_note {
+            ui.colored_label(egui::Color32::YELLOW, n);
+        }
+        ui.add(
+            egui::Slider::new(&mut self.window_s, 1e-6..=3600.0)
+                .logarithmic(true)
+                .text("window (s)"),
+        );
+        ui.label(format!("points ingested: {}", self.store.points_ingested()));
+        ui.label(format!("points in view: {}", self.points_in_view));
+        let cap = self.store.cap();
+        let dropped: u64 = self.store.series().iter().map(Series::dropped).sum();
+        ui.label(format!(
+            "memory cap: {cap} samples/series (oldest dropped first), dropped so far: {dropped}"
+        ));
+        ui.separator();
+        ui.label("Series (click to toggle):");
+        for (i, s) in self.store.series().iter().enumerate() {
+            let [r, g, b] = PALETTE[i % PALETTE.len()];
+            if let Some(v) = self.visible.get_mut(i) {
+                ui.checkbox(
+                    v,
+                    egui::RichText::new(format!("{} ({} pts)", s.name, s.points_ingested()))
+                        .color(egui::Color32::from_rgb(r, g, b)),
+                );
+            }
+        }
+        ui.separator();
+        ui.small("wheel: zoom time · drag: pan · right/shift-drag: box zoom · double-click: live");
+    }
+
+    /// `interact`: wheel, drags and double-click over the chart.
+    pub(super) fn handle_pointer(&mut self, response: &egui::Response, rect: egui::Rect) {
+        let Some(v) = self.view else {
+            return;
+        };
+        let w = rect.width().max(1.0) as f64;
+        let h = rect.height().max(1.0) as f64;
+        let t_at = |x: f32| v.t0 + (x - rect.left()) as f64 / w * (v.t1 - v.t0);
+        let y_at = |y: f32| v.hi - (y - rect.top()) as f64 / h * (v.hi - v.lo);
+        self.hover = response.hover_pos();
+        if response.double_clicked() {
+            self.follow = true;
+            self.fixed_y = None;
+            self.box_start = None;
+            return;
+        }
+        let (scroll, shift, secondary) = response.ctx.input(|i| {
+            (
+                i.smooth_scroll_delta,
+                i.modifiers.shift,
+                i.pointer.secondary_down(),
+            )
+        });
+        let boxing = shift || secondary;
+        if response.drag_started() && boxing {
+            self.box_start = response.interact_pointer_pos();
+        }
+        if self.box_start.is_some() {
+            if response.dragged() {
+                self.box_end = response.interact_pointer_pos();
+            }
+            if response.drag_stopped() {
+                if let (Some(a), Some(b)) = (self.box_start, self.box_end)
+                    && (a.x - b.x).abs() > 3.0
+                {
+                    let (x0, x1) = (a.x.min(b.x), a.x.max(b.x));
+                    self.pause_at(t_at(x0), t_at(x1));
+                    if (a.y - b.y).abs() > 3.0 {
+                        let (y0, y1) = (y_at(a.y.max(b.y)), y_at(a.y.min(b.y)));
+                        self.fixed_y = Some((y0, y1));
+                    }
+                }
+                self.box_start = None;
+                self.box_end = None;
+            }
+            return;
+        }
+        if response.dragged() {
+            let dx = response.drag_delta().x as f64;
+            if dx != 0.0 {
+                let dt = -dx / w * (v.t1 - v.t0);
+                self.pause_at(v.t0 + dt, v.t1 + dt);
+            }
+        }
+        if response.hovered() && scroll.y != 0.0 {
+            let f = (-scroll.y as f64 * 0.003).exp().clamp(0.2, 5.0);
+            let px = self.hover.map_or(rect.center().x, |p| p.x);
+            let tc = t_at(px);
+            let (a, b) = (tc - (tc - v.t0) * f, tc + (v.t1 - tc) * f);
+            if self.follow {
+                self.window_s = (b - a).max(1e-12);
+            } else {
+                self.pause_at(a, b);
+            }
+        }
+    }
+
+    /// `overlay`: ticks, notices, dots, the zoom box and the crosshair over the chart.
+    pub(super) fn draw_overlay(&self, painter: &egui::Painter, rect: egui::Rect) {
+        let Some(v) = self.view else {
+            painter.text(
+                rect.center(),
+                egui::Align2::CENTER_CENTER,
+                "waiting for data…",
+                egui::FontId::proportional(14.0),
+                egui::Color32::GRAY,
+            );
+            return;
+        };
+        let font = egui::FontId::proportional(12.0);
+        let color = egui::Color32::from_gray(220);
+        let stroke = egui::Stroke::new(1.0, egui::Color32::from_white_alpha(40));
+        let x_of = |t: f64| rect.left() + ((t - v.t0) / (v.t1 - v.t0)) as f32 * rect.width();
+        let y_of = |y: f64| rect.bottom() - ((y - v.lo) / (v.hi - v.lo)) as f32 * rect.height();
+        for (t, label) in axis::time_ticks(
+            self.chart_origin(),
+            v.t0,
+            v.t1,
+            (rect.width() / 130.0).max(2.0) as f64,
+        ) {
+            let x = x_of(t);
+            painter.line_segment(
+                [egui::pos2(x, rect.top()), egui::pos2(x, rect.bottom())],
+                stroke,
+            );
+            painter.text(
+                egui::pos2(x, rect.bottom() - 4.0),
+                egui::Align2::CENTER_BOTTOM,
+                label,
+                font.clone(),
+                color,
+            );
+        }
+        for (y, label) in axis::value_ticks(v.lo, v.hi, (rect.height() / 50.0).max(2.0) as f64) {
+            let py = y_of(y);
+            painter.line_segment(
+                [egui::pos2(rect.left(), py), egui::pos2(rect.right(), py)],
+                stroke,
+            );
+            painter.text(
+                egui::pos2(rect.left() + 4.0, py),
+                egui::Align2::LEFT_BOTTOM,
+                label,
+                font.clone(),
+                color,
+            );
+        }
+        if !self.follow {
+            painter.text(
+                rect.right_top() + egui::vec2(-6.0, 4.0),
+                egui::Align2::RIGHT_TOP,
+                "paused (double-click: live)",
+                font.clone(),
+                egui::Color32::YELLOW,
+            );
+        }
+        for m in &self.markers {
+            let p = egui::pos2(x_of(m.t), y_of(m.value as f64));
+            if rect.expand(markers::MARKER_RADIUS_PX).contains(p) {
+                let [r, g, b] = PALETTE[m.series % PALETTE.len()];
+                painter.circle_filled(
+                    p,
+                    markers::MARKER_RADIUS_PX,
+                    egui::Color32::from_rgb(r, g, b),
+                );
+            }
+        }
+        if let (Some(a), Some(b)) = (self.box_start, self.box_end) {
+            painter.rect_stroke(
+                egui::Rect::from_two_pos(a, b),
+                0.0,
+                egui::Stroke::new(1.0, egui::Color32::WHITE),
+                egui::StrokeKind::Inside,
+            );
+        }
+        // Crosshair: the nearest sample of each visible series.
+        if let Some(p) = self.hover.filter(|p| rect.contains(*p)) {
+            let t = v.t0 + ((p.x - rect.left()) / rect.width()) as f64 * (v.t1 - v.t0);
+            painter.line_segment(
+                [egui::pos2(p.x, rect.top()), egui::pos2(p.x, rect.bottom())],
+                egui::Stroke::new(1.0, egui::Color32::from_white_alpha(120)),
+            );
+            let mut lines = Vec::new();
+            for (i, s) in self.store.series().iter().enumerate() {
+                if !self.visible.get(i).copied().unwrap_or(true) {
+                    continue;
+                }
+                let off = self.offset_of(s);
+                if let Some((idx, tr, val)) = axis::nearest_sample(s, t - off) {
+                    let x = x_of(tr + off);
+                    if val.is_finite() {
+                        painter.circle_stroke(
+                            egui::pos2(x, y_of(val as f64)),
+                            3.0,
+                            egui::Stroke::new(1.0, egui::Color32::WHITE),
+                        );
+                    }
+                    lines.push(format!(
+                        "{}: {} @ {} (#{idx})",
+                        s.name,
+                        val,
+                        axis::exact_time(s, tr)
+                    ));
+                }
+            }
+            painter.text(
+                egui::pos2(p.x + 8.0, rect.top() + 6.0),
+                egui::Align2::LEFT_TOP,
+                lines.join("\n"),
+                font,
+                color,
+            );
+        }
+    }
+
+    fn pause_at(&mut self, t0: f64, t1: f64) {
+        if t1 > t0 && (t1 - t0) > 1e-15 * t0.abs().max(1.0) {
+            self.follow = false;
+            self.paused_range = (t0, t1);
+        }
+    }
+}
