@@ -13,25 +13,6 @@ pub mod upload;
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 
-/// A bind group layout entry for a buffer of type `ty` (uniform or storage) at `binding`, seen by
-/// `visibility`, without a dynamic offset or a minimum size.
-pub fn buffer_entry(
-    binding: u32,
-    visibility: wgpu::ShaderStages,
-    ty: wgpu::BufferBindingType,
-) -> wgpu::BindGroupLayoutEntry {
-    wgpu::BindGroupLayoutEntry {
-        binding,
-        visibility,
-        ty: wgpu::BindingType::Buffer {
-            ty,
-            has_dynamic_offset: false,
-            min_binding_size: None,
-        },
-        count: None,
-    }
-}
-
 /// Environment variable (tests): when `1`, no new device can be made after a loss
 /// ([`Gpu::replacement`]).
 pub const NO_NEW_DEVICE_ENV: &str = "VIZDECK_NO_NEW_DEVICE";

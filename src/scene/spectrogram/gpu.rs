@@ -13,7 +13,7 @@ use crate::gpu::fft::GpuFft;
 use crate::gpu::frame::GpuFrame;
 use crate::gpu::readback::{Arrived, ReadbackRing, Tag};
 use crate::gpu::upload::PingPong;
-use crate::gpu::{Gpu, shaders};
+use crate::gpu::{Gpu, layout, shaders};
 use crate::scene::{FrameCtx, SceneError};
 
 /// Colormaps offered (all perceptual except grayscale), from the `colorous` crate.
@@ -90,59 +90,28 @@ pub(super) struct ScenePipes {
 
 impl ScenePipes {
     pub(super) fn new(device: &wgpu::Device) -> ScenePipes {
-        let write_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-            label: Some("spectrogram:ring_write:layout"),
-            entries: &[
-                uniform_entry(0, wgpu::ShaderStages::COMPUTE),
-                storage_entry(1, wgpu::ShaderStages::COMPUTE),
-                wgpu::BindGroupLayoutEntry {
-                    binding: 2,
-                    visibility: wgpu::ShaderStages::COMPUTE,
-                    ty: wgpu::BindingType::StorageTexture {
-                        access: wgpu::StorageTextureAccess::WriteOnly,
-                        format: wgpu::TextureFormat::R32Float,
-                        view_dimension: wgpu::TextureViewDimension::D2,
-                    },
-                    count: None,
-                },
+        let cs = wgpu::ShaderStages::COMPUTE;
+        let fs = wgpu::ShaderStages::FRAGMENT;
+        let (write_pipeline, write_layout) = layout::compute_pipeline(
+            device,
+            "spectrogram:ring_write",
+            &shaders::SPECTROGRAM_RING_WRITE,
+            &[
+                layout::uniform(0, cs, None),
+                layout::storage(1, cs, true),
+                layout::storage_texture_2d(2, cs, wgpu::TextureFormat::R32Float),
             ],
-        });
-        let write_pl = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-            label: Some("spectrogram:ring_write:pipeline_layout"),
-            bind_group_layouts: &[Some(&write_layout)],
-            immediate_size: 0,
-        });
-        let write_module = shaders::SPECTROGRAM_RING_WRITE.module(device);
-        let write_pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-            label: Some("spectrogram:ring_write"),
-            layout: Some(&write_pl),
-            module: &write_module,
-            entry_point: Some("main"),
-            compilation_options: Default::default(),
-            cache: None,
-        });
-        let draw_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-            label: Some("spectrogram:draw:layout"),
-            entries: &[
-                uniform_entry(0, wgpu::ShaderStages::FRAGMENT),
-                wgpu::BindGroupLayoutEntry {
-                    binding: 1,
-                    visibility: wgpu::ShaderStages::FRAGMENT,
-                    ty: wgpu::BindingType::Texture {
-                        sample_type: wgpu::TextureSampleType::Float { filterable: false },
-                        view_dimension: wgpu::TextureViewDimension::D2,
-                        multisampled: false,
-                    },
-                    count: None,
-                },
-                storage_entry(2, wgpu::ShaderStages::FRAGMENT),
+        );
+        let draw_layout = layout::bind_group_layout(
+            device,
+            "spectrogram:draw",
+            &[
+                layout::uniform(0, fs, None),
+                layout::texture_2d(1, fs, false),
+                layout::storage(2, fs, true),
             ],
-        });
-        let draw_pl = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-            label: Some("spectrogram:draw:pipeline_layout"),
-            bind_group_layouts: &[Some(&draw_layout)],
-            immediate_size: 0,
-        });
+        );
+        let draw_pl = layout::pipeline_layout(device, "spectrogram:draw", &[&draw_layout]);
         let draw_pipeline = shaders::SPECTROGRAM_DRAW.render_pipeline(
             device,
             "spectrogram:draw",
@@ -201,15 +170,6 @@ pub(super) struct Analysis {
     pub(super) copy_written: Option<u64>,
     /// The GPU FFT's window is still to be uploaded (by the next `prepare`).
     pub(super) window_pending: bool,
-}
-
-fn uniform_entry(binding: u32, visibility: wgpu::ShaderStages) -> wgpu::BindGroupLayoutEntry {
-    crate::gpu::buffer_entry(binding, visibility, wgpu::BufferBindingType::Uniform)
-}
-
-fn storage_entry(binding: u32, visibility: wgpu::ShaderStages) -> wgpu::BindGroupLayoutEntry {
-    let ty = wgpu::BufferBindingType::Storage { read_only: true };
-    crate::gpu::buffer_entry(binding, visibility, ty)
 }
 
 impl Analysis {
