@@ -5,7 +5,7 @@
 
 #![allow(clippy::disallowed_methods)] // tests and benches drive the GPU with their own submits
 
-use vizdeck::gpu::readback::{ReadbackRing, TAG_USER};
+use vizdeck::gpu::readback::{Consumer, ReadbackRing};
 use vizdeck::gpu::upload::Strategy;
 use vizdeck::gpu::{BackendChoice, Gpu};
 use vizdeck::scene::particles::cpu::{Stats, histogram_bin};
@@ -97,7 +97,7 @@ fn run_frame(
     // As the deck does: the scene's statistics copy goes through a readback ring and comes back
     // through `readback_arrived` (here at once: the frame is waited for).
     let mut ring = ReadbackRing::new("test:ring", 4);
-    scene.record_readbacks(&gpu.device, &mut enc, &mut ring, TAG_USER);
+    scene.record_readbacks(&gpu.device, &mut enc, &mut ring, Consumer::Scene(1));
     gpu.queue.submit([enc.finish()]);
     ring.after_submit();
     gpu.wait_idle();

@@ -7,7 +7,7 @@
 use std::time::Instant;
 
 use vizdeck::gpu::frame::OwnedFrame;
-use vizdeck::gpu::readback::{ReadbackRing, TAG_USER, Tag};
+use vizdeck::gpu::readback::{Consumer, ReadbackRing};
 use vizdeck::gpu::upload::{PingPong, Strategy, Uploader, create_buffer_init};
 use vizdeck::gpu::{BackendChoice, Gpu};
 use vizdeck::stats::bench::{payload, read_buffer};
@@ -18,6 +18,9 @@ fn gpu() -> Gpu {
         .expect("a GPU adapter (lavapipe)")
         .0
 }
+
+/// The consumer the tests' copies are for.
+const ME: Consumer = Consumer::Scene(0);
 
 fn dst(gpu: &Gpu, size: u64) -> wgpu::Buffer {
     gpu.device.create_buffer(&wgpu::BufferDescriptor {
@@ -202,12 +205,12 @@ fn ring_reads_textures_of_odd_widths_without_blocking() {
         let mut enc = gpu
             .device
             .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
-        let tag = Tag {
-            kind: TAG_USER,
-            id: i as u64,
-        };
+        let tag = i as u64 as u64;
         let t0 = Instant::now();
-        assert!(ring.copy_texture(&gpu.device, &mut enc, &tex, tag).unwrap());
+        assert!(
+            ring.copy_texture(&gpu.device, &mut enc, &tex, ME, tag)
+                .unwrap()
+        );
         gpu.queue.submit([enc.finish()]);
         ring.after_submit();
         // A non-blocking poll returns at once, whether or not the copy has finished.
@@ -217,24 +220,27 @@ fn ring_reads_textures_of_odd_widths_without_blocking() {
         let n = ring.wait(&gpu.device, |a| {
             let mut out = Vec::new();
             assert!(a.rgba_into(&mut out));
-            got = Some((a.tag, out));
+            got = Some((a.payload::<u64>().copied(), out));
         });
         if n == 0 {
             // Arrived during the non-blocking poll above: redo to capture it.
             let mut enc = gpu
                 .device
                 .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
-            assert!(ring.copy_texture(&gpu.device, &mut enc, &tex, tag).unwrap());
+            assert!(
+                ring.copy_texture(&gpu.device, &mut enc, &tex, ME, tag)
+                    .unwrap()
+            );
             gpu.queue.submit([enc.finish()]);
             ring.after_submit();
             ring.wait(&gpu.device, |a| {
                 let mut out = Vec::new();
                 a.rgba_into(&mut out);
-                got = Some((a.tag, out));
+                got = Some((a.payload::<u64>().copied(), out));
             });
         }
         let (t, out) = got.expect("readback arrived");
-        assert_eq!(t, tag);
+        assert_eq!(t, Some(tag));
         assert_eq!(out.len(), (w * h * 4) as usize);
         assert!(out == px, "{w}x{h}: pixels differ");
     }
@@ -243,11 +249,11 @@ fn ring_reads_textures_of_odd_widths_without_blocking() {
     let mut enc = gpu
         .device
         .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
-    let tag = Tag {
-        kind: TAG_USER,
-        id: 9,
-    };
-    assert!(ring.copy_texture(&gpu.device, &mut enc, &tex, tag).unwrap());
+    let tag = 9 as u64;
+    assert!(
+        ring.copy_texture(&gpu.device, &mut enc, &tex, ME, tag)
+            .unwrap()
+    );
     gpu.queue.submit([enc.finish()]);
     ring.after_submit();
     let mut out = Vec::new();
@@ -281,7 +287,7 @@ fn ring_reads_textures_of_odd_widths_without_blocking() {
         .device
         .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
     assert!(
-        ring.copy_texture(&gpu.device, &mut enc, &f32tex, tag)
+        ring.copy_texture(&gpu.device, &mut enc, &f32tex, ME, tag)
             .is_err()
     );
     assert!(
@@ -299,15 +305,17 @@ fn full_ring_refuses_instead_of_waiting() {
     let mut enc = gpu
         .device
         .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
-    let tag = |id| Tag { kind: TAG_USER, id };
-    assert!(ring.copy_buffer(&gpu.device, &mut enc, &src, 0, 4096, tag(0)));
-    assert!(ring.copy_buffer(&gpu.device, &mut enc, &src, 0, 4096, tag(1)));
-    assert!(!ring.copy_buffer(&gpu.device, &mut enc, &src, 0, 4096, tag(2)));
+    assert!(ring.copy_buffer(&gpu.device, &mut enc, &src, 0, 4096, ME, 0u64));
+    assert!(ring.copy_buffer(&gpu.device, &mut enc, &src, 0, 4096, ME, 1u64));
+    assert!(!ring.copy_buffer(&gpu.device, &mut enc, &src, 0, 4096, ME, 2u64));
     assert_eq!(ring.dropped(), 1);
     gpu.queue.submit([enc.finish()]);
     ring.after_submit();
     let mut ids = Vec::new();
-    assert_eq!(ring.wait(&gpu.device, |a| ids.push(a.tag.id)), 2);
+    assert_eq!(
+        ring.wait(&gpu.device, |a| ids.push(*a.payload::<u64>().unwrap())),
+        2
+    );
     assert_eq!(ids, [0, 1]);
     assert_eq!(ring.in_flight(), 0);
 }
@@ -343,16 +351,16 @@ fn lent_readbacks_become_exact_pngs_and_return_to_the_ring() {
             px
         };
         want.push((w, h, rgba));
-        let tag = Tag {
-            kind: TAG_USER,
-            id: i as u64,
-        };
-        assert!(ring.copy_texture(&gpu.device, &mut enc, &tex, tag).unwrap());
+        let tag = i as u64 as u64;
+        assert!(
+            ring.copy_texture(&gpu.device, &mut enc, &tex, ME, tag)
+                .unwrap()
+        );
     }
     gpu.queue.submit([enc.finish()]);
     ring.after_submit();
     let n = ring.wait(&gpu.device, |a| {
-        let path = dir.join(format!("{}.png", a.tag.id));
+        let path = dir.join(format!("{}.png", a.payload::<u64>().unwrap()));
         assert!(writer.submit_mapped(path, a.lend()));
     });
     assert_eq!(n, 3);
@@ -378,32 +386,63 @@ fn lent_readbacks_become_exact_pngs_and_return_to_the_ring() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// A kind limit refuses copies of that kind beyond it (counted) while other kinds still get
+/// A consumer's limit refuses its copies beyond it (counted) while other consumers still get
 /// buffers.
 #[test]
-fn kind_limit_keeps_buffers_for_other_kinds() {
+fn consumer_limit_keeps_buffers_for_other_consumers() {
     let gpu = gpu();
     let src = dst(&gpu, 1024);
     let mut ring = ReadbackRing::new("test:ring:kinds", 3);
-    ring.limit_kind(TAG_USER, 1);
+    let other_consumer = Consumer::Scene(1);
+    ring.limit(ME, 1);
     let mut enc = gpu
         .device
         .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
-    let shot = |id| Tag { kind: TAG_USER, id };
-    let other = |id| Tag {
-        kind: TAG_USER + 1,
-        id,
-    };
-    assert!(ring.copy_buffer(&gpu.device, &mut enc, &src, 0, 1024, shot(0)));
-    assert!(ring.kind_full(TAG_USER));
-    assert!(!ring.copy_buffer(&gpu.device, &mut enc, &src, 0, 1024, shot(1)));
+    assert!(ring.copy_buffer(&gpu.device, &mut enc, &src, 0, 1024, ME, 0u64));
+    assert!(ring.full(ME));
+    assert!(!ring.copy_buffer(&gpu.device, &mut enc, &src, 0, 1024, ME, 1u64));
     assert_eq!(ring.dropped(), 1);
-    assert!(ring.copy_buffer(&gpu.device, &mut enc, &src, 0, 1024, other(0)));
-    assert!(ring.copy_buffer(&gpu.device, &mut enc, &src, 0, 1024, other(1)));
-    assert_eq!(ring.kind_busy(TAG_USER), 1);
-    assert_eq!(ring.kind_busy(TAG_USER + 1), 2);
+    assert!(ring.copy_buffer(&gpu.device, &mut enc, &src, 0, 1024, other_consumer, 0u64));
+    assert!(ring.copy_buffer(&gpu.device, &mut enc, &src, 0, 1024, other_consumer, 1u64));
+    assert_eq!(ring.busy(ME), 1);
+    assert_eq!(ring.busy(other_consumer), 2);
     gpu.queue.submit([enc.finish()]);
     ring.after_submit();
     assert_eq!(ring.wait(&gpu.device, |_| {}), 3);
-    assert!(!ring.kind_full(TAG_USER));
+    assert!(!ring.full(ME));
+}
+
+/// Copies a consumer asked for before `invalidate` are dropped when they arrive (counted as
+/// stale, never delivered); copies asked for after it, and other consumers' copies, arrive with
+/// their payloads.
+#[test]
+fn invalidated_copies_are_dropped_in_the_ring() {
+    let gpu = gpu();
+    let src = dst(&gpu, 1024);
+    let other = Consumer::Scene(7);
+    let mut ring = ReadbackRing::new("test:ring:stale", 6);
+    let mut enc = gpu
+        .device
+        .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
+    assert!(ring.copy_buffer(&gpu.device, &mut enc, &src, 0, 256, ME, 1u64));
+    assert!(ring.copy_buffer(&gpu.device, &mut enc, &src, 0, 256, ME, 2u64));
+    assert!(ring.copy_buffer(&gpu.device, &mut enc, &src, 0, 256, other, 3u64));
+    ring.invalidate(ME);
+    assert!(ring.copy_buffer(&gpu.device, &mut enc, &src, 0, 256, ME, 4u64));
+    gpu.queue.submit([enc.finish()]);
+    ring.after_submit();
+    let mut got = Vec::new();
+    let n = ring.wait(&gpu.device, |a| {
+        got.push((a.consumer, *a.payload::<u64>().expect("a u64 payload")));
+        assert!(
+            a.payload::<u32>().is_none(),
+            "a payload is only its own type"
+        );
+    });
+    assert_eq!(n, 2);
+    got.sort_by_key(|g| g.1);
+    assert_eq!(got, [(other, 3), (ME, 4)]);
+    assert_eq!(ring.stale(), 2);
+    assert_eq!(ring.bytes_read(), 2 * 256);
+    assert_eq!(ring.in_flight(), 0);
 }

@@ -9,8 +9,9 @@ use super::capture::{GPU_TIME_WAIT_FRAMES, attach_gpu_times};
 use super::{Deck, FrameTimes, Output, SceneSlot, duration_ms};
 use crate::gpu::Gpu;
 use crate::gpu::frame::GpuFrame;
-use crate::gpu::readback::{TAG_SCREENSHOT, TAG_USER};
+use crate::gpu::readback::Consumer;
 use crate::gpu::timing::PassTimes;
+use crate::gpu::timing::TimedFrame;
 use crate::scene::{FrameCtx, SCENES};
 use crate::stats::FrameRecord;
 
@@ -167,11 +168,11 @@ impl Deck {
         }
 
         // The scene's GPU → CPU copies (statistics, levels) into the shared ring, after its passes.
-        let kind = TAG_USER + self.active as u32;
+        let consumer = Consumer::Scene(self.active);
         if let (SceneSlot::Ready(scene), true) =
             (&mut self.slots[self.active], self.target.is_some())
         {
-            scene.record_readbacks(&gpu.device, &mut encoder, &mut self.readback, kind);
+            scene.record_readbacks(&gpu.device, &mut encoder, &mut self.readback, consumer);
         }
 
         // egui on top, into the output.
@@ -278,7 +279,7 @@ impl Deck {
         if let Some(last) = gpu_times.last() {
             self.gpu_live = [last.compute_ms, last.render_ms, last.ui_ms.unwrap_or(0.0)];
         }
-        let read_total = crate::gpu::readback::bytes_read_back_total();
+        let read_total = self.readback.bytes_read();
         let bytes_read_back = read_total.saturating_sub(self.readback_mark);
         self.readback_mark = read_total;
         let scene = SCENES[self.active].id;
@@ -341,7 +342,9 @@ impl Deck {
 
     /// Polls the readback ring once (or, with `wait`, waits for every copy in flight) and routes
     /// what arrived: GPU times are decoded and returned, screenshots go to the PNG writer, and
-    /// copies of kind [`TAG_USER`] + i to scene i ([`Scene::readback_arrived`]).
+    /// copies for [`Consumer::Scene`]`(i)` to scene i
+    /// ([`Scene::readback_arrived`](crate::scene::Scene::readback_arrived)); copies their consumer
+    /// invalidated are dropped by the ring itself.
     pub(super) fn drain_readbacks(&mut self, gpu: &Gpu, wait: bool) -> Vec<PassTimes> {
         let mut gpu_times = Vec::new();
         let timer = self.timer.as_ref();
@@ -349,19 +352,20 @@ impl Deck {
         let slots = &mut self.slots;
         let scene = SCENES[self.active].id;
         let mut saved = Vec::new();
-        let route = |a: crate::gpu::readback::Arrived<'_>| match a.tag.kind {
-            crate::gpu::readback::TAG_TIMING => {
-                if let Some(t) = timer.and_then(|t| t.decode(a.tag.id, a.data)) {
+        let route = |a: crate::gpu::readback::Arrived<'_>| match a.consumer {
+            Consumer::Timing => {
+                if let Some(&TimedFrame(frame)) = a.payload::<TimedFrame>()
+                    && let Some(t) = timer.and_then(|t| t.decode(frame, a.data))
+                {
                     gpu_times.push(t);
                 }
             }
-            TAG_SCREENSHOT => {
+            Consumer::Screenshot => {
                 if let Some(p) = shots.arrived(&a, scene) {
                     saved.push(p);
                 }
             }
-            kind => {
-                let i = kind.wrapping_sub(TAG_USER) as usize;
+            Consumer::Scene(i) => {
                 if let Some(SceneSlot::Ready(s)) = slots.get_mut(i) {
                     s.readback_arrived(&a);
                 }

@@ -21,7 +21,7 @@ use targets::{SceneDepth, SceneTarget};
 
 use crate::clock::{FixedClock, Tick};
 use crate::gpu::Gpu;
-use crate::gpu::readback::{ReadbackRing, TAG_SCREENSHOT};
+use crate::gpu::readback::{Consumer, ReadbackRing};
 use crate::gpu::timing::GpuTimer;
 use crate::gpu::upload::{Strategy, Uploader};
 use crate::scene::{SCENES, Scene, SceneConfig};
@@ -191,9 +191,8 @@ impl Deck {
                 writer: screenshot_writer(),
                 dir: None,
                 next_id: 0,
-                one_off: Vec::new(),
             },
-            readback_mark: crate::gpu::readback::bytes_read_back_total(),
+            readback_mark: 0,
             recording: None,
             record_path: None,
             recordings_made: 0,
@@ -393,6 +392,6 @@ pub fn duration_ms(d: std::time::Duration) -> f64 {
 /// scenes' copies keep the rest).
 fn new_readback_ring() -> ReadbackRing {
     let mut ring = ReadbackRing::new("readback:ring", 12);
-    ring.limit_kind(TAG_SCREENSHOT, 8);
+    ring.limit(Consumer::Screenshot, 8);
     ring
 }

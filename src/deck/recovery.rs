@@ -32,8 +32,8 @@ impl Deck {
     /// that stopping the recording or finishing never waits for a device that will not answer.
     pub fn abandon_gpu_work(&mut self) {
         self.readback = new_readback_ring();
+        self.readback_mark = 0;
         self.timer = None;
-        self.screenshots.one_off.clear();
     }
 
     /// Moves the deck onto `gpu`, a new device replacing one that was lost (`reason`): the egui
@@ -62,7 +62,7 @@ impl Deck {
         self.timer = GpuTimer::new(&gpu.device, &gpu.queue);
         self.uploader = Uploader::new(&gpu.device, self.uploader.strategy());
         self.readback = new_readback_ring();
-        self.screenshots.one_off.clear();
+        self.readback_mark = 0;
         for (i, slot) in self.slots.iter_mut().enumerate() {
             if let SceneSlot::Ready(scene) = slot
                 && let Err(e) = scene.recreate_gpu(gpu)

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use super::Deck;
 use crate::gpu::Gpu;
-use crate::gpu::readback::{PngWriter, TAG_SCREENSHOT, Tag};
+use crate::gpu::readback::{Consumer, PngWriter};
 
 /// Saving screenshots through the readback ring: every frame (`--screenshot-every-frame`) and/or
 /// the next one (F12).
@@ -14,8 +14,15 @@ pub(super) struct Screenshots {
     pub(super) writer: PngWriter,
     pub(super) dir: Option<PathBuf>,
     pub(super) next_id: u64,
-    /// Pending F12 requests: (request id, crop rect in output pixels).
-    pub(super) one_off: Vec<(u64, (u32, u32, u32, u32))>,
+}
+
+/// The payload of a screenshot readback: what to make of the output copy when it arrives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Shot {
+    /// An every-frame screenshot: the whole output as `frame-NNNNNN.png` (the number).
+    Frame(u64),
+    /// The scene panel (F12): this crop of the output (x, y, w, h in output pixels).
+    Panel((u32, u32, u32, u32)),
 }
 
 impl Deck {
@@ -57,7 +64,7 @@ impl Deck {
         if every {
             let id = self.screenshots.next_id;
             self.screenshots.next_id += 1;
-            let committed = self.readback.kind_busy(TAG_SCREENSHOT);
+            let committed = self.readback.busy(Consumer::Screenshot);
             if self.screenshots.writer.is_full() || committed >= self.screenshots.writer.capacity()
             {
                 // The PNG workers could not take this frame by the time it arrived (every slot
@@ -65,17 +72,13 @@ impl Deck {
                 // count the drop.
                 self.screenshots.writer.count_dropped();
             } else {
-                self.copy_output(gpu, encoder, output, id);
+                self.copy_output(gpu, encoder, output, Shot::Frame(id));
             }
         }
         if one_off {
             // The scene panel (image, axes and overlays as shown), cropped from the output and
             // written as `vizdeck-<scene>-<unix time>.png` by the PNG worker 1–3 frames later.
-            let id = self.screenshots.next_id;
-            self.screenshots.next_id += 1;
-            if self.copy_output(gpu, encoder, output, id) {
-                self.screenshots.one_off.push((id, self.scene_rect_px));
-            } else {
+            if !self.copy_output(gpu, encoder, output, Shot::Panel(self.scene_rect_px)) {
                 log::error!("PNG export: the readback ring is busy; try again");
                 self.toast("PNG export failed: the readback ring is busy".into());
             }
@@ -87,15 +90,11 @@ impl Deck {
         gpu: &Gpu,
         encoder: &mut wgpu::CommandEncoder,
         output: &wgpu::Texture,
-        id: u64,
+        shot: Shot,
     ) -> bool {
-        let tag = Tag {
-            kind: TAG_SCREENSHOT,
-            id,
-        };
         match self
             .readback
-            .copy_texture(&gpu.device, encoder, output, tag)
+            .copy_texture(&gpu.device, encoder, output, Consumer::Screenshot, shot)
         {
             Ok(copied) => copied,
             Err(e) => {
@@ -122,17 +121,19 @@ impl Screenshots {
         scene: &str,
     ) -> Option<PathBuf> {
         let t = a.texture?;
-        if !self.one_off.iter().any(|(id, _)| *id == a.tag.id) {
-            // Every-frame screenshot: the worker reads the mapped buffer itself (no copy here).
-            let dir = self.dir.as_ref()?;
-            let path = dir.join(format!("frame-{:06}.png", a.tag.id));
-            self.writer.submit_mapped(path, a.lend());
-            return None;
-        }
+        let (x, y, w, h) = match *a.payload::<Shot>()? {
+            Shot::Frame(id) => {
+                // Every-frame screenshot: the worker reads the mapped buffer itself (no copy).
+                let dir = self.dir.as_ref()?;
+                let path = dir.join(format!("frame-{id:06}.png"));
+                self.writer.submit_mapped(path, a.lend());
+                return None;
+            }
+            Shot::Panel(crop) => crop,
+        };
         let mut rgba = self.writer.buffer();
         a.rgba_into(&mut rgba);
-        if let Some(i) = self.one_off.iter().position(|(id, _)| *id == a.tag.id) {
-            let (_, (x, y, w, h)) = self.one_off.swap_remove(i);
+        {
             let (w, h) = (
                 w.min(t.width.saturating_sub(x)),
                 h.min(t.height.saturating_sub(y)),
@@ -153,9 +154,8 @@ impl Screenshots {
             let path = PathBuf::from(format!("vizdeck-{scene}-{secs}.png"));
             log::info!("saving {}", path.display());
             self.writer.submit(path.clone(), w, h, crop);
-            return Some(path);
+            Some(path)
         }
-        None
     }
 }
 

@@ -7,16 +7,10 @@
 //! [`wgpu::COPY_BYTES_PER_ROW_ALIGNMENT`] (256), so rows are padded on the GPU side and unpadded
 //! on the CPU side; the PNG holds exactly `width × height` RGBA pixels.
 
+use std::any::Any;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
-
-static BYTES_READ_BACK: AtomicU64 = AtomicU64::new(0);
-
-/// Bytes mapped and copied out by this module since the program started.
-pub fn bytes_read_back_total() -> u64 {
-    BYTES_READ_BACK.load(Ordering::Relaxed)
-}
+use std::sync::atomic::{AtomicU8, Ordering};
 
 /// Errors of readback and PNG export.
 #[derive(Debug, thiserror::Error)]
@@ -139,7 +133,6 @@ pub fn map_blocking(
         view.to_vec()
     };
     buffer.unmap();
-    BYTES_READ_BACK.fetch_add(bytes.len() as u64, Ordering::Relaxed);
     Ok(bytes)
 }
 
@@ -154,22 +147,18 @@ const RB_LENT: u8 = 5;
 /// thread (a buffer cannot be unmapped while the ring's own view of it is alive).
 const RB_RETURNED: u8 = 6;
 
-/// What a readback is for: `kind` says who asked (e.g. [`TAG_TIMING`], [`TAG_SCREENSHOT`], or a
-/// scene's own number ≥ [`TAG_USER`]), `id` is theirs (a frame index, a request number).
+/// Who a readback is for. The deck routes each result to its consumer: GPU pass times to the
+/// statistics, screenshots to the PNG workers, scene i's copies to that scene
+/// (`Scene::readback_arrived`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct Tag {
-    /// Who asked.
-    pub kind: u32,
-    /// Their number.
-    pub id: u64,
+pub enum Consumer {
+    /// Timestamp queries of the timed passes ([`crate::gpu::timing`]).
+    Timing,
+    /// Screenshots of the output.
+    Screenshot,
+    /// Scene `i` of [`SCENES`](crate::scene::SCENES).
+    Scene(usize),
 }
-
-/// [`Tag::kind`] of GPU timestamp readbacks.
-pub const TAG_TIMING: u32 = 1;
-/// [`Tag::kind`] of screenshot readbacks.
-pub const TAG_SCREENSHOT: u32 = 2;
-/// First [`Tag::kind`] free for scenes.
-pub const TAG_USER: u32 = 16;
 
 /// Row layout of a texture copied into a readback buffer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -187,12 +176,13 @@ pub struct TextureLayout {
 /// A finished readback, handed to the callback of [`ReadbackRing::poll`]. `data` is the mapped
 /// memory (valid only during the callback, unless [`lend`](Arrived::lend)ed).
 pub struct Arrived<'a> {
-    /// The tag given with the copy.
-    pub tag: Tag,
+    /// Who the copy is for.
+    pub consumer: Consumer,
     /// The bytes, `len` as requested (texture copies: `padded_bpr × height`).
     pub data: &'a [u8],
     /// Row layout for texture copies.
     pub texture: Option<TextureLayout>,
+    payload: &'a (dyn Any + Send),
     slot: &'a RbSlot,
     lent: &'a std::cell::Cell<bool>,
 }
@@ -205,8 +195,6 @@ pub struct MappedReadback {
     buffer: wgpu::Buffer,
     state: Arc<AtomicU8>,
     len: u64,
-    /// The tag given with the copy.
-    pub tag: Tag,
     /// Row layout for texture copies.
     pub texture: Option<TextureLayout>,
 }
@@ -227,6 +215,13 @@ impl Drop for MappedReadback {
 }
 
 impl Arrived<'_> {
+    /// The consumer's own payload given with the copy, if it is a `T` (each consumer knows the
+    /// type it asked with: a frame index, a request id, a scene's column range).
+    pub fn payload<T: Any>(&self) -> Option<&T> {
+        let any: &dyn Any = self.payload;
+        any.downcast_ref::<T>()
+    }
+
     /// Keeps the buffer mapped after the callback and hands it out: the ring neither unmaps nor
     /// reuses it until the returned value is dropped (on any thread). Counts as read back.
     pub fn lend(&self) -> MappedReadback {
@@ -236,7 +231,6 @@ impl Arrived<'_> {
             buffer: self.slot.buffer.clone(),
             state: self.slot.state.clone(),
             len: self.slot.len,
-            tag: self.tag,
             texture: self.texture,
         }
     }
@@ -266,7 +260,13 @@ impl Arrived<'_> {
 struct RbSlot {
     buffer: wgpu::Buffer,
     state: Arc<AtomicU8>,
-    tag: Tag,
+    consumer: Consumer,
+    /// The consumer's payload (`()` while free).
+    payload: Box<dyn Any + Send>,
+    /// Request order over the whole ring (results are delivered oldest first per consumer).
+    seq: u64,
+    /// The consumer's epoch when the copy was asked for ([`ReadbackRing::invalidate`]).
+    epoch: u64,
     len: u64,
     texture: Option<TextureLayout>,
 }
@@ -283,13 +283,25 @@ impl RbSlot {
 /// finished, without ever waiting. A buffer is reused when its result has been handed out; it
 /// grows when a larger copy needs it. When every buffer is busy a copy is refused (`false`) and
 /// the caller drops that readback: the loop never stalls on the GPU.
+///
+/// Each copy is asked for by a [`Consumer`] with a payload of its own type, handed back with the
+/// bytes ([`Arrived::payload`]). A consumer whose earlier copies no longer apply (its history
+/// was reset, its settings changed) calls [`invalidate`](ReadbackRing::invalidate): those copies
+/// are dropped here when they arrive, never delivered, and counted in
+/// [`stale`](ReadbackRing::stale). The ring counts the bytes it read back
+/// ([`bytes_read`](ReadbackRing::bytes_read)).
 pub struct ReadbackRing {
     label: &'static str,
     slots: Vec<RbSlot>,
     max_slots: usize,
     dropped: u64,
-    /// (tag kind, most buffers that kind may hold at once).
-    kind_limits: Vec<(u32, usize)>,
+    stale: u64,
+    bytes_read: u64,
+    next_seq: u64,
+    /// (consumer, most buffers it may hold at once).
+    limits: Vec<(Consumer, usize)>,
+    /// (consumer, current epoch): copies asked for in an older epoch are stale.
+    epochs: Vec<(Consumer, u64)>,
 }
 
 impl ReadbackRing {
@@ -300,40 +312,68 @@ impl ReadbackRing {
             slots: Vec::new(),
             max_slots: max_slots.max(1),
             dropped: 0,
-            kind_limits: Vec::new(),
+            stale: 0,
+            bytes_read: 0,
+            next_seq: 0,
+            limits: Vec::new(),
+            epochs: Vec::new(),
         }
     }
 
-    /// Lets copies tagged `kind` hold at most `max` buffers at once (in flight, waiting or lent),
-    /// so that one kind (screenshots) cannot starve the others (GPU timings); further copies of
-    /// that kind are refused and counted in [`dropped`](ReadbackRing::dropped).
-    pub fn limit_kind(&mut self, kind: u32, max: usize) {
-        self.kind_limits.retain(|(k, _)| *k != kind);
-        self.kind_limits.push((kind, max));
+    /// Lets `consumer`'s copies hold at most `max` buffers at once (in flight, waiting or lent),
+    /// so that one consumer (screenshots) cannot starve the others (GPU timings); further copies
+    /// are refused and counted in [`dropped`](ReadbackRing::dropped).
+    pub fn limit(&mut self, consumer: Consumer, max: usize) {
+        self.limits.retain(|(c, _)| *c != consumer);
+        self.limits.push((consumer, max));
     }
 
-    /// Whether a copy tagged `kind` would be refused now because of its [`limit_kind`] limit
-    /// (a free buffer may still be missing).
-    ///
-    /// [`limit_kind`]: ReadbackRing::limit_kind
-    pub fn kind_full(&self, kind: u32) -> bool {
-        let Some(&(_, max)) = self.kind_limits.iter().find(|(k, _)| *k == kind) else {
+    /// Whether a copy for `consumer` would be refused now because of its
+    /// [`limit`](ReadbackRing::limit) (a free buffer may still be missing).
+    pub fn full(&self, consumer: Consumer) -> bool {
+        let Some(&(_, max)) = self.limits.iter().find(|(c, _)| *c == consumer) else {
             return false;
         };
-        self.kind_busy(kind) >= max
+        self.busy(consumer) >= max
     }
 
-    /// Buffers holding copies tagged `kind`: recorded, in flight, waiting for a poll, or lent.
-    pub fn kind_busy(&self, kind: u32) -> usize {
+    /// Buffers holding copies for `consumer`: recorded, in flight, waiting for a poll, or lent.
+    pub fn busy(&self, consumer: Consumer) -> usize {
         self.slots
             .iter()
-            .filter(|s| s.tag.kind == kind && s.busy())
+            .filter(|s| s.consumer == consumer && s.busy())
             .count()
+    }
+
+    /// From now on, every copy `consumer` asked for before this call is stale: dropped when it
+    /// arrives (counted in [`stale`](ReadbackRing::stale)), never delivered.
+    pub fn invalidate(&mut self, consumer: Consumer) {
+        match self.epochs.iter_mut().find(|(c, _)| *c == consumer) {
+            Some((_, e)) => *e += 1,
+            None => self.epochs.push((consumer, 1)),
+        }
+    }
+
+    fn epoch(&self, consumer: Consumer) -> u64 {
+        self.epochs
+            .iter()
+            .find(|(c, _)| *c == consumer)
+            .map_or(0, |(_, e)| *e)
     }
 
     /// Copies refused because every buffer was busy.
     pub fn dropped(&self) -> u64 {
         self.dropped
+    }
+
+    /// Copies that arrived after their consumer invalidated them, dropped unseen.
+    pub fn stale(&self) -> u64 {
+        self.stale
+    }
+
+    /// Bytes mapped and handed out (delivered or lent) by this ring so far.
+    pub fn bytes_read(&self) -> u64 {
+        self.bytes_read
     }
 
     /// Buffers waiting for the GPU or for [`poll`](ReadbackRing::poll).
@@ -371,7 +411,10 @@ impl ReadbackRing {
                 mapped_at_creation: false,
             }),
             state: Arc::new(AtomicU8::new(RB_FREE)),
-            tag: Tag { kind: 0, id: 0 },
+            consumer: Consumer::Timing,
+            payload: Box::new(()),
+            seq: 0,
+            epoch: 0,
             len: 0,
             texture: None,
         };
@@ -386,9 +429,33 @@ impl ReadbackRing {
         Some(i)
     }
 
+    /// Fills slot `i` for a copy for `consumer` carrying `payload`.
+    fn claim(
+        &mut self,
+        i: usize,
+        consumer: Consumer,
+        payload: Box<dyn Any + Send>,
+        len: u64,
+        texture: Option<TextureLayout>,
+    ) {
+        let epoch = self.epoch(consumer);
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        let slot = &mut self.slots[i];
+        slot.consumer = consumer;
+        slot.payload = payload;
+        slot.seq = seq;
+        slot.epoch = epoch;
+        slot.len = len;
+        slot.texture = texture;
+        slot.state.store(RB_RECORDED, Ordering::Release);
+    }
+
     /// Records a copy of `size` bytes of `src` (needs `COPY_SRC`) from `offset` (both multiples
-    /// of 4) into a free buffer. Returns false (nothing recorded, counted in
-    /// [`dropped`](ReadbackRing::dropped)) when every buffer is busy.
+    /// of 4) into a free buffer, for `consumer`, who gets `payload` back with the bytes. Returns
+    /// false (nothing recorded, counted in [`dropped`](ReadbackRing::dropped)) when every buffer
+    /// is busy or the consumer is at its [`limit`](ReadbackRing::limit).
+    #[allow(clippy::too_many_arguments)]
     pub fn copy_buffer(
         &mut self,
         device: &wgpu::Device,
@@ -396,9 +463,10 @@ impl ReadbackRing {
         src: &wgpu::Buffer,
         offset: u64,
         size: u64,
-        tag: Tag,
+        consumer: Consumer,
+        payload: impl Any + Send,
     ) -> bool {
-        if self.kind_full(tag.kind) {
+        if self.full(consumer) {
             self.dropped += 1;
             return false;
         }
@@ -406,17 +474,14 @@ impl ReadbackRing {
             self.dropped += 1;
             return false;
         };
-        let slot = &mut self.slots[i];
-        encoder.copy_buffer_to_buffer(src, offset, &slot.buffer, 0, size);
-        slot.tag = tag;
-        slot.len = size;
-        slot.texture = None;
-        slot.state.store(RB_RECORDED, Ordering::Release);
+        encoder.copy_buffer_to_buffer(src, offset, &self.slots[i].buffer, 0, size);
+        self.claim(i, consumer, Box::new(payload), size, None);
         true
     }
 
     /// Records a copy of the whole `texture` (8-bit RGBA/BGRA, `COPY_SRC`), rows padded to 256
-    /// bytes (any width, odd ones included). `Ok(false)` when every buffer is busy.
+    /// bytes (any width, odd ones included), for `consumer` with `payload`. `Ok(false)` when
+    /// every buffer is busy or the consumer is at its limit.
     ///
     /// # Errors
     ///
@@ -426,7 +491,8 @@ impl ReadbackRing {
         device: &wgpu::Device,
         encoder: &mut wgpu::CommandEncoder,
         texture: &wgpu::Texture,
-        tag: Tag,
+        consumer: Consumer,
+        payload: impl Any + Send,
     ) -> Result<bool, ReadbackError> {
         let bgra = match texture.format().remove_srgb_suffix() {
             wgpu::TextureFormat::Rgba8Unorm => false,
@@ -436,7 +502,7 @@ impl ReadbackRing {
         let (width, height) = (texture.width(), texture.height());
         let padded_bpr = padded_bytes_per_row(width);
         let len = padded_bpr as u64 * height as u64;
-        if self.kind_full(tag.kind) {
+        if self.full(consumer) {
             self.dropped += 1;
             return Ok(false);
         }
@@ -444,11 +510,10 @@ impl ReadbackRing {
             self.dropped += 1;
             return Ok(false);
         };
-        let slot = &mut self.slots[i];
         encoder.copy_texture_to_buffer(
             texture.as_image_copy(),
             wgpu::TexelCopyBufferInfo {
-                buffer: &slot.buffer,
+                buffer: &self.slots[i].buffer,
                 layout: wgpu::TexelCopyBufferLayout {
                     offset: 0,
                     bytes_per_row: Some(padded_bpr),
@@ -457,15 +522,13 @@ impl ReadbackRing {
             },
             texture.size(),
         );
-        slot.tag = tag;
-        slot.len = len;
-        slot.texture = Some(TextureLayout {
+        let layout = TextureLayout {
             width,
             height,
             padded_bpr,
             bgra,
-        });
-        slot.state.store(RB_RECORDED, Ordering::Release);
+        };
+        self.claim(i, consumer, Box::new(payload), len, Some(layout));
         Ok(true)
     }
 
@@ -489,8 +552,8 @@ impl ReadbackRing {
         }
     }
 
-    /// Non-blocking: polls the device once, then calls `f` for every finished readback (oldest
-    /// tag id first within a kind) and frees its buffer. Returns how many arrived.
+    /// Non-blocking: polls the device once, then calls `f` for every finished readback that is
+    /// not stale (oldest first per consumer) and frees its buffer. Returns how many arrived.
     pub fn poll(&mut self, device: &wgpu::Device, f: impl FnMut(Arrived<'_>)) -> usize {
         let _ = device.poll(wgpu::PollType::Poll);
         self.deliver(f)
@@ -515,20 +578,28 @@ impl ReadbackRing {
                 )
             })
             .collect();
-        ready.sort_by_key(|&i| (self.slots[i].tag.kind, self.slots[i].tag.id));
+        ready.sort_by_key(|&i| self.slots[i].seq);
         let mut n = 0;
         for i in ready {
             let slot = &self.slots[i];
             let lent = std::cell::Cell::new(false);
-            if slot.state.load(Ordering::Acquire) == RB_MAPPED {
+            let stale = slot.epoch < self.epoch(slot.consumer);
+            if stale {
+                // Invalidated by its consumer since it was asked for: never delivered.
+                self.stale += 1;
+                if slot.state.load(Ordering::Acquire) == RB_MAPPED {
+                    slot.buffer.unmap();
+                }
+            } else if slot.state.load(Ordering::Acquire) == RB_MAPPED {
                 let slice = slot.buffer.slice(..slot.len);
                 match slice.get_mapped_range() {
                     Ok(view) => {
-                        BYTES_READ_BACK.fetch_add(slot.len, Ordering::Relaxed);
+                        self.bytes_read += slot.len;
                         f(Arrived {
-                            tag: slot.tag,
+                            consumer: slot.consumer,
                             data: &view,
                             texture: slot.texture,
+                            payload: slot.payload.as_ref(),
                             slot,
                             lent: &lent,
                         });
@@ -542,9 +613,10 @@ impl ReadbackRing {
                 }
                 slot.buffer.unmap();
             } else {
-                log::debug!("readback of {:?} failed", slot.tag);
+                log::debug!("readback for {:?} failed", slot.consumer);
             }
             slot.state.store(RB_FREE, Ordering::Release);
+            self.slots[i].payload = Box::new(());
         }
         n
     }

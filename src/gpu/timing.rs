@@ -5,7 +5,7 @@
 //! pass begin/end (2, 3) and the egui pass begin/end (4, 5). Times in ms = ticks ×
 //! `queue.get_timestamp_period()` (ns per tick) / 1e6.
 
-use crate::gpu::readback::{ReadbackRing, TAG_TIMING, Tag};
+use crate::gpu::readback::{Consumer, ReadbackRing};
 
 /// Timestamps per frame.
 pub const QUERIES: u32 = 6;
@@ -22,6 +22,10 @@ pub struct PassTimes {
     /// Duration of the egui pass (`None` when the frame did not time it).
     pub ui_ms: Option<f64>,
 }
+
+/// Payload of a timing readback: the frame whose passes were timed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TimedFrame(pub u64);
 
 /// The timestamp query set and its resolve buffer; readback goes through a [`ReadbackRing`].
 pub struct GpuTimer {
@@ -98,7 +102,8 @@ impl GpuTimer {
         })
     }
 
-    /// Resolves the queries and copies them into `ring` tagged ([`TAG_TIMING`], frame). Call
+    /// Resolves the queries and copies them into `ring` for [`Consumer::Timing`] with the
+    /// payload [`TimedFrame`] (the frame index). Call
     /// after the timed passes; ends this frame's timing. Returns false when nothing was copied
     /// (no frame being timed, or the ring is full: that frame has no GPU times).
     pub fn resolve(
@@ -118,14 +123,12 @@ impl GpuTimer {
             &self.resolve,
             0,
             count as u64 * 8,
-            Tag {
-                kind: TAG_TIMING,
-                id: frame,
-            },
+            Consumer::Timing,
+            TimedFrame(frame),
         )
     }
 
-    /// Decodes a timing readback (the bytes of a [`TAG_TIMING`] copy of frame `frame`).
+    /// Decodes a timing readback (the bytes of a [`Consumer::Timing`] copy of frame `frame`).
     pub fn decode(&self, frame: u64, data: &[u8]) -> Option<PassTimes> {
         if data.len() < 32 {
             return None;

@@ -118,21 +118,21 @@ pub trait Scene {
     fn paint(&self, pass: &mut wgpu::RenderPass<'_>, frame: &FrameCtx);
     /// Records this frame's GPU → CPU copies (statistics, levels) into the deck's shared
     /// [`ReadbackRing`](crate::gpu::readback::ReadbackRing), in the frame's encoder after the
-    /// scene's passes, tagged with `kind` (this scene's own [`Tag::kind`]); a refused copy
-    /// (ring busy) is simply lost. The results come back through
+    /// scene's passes, for `me` (this scene's [`Consumer`](crate::gpu::readback::Consumer)),
+    /// each with a payload of the scene's own type; a refused copy (ring busy) is simply lost.
+    /// Copies that no longer apply (the scene reset what they fill) are dropped by the ring
+    /// after `ring.invalidate(me)`. The results come back through
     /// [`readback_arrived`](Scene::readback_arrived) 1–3 frames later; nothing waits.
-    ///
-    /// [`Tag::kind`]: crate::gpu::readback::Tag::kind
     fn record_readbacks(
         &mut self,
         _device: &wgpu::Device,
         _encoder: &mut wgpu::CommandEncoder,
         _ring: &mut crate::gpu::readback::ReadbackRing,
-        _kind: u32,
+        _me: crate::gpu::readback::Consumer,
     ) {
     }
-    /// A copy recorded by [`record_readbacks`](Scene::record_readbacks) arrived (oldest tag id
-    /// first); `arrived.data` is valid during the call only.
+    /// A copy recorded by [`record_readbacks`](Scene::record_readbacks) arrived (oldest first),
+    /// with its payload (`arrived.payload::<T>()`); `arrived.data` is valid during the call only.
     fn readback_arrived(&mut self, _arrived: &crate::gpu::readback::Arrived<'_>) {}
     /// Depth format of the scene's render pass, `None` for colour only. When `Some`, the deck
     /// attaches a depth texture of that format, the size of the scene texture, cleared to 1.0.

@@ -369,13 +369,15 @@ impl Scene for Particles {
         device: &wgpu::Device,
         encoder: &mut wgpu::CommandEncoder,
         ring: &mut crate::gpu::readback::ReadbackRing,
-        kind: u32,
+        me: crate::gpu::readback::Consumer,
     ) {
-        self.sim.record_stats_copy(device, encoder, ring, kind);
+        self.sim.record_stats_copy(device, encoder, ring, me);
     }
 
     fn readback_arrived(&mut self, arrived: &crate::gpu::readback::Arrived<'_>) {
-        self.sim.stats_arrived(arrived.tag.id, arrived.data);
+        if let Some(&sim::StatsCopy(step)) = arrived.payload::<sim::StatsCopy>() {
+            self.sim.stats_arrived(step, arrived.data);
+        }
     }
 
     fn prepare(&mut self, gpu: &mut GpuFrame<'_>, frame: &FrameCtx) {

@@ -17,7 +17,7 @@ use std::time::Instant;
 
 use crate::deck::{Deck, Output};
 use crate::gpu::Gpu;
-use crate::gpu::readback::{ReadbackRing, Tag};
+use crate::gpu::readback::{Consumer, ReadbackRing};
 use crate::gpu::upload::{Strategy, Uploader};
 use crate::scene::SCENES;
 
@@ -452,8 +452,7 @@ pub fn read_buffer(gpu: &Gpu, src: &wgpu::Buffer, size: u64) -> Option<Vec<u8>> 
         .create_command_encoder(&wgpu::CommandEncoderDescriptor {
             label: Some("bench:readback"),
         });
-    let tag = Tag { kind: 99, id: 0 };
-    if !ring.copy_buffer(&gpu.device, &mut enc, src, 0, size, tag) {
+    if !ring.copy_buffer(&gpu.device, &mut enc, src, 0, size, Consumer::Scene(0), ()) {
         return None;
     }
     gpu.queue.submit([enc.finish()]);
@@ -504,11 +503,7 @@ pub fn readback_table(gpu: &Gpu, sizes: &[u64], frames: u32) -> Vec<ReadbackRow>
                 .create_command_encoder(&wgpu::CommandEncoderDescriptor {
                     label: Some("bench:readback"),
                 });
-            let tag = Tag {
-                kind: 99,
-                id: f as u64,
-            };
-            ring.copy_buffer(&gpu.device, &mut enc, &src, 0, size, tag);
+            ring.copy_buffer(&gpu.device, &mut enc, &src, 0, size, Consumer::Scene(0), f);
             gpu.queue.submit([enc.finish()]);
             ring.after_submit();
             ring.wait(&gpu.device, |a| {

@@ -15,7 +15,7 @@ use wgpu::util::DeviceExt;
 
 use super::cpu::{Neighbours, Particle, STATS_WORDS, SimConsts, Stats, StepParams};
 use crate::gpu::frame::GpuFrame;
-use crate::gpu::readback::{ReadbackRing, Tag};
+use crate::gpu::readback::{Consumer, ReadbackRing};
 use crate::gpu::upload::PingPong;
 use crate::gpu::{Gpu, layout, shaders};
 
@@ -219,6 +219,10 @@ struct StatsPass {
     to_copy: Option<u64>,
     latest: Option<Stats>,
 }
+
+/// Payload of a statistics readback: the step whose state the reduction summed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StatsCopy(pub u64);
 
 /// The GPU particle simulation (see the module docs).
 pub struct Sim {
@@ -843,19 +847,19 @@ impl Sim {
         device: &wgpu::Device,
         encoder: &mut wgpu::CommandEncoder,
         ring: &mut ReadbackRing,
-        kind: u32,
+        me: Consumer,
     ) -> bool {
         let Some(step) = self.stats.to_copy.take() else {
             return false;
         };
-        let tag = Tag { kind, id: step };
         ring.copy_buffer(
             device,
             encoder,
             &self.stats.buffer,
             0,
             STATS_WORDS as u64 * 4,
-            tag,
+            me,
+            StatsCopy(step),
         )
     }
 

@@ -11,7 +11,7 @@ use super::{FftOn, MAX_BATCH, MAX_RING_WIDTH, MAX_ROWS, SCROLLBACK_S, Settings, 
 use crate::audio::stft::{self, Stft};
 use crate::gpu::fft::GpuFft;
 use crate::gpu::frame::GpuFrame;
-use crate::gpu::readback::{Arrived, ReadbackRing, Tag};
+use crate::gpu::readback::{Arrived, Consumer, ReadbackRing};
 use crate::gpu::upload::PingPong;
 use crate::gpu::{Gpu, layout, shaders};
 use crate::scene::{FrameCtx, SceneError};
@@ -291,22 +291,12 @@ impl Analysis {
     }
 }
 
-/// Readback tag id of a GPU batch copy: `cols` (16 bits), the written index of its first column
-/// (40 bits, all ones for "not written"), the history generation (8 bits).
-fn copy_tag(generation: u8, written: Option<u64>, cols: u32) -> u64 {
-    const NOT_WRITTEN: u64 = (1 << 40) - 1;
-    let w = written.map_or(NOT_WRITTEN, |w| w.min(NOT_WRITTEN - 1));
-    (u64::from(generation) << 56) | (w << 16) | u64::from(cols & 0xffff)
-}
-
-/// The parts of a [`copy_tag`]: (generation, written index of the first column, columns).
-fn copy_tag_parts(id: u64) -> (u8, Option<u64>, usize) {
-    let w = (id >> 16) & ((1 << 40) - 1);
-    (
-        (id >> 56) as u8,
-        (w != (1 << 40) - 1).then_some(w),
-        (id & 0xffff) as usize,
-    )
+/// Payload of a levels readback: the batch's column count, and the written (ring) index of its
+/// first column (`None` when the view was frozen: the levels feed only the metrics).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct LevelsCopy {
+    pub(super) written: Option<u64>,
+    pub(super) columns: u32,
 }
 
 impl Spectrogram {
@@ -481,52 +471,42 @@ impl Spectrogram {
         device: &wgpu::Device,
         encoder: &mut wgpu::CommandEncoder,
         ring: &mut ReadbackRing,
-        kind: u32,
+        me: Consumer,
     ) {
+        // The history was reset since the last copies were asked for: they no longer apply.
+        if std::mem::take(&mut self.readbacks_stale) {
+            ring.invalidate(me);
+        }
         // GPU path: this frame's dB columns go back to the CPU for the history (readout,
-        // spectrum view, export). The tag id carries the copy's order and its column count.
+        // spectrum view, export), with where they go as the payload.
         let cols = std::mem::take(&mut self.a.copy_pending);
         let Some(f) = &self.a.gpu else { return };
         if cols == 0 {
             return;
         }
         let bytes = u64::from(cols) * self.a.bins as u64 * 4;
-        let tag = Tag {
-            kind,
-            id: copy_tag(self.history_gen, self.a.copy_written, cols),
+        let copy = LevelsCopy {
+            written: self.a.copy_written,
+            columns: cols,
         };
-        if !ring.copy_buffer(device, encoder, f.output_db(), 0, bytes, tag) {
+        if !ring.copy_buffer(device, encoder, f.output_db(), 0, bytes, me, copy) {
             log::warn!("spectrogram: readback ring full; {cols} columns not kept for the readout");
         }
     }
 
-    /// `readback_arrived`: GPU levels come back into the history (stale copies dropped).
+    /// `readback_arrived`: GPU levels come back into the history (copies from before a reset
+    /// of the history never arrive: the ring drops them).
     pub(super) fn levels_arrived(&mut self, arrived: &Arrived<'_>) {
-        let (generation, written, cols) = copy_tag_parts(arrived.tag.id);
+        let Some(&LevelsCopy { written, columns }) = arrived.payload::<LevelsCopy>() else {
+            return;
+        };
         let bins = self.a.bins;
-        // A copy made before the analysis settings changed (or the history was reset): dropped.
-        if generation != self.history_gen || bins == 0 || arrived.data.len() != cols * bins * 4 {
+        if bins == 0 || arrived.data.len() != columns as usize * bins * 4 {
             return;
         }
         let levels: Vec<f32> = bytemuck::pod_collect_to_vec(arrived.data);
         for (j, col) in levels.chunks_exact(bins).enumerate() {
             self.push_history(col, written.map(|w| w + j as u64));
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::{copy_tag, copy_tag_parts};
-
-    #[test]
-    fn copy_tags_round_trip() {
-        for (g, w, c) in [
-            (0u8, Some(0u64), 1u32),
-            (255, Some((1 << 40) - 2), 512),
-            (7, None, 3),
-        ] {
-            assert_eq!(copy_tag_parts(copy_tag(g, w, c)), (g, w, c as usize));
         }
     }
 }

@@ -13,7 +13,7 @@ impl Spectrogram {
     /// Starts a new history at the current written index (after new analysis settings): older
     /// GPU readbacks become stale; the metrics and the peak hold start again.
     pub(super) fn reset_history(&mut self) {
-        self.history_gen = self.history_gen.wrapping_add(1);
+        self.readbacks_stale = true;
         let cap = (self.a.ring_width as usize)
             .min(HISTORY_VALUES / self.a.bins.max(1))
             .max(1);

@@ -35,7 +35,7 @@ use crate::audio::stft::{self, WindowKind};
 use crate::audio::{AudioOptions, AudioSelection, AudioSource};
 use crate::gpu::Gpu;
 use crate::gpu::frame::GpuFrame;
-use crate::gpu::readback::{Arrived, ReadbackRing};
+use crate::gpu::readback::{Arrived, Consumer, ReadbackRing};
 use crate::gpu::upload::PingPong;
 use axis::FreqScale;
 use gpu::{Analysis, ScenePipes};
@@ -130,8 +130,9 @@ pub struct Spectrogram {
     columns_skipped: u64,
     /// CPU copy of what is shown: full-resolution columns by written index.
     history: ColumnHistory,
-    /// Bumped whenever the history is reset: GPU readbacks tagged with an older value are stale.
-    history_gen: u8,
+    /// The history was reset: the levels readbacks asked for before no longer apply (the next
+    /// `record_readbacks` invalidates them in the ring, which then drops them unseen).
+    readbacks_stale: bool,
     recent: VecDeque<Vec<f32>>,
     peak_hold: Vec<f32>,
     // View
@@ -238,7 +239,7 @@ impl Spectrogram {
             samples_skipped: 0,
             columns_skipped: 0,
             history: ColumnHistory::new(0, 1),
-            history_gen: 0,
+            readbacks_stale: false,
             recent: VecDeque::new(),
             peak_hold: vec![stft::DB_FLOOR; bins],
             db_floor: -120.0,
@@ -557,9 +558,9 @@ impl Scene for Spectrogram {
         device: &wgpu::Device,
         encoder: &mut wgpu::CommandEncoder,
         ring: &mut ReadbackRing,
-        kind: u32,
+        me: Consumer,
     ) {
-        self.copy_levels_back(device, encoder, ring, kind);
+        self.copy_levels_back(device, encoder, ring, me);
     }
 
     fn readback_arrived(&mut self, arrived: &Arrived<'_>) {
