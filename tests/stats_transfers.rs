@@ -205,7 +205,7 @@ fn ring_reads_textures_of_odd_widths_without_blocking() {
         let mut enc = gpu
             .device
             .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
-        let tag = i as u64 as u64;
+        let tag = i as u64;
         let t0 = Instant::now();
         assert!(
             ring.copy_texture(&gpu.device, &mut enc, &tex, ME, tag)
@@ -249,7 +249,7 @@ fn ring_reads_textures_of_odd_widths_without_blocking() {
     let mut enc = gpu
         .device
         .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
-    let tag = 9 as u64;
+    let tag = 9_u64;
     assert!(
         ring.copy_texture(&gpu.device, &mut enc, &tex, ME, tag)
             .unwrap()
@@ -351,7 +351,7 @@ fn lent_readbacks_become_exact_pngs_and_return_to_the_ring() {
             px
         };
         want.push((w, h, rgba));
-        let tag = i as u64 as u64;
+        let tag = i as u64;
         assert!(
             ring.copy_texture(&gpu.device, &mut enc, &tex, ME, tag)
                 .unwrap()
