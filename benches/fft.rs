@@ -18,6 +18,9 @@
 //! (columns per batch, default 256), `VIZDECK_FFT_BENCH_REPS` (encodes per timed submit in the
 //! table, default 5), `VIZDECK_FFT_TABLE_ONLY=1` (print the GPU table and skip criterion).
 
+#[path = "../tests/common/mod.rs"]
+mod common;
+
 use std::hint::black_box;
 use std::time::Duration;
 
@@ -25,7 +28,7 @@ use criterion::{BenchmarkId, Criterion, Throughput, criterion_group};
 use realfft::RealFftPlanner;
 use vizdeck::audio::stft::Stft;
 use vizdeck::gpu::fft::{GpuFft, bench_table};
-use vizdeck::gpu::{BackendChoice, Gpu};
+use vizdeck::gpu::Gpu;
 
 const SIZES: [usize; 5] = [1024, 2048, 4096, 8192, 16_384];
 
@@ -59,8 +62,8 @@ fn table(gpu: &Gpu) {
 }
 
 fn gpu_device() -> Option<Gpu> {
-    match Gpu::new(BackendChoice::Auto, None, None) {
-        Ok((g, _)) => Some(g),
+    match common::try_gpu() {
+        Ok(g) => Some(g),
         Err(e) => {
             eprintln!("no GPU adapter, skipping the GPU benches: {e}");
             None

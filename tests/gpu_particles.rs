@@ -3,8 +3,12 @@
 //! 1,000,001), the step cap after a stall, the statistics reduction, reproducibility and
 //! run-time reconfiguration.
 
+mod common;
+use common::gpu;
+
 use vizdeck::gpu::readback::{ReadbackRing, TAG_USER};
-use vizdeck::gpu::{BackendChoice, Gpu};
+use vizdeck::gpu::Gpu;
+
 use vizdeck::scene::particles::cpu::{Stats, histogram_bin};
 use vizdeck::scene::particles::sim::{gpu_exclusive_scan, scan_levels};
 use vizdeck::scene::particles::{
@@ -12,13 +16,6 @@ use vizdeck::scene::particles::{
     dispatch_size, initial_particles,
 };
 use vizdeck::scene::{FrameCtx, SCENE_FORMAT, Scene};
-
-fn gpu() -> Gpu {
-    Gpu::new(BackendChoice::Vulkan, None, None)
-        .or_else(|_| Gpu::new(BackendChoice::Auto, None, None))
-        .expect("a GPU adapter (lavapipe: apt-get install mesa-vulkan-drivers)")
-        .0
-}
 
 const DT: f32 = 1.0 / 120.0;
 

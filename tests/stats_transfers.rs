@@ -2,19 +2,16 @@
 //! compared) for small, odd-sized and large payloads and over repeated frames; the readback ring
 //! returns textures of odd widths correctly, never blocks, and refuses rather than waits when full.
 
+mod common;
+use common::gpu;
+
 use std::time::Instant;
 
 use vizdeck::gpu::readback::{ReadbackRing, TAG_USER, Tag};
 use vizdeck::gpu::upload::{PingPong, Strategy, Uploader, create_buffer_init};
-use vizdeck::gpu::{BackendChoice, Gpu};
-use vizdeck::stats::bench::{payload, read_buffer};
+use vizdeck::gpu::Gpu;
 
-fn gpu() -> Gpu {
-    Gpu::new(BackendChoice::Vulkan, None, None)
-        .or_else(|_| Gpu::new(BackendChoice::Auto, None, None))
-        .expect("a GPU adapter (lavapipe)")
-        .0
-}
+use vizdeck::stats::bench::payload;
 
 fn dst(gpu: &Gpu, size: u64) -> wgpu::Buffer {
     gpu.device.create_buffer(&wgpu::BufferDescriptor {
@@ -47,7 +44,7 @@ fn every_strategy_delivers_the_bytes() {
                 up.finish();
                 gpu.queue.submit([enc.finish()]);
                 up.after_submit();
-                let back = read_buffer(&gpu, &buf, buf.size()).expect("readback");
+                let back = gpu.read_buffer_blocking(&buf, 0, buf.size()).expect("readback");
                 let got = &back[offset as usize..offset as usize + len];
                 assert!(
                     got == &data[..],
@@ -88,7 +85,7 @@ fn map_ring_recycles_and_never_waits() {
         up.after_submit();
     }
     assert!(up.ring_len() <= vizdeck::gpu::upload::RING_MAX);
-    let back = read_buffer(&gpu, &buf, 4096).unwrap();
+    let back = gpu.read_buffer_blocking(&buf, 0, 4096).expect("readback");
     assert_eq!(back, last);
     // After the GPU is done the buffers come back mapped: no new ones, no fallback.
     gpu.wait_idle();
@@ -109,7 +106,7 @@ fn map_ring_recycles_and_never_waits() {
     up.after_submit();
     assert_eq!(up.counters.ring_buffers_created, created);
     assert_eq!(up.counters.fallbacks, fallbacks);
-    assert_eq!(read_buffer(&gpu, &buf, 4096).unwrap(), payload(4096, 99));
+    assert_eq!(gpu.read_buffer_blocking(&buf, 0, 4096).expect("readback"), payload(4096, 99));
 }
 
 #[test]
@@ -125,7 +122,7 @@ fn pingpong_and_init_under_every_strategy() {
         vizdeck::gpu::upload::set_strategy(strategy);
         let data = payload(3000, i as u32);
         let slot = pp.write(&gpu.device, &gpu.queue, i as u64, &data);
-        let back = read_buffer(&gpu, pp.buffer(slot), 3000).unwrap();
+        let back = gpu.read_buffer_blocking(pp.buffer(slot), 0, 3000).expect("readback");
         assert_eq!(back, data, "{}", strategy.name());
     }
     vizdeck::gpu::upload::set_strategy(Strategy::WriteBuffer);
@@ -137,7 +134,7 @@ fn pingpong_and_init_under_every_strategy() {
         &data,
     )
     .unwrap();
-    let back = read_buffer(&gpu, &b, b.size()).unwrap();
+    let back = gpu.read_buffer_blocking(&b, 0, b.size()).expect("readback");
     assert_eq!(&back[..4099], &data[..]);
     assert_eq!(&back[4099..], &[0]);
 }

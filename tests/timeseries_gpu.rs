@@ -1,20 +1,17 @@
 //! GPU M4 from the min/max pyramid vs the CPU reference (exact), and decimated vs
 //! full-resolution drawing (pixel-identical images) on lavapipe.
 
-use vizdeck::gpu::{BackendChoice, Gpu};
+mod common;
+use common::gpu;
+
+use vizdeck::gpu::Gpu;
+
 use vizdeck::scene::SCENE_FORMAT;
 use vizdeck::scene::timeseries::gpu::{
     HostDraw, Pipelines, SeriesMirror, ViewUniform, decimate_gpu, reference_segments,
 };
 use vizdeck::series::decimate::{Column, decimate_m4_rel};
 use vizdeck::series::store::Series;
-
-fn gpu() -> Gpu {
-    Gpu::new(BackendChoice::Vulkan, None, None)
-        .or_else(|_| Gpu::new(BackendChoice::Auto, None, None))
-        .expect("a GPU adapter (lavapipe: apt-get install mesa-vulkan-drivers)")
-        .0
-}
 
 struct Rng(u64);
 impl Rng {

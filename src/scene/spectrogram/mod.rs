@@ -10,6 +10,7 @@
 //! frames late) for the hover readout, spectrum view, metrics and CSV export.
 
 pub mod axis;
+pub(crate) mod layout;
 
 use std::collections::VecDeque;
 use std::path::PathBuf;

@@ -1,0 +1,196 @@
+//! The WGSL/Rust layout contract: every shader of the registry is reflected with naga (composed
+//! with its preludes), and each WGSL struct mirrored in Rust (`vizdeck::gpu::layout::mirrors`)
+//! must have the Rust type's size, a field offset equal to the Rust field's for every member, no
+//! member on one side only (WGSL members named `_…` are padding: the equal sizes cover them), and
+//! an alignment no smaller than Rust's. A struct of the same name must have the same layout in
+//! every shader, and every struct bound as a uniform or storage buffer must be mirrored in Rust
+//! or listed in `GPU_ONLY` with the reason.
+
+use std::collections::BTreeMap;
+
+use naga::{AddressSpace, TypeInner};
+use vizdeck::gpu::layout::{Mirror, mirrors};
+use vizdeck::gpu::shaders::ALL;
+
+/// Structs bound as buffers that have no `#[repr(C)]` mirror, and why.
+const GPU_ONLY: &[(&str, &str)] = &[
+    ("Sorted", "written and read only by the GPU (grid scatter → neighbour pass)"),
+    ("CountParams", "uploaded as [u32; 4] words (sim.rs small_uniform); checked as 16 bytes below"),
+];
+
+/// One WGSL struct as naga lays it out.
+#[derive(Clone, Debug, PartialEq)]
+struct WgslStruct {
+    size: u32,
+    align: u32,
+    /// (name, offset, size)
+    members: Vec<(String, u32, u32)>,
+}
+
+/// Every named struct of every shader: name → (layout, shaders declaring it); plus the names of
+/// the structs bound as uniform/storage buffers (directly or as array elements).
+fn reflect() -> (BTreeMap<String, (WgslStruct, Vec<&'static str>)>, Vec<String>) {
+    let mut structs: BTreeMap<String, (WgslStruct, Vec<&'static str>)> = BTreeMap::new();
+    let mut bound = Vec::new();
+    let mut conflicts = Vec::new();
+    for s in ALL {
+        let module = naga::front::wgsl::parse_str(s.source)
+            .unwrap_or_else(|e| panic!("{}: {}", s.path, e.emit_to_string(s.source)));
+        naga::valid::Validator::new(
+            naga::valid::ValidationFlags::all(),
+            naga::valid::Capabilities::all(),
+        )
+        .validate(&module)
+        .unwrap_or_else(|e| panic!("{}: {}", s.path, e.emit_to_string(s.source)));
+        let mut layouter = naga::proc::Layouter::default();
+        layouter.update(module.to_ctx()).expect("layout");
+        for (handle, ty) in module.types.iter() {
+            let (Some(name), TypeInner::Struct { members, span }) = (&ty.name, &ty.inner) else {
+                continue;
+            };
+            let layout = WgslStruct {
+                size: *span,
+                align: layouter[handle].alignment.round_up(1),
+                members: members
+                    .iter()
+                    .map(|m| {
+                        (
+                            m.name.clone().unwrap_or_default(),
+                            m.offset,
+                            layouter[m.ty].size,
+                        )
+                    })
+                    .collect(),
+            };
+            match structs.get_mut(name) {
+                Some((known, users)) if *known == layout => users.push(s.path),
+                Some((known, users)) => conflicts.push(format!(
+                    "WGSL struct `{name}` differs between {users:?} ({known:?}) and {} ({layout:?})",
+                    s.path
+                )),
+                None => {
+                    structs.insert(name.clone(), (layout, vec![s.path]));
+                }
+            }
+        }
+        for (_, var) in module.global_variables.iter() {
+            if !matches!(var.space, AddressSpace::Uniform | AddressSpace::Storage { .. }) {
+                continue;
+            }
+            let mut ty = &module.types[var.ty];
+            if let TypeInner::Array { base, .. } = ty.inner {
+                ty = &module.types[base];
+            }
+            if let (Some(name), TypeInner::Struct { .. }) = (&ty.name, &ty.inner)
+                && !bound.contains(name)
+            {
+                bound.push(name.clone());
+            }
+        }
+    }
+    assert!(
+        conflicts.is_empty(),
+        "a struct name with two layouts (give them distinct names):\n{}",
+        conflicts.join("\n")
+    );
+    (structs, bound)
+}
+
+/// What differs between a WGSL struct and its Rust mirror, one line each.
+fn compare(w: &WgslStruct, r: &Mirror) -> Vec<String> {
+    let mut out = Vec::new();
+    if w.size as usize != r.size {
+        out.push(format!("size: WGSL {} bytes, Rust {} bytes", w.size, r.size));
+    }
+    if r.align > w.align as usize {
+        out.push(format!(
+            "alignment: WGSL {}, Rust {} (larger than WGSL's)",
+            w.align, r.align
+        ));
+    }
+    for (name, offset, _) in &w.members {
+        match r.fields.iter().find(|(f, _)| f == name) {
+            Some((_, ro)) if *ro == *offset as usize => {}
+            Some((_, ro)) => out.push(format!(
+                "field `{name}`: WGSL offset {offset}, Rust offset {ro}"
+            )),
+            None if name.starts_with('_') => {}
+            None => out.push(format!(
+                "field `{name}` (WGSL offset {offset}) has no Rust field"
+            )),
+        }
+    }
+    for (name, offset) in &r.fields {
+        if !name.starts_with('_') && !w.members.iter().any(|(m, _, _)| m == name) {
+            out.push(format!(
+                "field `{name}` (Rust offset {offset}) has no WGSL member"
+            ));
+        }
+    }
+    out
+}
+
+#[test]
+fn rust_mirrors_match_wgsl_layouts() {
+    let (structs, bound) = reflect();
+    let mirrors = mirrors();
+    assert!(mirrors.len() >= 15, "expected the mirrored types, got {mirrors:#?}");
+    let mut failures = Vec::new();
+    for r in &mirrors {
+        let Some((w, users)) = structs.get(r.wgsl) else {
+            failures.push(format!(
+                "Rust `{}` mirrors WGSL `{}`, which no shader declares",
+                r.rust, r.wgsl
+            ));
+            continue;
+        };
+        let diffs = compare(w, r);
+        println!(
+            "{:<14} {:>4} B align {:>2} | {:<55} {:>4} B align {:>2} | {} fields | {}",
+            r.wgsl,
+            w.size,
+            w.align,
+            r.rust,
+            r.size,
+            r.align,
+            r.fields.len(),
+            if diffs.is_empty() { "ok" } else { "MISMATCH" }
+        );
+        if !diffs.is_empty() {
+            failures.push(format!(
+                "WGSL `{}` (in {}) vs Rust `{}`:\n  {}",
+                r.wgsl,
+                users.join(", "),
+                r.rust,
+                diffs.join("\n  ")
+            ));
+        }
+    }
+    for name in &bound {
+        let mirrored = mirrors.iter().any(|r| r.wgsl == name);
+        let exempt = GPU_ONLY.iter().any(|(n, _)| n == name);
+        if !mirrored && !exempt {
+            failures.push(format!(
+                "WGSL `{name}` (in {:?}) is bound as a buffer but has no Rust mirror \
+                 (add one with wgsl_mirror!, or list it in GPU_ONLY with the reason)",
+                structs[name].1
+            ));
+        }
+        if mirrored && exempt {
+            failures.push(format!("WGSL `{name}` is mirrored and also listed in GPU_ONLY"));
+        }
+    }
+    for (name, _) in GPU_ONLY {
+        assert!(structs.contains_key(*name), "GPU_ONLY lists `{name}`, which no shader declares");
+    }
+    assert_eq!(
+        structs["CountParams"].0.size as usize,
+        size_of::<[u32; 4]>(),
+        "CountParams is uploaded as [u32; 4]"
+    );
+    assert!(
+        failures.is_empty(),
+        "WGSL/Rust layout mismatches:\n{}",
+        failures.join("\n")
+    );
+}
