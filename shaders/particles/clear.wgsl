@@ -1,6 +1,8 @@
 // Particles: zero the first `n` words of a u32 buffer (grid cell counts before the histogram,
 // the statistics accumulators before the reduction). Runs inside the compute pass, where
 // `clear_buffer` is not available.
+//
+// Preludes prepended by the registry (src/gpu/shaders.rs): common/particles.wgsl.
 
 @group(0) @binding(0) var<uniform> params: CountParams;
 @group(0) @binding(1) var<storage, read_write> data: array<u32>;

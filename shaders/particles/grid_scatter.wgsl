@@ -1,6 +1,8 @@
 // Particles, grid mode, counting sort 3/3: scatter. Each live particle goes to slot
 // start[cell] + rank of the sorted copy (position, original index, velocity), so particles of a
 // cell are contiguous and the neighbour pass reads adjacent memory.
+//
+// Preludes prepended by the registry (src/gpu/shaders.rs): common/particles.wgsl.
 
 @group(0) @binding(0) var<uniform> consts: Consts;
 @group(0) @binding(1) var<storage, read> src: array<Particle>;

@@ -13,6 +13,8 @@
 // Emitter: particles whose index lies in the ring window [emit_start, emit_start + emit_count)
 // (mod count) are respawned at the emitter with hashed random offsets (PCG hash, exact in u32).
 // Particle.pos.w = age (s), vel.w = lifetime (s, 0 = immortal); a dead particle stays put.
+//
+// Preludes prepended by the registry (src/gpu/shaders.rs): common/particles.wgsl.
 
 struct StepParams {
     attractors: array<vec4<f32>, 4>, // xyz position, w = strength G

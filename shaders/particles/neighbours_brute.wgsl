@@ -2,6 +2,8 @@
 // N² pairs, tiled through workgroup memory (each workgroup loads 128 particles at a time and
 // every thread tests its particle against the tile). Kept to validate the grid and to measure
 // against it. The term expressions are the grid pass's, letter for letter.
+//
+// Preludes prepended by the registry (src/gpu/shaders.rs): common/particles.wgsl.
 
 const TILE: u32 = 128u;
 

@@ -4,6 +4,8 @@
 // in, as fixed point (colour × 256) with atomic adds per channel. `splat_resolve.wgsl` turns the
 // sums into the image. Additive, like the sprites, so the two renderers give the same picture at
 // one pixel per particle.
+//
+// Preludes prepended by the registry (src/gpu/shaders.rs): common/particles.wgsl.
 
 // Storage, not uniform: lavapipe makes a shader variant per distinct uniform value (render.rs).
 @group(0) @binding(0) var<storage, read> view: View;

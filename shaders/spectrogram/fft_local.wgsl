@@ -20,6 +20,8 @@
 // Tile (f32, planar): re at a, im at IM_OFF + a, or, with HALVES, re and im exchanged one after the
 // other through M words (for M = 8192 in 32 KiB). With PAD, word a is stored at a + a/32, which
 // spreads the stride-8 scatter of the first stages over the 32 banks.
+//
+// Preludes prepended by the registry (src/gpu/shaders.rs): common/math.wgsl, common/fft.wgsl.
 
 override M: u32 = 4096u;        // complex values per column, N/2
 override WG: u32 = 512u;        // threads per workgroup, M/8

@@ -9,6 +9,8 @@
 // c_0 = c_M = 1, else 2; dB = 20·log10(amplitude) floored at DB_FLOOR (−160); a non-finite X_k
 // (a NaN/inf sample in the column) or a non-finite level gives DB_FLOOR.
 // With flags bit 0 set, X_k is also written (interleaved re, im) to `spectrum`.
+//
+// Preludes prepended by the registry (src/gpu/shaders.rs): common/math.wgsl, common/fft.wgsl.
 
 @group(0) @binding(0) var<uniform> P: FftParams;
 @group(0) @binding(1) var<storage, read> twiddles: array<vec2<f32>>;

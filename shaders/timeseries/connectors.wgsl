@@ -1,6 +1,8 @@
 // Time series: line segments between samples in different pixel columns, from the centre of
 // column `col0` at value `v0` to the centre of column `col1` at value `v1` (1-pixel lines, the
 // rasterizer's own rule), each end at the centre of its pixel. A record with col0 == 0xffffffff draws nothing.
+//
+// Preludes prepended by the registry (src/gpu/shaders.rs): common/timeseries.wgsl.
 
 @group(0) @binding(0) var<uniform> view: SeriesView;
 @group(0) @binding(1) var<storage, read> conns: array<Conn>;

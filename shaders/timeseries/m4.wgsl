@@ -7,6 +7,8 @@
 // the prefix count of valid samples (direct reads, a binary search only when an end is NaN).
 // Outputs: the M4 column, the column's vertical span and the connector from the previous sample,
 // drawn only when both it and the column's first sample are valid (NaN runs are gaps).
+//
+// Preludes prepended by the registry (src/gpu/shaders.rs): common/timeseries.wgsl.
 
 struct M4Params {
     columns: u32,

@@ -5,6 +5,8 @@
 // of the f32 bits (negative: all bits flipped; positive: sign bit set), so comparisons are exact
 // integer ones, ±inf order correctly and NaN never enters. An all-NaN node is (0xffffffff, 0).
 // Only complete nodes are built; one dispatch covers nodes [node_start, node_end) of one level.
+//
+// Preludes prepended by the registry (src/gpu/shaders.rs): common/timeseries.wgsl.
 
 struct BuildParams {
     // Level being built (1 = from the raw values).

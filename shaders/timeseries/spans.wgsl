@@ -2,6 +2,8 @@
 // the row of `hi` inclusive (closed), in pixel column `col`. Drawn as two triangles per span whose
 // edges lie on pixel boundaries, so coverage is exact: the union of the spans of consecutive
 // samples inside one column equals the span of the column's min and max (M4's argument).
+//
+// Preludes prepended by the registry (src/gpu/shaders.rs): common/timeseries.wgsl.
 
 @group(0) @binding(0) var<uniform> view: SeriesView;
 @group(0) @binding(1) var<storage, read> spans: array<Span>;

@@ -13,7 +13,7 @@
 /// The memory layout of one Rust type that mirrors a WGSL struct.
 #[derive(Clone, Debug)]
 pub struct Mirror {
-    /// Rust type path, e.g. `vizdeck::scene::particles::cpu::SimConsts`.
+    /// Rust type path (`std::any::type_name`), e.g. `vizdeck::scene::particles::cpu::SimConsts`.
     pub rust: &'static str,
     /// Name of the WGSL struct it mirrors.
     pub wgsl: &'static str,
@@ -34,7 +34,7 @@ macro_rules! wgsl_mirror {
             let $ty { $($field: _),* } = v;
         };
         $crate::gpu::layout::Mirror {
-            rust: concat!(module_path!(), "::", stringify!($ty)),
+            rust: ::std::any::type_name::<$ty>(),
             wgsl: $wgsl,
             size: ::std::mem::size_of::<$ty>(),
             align: ::std::mem::align_of::<$ty>(),
