@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 use naga::{AddressSpace, TypeInner};
 use vizdeck::gpu::layout::{Mirror, mirrors};
-use vizdeck::gpu::shaders::ALL;
+use vizdeck::gpu::shaders::{ALL, COMMON};
 
 /// Structs bound as buffers that have no `#[repr(C)]` mirror, and why.
 const GPU_ONLY: &[(&str, &str)] = &[
@@ -28,7 +28,7 @@ struct WgslStruct {
 }
 
 /// Every named struct of every shader: name → its layouts (one per distinct layout) with the
-/// shaders declaring each; plus the names of the structs bound as uniform/storage buffers
+/// files declaring each (a prelude in `shaders/common/`, or the shader's own file); plus the names of the structs bound as uniform/storage buffers
 /// (directly or as array elements).
 type Structs = BTreeMap<String, Vec<(WgslStruct, Vec<&'static str>)>>;
 
@@ -64,10 +64,19 @@ fn reflect() -> (Structs, Vec<String>) {
                     })
                     .collect(),
             };
+            // The file that declares it: one of the entry's preludes, or its own file.
+            let decl = format!("struct {name} {{");
+            let file = s
+                .prelude
+                .iter()
+                .copied()
+                .find(|p| COMMON.iter().any(|(c, text)| c == p && text.contains(&decl)))
+                .unwrap_or(s.path);
             let variants = structs.entry(name.clone()).or_default();
             match variants.iter_mut().find(|(l, _)| *l == layout) {
-                Some((_, users)) => users.push(s.path),
-                None => variants.push((layout, vec![s.path])),
+                Some((_, files)) if files.contains(&file) => {}
+                Some((_, files)) => files.push(file),
+                None => variants.push((layout, vec![file])),
             }
         }
         for (_, var) in module.global_variables.iter() {
