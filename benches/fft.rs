@@ -27,8 +27,8 @@ use std::time::Duration;
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group};
 use realfft::RealFftPlanner;
 use vizdeck::audio::stft::Stft;
-use vizdeck::gpu::fft::{GpuFft, bench_table};
 use vizdeck::gpu::Gpu;
+use vizdeck::gpu::fft::{GpuFft, bench_table};
 
 const SIZES: [usize; 5] = [1024, 2048, 4096, 8192, 16_384];
 

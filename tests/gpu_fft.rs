@@ -14,9 +14,8 @@ use common::gpu;
 use realfft::RealFftPlanner;
 use realfft::num_complex::Complex;
 use vizdeck::audio::stft::{DB_FLOOR, Stft};
-use vizdeck::gpu::fft::{FftError, FftOptions, FusedLayout, FusedValues, GpuFft};
 use vizdeck::gpu::Gpu;
-
+use vizdeck::gpu::fft::{FftError, FftOptions, FusedLayout, FusedValues, GpuFft};
 
 /// Seeded noise in [−1, 1) (xorshift64*; independent of the crate's own generator).
 fn noise(len: usize, seed: u64) -> Vec<f32> {
@@ -52,10 +51,15 @@ fn run(gpu: &Gpu, fft: &GpuFft, samples: &[f32], batch: u32) -> (Vec<f32>, Optio
     }
     gpu.queue.submit([enc.finish()]);
     let values = batch as u64 * fft.bins() as u64;
-    let db: Vec<f32> =
-        bytemuck::cast_slice(&gpu.read_buffer_blocking(fft.output_db(), 0, values * 4).expect("read back")).to_vec();
+    let db: Vec<f32> = bytemuck::cast_slice(
+        &gpu.read_buffer_blocking(fft.output_db(), 0, values * 4)
+            .expect("read back"),
+    )
+    .to_vec();
     let spec = fft.spectrum().map(|b| {
-        let bytes = gpu.read_buffer_blocking(b, 0, values * 8).expect("read back");
+        let bytes = gpu
+            .read_buffer_blocking(b, 0, values * 8)
+            .expect("read back");
         bytemuck::cast_slice::<u8, [f32; 2]>(&bytes).to_vec()
     });
     let errors = gpu.error_messages();

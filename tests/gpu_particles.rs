@@ -6,8 +6,8 @@
 mod common;
 use common::gpu;
 
-use vizdeck::gpu::readback::{ReadbackRing, TAG_USER};
 use vizdeck::gpu::Gpu;
+use vizdeck::gpu::readback::{ReadbackRing, TAG_USER};
 
 use vizdeck::scene::particles::cpu::{Stats, histogram_bin};
 use vizdeck::scene::particles::sim::{gpu_exclusive_scan, scan_levels};

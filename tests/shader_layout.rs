@@ -14,8 +14,14 @@ use vizdeck::gpu::shaders::{ALL, COMMON};
 
 /// Structs bound as buffers that have no `#[repr(C)]` mirror, and why.
 const GPU_ONLY: &[(&str, &str)] = &[
-    ("Sorted", "written and read only by the GPU (grid scatter → neighbour pass)"),
-    ("CountParams", "uploaded as [u32; 4] words (sim.rs small_uniform); checked as 16 bytes below"),
+    (
+        "Sorted",
+        "written and read only by the GPU (grid scatter → neighbour pass)",
+    ),
+    (
+        "CountParams",
+        "uploaded as [u32; 4] words (sim.rs small_uniform); checked as 16 bytes below",
+    ),
 ];
 
 /// One WGSL struct as naga lays it out.
@@ -70,7 +76,11 @@ fn reflect() -> (Structs, Vec<String>) {
                 .prelude
                 .iter()
                 .copied()
-                .find(|p| COMMON.iter().any(|(c, text)| c == p && text.contains(&decl)))
+                .find(|p| {
+                    COMMON
+                        .iter()
+                        .any(|(c, text)| c == p && text.contains(&decl))
+                })
                 .unwrap_or(s.path);
             let variants = structs.entry(name.clone()).or_default();
             match variants.iter_mut().find(|(l, _)| *l == layout) {
@@ -80,7 +90,10 @@ fn reflect() -> (Structs, Vec<String>) {
             }
         }
         for (_, var) in module.global_variables.iter() {
-            if !matches!(var.space, AddressSpace::Uniform | AddressSpace::Storage { .. }) {
+            if !matches!(
+                var.space,
+                AddressSpace::Uniform | AddressSpace::Storage { .. }
+            ) {
                 continue;
             }
             let mut ty = &module.types[var.ty];
@@ -101,7 +114,10 @@ fn reflect() -> (Structs, Vec<String>) {
 fn compare(w: &WgslStruct, r: &Mirror) -> Vec<String> {
     let mut out = Vec::new();
     if w.size as usize != r.size {
-        out.push(format!("size: WGSL {} bytes, Rust {} bytes", w.size, r.size));
+        out.push(format!(
+            "size: WGSL {} bytes, Rust {} bytes",
+            w.size, r.size
+        ));
     }
     if r.align > w.align as usize {
         out.push(format!(
@@ -135,7 +151,10 @@ fn compare(w: &WgslStruct, r: &Mirror) -> Vec<String> {
 fn rust_mirrors_match_wgsl_layouts() {
     let (structs, bound) = reflect();
     let mirrors = mirrors();
-    assert!(mirrors.len() >= 15, "expected the mirrored types, got {mirrors:#?}");
+    assert!(
+        mirrors.len() >= 15,
+        "expected the mirrored types, got {mirrors:#?}"
+    );
     let mut failures = Vec::new();
     // A struct shared with the host has one layout in every shader (stage IO structs such as
     // `VsOut` may differ).
@@ -188,11 +207,16 @@ fn rust_mirrors_match_wgsl_layouts() {
             ));
         }
         if mirrored && exempt {
-            failures.push(format!("WGSL `{name}` is mirrored and also listed in GPU_ONLY"));
+            failures.push(format!(
+                "WGSL `{name}` is mirrored and also listed in GPU_ONLY"
+            ));
         }
     }
     for (name, _) in GPU_ONLY {
-        assert!(structs.contains_key(*name), "GPU_ONLY lists `{name}`, which no shader declares");
+        assert!(
+            structs.contains_key(*name),
+            "GPU_ONLY lists `{name}`, which no shader declares"
+        );
     }
     assert_eq!(
         structs["CountParams"][0].0.size as usize,

@@ -31,11 +31,21 @@ fn every_shader_parses_and_validates() {
     let mut failures = Vec::new();
     for s in ALL {
         // Composed from the files on disk, so an edit is checked before the next build.
-        let src: String = s.prelude.iter().map(|p| read(p)).chain([read(s.path)]).collect();
+        let src: String = s
+            .prelude
+            .iter()
+            .map(|p| read(p))
+            .chain([read(s.path)])
+            .collect();
         let module = match naga::front::wgsl::parse_str(&src) {
             Ok(m) => m,
             Err(e) => {
-                failures.push(format!("{} (+ {:?}): {}", s.path, s.prelude, e.emit_to_string(&src)));
+                failures.push(format!(
+                    "{} (+ {:?}): {}",
+                    s.path,
+                    s.prelude,
+                    e.emit_to_string(&src)
+                ));
                 continue;
             }
         };
@@ -44,11 +54,24 @@ fn every_shader_parses_and_validates() {
             naga::valid::Capabilities::all(),
         );
         if let Err(e) = validator.validate(&module) {
-            failures.push(format!("{} (+ {:?}): {}", s.path, s.prelude, e.emit_to_string(&src)));
+            failures.push(format!(
+                "{} (+ {:?}): {}",
+                s.path,
+                s.prelude,
+                e.emit_to_string(&src)
+            ));
         }
-        assert!(!module.entry_points.is_empty(), "{} has no entry point", s.path);
+        assert!(
+            !module.entry_points.is_empty(),
+            "{} has no entry point",
+            s.path
+        );
     }
-    assert!(failures.is_empty(), "invalid shaders:\n{}", failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "invalid shaders:\n{}",
+        failures.join("\n")
+    );
 }
 
 #[test]
@@ -73,12 +96,28 @@ fn registry_lists_every_file_on_disk() {
     listed.sort();
     assert_eq!(on_disk, listed);
     for (path, text) in COMMON {
-        assert!(path.starts_with("common/"), "prelude {path} outside shaders/common/");
-        assert_eq!(read(path), *text, "{path} differs from the compiled-in copy");
+        assert!(
+            path.starts_with("common/"),
+            "prelude {path} outside shaders/common/"
+        );
+        assert_eq!(
+            read(path),
+            *text,
+            "{path} differs from the compiled-in copy"
+        );
     }
     for s in ALL {
-        assert!(!s.path.starts_with("common/"), "{} is a prelude, not a pass", s.path);
-        assert_eq!(read(s.path), s.body, "{} differs from the compiled-in copy", s.path);
+        assert!(
+            !s.path.starts_with("common/"),
+            "{} is a prelude, not a pass",
+            s.path
+        );
+        assert_eq!(
+            read(s.path),
+            s.body,
+            "{} differs from the compiled-in copy",
+            s.path
+        );
         let mut composed = String::new();
         for p in s.prelude {
             let text = COMMON
@@ -88,7 +127,11 @@ fn registry_lists_every_file_on_disk() {
             composed.push_str(text.1);
         }
         composed.push_str(s.body);
-        assert_eq!(composed, s.source, "{}: source is not its preludes + body", s.path);
+        assert_eq!(
+            composed, s.source,
+            "{}: source is not its preludes + body",
+            s.path
+        );
     }
     // Every prelude is used by some shader.
     for (path, _) in COMMON {

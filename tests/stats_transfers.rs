@@ -7,9 +7,9 @@ use common::gpu;
 
 use std::time::Instant;
 
+use vizdeck::gpu::Gpu;
 use vizdeck::gpu::readback::{ReadbackRing, TAG_USER, Tag};
 use vizdeck::gpu::upload::{PingPong, Strategy, Uploader, create_buffer_init};
-use vizdeck::gpu::Gpu;
 
 use vizdeck::stats::bench::payload;
 
@@ -44,7 +44,9 @@ fn every_strategy_delivers_the_bytes() {
                 up.finish();
                 gpu.queue.submit([enc.finish()]);
                 up.after_submit();
-                let back = gpu.read_buffer_blocking(&buf, 0, buf.size()).expect("readback");
+                let back = gpu
+                    .read_buffer_blocking(&buf, 0, buf.size())
+                    .expect("readback");
                 let got = &back[offset as usize..offset as usize + len];
                 assert!(
                     got == &data[..],
@@ -106,7 +108,10 @@ fn map_ring_recycles_and_never_waits() {
     up.after_submit();
     assert_eq!(up.counters.ring_buffers_created, created);
     assert_eq!(up.counters.fallbacks, fallbacks);
-    assert_eq!(gpu.read_buffer_blocking(&buf, 0, 4096).expect("readback"), payload(4096, 99));
+    assert_eq!(
+        gpu.read_buffer_blocking(&buf, 0, 4096).expect("readback"),
+        payload(4096, 99)
+    );
 }
 
 #[test]
@@ -122,7 +127,9 @@ fn pingpong_and_init_under_every_strategy() {
         vizdeck::gpu::upload::set_strategy(strategy);
         let data = payload(3000, i as u32);
         let slot = pp.write(&gpu.device, &gpu.queue, i as u64, &data);
-        let back = gpu.read_buffer_blocking(pp.buffer(slot), 0, 3000).expect("readback");
+        let back = gpu
+            .read_buffer_blocking(pp.buffer(slot), 0, 3000)
+            .expect("readback");
         assert_eq!(back, data, "{}", strategy.name());
     }
     vizdeck::gpu::upload::set_strategy(Strategy::WriteBuffer);

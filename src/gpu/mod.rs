@@ -221,7 +221,10 @@ impl Gpu {
         size: u64,
     ) -> Result<Vec<u8>, readback::ReadbackError> {
         let align = wgpu::COPY_BUFFER_ALIGNMENT;
-        if offset % align != 0 || size % align != 0 || offset.saturating_add(size) > src.size() {
+        if !offset.is_multiple_of(align)
+            || !size.is_multiple_of(align)
+            || offset.saturating_add(size) > src.size()
+        {
             return Err(readback::ReadbackError::Map(format!(
                 "cannot read {size} bytes at {offset} of a {}-byte buffer (multiples of {align})",
                 src.size()

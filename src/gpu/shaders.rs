@@ -40,7 +40,10 @@ pub const COMMON: &[(&str, &str)] = &[
     ("common/particles.wgsl", wgsl_file!("common/particles.wgsl")),
     // Time-series records (`Span`, `Conn`), the draw uniform `SeriesView`, `VsOut`, f32-bit
     // helpers.
-    ("common/timeseries.wgsl", wgsl_file!("common/timeseries.wgsl")),
+    (
+        "common/timeseries.wgsl",
+        wgsl_file!("common/timeseries.wgsl"),
+    ),
 ];
 
 /// `shader!("dir/file.wgsl")`, or `shader!("dir/file.wgsl", "common/a.wgsl", ...)` with its
@@ -61,59 +64,101 @@ pub const SPECTROGRAM_RING_WRITE: ShaderSource = shader!("spectrogram/ring_write
 /// Spectrogram: ring texture → image with a linear/log/mel axis and a colormap (render).
 pub const SPECTROGRAM_DRAW: ShaderSource = shader!("spectrogram/draw.wgsl");
 /// Spectrogram FFT pass 1: window, pack N reals as N/2 complex, first radix-4 stage (compute).
-pub const SPECTROGRAM_FFT_PACK: ShaderSource = shader!("spectrogram/fft_pack.wgsl", "common/math.wgsl", "common/fft.wgsl");
+pub const SPECTROGRAM_FFT_PACK: ShaderSource = shader!(
+    "spectrogram/fft_pack.wgsl",
+    "common/math.wgsl",
+    "common/fft.wgsl"
+);
 /// Spectrogram FFT: one radix-4 Stockham stage (compute).
-pub const SPECTROGRAM_FFT_RADIX4: ShaderSource = shader!("spectrogram/fft_radix4.wgsl", "common/math.wgsl", "common/fft.wgsl");
+pub const SPECTROGRAM_FFT_RADIX4: ShaderSource = shader!(
+    "spectrogram/fft_radix4.wgsl",
+    "common/math.wgsl",
+    "common/fft.wgsl"
+);
 /// Spectrogram FFT: the final radix-2 Stockham stage when log2(N/2) is odd (compute).
-pub const SPECTROGRAM_FFT_RADIX2: ShaderSource = shader!("spectrogram/fft_radix2.wgsl", "common/math.wgsl", "common/fft.wgsl");
+pub const SPECTROGRAM_FFT_RADIX2: ShaderSource = shader!(
+    "spectrogram/fft_radix2.wgsl",
+    "common/math.wgsl",
+    "common/fft.wgsl"
+);
 /// Spectrogram FFT last pass: real-spectrum split, magnitude, dBFS (compute).
-pub const SPECTROGRAM_FFT_SPLIT: ShaderSource = shader!("spectrogram/fft_split.wgsl", "common/math.wgsl", "common/fft.wgsl");
+pub const SPECTROGRAM_FFT_SPLIT: ShaderSource = shader!(
+    "spectrogram/fft_split.wgsl",
+    "common/math.wgsl",
+    "common/fft.wgsl"
+);
 /// Spectrogram FFT, fused single pass (radix-8 in registers, exchanges through workgroup memory)
 /// when its workgroup fits the device (N ≤ 16384 on the H200 and lavapipe) (compute).
-pub const SPECTROGRAM_FFT_LOCAL: ShaderSource = shader!("spectrogram/fft_local.wgsl", "common/math.wgsl", "common/fft.wgsl");
+pub const SPECTROGRAM_FFT_LOCAL: ShaderSource = shader!(
+    "spectrogram/fft_local.wgsl",
+    "common/math.wgsl",
+    "common/fft.wgsl"
+);
 /// Spectrogram FFT when the fused pass does not fit (N = 32768): pack + one radix-4 DIF stage into
 /// 4 sub-FFTs (compute).
-pub const SPECTROGRAM_FFT_DIF4: ShaderSource = shader!("spectrogram/fft_dif4.wgsl", "common/math.wgsl", "common/fft.wgsl");
+pub const SPECTROGRAM_FFT_DIF4: ShaderSource = shader!(
+    "spectrogram/fft_dif4.wgsl",
+    "common/math.wgsl",
+    "common/fft.wgsl"
+);
 /// Spectrogram FFT when the fused pass does not fit (N = 32768): the 4 sub-FFTs in workgroup
 /// memory (compute).
-pub const SPECTROGRAM_FFT_LOCAL_SUB: ShaderSource = shader!("spectrogram/fft_local_sub.wgsl", "common/math.wgsl", "common/fft.wgsl");
+pub const SPECTROGRAM_FFT_LOCAL_SUB: ShaderSource = shader!(
+    "spectrogram/fft_local_sub.wgsl",
+    "common/math.wgsl",
+    "common/fft.wgsl"
+);
 /// Particles, point-splat renderer: zero the accumulation image (compute).
-pub const PARTICLES_SPLAT_CLEAR: ShaderSource = shader!("particles/splat_clear.wgsl", "common/particles.wgsl");
+pub const PARTICLES_SPLAT_CLEAR: ShaderSource =
+    shader!("particles/splat_clear.wgsl", "common/particles.wgsl");
 /// Particles, point-splat renderer: add every particle into its pixel (compute).
 pub const PARTICLES_SPLAT: ShaderSource = shader!("particles/splat.wgsl", "common/particles.wgsl");
 /// Particles, point-splat renderer: accumulation image → scene texture (render).
-pub const PARTICLES_SPLAT_RESOLVE: ShaderSource = shader!("particles/splat_resolve.wgsl", "common/particles.wgsl");
+pub const PARTICLES_SPLAT_RESOLVE: ShaderSource =
+    shader!("particles/splat_resolve.wgsl", "common/particles.wgsl");
 /// Particles: instanced sprites read straight from the storage buffer (render).
 pub const PARTICLES_DRAW: ShaderSource = shader!("particles/draw.wgsl", "common/particles.wgsl");
 /// Particles: forces, emitter, flocking sums and integration of one fixed step (compute).
-pub const PARTICLES_INTEGRATE: ShaderSource = shader!("particles/integrate.wgsl", "common/particles.wgsl");
+pub const PARTICLES_INTEGRATE: ShaderSource =
+    shader!("particles/integrate.wgsl", "common/particles.wgsl");
 /// Particles: zero a u32 buffer inside a compute pass (compute).
 pub const PARTICLES_CLEAR: ShaderSource = shader!("particles/clear.wgsl", "common/particles.wgsl");
 /// Particles, grid: atomic cell histogram + rank per particle (compute).
-pub const PARTICLES_GRID_HISTOGRAM: ShaderSource = shader!("particles/grid_histogram.wgsl", "common/particles.wgsl");
+pub const PARTICLES_GRID_HISTOGRAM: ShaderSource =
+    shader!("particles/grid_histogram.wgsl", "common/particles.wgsl");
 /// Particles, grid: work-efficient block scan, one level (compute).
-pub const PARTICLES_SCAN_BLOCKS: ShaderSource = shader!("particles/scan_blocks.wgsl", "common/particles.wgsl");
+pub const PARTICLES_SCAN_BLOCKS: ShaderSource =
+    shader!("particles/scan_blocks.wgsl", "common/particles.wgsl");
 /// Particles, grid: add scanned block totals back (compute).
-pub const PARTICLES_SCAN_ADD: ShaderSource = shader!("particles/scan_add.wgsl", "common/particles.wgsl");
+pub const PARTICLES_SCAN_ADD: ShaderSource =
+    shader!("particles/scan_add.wgsl", "common/particles.wgsl");
 /// Particles, grid: scatter into cell order (compute).
-pub const PARTICLES_GRID_SCATTER: ShaderSource = shader!("particles/grid_scatter.wgsl", "common/particles.wgsl");
+pub const PARTICLES_GRID_SCATTER: ShaderSource =
+    shader!("particles/grid_scatter.wgsl", "common/particles.wgsl");
 /// Particles, grid: flocking sums from the 27 adjacent cells (compute).
-pub const PARTICLES_NEIGHBOURS_GRID: ShaderSource = shader!("particles/neighbours_grid.wgsl", "common/particles.wgsl");
+pub const PARTICLES_NEIGHBOURS_GRID: ShaderSource =
+    shader!("particles/neighbours_grid.wgsl", "common/particles.wgsl");
 /// Particles, brute force: flocking sums over all pairs, tiled in workgroup memory (compute).
-pub const PARTICLES_NEIGHBOURS_BRUTE: ShaderSource = shader!("particles/neighbours_brute.wgsl", "common/particles.wgsl");
+pub const PARTICLES_NEIGHBOURS_BRUTE: ShaderSource =
+    shader!("particles/neighbours_brute.wgsl", "common/particles.wgsl");
 /// Particles: statistics reduction into fixed-point atomics (compute).
-pub const PARTICLES_STATS_REDUCE: ShaderSource = shader!("particles/stats_reduce.wgsl", "common/particles.wgsl");
+pub const PARTICLES_STATS_REDUCE: ShaderSource =
+    shader!("particles/stats_reduce.wgsl", "common/particles.wgsl");
 /// Time series: decimated min/max line segments (render).
-pub const TIMESERIES_LINES: ShaderSource = shader!("timeseries/lines.wgsl", "common/timeseries.wgsl");
+pub const TIMESERIES_LINES: ShaderSource =
+    shader!("timeseries/lines.wgsl", "common/timeseries.wgsl");
 /// Time series: one level of the min/max pyramid over a series' values, appended incrementally
 /// (compute).
-pub const TIMESERIES_PYRAMID_BUILD: ShaderSource = shader!("timeseries/pyramid_build.wgsl", "common/timeseries.wgsl");
+pub const TIMESERIES_PYRAMID_BUILD: ShaderSource =
+    shader!("timeseries/pyramid_build.wgsl", "common/timeseries.wgsl");
 /// Time series: M4 (min, max, first, last) per pixel column from the pyramid (compute).
 pub const TIMESERIES_M4: ShaderSource = shader!("timeseries/m4.wgsl", "common/timeseries.wgsl");
 /// Time series: closed one-pixel-wide vertical spans per column (render).
-pub const TIMESERIES_SPANS: ShaderSource = shader!("timeseries/spans.wgsl", "common/timeseries.wgsl");
+pub const TIMESERIES_SPANS: ShaderSource =
+    shader!("timeseries/spans.wgsl", "common/timeseries.wgsl");
 /// Time series: line segments between columns (render).
-pub const TIMESERIES_CONNECTORS: ShaderSource = shader!("timeseries/connectors.wgsl", "common/timeseries.wgsl");
+pub const TIMESERIES_CONNECTORS: ShaderSource =
+    shader!("timeseries/connectors.wgsl", "common/timeseries.wgsl");
 
 /// Every shader the app uses.
 pub const ALL: &[ShaderSource] = &[

@@ -425,7 +425,9 @@ pub fn upload_table(
                 }
             }
             let last = &payloads[((warm + frames - 1) % 2) as usize];
-            let verified = gpu.read_buffer_blocking(&dst, 0, size).is_ok_and(|b| b == *last);
+            let verified = gpu
+                .read_buffer_blocking(&dst, 0, size)
+                .is_ok_and(|b| b == *last);
             let n = frames as f64;
             rows.push(UploadRow {
                 strategy: strategy.name(),
