@@ -20,14 +20,17 @@
 
 #![allow(clippy::disallowed_methods)] // tests and benches drive the GPU with their own submits
 
+#[path = "../tests/common/mod.rs"]
+mod common;
+
 use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group};
 use realfft::RealFftPlanner;
 use vizdeck::audio::stft::Stft;
+use vizdeck::gpu::Gpu;
 use vizdeck::gpu::fft::{GpuFft, bench_table};
-use vizdeck::gpu::{BackendChoice, Gpu};
 
 const SIZES: [usize; 5] = [1024, 2048, 4096, 8192, 16_384];
 
@@ -61,8 +64,8 @@ fn table(gpu: &Gpu) {
 }
 
 fn gpu_device() -> Option<Gpu> {
-    match Gpu::new(BackendChoice::Auto, None, None) {
-        Ok((g, _)) => Some(g),
+    match common::try_gpu() {
+        Ok(g) => Some(g),
         Err(e) => {
             eprintln!("no GPU adapter, skipping the GPU benches: {e}");
             None

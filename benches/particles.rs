@@ -8,19 +8,16 @@
 
 #![allow(clippy::disallowed_methods)] // tests and benches drive the GPU with their own submits
 
+#[path = "../tests/common/mod.rs"]
+mod common;
+use common::gpu;
+
 use criterion::{Criterion, criterion_group, criterion_main};
+
 use vizdeck::gpu::upload::Strategy;
-use vizdeck::gpu::{BackendChoice, Gpu};
 use vizdeck::scene::particles::bench::bench_table;
 use vizdeck::scene::particles::{Mode, Particles};
 use vizdeck::scene::{FrameCtx, Scene};
-
-fn gpu() -> Gpu {
-    Gpu::new(BackendChoice::Vulkan, None, None)
-        .or_else(|_| Gpu::new(BackendChoice::Auto, None, None))
-        .expect("a GPU adapter")
-        .0
-}
 
 fn table(_c: &mut Criterion) {
     let gpu = gpu();

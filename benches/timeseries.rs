@@ -6,6 +6,9 @@
 
 #![allow(clippy::disallowed_methods)] // tests and benches drive the GPU with their own submits
 
+#[path = "../tests/common/mod.rs"]
+mod common;
+
 use std::hint::black_box;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -14,7 +17,6 @@ use criterion::{Criterion, Throughput};
 use rtrb::{PushError, RingBuffer};
 use vizdeck::gpu::frame::OwnedFrame;
 use vizdeck::gpu::upload::Strategy;
-use vizdeck::gpu::{BackendChoice, Gpu};
 use vizdeck::scene::timeseries::TimeSeries;
 use vizdeck::scene::timeseries::bench::{bench_table, random_walk_series};
 use vizdeck::scene::{FrameCtx, SCENE_FORMAT, Scene};
@@ -260,10 +262,8 @@ fn egui_plot_comparison(c: &mut Criterion) {
     });
 
     // (b) vizdeck's time-series scene on the same data, fed through a CSV source.
-    let gpu = match Gpu::new(BackendChoice::Vulkan, None, None)
-        .or_else(|_| Gpu::new(BackendChoice::Auto, None, None))
-    {
-        Ok((g, _)) => g,
+    let gpu = match common::try_gpu() {
+        Ok(g) => g,
         Err(e) => {
             eprintln!("vizdeck side of the egui_plot comparison skipped: {e}");
             g.finish();
@@ -487,10 +487,8 @@ fn gpu_table() {
         .ok()
         .map(|v| v.split(',').filter_map(|x| x.trim().parse().ok()).collect())
         .unwrap_or_else(|| vec![1_000_000, 10_000_000]);
-    let gpu = match Gpu::new(BackendChoice::Vulkan, None, None)
-        .or_else(|_| Gpu::new(BackendChoice::Auto, None, None))
-    {
-        Ok((g, _)) => g,
+    let gpu = match common::try_gpu() {
+        Ok(g) => g,
         Err(e) => {
             eprintln!("GPU M4 table skipped: {e}");
             return;

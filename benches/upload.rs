@@ -13,18 +13,15 @@
 
 #![allow(clippy::disallowed_methods)] // tests and benches drive the GPU with their own submits
 
+#[path = "../tests/common/mod.rs"]
+mod common;
+use common::gpu;
+
 use criterion::{Criterion, criterion_group, criterion_main};
 use vizdeck::gpu::upload::{Strategy, Uploader};
-use vizdeck::gpu::{BackendChoice, Gpu};
+
 use vizdeck::stats::bench::{payload, readback_table, transfer_markdown, upload_table};
 use vizdeck::stats::{FrameRecord, Live, Recorder};
-
-fn gpu() -> Gpu {
-    Gpu::new(BackendChoice::Vulkan, None, None)
-        .or_else(|_| Gpu::new(BackendChoice::Auto, None, None))
-        .expect("a GPU adapter")
-        .0
-}
 
 fn table(_c: &mut Criterion) {
     let gpu = gpu();

@@ -4,22 +4,18 @@
 
 #![allow(clippy::disallowed_methods)] // the tests read buffers back with their own submits
 
+mod common;
+use common::gpu;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use vizdeck::deck::{Deck, Output};
+use vizdeck::gpu::Gpu;
 use vizdeck::gpu::frame::GpuFrame;
 use vizdeck::gpu::upload::{PingPong, Strategy};
-use vizdeck::gpu::{BackendChoice, Gpu};
 use vizdeck::scene::{FrameCtx, Scene, SceneError};
-use vizdeck::stats::bench::{payload, read_buffer};
-
-fn gpu() -> Gpu {
-    Gpu::new(BackendChoice::Vulkan, None, None)
-        .or_else(|_| Gpu::new(BackendChoice::Auto, None, None))
-        .expect("a GPU adapter (lavapipe)")
-        .0
-}
+use vizdeck::stats::bench::payload;
 
 /// Sizes each frame of [`Counting`] uploads: odd (padded), small, large; plus a ping-pong write.
 const WRITES: [usize; 3] = [7, 1000, 65_536 + 12];
@@ -171,7 +167,9 @@ fn uploads_through_the_frame_arrive_under_every_strategy() {
                 (WRITES.iter().sum::<usize>() + PINGPONG) as u64
             );
             for (i, buffer) in scene.buffers.iter().enumerate() {
-                let back = read_buffer(&gpu, buffer, buffer.size()).expect("readback");
+                let back = gpu
+                    .read_buffer_blocking(buffer, 0, buffer.size())
+                    .expect("readback");
                 let want = &scene.last[i];
                 assert!(
                     back[16..16 + want.len()] == want[..],
@@ -180,7 +178,8 @@ fn uploads_through_the_frame_arrive_under_every_strategy() {
                 );
             }
             let slot = (frame % 2) as usize;
-            let back = read_buffer(&gpu, scene.pingpong.buffer(slot), PINGPONG as u64 + 3)
+            let back = gpu
+                .read_buffer_blocking(scene.pingpong.buffer(slot), 0, PINGPONG as u64 + 3)
                 .expect("readback");
             assert!(back[..PINGPONG] == scene.last[3][..], "{}", strategy.name());
         }

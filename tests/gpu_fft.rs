@@ -10,20 +10,16 @@
 
 #![allow(clippy::disallowed_methods)] // tests and benches drive the GPU with their own submits
 
+mod common;
+use common::gpu;
+
 use realfft::RealFftPlanner;
 use realfft::num_complex::Complex;
 use vizdeck::audio::stft::{DB_FLOOR, Stft};
+use vizdeck::gpu::Gpu;
 use vizdeck::gpu::fft::{FftError, FftOptions, FusedLayout, FusedValues, GpuFft};
 use vizdeck::gpu::frame::OwnedFrame;
 use vizdeck::gpu::upload::Strategy;
-use vizdeck::gpu::{BackendChoice, Gpu};
-
-fn gpu() -> Gpu {
-    Gpu::new(BackendChoice::Vulkan, None, None)
-        .or_else(|_| Gpu::new(BackendChoice::Auto, None, None))
-        .expect("a GPU adapter (lavapipe: apt-get install mesa-vulkan-drivers)")
-        .0
-}
 
 /// Seeded noise in [−1, 1) (xorshift64*; independent of the crate's own generator).
 fn noise(len: usize, seed: u64) -> Vec<f32> {
@@ -37,28 +33,6 @@ fn noise(len: usize, seed: u64) -> Vec<f32> {
             (v / f64::from(1u32 << 23) - 1.0) as f32
         })
         .collect()
-}
-
-fn read_buffer(gpu: &Gpu, src: &wgpu::Buffer, bytes: u64) -> Vec<u8> {
-    let staging = gpu.device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some("test:fft:readback"),
-        size: bytes,
-        usage: wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::MAP_READ,
-        mapped_at_creation: false,
-    });
-    let mut enc = gpu
-        .device
-        .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-            label: Some("test:fft:readback"),
-        });
-    enc.copy_buffer_to_buffer(src, 0, &staging, 0, bytes);
-    gpu.queue.submit([enc.finish()]);
-    let slice = staging.slice(..);
-    slice.map_async(wgpu::MapMode::Read, |r| r.expect("map"));
-    gpu.wait_idle();
-    let out = slice.get_mapped_range().expect("mapped").to_vec();
-    staging.unmap();
-    out
 }
 
 /// Uploads `samples` (batch × N), encodes `batch` columns, returns (dB, spectrum if any) of those
@@ -81,10 +55,15 @@ fn run(gpu: &Gpu, fft: &GpuFft, samples: &[f32], batch: u32) -> (Vec<f32>, Optio
     }
     gpu.queue.submit([enc.finish()]);
     let values = batch as u64 * fft.bins() as u64;
-    let db: Vec<f32> =
-        bytemuck::cast_slice(&read_buffer(gpu, fft.output_db(), values * 4)).to_vec();
+    let db: Vec<f32> = bytemuck::cast_slice(
+        &gpu.read_buffer_blocking(fft.output_db(), 0, values * 4)
+            .expect("read back"),
+    )
+    .to_vec();
     let spec = fft.spectrum().map(|b| {
-        let bytes = read_buffer(gpu, b, values * 8);
+        let bytes = gpu
+            .read_buffer_blocking(b, 0, values * 8)
+            .expect("read back");
         bytemuck::cast_slice::<u8, [f32; 2]>(&bytes).to_vec()
     });
     let errors = gpu.error_messages();

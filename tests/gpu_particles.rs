@@ -5,9 +5,12 @@
 
 #![allow(clippy::disallowed_methods)] // tests and benches drive the GPU with their own submits
 
+mod common;
+use common::gpu;
+
+use vizdeck::gpu::Gpu;
 use vizdeck::gpu::readback::{Consumer, ReadbackRing};
 use vizdeck::gpu::upload::Strategy;
-use vizdeck::gpu::{BackendChoice, Gpu};
 use vizdeck::scene::particles::cpu::{Stats, histogram_bin};
 use vizdeck::scene::particles::sim::{gpu_exclusive_scan, scan_levels};
 use vizdeck::scene::particles::{
@@ -15,13 +18,6 @@ use vizdeck::scene::particles::{
     dispatch_size, initial_particles,
 };
 use vizdeck::scene::{FrameCtx, SCENE_FORMAT, Scene};
-
-fn gpu() -> Gpu {
-    Gpu::new(BackendChoice::Vulkan, None, None)
-        .or_else(|_| Gpu::new(BackendChoice::Auto, None, None))
-        .expect("a GPU adapter (lavapipe: apt-get install mesa-vulkan-drivers)")
-        .0
-}
 
 const DT: f32 = 1.0 / 120.0;
 

@@ -4,20 +4,17 @@
 
 #![allow(clippy::disallowed_methods)] // tests and benches drive the GPU with their own submits
 
+mod common;
+use common::gpu;
+
 use std::time::Instant;
 
+use vizdeck::gpu::Gpu;
 use vizdeck::gpu::frame::OwnedFrame;
 use vizdeck::gpu::readback::{Consumer, ReadbackRing};
 use vizdeck::gpu::upload::{PingPong, Strategy, Uploader, create_buffer_init};
-use vizdeck::gpu::{BackendChoice, Gpu};
-use vizdeck::stats::bench::{payload, read_buffer};
 
-fn gpu() -> Gpu {
-    Gpu::new(BackendChoice::Vulkan, None, None)
-        .or_else(|_| Gpu::new(BackendChoice::Auto, None, None))
-        .expect("a GPU adapter (lavapipe)")
-        .0
-}
+use vizdeck::stats::bench::payload;
 
 /// The consumer the tests' copies are for.
 const ME: Consumer = Consumer::Scene(0);
@@ -53,7 +50,9 @@ fn every_strategy_delivers_the_bytes() {
                 up.finish();
                 gpu.queue.submit([enc.finish()]);
                 up.after_submit();
-                let back = read_buffer(&gpu, &buf, buf.size()).expect("readback");
+                let back = gpu
+                    .read_buffer_blocking(&buf, 0, buf.size())
+                    .expect("readback");
                 let got = &back[offset as usize..offset as usize + len];
                 assert!(
                     got == &data[..],
@@ -94,7 +93,7 @@ fn map_ring_recycles_and_never_waits() {
         up.after_submit();
     }
     assert!(up.ring_len() <= vizdeck::gpu::upload::RING_MAX);
-    let back = read_buffer(&gpu, &buf, 4096).unwrap();
+    let back = gpu.read_buffer_blocking(&buf, 0, 4096).expect("readback");
     assert_eq!(back, last);
     // After the GPU is done the buffers come back mapped: no new ones, no fallback.
     gpu.wait_idle();
@@ -115,7 +114,10 @@ fn map_ring_recycles_and_never_waits() {
     up.after_submit();
     assert_eq!(up.counters.ring_buffers_created, created);
     assert_eq!(up.counters.fallbacks, fallbacks);
-    assert_eq!(read_buffer(&gpu, &buf, 4096).unwrap(), payload(4096, 99));
+    assert_eq!(
+        gpu.read_buffer_blocking(&buf, 0, 4096).expect("readback"),
+        payload(4096, 99)
+    );
 }
 
 #[test]
@@ -135,7 +137,9 @@ fn pingpong_and_init_under_every_strategy() {
         assert_eq!(slot, i % 2);
         assert_eq!(f.counters().bytes, 3000, "{}", strategy.name());
         f.submit();
-        let back = read_buffer(&gpu, pp.buffer(slot), 3000).unwrap();
+        let back = gpu
+            .read_buffer_blocking(pp.buffer(slot), 0, 3000)
+            .expect("readback");
         assert_eq!(back, data, "{}", strategy.name());
     }
     let data = payload(4099, 5);
@@ -146,7 +150,7 @@ fn pingpong_and_init_under_every_strategy() {
         &data,
     )
     .unwrap();
-    let back = read_buffer(&gpu, &b, b.size()).unwrap();
+    let back = gpu.read_buffer_blocking(&b, 0, b.size()).expect("readback");
     assert_eq!(&back[..4099], &data[..]);
     assert_eq!(&back[4099..], &[0]);
 }

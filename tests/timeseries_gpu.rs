@@ -3,22 +3,18 @@
 
 #![allow(clippy::disallowed_methods)] // tests and benches drive the GPU with their own submits
 
+mod common;
+use common::gpu;
+
+use vizdeck::gpu::Gpu;
 use vizdeck::gpu::frame::OwnedFrame;
 use vizdeck::gpu::upload::Strategy;
-use vizdeck::gpu::{BackendChoice, Gpu};
 use vizdeck::scene::SCENE_FORMAT;
 use vizdeck::scene::timeseries::gpu::{
     HostDraw, Pipelines, SeriesMirror, ViewUniform, decimate_gpu, reference_segments,
 };
 use vizdeck::series::decimate::{Column, decimate_m4_rel};
 use vizdeck::series::store::Series;
-
-fn gpu() -> Gpu {
-    Gpu::new(BackendChoice::Vulkan, None, None)
-        .or_else(|_| Gpu::new(BackendChoice::Auto, None, None))
-        .expect("a GPU adapter (lavapipe: apt-get install mesa-vulkan-drivers)")
-        .0
-}
 
 struct Rng(u64);
 impl Rng {

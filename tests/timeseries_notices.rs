@@ -1,18 +1,15 @@
 //! The time-series scene tells what it changed in the data it draws: values clamped to the f32
 //! range, samples out of time order, and it marks points a line would not show (lavapipe).
 
+mod common;
+use common::gpu;
+
+use vizdeck::gpu::Gpu;
+
 use vizdeck::gpu::upload::Strategy;
-use vizdeck::gpu::{BackendChoice, Gpu};
 use vizdeck::scene::timeseries::{Marker, TimeSeries};
 use vizdeck::scene::{FrameCtx, Scene};
 use vizdeck::series::{Pacing, SeriesSelection, SeriesSource};
-
-fn gpu() -> Gpu {
-    Gpu::new(BackendChoice::Vulkan, None, None)
-        .or_else(|_| Gpu::new(BackendChoice::Auto, None, None))
-        .expect("a GPU adapter (lavapipe: apt-get install mesa-vulkan-drivers)")
-        .0
-}
 
 fn frame(size: (u32, u32)) -> FrameCtx {
     FrameCtx {

@@ -1,20 +1,16 @@
 //! vizdeck's own signals charted as series by the time-series scene: frame times and the audio
 //! input's level.
 
+mod common;
+use common::gpu;
+
 use std::time::{Duration, Instant};
 
 use vizdeck::audio::{AudioOptions, AudioSelection, SynthSignal};
-use vizdeck::gpu::{BackendChoice, Gpu};
+
 use vizdeck::scene::timeseries::{OWN_AUDIO_SERIES, OWN_FRAME_SERIES, TimeSeries};
 use vizdeck::scene::{FrameCtx, Scene};
 use vizdeck::series::{Pacing, SeriesSelection, SeriesSource};
-
-fn gpu() -> Gpu {
-    Gpu::new(BackendChoice::Vulkan, None, None)
-        .or_else(|_| Gpu::new(BackendChoice::Auto, None, None))
-        .expect("a GPU adapter (lavapipe: apt-get install mesa-vulkan-drivers)")
-        .0
-}
 
 fn frame(k: u64) -> FrameCtx {
     FrameCtx {

@@ -1,15 +1,10 @@
 // Particles: zero the first `n` words of a u32 buffer (grid cell counts before the histogram,
 // the statistics accumulators before the reduction). Runs inside the compute pass, where
 // `clear_buffer` is not available.
+//
+// Preludes prepended by the registry (src/gpu/shaders.rs): common/particles.wgsl.
 
-struct ClearParams {
-    n: u32,
-    _pad0: u32,
-    _pad1: u32,
-    _pad2: u32,
-}
-
-@group(0) @binding(0) var<uniform> params: ClearParams;
+@group(0) @binding(0) var<uniform> params: CountParams;
 @group(0) @binding(1) var<storage, read_write> data: array<u32>;
 
 @compute @workgroup_size(64)

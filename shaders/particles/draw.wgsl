@@ -5,36 +5,12 @@
 // the quad's half-size is a world radius projected with the camera (so it shrinks with
 // distance), but never below `min_px` pixels. Colour by speed, density (neighbour count) or age,
 // faded over the last 20 % of a particle's life; additive blending.
-
-struct Particle {
-    pos: vec4<f32>, // xyz, w = age (s)
-    vel: vec4<f32>, // xyz, w = lifetime (s, 0 = immortal)
-}
-
-struct Neighbours {
-    coh: vec4<i32>, // w = neighbour count
-    ali: vec4<i32>,
-    sep: vec4<i32>,
-}
-
-struct View {
-    view_proj: mat4x4<f32>,
-    proj_scale: vec4<f32>, // P[0][0], P[1][1], 2 / width px, 2 / height px
-    alpha: f32,            // interpolation alpha in [0, 1)
-    size: f32,             // sprite radius (world units)
-    min_px: f32,           // smallest sprite radius (pixels)
-    intensity: f32,        // brightness of one particle
-    color_mode: u32,       // 0 speed, 1 density, 2 age
-    speed_scale: f32,      // 1 / speed of the hottest colour
-    density_scale: f32,    // 1 / neighbour count of the hottest colour
-    interact: u32,         // neighbour sums valid
-}
+//
+// Preludes prepended by the registry (src/gpu/shaders.rs): common/particles.wgsl.
 
 // Largest sprite radius in pixels: a particle passing next to the camera would otherwise cover
 // the screen (and, additively blended, cost a full-screen fill each).
 const MAX_PX: f32 = 24.0;
-// Clip-space w below which a particle counts as at or behind the camera.
-const NEAR_W: f32 = 0.05;
 
 // Storage, not uniform: lavapipe makes a shader variant per distinct uniform value (render.rs).
 @group(0) @binding(0) var<storage, read> view: View;
@@ -46,16 +22,6 @@ struct VsOut {
     @builtin(position) clip: vec4<f32>,
     @location(0) color: vec3<f32>,
     @location(1) corner: vec2<f32>,
-}
-
-fn palette(t: f32) -> vec3<f32> {
-    let cold = vec3<f32>(0.10, 0.30, 1.00);
-    let warm = vec3<f32>(1.00, 0.50, 0.10);
-    let hot = vec3<f32>(1.00, 0.95, 0.80);
-    if t < 0.5 {
-        return mix(cold, warm, t * 2.0);
-    }
-    return mix(warm, hot, t * 2.0 - 1.0);
 }
 
 @vertex

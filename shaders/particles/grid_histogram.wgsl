@@ -1,20 +1,8 @@
 // Particles, grid mode, counting sort 1/3: cell histogram. Each live particle finds its cell
 // (position clamped into the grid box, so clamped pairs within r stay in adjacent cells) and
 // takes a rank inside that cell with an atomic increment. Dead particles get cell 0xFFFFFFFF.
-
-struct Particle {
-    pos: vec4<f32>,
-    vel: vec4<f32>,
-}
-
-struct Consts {
-    origin: vec4<f32>, // grid origin xyz, w = cell size
-    dims: vec4<u32>,   // grid cells per axis xyz, w = cell count
-    count: u32,
-    radius: f32,
-    max_speed: f32,
-    interact: u32,
-}
+//
+// Preludes prepended by the registry (src/gpu/shaders.rs): common/particles.wgsl.
 
 @group(0) @binding(0) var<uniform> consts: Consts;
 @group(0) @binding(1) var<storage, read> src: array<Particle>;

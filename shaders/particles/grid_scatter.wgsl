@@ -1,26 +1,8 @@
 // Particles, grid mode, counting sort 3/3: scatter. Each live particle goes to slot
 // start[cell] + rank of the sorted copy (position, original index, velocity), so particles of a
 // cell are contiguous and the neighbour pass reads adjacent memory.
-
-struct Particle {
-    pos: vec4<f32>,
-    vel: vec4<f32>,
-}
-
-struct Sorted {
-    pos: vec3<f32>,
-    id: u32,
-    vel: vec4<f32>,
-}
-
-struct Consts {
-    origin: vec4<f32>,
-    dims: vec4<u32>,
-    count: u32,
-    radius: f32,
-    max_speed: f32,
-    interact: u32,
-}
+//
+// Preludes prepended by the registry (src/gpu/shaders.rs): common/particles.wgsl.
 
 @group(0) @binding(0) var<uniform> consts: Consts;
 @group(0) @binding(1) var<storage, read> src: array<Particle>;

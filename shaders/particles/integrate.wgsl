@@ -13,26 +13,8 @@
 // Emitter: particles whose index lies in the ring window [emit_start, emit_start + emit_count)
 // (mod count) are respawned at the emitter with hashed random offsets (PCG hash, exact in u32).
 // Particle.pos.w = age (s), vel.w = lifetime (s, 0 = immortal); a dead particle stays put.
-
-struct Particle {
-    pos: vec4<f32>,
-    vel: vec4<f32>,
-}
-
-struct Neighbours {
-    coh: vec4<i32>, // Σ round(d·FIX/r), w = neighbour count
-    ali: vec4<i32>, // Σ round(Δv·FIX/(2·max_speed))
-    sep: vec4<i32>, // Σ round(−d/|d|·(1 − |d|/r)·FIX)
-}
-
-struct Consts {
-    origin: vec4<f32>, // grid origin xyz, w = cell size
-    dims: vec4<u32>,   // grid cells per axis xyz, w = cell count
-    count: u32,
-    radius: f32,
-    max_speed: f32,
-    interact: u32,
-}
+//
+// Preludes prepended by the registry (src/gpu/shaders.rs): common/particles.wgsl.
 
 struct StepParams {
     attractors: array<vec4<f32>, 4>, // xyz position, w = strength G
@@ -55,8 +37,6 @@ struct StepParams {
     _pad0: f32,
     _pad1: f32,
 }
-
-const FIX: f32 = 16384.0;
 
 @group(0) @binding(0) var<uniform> consts: Consts;
 @group(0) @binding(1) var<uniform> params: StepParams;

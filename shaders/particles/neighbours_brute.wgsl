@@ -2,28 +2,9 @@
 // N² pairs, tiled through workgroup memory (each workgroup loads 128 particles at a time and
 // every thread tests its particle against the tile). Kept to validate the grid and to measure
 // against it. The term expressions are the grid pass's, letter for letter.
+//
+// Preludes prepended by the registry (src/gpu/shaders.rs): common/particles.wgsl.
 
-struct Particle {
-    pos: vec4<f32>,
-    vel: vec4<f32>,
-}
-
-struct Neighbours {
-    coh: vec4<i32>,
-    ali: vec4<i32>,
-    sep: vec4<i32>,
-}
-
-struct Consts {
-    origin: vec4<f32>,
-    dims: vec4<u32>,
-    count: u32,
-    radius: f32,
-    max_speed: f32,
-    interact: u32,
-}
-
-const FIX: f32 = 16384.0;
 const TILE: u32 = 128u;
 
 @group(0) @binding(0) var<uniform> consts: Consts;

@@ -4,29 +4,8 @@
 // Sums are fixed-point (FIX = 2^14 per unit of the bounded terms; integer addition is exact and
 // associative), so the result does not depend on the order the atomics gave inside a cell and
 // equals neighbours_brute.wgsl bit for bit. Written at the particle's original index.
-
-struct Sorted {
-    pos: vec3<f32>,
-    id: u32,
-    vel: vec4<f32>,
-}
-
-struct Neighbours {
-    coh: vec4<i32>,
-    ali: vec4<i32>,
-    sep: vec4<i32>,
-}
-
-struct Consts {
-    origin: vec4<f32>,
-    dims: vec4<u32>,
-    count: u32,
-    radius: f32,
-    max_speed: f32,
-    interact: u32,
-}
-
-const FIX: f32 = 16384.0;
+//
+// Preludes prepended by the registry (src/gpu/shaders.rs): common/particles.wgsl.
 
 @group(0) @binding(0) var<uniform> consts: Consts;
 @group(0) @binding(1) var<storage, read> sorted: array<Sorted>;

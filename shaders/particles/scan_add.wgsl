@@ -1,14 +1,9 @@
 // Particles, grid mode, counting sort 2/3 (prefix sum, fix-up pass): adds the scanned total of
 // all earlier blocks (the next level's exclusive scan) to every element of a 512-element block.
+//
+// Preludes prepended by the registry (src/gpu/shaders.rs): common/particles.wgsl.
 
-struct ScanParams {
-    n: u32,
-    _pad0: u32,
-    _pad1: u32,
-    _pad2: u32,
-}
-
-@group(0) @binding(0) var<uniform> params: ScanParams;
+@group(0) @binding(0) var<uniform> params: CountParams;
 @group(0) @binding(1) var<storage, read_write> data: array<u32>;
 @group(0) @binding(2) var<storage, read_write> block_sums: array<u32>;
 

@@ -2,17 +2,12 @@
 // (Blelloch 1990: up-sweep then down-sweep in workgroup memory) of one 512-element block per
 // workgroup, in place; the block's total goes to `block_sums[block]`, which the next level scans
 // in turn and scan_add.wgsl adds back. Multi-level, so any cell count up to 512³ works.
-
-struct ScanParams {
-    n: u32,
-    _pad0: u32,
-    _pad1: u32,
-    _pad2: u32,
-}
+//
+// Preludes prepended by the registry (src/gpu/shaders.rs): common/particles.wgsl.
 
 const BLOCK: u32 = 512u;
 
-@group(0) @binding(0) var<uniform> params: ScanParams;
+@group(0) @binding(0) var<uniform> params: CountParams;
 @group(0) @binding(1) var<storage, read_write> data: array<u32>;
 @group(0) @binding(2) var<storage, read_write> block_sums: array<u32>;
 

@@ -4,41 +4,8 @@
 // in, as fixed point (colour × 256) with atomic adds per channel. `splat_resolve.wgsl` turns the
 // sums into the image. Additive, like the sprites, so the two renderers give the same picture at
 // one pixel per particle.
-
-struct Particle {
-    pos: vec4<f32>, // xyz, w = age (s)
-    vel: vec4<f32>, // xyz, w = lifetime (s, 0 = immortal)
-}
-
-struct Neighbours {
-    coh: vec4<i32>, // w = neighbour count
-    ali: vec4<i32>,
-    sep: vec4<i32>,
-}
-
-struct View {
-    view_proj: mat4x4<f32>,
-    proj_scale: vec4<f32>,
-    alpha: f32,
-    size: f32,
-    min_px: f32,
-    intensity: f32,
-    color_mode: u32,
-    speed_scale: f32,
-    density_scale: f32,
-    interact: u32,
-}
-
-struct Splat {
-    width: u32,
-    height: u32,
-    count: u32,
-    _pad: u32,
-}
-
-const NEAR_W: f32 = 0.05;
-// Fixed-point scale of the accumulated colour.
-const FIXED: f32 = 256.0;
+//
+// Preludes prepended by the registry (src/gpu/shaders.rs): common/particles.wgsl.
 
 // Storage, not uniform: lavapipe makes a shader variant per distinct uniform value (render.rs).
 @group(0) @binding(0) var<storage, read> view: View;
@@ -47,16 +14,6 @@ const FIXED: f32 = 256.0;
 @group(0) @binding(3) var<storage, read> sums: array<Neighbours>;
 @group(0) @binding(4) var<uniform> splat: Splat;
 @group(0) @binding(5) var<storage, read_write> accum: array<atomic<u32>>;
-
-fn palette(t: f32) -> vec3<f32> {
-    let cold = vec3<f32>(0.10, 0.30, 1.00);
-    let warm = vec3<f32>(1.00, 0.50, 0.10);
-    let hot = vec3<f32>(1.00, 0.95, 0.80);
-    if t < 0.5 {
-        return mix(cold, warm, t * 2.0);
-    }
-    return mix(warm, hot, t * 2.0 - 1.0);
-}
 
 @compute @workgroup_size(256)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {

@@ -1,12 +1,7 @@
 // Particles, point-splat renderer: zeroes the fixed-point accumulation image (width × height × 3
 // u32) before `splat.wgsl` adds every particle into it.
-
-struct Splat {
-    width: u32,
-    height: u32,
-    count: u32,
-    _pad: u32,
-}
+//
+// Preludes prepended by the registry (src/gpu/shaders.rs): common/particles.wgsl.
 
 @group(0) @binding(0) var<uniform> splat: Splat;
 @group(0) @binding(1) var<storage, read_write> accum: array<atomic<u32>>;

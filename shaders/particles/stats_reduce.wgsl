@@ -6,26 +6,8 @@
 // neighbour counts (bin 0: none; bin b: 2^(b-1) … 2^b − 1; bin 15: ≥ 2^14).
 // Layout of `stats` (u32 words): 0,1 kinetic energy lo/hi; 2,3 speed sum lo/hi; 4 live count;
 // 5 max neighbours; 6,7 neighbour sum lo/hi; 8..24 histogram.
-
-struct Particle {
-    pos: vec4<f32>,
-    vel: vec4<f32>,
-}
-
-struct Neighbours {
-    coh: vec4<i32>,
-    ali: vec4<i32>,
-    sep: vec4<i32>,
-}
-
-struct Consts {
-    origin: vec4<f32>,
-    dims: vec4<u32>,
-    count: u32,
-    radius: f32,
-    max_speed: f32,
-    interact: u32,
-}
+//
+// Preludes prepended by the registry (src/gpu/shaders.rs): common/particles.wgsl.
 
 const SCALE: f32 = 1048576.0;
 const CAP: f32 = 16777215.0;

@@ -4,7 +4,7 @@
 // it covers (sampled with at most 8 × 8 loads), so peaks survive any zoom.
 // Mel scale: m = 2595·log10(1 + f/700) (O'Shaughnessy 1987).
 
-struct Params {
+struct DrawParams {
     ring_width: u32, // texture width in columns
     newest: u32,     // ring column just after the newest shown column
     visible: u32,    // columns across the viewport width
@@ -23,7 +23,7 @@ struct Params {
     _pad2: u32,
 }
 
-@group(0) @binding(0) var<uniform> params: Params;
+@group(0) @binding(0) var<uniform> params: DrawParams;
 @group(0) @binding(1) var ring: texture_2d<f32>;
 @group(0) @binding(2) var<storage, read> lut: array<u32>; // 256 × RGBA8 (R in the low byte)
 

@@ -7,27 +7,14 @@
 //   u_s[n]     = e^{−2πi·n·s/M} · Σ_{j<4} z[n + j·L]·(−i)^{j·s},   s = 0..3,
 // and thread n (0..L) of a column writes u_s[n] to dst[col·M + s·L + n] (4 contiguous blocks).
 // The twiddle e^{−2πi·n·s/M} is T[2·n·s], T[m] = e^{−2πi·m/N} (f64 on the CPU, stored f32).
+//
+// Preludes prepended by the registry (src/gpu/shaders.rs): common/math.wgsl, common/fft.wgsl.
 
-struct Params {
-    p: u32,          // unused here
-    per_col: u32,    // threads per column (L = M/4)
-    m: u32,          // complex FFT length M = N/2
-    tw_stride: u32,  // unused here
-    max_batch: u32,  // columns the buffers hold
-    flags: u32,      // unused here
-    scale: f32,      // unused here
-    pad: u32,
-}
-
-@group(0) @binding(0) var<uniform> P: Params;
+@group(0) @binding(0) var<uniform> P: FftParams;
 @group(0) @binding(1) var<storage, read> samples: array<vec2<f32>>;
 @group(0) @binding(2) var<storage, read> window: array<vec2<f32>>;
 @group(0) @binding(3) var<storage, read> twiddles: array<vec2<f32>>;
 @group(0) @binding(4) var<storage, read_write> dst: array<vec2<f32>>;
-
-fn non_finite(v: f32) -> bool {
-    return (bitcast<u32>(v) & 0x7f800000u) == 0x7f800000u;
-}
 
 fn load(at: u32, n: u32) -> vec2<f32> {
     let raw = samples[at];
@@ -36,14 +23,6 @@ fn load(at: u32, n: u32) -> vec2<f32> {
         return vec2<f32>(nan, nan);
     }
     return raw * window[n];
-}
-
-fn cmul(a: vec2<f32>, b: vec2<f32>) -> vec2<f32> {
-    return vec2<f32>(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x);
-}
-
-fn mul_neg_i(v: vec2<f32>) -> vec2<f32> {
-    return vec2<f32>(v.y, -v.x);
 }
 
 @compute @workgroup_size(64)

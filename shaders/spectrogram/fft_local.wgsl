@@ -20,6 +20,8 @@
 // Tile (f32, planar): re at a, im at IM_OFF + a, or, with HALVES, re and im exchanged one after the
 // other through M words (for M = 8192 in 32 KiB). With PAD, word a is stored at a + a/32, which
 // spreads the stride-8 scatter of the first stages over the 32 banks.
+//
+// Preludes prepended by the registry (src/gpu/shaders.rs): common/math.wgsl, common/fft.wgsl.
 
 override M: u32 = 4096u;        // complex values per column, N/2
 override WG: u32 = 512u;        // threads per workgroup, M/8
@@ -28,22 +30,9 @@ override PAD: bool = true;      // one padding word after every 32
 override IM_OFF: u32 = 4224u;   // tile offset of the imaginary parts (unused with HALVES)
 override TILE_F32: u32 = 8448u; // tile length in f32 words
 
-struct Params {
-    p: u32,          // unused here
-    per_col: u32,    // unused here
-    m: u32,          // complex FFT length M = N/2 (= the override M)
-    tw_stride: u32,  // unused here
-    max_batch: u32,  // columns the buffers hold
-    flags: u32,      // bit 0: write the complex spectrum
-    scale: f32,      // 1/Σw
-    pad: u32,
-}
-
-const DB_FLOOR: f32 = -160.0;
-const DB_PER_LOG2: f32 = 6.020599913279624;  // 20·log10(2)
 const SQRT_HALF: f32 = 0.7071067811865476;
 
-@group(0) @binding(0) var<uniform> P: Params;
+@group(0) @binding(0) var<uniform> P: FftParams;
 @group(0) @binding(1) var<storage, read> samples: array<vec2<f32>>;
 @group(0) @binding(2) var<storage, read> window: array<vec2<f32>>;
 @group(0) @binding(3) var<storage, read> twiddles: array<vec2<f32>>;
@@ -51,18 +40,6 @@ const SQRT_HALF: f32 = 0.7071067811865476;
 @group(0) @binding(5) var<storage, read_write> spectrum: array<vec2<f32>>;
 
 var<workgroup> tile: array<f32, TILE_F32>;
-
-fn non_finite(v: f32) -> bool {
-    return (bitcast<u32>(v) & 0x7f800000u) == 0x7f800000u;
-}
-
-fn cmul(a: vec2<f32>, b: vec2<f32>) -> vec2<f32> {
-    return vec2<f32>(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x);
-}
-
-fn mul_neg_i(v: vec2<f32>) -> vec2<f32> {
-    return vec2<f32>(v.y, -v.x);
-}
 
 // Tile word of logical index a.
 fn ti(a: u32) -> u32 {
@@ -72,8 +49,9 @@ fn ti(a: u32) -> u32 {
     return a;
 }
 
-fn load(at: u32, n: u32) -> vec2<f32> {
-    let raw = samples[at];
+// Windowed sample n of the column starting at sample pair `base` (non-finite sample → NaN).
+fn load(base: u32, n: u32) -> vec2<f32> {
+    let raw = samples[base + n];
     if non_finite(raw.x) || non_finite(raw.y) {
         let nan = bitcast<f32>(bitcast<u32>(raw.x) | 0x7fc00000u);
         return vec2<f32>(nan, nan);
@@ -105,65 +83,65 @@ fn dft8(a: array<vec2<f32>, 8>) -> array<vec2<f32>, 8> {
 }
 
 // Writes output j of this thread's butterfly to logical tile index o + j·p, then reads
-// v[m] = tile[lid + m·WG]. Constant register indices only (the array stays in registers).
+// v[m] = tile[lid + m·WG] (both parts, or with HALVES the real then the imaginary parts).
 fn exchange(v: ptr<function, array<vec2<f32>, 8>>, o: u32, p: u32, lid: u32) {
+    put8(v, o, p, 0u);
+    workgroupBarrier();
+    get8(v, lid, 0u);
+    workgroupBarrier();
     if HALVES {
-        tile[ti(o)] = (*v)[0].x;
-        tile[ti(o + p)] = (*v)[1].x;
-        tile[ti(o + 2u * p)] = (*v)[2].x;
-        tile[ti(o + 3u * p)] = (*v)[3].x;
-        tile[ti(o + 4u * p)] = (*v)[4].x;
-        tile[ti(o + 5u * p)] = (*v)[5].x;
-        tile[ti(o + 6u * p)] = (*v)[6].x;
-        tile[ti(o + 7u * p)] = (*v)[7].x;
+        put8(v, o, p, 1u);
         workgroupBarrier();
-        (*v)[0].x = tile[ti(lid)];
-        (*v)[1].x = tile[ti(lid + WG)];
-        (*v)[2].x = tile[ti(lid + 2u * WG)];
-        (*v)[3].x = tile[ti(lid + 3u * WG)];
-        (*v)[4].x = tile[ti(lid + 4u * WG)];
-        (*v)[5].x = tile[ti(lid + 5u * WG)];
-        (*v)[6].x = tile[ti(lid + 6u * WG)];
-        (*v)[7].x = tile[ti(lid + 7u * WG)];
-        workgroupBarrier();
-        tile[ti(o)] = (*v)[0].y;
-        tile[ti(o + p)] = (*v)[1].y;
-        tile[ti(o + 2u * p)] = (*v)[2].y;
-        tile[ti(o + 3u * p)] = (*v)[3].y;
-        tile[ti(o + 4u * p)] = (*v)[4].y;
-        tile[ti(o + 5u * p)] = (*v)[5].y;
-        tile[ti(o + 6u * p)] = (*v)[6].y;
-        tile[ti(o + 7u * p)] = (*v)[7].y;
-        workgroupBarrier();
-        (*v)[0].y = tile[ti(lid)];
-        (*v)[1].y = tile[ti(lid + WG)];
-        (*v)[2].y = tile[ti(lid + 2u * WG)];
-        (*v)[3].y = tile[ti(lid + 3u * WG)];
-        (*v)[4].y = tile[ti(lid + 4u * WG)];
-        (*v)[5].y = tile[ti(lid + 5u * WG)];
-        (*v)[6].y = tile[ti(lid + 6u * WG)];
-        (*v)[7].y = tile[ti(lid + 7u * WG)];
-        workgroupBarrier();
-    } else {
-        tile_put(ti(o), (*v)[0]);
-        tile_put(ti(o + p), (*v)[1]);
-        tile_put(ti(o + 2u * p), (*v)[2]);
-        tile_put(ti(o + 3u * p), (*v)[3]);
-        tile_put(ti(o + 4u * p), (*v)[4]);
-        tile_put(ti(o + 5u * p), (*v)[5]);
-        tile_put(ti(o + 6u * p), (*v)[6]);
-        tile_put(ti(o + 7u * p), (*v)[7]);
-        workgroupBarrier();
-        (*v)[0] = tile_get(ti(lid));
-        (*v)[1] = tile_get(ti(lid + WG));
-        (*v)[2] = tile_get(ti(lid + 2u * WG));
-        (*v)[3] = tile_get(ti(lid + 3u * WG));
-        (*v)[4] = tile_get(ti(lid + 4u * WG));
-        (*v)[5] = tile_get(ti(lid + 5u * WG));
-        (*v)[6] = tile_get(ti(lid + 6u * WG));
-        (*v)[7] = tile_get(ti(lid + 7u * WG));
+        get8(v, lid, 1u);
         workgroupBarrier();
     }
+}
+
+// Tile word a ← z: both parts, or with HALVES only part `part` (0 = real, 1 = imaginary).
+// HALVES is an override and `part` a constant at every call, so the branches fold away.
+fn place(a: u32, z: vec2<f32>, part: u32) {
+    if !HALVES {
+        tile_put(a, z);
+    } else if part == 0u {
+        tile[a] = z.x;
+    } else {
+        tile[a] = z.y;
+    }
+}
+
+// `old` with tile word a read into it: both parts, or with HALVES only part `part` (as in place).
+fn take(a: u32, old: vec2<f32>, part: u32) -> vec2<f32> {
+    if !HALVES {
+        return tile_get(a);
+    } else if part == 0u {
+        return vec2<f32>(tile[a], old.y);
+    }
+    return vec2<f32>(old.x, tile[a]);
+}
+
+// Writes value j of this thread to logical tile index o + j·p (parts as in place). Constant
+// register indices throughout (the values stay in registers), hence the unrolled statements.
+fn put8(v: ptr<function, array<vec2<f32>, 8>>, o: u32, p: u32, part: u32) {
+    place(ti(o), (*v)[0], part);
+    place(ti(o + p), (*v)[1], part);
+    place(ti(o + 2u * p), (*v)[2], part);
+    place(ti(o + 3u * p), (*v)[3], part);
+    place(ti(o + 4u * p), (*v)[4], part);
+    place(ti(o + 5u * p), (*v)[5], part);
+    place(ti(o + 6u * p), (*v)[6], part);
+    place(ti(o + 7u * p), (*v)[7], part);
+}
+
+// Reads v[m] = tile[lid + m·WG] (parts as in place).
+fn get8(v: ptr<function, array<vec2<f32>, 8>>, lid: u32, part: u32) {
+    (*v)[0] = take(ti(lid), (*v)[0], part);
+    (*v)[1] = take(ti(lid + WG), (*v)[1], part);
+    (*v)[2] = take(ti(lid + 2u * WG), (*v)[2], part);
+    (*v)[3] = take(ti(lid + 3u * WG), (*v)[3], part);
+    (*v)[4] = take(ti(lid + 4u * WG), (*v)[4], part);
+    (*v)[5] = take(ti(lid + 5u * WG), (*v)[5], part);
+    (*v)[6] = take(ti(lid + 6u * WG), (*v)[6], part);
+    (*v)[7] = take(ti(lid + 7u * WG), (*v)[7], part);
 }
 
 fn tile_put(a: u32, z: vec2<f32>) {
@@ -183,76 +161,37 @@ struct Pairs {
     zh: vec2<f32>,
 }
 
-// Writes v[j] = Z[o + j·step] to the tile, then reads the Pairs.
+// Writes v[j] = Z[o + j·step] to the tile, then reads the Pairs (b < 4).
 fn pairs(v: ptr<function, array<vec2<f32>, 8>>, o: u32, step: u32, lid: u32) -> Pairs {
     var r: Pairs;
+    put8(v, o, step, 0u);
+    workgroupBarrier();
+    pair(&r, lid, 0u);
+    if HALVES {
+        workgroupBarrier();
+        put8(v, o, step, 1u);
+        workgroupBarrier();
+        pair(&r, lid, 1u);
+    }
+    return r;
+}
+
+// Reads z[b] = Z[t], w[b] = Z[(M − t) mod M] for t = lid + b·WG, b < 4, and zh = Z[M/2] (parts as
+// in put), after Z was published to the tile.
+fn pair(r: ptr<function, Pairs>, lid: u32, part: u32) {
     let mask = M - 1u;
     let t1 = lid + WG;
     let t2 = lid + 2u * WG;
     let t3 = lid + 3u * WG;
-    if HALVES {
-        for (var half = 0u; half < 2u; half++) {
-            // Round 0 exchanges the real parts, round 1 the imaginary parts.
-            if half == 0u {
-                tile[ti(o)] = (*v)[0].x;
-                tile[ti(o + step)] = (*v)[1].x;
-                tile[ti(o + 2u * step)] = (*v)[2].x;
-                tile[ti(o + 3u * step)] = (*v)[3].x;
-                tile[ti(o + 4u * step)] = (*v)[4].x;
-                tile[ti(o + 5u * step)] = (*v)[5].x;
-                tile[ti(o + 6u * step)] = (*v)[6].x;
-                tile[ti(o + 7u * step)] = (*v)[7].x;
-            } else {
-                tile[ti(o)] = (*v)[0].y;
-                tile[ti(o + step)] = (*v)[1].y;
-                tile[ti(o + 2u * step)] = (*v)[2].y;
-                tile[ti(o + 3u * step)] = (*v)[3].y;
-                tile[ti(o + 4u * step)] = (*v)[4].y;
-                tile[ti(o + 5u * step)] = (*v)[5].y;
-                tile[ti(o + 6u * step)] = (*v)[6].y;
-                tile[ti(o + 7u * step)] = (*v)[7].y;
-            }
-            workgroupBarrier();
-            let z = vec4<f32>(tile[ti(lid)], tile[ti(t1)], tile[ti(t2)], tile[ti(t3)]);
-            let w = vec4<f32>(
-                tile[ti((M - lid) & mask)],
-                tile[ti(M - t1)],
-                tile[ti(M - t2)],
-                tile[ti(M - t3)],
-            );
-            let h = tile[ti(M / 2u)];
-            if half == 0u {
-                r.z[0].x = z.x; r.z[1].x = z.y; r.z[2].x = z.z; r.z[3].x = z.w;
-                r.w[0].x = w.x; r.w[1].x = w.y; r.w[2].x = w.z; r.w[3].x = w.w;
-                r.zh.x = h;
-            } else {
-                r.z[0].y = z.x; r.z[1].y = z.y; r.z[2].y = z.z; r.z[3].y = z.w;
-                r.w[0].y = w.x; r.w[1].y = w.y; r.w[2].y = w.z; r.w[3].y = w.w;
-                r.zh.y = h;
-            }
-            workgroupBarrier();
-        }
-    } else {
-        tile_put(ti(o), (*v)[0]);
-        tile_put(ti(o + step), (*v)[1]);
-        tile_put(ti(o + 2u * step), (*v)[2]);
-        tile_put(ti(o + 3u * step), (*v)[3]);
-        tile_put(ti(o + 4u * step), (*v)[4]);
-        tile_put(ti(o + 5u * step), (*v)[5]);
-        tile_put(ti(o + 6u * step), (*v)[6]);
-        tile_put(ti(o + 7u * step), (*v)[7]);
-        workgroupBarrier();
-        r.z[0] = tile_get(ti(lid));
-        r.z[1] = tile_get(ti(t1));
-        r.z[2] = tile_get(ti(t2));
-        r.z[3] = tile_get(ti(t3));
-        r.w[0] = tile_get(ti((M - lid) & mask));
-        r.w[1] = tile_get(ti(M - t1));
-        r.w[2] = tile_get(ti(M - t2));
-        r.w[3] = tile_get(ti(M - t3));
-        r.zh = tile_get(ti(M / 2u));
-    }
-    return r;
+    (*r).z[0] = take(ti(lid), (*r).z[0], part);
+    (*r).z[1] = take(ti(t1), (*r).z[1], part);
+    (*r).z[2] = take(ti(t2), (*r).z[2], part);
+    (*r).z[3] = take(ti(t3), (*r).z[3], part);
+    (*r).w[0] = take(ti((M - lid) & mask), (*r).w[0], part);
+    (*r).w[1] = take(ti(M - t1), (*r).w[1], part);
+    (*r).w[2] = take(ti(M - t2), (*r).w[2], part);
+    (*r).w[3] = take(ti(M - t3), (*r).w[3], part);
+    (*r).zh = take(ti(M / 2u), (*r).zh, part);
 }
 
 // T[M − t] from T[t] = e^{−2πi·t/N} (N = 2M): e^{−iπ}·e^{2πi·t/N} = −conj(T[t]), one load fewer.
@@ -293,6 +232,20 @@ fn emit(col: u32, k: u32, x: vec2<f32>) {
     db_out[at] = db;
 }
 
+// Bins t and M − t from z = Z[t], w = Z[M − t] (0 < t < M/2).
+fn emit_pair(col: u32, t: u32, z: vec2<f32>, w: vec2<f32>) {
+    let c = twiddles[t];
+    emit(col, t, split(z, w, c));
+    emit(col, M - t, split(w, z, mirror(c)));
+}
+
+// Bins 0, M and M/2 from z0 = Z[0] and zh = Z[M/2].
+fn emit_ends(col: u32, z0: vec2<f32>, zh: vec2<f32>) {
+    emit(col, 0u, split(z0, z0, twiddles[0]));
+    emit(col, M, split(z0, z0, twiddles[M]));
+    emit(col, M / 2u, split(zh, zh, twiddles[M / 2u]));
+}
+
 @compute @workgroup_size(WG)
 fn main(
     @builtin(workgroup_id) wid: vec3<u32>,
@@ -308,14 +261,14 @@ fn main(
 
     // Window + pack straight into the first stage's layout: v[m] = z[lid + m·WG].
     let base = col * M;
-    v[0] = load(base + lid, lid);
-    v[1] = load(base + lid + WG, lid + WG);
-    v[2] = load(base + lid + 2u * WG, lid + 2u * WG);
-    v[3] = load(base + lid + 3u * WG, lid + 3u * WG);
-    v[4] = load(base + lid + 4u * WG, lid + 4u * WG);
-    v[5] = load(base + lid + 5u * WG, lid + 5u * WG);
-    v[6] = load(base + lid + 6u * WG, lid + 6u * WG);
-    v[7] = load(base + lid + 7u * WG, lid + 7u * WG);
+    v[0] = load(base, lid);
+    v[1] = load(base, lid + WG);
+    v[2] = load(base, lid + 2u * WG);
+    v[3] = load(base, lid + 3u * WG);
+    v[4] = load(base, lid + 4u * WG);
+    v[5] = load(base, lid + 5u * WG);
+    v[6] = load(base, lid + 6u * WG);
+    v[7] = load(base, lid + 7u * WG);
 
     // Radix-8 stages; this thread's butterfly is i = lid with inputs a_j = v[j].
     v = dft8(v);
@@ -394,29 +347,14 @@ fn main(
 
     // Split + dB: item t = lid + b·WG (b < 4, so t < M/2) writes bins t and M − t; t = 0 writes
     // 0, M/2 and M.
-    let t0 = lid;
-    if t0 == 0u {
-        let z0 = zs.z[0];
-        emit(col, 0u, split(z0, z0, twiddles[0]));
-        emit(col, M, split(z0, z0, twiddles[M]));
-        emit(col, M / 2u, split(zs.zh, zs.zh, twiddles[M / 2u]));
+    if lid == 0u {
+        emit_ends(col, zs.z[0], zs.zh);
     } else {
-        let c0 = twiddles[t0];
-        emit(col, t0, split(zs.z[0], zs.w[0], c0));
-        emit(col, M - t0, split(zs.w[0], zs.z[0], mirror(c0)));
+        emit_pair(col, lid, zs.z[0], zs.w[0]);
     }
-    let t1 = lid + WG;
-    let c1 = twiddles[t1];
-    emit(col, t1, split(zs.z[1], zs.w[1], c1));
-    emit(col, M - t1, split(zs.w[1], zs.z[1], mirror(c1)));
-    let t2 = lid + 2u * WG;
-    let c2 = twiddles[t2];
-    emit(col, t2, split(zs.z[2], zs.w[2], c2));
-    emit(col, M - t2, split(zs.w[2], zs.z[2], mirror(c2)));
-    let t3 = lid + 3u * WG;
-    let c3 = twiddles[t3];
-    emit(col, t3, split(zs.z[3], zs.w[3], c3));
-    emit(col, M - t3, split(zs.w[3], zs.z[3], mirror(c3)));
+    emit_pair(col, lid + WG, zs.z[1], zs.w[1]);
+    emit_pair(col, lid + 2u * WG, zs.z[2], zs.w[2]);
+    emit_pair(col, lid + 3u * WG, zs.z[3], zs.w[3]);
 }
 
 // ---- Entry point `main16`: 16 complex values per thread, radix-16 stages ----------------------
@@ -456,118 +394,44 @@ fn dft16(a: array<vec2<f32>, 16>) -> array<vec2<f32>, 16> {
     );
 }
 
-// Writes value j of this thread to logical tile index o + j·p: with HALVES only part `part`
-// (0 = real, 1 = imaginary), else both. Constant register indices throughout (the 16 values stay
-// in registers), hence the unrolled statements.
+// Writes value j of this thread to logical tile index o + j·p (parts as in place).
 fn put16(v: ptr<function, array<vec2<f32>, 16>>, o: u32, p: u32, part: u32) {
-    if !HALVES {
-        tile_put(ti(o + 0u * p), (*v)[0]);
-        tile_put(ti(o + 1u * p), (*v)[1]);
-        tile_put(ti(o + 2u * p), (*v)[2]);
-        tile_put(ti(o + 3u * p), (*v)[3]);
-        tile_put(ti(o + 4u * p), (*v)[4]);
-        tile_put(ti(o + 5u * p), (*v)[5]);
-        tile_put(ti(o + 6u * p), (*v)[6]);
-        tile_put(ti(o + 7u * p), (*v)[7]);
-        tile_put(ti(o + 8u * p), (*v)[8]);
-        tile_put(ti(o + 9u * p), (*v)[9]);
-        tile_put(ti(o + 10u * p), (*v)[10]);
-        tile_put(ti(o + 11u * p), (*v)[11]);
-        tile_put(ti(o + 12u * p), (*v)[12]);
-        tile_put(ti(o + 13u * p), (*v)[13]);
-        tile_put(ti(o + 14u * p), (*v)[14]);
-        tile_put(ti(o + 15u * p), (*v)[15]);
-    } else if part == 0u {
-        tile[ti(o + 0u * p)] = (*v)[0].x;
-        tile[ti(o + 1u * p)] = (*v)[1].x;
-        tile[ti(o + 2u * p)] = (*v)[2].x;
-        tile[ti(o + 3u * p)] = (*v)[3].x;
-        tile[ti(o + 4u * p)] = (*v)[4].x;
-        tile[ti(o + 5u * p)] = (*v)[5].x;
-        tile[ti(o + 6u * p)] = (*v)[6].x;
-        tile[ti(o + 7u * p)] = (*v)[7].x;
-        tile[ti(o + 8u * p)] = (*v)[8].x;
-        tile[ti(o + 9u * p)] = (*v)[9].x;
-        tile[ti(o + 10u * p)] = (*v)[10].x;
-        tile[ti(o + 11u * p)] = (*v)[11].x;
-        tile[ti(o + 12u * p)] = (*v)[12].x;
-        tile[ti(o + 13u * p)] = (*v)[13].x;
-        tile[ti(o + 14u * p)] = (*v)[14].x;
-        tile[ti(o + 15u * p)] = (*v)[15].x;
-    } else {
-        tile[ti(o + 0u * p)] = (*v)[0].y;
-        tile[ti(o + 1u * p)] = (*v)[1].y;
-        tile[ti(o + 2u * p)] = (*v)[2].y;
-        tile[ti(o + 3u * p)] = (*v)[3].y;
-        tile[ti(o + 4u * p)] = (*v)[4].y;
-        tile[ti(o + 5u * p)] = (*v)[5].y;
-        tile[ti(o + 6u * p)] = (*v)[6].y;
-        tile[ti(o + 7u * p)] = (*v)[7].y;
-        tile[ti(o + 8u * p)] = (*v)[8].y;
-        tile[ti(o + 9u * p)] = (*v)[9].y;
-        tile[ti(o + 10u * p)] = (*v)[10].y;
-        tile[ti(o + 11u * p)] = (*v)[11].y;
-        tile[ti(o + 12u * p)] = (*v)[12].y;
-        tile[ti(o + 13u * p)] = (*v)[13].y;
-        tile[ti(o + 14u * p)] = (*v)[14].y;
-        tile[ti(o + 15u * p)] = (*v)[15].y;
-    }
+    place(ti(o + 0u * p), (*v)[0], part);
+    place(ti(o + 1u * p), (*v)[1], part);
+    place(ti(o + 2u * p), (*v)[2], part);
+    place(ti(o + 3u * p), (*v)[3], part);
+    place(ti(o + 4u * p), (*v)[4], part);
+    place(ti(o + 5u * p), (*v)[5], part);
+    place(ti(o + 6u * p), (*v)[6], part);
+    place(ti(o + 7u * p), (*v)[7], part);
+    place(ti(o + 8u * p), (*v)[8], part);
+    place(ti(o + 9u * p), (*v)[9], part);
+    place(ti(o + 10u * p), (*v)[10], part);
+    place(ti(o + 11u * p), (*v)[11], part);
+    place(ti(o + 12u * p), (*v)[12], part);
+    place(ti(o + 13u * p), (*v)[13], part);
+    place(ti(o + 14u * p), (*v)[14], part);
+    place(ti(o + 15u * p), (*v)[15], part);
 }
 
-// Reads v[m] = tile[lid + m·WG] (parts as in put16).
+// Reads v[m] = tile[lid + m·WG] (parts as in place).
 fn get16(v: ptr<function, array<vec2<f32>, 16>>, lid: u32, part: u32) {
-    if !HALVES {
-        (*v)[0] = tile_get(ti(lid + 0u * WG));
-        (*v)[1] = tile_get(ti(lid + 1u * WG));
-        (*v)[2] = tile_get(ti(lid + 2u * WG));
-        (*v)[3] = tile_get(ti(lid + 3u * WG));
-        (*v)[4] = tile_get(ti(lid + 4u * WG));
-        (*v)[5] = tile_get(ti(lid + 5u * WG));
-        (*v)[6] = tile_get(ti(lid + 6u * WG));
-        (*v)[7] = tile_get(ti(lid + 7u * WG));
-        (*v)[8] = tile_get(ti(lid + 8u * WG));
-        (*v)[9] = tile_get(ti(lid + 9u * WG));
-        (*v)[10] = tile_get(ti(lid + 10u * WG));
-        (*v)[11] = tile_get(ti(lid + 11u * WG));
-        (*v)[12] = tile_get(ti(lid + 12u * WG));
-        (*v)[13] = tile_get(ti(lid + 13u * WG));
-        (*v)[14] = tile_get(ti(lid + 14u * WG));
-        (*v)[15] = tile_get(ti(lid + 15u * WG));
-    } else if part == 0u {
-        (*v)[0].x = tile[ti(lid + 0u * WG)];
-        (*v)[1].x = tile[ti(lid + 1u * WG)];
-        (*v)[2].x = tile[ti(lid + 2u * WG)];
-        (*v)[3].x = tile[ti(lid + 3u * WG)];
-        (*v)[4].x = tile[ti(lid + 4u * WG)];
-        (*v)[5].x = tile[ti(lid + 5u * WG)];
-        (*v)[6].x = tile[ti(lid + 6u * WG)];
-        (*v)[7].x = tile[ti(lid + 7u * WG)];
-        (*v)[8].x = tile[ti(lid + 8u * WG)];
-        (*v)[9].x = tile[ti(lid + 9u * WG)];
-        (*v)[10].x = tile[ti(lid + 10u * WG)];
-        (*v)[11].x = tile[ti(lid + 11u * WG)];
-        (*v)[12].x = tile[ti(lid + 12u * WG)];
-        (*v)[13].x = tile[ti(lid + 13u * WG)];
-        (*v)[14].x = tile[ti(lid + 14u * WG)];
-        (*v)[15].x = tile[ti(lid + 15u * WG)];
-    } else {
-        (*v)[0].y = tile[ti(lid + 0u * WG)];
-        (*v)[1].y = tile[ti(lid + 1u * WG)];
-        (*v)[2].y = tile[ti(lid + 2u * WG)];
-        (*v)[3].y = tile[ti(lid + 3u * WG)];
-        (*v)[4].y = tile[ti(lid + 4u * WG)];
-        (*v)[5].y = tile[ti(lid + 5u * WG)];
-        (*v)[6].y = tile[ti(lid + 6u * WG)];
-        (*v)[7].y = tile[ti(lid + 7u * WG)];
-        (*v)[8].y = tile[ti(lid + 8u * WG)];
-        (*v)[9].y = tile[ti(lid + 9u * WG)];
-        (*v)[10].y = tile[ti(lid + 10u * WG)];
-        (*v)[11].y = tile[ti(lid + 11u * WG)];
-        (*v)[12].y = tile[ti(lid + 12u * WG)];
-        (*v)[13].y = tile[ti(lid + 13u * WG)];
-        (*v)[14].y = tile[ti(lid + 14u * WG)];
-        (*v)[15].y = tile[ti(lid + 15u * WG)];
-    }
+    (*v)[0] = take(ti(lid + 0u * WG), (*v)[0], part);
+    (*v)[1] = take(ti(lid + 1u * WG), (*v)[1], part);
+    (*v)[2] = take(ti(lid + 2u * WG), (*v)[2], part);
+    (*v)[3] = take(ti(lid + 3u * WG), (*v)[3], part);
+    (*v)[4] = take(ti(lid + 4u * WG), (*v)[4], part);
+    (*v)[5] = take(ti(lid + 5u * WG), (*v)[5], part);
+    (*v)[6] = take(ti(lid + 6u * WG), (*v)[6], part);
+    (*v)[7] = take(ti(lid + 7u * WG), (*v)[7], part);
+    (*v)[8] = take(ti(lid + 8u * WG), (*v)[8], part);
+    (*v)[9] = take(ti(lid + 9u * WG), (*v)[9], part);
+    (*v)[10] = take(ti(lid + 10u * WG), (*v)[10], part);
+    (*v)[11] = take(ti(lid + 11u * WG), (*v)[11], part);
+    (*v)[12] = take(ti(lid + 12u * WG), (*v)[12], part);
+    (*v)[13] = take(ti(lid + 13u * WG), (*v)[13], part);
+    (*v)[14] = take(ti(lid + 14u * WG), (*v)[14], part);
+    (*v)[15] = take(ti(lid + 15u * WG), (*v)[15], part);
 }
 
 fn exchange16(v: ptr<function, array<vec2<f32>, 16>>, o: u32, p: u32, lid: u32) {
@@ -584,115 +448,25 @@ fn exchange16(v: ptr<function, array<vec2<f32>, 16>>, o: u32, p: u32, lid: u32) 
 }
 
 // Pair b of the split: z = Z[t], w = Z[(M − t) mod M] for t = lid + b·WG, b = 0..8 (parts as in
-// put16), read after put16 published Z.
+// place), read after put16 published Z.
 fn pair16(z: ptr<function, array<vec2<f32>, 8>>, w: ptr<function, array<vec2<f32>, 8>>, lid: u32, part: u32) {
-    let mask = M - 1u;
-    {
-        let t = lid;
-        if !HALVES {
-            (*z)[0] = tile_get(ti(t));
-            (*w)[0] = tile_get(ti((M - t) & mask));
-        } else if part == 0u {
-            (*z)[0].x = tile[ti(t)];
-            (*w)[0].x = tile[ti((M - t) & mask)];
-        } else {
-            (*z)[0].y = tile[ti(t)];
-            (*w)[0].y = tile[ti((M - t) & mask)];
-        }
-    }
-    {
-        let t = lid + 1u * WG;
-        if !HALVES {
-            (*z)[1] = tile_get(ti(t));
-            (*w)[1] = tile_get(ti((M - t) & mask));
-        } else if part == 0u {
-            (*z)[1].x = tile[ti(t)];
-            (*w)[1].x = tile[ti((M - t) & mask)];
-        } else {
-            (*z)[1].y = tile[ti(t)];
-            (*w)[1].y = tile[ti((M - t) & mask)];
-        }
-    }
-    {
-        let t = lid + 2u * WG;
-        if !HALVES {
-            (*z)[2] = tile_get(ti(t));
-            (*w)[2] = tile_get(ti((M - t) & mask));
-        } else if part == 0u {
-            (*z)[2].x = tile[ti(t)];
-            (*w)[2].x = tile[ti((M - t) & mask)];
-        } else {
-            (*z)[2].y = tile[ti(t)];
-            (*w)[2].y = tile[ti((M - t) & mask)];
-        }
-    }
-    {
-        let t = lid + 3u * WG;
-        if !HALVES {
-            (*z)[3] = tile_get(ti(t));
-            (*w)[3] = tile_get(ti((M - t) & mask));
-        } else if part == 0u {
-            (*z)[3].x = tile[ti(t)];
-            (*w)[3].x = tile[ti((M - t) & mask)];
-        } else {
-            (*z)[3].y = tile[ti(t)];
-            (*w)[3].y = tile[ti((M - t) & mask)];
-        }
-    }
-    {
-        let t = lid + 4u * WG;
-        if !HALVES {
-            (*z)[4] = tile_get(ti(t));
-            (*w)[4] = tile_get(ti((M - t) & mask));
-        } else if part == 0u {
-            (*z)[4].x = tile[ti(t)];
-            (*w)[4].x = tile[ti((M - t) & mask)];
-        } else {
-            (*z)[4].y = tile[ti(t)];
-            (*w)[4].y = tile[ti((M - t) & mask)];
-        }
-    }
-    {
-        let t = lid + 5u * WG;
-        if !HALVES {
-            (*z)[5] = tile_get(ti(t));
-            (*w)[5] = tile_get(ti((M - t) & mask));
-        } else if part == 0u {
-            (*z)[5].x = tile[ti(t)];
-            (*w)[5].x = tile[ti((M - t) & mask)];
-        } else {
-            (*z)[5].y = tile[ti(t)];
-            (*w)[5].y = tile[ti((M - t) & mask)];
-        }
-    }
-    {
-        let t = lid + 6u * WG;
-        if !HALVES {
-            (*z)[6] = tile_get(ti(t));
-            (*w)[6] = tile_get(ti((M - t) & mask));
-        } else if part == 0u {
-            (*z)[6].x = tile[ti(t)];
-            (*w)[6].x = tile[ti((M - t) & mask)];
-        } else {
-            (*z)[6].y = tile[ti(t)];
-            (*w)[6].y = tile[ti((M - t) & mask)];
-        }
-    }
-    {
-        let t = lid + 7u * WG;
-        if !HALVES {
-            (*z)[7] = tile_get(ti(t));
-            (*w)[7] = tile_get(ti((M - t) & mask));
-        } else if part == 0u {
-            (*z)[7].x = tile[ti(t)];
-            (*w)[7].x = tile[ti((M - t) & mask)];
-        } else {
-            (*z)[7].y = tile[ti(t)];
-            (*w)[7].y = tile[ti((M - t) & mask)];
-        }
-    }
+    (*z)[0] = take(ti(lid), (*z)[0], part);
+    (*w)[0] = take(ti((M - lid) & (M - 1u)), (*w)[0], part);
+    (*z)[1] = take(ti(lid + 1u * WG), (*z)[1], part);
+    (*w)[1] = take(ti(M - lid - 1u * WG), (*w)[1], part);
+    (*z)[2] = take(ti(lid + 2u * WG), (*z)[2], part);
+    (*w)[2] = take(ti(M - lid - 2u * WG), (*w)[2], part);
+    (*z)[3] = take(ti(lid + 3u * WG), (*z)[3], part);
+    (*w)[3] = take(ti(M - lid - 3u * WG), (*w)[3], part);
+    (*z)[4] = take(ti(lid + 4u * WG), (*z)[4], part);
+    (*w)[4] = take(ti(M - lid - 4u * WG), (*w)[4], part);
+    (*z)[5] = take(ti(lid + 5u * WG), (*z)[5], part);
+    (*w)[5] = take(ti(M - lid - 5u * WG), (*w)[5], part);
+    (*z)[6] = take(ti(lid + 6u * WG), (*z)[6], part);
+    (*w)[6] = take(ti(M - lid - 6u * WG), (*w)[6], part);
+    (*z)[7] = take(ti(lid + 7u * WG), (*z)[7], part);
+    (*w)[7] = take(ti(M - lid - 7u * WG), (*w)[7], part);
 }
-
 
 @compute @workgroup_size(WG)
 fn main16(
@@ -708,22 +482,22 @@ fn main16(
 
     // Window + pack straight into the first stage's layout: v[m] = z[lid + m·WG].
     let base = col * M;
-    v[0] = load(base + lid + 0u * WG, lid + 0u * WG);
-    v[1] = load(base + lid + 1u * WG, lid + 1u * WG);
-    v[2] = load(base + lid + 2u * WG, lid + 2u * WG);
-    v[3] = load(base + lid + 3u * WG, lid + 3u * WG);
-    v[4] = load(base + lid + 4u * WG, lid + 4u * WG);
-    v[5] = load(base + lid + 5u * WG, lid + 5u * WG);
-    v[6] = load(base + lid + 6u * WG, lid + 6u * WG);
-    v[7] = load(base + lid + 7u * WG, lid + 7u * WG);
-    v[8] = load(base + lid + 8u * WG, lid + 8u * WG);
-    v[9] = load(base + lid + 9u * WG, lid + 9u * WG);
-    v[10] = load(base + lid + 10u * WG, lid + 10u * WG);
-    v[11] = load(base + lid + 11u * WG, lid + 11u * WG);
-    v[12] = load(base + lid + 12u * WG, lid + 12u * WG);
-    v[13] = load(base + lid + 13u * WG, lid + 13u * WG);
-    v[14] = load(base + lid + 14u * WG, lid + 14u * WG);
-    v[15] = load(base + lid + 15u * WG, lid + 15u * WG);
+    v[0] = load(base, lid + 0u * WG);
+    v[1] = load(base, lid + 1u * WG);
+    v[2] = load(base, lid + 2u * WG);
+    v[3] = load(base, lid + 3u * WG);
+    v[4] = load(base, lid + 4u * WG);
+    v[5] = load(base, lid + 5u * WG);
+    v[6] = load(base, lid + 6u * WG);
+    v[7] = load(base, lid + 7u * WG);
+    v[8] = load(base, lid + 8u * WG);
+    v[9] = load(base, lid + 9u * WG);
+    v[10] = load(base, lid + 10u * WG);
+    v[11] = load(base, lid + 11u * WG);
+    v[12] = load(base, lid + 12u * WG);
+    v[13] = load(base, lid + 13u * WG);
+    v[14] = load(base, lid + 14u * WG);
+    v[15] = load(base, lid + 15u * WG);
 
     // Radix-16 stages; this thread's butterfly is i = lid with inputs a_j = v[j].
     v = dft16(v);
@@ -911,40 +685,15 @@ fn main16(
     }
 
     if lid == 0u {
-        emit(col, 0u, split(z[0], z[0], twiddles[0]));
-        emit(col, M, split(z[0], z[0], twiddles[M]));
-        emit(col, M / 2u, split(zh, zh, twiddles[M / 2u]));
+        emit_ends(col, z[0], zh);
     } else {
-        let c0 = twiddles[lid];
-        emit(col, lid, split(z[0], w[0], c0));
-        emit(col, M - lid, split(w[0], z[0], mirror(c0)));
+        emit_pair(col, lid, z[0], w[0]);
     }
-    let t1 = lid + 1u * WG;
-    let c1 = twiddles[t1];
-    emit(col, t1, split(z[1], w[1], c1));
-    emit(col, M - t1, split(w[1], z[1], mirror(c1)));
-    let t2 = lid + 2u * WG;
-    let c2 = twiddles[t2];
-    emit(col, t2, split(z[2], w[2], c2));
-    emit(col, M - t2, split(w[2], z[2], mirror(c2)));
-    let t3 = lid + 3u * WG;
-    let c3 = twiddles[t3];
-    emit(col, t3, split(z[3], w[3], c3));
-    emit(col, M - t3, split(w[3], z[3], mirror(c3)));
-    let t4 = lid + 4u * WG;
-    let c4 = twiddles[t4];
-    emit(col, t4, split(z[4], w[4], c4));
-    emit(col, M - t4, split(w[4], z[4], mirror(c4)));
-    let t5 = lid + 5u * WG;
-    let c5 = twiddles[t5];
-    emit(col, t5, split(z[5], w[5], c5));
-    emit(col, M - t5, split(w[5], z[5], mirror(c5)));
-    let t6 = lid + 6u * WG;
-    let c6 = twiddles[t6];
-    emit(col, t6, split(z[6], w[6], c6));
-    emit(col, M - t6, split(w[6], z[6], mirror(c6)));
-    let t7 = lid + 7u * WG;
-    let c7 = twiddles[t7];
-    emit(col, t7, split(z[7], w[7], c7));
-    emit(col, M - t7, split(w[7], z[7], mirror(c7)));
+    emit_pair(col, lid + 1u * WG, z[1], w[1]);
+    emit_pair(col, lid + 2u * WG, z[2], w[2]);
+    emit_pair(col, lid + 3u * WG, z[3], w[3]);
+    emit_pair(col, lid + 4u * WG, z[4], w[4]);
+    emit_pair(col, lid + 5u * WG, z[5], w[5]);
+    emit_pair(col, lid + 6u * WG, z[6], w[6]);
+    emit_pair(col, lid + 7u * WG, z[7], w[7]);
 }

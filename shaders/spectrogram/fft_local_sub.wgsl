@@ -6,36 +6,19 @@
 //                 out j → tile[(i − k)·r + k + j·p],   T[m] = e^{−2πi·m/N}
 // Block s of the column (src[col·M + s·L ..]) transforms to Z[4k' + s] = tile[k'], written to
 // dst[col·M + 4k' + s]: the natural-order M-point spectrum that fft_split.wgsl reads.
+//
+// Preludes prepended by the registry (src/gpu/shaders.rs): common/math.wgsl, common/fft.wgsl.
 
 override TILE: u32 = 4096u;  // L = M/4, complex values per workgroup
 override WG: u32 = 256u;     // threads per workgroup
 override BPT: u32 = 4u;      // radix-4 butterflies per thread per stage: L/(4·WG), 1..=4
 
-struct Params {
-    p: u32,          // unused here
-    per_col: u32,    // threads per column (4·WG)
-    m: u32,          // complex FFT length M = N/2
-    tw_stride: u32,  // unused here
-    max_batch: u32,  // columns the buffers hold
-    flags: u32,      // unused here
-    scale: f32,      // unused here
-    pad: u32,
-}
-
-@group(0) @binding(0) var<uniform> P: Params;
+@group(0) @binding(0) var<uniform> P: FftParams;
 @group(0) @binding(1) var<storage, read> twiddles: array<vec2<f32>>;
 @group(0) @binding(2) var<storage, read> src: array<vec2<f32>>;
 @group(0) @binding(3) var<storage, read_write> dst: array<vec2<f32>>;
 
 var<workgroup> tile: array<vec2<f32>, TILE>;
-
-fn cmul(a: vec2<f32>, b: vec2<f32>) -> vec2<f32> {
-    return vec2<f32>(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x);
-}
-
-fn mul_neg_i(v: vec2<f32>) -> vec2<f32> {
-    return vec2<f32>(v.y, -v.x);
-}
 
 @compute @workgroup_size(WG)
 fn main(

@@ -8,26 +8,13 @@
 // Stockham stage with p = 1 (no twiddles): thread i (0..M/4) of a column reads z[i + j·M/4],
 // j = 0..3, and writes the 4-point DFT to y[4i + j]. One thread per (column, butterfly); the
 // flat thread index folds workgroups over x and y (see src/gpu/fft.rs).
+//
+// Preludes prepended by the registry (src/gpu/shaders.rs): common/math.wgsl, common/fft.wgsl.
 
-struct Params {
-    p: u32,          // current Stockham subsequence length (1 here)
-    per_col: u32,    // threads per column (M/4 here)
-    m: u32,          // complex FFT length M = N/2
-    tw_stride: u32,  // twiddle-table step N/(p·r) (unused here)
-    max_batch: u32,  // columns the buffers hold
-    flags: u32,      // unused here
-    scale: f32,      // unused here
-    pad: u32,
-}
-
-@group(0) @binding(0) var<uniform> P: Params;
+@group(0) @binding(0) var<uniform> P: FftParams;
 @group(0) @binding(1) var<storage, read> samples: array<vec2<f32>>;
 @group(0) @binding(2) var<storage, read> window: array<vec2<f32>>;
 @group(0) @binding(3) var<storage, read_write> dst: array<vec2<f32>>;
-
-fn non_finite(v: f32) -> bool {
-    return (bitcast<u32>(v) & 0x7f800000u) == 0x7f800000u;
-}
 
 fn load(at: u32, n: u32) -> vec2<f32> {
     let raw = samples[at];
@@ -37,11 +24,6 @@ fn load(at: u32, n: u32) -> vec2<f32> {
         return vec2<f32>(nan, nan);
     }
     return raw * window[n];
-}
-
-// Multiply by −i: (x + iy)(−i) = y − ix.
-fn mul_neg_i(v: vec2<f32>) -> vec2<f32> {
-    return vec2<f32>(v.y, -v.x);
 }
 
 @compute @workgroup_size(64)

@@ -2,26 +2,13 @@
 //
 // Thread i (0..M/2) of a column, k = i mod p: a_0 = src[i], a_1 = src[i + M/2]·e^{−2πi·k/(2p)}
 // (twiddle T[k·N/(2p)], T[m] = e^{−2πi·m/N}); writes a_0 ± a_1 to dst[(i − k)·2 + k + {0, p}].
+//
+// Preludes prepended by the registry (src/gpu/shaders.rs): common/math.wgsl, common/fft.wgsl.
 
-struct Params {
-    p: u32,          // current Stockham subsequence length
-    per_col: u32,    // threads per column (M/2)
-    m: u32,          // complex FFT length M = N/2
-    tw_stride: u32,  // twiddle-table step N/(2p)
-    max_batch: u32,  // columns the buffers hold
-    flags: u32,      // unused here
-    scale: f32,      // unused here
-    pad: u32,
-}
-
-@group(0) @binding(0) var<uniform> P: Params;
+@group(0) @binding(0) var<uniform> P: FftParams;
 @group(0) @binding(1) var<storage, read> twiddles: array<vec2<f32>>;
 @group(0) @binding(2) var<storage, read> src: array<vec2<f32>>;
 @group(0) @binding(3) var<storage, read_write> dst: array<vec2<f32>>;
-
-fn cmul(a: vec2<f32>, b: vec2<f32>) -> vec2<f32> {
-    return vec2<f32>(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x);
-}
 
 @compute @workgroup_size(64)
 fn main(

@@ -4,30 +4,13 @@
 // Thread i (0..M/4) of a column, k = i mod p: reads a_j = src[i + j·M/4], multiplies a_j by the
 // twiddle e^{−2πi·j·k/(4p)} = T[j·k·N/(4p)] (T[m] = e^{−2πi·m/N}, computed on the CPU in f64,
 // stored as f32), takes the 4-point DFT and writes it to dst[(i − k)·4 + k + j·p].
+//
+// Preludes prepended by the registry (src/gpu/shaders.rs): common/math.wgsl, common/fft.wgsl.
 
-struct Params {
-    p: u32,          // current Stockham subsequence length
-    per_col: u32,    // threads per column (M/4)
-    m: u32,          // complex FFT length M = N/2
-    tw_stride: u32,  // twiddle-table step N/(4p)
-    max_batch: u32,  // columns the buffers hold
-    flags: u32,      // unused here
-    scale: f32,      // unused here
-    pad: u32,
-}
-
-@group(0) @binding(0) var<uniform> P: Params;
+@group(0) @binding(0) var<uniform> P: FftParams;
 @group(0) @binding(1) var<storage, read> twiddles: array<vec2<f32>>;
 @group(0) @binding(2) var<storage, read> src: array<vec2<f32>>;
 @group(0) @binding(3) var<storage, read_write> dst: array<vec2<f32>>;
-
-fn cmul(a: vec2<f32>, b: vec2<f32>) -> vec2<f32> {
-    return vec2<f32>(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x);
-}
-
-fn mul_neg_i(v: vec2<f32>) -> vec2<f32> {
-    return vec2<f32>(v.y, -v.x);
-}
 
 @compute @workgroup_size(64)
 fn main(

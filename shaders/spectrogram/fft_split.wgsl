@@ -9,35 +9,14 @@
 // c_0 = c_M = 1, else 2; dB = 20·log10(amplitude) floored at DB_FLOOR (−160); a non-finite X_k
 // (a NaN/inf sample in the column) or a non-finite level gives DB_FLOOR.
 // With flags bit 0 set, X_k is also written (interleaved re, im) to `spectrum`.
+//
+// Preludes prepended by the registry (src/gpu/shaders.rs): common/math.wgsl, common/fft.wgsl.
 
-struct Params {
-    p: u32,          // unused here
-    per_col: u32,    // threads per column (M/2)
-    m: u32,          // complex FFT length M = N/2
-    tw_stride: u32,  // unused here (T[k] = e^{−2πik/N} directly)
-    max_batch: u32,  // columns the buffers hold
-    flags: u32,      // bit 0: write the complex spectrum
-    scale: f32,      // 1/Σw
-    pad: u32,
-}
-
-const DB_FLOOR: f32 = -160.0;
-// 20·log10(2): 20·log10(a) = DB_PER_LOG2·log2(a).
-const DB_PER_LOG2: f32 = 6.020599913279624;
-
-@group(0) @binding(0) var<uniform> P: Params;
+@group(0) @binding(0) var<uniform> P: FftParams;
 @group(0) @binding(1) var<storage, read> twiddles: array<vec2<f32>>;
 @group(0) @binding(2) var<storage, read> src: array<vec2<f32>>;
 @group(0) @binding(3) var<storage, read_write> db_out: array<f32>;
 @group(0) @binding(4) var<storage, read_write> spectrum: array<vec2<f32>>;
-
-fn cmul(a: vec2<f32>, b: vec2<f32>) -> vec2<f32> {
-    return vec2<f32>(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x);
-}
-
-fn non_finite(v: f32) -> bool {
-    return (bitcast<u32>(v) & 0x7f800000u) == 0x7f800000u;
-}
 
 // X[k] from a = Z[k], b = Z[M−k], w = e^{−2πik/N}.
 fn split(a: vec2<f32>, b: vec2<f32>, w: vec2<f32>) -> vec2<f32> {

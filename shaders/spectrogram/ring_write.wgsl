@@ -3,7 +3,7 @@
 // column × row). When there are more bins than texture rows, each row keeps the maximum of the
 // bins it covers (row r covers bins ⌊r·B/R⌋ .. ⌊(r+1)·B/R⌋), so no peak is lost.
 
-struct Params {
+struct WriteParams {
     bins: u32,        // FFT size / 2 + 1
     rows: u32,        // texture rows (≤ bins)
     new_cols: u32,    // columns in `columns` this frame
@@ -14,7 +14,7 @@ struct Params {
     _pad1: u32,
 }
 
-@group(0) @binding(0) var<uniform> params: Params;
+@group(0) @binding(0) var<uniform> params: WriteParams;
 @group(0) @binding(1) var<storage, read> columns: array<f32>; // n × bins, column-major
 @group(0) @binding(2) var ring: texture_storage_2d<r32float, write>;
 

@@ -1,32 +1,11 @@
 // Time series: line segments between samples in different pixel columns, from the centre of
 // column `col0` at value `v0` to the centre of column `col1` at value `v1` (1-pixel lines, the
 // rasterizer's own rule), each end at the centre of its pixel. A record with col0 == 0xffffffff draws nothing.
+//
+// Preludes prepended by the registry (src/gpu/shaders.rs): common/timeseries.wgsl.
 
-struct View {
-    a: f32,
-    b: f32,
-    width: f32,
-    height: f32,
-    color: u32,
-    _pad0: u32,
-    _pad1: u32,
-    _pad2: u32,
-}
-
-struct Conn {
-    col0: u32,
-    v0: u32,
-    col1: u32,
-    v1: u32,
-}
-
-@group(0) @binding(0) var<uniform> view: View;
+@group(0) @binding(0) var<uniform> view: SeriesView;
 @group(0) @binding(1) var<storage, read> conns: array<Conn>;
-
-struct VsOut {
-    @builtin(position) clip: vec4<f32>,
-    @location(0) color: vec4<f32>,
-}
 
 @vertex
 fn vs_main(@builtin(vertex_index) vi: u32, @builtin(instance_index) ii: u32) -> VsOut {

@@ -7,8 +7,10 @@
 // the prefix count of valid samples (direct reads, a binary search only when an end is NaN).
 // Outputs: the M4 column, the column's vertical span and the connector from the previous sample,
 // drawn only when both it and the column's first sample are valid (NaN runs are gaps).
+//
+// Preludes prepended by the registry (src/gpu/shaders.rs): common/timeseries.wgsl.
 
-struct Params {
+struct M4Params {
     columns: u32,
     // Pyramid levels above the values (level L occupies nodes offsets[L-1] ..).
     levels: u32,
@@ -25,20 +27,7 @@ struct Column {
     count: u32,
 }
 
-struct Span {
-    col: u32,
-    lo: u32,
-    hi: u32,
-}
-
-struct Conn {
-    col0: u32,
-    v0: u32,
-    col1: u32,
-    v1: u32,
-}
-
-@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(0) var<uniform> p: M4Params;
 // bounds[0..=columns]: sample index ranges; bounds[columns + 1 + i]: previous column whose index
 // range is non-empty (0xffffffff: none).
 @group(0) @binding(1) var<storage, read> bounds: array<u32>;
@@ -49,19 +38,6 @@ struct Conn {
 @group(0) @binding(5) var<storage, read_write> out_columns: array<Column>;
 @group(0) @binding(6) var<storage, read_write> out_spans: array<Span>;
 @group(0) @binding(7) var<storage, read_write> out_conns: array<Conn>;
-
-const NONE: u32 = 0xffffffffu;
-
-fn is_nan(bits: u32) -> bool {
-    return (bits & 0x7fffffffu) > 0x7f800000u;
-}
-
-fn key(bits: u32) -> u32 {
-    if (bits & 0x80000000u) != 0u {
-        return ~bits;
-    }
-    return bits | 0x80000000u;
-}
 
 fn unkey(k: u32) -> u32 {
     if (k & 0x80000000u) != 0u {

@@ -5,8 +5,10 @@
 // of the f32 bits (negative: all bits flipped; positive: sign bit set), so comparisons are exact
 // integer ones, ±inf order correctly and NaN never enters. An all-NaN node is (0xffffffff, 0).
 // Only complete nodes are built; one dispatch covers nodes [node_start, node_end) of one level.
+//
+// Preludes prepended by the registry (src/gpu/shaders.rs): common/timeseries.wgsl.
 
-struct Params {
+struct BuildParams {
     // Level being built (1 = from the raw values).
     level: u32,
     // Offset (in nodes) of the source level inside `pyramid` (unused for level 1).
@@ -20,21 +22,10 @@ struct Params {
     _pad2: u32,
 }
 
-@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(0) var<uniform> p: BuildParams;
 // The values as f32 bits, four per element: a level-1 node reads its 16 values as 4 vec4 loads.
 @group(0) @binding(1) var<storage, read> values: array<vec4<u32>>;
 @group(0) @binding(2) var<storage, read_write> pyramid: array<vec2<u32>>;
-
-fn is_nan(bits: u32) -> bool {
-    return (bits & 0x7fffffffu) > 0x7f800000u;
-}
-
-fn key(bits: u32) -> u32 {
-    if (bits & 0x80000000u) != 0u {
-        return ~bits;
-    }
-    return bits | 0x80000000u;
-}
 
 @compute @workgroup_size(64)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {

@@ -2,32 +2,11 @@
 // the row of `hi` inclusive (closed), in pixel column `col`. Drawn as two triangles per span whose
 // edges lie on pixel boundaries, so coverage is exact: the union of the spans of consecutive
 // samples inside one column equals the span of the column's min and max (M4's argument).
+//
+// Preludes prepended by the registry (src/gpu/shaders.rs): common/timeseries.wgsl.
 
-struct View {
-    // Pixel row of value v: y = b - v * a (f64-derived constants, row 0 at the top).
-    a: f32,
-    b: f32,
-    width: f32,
-    height: f32,
-    color: u32,
-    _pad0: u32,
-    _pad1: u32,
-    _pad2: u32,
-}
-
-struct Span {
-    col: u32,
-    lo: u32,
-    hi: u32,
-}
-
-@group(0) @binding(0) var<uniform> view: View;
+@group(0) @binding(0) var<uniform> view: SeriesView;
 @group(0) @binding(1) var<storage, read> spans: array<Span>;
-
-struct VsOut {
-    @builtin(position) clip: vec4<f32>,
-    @location(0) color: vec4<f32>,
-}
 
 fn row_of(bits: u32) -> f32 {
     let y = view.b - bitcast<f32>(bits) * view.a;

@@ -130,6 +130,13 @@ struct Params {
     pad: u32,
 }
 
+/// The WGSL mirror of [`Params`] (`FftParams` in `shaders/common/fft.wgsl`), for the layout test.
+pub(crate) fn wgsl_mirrors() -> Vec<super::mirror::Mirror> {
+    vec![super::mirror::wgsl_mirror!(Params => "FftParams" {
+        p, per_col, m, tw_stride, max_batch, flags, scale, pad
+    })]
+}
+
 /// One recorded dispatch.
 struct Pass {
     pipeline: wgpu::ComputePipeline,

@@ -5,6 +5,7 @@
 pub mod fft;
 pub mod frame;
 pub mod layout;
+pub mod mirror;
 pub mod readback;
 pub mod shaders;
 pub mod timing;
@@ -242,6 +243,54 @@ impl Gpu {
             // The callback runs only once the queue is empty: the loss is real from now on.
             l.get_or_insert_with(|| "destroyed".to_string());
         }
+    }
+
+    /// Reads bytes `offset .. offset + size` of `src` back to the CPU, blocking: the one blocking
+    /// buffer read for tests, benches, tools and shutdown (never the frame loop, which reads back
+    /// through [`readback::ReadbackRing`] without waiting).
+    ///
+    /// Records a copy into a new `MAP_READ` staging buffer, submits it (after everything already
+    /// submitted, so it sees their results), waits for the device and returns exactly `size`
+    /// bytes (none for 0). `src` needs `COPY_SRC` usage.
+    ///
+    /// # Errors
+    /// [`readback::ReadbackError::Map`] when `offset`/`size` are not multiples of 4
+    /// (`wgpu::COPY_BUFFER_ALIGNMENT`) or run past the end of `src`, or when mapping fails (a lost
+    /// device).
+    #[allow(clippy::disallowed_methods)] // the one blocking read, outside any frame
+    pub fn read_buffer_blocking(
+        &self,
+        src: &wgpu::Buffer,
+        offset: u64,
+        size: u64,
+    ) -> Result<Vec<u8>, readback::ReadbackError> {
+        let align = wgpu::COPY_BUFFER_ALIGNMENT;
+        if !offset.is_multiple_of(align)
+            || !size.is_multiple_of(align)
+            || offset.saturating_add(size) > src.size()
+        {
+            return Err(readback::ReadbackError::Map(format!(
+                "cannot read {size} bytes at {offset} of a {}-byte buffer (multiples of {align})",
+                src.size()
+            )));
+        }
+        if size == 0 {
+            return Ok(Vec::new());
+        }
+        let staging = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("gpu:read_buffer_blocking"),
+            size,
+            usage: wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::MAP_READ,
+            mapped_at_creation: false,
+        });
+        let mut enc = self
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("gpu:read_buffer_blocking"),
+            });
+        enc.copy_buffer_to_buffer(src, offset, &staging, 0, size);
+        self.queue.submit([enc.finish()]);
+        readback::map_blocking(&self.device, &staging)
     }
 
     /// Blocks until all submitted work is done. Only for headless shutdown, tests and screenshots,

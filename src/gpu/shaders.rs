@@ -1,21 +1,60 @@
 //! Registry of every WGSL file in `shaders/` (one file per GPU pass). The sources are compiled
-//! into the binary; `tests/shaders.rs` validates each file on disk with naga and checks that this
-//! table lists all of them.
+//! into the binary; `tests/shaders.rs` validates each composed source with naga and checks that
+//! these tables list every file on disk.
+//!
+//! Shared declarations live once in `shaders/common/` (the preludes, [`COMMON`]): data layouts
+//! shared with Rust, `cmul` and other small helpers, constants. Each entry names the preludes it
+//! uses; its [`ShaderSource::source`] is those files followed by its own file, concatenated at
+//! compile time, so line numbers in a driver's error message count from the first prelude.
+//! A prelude declares nothing that needs a binding (a file that includes it may not bind it), and
+//! a shader must not re-declare a name its preludes declare. `tests/shader_layout.rs` checks the
+//! structs mirrored in Rust against their `#[repr(C)]` types.
 
-/// One WGSL source: its path relative to `shaders/` and its text.
+/// One WGSL source: its path relative to `shaders/`, the preludes it uses and the composed text.
 #[derive(Clone, Copy, Debug)]
 pub struct ShaderSource {
     /// Path relative to `shaders/`, e.g. `"particles/step.wgsl"`; also the module label.
     pub path: &'static str,
-    /// WGSL text.
+    /// The `shaders/common/` files prepended, in order (paths relative to `shaders/`).
+    pub prelude: &'static [&'static str],
+    /// The file's own text (without the preludes).
+    pub body: &'static str,
+    /// The WGSL text handed to the device: the preludes' text, then [`Self::body`].
     pub source: &'static str,
 }
 
-macro_rules! shader {
+macro_rules! wgsl_file {
     ($path:literal) => {
+        include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/shaders/", $path))
+    };
+}
+
+/// Every prelude in `shaders/common/`: (path relative to `shaders/`, text).
+pub const COMMON: &[(&str, &str)] = &[
+    // Complex arithmetic (`cmul`, `mul_neg_i`) and `non_finite`.
+    ("common/math.wgsl", wgsl_file!("common/math.wgsl")),
+    // The FFT passes' uniform block `FftParams` and dB constants.
+    ("common/fft.wgsl", wgsl_file!("common/fft.wgsl")),
+    // Particle layouts (`Particle`, `Neighbours`, `Consts`, `Sorted`, `CountParams`, `View`,
+    // `Splat`), fixed-point scales, `palette`.
+    ("common/particles.wgsl", wgsl_file!("common/particles.wgsl")),
+    // Time-series records (`Span`, `Conn`), the draw uniform `SeriesView`, `VsOut`, f32-bit
+    // helpers.
+    (
+        "common/timeseries.wgsl",
+        wgsl_file!("common/timeseries.wgsl"),
+    ),
+];
+
+/// `shader!("dir/file.wgsl")`, or `shader!("dir/file.wgsl", "common/a.wgsl", ...)` with its
+/// preludes (literals: the text is concatenated at compile time).
+macro_rules! shader {
+    ($path:literal $(, $prelude:literal)* $(,)?) => {
         ShaderSource {
             path: $path,
-            source: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/shaders/", $path)),
+            prelude: &[$($prelude),*],
+            body: wgsl_file!($path),
+            source: concat!($(wgsl_file!($prelude),)* wgsl_file!($path)),
         }
     };
 }
@@ -25,59 +64,101 @@ pub const SPECTROGRAM_RING_WRITE: ShaderSource = shader!("spectrogram/ring_write
 /// Spectrogram: ring texture → image with a linear/log/mel axis and a colormap (render).
 pub const SPECTROGRAM_DRAW: ShaderSource = shader!("spectrogram/draw.wgsl");
 /// Spectrogram FFT pass 1: window, pack N reals as N/2 complex, first radix-4 stage (compute).
-pub const SPECTROGRAM_FFT_PACK: ShaderSource = shader!("spectrogram/fft_pack.wgsl");
+pub const SPECTROGRAM_FFT_PACK: ShaderSource = shader!(
+    "spectrogram/fft_pack.wgsl",
+    "common/math.wgsl",
+    "common/fft.wgsl"
+);
 /// Spectrogram FFT: one radix-4 Stockham stage (compute).
-pub const SPECTROGRAM_FFT_RADIX4: ShaderSource = shader!("spectrogram/fft_radix4.wgsl");
+pub const SPECTROGRAM_FFT_RADIX4: ShaderSource = shader!(
+    "spectrogram/fft_radix4.wgsl",
+    "common/math.wgsl",
+    "common/fft.wgsl"
+);
 /// Spectrogram FFT: the final radix-2 Stockham stage when log2(N/2) is odd (compute).
-pub const SPECTROGRAM_FFT_RADIX2: ShaderSource = shader!("spectrogram/fft_radix2.wgsl");
+pub const SPECTROGRAM_FFT_RADIX2: ShaderSource = shader!(
+    "spectrogram/fft_radix2.wgsl",
+    "common/math.wgsl",
+    "common/fft.wgsl"
+);
 /// Spectrogram FFT last pass: real-spectrum split, magnitude, dBFS (compute).
-pub const SPECTROGRAM_FFT_SPLIT: ShaderSource = shader!("spectrogram/fft_split.wgsl");
+pub const SPECTROGRAM_FFT_SPLIT: ShaderSource = shader!(
+    "spectrogram/fft_split.wgsl",
+    "common/math.wgsl",
+    "common/fft.wgsl"
+);
 /// Spectrogram FFT, fused single pass (radix-8 in registers, exchanges through workgroup memory)
 /// when its workgroup fits the device (N ≤ 16384 on the H200 and lavapipe) (compute).
-pub const SPECTROGRAM_FFT_LOCAL: ShaderSource = shader!("spectrogram/fft_local.wgsl");
+pub const SPECTROGRAM_FFT_LOCAL: ShaderSource = shader!(
+    "spectrogram/fft_local.wgsl",
+    "common/math.wgsl",
+    "common/fft.wgsl"
+);
 /// Spectrogram FFT when the fused pass does not fit (N = 32768): pack + one radix-4 DIF stage into
 /// 4 sub-FFTs (compute).
-pub const SPECTROGRAM_FFT_DIF4: ShaderSource = shader!("spectrogram/fft_dif4.wgsl");
+pub const SPECTROGRAM_FFT_DIF4: ShaderSource = shader!(
+    "spectrogram/fft_dif4.wgsl",
+    "common/math.wgsl",
+    "common/fft.wgsl"
+);
 /// Spectrogram FFT when the fused pass does not fit (N = 32768): the 4 sub-FFTs in workgroup
 /// memory (compute).
-pub const SPECTROGRAM_FFT_LOCAL_SUB: ShaderSource = shader!("spectrogram/fft_local_sub.wgsl");
+pub const SPECTROGRAM_FFT_LOCAL_SUB: ShaderSource = shader!(
+    "spectrogram/fft_local_sub.wgsl",
+    "common/math.wgsl",
+    "common/fft.wgsl"
+);
 /// Particles, point-splat renderer: zero the accumulation image (compute).
-pub const PARTICLES_SPLAT_CLEAR: ShaderSource = shader!("particles/splat_clear.wgsl");
+pub const PARTICLES_SPLAT_CLEAR: ShaderSource =
+    shader!("particles/splat_clear.wgsl", "common/particles.wgsl");
 /// Particles, point-splat renderer: add every particle into its pixel (compute).
-pub const PARTICLES_SPLAT: ShaderSource = shader!("particles/splat.wgsl");
+pub const PARTICLES_SPLAT: ShaderSource = shader!("particles/splat.wgsl", "common/particles.wgsl");
 /// Particles, point-splat renderer: accumulation image → scene texture (render).
-pub const PARTICLES_SPLAT_RESOLVE: ShaderSource = shader!("particles/splat_resolve.wgsl");
+pub const PARTICLES_SPLAT_RESOLVE: ShaderSource =
+    shader!("particles/splat_resolve.wgsl", "common/particles.wgsl");
 /// Particles: instanced sprites read straight from the storage buffer (render).
-pub const PARTICLES_DRAW: ShaderSource = shader!("particles/draw.wgsl");
+pub const PARTICLES_DRAW: ShaderSource = shader!("particles/draw.wgsl", "common/particles.wgsl");
 /// Particles: forces, emitter, flocking sums and integration of one fixed step (compute).
-pub const PARTICLES_INTEGRATE: ShaderSource = shader!("particles/integrate.wgsl");
+pub const PARTICLES_INTEGRATE: ShaderSource =
+    shader!("particles/integrate.wgsl", "common/particles.wgsl");
 /// Particles: zero a u32 buffer inside a compute pass (compute).
-pub const PARTICLES_CLEAR: ShaderSource = shader!("particles/clear.wgsl");
+pub const PARTICLES_CLEAR: ShaderSource = shader!("particles/clear.wgsl", "common/particles.wgsl");
 /// Particles, grid: atomic cell histogram + rank per particle (compute).
-pub const PARTICLES_GRID_HISTOGRAM: ShaderSource = shader!("particles/grid_histogram.wgsl");
+pub const PARTICLES_GRID_HISTOGRAM: ShaderSource =
+    shader!("particles/grid_histogram.wgsl", "common/particles.wgsl");
 /// Particles, grid: work-efficient block scan, one level (compute).
-pub const PARTICLES_SCAN_BLOCKS: ShaderSource = shader!("particles/scan_blocks.wgsl");
+pub const PARTICLES_SCAN_BLOCKS: ShaderSource =
+    shader!("particles/scan_blocks.wgsl", "common/particles.wgsl");
 /// Particles, grid: add scanned block totals back (compute).
-pub const PARTICLES_SCAN_ADD: ShaderSource = shader!("particles/scan_add.wgsl");
+pub const PARTICLES_SCAN_ADD: ShaderSource =
+    shader!("particles/scan_add.wgsl", "common/particles.wgsl");
 /// Particles, grid: scatter into cell order (compute).
-pub const PARTICLES_GRID_SCATTER: ShaderSource = shader!("particles/grid_scatter.wgsl");
+pub const PARTICLES_GRID_SCATTER: ShaderSource =
+    shader!("particles/grid_scatter.wgsl", "common/particles.wgsl");
 /// Particles, grid: flocking sums from the 27 adjacent cells (compute).
-pub const PARTICLES_NEIGHBOURS_GRID: ShaderSource = shader!("particles/neighbours_grid.wgsl");
+pub const PARTICLES_NEIGHBOURS_GRID: ShaderSource =
+    shader!("particles/neighbours_grid.wgsl", "common/particles.wgsl");
 /// Particles, brute force: flocking sums over all pairs, tiled in workgroup memory (compute).
-pub const PARTICLES_NEIGHBOURS_BRUTE: ShaderSource = shader!("particles/neighbours_brute.wgsl");
+pub const PARTICLES_NEIGHBOURS_BRUTE: ShaderSource =
+    shader!("particles/neighbours_brute.wgsl", "common/particles.wgsl");
 /// Particles: statistics reduction into fixed-point atomics (compute).
-pub const PARTICLES_STATS_REDUCE: ShaderSource = shader!("particles/stats_reduce.wgsl");
+pub const PARTICLES_STATS_REDUCE: ShaderSource =
+    shader!("particles/stats_reduce.wgsl", "common/particles.wgsl");
 /// Time series: decimated min/max line segments (render).
-pub const TIMESERIES_LINES: ShaderSource = shader!("timeseries/lines.wgsl");
+pub const TIMESERIES_LINES: ShaderSource =
+    shader!("timeseries/lines.wgsl", "common/timeseries.wgsl");
 /// Time series: one level of the min/max pyramid over a series' values, appended incrementally
 /// (compute).
-pub const TIMESERIES_PYRAMID_BUILD: ShaderSource = shader!("timeseries/pyramid_build.wgsl");
+pub const TIMESERIES_PYRAMID_BUILD: ShaderSource =
+    shader!("timeseries/pyramid_build.wgsl", "common/timeseries.wgsl");
 /// Time series: M4 (min, max, first, last) per pixel column from the pyramid (compute).
-pub const TIMESERIES_M4: ShaderSource = shader!("timeseries/m4.wgsl");
+pub const TIMESERIES_M4: ShaderSource = shader!("timeseries/m4.wgsl", "common/timeseries.wgsl");
 /// Time series: closed one-pixel-wide vertical spans per column (render).
-pub const TIMESERIES_SPANS: ShaderSource = shader!("timeseries/spans.wgsl");
+pub const TIMESERIES_SPANS: ShaderSource =
+    shader!("timeseries/spans.wgsl", "common/timeseries.wgsl");
 /// Time series: line segments between columns (render).
-pub const TIMESERIES_CONNECTORS: ShaderSource = shader!("timeseries/connectors.wgsl");
+pub const TIMESERIES_CONNECTORS: ShaderSource =
+    shader!("timeseries/connectors.wgsl", "common/timeseries.wgsl");
 
 /// Every shader the app uses.
 pub const ALL: &[ShaderSource] = &[

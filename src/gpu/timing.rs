@@ -176,20 +176,14 @@ pub fn time_compute_pass(
             usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
             mapped_at_creation: false,
         });
-        let read = device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some(&format!("{label}:readback")),
-            size: 16,
-            usage: wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::MAP_READ,
-            mapped_at_creation: false,
-        });
-        (set, resolve, read)
+        (set, resolve)
     });
     let mut run = |reps: u32, timed: bool| {
         let mut enc =
             device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some(label) });
         {
             let timestamp_writes = match (&queries, timed) {
-                (Some((set, _, _)), true) => Some(wgpu::ComputePassTimestampWrites {
+                (Some((set, _)), true) => Some(wgpu::ComputePassTimestampWrites {
                     query_set: set,
                     beginning_of_pass_write_index: Some(0),
                     end_of_pass_write_index: Some(1),
@@ -204,9 +198,8 @@ pub fn time_compute_pass(
                 encode(&mut pass);
             }
         }
-        if let (Some((set, resolve, read)), true) = (&queries, timed) {
+        if let (Some((set, resolve)), true) = (&queries, timed) {
             enc.resolve_query_set(set, 0..2, resolve, 0);
-            enc.copy_buffer_to_buffer(resolve, 0, read, 0, 16);
         }
         queue.submit([enc.finish()]);
         gpu.wait_idle();
@@ -216,9 +209,9 @@ pub fn time_compute_pass(
     run(reps, false);
     let wall = t0.elapsed().as_secs_f64() / f64::from(reps);
     let gpu_s = match &queries {
-        Some((_, _, read)) => {
+        Some((_, resolve)) => {
             run(reps, true);
-            crate::gpu::readback::map_blocking(device, read)
+            gpu.read_buffer_blocking(resolve, 0, 16)
                 .ok()
                 .and_then(|bytes| {
                     let t: [u64; 2] = bytemuck::pod_read_unaligned(bytes.get(..16)?);

@@ -425,7 +425,9 @@ pub fn upload_table(
                 }
             }
             let last = &payloads[((warm + frames - 1) % 2) as usize];
-            let verified = read_buffer(gpu, &dst, size).is_some_and(|b| b == *last);
+            let verified = gpu
+                .read_buffer_blocking(&dst, 0, size)
+                .is_ok_and(|b| b == *last);
             let n = frames as f64;
             rows.push(UploadRow {
                 strategy: strategy.name(),
@@ -441,25 +443,6 @@ pub fn upload_table(
         }
     }
     rows
-}
-
-/// Reads a buffer back (blocking; bench and tests only) through a [`ReadbackRing`].
-#[allow(clippy::disallowed_methods)] // a blocking read for tests and benches
-pub fn read_buffer(gpu: &Gpu, src: &wgpu::Buffer, size: u64) -> Option<Vec<u8>> {
-    let mut ring = ReadbackRing::new("bench:readback", 1);
-    let mut enc = gpu
-        .device
-        .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-            label: Some("bench:readback"),
-        });
-    if !ring.copy_buffer(&gpu.device, &mut enc, src, 0, size, Consumer::Scene(0), ()) {
-        return None;
-    }
-    gpu.queue.submit([enc.finish()]);
-    ring.after_submit();
-    let mut out = None;
-    ring.wait(&gpu.device, |a| out = Some(a.data.to_vec()));
-    out
 }
 
 /// One row of the readback table.

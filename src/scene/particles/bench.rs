@@ -40,7 +40,6 @@ pub struct BenchRow {
 struct Timer {
     queries: wgpu::QuerySet,
     resolve: wgpu::Buffer,
-    read: wgpu::Buffer,
     period_ns: f64,
 }
 
@@ -64,12 +63,6 @@ impl Timer {
                 label: Some("particles:bench:resolve"),
                 size: 32,
                 usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
-                mapped_at_creation: false,
-            }),
-            read: d.create_buffer(&wgpu::BufferDescriptor {
-                label: Some("particles:bench:read"),
-                size: 32,
-                usage: wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::MAP_READ,
                 mapped_at_creation: false,
             }),
             period_ns: gpu.queue.get_timestamp_period() as f64,
@@ -145,13 +138,12 @@ fn timed_frame(
     if let Some(t) = timer {
         let n = if draw.is_some() { 4 } else { 2 };
         enc.resolve_query_set(&t.queries, 0..n, &t.resolve, 0);
-        enc.copy_buffer_to_buffer(&t.resolve, 0, &t.read, 0, 32);
     }
     gpu.queue.submit([enc.finish()]);
     gpu.wait_idle();
     let wall = start.elapsed().as_secs_f64() * 1e3;
     match timer {
-        Some(t) => match crate::gpu::readback::map_blocking(&gpu.device, &t.read) {
+        Some(t) => match gpu.read_buffer_blocking(&t.resolve, 0, 32) {
             Ok(bytes) => {
                 let ticks: [u64; 4] = bytemuck::pod_read_unaligned(&bytes);
                 let ms = |a: u64, b: u64| b.saturating_sub(a) as f64 * t.period_ns / 1e6;

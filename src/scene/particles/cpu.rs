@@ -106,6 +106,22 @@ pub struct StepParams {
     pub _pad: [f32; 2],
 }
 
+/// The WGSL mirrors of this module's types (`shaders/common/particles.wgsl`, `integrate.wgsl`), for
+/// the layout test.
+pub(crate) fn wgsl_mirrors() -> Vec<crate::gpu::mirror::Mirror> {
+    use crate::gpu::mirror::wgsl_mirror;
+    vec![
+        wgsl_mirror!(Particle => "Particle" { pos, vel }),
+        wgsl_mirror!(Neighbours => "Neighbours" { coh, ali, sep }),
+        wgsl_mirror!(SimConsts => "Consts" { origin, dims, count, radius, max_speed, interact }),
+        wgsl_mirror!(StepParams => "StepParams" {
+            attractors, gravity_drag, mouse, curl_a, curl_b, emitter, emit_dir, dt, softening,
+            emit_start, emit_count, emit_seed, lifetime, cohesion, alignment, separation,
+            mouse_softening, _pad,
+        }),
+    ]
+}
+
 /// PCG hash (O'Neill's PCG-RXS-M-XS 32-bit output), as in the WGSL files.
 pub fn pcg(v: u32) -> u32 {
     let state = v.wrapping_mul(747_796_405).wrapping_add(2_891_336_453);

@@ -155,6 +155,19 @@ struct SplatParams {
     _pad: u32,
 }
 
+/// The WGSL mirrors of this module's types (`View` and `Splat` in
+/// `shaders/common/particles.wgsl`), for the layout test.
+pub(crate) fn wgsl_mirrors() -> Vec<crate::gpu::mirror::Mirror> {
+    use crate::gpu::mirror::wgsl_mirror;
+    vec![
+        wgsl_mirror!(ViewUniform => "View" {
+            view_proj, proj_scale, alpha, size, min_px, intensity, color_mode, speed_scale,
+            density_scale, interact,
+        }),
+        wgsl_mirror!(SplatParams => "Splat" { width, height, count, _pad }),
+    ]
+}
+
 /// The accumulation image of the point splat, for one viewport size.
 struct SplatTarget {
     size: (u32, u32),

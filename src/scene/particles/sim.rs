@@ -882,29 +882,11 @@ impl Sim {
 
     #[allow(clippy::disallowed_methods)] // a blocking read for tests and tools
     fn read_buffer(&self, gpu: &Gpu, buffer: &wgpu::Buffer, size: u64) -> Vec<u8> {
-        if size == 0 {
-            return Vec::new();
-        }
-        let staging = gpu.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("particles:read_back"),
-            size,
-            usage: wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::MAP_READ,
-            mapped_at_creation: false,
-        });
-        let mut enc = gpu
-            .device
-            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                label: Some("particles:read_back"),
-            });
-        enc.copy_buffer_to_buffer(buffer, 0, &staging, 0, size);
-        gpu.queue.submit([enc.finish()]);
-        match crate::gpu::readback::map_blocking(&gpu.device, &staging) {
-            Ok(bytes) => bytes,
-            Err(e) => {
+        gpu.read_buffer_blocking(buffer, 0, size)
+            .unwrap_or_else(|e| {
                 log::error!("particles: readback failed: {e}");
                 Vec::new()
-            }
-        }
+            })
     }
 
     /// Reads the newest state back (blocking; tests and tools only, never in the frame loop).
@@ -1028,15 +1010,8 @@ pub fn gpu_exclusive_scan(gpu: &Gpu, values: &[u32]) -> Vec<u32> {
     if size == 0 {
         return Vec::new();
     }
-    let staging = device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some("particles:scan_test:read"),
-        size,
-        usage: wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::MAP_READ,
-        mapped_at_creation: false,
-    });
-    enc.copy_buffer_to_buffer(&data, 0, &staging, 0, size);
     gpu.queue.submit([enc.finish()]);
-    match crate::gpu::readback::map_blocking(device, &staging) {
+    match gpu.read_buffer_blocking(&data, 0, size) {
         Ok(b) => bytemuck::pod_collect_to_vec(&b),
         Err(_) => Vec::new(),
     }

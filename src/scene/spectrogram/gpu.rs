@@ -510,3 +510,18 @@ impl Spectrogram {
         }
     }
 }
+
+/// The WGSL mirrors of the scene's uniform blocks (`WriteParams` in `ring_write.wgsl`,
+/// `DrawParams` in `draw.wgsl`), for the layout contract test ([`crate::gpu::mirror`]).
+pub(crate) fn wgsl_mirrors() -> Vec<crate::gpu::mirror::Mirror> {
+    use crate::gpu::mirror::wgsl_mirror;
+    vec![
+        wgsl_mirror!(WriteParams => "WriteParams" {
+            bins, rows, new_cols, write_start, ring_width, first_col, _pad,
+        }),
+        wgsl_mirror!(DrawParams => "DrawParams" {
+            ring_width, newest, visible, rows, bins, scale, width_px, height_px, nyquist, f_lo,
+            db_floor, db_ceil, filled, _pad,
+        }),
+    ]
+}

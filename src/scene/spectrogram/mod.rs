@@ -22,7 +22,7 @@
 //! - `axis.rs`: the frequency axis (linear, log, mel) and tick placement.
 
 pub mod axis;
-mod gpu;
+pub(crate) mod gpu;
 mod history;
 mod timeline;
 mod ui;

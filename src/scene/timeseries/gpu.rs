@@ -105,6 +105,22 @@ struct M4Params {
     offsets: [u32; 8],
 }
 
+/// The WGSL mirrors of this module's types and of [`Column`] (`shaders/common/timeseries.wgsl`,
+/// `m4.wgsl`, `pyramid_build.wgsl`), for the layout test.
+pub(crate) fn wgsl_mirrors() -> Vec<crate::gpu::mirror::Mirror> {
+    use crate::gpu::mirror::wgsl_mirror;
+    vec![
+        wgsl_mirror!(Span => "Span" { col, lo, hi }),
+        wgsl_mirror!(Conn => "Conn" { col0, v0, col1, v1 }),
+        wgsl_mirror!(ViewUniform => "SeriesView" { a, b, width, height, color, _pad }),
+        wgsl_mirror!(BuildParams => "BuildParams" {
+            level, src_offset, dst_offset, node_start, node_end, _pad,
+        }),
+        wgsl_mirror!(M4Params => "M4Params" { columns, levels, _pad, offsets }),
+        wgsl_mirror!(Column => "Column" { min, max, first, last, count }),
+    ]
+}
+
 /// Uniform slot stride for the per-level build parameters (dynamic offsets).
 const PARAM_STRIDE: u64 = 256;
 
@@ -920,7 +936,7 @@ impl SeriesMirror {
         f: &mut OwnedFrame<'_>,
         pipes: &Pipelines,
     ) -> Result<Vec<Column>, String> {
-        let device = &f.gpu().device;
+        let gpu = f.gpu();
         let enc = f.encoder();
         {
             let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
@@ -929,21 +945,12 @@ impl SeriesMirror {
             });
             self.encode(pipes, &mut pass);
         }
-        let bytes = self.columns as u64 * 20;
-        let read = device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("timeseries:m4:readback"),
-            size: bytes.max(16).next_multiple_of(16),
-            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
-        if bytes > 0 {
-            enc.copy_buffer_to_buffer(&self.out_columns, 0, &read, 0, bytes);
-        }
         f.submit();
         self.builds_submitted();
-        let data = crate::gpu::readback::map_blocking(device, &read).map_err(|e| e.to_string())?;
-        Ok(bytemuck::pod_collect_to_vec::<u8, Column>(
-            &data[..bytes as usize],
-        ))
+        let bytes = self.columns as u64 * size_of::<Column>() as u64;
+        let data = gpu
+            .read_buffer_blocking(&self.out_columns, 0, bytes)
+            .map_err(|e| e.to_string())?;
+        Ok(bytemuck::pod_collect_to_vec::<u8, Column>(&data))
     }
 }
