@@ -49,18 +49,16 @@ pub fn padded_bytes_per_row(width: u32) -> u32 {
 /// Removes row padding: `padded` has `height` rows of `padded_bpr` bytes, each starting with
 /// `width × 4` bytes of pixels. Returns `width × height × 4` bytes. When `bgra` is true the red and
 /// blue channels are swapped so the result is RGBA.
+/// Rows missing from a short `padded` are left out.
 pub fn unpad_rows(padded: &[u8], width: u32, height: u32, padded_bpr: u32, bgra: bool) -> Vec<u8> {
-    let row = width as usize * 4;
-    let mut out = Vec::with_capacity(row * height as usize);
-    for y in 0..height as usize {
-        let start = y * padded_bpr as usize;
-        out.extend_from_slice(&padded[start..start + row]);
-    }
-    if bgra {
-        for px in out.chunks_exact_mut(4) {
-            px.swap(0, 2);
-        }
-    }
+    let layout = TextureLayout {
+        width,
+        height,
+        padded_bpr,
+        bgra,
+    };
+    let mut out = Vec::new();
+    layout.unpad_into(padded, &mut out);
     out
 }
 
@@ -173,6 +171,39 @@ pub struct TextureLayout {
     pub bgra: bool,
 }
 
+impl TextureLayout {
+    /// Appends row `y` of the padded readback `data` to `out` as RGBA8 (`width × 4` bytes; BGRA
+    /// swapped). Returns false, appending nothing, when `data` ends before the row does. The one
+    /// place rows are unpadded and BGRA is swapped (screenshots, PNG workers, blocking reads).
+    pub fn push_rgba_row(&self, data: &[u8], y: u32, out: &mut Vec<u8>) -> bool {
+        let row = self.width as usize * 4;
+        let start = y as usize * self.padded_bpr as usize;
+        let Some(src) = data.get(start..start + row) else {
+            return false;
+        };
+        let at = out.len();
+        out.extend_from_slice(src);
+        if self.bgra {
+            for px in out[at..].chunks_exact_mut(4) {
+                px.swap(0, 2);
+            }
+        }
+        true
+    }
+
+    /// Every row of the padded readback `data` as tightly packed RGBA8 into `out` (cleared
+    /// first): `width × height × 4` bytes, fewer when `data` is short.
+    pub fn unpad_into(&self, data: &[u8], out: &mut Vec<u8>) {
+        out.clear();
+        out.reserve(self.width as usize * 4 * self.height as usize);
+        for y in 0..self.height {
+            if !self.push_rgba_row(data, y, out) {
+                break;
+            }
+        }
+    }
+}
+
 /// A finished readback, handed to the callback of [`ReadbackRing::poll`]. `data` is the mapped
 /// memory (valid only during the callback, unless [`lend`](Arrived::lend)ed).
 pub struct Arrived<'a> {
@@ -239,20 +270,7 @@ impl Arrived<'_> {
     /// into `out` (cleared first). Returns false for buffer copies.
     pub fn rgba_into(&self, out: &mut Vec<u8>) -> bool {
         let Some(t) = self.texture else { return false };
-        out.clear();
-        let row = t.width as usize * 4;
-        out.reserve(row * t.height as usize);
-        for y in 0..t.height as usize {
-            let start = y * t.padded_bpr as usize;
-            if let Some(src) = self.data.get(start..start + row) {
-                out.extend_from_slice(src);
-            }
-        }
-        if t.bgra {
-            for px in out.chunks_exact_mut(4) {
-                px.swap(0, 2);
-            }
-        }
+        t.unpad_into(self.data, out);
         true
     }
 }
@@ -792,23 +810,13 @@ fn write_png_mapped(path: &Path, m: &MappedReadback) -> Result<(), ReadbackError
     let result = m.with_data(|data| -> Result<(), ReadbackError> {
         let mut writer = png_writer(path, t.width, t.height, png::Compression::Fast)?;
         let mut stream = writer.stream_writer().map_err(|e| err(e.to_string()))?;
-        let row = t.width as usize * 4;
-        let mut swapped = vec![0u8; if t.bgra { row } else { 0 }];
-        for y in 0..t.height as usize {
-            let start = y * t.padded_bpr as usize;
-            let src = data
-                .get(start..start + row)
-                .ok_or_else(|| err("readback shorter than its rows".to_string()))?;
-            let out = if t.bgra {
-                swapped.copy_from_slice(src);
-                for px in swapped.chunks_exact_mut(4) {
-                    px.swap(0, 2);
-                }
-                &swapped[..]
-            } else {
-                src
-            };
-            std::io::Write::write_all(&mut stream, out).map_err(|e| err(e.to_string()))?;
+        let mut row = Vec::with_capacity(t.width as usize * 4);
+        for y in 0..t.height {
+            row.clear();
+            if !t.push_rgba_row(data, y, &mut row) {
+                return Err(err("readback shorter than its rows".to_string()));
+            }
+            std::io::Write::write_all(&mut stream, &row).map_err(|e| err(e.to_string()))?;
         }
         stream.finish().map_err(|e| err(e.to_string()))?;
         writer.finish().map_err(|e| err(e.to_string()))
