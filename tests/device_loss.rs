@@ -6,6 +6,9 @@
 //! spectrogram's exported columns continue across the reset without a gap in stream time. The
 //! window does the same under Xvfb while recording.
 
+mod common;
+use common::{non_background_fraction, read_png, text};
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -17,38 +20,6 @@ fn tmp(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("vizdeck-device-loss-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
     dir.join(name)
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "status {:?}\nstdout:\n{}\nstderr:\n{}",
-        o.status,
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
-
-/// Decodes a PNG into RGBA8 (png crate).
-fn read_png(path: &Path) -> (u32, u32, Vec<u8>) {
-    let decoder = png::Decoder::new(std::io::BufReader::new(
-        std::fs::File::open(path).expect("png exists"),
-    ));
-    let mut reader = decoder.read_info().expect("png header");
-    let mut buf = vec![0; reader.output_buffer_size().expect("size")];
-    let info = reader.next_frame(&mut buf).expect("png data");
-    buf.truncate(info.buffer_size());
-    (info.width, info.height, buf)
-}
-
-/// Fraction of pixels that differ from the most common colour.
-fn non_background_fraction(rgba: &[u8]) -> f64 {
-    let mut counts = std::collections::HashMap::new();
-    for px in rgba.chunks_exact(4) {
-        *counts.entry([px[0], px[1], px[2]]).or_insert(0usize) += 1;
-    }
-    let total = rgba.len() / 4;
-    let most = counts.values().copied().max().unwrap_or(0);
-    (total - most) as f64 / total.max(1) as f64
 }
 
 /// The stats CSV as (FrameId, DeviceReset) per row; every row must be complete.

@@ -91,6 +91,26 @@ fn output(gpu: &Gpu, size: (u32, u32)) -> (wgpu::Texture, wgpu::TextureView) {
     vizdeck::headless::offscreen_target(gpu, "test:output", size)
 }
 
+/// Frame `i` of `deck` into `target` as headless mode runs it (1/60 s, then waits for the GPU).
+fn run_frame(
+    gpu: &Gpu,
+    deck: &mut Deck,
+    target: &(wgpu::Texture, wgpu::TextureView),
+    size: (u32, u32),
+    i: u64,
+) -> vizdeck::deck::FrameTimes {
+    let out = Output {
+        view: &target.1,
+        texture: Some(&target.0),
+        size,
+        pixels_per_point: 1.0,
+    };
+    let (times, _) = deck.frame(gpu, &out, vizdeck::headless::raw_input(size, i), 1.0 / 60.0);
+    gpu.wait_idle();
+    deck.end_frame(gpu, &times, std::time::Instant::now());
+    times
+}
+
 fn cli(args: &[&str]) -> vizdeck::cli::Cli {
     let mut all = vec!["vizdeck", "--headless"];
     all.extend_from_slice(args);
@@ -101,7 +121,7 @@ fn cli(args: &[&str]) -> vizdeck::cli::Cli {
 fn bytes_uploaded_is_what_the_scene_asked_for_under_every_strategy() {
     let gpu = gpu();
     let size = (96, 64);
-    let (texture, view) = output(&gpu, size);
+    let target = output(&gpu, size);
     for strategy in Strategy::ALL {
         let c = cli(&["--scene", "timeseries"]);
         let mut deck = Deck::new(&gpu, vizdeck::headless::OUTPUT_FORMAT, 0, c.scene_config());
@@ -111,20 +131,7 @@ fn bytes_uploaded_is_what_the_scene_asked_for_under_every_strategy() {
         deck.insert_scene(index, Box::new(Counting::new(&gpu, asked.clone())));
         for i in 0..4 {
             let before = asked.load(Ordering::Relaxed);
-            let out = Output {
-                view: &view,
-                texture: Some(&texture),
-                size,
-                pixels_per_point: 1.0,
-            };
-            let (times, _) = deck.frame(
-                &gpu,
-                &out,
-                vizdeck::headless::raw_input(size, i),
-                1.0 / 60.0,
-            );
-            gpu.wait_idle();
-            deck.end_frame(&gpu, &times, std::time::Instant::now());
+            let times = run_frame(&gpu, &mut deck, &target, size, i);
             let want = asked.load(Ordering::Relaxed) - before;
             assert_eq!(want, (WRITES.iter().sum::<usize>() + PINGPONG) as u64);
             assert_eq!(times.bytes_uploaded, want, "{}: frame {i}", strategy.name());
@@ -197,7 +204,7 @@ fn uploads_through_the_frame_arrive_under_every_strategy() {
 fn real_scenes_upload_the_same_bytes_under_every_strategy() {
     let gpu = gpu();
     let size = (160, 100);
-    let (texture, view) = output(&gpu, size);
+    let target = output(&gpu, size);
     for scene in ["spectrogram", "particles", "timeseries"] {
         let mut per_strategy = Vec::new();
         for strategy in Strategy::ALL {
@@ -219,21 +226,7 @@ fn real_scenes_upload_the_same_bytes_under_every_strategy() {
             deck.set_upload_strategy(strategy);
             let mut bytes = Vec::new();
             for i in 0..12 {
-                let out = Output {
-                    view: &view,
-                    texture: Some(&texture),
-                    size,
-                    pixels_per_point: 1.0,
-                };
-                let (times, _) = deck.frame(
-                    &gpu,
-                    &out,
-                    vizdeck::headless::raw_input(size, i),
-                    1.0 / 60.0,
-                );
-                gpu.wait_idle();
-                deck.end_frame(&gpu, &times, std::time::Instant::now());
-                bytes.push(times.bytes_uploaded);
+                bytes.push(run_frame(&gpu, &mut deck, &target, size, i).bytes_uploaded);
             }
             assert!(
                 bytes.iter().all(|&b| b > 0),

@@ -2,6 +2,9 @@
 //! requested size that is not blank, and a report with the scene's metrics; odd widths work;
 //! every bad input exits non-zero with one clear message and no panic.
 
+mod common;
+use common::{non_background_fraction, read_png, text};
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -19,40 +22,6 @@ fn tmp(name: &str) -> PathBuf {
 
 fn run(args: &[&str]) -> Output {
     bin().args(args).output().expect("run vizdeck")
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "status {:?}\nstdout:\n{}\nstderr:\n{}",
-        o.status,
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
-
-/// Decodes a PNG (png crate) into (width, height, RGBA8).
-fn read_png(path: &Path) -> (u32, u32, Vec<u8>) {
-    let decoder = png::Decoder::new(std::io::BufReader::new(
-        std::fs::File::open(path).expect("png exists"),
-    ));
-    let mut reader = decoder.read_info().expect("png header");
-    let mut buf = vec![0; reader.output_buffer_size().expect("size")];
-    let info = reader.next_frame(&mut buf).expect("png data");
-    assert_eq!(info.color_type, png::ColorType::Rgba);
-    assert_eq!(info.bit_depth, png::BitDepth::Eight);
-    buf.truncate(info.buffer_size());
-    (info.width, info.height, buf)
-}
-
-/// Fraction of pixels that differ from the most common colour.
-fn non_background_fraction(rgba: &[u8]) -> f64 {
-    let mut counts = std::collections::HashMap::new();
-    for px in rgba.chunks_exact(4) {
-        *counts.entry([px[0], px[1], px[2]]).or_insert(0usize) += 1;
-    }
-    let total = rgba.len() / 4;
-    let most = counts.values().copied().max().unwrap_or(0);
-    (total - most) as f64 / total.max(1) as f64
 }
 
 fn report(path: &Path) -> serde_json::Value {

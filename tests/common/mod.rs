@@ -1,6 +1,10 @@
-//! What the GPU tests and benches share: the test GPU. Included with `mod common;` by tests and
+//! What the GPU tests and benches share: the test GPU, and for runs of the binary its output as
+//! text and its PNGs decoded. Included with `mod common;` by tests and
 //! `#[path = "../tests/common/mod.rs"] mod common;` by benches. Blocking buffer reads are
 //! [`vizdeck::gpu::Gpu::read_buffer_blocking`].
+
+use std::path::Path;
+use std::process::Output;
 
 use vizdeck::gpu::{BackendChoice, Gpu};
 
@@ -18,4 +22,42 @@ pub fn try_gpu() -> Result<Gpu, String> {
         .or_else(|_| Gpu::new(BackendChoice::Auto, None, None))
         .map(|(gpu, _)| gpu)
         .map_err(|e| e.to_string())
+}
+
+/// A finished run of the binary as text: its exit status, stdout and stderr.
+#[allow(dead_code)]
+pub fn text(o: &Output) -> String {
+    format!(
+        "status {:?}\nstdout:\n{}\nstderr:\n{}",
+        o.status,
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// Decodes a PNG (png crate) into (width, height, RGBA8).
+#[allow(dead_code)]
+pub fn read_png(path: &Path) -> (u32, u32, Vec<u8>) {
+    let decoder = png::Decoder::new(std::io::BufReader::new(
+        std::fs::File::open(path).expect("png exists"),
+    ));
+    let mut reader = decoder.read_info().expect("png header");
+    let mut buf = vec![0; reader.output_buffer_size().expect("size")];
+    let info = reader.next_frame(&mut buf).expect("png data");
+    assert_eq!(info.color_type, png::ColorType::Rgba);
+    assert_eq!(info.bit_depth, png::BitDepth::Eight);
+    buf.truncate(info.buffer_size());
+    (info.width, info.height, buf)
+}
+
+/// Fraction of pixels that differ from the most common colour.
+#[allow(dead_code)]
+pub fn non_background_fraction(rgba: &[u8]) -> f64 {
+    let mut counts = std::collections::HashMap::new();
+    for px in rgba.chunks_exact(4) {
+        *counts.entry([px[0], px[1], px[2]]).or_insert(0usize) += 1;
+    }
+    let total = rgba.len() / 4;
+    let most = counts.values().copied().max().unwrap_or(0);
+    (total - most) as f64 / total.max(1) as f64
 }
