@@ -6,6 +6,7 @@ pub mod fft;
 pub mod frame;
 pub mod layout;
 pub mod mirror;
+pub mod png;
 pub mod readback;
 pub mod shaders;
 pub mod timing;
