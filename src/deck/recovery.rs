@@ -39,7 +39,7 @@ impl Deck {
     /// Moves the deck onto `gpu`, a new device replacing one that was lost (`reason`): the egui
     /// renderer, the scene texture, timestamp queries, the uploader and the readback ring are
     /// made anew (copies in flight on the old device are gone), every scene that was open
-    /// re-creates its GPU objects from its CPU-side state ([`Scene::recreate_gpu`]; one that
+    /// re-creates its GPU objects from its CPU-side state ([`Scene::recreate_gpu`](crate::scene::Scene::recreate_gpu); one that
     /// cannot is shown failed, with its reason), and the recording carries on in the same file
     /// (the next row has `DeviceReset` = 1). Returns the new egui context (the window hands it
     /// to egui-winit): it starts with the old one's memory, and uploads its font atlas anew.

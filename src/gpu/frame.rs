@@ -9,8 +9,8 @@ use super::Gpu;
 use super::upload::Uploader;
 
 /// One frame's GPU context: the device, the frame's encoder and the uploader (see the module
-/// docs). Made by the deck each frame; tests and benches make their own with
-/// [`GpuFrame::new`] around their own encoder and uploader, then call [`GpuFrame::submit`].
+/// docs). Made by the deck each frame; tests, benches and tools get one from an
+/// [`OwnedFrame`], which owns its encoder and uploader and submits them once.
 pub struct GpuFrame<'a> {
     gpu: &'a Gpu,
     encoder: &'a mut wgpu::CommandEncoder,

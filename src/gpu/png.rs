@@ -131,7 +131,7 @@ impl PngWriter {
         self.send((path, width, height, PngPixels::Rgba(rgba)))
     }
 
-    /// Queues one PNG of a mapped texture readback (its [`TextureLayout`] gives the size), read
+    /// Queues one PNG of a mapped texture readback (its [`TextureLayout`](super::readback::TextureLayout) gives the size), read
     /// by the worker without a copy on this thread. Returns false (dropped, the buffer given back
     /// to its ring) when the workers are behind or it is not a texture readback.
     pub fn submit_mapped(&mut self, path: PathBuf, mapped: MappedReadback) -> bool {
