@@ -29,13 +29,13 @@
 //! decoded and were skipped", ...; durations to three significant digits with the exact frame
 //! count); if nothing was, the result is an error naming the file.
 
-use std::io::{Cursor, Read, Seek, SeekFrom};
+use std::io::{Cursor, Read};
 use std::path::Path;
 
 use symphonia::core::codecs::audio::AudioDecoderOptions;
 use symphonia::core::errors::Error as SymError;
 use symphonia::core::formats::probe::Hint;
-use symphonia::core::formats::{FormatOptions, TrackType};
+use symphonia::core::formats::{FormatOptions, FormatReader, TrackType};
 use symphonia::core::io::{MediaSourceStream, ReadOnlySource};
 use symphonia::core::meta::MetadataOptions;
 
@@ -73,15 +73,12 @@ impl DecodedFile {
 }
 
 /// Decodes the file at `path` (format found from its content, the extension is only a hint).
+/// The file is read into memory and decoded by [`decode_bytes`].
 ///
 /// # Errors
 ///
-/// Each naming the path: [`AudioError::FileNotFound`], [`AudioError::FileRead`],
-/// [`AudioError::EmptyFile`], [`AudioError::MalformedWav`] (a RIFF/WAVE header that cannot be
-/// read even leniently), [`AudioError::UnsupportedFormat`] (no reader recognises it, no
-/// audio track, or an unsupported codec), [`AudioError::ZeroChannels`],
-/// [`AudioError::ZeroSampleRate`], [`AudioError::Decode`] (recognised, but not one sample could
-/// be decoded), [`AudioError::NoSamples`] (decodes cleanly to nothing).
+/// Each naming the path: [`AudioError::FileNotFound`], [`AudioError::FileRead`], and those of
+/// [`decode_bytes`].
 pub fn decode_file(path: &Path) -> Result<DecodedFile, AudioError> {
     let p = || path.to_path_buf();
     let read_err = |e: std::io::Error| {
@@ -94,7 +91,7 @@ pub fn decode_file(path: &Path) -> Result<DecodedFile, AudioError> {
             }
         }
     };
-    let file = std::fs::File::open(path).map_err(read_err)?;
+    let mut file = std::fs::File::open(path).map_err(read_err)?;
     let meta = file.metadata().map_err(read_err)?;
     if meta.is_dir() {
         return Err(AudioError::FileRead {
@@ -102,54 +99,64 @@ pub fn decode_file(path: &Path) -> Result<DecodedFile, AudioError> {
             reason: "is a directory".to_string(),
         });
     }
-    if meta.len() == 0 {
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+    file.read_to_end(&mut bytes).map_err(read_err)?;
+    drop(file);
+    let ext = path.extension().and_then(|e| e.to_str());
+    decode_bytes(&bytes, path, ext)
+}
+
+/// Decodes a whole audio file held in memory: `bytes` are the file's content (format found from
+/// it; `ext_hint`, a file extension without the dot such as `"mp3"`, only helps the probe), and
+/// `name` is what messages call the file (its path, or any label). This is [`decode_file`]'s
+/// decoder; it reads nothing else and runs on the calling thread.
+///
+/// # Errors
+///
+/// Each one line naming `name`: [`AudioError::EmptyFile`] (0 bytes), [`AudioError::MalformedWav`]
+/// (a RIFF/WAVE header that cannot be read even leniently), [`AudioError::UnsupportedFormat`] (no
+/// reader recognises it, no audio track, or an unsupported codec), [`AudioError::ZeroChannels`],
+/// [`AudioError::ZeroSampleRate`], [`AudioError::Decode`] (recognised, but not one sample could
+/// be decoded), [`AudioError::NoSamples`] (decodes cleanly to nothing).
+pub fn decode_bytes(
+    bytes: &[u8],
+    name: &Path,
+    ext_hint: Option<&str>,
+) -> Result<DecodedFile, AudioError> {
+    let p = || name.to_path_buf();
+    if bytes.is_empty() {
         return Err(AudioError::EmptyFile { path: p() });
     }
     let unsupported = |reason: String| AudioError::UnsupportedFormat { path: p(), reason };
 
     let mut hint = Hint::new();
-    if let Some(ext) = path.extension().and_then(|e| e.to_str()) {
+    if let Some(ext) = ext_hint {
         hint.with_extension(ext);
     }
-    let probe = |mss: MediaSourceStream<'static>| {
-        symphonia::default::get_probe().probe(
-            &hint,
-            mss,
-            FormatOptions::default(),
-            MetadataOptions::default(),
-        )
-    };
+    let probe = |mss| probe_format(&hint, mss);
     // WAV: read leniently here and handed to symphonia in canonical form (see `repair_wav`).
-    let mut file = file;
-    let mut head = Vec::with_capacity(12);
-    Read::by_ref(&mut file)
-        .take(12)
-        .read_to_end(&mut head)
-        .map_err(read_err)?;
-    let is_wav = head.len() == 12 && &head[..4] == b"RIFF" && &head[8..] == b"WAVE";
+    let is_wav = bytes.len() >= 12 && &bytes[..4] == b"RIFF" && &bytes[8..12] == b"WAVE";
     let mut wav: Option<RepairedWav> = None;
     let probed = if is_wav {
-        drop(file);
-        let raw = std::fs::read(path).map_err(read_err)?;
-        let mut repaired = repair_wav(&raw, path)?;
-        drop(raw);
-        let bytes = std::mem::take(&mut repaired.bytes);
+        let mut repaired = repair_wav(bytes, name)?;
+        let canonical = std::mem::take(&mut repaired.bytes);
         wav = Some(repaired);
+        probe(MediaSourceStream::new(
+            Box::new(Cursor::new(canonical)),
+            Default::default(),
+        ))
+    } else {
         probe(MediaSourceStream::new(
             Box::new(Cursor::new(bytes)),
             Default::default(),
         ))
-    } else {
-        file.seek(SeekFrom::Start(0)).map_err(read_err)?;
-        probe(MediaSourceStream::new(Box::new(file), Default::default()))
     };
     let mut format = match probed {
         Ok(f) => f,
         // Readers that scan the end of a seekable file (Ogg looks for its last page) fail on a
         // truncated one: probe again as an unseekable stream, which they read front to back.
         Err(SymError::IoError(_)) => {
-            let file = std::fs::File::open(path).map_err(read_err)?;
-            let ro = ReadOnlySource::new(std::io::BufReader::new(file));
+            let ro = ReadOnlySource::new(bytes);
             probe(MediaSourceStream::new(Box::new(ro), Default::default()))
                 .map_err(|e| unsupported(describe(&e)))?
         }
@@ -334,6 +341,19 @@ pub fn decode_file(path: &Path) -> Result<DecodedFile, AudioError> {
     })
 }
 
+/// symphonia's probe with the default options: the format reader for `mss`.
+fn probe_format<'s>(
+    hint: &Hint,
+    mss: MediaSourceStream<'s>,
+) -> Result<Box<dyn FormatReader + 's>, SymError> {
+    symphonia::default::get_probe().probe(
+        hint,
+        mss,
+        FormatOptions::default(),
+        MetadataOptions::default(),
+    )
+}
+
 /// Decodes any supported file and mixes it to mono: `(mono samples, sample rate, channels of
 /// the file)`. Kept for callers of the earlier WAV-only API; the decode warning is logged.
 ///
@@ -363,23 +383,23 @@ const TAG_EXTENSIBLE: u16 = 0xFFFE;
 
 /// A RIFF/WAVE file rewritten by [`repair_wav`] into the canonical layout symphonia reads.
 #[derive(Debug)]
-struct RepairedWav {
+pub(crate) struct RepairedWav {
     /// `RIFF` (true size) `WAVE`, a normalised `fmt ` chunk, and a `data` chunk holding the whole
     /// frames (blocks) the file has; nothing else.
-    bytes: Vec<u8>,
+    pub(crate) bytes: Vec<u8>,
     /// Frames the header's data size declares, for PCM, float, A-law and µ-law data; `None`
     /// when the size is 0 or 0xFFFFFFFF (streamed: "to the end of the file") and for block
     /// codecs (ADPCM), whose frame count symphonia takes from the repaired data size.
-    declared_frames: Option<u64>,
+    pub(crate) declared_frames: Option<u64>,
     /// Whether the codec stores samples one frame at a time (PCM, float, A-law, µ-law) rather
     /// than in blocks (ADPCM).
-    pcm_like: bool,
+    pub(crate) pcm_like: bool,
     /// Bytes of one frame (PCM-like codecs) or one block (ADPCM).
-    block: u64,
+    pub(crate) block: u64,
     /// Bytes of an incomplete last frame or block that were left out (0 if none).
-    partial: u64,
+    pub(crate) partial: u64,
     /// Whether the data chunk declared more bytes than the file holds.
-    overrun: bool,
+    pub(crate) overrun: bool,
 }
 
 /// Whether `id` looks like a RIFF chunk id (four printable ASCII bytes).
@@ -420,7 +440,7 @@ fn le32(b: &[u8], at: usize) -> u32 {
 /// chunk; a `fmt ` chunk under 16 bytes; `WAVE_FORMAT_EXTENSIBLE` with under 40 bytes or a
 /// cbSize under 22. Zero channels and a 0 Hz rate are [`AudioError::ZeroChannels`] and
 /// [`AudioError::ZeroSampleRate`].
-fn repair_wav(file: &[u8], path: &Path) -> Result<RepairedWav, AudioError> {
+pub(crate) fn repair_wav(file: &[u8], path: &Path) -> Result<RepairedWav, AudioError> {
     let bad = |reason: String| AudioError::MalformedWav {
         path: path.to_path_buf(),
         reason,
