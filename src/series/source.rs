@@ -1044,7 +1044,9 @@ impl CsvLayout {
                     return Err(self.row_error(line, format!("time '{cell}' is not finite")));
                 }
                 (None, Err(_)) => {
-                    return Err(self.row_error(line, format!("time '{cell}' is not a number")));
+                    return Err(
+                        self.row_error(line, format!("time '{}' is not a number", one_line(cell)))
+                    );
                 }
             }
         } else {
@@ -1054,7 +1056,9 @@ impl CsvLayout {
             Ok(t) if t.is_finite() => t / 10f64.powi(9 - self.unit.ns_exponent() as i32),
             Ok(_) => return Err(self.row_error(line, format!("time '{cell}' is not finite"))),
             Err(_) => {
-                return Err(self.row_error(line, format!("time '{cell}' is not a number")));
+                return Err(
+                    self.row_error(line, format!("time '{}' is not a number", one_line(cell)))
+                );
             }
         };
         let mark = batch.rows();
@@ -1069,9 +1073,11 @@ impl CsvLayout {
                         clamped += 1;
                         first_clamp.get_or_insert_with(|| {
                             format!(
-                                "series file '{}' line {line}: column '{name}': '{}' is beyond \
+                                "series file '{}' line {line}: column '{}': '{}' is beyond \
                                  the f32 range (±3.4e38); drawn clamped to ±3.4e38",
-                                self.path, &rec[*c]
+                                self.path,
+                                one_line(name),
+                                &rec[*c]
                             )
                         });
                     }
@@ -1082,7 +1088,11 @@ impl CsvLayout {
                     }
                     return Err(self.row_error(
                         line,
-                        format!("column '{name}': '{}' is not a number", &rec[*c]),
+                        format!(
+                            "column '{}': '{}' is not a number",
+                            one_line(name),
+                            one_line(&rec[*c])
+                        ),
                     ));
                 }
             }
@@ -1120,6 +1130,20 @@ fn parse_value(cell: &str) -> Option<(f32, bool)> {
             (f, false)
         }
     })
+}
+
+/// `text` from the file (a cell, a header name) as a message quotes it: on one line, control
+/// characters written as Rust escapes (`\n`, `\r`, `\t`, `\u{1b}`); other text unchanged.
+fn one_line(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c.is_control() {
+            out.extend(c.escape_debug());
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 fn csv_error(path: &str, e: csv::Error) -> SeriesError {
@@ -1231,7 +1255,12 @@ fn start_csv<R: Read>(
     } else {
         first.iter().map(str::to_string).collect()
     };
-    let header_line = header.join(", ");
+    // Cells are quoted in messages, which are one line: a quoted cell may hold a line break.
+    let header_line = header
+        .iter()
+        .map(|h| one_line(h))
+        .collect::<Vec<_>>()
+        .join(", ");
 
     // Read the first rows; they decide which columns are numeric.
     let mut prefix = Vec::new();
