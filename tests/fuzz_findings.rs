@@ -51,3 +51,65 @@ fn stats_cell_with_a_line_break_gives_a_one_line_error() {
         "stats file 'x.csv': line 2: MsBetweenPresents '1\\n2' is not a number"
     );
 }
+
+/// A canonical 44-byte-header PCM WAV with the fields given and `data` as its data chunk.
+fn pcm_wav(channels: u16, rate: u32, block_align: u16, bits: u16, data: &[u8]) -> Vec<u8> {
+    let mut v = b"RIFF".to_vec();
+    v.extend_from_slice(&(36 + data.len() as u32).to_le_bytes());
+    v.extend_from_slice(b"WAVEfmt ");
+    v.extend_from_slice(&16u32.to_le_bytes());
+    v.extend_from_slice(&1u16.to_le_bytes());
+    v.extend_from_slice(&channels.to_le_bytes());
+    v.extend_from_slice(&rate.to_le_bytes());
+    v.extend_from_slice(&48_000u32.to_le_bytes());
+    v.extend_from_slice(&block_align.to_le_bytes());
+    v.extend_from_slice(&bits.to_le_bytes());
+    v.extend_from_slice(b"data");
+    v.extend_from_slice(&(data.len() as u32).to_le_bytes());
+    v.extend_from_slice(data);
+    v
+}
+
+/// audio_file, crash 1: 65534 channels of 24-bit PCM. symphonia's WAV reader multiplies
+/// channels × 3 bytes in a u16 ("attempt to multiply with overflow" in debug builds; in release
+/// builds it wrapped and the file was refused as "invalid channel count"). The pre-parser now
+/// refuses a frame of more than 65535 bytes itself: 65534 × 3 = 196602.
+#[test]
+fn wav_frame_larger_than_a_header_can_describe_is_a_clear_error() {
+    // The fuzzer's input, byte for byte: the data chunk declares 40 bytes, 38 are present.
+    let mut bytes = pcm_wav(65534, 58047, 6, 24, &[0; 40]);
+    bytes.truncate(82);
+    let err = vizdeck::audio::file::decode_bytes(&bytes, std::path::Path::new("x.wav"), None)
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "audio file 'x.wav': malformed WAV header: 65534 channels of 24-bit samples make a frame \
+         of 196602 bytes, more than the 65535 a WAV header can describe"
+    );
+    // The largest frame that fits still reads: 21845 channels × 3 bytes = 65535.
+    let err = vizdeck::audio::file::decode_bytes(
+        &pcm_wav(21845, 8000, 65535, 24, &[0; 6]),
+        std::path::Path::new("x.wav"),
+        None,
+    )
+    .unwrap_err();
+    assert!(!err.to_string().contains("65535 a WAV header"), "{err}");
+}
+
+/// wav_header, crash 1: a chunk id of non-printable bytes (here `d`, `-`, 0xD1, CR) was quoted
+/// raw in the error, so the message held a carriage return. It is now escaped.
+#[test]
+fn wav_chunk_id_with_control_bytes_gives_a_one_line_error() {
+    let mut bytes = pcm_wav(2, 44_100, 4, 16, &[]);
+    bytes.truncate(36); // RIFF header and fmt chunk
+    bytes.extend_from_slice(b"d-\xd1\r");
+    bytes.extend_from_slice(&3_873_038_803u32.to_le_bytes());
+    bytes.resize(120, 0);
+    let err = vizdeck::audio::file::decode_bytes(&bytes, std::path::Path::new("x.wav"), None)
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "audio file 'x.wav': malformed WAV header: chunk 'd-\\xd1\\r' at byte 36 declares \
+         3873038803 bytes, past the end of the file (120 bytes)"
+    );
+}

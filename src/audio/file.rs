@@ -438,7 +438,8 @@ fn le32(b: &[u8], at: usize) -> u32 {
 /// One line (without the path, which the caller adds): the file ends inside the header; a chunk
 /// before the data runs past the end of the file; no `fmt ` chunk before the data; no `data`
 /// chunk; a `fmt ` chunk under 16 bytes; `WAVE_FORMAT_EXTENSIBLE` with under 40 bytes or a
-/// cbSize under 22. Zero channels and a 0 Hz rate are [`AudioError::ZeroChannels`] and
+/// cbSize under 22; PCM-like frames over 65535 bytes (channels × bytes per sample). Chunk ids
+/// are quoted with non-printable bytes escaped (`\xd1`, `\r`). Zero channels and a 0 Hz rate are [`AudioError::ZeroChannels`] and
 /// [`AudioError::ZeroSampleRate`].
 pub(crate) fn repair_wav(file: &[u8], path: &Path) -> Result<RepairedWav, AudioError> {
     let bad = |reason: String| AudioError::MalformedWav {
@@ -462,7 +463,8 @@ pub(crate) fn repair_wav(file: &[u8], path: &Path) -> Result<RepairedWav, AudioE
         if id == b"data" {
             break (body, size);
         }
-        let name = String::from_utf8_lossy(id).to_string();
+        // One line whatever the bytes: `d-\xd1\r`.
+        let name = id.escape_ascii().to_string();
         let end = body as u64 + u64::from(size);
         if end > len as u64 {
             return Err(bad(format!(
@@ -544,6 +546,15 @@ pub(crate) fn repair_wav(file: &[u8], path: &Path) -> Result<RepairedWav, AudioE
     };
     // Frame size as symphonia computes it for sample codecs; the block for the others.
     let pcm_like = matches!(codec_tag, TAG_PCM | TAG_FLOAT | TAG_ALAW | TAG_MULAW);
+    // symphonia computes the block align `channels × bytes per sample` in 16 bits (and panics on
+    // the overflow in debug builds): a frame that large cannot be described by a WAV header.
+    let frame_bytes = u32::from(channels) * u32::from(bits / 8);
+    if pcm_like && frame_bytes > u32::from(u16::MAX) {
+        return Err(bad(format!(
+            "{channels} channels of {bits}-bit samples make a frame of {frame_bytes} bytes, \
+             more than the 65535 a WAV header can describe"
+        )));
+    }
     let block = if pcm_like {
         u64::from(channels) * u64::from(bits / 8)
     } else {
