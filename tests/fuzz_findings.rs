@@ -113,3 +113,63 @@ fn wav_chunk_id_with_control_bytes_gives_a_one_line_error() {
          3873038803 bytes, past the end of the file (120 bytes)"
     );
 }
+
+/// A `WAVE_FORMAT_EXTENSIBLE` 16-bit PCM WAV (cbSize 22, standard PCM sub-format GUID) with the
+/// channel count and channel mask given.
+fn extensible_wav(channels: u16, mask: u32, data: &[u8]) -> Vec<u8> {
+    let mut v = b"RIFF".to_vec();
+    v.extend_from_slice(&(60 + data.len() as u32).to_le_bytes());
+    v.extend_from_slice(b"WAVEfmt ");
+    v.extend_from_slice(&40u32.to_le_bytes());
+    v.extend_from_slice(&0xFFFEu16.to_le_bytes());
+    v.extend_from_slice(&channels.to_le_bytes());
+    v.extend_from_slice(&8000u32.to_le_bytes());
+    v.extend_from_slice(&(8000 * 2 * u32::from(channels)).to_le_bytes());
+    v.extend_from_slice(&(2 * channels).to_le_bytes());
+    v.extend_from_slice(&16u16.to_le_bytes());
+    v.extend_from_slice(&22u16.to_le_bytes());
+    v.extend_from_slice(&16u16.to_le_bytes());
+    v.extend_from_slice(&mask.to_le_bytes());
+    v.extend_from_slice(&[
+        0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x10, 0x00, 0x80, 0x00, 0x00, 0xAA, 0x00, 0x38, 0x9B,
+        0x71,
+    ]);
+    v.extend_from_slice(b"data");
+    v.extend_from_slice(&(data.len() as u32).to_le_bytes());
+    v.extend_from_slice(data);
+    v
+}
+
+/// audio_file, crash 2 (and wav_header, crash 2): an extensible WAV whose channel mask does not
+/// place its channels. symphonia "fixes" the mask with `(1 << missing) - 1) << above_top_bit`,
+/// which overflows (a panic in debug builds) when 32 or more are missing (here 8194 channels,
+/// a mask of 2 speakers) or when the mask's top bit is set. The pre-parser now sets such a
+/// mask itself, or refuses more than 18 channels (all a mask can place).
+#[test]
+fn extensible_wav_with_a_mask_that_does_not_fit_the_channels() {
+    let name = std::path::Path::new("x.wav");
+    let err = vizdeck::audio::file::decode_bytes(&extensible_wav(8194, 3, &[0; 64]), name, None)
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "audio file 'x.wav': malformed WAV header: WAVE_FORMAT_EXTENSIBLE with 8194 channels \
+         and a channel mask of 2 (0x00000003); a mask places at most 18"
+    );
+    // Top bit set, one speaker for two channels: read as the first two positions. Frames
+    // (0x4000, 0xC000) are (0.5, -0.5).
+    let d = vizdeck::audio::file::decode_bytes(
+        &extensible_wav(2, 0x8000_0000, &[0x00, 0x40, 0x00, 0xC0]),
+        name,
+        None,
+    )
+    .unwrap();
+    assert_eq!((d.channels, d.samples.clone()), (2, vec![0.5, -0.5]));
+    // A mask that fits is left alone: 2 channels, front left + front right.
+    let d = vizdeck::audio::file::decode_bytes(
+        &extensible_wav(2, 0b11, &[0x00, 0x40, 0x00, 0xC0]),
+        name,
+        None,
+    )
+    .unwrap();
+    assert_eq!(d.samples, vec![0.5, -0.5]);
+}

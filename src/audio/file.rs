@@ -380,6 +380,11 @@ const TAG_ALAW: u16 = 0x0006;
 const TAG_MULAW: u16 = 0x0007;
 /// `WAVE_FORMAT_EXTENSIBLE`.
 const TAG_EXTENSIBLE: u16 = 0xFFFE;
+/// Bytes 2..16 of the `KSDATAFORMAT_SUBTYPE_*` GUIDs of the standard sub-formats (PCM, IEEE
+/// float, A-law, µ-law: `0000XXXX-0000-0010-8000-00AA00389B71`), as stored in a `fmt ` chunk.
+const KSDATAFORMAT_GUID_TAIL: [u8; 14] = [
+    0x00, 0x00, 0x00, 0x00, 0x10, 0x00, 0x80, 0x00, 0x00, 0xAA, 0x00, 0x38, 0x9B, 0x71,
+];
 
 /// A RIFF/WAVE file rewritten by [`repair_wav`] into the canonical layout symphonia reads.
 #[derive(Debug)]
@@ -438,7 +443,9 @@ fn le32(b: &[u8], at: usize) -> u32 {
 /// One line (without the path, which the caller adds): the file ends inside the header; a chunk
 /// before the data runs past the end of the file; no `fmt ` chunk before the data; no `data`
 /// chunk; a `fmt ` chunk under 16 bytes; `WAVE_FORMAT_EXTENSIBLE` with under 40 bytes or a
-/// cbSize under 22; PCM-like frames over 65535 bytes (channels × bytes per sample). Chunk ids
+/// cbSize under 22, or more than 18 channels with a channel mask that does not place them all
+/// (a mismatched mask is otherwise set to the first `channels` positions); PCM-like frames over
+/// 65535 bytes (channels × bytes per sample). Chunk ids
 /// are quoted with non-printable bytes escaped (`\xd1`, `\r`). Zero channels and a 0 Hz rate are [`AudioError::ZeroChannels`] and
 /// [`AudioError::ZeroSampleRate`].
 pub(crate) fn repair_wav(file: &[u8], path: &Path) -> Result<RepairedWav, AudioError> {
@@ -537,6 +544,23 @@ pub(crate) fn repair_wav(file: &[u8], path: &Path) -> Result<RepairedWav, AudioE
             out_fmt.extend_from_slice(&22u16.to_le_bytes());
             out_fmt.extend_from_slice(&valid.to_le_bytes());
             out_fmt.extend_from_slice(&fmt[20..40]);
+            // A channel mask that does not place exactly `channels` speakers is fixed up by
+            // symphonia with shifts that overflow (a panic in debug builds) when the mask's top
+            // bit is set or 32 or more are missing: for the standard sub-formats it is set here
+            // to the first `channels` positions, which is what symphonia makes of a mask of 0.
+            // Masks place at most 18 standard speakers, the most symphonia reads.
+            let mask = le32(fmt, 20);
+            if fmt[26..40] == KSDATAFORMAT_GUID_TAIL && mask.count_ones() != u32::from(channels) {
+                if channels > 18 {
+                    return Err(bad(format!(
+                        "WAVE_FORMAT_EXTENSIBLE with {channels} channels and a channel mask of \
+                         {} (0x{mask:08x}); a mask places at most 18",
+                        mask.count_ones()
+                    )));
+                }
+                let fixed = (1u32 << channels) - 1;
+                out_fmt[20..24].copy_from_slice(&fixed.to_le_bytes());
+            }
             sub
         }
         _ => {
