@@ -173,3 +173,27 @@ fn extensible_wav_with_a_mask_that_does_not_fit_the_channels() {
     .unwrap();
     assert_eq!(d.samples, vec![0.5, -0.5]);
 }
+
+/// audio_file, crash 3: bytes before the `RIFF` header. symphonia's probe scans past them to
+/// the header and its strict WAV reader read it, bypassing the lenient pre-parser (and its
+/// checks: here the mask of crash 2). The pre-parser now reads a header symphonia found that
+/// way too, from where it starts.
+#[test]
+fn wav_after_leading_bytes_goes_through_the_pre_parser() {
+    let name = std::path::Path::new("x.wav");
+    let mut bytes = b"junk-junk-12".to_vec();
+    bytes.extend_from_slice(&extensible_wav(8194, 3, &[0; 64]));
+    let err = vizdeck::audio::file::decode_bytes(&bytes, name, None).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "audio file 'x.wav': malformed WAV header: WAVE_FORMAT_EXTENSIBLE with 8194 channels \
+         and a channel mask of 2 (0x00000003); a mask places at most 18"
+    );
+    // A RIFF size 8 short (which symphonia refuses) after leading bytes reads like without them.
+    let mut wav = pcm_wav(1, 8000, 2, 16, &[0x00, 0x40]);
+    wav[4..8].copy_from_slice(&(38u32 - 8).to_le_bytes());
+    let mut bytes = b"junk-junk-12".to_vec();
+    bytes.extend_from_slice(&wav);
+    let d = vizdeck::audio::file::decode_bytes(&bytes, name, None).unwrap();
+    assert_eq!((d.channels, d.sample_rate, d.samples), (1, 8000, vec![0.5]));
+}

@@ -152,6 +152,15 @@ pub fn decode_bytes(
         ))
     };
     let mut format = match probed {
+        // symphonia's probe scans past leading bytes to a RIFF/WAVE header, which its strict
+        // reader would then read: read it leniently as well, from where it starts.
+        Ok(f) if !is_wav && f.format_info().short_name == "wave" => {
+            if let Some(at) = find_riff_wave(bytes) {
+                drop(f);
+                return decode_bytes(&bytes[at..], name, ext_hint);
+            }
+            f
+        }
         Ok(f) => f,
         // Readers that scan the end of a seekable file (Ogg looks for its last page) fail on a
         // truncated one: probe again as an unseekable stream, which they read front to back.
@@ -339,6 +348,13 @@ pub fn decode_bytes(
         codec,
         warning,
     })
+}
+
+/// Where the first `RIFF....WAVE` header in `bytes` starts, if any.
+fn find_riff_wave(bytes: &[u8]) -> Option<usize> {
+    bytes
+        .windows(12)
+        .position(|w| &w[..4] == b"RIFF" && &w[8..] == b"WAVE")
 }
 
 /// symphonia's probe with the default options: the format reader for `mss`.
@@ -595,8 +611,10 @@ pub(crate) fn repair_wav(file: &[u8], path: &Path) -> Result<RepairedWav, AudioE
     let partial = if block > 0 { present % block } else { 0 };
     let kept = present - partial;
     // A RIFF chunk holds at most u32::MAX bytes: longer streamed data is cut to whole blocks.
-    let kept = if kept + 36 + out_fmt.len() as u64 > u64::from(u32::MAX) {
-        let max = u64::from(u32::MAX) - 36 - out_fmt.len() as u64;
+    // An odd-sized `fmt ` chunk (a pass-through tag) is followed by its pad byte.
+    let fmt_pad = out_fmt.len() as u64 % 2;
+    let kept = if kept + 36 + out_fmt.len() as u64 + fmt_pad > u64::from(u32::MAX) {
+        let max = u64::from(u32::MAX) - 36 - out_fmt.len() as u64 - fmt_pad;
         max - if block > 0 { max % block } else { 0 }
     } else {
         kept
@@ -604,11 +622,14 @@ pub(crate) fn repair_wav(file: &[u8], path: &Path) -> Result<RepairedWav, AudioE
     let kept_usize = kept as usize;
     let mut bytes = Vec::with_capacity(44 + out_fmt.len() + kept_usize + 1);
     bytes.extend_from_slice(b"RIFF");
-    let riff = 4 + 8 + out_fmt.len() as u64 + 8 + kept + (kept & 1);
+    let riff = 4 + 8 + out_fmt.len() as u64 + fmt_pad + 8 + kept + (kept & 1);
     bytes.extend_from_slice(&(riff as u32).to_le_bytes());
     bytes.extend_from_slice(b"WAVEfmt ");
     bytes.extend_from_slice(&(out_fmt.len() as u32).to_le_bytes());
     bytes.extend_from_slice(&out_fmt);
+    if fmt_pad == 1 {
+        bytes.push(0);
+    }
     bytes.extend_from_slice(b"data");
     bytes.extend_from_slice(&(kept as u32).to_le_bytes());
     bytes.extend_from_slice(&file[data_start..data_start + kept_usize]);
@@ -818,6 +839,26 @@ mod tests {
         v.extend_from_slice(&(data.len() as u32).to_le_bytes());
         v.extend_from_slice(data);
         v
+    }
+
+    /// Found by the wav_header fuzz target: an odd-sized `fmt ` chunk passed through (a tag the
+    /// pre-parser does not rewrite) lost its pad byte in the canonical file, so the `data` chunk
+    /// started one byte early and symphonia could not find it.
+    #[test]
+    fn odd_fmt_chunk_keeps_its_pad_byte() {
+        let mut v = b"RIFF\0\0\0\0WAVEfmt ".to_vec();
+        v.extend_from_slice(&17u32.to_le_bytes());
+        let fmt: Vec<u8> = (1..=17).collect(); // tag 0x0201: passed through unchanged
+        v.extend_from_slice(&fmt);
+        v.push(0); // pad
+        v.extend_from_slice(b"data\x04\0\0\0\x0a\x0b\x0c\x0d");
+        let w = repair_wav(&v, Path::new("x.wav")).unwrap();
+        // RIFF size: "WAVE" 4 + fmt 8 + 17 + pad 1 + data 8 + 4 = 42.
+        let mut want = b"RIFF\x2a\0\0\0WAVEfmt \x11\0\0\0".to_vec();
+        want.extend_from_slice(&fmt);
+        want.push(0);
+        want.extend_from_slice(b"data\x04\0\0\0\x0a\x0b\x0c\x0d");
+        assert_eq!(w.bytes, want);
     }
 
     #[test]
