@@ -154,12 +154,17 @@ pub fn decode_bytes(
     let mut format = match probed {
         // symphonia's probe scans past leading bytes to a RIFF/WAVE header, which its strict
         // reader would then read: read it leniently as well, from where it starts.
+        // Also when that strict reader refused it (a RIFF size 8 short, ...).
         Ok(f) if !is_wav && f.format_info().short_name == "wave" => {
             if let Some(at) = find_riff_wave(bytes) {
                 drop(f);
                 return decode_bytes(&bytes[at..], name, ext_hint);
             }
             f
+        }
+        Err(_) if !is_wav && find_riff_wave(bytes).is_some() => {
+            let at = find_riff_wave(bytes).unwrap_or(0);
+            return decode_bytes(&bytes[at..], name, ext_hint);
         }
         Ok(f) => f,
         // Readers that scan the end of a seekable file (Ogg looks for its last page) fail on a
