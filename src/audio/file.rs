@@ -136,6 +136,19 @@ pub fn decode_bytes(
     let probe = |mss| probe_format(&hint, mss);
     // WAV: read leniently here and handed to symphonia in canonical form (see `repair_wav`).
     let is_wav = bytes.len() >= 12 && &bytes[..4] == b"RIFF" && &bytes[8..12] == b"WAVE";
+    // symphonia's probe scans past leading bytes to a RIFF/WAVE header, which its strict reader
+    // would then read (and a few headers make it panic in debug builds): when the bytes before
+    // the first such header are no format of their own, it is read leniently from where it
+    // starts, as if the leading bytes were not there.
+    if !is_wav && let Some(at) = find_riff_wave(bytes) {
+        let before = probe(MediaSourceStream::new(
+            Box::new(Cursor::new(&bytes[..at])),
+            Default::default(),
+        ));
+        if before.is_err() {
+            return decode_bytes(&bytes[at..], name, ext_hint);
+        }
+    }
     let mut wav: Option<RepairedWav> = None;
     let probed = if is_wav {
         let mut repaired = repair_wav(bytes, name)?;
@@ -152,20 +165,6 @@ pub fn decode_bytes(
         ))
     };
     let mut format = match probed {
-        // symphonia's probe scans past leading bytes to a RIFF/WAVE header, which its strict
-        // reader would then read: read it leniently as well, from where it starts.
-        // Also when that strict reader refused it (a RIFF size 8 short, ...).
-        Ok(f) if !is_wav && f.format_info().short_name == "wave" => {
-            if let Some(at) = find_riff_wave(bytes) {
-                drop(f);
-                return decode_bytes(&bytes[at..], name, ext_hint);
-            }
-            f
-        }
-        Err(_) if !is_wav && find_riff_wave(bytes).is_some() => {
-            let at = find_riff_wave(bytes).unwrap_or(0);
-            return decode_bytes(&bytes[at..], name, ext_hint);
-        }
         Ok(f) => f,
         // Readers that scan the end of a seekable file (Ogg looks for its last page) fail on a
         // truncated one: probe again as an unseekable stream, which they read front to back.
