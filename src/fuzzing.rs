@@ -60,10 +60,9 @@ pub fn audio_file(data: &[u8]) {
                 d.channels
             );
             assert!(!d.codec.is_empty(), "no codec name");
-            if d.codec.starts_with("pcm_s") || d.codec.starts_with("pcm_u") {
-                if let Some(bad) = d.samples.iter().find(|s| !(-1.0..=1.0).contains(*s)) {
-                    panic!("{} sample {bad} outside [-1, 1]", d.codec);
-                }
+            let integer = d.codec.starts_with("pcm_s") || d.codec.starts_with("pcm_u");
+            if integer && let Some(bad) = d.samples.iter().find(|s| !(-1.0..=1.0).contains(*s)) {
+                panic!("{} sample {bad} outside [-1, 1]", d.codec);
             }
             if let Some(w) = &d.warning {
                 assert!(!w.contains('\n'), "warning is not one line: {w:?}");

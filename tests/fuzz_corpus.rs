@@ -4,8 +4,11 @@
 
 use std::path::{Path, PathBuf};
 
+/// A `vizdeck::fuzzing` check: runs a loader on the bytes and panics on a broken invariant.
+type Check = fn(&[u8]);
+
 /// Each fuzz target and the check it runs.
-const TARGETS: &[(&str, fn(&[u8]))] = &[
+const TARGETS: &[(&str, Check)] = &[
     ("audio_file", vizdeck::fuzzing::audio_file),
     ("wav_header", vizdeck::fuzzing::wav_header),
     ("series_csv", vizdeck::fuzzing::series_csv),
@@ -25,7 +28,7 @@ fn corpus_files(target: &str) -> Vec<PathBuf> {
     files
 }
 
-fn replay(target: &str, check: fn(&[u8])) {
+fn replay(target: &str, check: Check) {
     let files = corpus_files(target);
     assert!(!files.is_empty(), "the corpus of {target} is empty");
     let mut failed = Vec::new();
