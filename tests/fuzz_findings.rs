@@ -197,3 +197,25 @@ fn wav_after_leading_bytes_goes_through_the_pre_parser() {
     let d = vizdeck::audio::file::decode_bytes(&bytes, name, None).unwrap();
     assert_eq!((d.channels, d.sample_rate, d.samples), (1, 8000, vec![0.5]));
 }
+
+/// wav_header, crash 3: when symphonia could not read the canonical WAV the pre-parser wrote
+/// (an I/O error: here the last of three `fmt ` chunks, a pass-through tag, is cut short), the
+/// fallback for truncated Ogg files probed the *original* bytes again, so symphonia's strict
+/// reader read the first `fmt ` chunk: 62722 channels of 24-bit PCM, the u16 overflow of
+/// crash 1 (in release builds: "invalid channel count"). WAV no longer takes that fallback.
+#[test]
+fn wav_that_symphonia_cannot_read_canonically_is_not_read_raw() {
+    let chunks =
+        include_bytes!("../fuzz/corpus/wav_header/crash-7573c0796141262f41c83ca47b36e04bc626f15d");
+    let mut bytes = b"RIFF".to_vec();
+    bytes.extend_from_slice(&(chunks.len() as u32 + 4).to_le_bytes());
+    bytes.extend_from_slice(b"WAVE");
+    bytes.extend_from_slice(chunks);
+    let err = vizdeck::audio::file::decode_bytes(&bytes, std::path::Path::new("x.wav"), None)
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "audio file 'x.wav': unsupported or unrecognised format: the file ends before its header \
+         does"
+    );
+}

@@ -168,7 +168,8 @@ pub fn decode_bytes(
         Ok(f) => f,
         // Readers that scan the end of a seekable file (Ogg looks for its last page) fail on a
         // truncated one: probe again as an unseekable stream, which they read front to back.
-        Err(SymError::IoError(_)) => {
+        // (Not for WAV: that would hand symphonia's strict reader the original header.)
+        Err(SymError::IoError(_)) if wav.is_none() => {
             let ro = ReadOnlySource::new(bytes);
             probe(MediaSourceStream::new(Box::new(ro), Default::default()))
                 .map_err(|e| unsupported(describe(&e)))?
