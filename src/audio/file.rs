@@ -853,7 +853,9 @@ mod tests {
     fn odd_fmt_chunk_keeps_its_pad_byte() {
         let mut v = b"RIFF\0\0\0\0WAVEfmt ".to_vec();
         v.extend_from_slice(&17u32.to_le_bytes());
-        let fmt: Vec<u8> = (1..=17).collect(); // tag 0x0201: passed through unchanged
+        // Tag 0x0201 (passed through unchanged), block align 1 (every data byte is kept).
+        let mut fmt: Vec<u8> = (1..=17).collect();
+        fmt[12..14].copy_from_slice(&1u16.to_le_bytes());
         v.extend_from_slice(&fmt);
         v.push(0); // pad
         v.extend_from_slice(b"data\x04\0\0\0\x0a\x0b\x0c\x0d");
