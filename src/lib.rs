@@ -7,6 +7,7 @@ pub mod audio;
 pub mod cli;
 pub mod clock;
 pub mod deck;
+pub mod fuzzing;
 pub mod gpu;
 pub mod headless;
 pub mod report;

@@ -29,13 +29,13 @@
 //! decoded and were skipped", ...; durations to three significant digits with the exact frame
 //! count); if nothing was, the result is an error naming the file.
 
-use std::io::{Cursor, Read, Seek, SeekFrom};
+use std::io::{Cursor, Read};
 use std::path::Path;
 
 use symphonia::core::codecs::audio::AudioDecoderOptions;
 use symphonia::core::errors::Error as SymError;
 use symphonia::core::formats::probe::Hint;
-use symphonia::core::formats::{FormatOptions, TrackType};
+use symphonia::core::formats::{FormatOptions, FormatReader, TrackType};
 use symphonia::core::io::{MediaSourceStream, ReadOnlySource};
 use symphonia::core::meta::MetadataOptions;
 
@@ -73,15 +73,12 @@ impl DecodedFile {
 }
 
 /// Decodes the file at `path` (format found from its content, the extension is only a hint).
+/// The file is read into memory and decoded by [`decode_bytes`].
 ///
 /// # Errors
 ///
-/// Each naming the path: [`AudioError::FileNotFound`], [`AudioError::FileRead`],
-/// [`AudioError::EmptyFile`], [`AudioError::MalformedWav`] (a RIFF/WAVE header that cannot be
-/// read even leniently), [`AudioError::UnsupportedFormat`] (no reader recognises it, no
-/// audio track, or an unsupported codec), [`AudioError::ZeroChannels`],
-/// [`AudioError::ZeroSampleRate`], [`AudioError::Decode`] (recognised, but not one sample could
-/// be decoded), [`AudioError::NoSamples`] (decodes cleanly to nothing).
+/// Each naming the path: [`AudioError::FileNotFound`], [`AudioError::FileRead`], and those of
+/// [`decode_bytes`].
 pub fn decode_file(path: &Path) -> Result<DecodedFile, AudioError> {
     let p = || path.to_path_buf();
     let read_err = |e: std::io::Error| {
@@ -94,7 +91,7 @@ pub fn decode_file(path: &Path) -> Result<DecodedFile, AudioError> {
             }
         }
     };
-    let file = std::fs::File::open(path).map_err(read_err)?;
+    let mut file = std::fs::File::open(path).map_err(read_err)?;
     let meta = file.metadata().map_err(read_err)?;
     if meta.is_dir() {
         return Err(AudioError::FileRead {
@@ -102,54 +99,78 @@ pub fn decode_file(path: &Path) -> Result<DecodedFile, AudioError> {
             reason: "is a directory".to_string(),
         });
     }
-    if meta.len() == 0 {
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+    file.read_to_end(&mut bytes).map_err(read_err)?;
+    drop(file);
+    let ext = path.extension().and_then(|e| e.to_str());
+    decode_bytes(&bytes, path, ext)
+}
+
+/// Decodes a whole audio file held in memory: `bytes` are the file's content (format found from
+/// it; `ext_hint`, a file extension without the dot such as `"mp3"`, only helps the probe), and
+/// `name` is what messages call the file (its path, or any label). This is [`decode_file`]'s
+/// decoder; it reads nothing else and runs on the calling thread.
+///
+/// # Errors
+///
+/// Each one line naming `name`: [`AudioError::EmptyFile`] (0 bytes), [`AudioError::MalformedWav`]
+/// (a RIFF/WAVE header that cannot be read even leniently), [`AudioError::UnsupportedFormat`] (no
+/// reader recognises it, no audio track, or an unsupported codec), [`AudioError::ZeroChannels`],
+/// [`AudioError::ZeroSampleRate`], [`AudioError::Decode`] (recognised, but not one sample could
+/// be decoded), [`AudioError::NoSamples`] (decodes cleanly to nothing).
+pub fn decode_bytes(
+    bytes: &[u8],
+    name: &Path,
+    ext_hint: Option<&str>,
+) -> Result<DecodedFile, AudioError> {
+    let p = || name.to_path_buf();
+    if bytes.is_empty() {
         return Err(AudioError::EmptyFile { path: p() });
     }
     let unsupported = |reason: String| AudioError::UnsupportedFormat { path: p(), reason };
 
     let mut hint = Hint::new();
-    if let Some(ext) = path.extension().and_then(|e| e.to_str()) {
+    if let Some(ext) = ext_hint {
         hint.with_extension(ext);
     }
-    let probe = |mss: MediaSourceStream<'static>| {
-        symphonia::default::get_probe().probe(
-            &hint,
-            mss,
-            FormatOptions::default(),
-            MetadataOptions::default(),
-        )
-    };
+    let probe = |mss| probe_format(&hint, mss);
     // WAV: read leniently here and handed to symphonia in canonical form (see `repair_wav`).
-    let mut file = file;
-    let mut head = Vec::with_capacity(12);
-    Read::by_ref(&mut file)
-        .take(12)
-        .read_to_end(&mut head)
-        .map_err(read_err)?;
-    let is_wav = head.len() == 12 && &head[..4] == b"RIFF" && &head[8..] == b"WAVE";
+    let is_wav = bytes.len() >= 12 && &bytes[..4] == b"RIFF" && &bytes[8..12] == b"WAVE";
+    // symphonia's probe scans past leading bytes to a RIFF/WAVE header, which its strict reader
+    // would then read (and a few headers make it panic in debug builds): when the bytes before
+    // the first such header are no format of their own, it is read leniently from where it
+    // starts, as if the leading bytes were not there.
+    if !is_wav && let Some(at) = find_riff_wave(bytes) {
+        let before = probe(MediaSourceStream::new(
+            Box::new(Cursor::new(&bytes[..at])),
+            Default::default(),
+        ));
+        if before.is_err() {
+            return decode_bytes(&bytes[at..], name, ext_hint);
+        }
+    }
     let mut wav: Option<RepairedWav> = None;
     let probed = if is_wav {
-        drop(file);
-        let raw = std::fs::read(path).map_err(read_err)?;
-        let mut repaired = repair_wav(&raw, path)?;
-        drop(raw);
-        let bytes = std::mem::take(&mut repaired.bytes);
+        let mut repaired = repair_wav(bytes, name)?;
+        let canonical = std::mem::take(&mut repaired.bytes);
         wav = Some(repaired);
+        probe(MediaSourceStream::new(
+            Box::new(Cursor::new(canonical)),
+            Default::default(),
+        ))
+    } else {
         probe(MediaSourceStream::new(
             Box::new(Cursor::new(bytes)),
             Default::default(),
         ))
-    } else {
-        file.seek(SeekFrom::Start(0)).map_err(read_err)?;
-        probe(MediaSourceStream::new(Box::new(file), Default::default()))
     };
     let mut format = match probed {
         Ok(f) => f,
         // Readers that scan the end of a seekable file (Ogg looks for its last page) fail on a
         // truncated one: probe again as an unseekable stream, which they read front to back.
-        Err(SymError::IoError(_)) => {
-            let file = std::fs::File::open(path).map_err(read_err)?;
-            let ro = ReadOnlySource::new(std::io::BufReader::new(file));
+        // (Not for WAV: that would hand symphonia's strict reader the original header.)
+        Err(SymError::IoError(_)) if wav.is_none() => {
+            let ro = ReadOnlySource::new(bytes);
             probe(MediaSourceStream::new(Box::new(ro), Default::default()))
                 .map_err(|e| unsupported(describe(&e)))?
         }
@@ -334,6 +355,26 @@ pub fn decode_file(path: &Path) -> Result<DecodedFile, AudioError> {
     })
 }
 
+/// Where the first `RIFF....WAVE` header in `bytes` starts, if any.
+fn find_riff_wave(bytes: &[u8]) -> Option<usize> {
+    bytes
+        .windows(12)
+        .position(|w| &w[..4] == b"RIFF" && &w[8..] == b"WAVE")
+}
+
+/// symphonia's probe with the default options: the format reader for `mss`.
+fn probe_format<'s>(
+    hint: &Hint,
+    mss: MediaSourceStream<'s>,
+) -> Result<Box<dyn FormatReader + 's>, SymError> {
+    symphonia::default::get_probe().probe(
+        hint,
+        mss,
+        FormatOptions::default(),
+        MetadataOptions::default(),
+    )
+}
+
 /// Decodes any supported file and mixes it to mono: `(mono samples, sample rate, channels of
 /// the file)`. Kept for callers of the earlier WAV-only API; the decode warning is logged.
 ///
@@ -360,26 +401,31 @@ const TAG_ALAW: u16 = 0x0006;
 const TAG_MULAW: u16 = 0x0007;
 /// `WAVE_FORMAT_EXTENSIBLE`.
 const TAG_EXTENSIBLE: u16 = 0xFFFE;
+/// Bytes 2..16 of the `KSDATAFORMAT_SUBTYPE_*` GUIDs of the standard sub-formats (PCM, IEEE
+/// float, A-law, µ-law: `0000XXXX-0000-0010-8000-00AA00389B71`), as stored in a `fmt ` chunk.
+const KSDATAFORMAT_GUID_TAIL: [u8; 14] = [
+    0x00, 0x00, 0x00, 0x00, 0x10, 0x00, 0x80, 0x00, 0x00, 0xAA, 0x00, 0x38, 0x9B, 0x71,
+];
 
 /// A RIFF/WAVE file rewritten by [`repair_wav`] into the canonical layout symphonia reads.
 #[derive(Debug)]
-struct RepairedWav {
+pub(crate) struct RepairedWav {
     /// `RIFF` (true size) `WAVE`, a normalised `fmt ` chunk, and a `data` chunk holding the whole
     /// frames (blocks) the file has; nothing else.
-    bytes: Vec<u8>,
+    pub(crate) bytes: Vec<u8>,
     /// Frames the header's data size declares, for PCM, float, A-law and µ-law data; `None`
     /// when the size is 0 or 0xFFFFFFFF (streamed: "to the end of the file") and for block
     /// codecs (ADPCM), whose frame count symphonia takes from the repaired data size.
-    declared_frames: Option<u64>,
+    pub(crate) declared_frames: Option<u64>,
     /// Whether the codec stores samples one frame at a time (PCM, float, A-law, µ-law) rather
     /// than in blocks (ADPCM).
-    pcm_like: bool,
+    pub(crate) pcm_like: bool,
     /// Bytes of one frame (PCM-like codecs) or one block (ADPCM).
-    block: u64,
+    pub(crate) block: u64,
     /// Bytes of an incomplete last frame or block that were left out (0 if none).
-    partial: u64,
+    pub(crate) partial: u64,
     /// Whether the data chunk declared more bytes than the file holds.
-    overrun: bool,
+    pub(crate) overrun: bool,
 }
 
 /// Whether `id` looks like a RIFF chunk id (four printable ASCII bytes).
@@ -418,9 +464,12 @@ fn le32(b: &[u8], at: usize) -> u32 {
 /// One line (without the path, which the caller adds): the file ends inside the header; a chunk
 /// before the data runs past the end of the file; no `fmt ` chunk before the data; no `data`
 /// chunk; a `fmt ` chunk under 16 bytes; `WAVE_FORMAT_EXTENSIBLE` with under 40 bytes or a
-/// cbSize under 22. Zero channels and a 0 Hz rate are [`AudioError::ZeroChannels`] and
+/// cbSize under 22, or more than 18 channels with a channel mask that does not place them all
+/// (a mismatched mask is otherwise set to the first `channels` positions); PCM-like frames over
+/// 65535 bytes (channels × bytes per sample). Chunk ids
+/// are quoted with non-printable bytes escaped (`\xd1`, `\r`). Zero channels and a 0 Hz rate are [`AudioError::ZeroChannels`] and
 /// [`AudioError::ZeroSampleRate`].
-fn repair_wav(file: &[u8], path: &Path) -> Result<RepairedWav, AudioError> {
+pub(crate) fn repair_wav(file: &[u8], path: &Path) -> Result<RepairedWav, AudioError> {
     let bad = |reason: String| AudioError::MalformedWav {
         path: path.to_path_buf(),
         reason,
@@ -442,7 +491,8 @@ fn repair_wav(file: &[u8], path: &Path) -> Result<RepairedWav, AudioError> {
         if id == b"data" {
             break (body, size);
         }
-        let name = String::from_utf8_lossy(id).to_string();
+        // One line whatever the bytes: `d-\xd1\r`.
+        let name = id.escape_ascii().to_string();
         let end = body as u64 + u64::from(size);
         if end > len as u64 {
             return Err(bad(format!(
@@ -515,6 +565,23 @@ fn repair_wav(file: &[u8], path: &Path) -> Result<RepairedWav, AudioError> {
             out_fmt.extend_from_slice(&22u16.to_le_bytes());
             out_fmt.extend_from_slice(&valid.to_le_bytes());
             out_fmt.extend_from_slice(&fmt[20..40]);
+            // A channel mask that does not place exactly `channels` speakers is fixed up by
+            // symphonia with shifts that overflow (a panic in debug builds) when the mask's top
+            // bit is set or 32 or more are missing: for the standard sub-formats it is set here
+            // to the first `channels` positions, which is what symphonia makes of a mask of 0.
+            // Masks place at most 18 standard speakers, the most symphonia reads.
+            let mask = le32(fmt, 20);
+            if fmt[26..40] == KSDATAFORMAT_GUID_TAIL && mask.count_ones() != u32::from(channels) {
+                if channels > 18 {
+                    return Err(bad(format!(
+                        "WAVE_FORMAT_EXTENSIBLE with {channels} channels and a channel mask of \
+                         {} (0x{mask:08x}); a mask places at most 18",
+                        mask.count_ones()
+                    )));
+                }
+                let fixed = (1u32 << channels) - 1;
+                out_fmt[20..24].copy_from_slice(&fixed.to_le_bytes());
+            }
             sub
         }
         _ => {
@@ -524,6 +591,15 @@ fn repair_wav(file: &[u8], path: &Path) -> Result<RepairedWav, AudioError> {
     };
     // Frame size as symphonia computes it for sample codecs; the block for the others.
     let pcm_like = matches!(codec_tag, TAG_PCM | TAG_FLOAT | TAG_ALAW | TAG_MULAW);
+    // symphonia computes the block align `channels × bytes per sample` in 16 bits (and panics on
+    // the overflow in debug builds): a frame that large cannot be described by a WAV header.
+    let frame_bytes = u32::from(channels) * u32::from(bits / 8);
+    if pcm_like && frame_bytes > u32::from(u16::MAX) {
+        return Err(bad(format!(
+            "{channels} channels of {bits}-bit samples make a frame of {frame_bytes} bytes, \
+             more than the 65535 a WAV header can describe"
+        )));
+    }
     let block = if pcm_like {
         u64::from(channels) * u64::from(bits / 8)
     } else {
@@ -540,8 +616,10 @@ fn repair_wav(file: &[u8], path: &Path) -> Result<RepairedWav, AudioError> {
     let partial = if block > 0 { present % block } else { 0 };
     let kept = present - partial;
     // A RIFF chunk holds at most u32::MAX bytes: longer streamed data is cut to whole blocks.
-    let kept = if kept + 36 + out_fmt.len() as u64 > u64::from(u32::MAX) {
-        let max = u64::from(u32::MAX) - 36 - out_fmt.len() as u64;
+    // An odd-sized `fmt ` chunk (a pass-through tag) is followed by its pad byte.
+    let fmt_pad = out_fmt.len() as u64 % 2;
+    let kept = if kept + 36 + out_fmt.len() as u64 + fmt_pad > u64::from(u32::MAX) {
+        let max = u64::from(u32::MAX) - 36 - out_fmt.len() as u64 - fmt_pad;
         max - if block > 0 { max % block } else { 0 }
     } else {
         kept
@@ -549,11 +627,14 @@ fn repair_wav(file: &[u8], path: &Path) -> Result<RepairedWav, AudioError> {
     let kept_usize = kept as usize;
     let mut bytes = Vec::with_capacity(44 + out_fmt.len() + kept_usize + 1);
     bytes.extend_from_slice(b"RIFF");
-    let riff = 4 + 8 + out_fmt.len() as u64 + 8 + kept + (kept & 1);
+    let riff = 4 + 8 + out_fmt.len() as u64 + fmt_pad + 8 + kept + (kept & 1);
     bytes.extend_from_slice(&(riff as u32).to_le_bytes());
     bytes.extend_from_slice(b"WAVEfmt ");
     bytes.extend_from_slice(&(out_fmt.len() as u32).to_le_bytes());
     bytes.extend_from_slice(&out_fmt);
+    if fmt_pad == 1 {
+        bytes.push(0);
+    }
     bytes.extend_from_slice(b"data");
     bytes.extend_from_slice(&(kept as u32).to_le_bytes());
     bytes.extend_from_slice(&file[data_start..data_start + kept_usize]);
@@ -763,6 +844,28 @@ mod tests {
         v.extend_from_slice(&(data.len() as u32).to_le_bytes());
         v.extend_from_slice(data);
         v
+    }
+
+    /// Found by the wav_header fuzz target: an odd-sized `fmt ` chunk passed through (a tag the
+    /// pre-parser does not rewrite) lost its pad byte in the canonical file, so the `data` chunk
+    /// started one byte early and symphonia could not find it.
+    #[test]
+    fn odd_fmt_chunk_keeps_its_pad_byte() {
+        let mut v = b"RIFF\0\0\0\0WAVEfmt ".to_vec();
+        v.extend_from_slice(&17u32.to_le_bytes());
+        // Tag 0x0201 (passed through unchanged), block align 1 (every data byte is kept).
+        let mut fmt: Vec<u8> = (1..=17).collect();
+        fmt[12..14].copy_from_slice(&1u16.to_le_bytes());
+        v.extend_from_slice(&fmt);
+        v.push(0); // pad
+        v.extend_from_slice(b"data\x04\0\0\0\x0a\x0b\x0c\x0d");
+        let w = repair_wav(&v, Path::new("x.wav")).unwrap();
+        // RIFF size: "WAVE" 4 + fmt 8 + 17 + pad 1 + data 8 + 4 = 42.
+        let mut want = b"RIFF\x2a\0\0\0WAVEfmt \x11\0\0\0".to_vec();
+        want.extend_from_slice(&fmt);
+        want.push(0);
+        want.extend_from_slice(b"data\x04\0\0\0\x0a\x0b\x0c\x0d");
+        assert_eq!(w.bytes, want);
     }
 
     #[test]

@@ -1044,7 +1044,9 @@ impl CsvLayout {
                     return Err(self.row_error(line, format!("time '{cell}' is not finite")));
                 }
                 (None, Err(_)) => {
-                    return Err(self.row_error(line, format!("time '{cell}' is not a number")));
+                    return Err(
+                        self.row_error(line, format!("time '{}' is not a number", one_line(cell)))
+                    );
                 }
             }
         } else {
@@ -1054,7 +1056,9 @@ impl CsvLayout {
             Ok(t) if t.is_finite() => t / 10f64.powi(9 - self.unit.ns_exponent() as i32),
             Ok(_) => return Err(self.row_error(line, format!("time '{cell}' is not finite"))),
             Err(_) => {
-                return Err(self.row_error(line, format!("time '{cell}' is not a number")));
+                return Err(
+                    self.row_error(line, format!("time '{}' is not a number", one_line(cell)))
+                );
             }
         };
         let mark = batch.rows();
@@ -1069,9 +1073,11 @@ impl CsvLayout {
                         clamped += 1;
                         first_clamp.get_or_insert_with(|| {
                             format!(
-                                "series file '{}' line {line}: column '{name}': '{}' is beyond \
+                                "series file '{}' line {line}: column '{}': '{}' is beyond \
                                  the f32 range (±3.4e38); drawn clamped to ±3.4e38",
-                                self.path, &rec[*c]
+                                self.path,
+                                one_line(name),
+                                &rec[*c]
                             )
                         });
                     }
@@ -1082,7 +1088,11 @@ impl CsvLayout {
                     }
                     return Err(self.row_error(
                         line,
-                        format!("column '{name}': '{}' is not a number", &rec[*c]),
+                        format!(
+                            "column '{}': '{}' is not a number",
+                            one_line(name),
+                            one_line(&rec[*c])
+                        ),
                     ));
                 }
             }
@@ -1120,6 +1130,20 @@ fn parse_value(cell: &str) -> Option<(f32, bool)> {
             (f, false)
         }
     })
+}
+
+/// `text` from the file (a cell, a header name) as a message quotes it: on one line, control
+/// characters written as Rust escapes (`\n`, `\r`, `\t`, `\u{1b}`); other text unchanged.
+fn one_line(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c.is_control() {
+            out.extend(c.escape_debug());
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 fn csv_error(path: &str, e: csv::Error) -> SeriesError {
@@ -1165,6 +1189,182 @@ pub fn sniff_delimiter(line: &[u8]) -> u8 {
         }
     }
     delims[best]
+}
+
+/// The header and the first rows of a CSV, read and checked on the calling thread; the reader
+/// is left at the first row not read yet.
+struct CsvStart<R> {
+    reader: csv::Reader<R>,
+    layout: CsvLayout,
+    /// Series names, in column order.
+    names: Vec<String>,
+    /// The first rows, sorted.
+    batch0: Batch,
+    /// The incomplete last row that was skipped, if the first rows reached the end.
+    warning: Option<String>,
+    rows_skipped: u64,
+    /// Whether the first rows reached the end of the input.
+    eof: bool,
+}
+
+/// Reads the header of the CSV `input` and up to `want` data rows (see [`open_csv_with`] for
+/// the format); `shown` names the input in messages.
+fn start_csv<R: Read>(
+    input: R,
+    shown: &str,
+    want: usize,
+    tail: bool,
+) -> Result<CsvStart<BufReader<R>>, SeriesError> {
+    let mut buffered = BufReader::with_capacity(1 << 16, input);
+    let io = |source| SeriesError::Io {
+        path: shown.to_string(),
+        source,
+    };
+    // UTF-8 byte-order mark.
+    let head = buffered.fill_buf().map_err(io)?;
+    if head.starts_with(&[0xEF, 0xBB, 0xBF]) {
+        buffered.consume(3);
+    }
+    let head = buffered.fill_buf().map_err(io)?;
+    let delimiter = sniff_delimiter(head);
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .delimiter(delimiter)
+        .trim(csv::Trim::All)
+        .from_reader(buffered);
+
+    let mut first = csv::StringRecord::new();
+    if !reader
+        .read_record(&mut first)
+        .map_err(|e| csv_error(shown, e))?
+        || first.is_empty()
+        || (first.len() == 1 && first[0].is_empty())
+    {
+        return Err(SeriesError::Empty {
+            path: shown.to_string(),
+        });
+    }
+    let headerless = first
+        .iter()
+        .all(|c| !c.is_empty() && c.parse::<f64>().is_ok());
+    let header: Vec<String> = if headerless {
+        (0..first.len())
+            .map(|c| if c == 0 { "time".into() } else { String::new() })
+            .collect()
+    } else {
+        first.iter().map(str::to_string).collect()
+    };
+    // Cells are quoted in messages, which are one line: a quoted cell may hold a line break.
+    let header_line = header
+        .iter()
+        .map(|h| one_line(h))
+        .collect::<Vec<_>>()
+        .join(", ");
+
+    // Read the first rows; they decide which columns are numeric.
+    let mut prefix = Vec::new();
+    if headerless {
+        prefix.push(first.clone());
+    }
+    let mut eof = false;
+    while prefix.len() < want {
+        let mut rec = csv::StringRecord::new();
+        if !reader
+            .read_record(&mut rec)
+            .map_err(|e| csv_error(shown, e))?
+        {
+            eof = true;
+            break;
+        }
+        prefix.push(rec);
+    }
+    if prefix.is_empty() {
+        return Err(SeriesError::NoRows {
+            path: shown.to_string(),
+            header: header_line,
+        });
+    }
+
+    let mut value_cols: Vec<(usize, String)> = Vec::new();
+    for (c, head) in header.iter().enumerate().skip(1) {
+        // The last prefix row may be half-written: judge on the others when there are any.
+        let judged = if eof && prefix.len() > 1 {
+            &prefix[..prefix.len() - 1]
+        } else {
+            &prefix[..]
+        };
+        let cells = judged.iter().filter_map(|r| r.get(c));
+        let mut any = false;
+        let mut numeric = true;
+        for cell in cells.filter(|cell| !cell.is_empty()) {
+            any = true;
+            numeric &= cell.parse::<f64>().is_ok();
+        }
+        if any && numeric {
+            let base = if head.is_empty() {
+                format!("column {}", c + 1)
+            } else {
+                head.to_string()
+            };
+            let mut name = base.clone();
+            let mut k = 2;
+            while value_cols.iter().any(|(_, n)| *n == name) {
+                name = format!("{base} #{k}");
+                k += 1;
+            }
+            value_cols.push((c, name));
+        }
+    }
+    if value_cols.is_empty() {
+        return Err(SeriesError::NoNumericColumn {
+            path: shown.to_string(),
+            header: header_line,
+        });
+    }
+
+    let unit = if headerless {
+        TimeUnit::Seconds
+    } else {
+        TimeUnit::from_header(&header[0])
+    };
+    // Exact integer nanoseconds unless a number in the first rows cannot be read that way.
+    let exact_ns = prefix
+        .iter()
+        .filter_map(|r| r.get(0))
+        .all(|cell| parse_time_ns(cell, unit).is_some() || cell.parse::<f64>().is_err());
+    let layout = CsvLayout {
+        path: shown.to_string(),
+        fields: header.len(),
+        value_cols,
+        unit,
+        exact_ns,
+    };
+    let mut batch0 = Batch::default();
+    let mut warning = None;
+    let mut rows_skipped = 0;
+    let n_prefix = prefix.len();
+    for (k, rec) in prefix.iter().enumerate() {
+        if let Err(e) = layout.parse_row(rec, &mut batch0) {
+            if eof && k + 1 == n_prefix && !tail {
+                warning = Some(format!("{e} (incomplete last row skipped)"));
+                rows_skipped = 1;
+            } else {
+                return Err(e);
+            }
+        }
+    }
+    batch0.sort_rows();
+    let names = layout.value_cols.iter().map(|(_, n)| n.clone()).collect();
+    Ok(CsvStart {
+        reader,
+        layout,
+        names,
+        batch0,
+        warning,
+        rows_skipped,
+        eof,
+    })
 }
 
 /// Opens a CSV series source.
@@ -1222,142 +1422,17 @@ pub fn open_csv_with(path: &Path, tail: bool) -> Result<SeriesSource, SeriesErro
             Box::new(file)
         }
     };
-    let mut buffered = BufReader::with_capacity(1 << 16, input);
-    let io = |source| SeriesError::Io {
-        path: shown.clone(),
-        source,
-    };
-    // UTF-8 byte-order mark.
-    let head = buffered.fill_buf().map_err(io)?;
-    if head.starts_with(&[0xEF, 0xBB, 0xBF]) {
-        buffered.consume(3);
-    }
-    let head = buffered.fill_buf().map_err(io)?;
-    let delimiter = sniff_delimiter(head);
-    let input: CsvInput = Box::new(buffered);
-    let mut reader = csv::ReaderBuilder::new()
-        .has_headers(false)
-        .flexible(true)
-        .delimiter(delimiter)
-        .trim(csv::Trim::All)
-        .from_reader(input);
-
-    let mut first = csv::StringRecord::new();
-    if !reader
-        .read_record(&mut first)
-        .map_err(|e| csv_error(&shown, e))?
-        || first.is_empty()
-        || (first.len() == 1 && first[0].is_empty())
-    {
-        return Err(SeriesError::Empty { path: shown });
-    }
-    let headerless = first
-        .iter()
-        .all(|c| !c.is_empty() && c.parse::<f64>().is_ok());
-    let header: Vec<String> = if headerless {
-        (0..first.len())
-            .map(|c| if c == 0 { "time".into() } else { String::new() })
-            .collect()
-    } else {
-        first.iter().map(str::to_string).collect()
-    };
-    let header_line = header.join(", ");
-
-    // Read the first rows; they decide which columns are numeric.
     let want = if stdin || tail { 1 } else { CSV_PREFIX_ROWS };
-    let mut prefix = Vec::new();
-    if headerless {
-        prefix.push(first.clone());
-    }
-    let mut eof = false;
-    while prefix.len() < want {
-        let mut rec = csv::StringRecord::new();
-        if !reader
-            .read_record(&mut rec)
-            .map_err(|e| csv_error(&shown, e))?
-        {
-            eof = true;
-            break;
-        }
-        prefix.push(rec);
-    }
-    if prefix.is_empty() {
-        return Err(SeriesError::NoRows {
-            path: shown,
-            header: header_line,
-        });
-    }
-
-    let mut value_cols: Vec<(usize, String)> = Vec::new();
-    for (c, head) in header.iter().enumerate().skip(1) {
-        // The last prefix row may be half-written: judge on the others when there are any.
-        let judged = if eof && prefix.len() > 1 {
-            &prefix[..prefix.len() - 1]
-        } else {
-            &prefix[..]
-        };
-        let cells = judged.iter().filter_map(|r| r.get(c));
-        let mut any = false;
-        let mut numeric = true;
-        for cell in cells.filter(|cell| !cell.is_empty()) {
-            any = true;
-            numeric &= cell.parse::<f64>().is_ok();
-        }
-        if any && numeric {
-            let base = if head.is_empty() {
-                format!("column {}", c + 1)
-            } else {
-                head.to_string()
-            };
-            let mut name = base.clone();
-            let mut k = 2;
-            while value_cols.iter().any(|(_, n)| *n == name) {
-                name = format!("{base} #{k}");
-                k += 1;
-            }
-            value_cols.push((c, name));
-        }
-    }
-    if value_cols.is_empty() {
-        return Err(SeriesError::NoNumericColumn {
-            path: shown,
-            header: header_line,
-        });
-    }
-
-    let unit = if headerless {
-        TimeUnit::Seconds
-    } else {
-        TimeUnit::from_header(&header[0])
-    };
-    // Exact integer nanoseconds unless a number in the first rows cannot be read that way.
-    let exact_ns = prefix
-        .iter()
-        .filter_map(|r| r.get(0))
-        .all(|cell| parse_time_ns(cell, unit).is_some() || cell.parse::<f64>().is_err());
-    let layout = CsvLayout {
-        path: shown.clone(),
-        fields: header.len(),
-        value_cols,
-        unit,
-        exact_ns,
-    };
-    let mut batch0 = Batch::default();
-    let mut warning = None;
-    let mut rows_skipped = 0;
-    let n_prefix = prefix.len();
-    for (k, rec) in prefix.iter().enumerate() {
-        if let Err(e) = layout.parse_row(rec, &mut batch0) {
-            if eof && k + 1 == n_prefix && !tail {
-                warning = Some(format!("{e} (incomplete last row skipped)"));
-                rows_skipped = 1;
-            } else {
-                return Err(e);
-            }
-        }
-    }
-    batch0.sort_rows();
-    let names = layout.value_cols.iter().map(|(_, n)| n.clone()).collect();
+    let CsvStart {
+        reader,
+        layout,
+        names,
+        batch0,
+        warning,
+        rows_skipped,
+        eof,
+    } = start_csv(input, &shown, want, tail)?;
+    let unit = layout.unit;
     let label = if tail {
         format!("csv (tail): {shown}")
     } else {
@@ -1414,24 +1489,117 @@ pub fn open_csv_with(path: &Path, tail: bool) -> Result<SeriesSource, SeriesErro
     })
 }
 
+/// Reads a whole CSV held in memory on the calling thread, as [`open_csv_with`] reads a file
+/// (same format, same batches, same errors and warnings; no thread, no tail): `bytes` is the
+/// file's content and `name` what messages call it. The returned source already holds every
+/// row: one [`drain_into`](SeriesSource::drain_into) moves them all into a store, after which
+/// [`is_finished`](SeriesSource::is_finished) is `true` and a bad row past the first 100 is in
+/// [`error`](SeriesSource::error).
+///
+/// # Errors
+///
+/// Those of [`open_csv_with`] that concern the content (empty, no numeric column, no rows, a
+/// bad row among the first 100), each one line naming `name`.
+pub fn open_csv_bytes(bytes: &[u8], name: &str) -> Result<SeriesSource, SeriesError> {
+    let CsvStart {
+        mut reader,
+        layout,
+        names,
+        batch0,
+        warning,
+        rows_skipped,
+        eof,
+    } = start_csv(bytes, name, CSV_PREFIX_ROWS, false)?;
+    let mut pending = VecDeque::new();
+    pending.push_back(batch0);
+    // Only the closing messages travel through the ring (at most `Skipped` and `Done`).
+    let (mut tx, rx) = RingBuffer::new(CSV_RING);
+    let (recycle, _) = RingBuffer::new(1);
+    let stop = Arc::new(AtomicBool::new(false));
+    if eof {
+        let _ = tx.push(Msg::Done);
+    } else {
+        read_csv_rows(
+            &mut reader,
+            &layout,
+            false,
+            Batch::default,
+            |msg| {
+                match msg {
+                    Msg::Batch(batch) => pending.push_back(batch),
+                    other => {
+                        let _ = tx.push(other);
+                    }
+                }
+                true
+            },
+            &stop,
+        );
+    }
+    Ok(SeriesSource {
+        names,
+        label: format!("csv: {name}"),
+        inner: Inner::Thread {
+            rx,
+            recycle,
+            stop,
+            lost: Arc::new(AtomicU64::new(0)),
+            handle: None,
+        },
+        pending,
+        error: None,
+        warning,
+        rows_skipped,
+        values_clamped: 0,
+        clamp_note: None,
+        time_unit: Some(layout.unit),
+        rows_sorted: 0,
+        finished: false,
+        clocked: false,
+        map: Vec::new(),
+        catch_up: None,
+    })
+}
+
 /// CSV producer: reads the remaining rows in batches; waits while the ring is full; ends with
 /// `Done` or with the first error. A bad row that turns out to be the last one is skipped with a
 /// warning (a half-written last line) instead. In tail mode batches are sent as soon as the
 /// reader has to wait for more data.
 fn run_csv(
-    mut reader: csv::Reader<CsvInput>,
+    mut reader: csv::Reader<BufReader<CsvInput>>,
     layout: CsvLayout,
     mut tx: Producer<Msg>,
     mut recycled: Consumer<Batch>,
     stop: &AtomicBool,
     tail: bool,
 ) {
+    read_csv_rows(
+        &mut reader,
+        &layout,
+        tail,
+        || recycled.pop().unwrap_or_default(),
+        |msg| send(&mut tx, msg, stop),
+        stop,
+    );
+}
+
+/// The rows of a CSV after its first rows, as [`run_csv`] reads them: batches of rows (one row
+/// in tail mode) taken from `fresh` and handed to `emit` (which returns `false` to stop), then
+/// `Skipped` for a bad last row, then `Done` or `Error`.
+fn read_csv_rows<R: Read>(
+    reader: &mut csv::Reader<R>,
+    layout: &CsvLayout,
+    tail: bool,
+    mut fresh: impl FnMut() -> Batch,
+    mut emit: impl FnMut(Msg) -> bool,
+    stop: &AtomicBool,
+) {
     let mut rec = csv::StringRecord::new();
     let mut failed: Option<SeriesError> = None;
     // Tail mode: a row is sent as soon as it is read (the reader may then wait a long time).
     let batch_rows = if tail { 1 } else { CSV_BATCH_ROWS };
     loop {
-        let mut batch = recycled.pop().unwrap_or_default();
+        let mut batch = fresh();
         let mut end: Option<Msg> = None;
         while batch.rows() < batch_rows {
             match reader.read_record(&mut rec) {
@@ -1447,11 +1615,7 @@ fn run_csv(
                 }
                 Ok(false) => {
                     if let Some(e) = failed.take() {
-                        let _ = send(
-                            &mut tx,
-                            Msg::Skipped(format!("{e} (incomplete last row skipped)")),
-                            stop,
-                        );
+                        let _ = emit(Msg::Skipped(format!("{e} (incomplete last row skipped)")));
                     }
                     end = Some(Msg::Done);
                     break;
@@ -1463,11 +1627,11 @@ fn run_csv(
             }
         }
         batch.sort_rows();
-        if batch.rows() > 0 && !send(&mut tx, Msg::Batch(batch), stop) {
+        if batch.rows() > 0 && !emit(Msg::Batch(batch)) {
             return;
         }
         if let Some(msg) = end {
-            send(&mut tx, msg, stop);
+            emit(msg);
             return;
         }
         if stop.load(Ordering::Relaxed) {

@@ -307,13 +307,31 @@ pub struct Capture {
 impl Capture {
     /// Reads a vizdeck or PresentMon-style CSV: the frame time of each row is its
     /// `MsBetweenPresents`. Rows whose value is empty, `NA` or negative are skipped (counted in
-    /// [`Capture::skipped_rows`]); any other non-number is an error naming the line.
+    /// [`Capture::skipped_rows`]); any other non-number is an error naming the line. The file is
+    /// parsed by [`Capture::parse`].
     ///
     /// # Errors
     ///
     /// [`StatsError::Read`] (missing file, not UTF-8/CSV), [`StatsError::Format`] (no
     /// `MsBetweenPresents` column, a bad number). Each message is one line naming the file.
     pub fn read(path: impl AsRef<Path>) -> Result<Capture, StatsError> {
+        let path = path.as_ref();
+        let file = File::open(path).map_err(|e| StatsError::Read {
+            path: path.display().to_string(),
+            reason: one_line(&e),
+        })?;
+        Capture::parse(std::io::BufReader::new(file), path)
+    }
+
+    /// Parses a capture from `input` (the CSV content, as [`Capture::read`] describes it) on the
+    /// calling thread; `path` is what messages call it and what [`Capture::path`] holds.
+    ///
+    /// # Errors
+    ///
+    /// As [`Capture::read`]: [`StatsError::Read`] (an I/O error, not UTF-8, not CSV),
+    /// [`StatsError::Format`] (no `MsBetweenPresents` column, a bad number); one line each,
+    /// naming `path`.
+    pub fn parse(input: impl std::io::Read, path: impl AsRef<Path>) -> Result<Capture, StatsError> {
         let path = path.as_ref();
         let name = path.display().to_string();
         let read_err = |reason: String| StatsError::Read {
@@ -327,8 +345,7 @@ impl Capture {
         let mut reader = csv::ReaderBuilder::new()
             .flexible(true)
             .trim(csv::Trim::All)
-            .from_path(path)
-            .map_err(|e| read_err(one_line(&e)))?;
+            .from_reader(input);
         let headers = reader
             .headers()
             .map_err(|e| read_err(one_line(&e)))?
@@ -358,7 +375,8 @@ impl Capture {
             }
             let v: f64 = cell.parse().map_err(|_| {
                 format_err(format!(
-                    "line {line}: MsBetweenPresents '{cell}' is not a number"
+                    "line {line}: MsBetweenPresents '{}' is not a number",
+                    escape_controls(cell)
                 ))
             })?;
             if !v.is_finite() || v < 0.0 {
@@ -383,4 +401,18 @@ impl Capture {
 
 fn one_line(e: &dyn std::fmt::Display) -> String {
     e.to_string().lines().next().unwrap_or("").to_string()
+}
+
+/// A cell as a message quotes it: on one line, control characters (a quoted cell may hold a
+/// line break) written as Rust escapes (`\n`, `\r`, `\t`); other text unchanged.
+fn escape_controls(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c.is_control() {
+            out.extend(c.escape_debug());
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }

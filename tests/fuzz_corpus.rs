@@ -1,0 +1,184 @@
+//! Replays the committed fuzz corpus (`fuzz/corpus/<target>/`) through the same checks the fuzz
+//! targets run (`vizdeck::fuzzing`), so every input the fuzzers kept, crashes that were fixed
+//! included, is a regression test in plain `cargo test`. See README.md, "Fuzzing".
+
+use std::path::{Path, PathBuf};
+
+/// A `vizdeck::fuzzing` check: runs a loader on the bytes and panics on a broken invariant.
+type Check = fn(&[u8]);
+
+/// Each fuzz target and the check it runs.
+const TARGETS: &[(&str, Check)] = &[
+    ("audio_file", vizdeck::fuzzing::audio_file),
+    ("wav_header", vizdeck::fuzzing::wav_header),
+    ("series_csv", vizdeck::fuzzing::series_csv),
+    ("stats_csv", vizdeck::fuzzing::stats_csv),
+];
+
+fn corpus_files(target: &str) -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fuzz/corpus")
+        .join(target);
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("corpus {}: {e}", dir.display()))
+        .map(|e| e.expect("corpus entry").path())
+        .filter(|p| p.is_file())
+        .collect();
+    files.sort();
+    files
+}
+
+fn replay(target: &str, check: Check) {
+    let files = corpus_files(target);
+    assert!(!files.is_empty(), "the corpus of {target} is empty");
+    let mut failed = Vec::new();
+    for f in &files {
+        let bytes = std::fs::read(f).unwrap();
+        if std::panic::catch_unwind(|| check(&bytes)).is_err() {
+            failed.push(f.display().to_string());
+        }
+    }
+    assert!(
+        failed.is_empty(),
+        "{target}: {} of {} corpus files fail (the panic messages are above):\n{}",
+        failed.len(),
+        files.len(),
+        failed.join("\n")
+    );
+    eprintln!("{target}: {} corpus files pass", files.len());
+}
+
+#[test]
+fn every_target_has_a_corpus_and_a_test() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/fuzz_targets");
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| {
+            e.unwrap()
+                .path()
+                .file_stem()
+                .unwrap()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    names.sort();
+    let mut ours: Vec<String> = TARGETS.iter().map(|(n, _)| n.to_string()).collect();
+    ours.sort();
+    assert_eq!(names, ours, "fuzz targets and the replayed corpora differ");
+}
+
+#[test]
+fn audio_file_corpus() {
+    replay(TARGETS[0].0, TARGETS[0].1);
+}
+
+#[test]
+fn wav_header_corpus() {
+    replay(TARGETS[1].0, TARGETS[1].1);
+}
+
+#[test]
+fn series_csv_corpus() {
+    replay(TARGETS[2].0, TARGETS[2].1);
+}
+
+#[test]
+fn stats_csv_corpus() {
+    replay(TARGETS[3].0, TARGETS[3].1);
+}
+
+/// A file in the temp dir holding `bytes`, removed on drop.
+struct TempFile(PathBuf);
+
+impl TempFile {
+    fn new(name: &str, bytes: &[u8]) -> TempFile {
+        let path =
+            std::env::temp_dir().join(format!("vizdeck-fuzz-corpus-{}-{name}", std::process::id()));
+        std::fs::write(&path, bytes).unwrap();
+        TempFile(path)
+    }
+}
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// Everything a CSV series source delivered: per series its samples (bits, so NaN compares),
+/// then the warning, the late error, the counters.
+fn drain_all(mut source: vizdeck::series::SeriesSource) -> String {
+    let mut store = vizdeck::series::Store::new(vizdeck::series::DEFAULT_CAP_SAMPLES);
+    let start = std::time::Instant::now();
+    loop {
+        source.drain_into(&mut store);
+        if source.is_finished() {
+            break;
+        }
+        assert!(
+            start.elapsed().as_secs() < 20,
+            "the CSV source never finished"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    let mut out = String::new();
+    for name in source.names() {
+        let s = store.get(name).unwrap();
+        let samples: Vec<(u64, u32)> = s.iter().map(|(t, v)| (t.to_bits(), v.to_bits())).collect();
+        out += &format!("{name}: {samples:?} ooo {}\n", s.out_of_order());
+    }
+    out += &format!(
+        "{:?} {:?} {:?} {} {} {} {:?}",
+        source.warning(),
+        source.error(),
+        source.clamp_note(),
+        source.rows_skipped(),
+        source.values_clamped(),
+        source.rows_sorted(),
+        source.time_unit()
+    );
+    out
+}
+
+/// The byte entry points the fuzzers use are the path loaders' own code: on every corpus file
+/// both give the same result (messages name the path in both).
+#[test]
+fn byte_and_path_loaders_agree_on_the_corpus() {
+    use vizdeck::audio::file::{decode_bytes, decode_file};
+    use vizdeck::series::{open_csv_bytes, open_csv_with};
+    use vizdeck::stats::Capture;
+    for f in corpus_files("audio_file") {
+        let bytes = std::fs::read(&f).unwrap();
+        let ext = f.extension().and_then(|e| e.to_str()).unwrap_or("bin");
+        let t = TempFile::new(&format!("audio.{ext}"), &bytes);
+        let by_path = decode_file(&t.0).map_err(|e| e.to_string());
+        let by_bytes = decode_bytes(&bytes, &t.0, Some(ext)).map_err(|e| e.to_string());
+        // Debug text, so that NaN samples (float files) compare equal.
+        assert_eq!(
+            format!("{by_path:?}"),
+            format!("{by_bytes:?}"),
+            "{}",
+            f.display()
+        );
+    }
+    for f in corpus_files("stats_csv") {
+        let bytes = std::fs::read(&f).unwrap();
+        let t = TempFile::new("stats.csv", &bytes);
+        let by_path = Capture::read(&t.0).map_err(|e| e.to_string());
+        let by_bytes = Capture::parse(&bytes[..], &t.0).map_err(|e| e.to_string());
+        assert_eq!(by_path, by_bytes, "{}", f.display());
+    }
+    for f in corpus_files("series_csv") {
+        let bytes = std::fs::read(&f).unwrap();
+        let t = TempFile::new("series.csv", &bytes);
+        let name = t.0.display().to_string();
+        let by_path = open_csv_with(&t.0, false)
+            .map(drain_all)
+            .map_err(|e| e.to_string());
+        let by_bytes = open_csv_bytes(&bytes, &name)
+            .map(drain_all)
+            .map_err(|e| e.to_string());
+        assert_eq!(by_path, by_bytes, "{}", f.display());
+    }
+}

@@ -1,0 +1,221 @@
+//! What the fuzzers found (see README.md, "Fuzzing"), each shrunk to a focused test with the
+//! expected result worked out by hand. The crashing inputs themselves are in `fuzz/corpus/`.
+
+use vizdeck::series::{SeriesSource, Store, open_csv_bytes};
+use vizdeck::stats::Capture;
+
+fn drain(mut source: SeriesSource) -> SeriesSource {
+    let mut store = Store::new(1 << 16);
+    source.drain_into(&mut store);
+    assert!(source.is_finished());
+    source
+}
+
+/// series_csv, crash 1: a quoted header cell holding a line break was quoted as is in the
+/// error, so the one-line message had two lines. Control characters are now escaped.
+#[test]
+fn series_header_with_a_line_break_gives_a_one_line_error() {
+    let err = open_csv_bytes(b"\"a\nb\",c\nx,y\n", "x.csv")
+        .err()
+        .expect("no numeric column");
+    assert_eq!(
+        err.to_string(),
+        "series file 'x.csv': no numeric value column (header: a\\nb, c)"
+    );
+}
+
+/// Same for a value cell and a time cell past the first 100 rows (late errors).
+#[test]
+fn series_cells_with_line_breaks_give_one_line_errors() {
+    let good: String = (0..101).map(|i| format!("{i},1\n")).collect();
+    let csv = format!("time,v\n{good}200,\"x\ny\"\n201,1\n");
+    let source = drain(open_csv_bytes(csv.as_bytes(), "x.csv").unwrap());
+    assert_eq!(
+        source.error().as_deref(),
+        Some("series file 'x.csv' line 103: column 'v': 'x\\ny' is not a number")
+    );
+    let csv = format!("time,v\n{good}\"1\r\n2\",5\n201,1\n");
+    let source = drain(open_csv_bytes(csv.as_bytes(), "x.csv").unwrap());
+    assert_eq!(
+        source.error().as_deref(),
+        Some("series file 'x.csv' line 103: time '1\\r\\n2' is not a number")
+    );
+}
+
+/// stats_csv: the same for a frame-time cell.
+#[test]
+fn stats_cell_with_a_line_break_gives_a_one_line_error() {
+    let err = Capture::parse(&b"MsBetweenPresents\n\"1\n2\"\n"[..], "x.csv").unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "stats file 'x.csv': line 2: MsBetweenPresents '1\\n2' is not a number"
+    );
+}
+
+/// A canonical 44-byte-header PCM WAV with the fields given and `data` as its data chunk.
+fn pcm_wav(channels: u16, rate: u32, block_align: u16, bits: u16, data: &[u8]) -> Vec<u8> {
+    let mut v = b"RIFF".to_vec();
+    v.extend_from_slice(&(36 + data.len() as u32).to_le_bytes());
+    v.extend_from_slice(b"WAVEfmt ");
+    v.extend_from_slice(&16u32.to_le_bytes());
+    v.extend_from_slice(&1u16.to_le_bytes());
+    v.extend_from_slice(&channels.to_le_bytes());
+    v.extend_from_slice(&rate.to_le_bytes());
+    v.extend_from_slice(&48_000u32.to_le_bytes());
+    v.extend_from_slice(&block_align.to_le_bytes());
+    v.extend_from_slice(&bits.to_le_bytes());
+    v.extend_from_slice(b"data");
+    v.extend_from_slice(&(data.len() as u32).to_le_bytes());
+    v.extend_from_slice(data);
+    v
+}
+
+/// audio_file, crash 1: 65534 channels of 24-bit PCM. symphonia's WAV reader multiplies
+/// channels × 3 bytes in a u16 ("attempt to multiply with overflow" in debug builds; in release
+/// builds it wrapped and the file was refused as "invalid channel count"). The pre-parser now
+/// refuses a frame of more than 65535 bytes itself: 65534 × 3 = 196602.
+#[test]
+fn wav_frame_larger_than_a_header_can_describe_is_a_clear_error() {
+    // The fuzzer's input, byte for byte: the data chunk declares 40 bytes, 38 are present.
+    let mut bytes = pcm_wav(65534, 58047, 6, 24, &[0; 40]);
+    bytes.truncate(82);
+    let err = vizdeck::audio::file::decode_bytes(&bytes, std::path::Path::new("x.wav"), None)
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "audio file 'x.wav': malformed WAV header: 65534 channels of 24-bit samples make a frame \
+         of 196602 bytes, more than the 65535 a WAV header can describe"
+    );
+    // The largest frame that fits still reads: 21845 channels × 3 bytes = 65535.
+    let err = vizdeck::audio::file::decode_bytes(
+        &pcm_wav(21845, 8000, 65535, 24, &[0; 6]),
+        std::path::Path::new("x.wav"),
+        None,
+    )
+    .unwrap_err();
+    assert!(!err.to_string().contains("65535 a WAV header"), "{err}");
+}
+
+/// wav_header, crash 1: a chunk id of non-printable bytes (here `d`, `-`, 0xD1, CR) was quoted
+/// raw in the error, so the message held a carriage return. It is now escaped.
+#[test]
+fn wav_chunk_id_with_control_bytes_gives_a_one_line_error() {
+    let mut bytes = pcm_wav(2, 44_100, 4, 16, &[]);
+    bytes.truncate(36); // RIFF header and fmt chunk
+    bytes.extend_from_slice(b"d-\xd1\r");
+    bytes.extend_from_slice(&3_873_038_803u32.to_le_bytes());
+    bytes.resize(120, 0);
+    let err = vizdeck::audio::file::decode_bytes(&bytes, std::path::Path::new("x.wav"), None)
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "audio file 'x.wav': malformed WAV header: chunk 'd-\\xd1\\r' at byte 36 declares \
+         3873038803 bytes, past the end of the file (120 bytes)"
+    );
+}
+
+/// A `WAVE_FORMAT_EXTENSIBLE` 16-bit PCM WAV (cbSize 22, standard PCM sub-format GUID) with the
+/// channel count and channel mask given.
+fn extensible_wav(channels: u16, mask: u32, data: &[u8]) -> Vec<u8> {
+    let mut v = b"RIFF".to_vec();
+    v.extend_from_slice(&(60 + data.len() as u32).to_le_bytes());
+    v.extend_from_slice(b"WAVEfmt ");
+    v.extend_from_slice(&40u32.to_le_bytes());
+    v.extend_from_slice(&0xFFFEu16.to_le_bytes());
+    v.extend_from_slice(&channels.to_le_bytes());
+    v.extend_from_slice(&8000u32.to_le_bytes());
+    v.extend_from_slice(&(8000 * 2 * u32::from(channels)).to_le_bytes());
+    v.extend_from_slice(&(2 * channels).to_le_bytes());
+    v.extend_from_slice(&16u16.to_le_bytes());
+    v.extend_from_slice(&22u16.to_le_bytes());
+    v.extend_from_slice(&16u16.to_le_bytes());
+    v.extend_from_slice(&mask.to_le_bytes());
+    v.extend_from_slice(&[
+        0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x10, 0x00, 0x80, 0x00, 0x00, 0xAA, 0x00, 0x38, 0x9B,
+        0x71,
+    ]);
+    v.extend_from_slice(b"data");
+    v.extend_from_slice(&(data.len() as u32).to_le_bytes());
+    v.extend_from_slice(data);
+    v
+}
+
+/// audio_file, crash 2 (and wav_header, crash 2): an extensible WAV whose channel mask does not
+/// place its channels. symphonia "fixes" the mask with `(1 << missing) - 1) << above_top_bit`,
+/// which overflows (a panic in debug builds) when 32 or more are missing (here 8194 channels,
+/// a mask of 2 speakers) or when the mask's top bit is set. The pre-parser now sets such a
+/// mask itself, or refuses more than 18 channels (all a mask can place).
+#[test]
+fn extensible_wav_with_a_mask_that_does_not_fit_the_channels() {
+    let name = std::path::Path::new("x.wav");
+    let err = vizdeck::audio::file::decode_bytes(&extensible_wav(8194, 3, &[0; 64]), name, None)
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "audio file 'x.wav': malformed WAV header: WAVE_FORMAT_EXTENSIBLE with 8194 channels \
+         and a channel mask of 2 (0x00000003); a mask places at most 18"
+    );
+    // Top bit set, one speaker for two channels: read as the first two positions. Frames
+    // (0x4000, 0xC000) are (0.5, -0.5).
+    let d = vizdeck::audio::file::decode_bytes(
+        &extensible_wav(2, 0x8000_0000, &[0x00, 0x40, 0x00, 0xC0]),
+        name,
+        None,
+    )
+    .unwrap();
+    assert_eq!((d.channels, d.samples.clone()), (2, vec![0.5, -0.5]));
+    // A mask that fits is left alone: 2 channels, front left + front right.
+    let d = vizdeck::audio::file::decode_bytes(
+        &extensible_wav(2, 0b11, &[0x00, 0x40, 0x00, 0xC0]),
+        name,
+        None,
+    )
+    .unwrap();
+    assert_eq!(d.samples, vec![0.5, -0.5]);
+}
+
+/// audio_file, crash 3: bytes before the `RIFF` header. symphonia's probe scans past them to
+/// the header and its strict WAV reader read it, bypassing the lenient pre-parser (and its
+/// checks: here the mask of crash 2). The pre-parser now reads a header symphonia found that
+/// way too, from where it starts.
+#[test]
+fn wav_after_leading_bytes_goes_through_the_pre_parser() {
+    let name = std::path::Path::new("x.wav");
+    let mut bytes = b"junk-junk-12".to_vec();
+    bytes.extend_from_slice(&extensible_wav(8194, 3, &[0; 64]));
+    let err = vizdeck::audio::file::decode_bytes(&bytes, name, None).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "audio file 'x.wav': malformed WAV header: WAVE_FORMAT_EXTENSIBLE with 8194 channels \
+         and a channel mask of 2 (0x00000003); a mask places at most 18"
+    );
+    // A RIFF size 8 short (which symphonia refuses) after leading bytes reads like without them.
+    let mut wav = pcm_wav(1, 8000, 2, 16, &[0x00, 0x40]);
+    wav[4..8].copy_from_slice(&(38u32 - 8).to_le_bytes());
+    let mut bytes = b"junk-junk-12".to_vec();
+    bytes.extend_from_slice(&wav);
+    let d = vizdeck::audio::file::decode_bytes(&bytes, name, None).unwrap();
+    assert_eq!((d.channels, d.sample_rate, d.samples), (1, 8000, vec![0.5]));
+}
+
+/// wav_header, crash 3: when symphonia could not read the canonical WAV the pre-parser wrote
+/// (an I/O error: here the last of three `fmt ` chunks, a pass-through tag, is cut short), the
+/// fallback for truncated Ogg files probed the *original* bytes again, so symphonia's strict
+/// reader read the first `fmt ` chunk: 62722 channels of 24-bit PCM, the u16 overflow of
+/// crash 1 (in release builds: "invalid channel count"). WAV no longer takes that fallback.
+#[test]
+fn wav_that_symphonia_cannot_read_canonically_is_not_read_raw() {
+    let chunks =
+        include_bytes!("../fuzz/corpus/wav_header/crash-7573c0796141262f41c83ca47b36e04bc626f15d");
+    let mut bytes = b"RIFF".to_vec();
+    bytes.extend_from_slice(&(chunks.len() as u32 + 4).to_le_bytes());
+    bytes.extend_from_slice(b"WAVE");
+    bytes.extend_from_slice(chunks);
+    let err = vizdeck::audio::file::decode_bytes(&bytes, std::path::Path::new("x.wav"), None)
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "audio file 'x.wav': unsupported or unrecognised format: the file ends before its header \
+         does"
+    );
+}
