@@ -1,6 +1,6 @@
 //! vizdeck: live data on the GPU (spectrogram, particles, streaming time series) with frame-time
 //! statistics. The crate is a library so that tests and benches reach every module; `main.rs` only
-//! parses the command line. See `../shared/DESIGN.md` for the map of one frame.
+//! parses the command line. `ARCHITECTURE.md` is the map of the code.
 
 pub mod app;
 pub mod audio;
@@ -14,4 +14,5 @@ pub mod report;
 pub mod scene;
 pub mod series;
 pub mod stats;
+pub mod text;
 pub mod ui;

@@ -1044,9 +1044,10 @@ impl CsvLayout {
                     return Err(self.row_error(line, format!("time '{cell}' is not finite")));
                 }
                 (None, Err(_)) => {
-                    return Err(
-                        self.row_error(line, format!("time '{}' is not a number", one_line(cell)))
-                    );
+                    return Err(self.row_error(
+                        line,
+                        format!("time '{}' is not a number", crate::text::one_line(cell)),
+                    ));
                 }
             }
         } else {
@@ -1056,9 +1057,10 @@ impl CsvLayout {
             Ok(t) if t.is_finite() => t / 10f64.powi(9 - self.unit.ns_exponent() as i32),
             Ok(_) => return Err(self.row_error(line, format!("time '{cell}' is not finite"))),
             Err(_) => {
-                return Err(
-                    self.row_error(line, format!("time '{}' is not a number", one_line(cell)))
-                );
+                return Err(self.row_error(
+                    line,
+                    format!("time '{}' is not a number", crate::text::one_line(cell)),
+                ));
             }
         };
         let mark = batch.rows();
@@ -1076,7 +1078,7 @@ impl CsvLayout {
                                 "series file '{}' line {line}: column '{}': '{}' is beyond \
                                  the f32 range (±3.4e38); drawn clamped to ±3.4e38",
                                 self.path,
-                                one_line(name),
+                                crate::text::one_line(name),
                                 &rec[*c]
                             )
                         });
@@ -1090,8 +1092,8 @@ impl CsvLayout {
                         line,
                         format!(
                             "column '{}': '{}' is not a number",
-                            one_line(name),
-                            one_line(&rec[*c])
+                            crate::text::one_line(name),
+                            crate::text::one_line(&rec[*c])
                         ),
                     ));
                 }
@@ -1130,20 +1132,6 @@ fn parse_value(cell: &str) -> Option<(f32, bool)> {
             (f, false)
         }
     })
-}
-
-/// `text` from the file (a cell, a header name) as a message quotes it: on one line, control
-/// characters written as Rust escapes (`\n`, `\r`, `\t`, `\u{1b}`); other text unchanged.
-fn one_line(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        if c.is_control() {
-            out.extend(c.escape_debug());
-        } else {
-            out.push(c);
-        }
-    }
-    out
 }
 
 fn csv_error(path: &str, e: csv::Error) -> SeriesError {
@@ -1258,7 +1246,7 @@ fn start_csv<R: Read>(
     // Cells are quoted in messages, which are one line: a quoted cell may hold a line break.
     let header_line = header
         .iter()
-        .map(|h| one_line(h))
+        .map(|h| crate::text::one_line(h))
         .collect::<Vec<_>>()
         .join(", ");
 

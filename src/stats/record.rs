@@ -376,7 +376,7 @@ impl Capture {
             let v: f64 = cell.parse().map_err(|_| {
                 format_err(format!(
                     "line {line}: MsBetweenPresents '{}' is not a number",
-                    escape_controls(cell)
+                    crate::text::one_line(cell)
                 ))
             })?;
             if !v.is_finite() || v < 0.0 {
@@ -401,18 +401,4 @@ impl Capture {
 
 fn one_line(e: &dyn std::fmt::Display) -> String {
     e.to_string().lines().next().unwrap_or("").to_string()
-}
-
-/// A cell as a message quotes it: on one line, control characters (a quoted cell may hold a
-/// line break) written as Rust escapes (`\n`, `\r`, `\t`); other text unchanged.
-fn escape_controls(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        if c.is_control() {
-            out.extend(c.escape_debug());
-        } else {
-            out.push(c);
-        }
-    }
-    out
 }
