@@ -206,6 +206,39 @@ fn no_new_device_flushes_the_recording_and_fails() {
     assert_eq!(frames, (0..LOSE_AT).collect::<Vec<_>>());
 }
 
+/// Live audio keeps flowing through a lost device: the capture ring keeps filling while the GPU
+/// is replaced, so no sample is dropped or skipped, and every sample drained went into columns
+/// one hop apart (columns = ⌊(samples − N) / hop⌋ + 1 for N = 2048, hop = 512).
+#[test]
+#[ignore = "needs PulseAudio: run through `cargo xtask test`"]
+fn live_audio_flows_through_a_lost_device() {
+    let sink = std::env::var("VIZDECK_TEST_PULSE_SINK")
+        .expect("VIZDECK_TEST_PULSE_SINK is not set: run through `cargo xtask test`");
+    let json = tmp("live.json");
+    let out = Command::new(env!("CARGO_BIN_EXE_vizdeck"))
+        .args(["--headless", "--scene", "spectrogram", "--size", "160x100"])
+        .args(["--audio", &format!("{sink}.monitor"), "--frames", "150"])
+        .arg("--report")
+        .arg(&json)
+        .env("VIZDECK_LOSE_DEVICE_AT_FRAME", LOSE_AT.to_string())
+        .env("RUST_LOG", "warn")
+        .output()
+        .expect("run vizdeck");
+    assert!(out.status.success(), "{}", text(&out));
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).expect("report")).expect("json");
+    assert_eq!(report["device_resets"], 1, "{report}");
+    let m = &report["scenes"]["spectrogram"];
+    assert_eq!(m["source"], "live", "{m}");
+    assert_eq!(m["dropped_samples"], 0, "{m}");
+    assert_eq!(m["samples_skipped"], 0, "{m}");
+    assert_eq!(m["columns_skipped"], 0, "{m}");
+    let samples = m["samples"].as_u64().expect("samples");
+    let columns = m["columns"].as_u64().expect("columns");
+    assert!(samples > 2048, "{m}");
+    assert_eq!(columns, (samples - 2048) / 512 + 1, "{m}");
+}
+
 /// The window, recording, loses its device at frame 30 and keeps drawing and recording.
 #[test]
 #[ignore = "needs Xvfb: run through `cargo xtask test`"]
