@@ -179,6 +179,61 @@ fn spectrogram_columns_continue_across_a_lost_device() {
     );
 }
 
+/// After the reset the ring texture is drawn again from the CPU history: the spectrogram's image
+/// equals the one of the same run without a reset (the ring of a new device starts at zero, which
+/// is 0 dBFS, a bright band where older columns should be). Compared over the scene image above
+/// the toast line; columns whose readback was lost with the device may differ.
+#[test]
+fn spectrogram_image_is_drawn_again_after_a_lost_device() {
+    let shot = |tag: &str, lose: bool| {
+        let png = tmp(&format!("redraw-{tag}.png"));
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_vizdeck"));
+        cmd.args([
+            "--headless",
+            "--scene",
+            "spectrogram",
+            "--audio",
+            "synthetic",
+        ])
+        .args([
+            "--frames",
+            &FRAMES.to_string(),
+            "--size",
+            "640x360",
+            "--no-overlay",
+        ])
+        .arg("--screenshot")
+        .arg(&png)
+        .env("RUST_LOG", "warn");
+        if lose {
+            cmd.env("VIZDECK_LOSE_DEVICE_AT_FRAME", LOSE_AT.to_string());
+        }
+        let out = cmd.output().expect("run vizdeck");
+        assert!(out.status.success(), "{}", text(&out));
+        read_png(&png)
+    };
+    let (w, _, kept) = shot("kept", false);
+    let (_, _, reset) = shot("reset", true);
+    // The scene image right of the side panel, below the menu bar, above the toast.
+    let (x0, x1, y0, y1) = (300usize, 640usize, 30usize, 300usize);
+    let mut differing = 0;
+    for y in y0..y1 {
+        for x in x0..x1 {
+            let i = (y * w as usize + x) * 4;
+            if kept[i..i + 3]
+                .iter()
+                .zip(&reset[i..i + 3])
+                .any(|(a, b)| a.abs_diff(*b) > 3)
+            {
+                differing += 1;
+            }
+        }
+    }
+    let fraction = differing as f64 / ((x1 - x0) * (y1 - y0)) as f64;
+    eprintln!("spectrogram image after a reset: {differing} pixels differ ({fraction:.4})");
+    assert!(fraction < 0.01, "{differing} pixels differ ({fraction:.4})");
+}
+
 /// When no new device can be made, the run says so, keeps every row recorded so far (complete)
 /// and exits non-zero, without hanging.
 #[test]

@@ -291,6 +291,28 @@ impl Analysis {
     }
 }
 
+/// A one-off write of many columns into the ring texture (its bind group over its own column and
+/// parameter buffers, which it keeps alive until recorded).
+pub(super) struct Refill {
+    group: wgpu::BindGroup,
+    columns: u32,
+}
+
+/// Row `r` of `rows` for a full-resolution column: the largest non-NaN level of the bins the row
+/// covers, bins `⌊r·B/R⌋ .. max(⌊(r+1)·B/R⌋, ⌊r·B/R⌋ + 1)` (the rule of `ring_write.wgsl`);
+/// NaN when all are NaN (the shader then writes its floor).
+fn pool_row(col: &[f32], r: usize, rows: usize) -> f32 {
+    let bins = col.len();
+    let b0 = r * bins / rows;
+    let b1 = ((r + 1) * bins / rows).max(b0 + 1).min(bins);
+    col.get(b0..b1)
+        .into_iter()
+        .flatten()
+        .copied()
+        .filter(|v| !v.is_nan())
+        .fold(f32::NAN, f32::max)
+}
+
 /// Payload of a levels readback: the batch's column count, and the written (ring) index of its
 /// first column (`None` when the view was frozen: the levels feed only the metrics).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -407,9 +429,83 @@ impl Spectrogram {
         self.draw_params.write(f, bytemuck::bytes_of(&d));
     }
 
-    /// `compute`: the batched GPU FFT of this frame's frames, then the ring write of this frame's
-    /// columns (from the FFT's output or the upload buffer).
+    /// `prepare`, first thing after the GPU objects were made anew on a new device: the columns
+    /// the ring should show (the last `min(written, ring width)` written ones) max-pooled into
+    /// its rows on the CPU from the history, the same rule as `ring_write.wgsl`, and uploaded
+    /// with their own ring-write parameters. Columns the history does not hold (older than it,
+    /// or whose readback was lost with the old device) are NaN, drawn at the floor.
+    pub(super) fn upload_refill(&mut self, f: &mut GpuFrame<'_>) {
+        if !std::mem::take(&mut self.refill_pending) {
+            return;
+        }
+        let (rows, ring_width) = (self.a.rows as usize, self.a.ring_width as u64);
+        let row_bytes = rows as u64 * 4;
+        let fits = (f.device().limits().max_storage_buffer_binding_size / row_bytes.max(1)).max(1);
+        let n = self.written.min(ring_width).min(fits);
+        if n == 0 || rows == 0 {
+            return;
+        }
+        let first = self.written - n;
+        let mut pooled = Vec::with_capacity(n as usize * rows);
+        for w in first..self.written {
+            match self.history.get(w) {
+                Some(col) => pooled.extend((0..rows).map(|r| pool_row(col, r, rows))),
+                None => pooled.extend(std::iter::repeat_n(f32::NAN, rows)),
+            }
+        }
+        let device = f.device();
+        let columns = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("spectrogram:refill:columns"),
+            size: n * row_bytes,
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let params = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("spectrogram:refill:params"),
+            size: std::mem::size_of::<WriteParams>() as u64,
+            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        f.write_slice(&columns, 0, &pooled);
+        // Already pooled: one value per row, so the shader's bins = rows (identity pooling).
+        f.write_pod(
+            &params,
+            0,
+            &WriteParams {
+                bins: rows as u32,
+                rows: rows as u32,
+                new_cols: n as u32,
+                write_start: (first % ring_width) as u32,
+                ring_width: ring_width as u32,
+                first_col: 0,
+                _pad: [0; 2],
+            },
+        );
+        let group = layout::bind_group(
+            device,
+            "spectrogram:refill:group",
+            &self.write_layout,
+            &[
+                params.as_entire_binding(),
+                columns.as_entire_binding(),
+                wgpu::BindingResource::TextureView(&self.a.ring_view),
+            ],
+        );
+        self.refill = Some(Refill {
+            group,
+            columns: n as u32,
+        });
+    }
+
+    /// `compute`: the ring's refill after a new device (once), the batched GPU FFT of this
+    /// frame's frames, then the ring write of this frame's columns (from the FFT's output or the
+    /// upload buffer), which lands after the refill.
     pub(super) fn encode_columns(&mut self, pass: &mut wgpu::ComputePass<'_>, frame: &FrameCtx) {
+        if let Some(r) = self.refill.take() {
+            pass.set_pipeline(&self.write_pipeline);
+            pass.set_bind_group(0, &r.group, &[]);
+            pass.dispatch_workgroups(self.a.rows.div_ceil(64), r.columns, 1);
+        }
         if let (FftOn::Gpu, Some(f)) = (self.a.settings.fft_on, &self.a.gpu)
             && self.a.batch > 0
         {
@@ -455,6 +551,8 @@ impl Spectrogram {
         self.draw_params = p.draw_params;
         self.lut = p.lut;
         self.lut_dirty = true;
+        self.refill_pending = true;
+        self.refill = None;
         Ok(())
     }
 
@@ -524,4 +622,24 @@ pub(crate) fn wgsl_mirrors() -> Vec<crate::gpu::mirror::Mirror> {
             db_floor, db_ceil, filled, _pad,
         }),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::pool_row;
+
+    #[test]
+    fn rows_pool_the_maximum_of_their_bins_and_skip_nan() {
+        // 5 bins into 2 rows: row 0 covers bins 0..2, row 1 bins 2..5.
+        let col = [-10.0, -3.0, f32::NAN, -7.0, -20.0];
+        assert_eq!(pool_row(&col, 0, 2), -3.0);
+        assert_eq!(pool_row(&col, 1, 2), -7.0);
+        // As many rows as bins: the identity.
+        for (r, v) in col.iter().enumerate() {
+            let p = pool_row(&col, r, col.len());
+            assert!(p == *v || (p.is_nan() && v.is_nan()), "row {r}: {p}");
+        }
+        // Only NaN: NaN (drawn at the floor).
+        assert!(pool_row(&[f32::NAN; 4], 0, 1).is_nan());
+    }
 }

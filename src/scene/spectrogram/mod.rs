@@ -133,6 +133,11 @@ pub struct Spectrogram {
     /// The history was reset: the levels readbacks asked for before no longer apply (the next
     /// `record_readbacks` invalidates them in the ring, which then drops them unseen).
     readbacks_stale: bool,
+    /// The ring texture was made anew (a new GPU device): the next `prepare` draws the columns
+    /// it should show again from the history.
+    refill_pending: bool,
+    /// That refill, recorded by `compute` before the frame's own columns.
+    refill: Option<gpu::Refill>,
     recent: VecDeque<Vec<f32>>,
     peak_hold: Vec<f32>,
     // View
@@ -240,6 +245,8 @@ impl Spectrogram {
             columns_skipped: 0,
             history: ColumnHistory::new(0, 1),
             readbacks_stale: false,
+            refill_pending: false,
+            refill: None,
             recent: VecDeque::new(),
             peak_hold: vec![stft::DB_FLOOR; bins],
             db_floor: -120.0,
@@ -473,6 +480,7 @@ impl Scene for Spectrogram {
         self.width_px = frame.size.0.max(1);
         self.apply_requests(f.gpu());
         self.log_short_file_notice();
+        self.upload_refill(f);
         self.upload_columns(f);
         self.advance_written();
         self.pending.clear();
