@@ -34,6 +34,8 @@ pub(super) fn small_uniform(device: &wgpu::Device, label: &str, words: [u32; 4])
 impl Sim {
     /// Creates the buffers and pipelines for `cfg` and uploads the seeded initial state. A count
     /// the adapter cannot hold is clamped to [`max_count`] and [`Sim::notice`] says so.
+    ///
+    /// [`max_count`]: super::max_count
     pub fn new(gpu: &Gpu, cfg: &SimConfig) -> Sim {
         let device = &gpu.device;
         let (count, notice) = clamp_count(&device.limits(), cfg.mode, cfg.count);

@@ -14,6 +14,7 @@
 //! Files: this one holds the constants, the mode, the sizing rules, the configuration and the
 //! `Sim` type with its accessors; `build.rs` creates the buffers and pipelines, `step.rs`
 //! records a frame's steps, `readback.rs` brings statistics and state back to the CPU.
+
 mod build;
 mod readback;
 mod step;
