@@ -5,6 +5,7 @@ use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 use super::{AudioSource, Feed, Generator, SYNTH_CHUNK};
+
 impl AudioSource {
     /// For clocked sources (file, synthetic), while playing: produces every sample whose time is
     /// `< t_seconds` since the source started, so that after the call the total produced is

@@ -6,6 +6,7 @@ use std::sync::atomic::Ordering;
 use std::time::{Instant, SystemTime};
 
 use super::{AudioSource, Feed, ReopenStats, SourceStatus, capture, reconnect};
+
 impl AudioSource {
     /// Drains every available sample from the ring into `out` (appends). Never blocks. For a
     /// live device that left the device list (its stream now carries another source's samples,

@@ -22,6 +22,7 @@
 //!
 //! The frame loop drains the ring with [`AudioSource::drain_into`] and feeds [`stft::Stft`].
 //! Samples that do not fit in the ring are dropped (the newest ones: an SPSC producer cannot
+//! discard what the consumer has not read) and counted, see [`AudioSource::dropped`].
 //!
 //! Files: this one holds the [`AudioSource`] type and its state; `options.rs` what to open
 //! ([`AudioSelection`], [`AudioOptions`], [`ChannelChoice`]); `error.rs` [`AudioError`];

@@ -11,6 +11,7 @@ use super::{
     AudioError, AudioOptions, AudioSelection, AudioSource, ChannelChoice, Feed, Generator,
 };
 use super::{ReopenStats, SynthSignal, capture, file, mix_to_mono, reconnect, synth};
+
 impl AudioSource {
     /// `open_with(sel, ring_capacity, &AudioOptions::default())`: mix of all channels, seed 1.
     ///

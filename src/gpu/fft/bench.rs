@@ -4,6 +4,7 @@
 use super::{FftOptions, FusedValues, GpuFft};
 use crate::gpu::Gpu;
 use crate::gpu::frame::OwnedFrame;
+
 /// Deterministic noise in [−1, 1) (xorshift64*), for benchmarks.
 fn noise(len: usize, seed: u64) -> Vec<f32> {
     let mut s = seed | 1;

@@ -79,6 +79,8 @@ pub use bench::bench_table;
 pub use plan::{FUSED16_MIN_M, FftOptions, FusedLayout, FusedValues};
 
 use plan::{FusedPlan, fold_dispatch, level_scale};
+
+/// Smallest FFT size the GPU path supports.
 pub const GPU_MIN_FFT_SIZE: usize = 256;
 /// Largest FFT size the GPU path supports.
 pub const GPU_MAX_FFT_SIZE: usize = 32_768;

@@ -3,6 +3,7 @@
 //! [`partition_near`]), chunk views and sample ranges in storage order.
 
 use super::{Chunk, ChunkView, Series};
+
 impl Series {
     /// Samples currently stored.
     pub fn len(&self) -> usize {

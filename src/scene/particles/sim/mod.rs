@@ -257,6 +257,7 @@ pub struct Sim {
 }
 
 impl Sim {
+    /// Mode simulated.
     pub fn mode(&self) -> Mode {
         self.mode
     }

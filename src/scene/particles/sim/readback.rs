@@ -9,7 +9,9 @@ use super::cpu::{Neighbours, Particle, STATS_WORDS, Stats};
 use super::{COMPUTE, Mode, SCAN_BLOCK, Sim, StatsCopy, fold, scan_levels};
 use crate::gpu::readback::{Consumer, ReadbackRing};
 use crate::gpu::{Gpu, layout, shaders};
+
 impl Sim {
+    /// Records the copy of the statistics reduced this frame into `ring` (tag `kind`, id = the
     /// step count they describe), in `encoder` after the frame's compute pass. Returns false
     /// when there is nothing to copy or the ring refused it.
     pub fn record_stats_copy(

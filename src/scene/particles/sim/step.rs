@@ -5,7 +5,9 @@ use super::cpu::StepParams;
 use super::{BRUTE_TILE, PARAM_STRIDE, SCAN_BLOCK, STATS_WG, Sim, dispatch_size, fold};
 use crate::gpu::frame::GpuFrame;
 use crate::gpu::upload::PingPong;
+
 impl Sim {
+    /// Starts a frame of `params.len()` steps (at most [`crate::clock::MAX_STEPS`]): uploads
     /// their parameters into the ping-pong slot of the frame and marks this frame's statistics
     /// reduction for [`record_stats_copy`](Sim::record_stats_copy). Never blocks.
     pub fn begin_frame(&mut self, gpu: &mut GpuFrame<'_>, params: &[StepParams]) {

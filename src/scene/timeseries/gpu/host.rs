@@ -6,6 +6,7 @@ use super::{Conn, Pipelines, Span, ViewUniform, buffer, draw_group};
 use crate::gpu::frame::GpuFrame;
 use crate::series::decimate::{Column, column_of};
 use crate::series::store::Series;
+
 /// Span and connector records drawn from the CPU: used for the full-resolution reference and for
 /// series the GPU path cannot take (out-of-order samples).
 pub struct HostDraw {
