@@ -1,0 +1,99 @@
+//! [`bench_table`]: the batched GPU FFT timed per size and path (`vizdeck bench`, the fft
+//! bench), on deterministic noise.
+
+use super::{FftOptions, FusedValues, GpuFft};
+use crate::gpu::Gpu;
+use crate::gpu::frame::OwnedFrame;
+
+/// Deterministic noise in [−1, 1) (xorshift64*), for benchmarks.
+fn noise(len: usize, seed: u64) -> Vec<f32> {
+    let mut s = seed | 1;
+    (0..len)
+        .map(|_| {
+            s ^= s >> 12;
+            s ^= s << 25;
+            s ^= s >> 27;
+            let v = s.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 40; // 24 bits
+            v as f32 / (1u64 << 23) as f32 - 1.0
+        })
+        .collect()
+}
+
+/// One row of [`bench_table`]: seconds per batch by wall clock and (if measured) by timestamps.
+fn bench_one(gpu: &Gpu, fft: &GpuFft, batch: u32, reps: u32) -> (f64, Option<f64>) {
+    crate::gpu::timing::time_compute_pass(gpu, "spectrogram:fft:bench", reps, |pass| {
+        fft.encode(pass, batch)
+    })
+}
+
+/// Benchmarks the batched GPU FFT (window + real FFT + split + dB, i.e. one [`GpuFft::encode`])
+/// on `gpu` for each of `sizes` with `batch` columns of noise, and returns a markdown table: one
+/// row per size and path (the workgroup-memory path where it applies, with 8 and with 16 values
+/// per thread, then the multi-pass one).
+///
+/// Timing: `reps` encodes of the whole batch are recorded into one compute pass and submitted
+/// once; "wall" is (submit → `device.poll(wait)`) / reps, measured after a warm-up submit;
+/// "GPU" is the pass's begin/end timestamps / reps when the device has TIMESTAMP_QUERY ("–"
+/// otherwise). Throughput: GB/s = batch·N·4 bytes of f32 input / time / 1e9, columns/s =
+/// batch / time. The input upload is not timed. Sizes the GPU path rejects appear as a row with
+/// the error; never panics.
+pub fn bench_table(gpu: &Gpu, sizes: &[usize], batch: u32, reps: u32) -> String {
+    let reps = reps.max(1);
+    let mut out = format!(
+        "GPU FFT (window + real FFT + dB), adapter: {} ({}, {}), batch {batch}, {reps} reps per \
+         submit\n\n| N | path | dispatches | wall ms/batch | wall GB/s | wall columns/s | GPU ms/batch \
+         | GPU GB/s | GPU columns/s |\n|---:|---|---:|---:|---:|---:|---:|---:|---:|\n",
+        gpu.summary.name, gpu.summary.backend, gpu.summary.device_type
+    );
+    let errors_before = gpu.error_messages().len();
+    // Per size: the fused kernel with 8 and with 16 values per thread, then multi-pass.
+    let variants = [
+        (true, FusedValues::Eight),
+        (true, FusedValues::Sixteen),
+        (false, FusedValues::Auto),
+    ];
+    let paths = sizes.iter().flat_map(|&n| variants.map(|(f, v)| (n, f, v)));
+    for (n, fused, values) in paths {
+        let options = FftOptions {
+            fused,
+            values,
+            ..FftOptions::default()
+        };
+        let fft = match GpuFft::with_options(&gpu.device, n, batch, options) {
+            Ok(f) => f,
+            Err(e) => {
+                if fused && values == FusedValues::Eight {
+                    out.push_str(&format!("| {n} | – | – | error: {e} | | | | | |\n"));
+                }
+                continue;
+            }
+        };
+        if fused && (!fft.is_fused() || (values == FusedValues::Sixteen && fft.passes.len() > 1)) {
+            // The workgroup-memory kernels do not apply: the multi-pass row follows.
+            continue;
+        }
+        let samples = noise(batch as usize * n, 0x5eed_0000 + n as u64);
+        let mut upload = OwnedFrame::new(gpu, crate::gpu::upload::Strategy::WriteBuffer);
+        upload.frame().write_slice(fft.input(), 0, &samples);
+        upload.submit();
+        let (wall, gpu_s) = bench_one(gpu, &fft, batch, reps);
+        let bytes = f64::from(batch) * n as f64 * 4.0;
+        let cols = f64::from(batch);
+        let fmt = |s: f64| format!("{:.4} | {:.2} | {:.0}", s * 1e3, bytes / s / 1e9, cols / s);
+        let gpu_cells = gpu_s.map_or_else(|| "– | – | –".to_string(), fmt);
+        let path = fft.path_detail();
+        out.push_str(&format!(
+            "| {n} | {path} | {} | {} | {gpu_cells} |\n",
+            fft.pass_count(),
+            fmt(wall)
+        ));
+    }
+    let errors = gpu.error_messages();
+    if errors.len() > errors_before {
+        out.push_str(&format!(
+            "\nwgpu errors during the run: {}\n",
+            errors[errors_before..].join("; ")
+        ));
+    }
+    out
+}

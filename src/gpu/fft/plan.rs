@@ -1,0 +1,243 @@
+//! What a [`GpuFft`] is built from: its options ([`FftOptions`], [`FusedValues`],
+//! [`FusedLayout`]), the shape of the fused kernel for a device ([`FusedPlan`]), and the tables
+//! computed on the CPU (the Hann window, the level scale, the twiddles) and dispatch folding.
+//!
+//! [`GpuFft`]: super::GpuFft
+
+/// The periodic Hann window `0.5 − 0.5·cos(2πn/N)` of [`crate::audio::stft::Stft`], in f64.
+pub(super) fn periodic_hann(n: usize) -> Vec<f32> {
+    (0..n)
+        .map(|i| (0.5 - 0.5 * (std::f64::consts::TAU * i as f64 / n as f64).cos()) as f32)
+        .collect()
+}
+
+/// `1/|Σw|` summed in f64; 0 when the sum is 0 or not finite (every level then reads the floor).
+pub(super) fn level_scale(window: &[f32]) -> f32 {
+    let sum: f64 = window.iter().map(|&w| f64::from(w)).sum();
+    if sum.is_finite() && sum != 0.0 {
+        (1.0 / sum.abs()) as f32
+    } else {
+        0.0
+    }
+}
+
+/// Workgroup counts `(x, y)` covering `threads` threads in workgroups of `group` threads, with
+/// `x, y ≤ max_per_dim` and `x·y − ceil(threads/group) < y` (folded into y).
+pub(super) fn fold_dispatch(threads: u64, group: u32, max_per_dim: u32) -> (u32, u32) {
+    let groups = threads.div_ceil(u64::from(group.max(1))).max(1);
+    let max = u64::from(max_per_dim.max(1));
+    let y = groups.div_ceil(max);
+    let x = groups.div_ceil(y);
+    (x as u32, y.min(u64::from(u32::MAX)) as u32)
+}
+
+/// The twiddle buffer of every pass, f64-computed and stored as f32 `[re, im]`:
+/// entries 0..N are `T[m] = e^{−2πi·m/N}`; then, for the fused kernel's radix-8 stages with
+/// p = 1, 8, 64, … < N/2, a per-stage table at offset `N + 3(p − 1)/7` (the sizes 3p before it
+/// sum to that) whose entries `3k, 3k + 1, 3k + 2` are `w, w², w⁴` with `w = e^{−2πi·k/(8p)}`,
+/// k = 0..p: one butterfly's loads side by side, so a warp reads them contiguously (the kernel
+/// multiplies out w³, w⁵, w⁶, w⁷); then, at [`radix16_twiddle_offset`], the same for the
+/// radix-16 stages (`main16`) with p = 1, 16, 256, … < N/2: entries `4k..4k + 4` at offset
+/// `+ 4(p − 1)/15` are `w, w², w⁴, w⁸` with `w = e^{−2πi·k/(16p)}`.
+pub(super) fn twiddle_table(fft_size: usize) -> Vec<[f32; 2]> {
+    let cis = |num: f64, den: f64| {
+        let a = -std::f64::consts::TAU * num / den;
+        [a.cos() as f32, a.sin() as f32]
+    };
+    let mut t: Vec<[f32; 2]> = (0..fft_size)
+        .map(|i| cis(i as f64, fft_size as f64))
+        .collect();
+    let m = fft_size / 2;
+    let mut p = 1;
+    while p < m {
+        debug_assert_eq!(t.len(), fft_size + 3 * (p - 1) / 7);
+        for k in 0..p {
+            for j in [1, 2, 4] {
+                t.push(cis((j * k) as f64, (8 * p) as f64));
+            }
+        }
+        p *= 8;
+    }
+    debug_assert_eq!(t.len(), radix16_twiddle_offset(fft_size));
+    let mut p = 1;
+    while p < m {
+        for k in 0..p {
+            for j in [1, 2, 4, 8] {
+                t.push(cis((j * k) as f64, (16 * p) as f64));
+            }
+        }
+        p *= 16;
+    }
+    t
+}
+
+/// Where the radix-16 stage tables start in [`twiddle_table`]: after the N entries of `T` and
+/// the radix-8 tables (3 entries per k for p = 1, 8, 64, … < N/2).
+fn radix16_twiddle_offset(fft_size: usize) -> usize {
+    let mut len = fft_size;
+    let mut p = 1;
+    while p < fft_size / 2 {
+        len += 3 * p;
+        p *= 8;
+    }
+    len
+}
+
+/// Construction options of [`GpuFft`].
+///
+/// [`GpuFft`]: super::GpuFft
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FftOptions {
+    /// Also write the complex spectrum to [`GpuFft::spectrum`] (tests, debugging). Default off.
+    ///
+    /// [`GpuFft::spectrum`]: super::GpuFft::spectrum
+    pub spectrum: bool,
+    /// Use the workgroup-memory kernels when the device's workgroup limits allow them: the
+    /// fused single pass (`fft_local.wgsl`) when N/16 invocations per workgroup and its tile fit
+    /// (N ≤ 16384 on the H200 and on lavapipe), else, for larger N, three passes (`fft_dif4` →
+    /// `fft_local_sub` → `fft_split`). Otherwise, or when false, the multi-pass path (one
+    /// dispatch per Stockham stage through global ping-pong buffers). Default on. All paths
+    /// agree to f32 rounding (see the module docs).
+    pub fused: bool,
+    /// Tile layout of the fused kernel (tests and benchmarks); default [`FusedLayout::Auto`].
+    pub layout: FusedLayout,
+    /// Complex values per thread of the fused kernel (tests and benchmarks); default
+    /// [`FusedValues::Auto`].
+    pub values: FusedValues,
+}
+
+impl Default for FftOptions {
+    fn default() -> Self {
+        FftOptions {
+            spectrum: false,
+            fused: true,
+            layout: FusedLayout::Auto,
+            values: FusedValues::Auto,
+        }
+    }
+}
+
+/// Complex values each thread of the fused kernel holds in registers, which sets its radix.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum FusedValues {
+    /// [`Sixteen`](Self::Sixteen) from M = N/2 = [`FUSED16_MIN_M`] up, else
+    /// [`Eight`](Self::Eight) (BENCHMARKS.md, H200).
+    #[default]
+    Auto,
+    /// Entry point `main`: M/8 threads, radix-8 stages (log8 M exchanges + the split's).
+    Eight,
+    /// Entry point `main16`: M/16 threads, radix-16 stages (log16 M exchanges + the split's).
+    Sixteen,
+}
+
+/// Smallest M = N/2 for which [`FusedValues::Auto`] picks 16 values per thread.
+pub const FUSED16_MIN_M: u64 = 4096;
+
+/// Workgroup-memory layout of the fused kernel's exchanges between stages.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum FusedLayout {
+    /// `Halves` when it fits, else `Planar`: the smaller tile leaves room for more workgroups
+    /// per multiprocessor, which measured faster on the H200 (BENCHMARKS.md).
+    #[default]
+    Auto,
+    /// Real and imaginary parts side by side: 2·M words, one barrier pair per exchange.
+    Planar,
+    /// Real parts, then imaginary parts, through one M-word tile: two barrier pairs per exchange.
+    Halves,
+}
+
+/// Shape of the fused single-pass kernel (`fft_local.wgsl`) for one M = N/2 on one device:
+/// `wg = M/values` threads per workgroup holding `values` (8 or 16) complex values each, and a
+/// workgroup-memory tile of
+/// `tile_f32` words: planar re/im (`halves` false) or re and im exchanged one after the other
+/// through M words (`halves` true), with one padding word per 32 when `pad`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct FusedPlan {
+    pub(super) m: u32,
+    pub(super) wg: u32,
+    /// Complex values per thread: 8 (`main`) or 16 (`main16`).
+    pub(super) values: u32,
+    /// Offset of the radix-16 twiddle tables.
+    pub(super) tw16: u32,
+    pub(super) halves: bool,
+    pub(super) pad: bool,
+    pub(super) tile_f32: u32,
+}
+
+impl FusedPlan {
+    /// The shape for `layout` and `values` that the limits allow, or `None`: M/8 (M/16) must not
+    /// exceed the
+    /// invocation and size-x limits, and the tile takes the first layout that fits
+    /// `max_compute_workgroup_storage_size`, in the order halves+pad, halves, planar+pad, planar
+    /// (restricted to one kind unless `layout` is `Auto`).
+    pub(super) fn choose(
+        m: u64,
+        limits: &wgpu::Limits,
+        layout: FusedLayout,
+        values: FusedValues,
+    ) -> Option<FusedPlan> {
+        let max_wg = u64::from(
+            limits
+                .max_compute_invocations_per_workgroup
+                .min(limits.max_compute_workgroup_size_x),
+        );
+        let values = match values {
+            FusedValues::Eight => 8,
+            FusedValues::Sixteen => 16,
+            FusedValues::Auto if m >= FUSED16_MIN_M => 16,
+            FusedValues::Auto => 8,
+        };
+        let wg = m / values;
+        if wg == 0 || wg > max_wg {
+            return None;
+        }
+        let padded = |words: u64| words + words / 32;
+        let bytes = u64::from(limits.max_compute_workgroup_storage_size);
+        let (halves, pad) = [(true, true), (true, false), (false, true), (false, false)]
+            .into_iter()
+            .filter(|&(halves, _)| match layout {
+                FusedLayout::Auto => true,
+                FusedLayout::Planar => !halves,
+                FusedLayout::Halves => halves,
+            })
+            .find(|&(halves, pad)| {
+                let words = if pad { padded(m) } else { m };
+                let words = if halves { words } else { 2 * words };
+                words * 4 <= bytes
+            })?;
+        let half = if pad { padded(m) } else { m };
+        Some(FusedPlan {
+            m: m as u32,
+            wg: wg as u32,
+            values: values as u32,
+            tw16: radix16_twiddle_offset(2 * m as usize) as u32,
+            halves,
+            pad,
+            tile_f32: (if halves { half } else { 2 * half }) as u32,
+        })
+    }
+
+    /// The pipeline-overridable constants of `fft_local.wgsl`.
+    pub(super) fn constants(&self) -> [(&'static str, f64); 8] {
+        let mut last_r = self.m;
+        while last_r >= 16 {
+            last_r /= 16;
+        }
+        let im_off = if self.halves { 0 } else { self.tile_f32 / 2 };
+        [
+            ("M", f64::from(self.m)),
+            ("WG", f64::from(self.wg)),
+            ("HALVES", f64::from(u8::from(self.halves))),
+            ("PAD", f64::from(u8::from(self.pad))),
+            ("IM_OFF", f64::from(im_off)),
+            ("TILE_F32", f64::from(self.tile_f32)),
+            ("TW16", f64::from(self.tw16)),
+            ("LAST_R", f64::from(last_r)),
+        ]
+    }
+
+    /// The entry point of `fft_local.wgsl` for [`values`](Self::values).
+    pub(super) fn entry_point(&self) -> &'static str {
+        if self.values == 16 { "main16" } else { "main" }
+    }
+}

@@ -1,0 +1,91 @@
+//! The kernel tables of `vizdeck bench --kernels`: the GPU FFT and particle tables the other
+//! modules expose ([`kernel_tables`]).
+
+use crate::gpu::Gpu;
+
+/// Which kernel tables to print.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Kernel {
+    /// `gpu::fft::bench_table`.
+    Fft,
+    /// `scene::particles::bench::bench_table`.
+    Particles,
+    /// `scene::timeseries::bench::bench_table` (GPU M4 decimation).
+    Timeseries,
+}
+
+/// Options of the kernel tables.
+#[derive(Clone, Debug)]
+pub struct KernelOptions {
+    /// FFT sizes.
+    pub fft_sizes: Vec<usize>,
+    /// FFT batch.
+    pub fft_batch: u32,
+    /// FFT repetitions per submit.
+    pub fft_reps: u32,
+    /// Particle counts (`None`: 16384 … 16777216 on a GPU, 4096 … 65536 on a CPU adapter).
+    pub particle_counts: Option<Vec<u32>>,
+    /// Particle steps per row.
+    pub particle_steps: u32,
+    /// Points in view of the time-series table (`None`: 1e5 … 1e8 on a GPU, 1e5 … 1e7 on a CPU
+    /// adapter).
+    pub series_points: Option<Vec<u64>>,
+    /// Repetitions per time-series row.
+    pub series_reps: u32,
+}
+
+/// Default particle counts: ×4 steps from 16384 to 16777216 on a GPU, 4096 to 65536 on a CPU
+/// adapter (lavapipe).
+pub fn default_particle_counts(gpu: &Gpu) -> Vec<u32> {
+    if gpu.summary.device_type == "Cpu" {
+        vec![4096, 16384, 65536]
+    } else {
+        vec![16384, 65536, 262_144, 1_048_576, 4_194_304, 16_777_216]
+    }
+}
+
+/// The kernel tables, one after the other.
+pub fn kernel_tables(gpu: &Gpu, kernels: &[Kernel], o: &KernelOptions) -> String {
+    let mut s = String::new();
+    for k in kernels {
+        match k {
+            Kernel::Fft => {
+                s.push_str(&crate::gpu::fft::bench_table(
+                    gpu,
+                    &o.fft_sizes,
+                    o.fft_batch,
+                    o.fft_reps,
+                ));
+            }
+            Kernel::Particles => {
+                use crate::scene::particles::Mode;
+                let counts = o
+                    .particle_counts
+                    .clone()
+                    .unwrap_or_else(|| default_particle_counts(gpu));
+                s.push_str(&crate::scene::particles::bench::bench_table(
+                    gpu,
+                    &counts,
+                    &[Mode::Free, Mode::Grid, Mode::Brute],
+                    o.particle_steps,
+                ));
+            }
+            Kernel::Timeseries => {
+                let points = o.series_points.clone().unwrap_or_else(|| {
+                    if gpu.summary.device_type == "Cpu" {
+                        vec![100_000, 1_000_000, 10_000_000]
+                    } else {
+                        vec![100_000, 1_000_000, 10_000_000, 100_000_000]
+                    }
+                });
+                s.push_str(&crate::scene::timeseries::bench::bench_table(
+                    gpu,
+                    &points,
+                    o.series_reps,
+                ));
+            }
+        }
+        s.push('\n');
+    }
+    s
+}

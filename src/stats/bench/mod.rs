@@ -1,0 +1,235 @@
+//! `vizdeck bench`: benchmark mode.
+//!
+//! - **Scenes** ([`run_scene`]): each scene headless with a fixed seed and workload, a simulated
+//!   clock (1/60 s a frame), `warmup` frames, then `frames` recorded frames at a set size; each
+//!   frame waits for its GPU work (throughput, like a present would). One report per run:
+//!   `bench-<scene>-<W>x<H>.json` and `.md` (adapter, backend, driver, sizes, workload, summary,
+//!   mean CPU split and GPU pass times read back from the run's CSV, also written).
+//!   With `--screenshots`, each scene runs a second time saving a PNG of every frame through the
+//!   readback ring, and the report gives `p99 with / p99 without`.
+//! - **Uploads** ([`upload_table`], [`readback_table`]): every [`Strategy`] × payload size, GB/s
+//!   and the CPU time per frame it costs; readback GB/s through the [`ReadbackRing`].
+//! - **Kernels** ([`kernel_tables`]): the GPU FFT and particle tables the other modules expose.
+//!
+//! Files: this one holds [`run`] (the command); `scene.rs` the scene runs and their reports;
+//! `transfer.rs` the upload and readback tables; `kernel.rs` the kernel tables.
+//!
+//! [`ReadbackRing`]: crate::gpu::readback::ReadbackRing
+
+mod kernel;
+mod scene;
+mod transfer;
+
+pub use kernel::{Kernel, KernelOptions, default_particle_counts, kernel_tables};
+pub use scene::{
+    BenchError, SceneBench, SceneResult, run_scene, scene_markdown, scene_report, write_json,
+};
+pub use transfer::{
+    ReadbackRow, UPLOAD_SIZES, UploadRow, human_bytes, payload, readback_table, transfer_markdown,
+    upload_table,
+};
+
+use std::fmt::Write as _;
+
+use crate::gpu::Gpu;
+use crate::gpu::upload::Strategy;
+use crate::scene::SCENES;
+
+use scene::{mb, ratio};
+
+/// Simulated time per frame: the headless clock's.
+pub use crate::headless::FRAME_DT;
+
+/// The scene ids [`SCENES`] lists.
+pub fn all_scenes() -> Vec<String> {
+    SCENES.iter().map(|s| s.id.to_string()).collect()
+}
+
+/// Runs `vizdeck bench` (see the module docs): scene runs, then `--upload` tables, then
+/// `--kernels` tables; prints every table and writes the reports into `--out`.
+///
+/// # Errors
+///
+/// No adapter, an unknown scene or strategy, a scene that does not start, a file that cannot be
+/// written: one line each.
+pub fn run(args: &crate::cli::BenchArgs) -> anyhow::Result<()> {
+    let (gpu, _) = Gpu::new(args.backend, None, None)?;
+    std::fs::create_dir_all(&args.out)
+        .map_err(|e| anyhow::anyhow!("bench: '{}': {e}", args.out.display()))?;
+    println!(
+        "adapter: {} ({}, {}), driver: {}",
+        gpu.summary.name, gpu.summary.backend, gpu.summary.device_type, gpu.summary.driver
+    );
+    // Scenes: all unless named; none when only --upload/--kernels were asked for.
+    let scenes: Vec<String> = if args.scenes.iter().any(|s| s == "none") {
+        Vec::new()
+    } else if args.scenes.is_empty() {
+        if args.upload.is_empty() && args.kernels.is_empty() {
+            all_scenes()
+        } else {
+            Vec::new()
+        }
+    } else {
+        args.scenes.clone()
+    };
+    for id in &scenes {
+        if crate::scene::index_of(id).is_none() {
+            anyhow::bail!(
+                "bench: unknown scene '{id}'; scenes: {}",
+                all_scenes().join(", ")
+            );
+        }
+    }
+    let mut overview = String::new();
+    if !scenes.is_empty() {
+        overview.push_str(
+            "| scene | size | frames | avg FPS | p50 ms | p99 ms | 1% low ms | max ms | CPU busy \
+             ms | GPU ms | peak RSS MB | GPU MB | p99 with screenshots / without |\n\
+             |---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+        );
+    }
+    for id in &scenes {
+        let b = SceneBench {
+            scene: id.clone(),
+            size: args.size,
+            frames: args.frames,
+            warmup: args.warmup,
+            seed: args.seed,
+            particles: args.particles,
+            screenshot_dir: None,
+            upload: args.scene_upload,
+        };
+        let r = run_scene(&gpu, &b, &args.out)?;
+        let shots = if args.screenshots {
+            let dir = args.out.join(format!("screens-{id}"));
+            let bs = SceneBench {
+                screenshot_dir: Some(dir.clone()),
+                ..b.clone()
+            };
+            let rs = run_scene(&gpu, &bs, &args.out)?;
+            if !args.keep_screenshots {
+                let _ = std::fs::remove_dir_all(&dir);
+            }
+            let stem = format!("bench-{id}-{}x{}-screenshots", b.size.0, b.size.1);
+            write_json(
+                &args.out.join(format!("{stem}.json")),
+                &scene_report(&gpu, &bs, &rs, Some(&r)),
+            )?;
+            let md = scene_markdown(&gpu, &bs, &rs);
+            std::fs::write(args.out.join(format!("{stem}.md")), &md)?;
+            Some(rs)
+        } else {
+            None
+        };
+        let stem = format!("bench-{id}-{}x{}", b.size.0, b.size.1);
+        write_json(
+            &args.out.join(format!("{stem}.json")),
+            &scene_report(&gpu, &b, &r, None),
+        )?;
+        let md = scene_markdown(&gpu, &b, &r);
+        std::fs::write(args.out.join(format!("{stem}.md")), &md)
+            .map_err(|e| anyhow::anyhow!("bench: '{stem}.md': {e}"))?;
+        let gpu_ms: f64 = ["MsGPUCompute", "MsGPURender", "MsGPUUI"]
+            .iter()
+            .filter_map(|k| r.means.get(*k).and_then(|v| v.as_f64()))
+            .sum();
+        let s = &r.summary;
+        let _ = writeln!(
+            overview,
+            "| {id} | {}x{} | {} | {:.1} | {:.2} | {:.2}{} | {:.2}{} | {:.2} | {:.2} | {:.2} | {} | {} | {} |",
+            b.size.0,
+            b.size.1,
+            s.frames,
+            s.mean_fps,
+            s.p50_ms,
+            s.p99_ms,
+            s.mark("p99"),
+            s.low_1_ms,
+            s.mark("low_1"),
+            s.max_ms,
+            r.means
+                .get("MsCPUBusy")
+                .and_then(|v| v.as_f64())
+                .unwrap_or(0.0),
+            gpu_ms,
+            mb(r.memory.map(|m| m.peak_rss_bytes)),
+            mb(r.gpu_memory.map(|m| m.allocated_bytes)),
+            shots
+                .as_ref()
+                .map(|rs| format!(
+                    "{:.2} / {:.2} = {:.3}",
+                    rs.summary.p99_ms,
+                    s.p99_ms,
+                    ratio(rs.summary.p99_ms, s.p99_ms)
+                ))
+                .unwrap_or_else(|| "–".into())
+        );
+    }
+    if !overview.is_empty() {
+        println!("\n{overview}");
+        println!("reports: {}", args.out.display());
+    }
+    if !args.upload.is_empty() {
+        let strategies: Vec<Strategy> = if args.upload.iter().any(|s| s == "all") {
+            Strategy::ALL.to_vec()
+        } else {
+            args.upload
+                .iter()
+                .map(|name| {
+                    Strategy::ALL
+                        .iter()
+                        .copied()
+                        .find(|s| s.name() == name.as_str())
+                        .ok_or_else(|| {
+                            anyhow::anyhow!(
+                                "bench: unknown upload strategy '{name}'; strategies: {}, all",
+                                Strategy::ALL.map(|s| s.name()).join(", ")
+                            )
+                        })
+                })
+                .collect::<anyhow::Result<_>>()?
+        };
+        let up = upload_table(&gpu, &strategies, &args.upload_sizes, args.upload_frames);
+        let rb = readback_table(&gpu, &args.upload_sizes, args.upload_frames);
+        let md = transfer_markdown(&gpu, &up, &rb);
+        println!("\n{md}");
+        write_json(
+            &args.out.join("bench-transfers.json"),
+            &serde_json::json!({
+                "vizdeck": env!("CARGO_PKG_VERSION"),
+                "kind": "transfers",
+                "adapter": gpu.summary,
+                "upload": up,
+                "readback": rb,
+            }),
+        )?;
+        std::fs::write(args.out.join("bench-transfers.md"), &md)?;
+        if up.iter().any(|r| !r.verified) {
+            anyhow::bail!("bench: an upload strategy delivered wrong bytes (see the table)");
+        }
+    }
+    if !args.kernels.is_empty() {
+        let o = KernelOptions {
+            fft_sizes: args.fft_sizes.clone(),
+            fft_batch: args.fft_batch,
+            fft_reps: args.fft_reps,
+            particle_counts: (!args.particle_counts.is_empty())
+                .then(|| args.particle_counts.clone()),
+            particle_steps: args.particle_steps,
+            series_points: (!args.series_points.is_empty()).then(|| args.series_points.clone()),
+            series_reps: args.series_reps,
+        };
+        let text = kernel_tables(&gpu, &args.kernels, &o);
+        println!("\n{text}");
+        std::fs::write(args.out.join("bench-kernels.md"), &text)?;
+    }
+    let errors = gpu.error_messages();
+    if let Some(first) = errors.first() {
+        anyhow::bail!(
+            "{} GPU validation error(s); first: {}",
+            errors.len(),
+            first.lines().next().unwrap_or("")
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,230 @@
+//! The transfer tables of `vizdeck bench --upload`: every upload [`Strategy`] × payload size
+//! ([`upload_table`]), readback through the [`ReadbackRing`] ([`readback_table`]), and their
+//! markdown ([`transfer_markdown`]).
+
+use std::fmt::Write as _;
+use std::time::Instant;
+
+use crate::gpu::Gpu;
+use crate::gpu::readback::{Consumer, ReadbackRing};
+use crate::gpu::upload::{Strategy, Uploader};
+
+/// One row of the upload table.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct UploadRow {
+    /// Strategy name.
+    pub strategy: &'static str,
+    /// Payload per frame, bytes.
+    pub bytes: u64,
+    /// Frames measured.
+    pub frames: u32,
+    /// CPU time per frame of the upload: write (+ copy recording) + submit, ms.
+    pub cpu_ms: f64,
+    /// Time per frame until the GPU holds the data (submit + wait), ms.
+    pub total_ms: f64,
+    /// `bytes / total` in GB/s (1e9 bytes).
+    pub gb_per_s: f64,
+    /// `bytes / cpu` in GB/s: what the frame loop sees.
+    pub cpu_gb_per_s: f64,
+    /// Map-ring fallbacks to `write_buffer`.
+    pub fallbacks: u64,
+    /// Whether the last frame's bytes read back equal the payload.
+    pub verified: bool,
+}
+
+/// Payload sizes of the upload table: 64 KiB, 1 MiB, 16 MiB, 256 MiB.
+pub const UPLOAD_SIZES: [u64; 4] = [64 << 10, 1 << 20, 16 << 20, 256 << 20];
+
+/// Payload of `len` bytes for frame `frame` (distinct per frame, so stale data is detected).
+pub fn payload(len: usize, frame: u32) -> Vec<u8> {
+    (0..len)
+        .map(|i| (i as u32).wrapping_mul(2_654_435_761).wrapping_add(frame) as u8 ^ (i >> 12) as u8)
+        .collect()
+}
+
+/// Measures every strategy × size: per frame one upload of the payload into a device-local
+/// buffer, submit, wait until done. Sizes above the adapter's `max_buffer_size` are skipped.
+#[allow(clippy::disallowed_methods)] // a benchmark of the upload strategies themselves, outside any frame
+pub fn upload_table(
+    gpu: &Gpu,
+    strategies: &[Strategy],
+    sizes: &[u64],
+    frames: u32,
+) -> Vec<UploadRow> {
+    let frames = frames.max(1);
+    let max = gpu.device.limits().max_buffer_size;
+    let mut rows = Vec::new();
+    for &size in sizes {
+        if size > max || size == 0 {
+            continue;
+        }
+        let size = size.next_multiple_of(4);
+        let payloads = [payload(size as usize, 1), payload(size as usize, 2)];
+        let dst = gpu.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("bench:upload:dst"),
+            size,
+            usage: wgpu::BufferUsages::STORAGE
+                | wgpu::BufferUsages::COPY_DST
+                | wgpu::BufferUsages::COPY_SRC,
+            mapped_at_creation: false,
+        });
+        for &strategy in strategies {
+            let mut up = Uploader::new(&gpu.device, strategy);
+            let mut cpu = 0.0;
+            let mut total = 0.0;
+            let warm = 2;
+            for f in 0..warm + frames {
+                let data = &payloads[(f % 2) as usize];
+                let t0 = Instant::now();
+                let mut enc = gpu
+                    .device
+                    .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                        label: Some("bench:upload"),
+                    });
+                if let Err(e) = up.write(&gpu.device, &gpu.queue, &mut enc, &dst, 0, data) {
+                    log::error!("upload {}: {e}", strategy.name());
+                }
+                up.finish();
+                gpu.queue.submit([enc.finish()]);
+                up.after_submit();
+                let t1 = Instant::now();
+                gpu.wait_idle();
+                let t2 = Instant::now();
+                if f >= warm {
+                    cpu += (t1 - t0).as_secs_f64();
+                    total += (t2 - t0).as_secs_f64();
+                }
+            }
+            let last = &payloads[((warm + frames - 1) % 2) as usize];
+            let verified = gpu
+                .read_buffer_blocking(&dst, 0, size)
+                .is_ok_and(|b| b == *last);
+            let n = frames as f64;
+            rows.push(UploadRow {
+                strategy: strategy.name(),
+                bytes: size,
+                frames,
+                cpu_ms: cpu / n * 1e3,
+                total_ms: total / n * 1e3,
+                gb_per_s: size as f64 * n / total.max(1e-12) / 1e9,
+                cpu_gb_per_s: size as f64 * n / cpu.max(1e-12) / 1e9,
+                fallbacks: up.counters.fallbacks,
+                verified,
+            });
+        }
+    }
+    rows
+}
+
+/// One row of the readback table.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct ReadbackRow {
+    /// Bytes per frame.
+    pub bytes: u64,
+    /// Frames measured.
+    pub frames: u32,
+    /// Copy + map + copy-out per frame, ms.
+    pub total_ms: f64,
+    /// `bytes / total`, GB/s.
+    pub gb_per_s: f64,
+}
+
+/// Readback through the [`ReadbackRing`]: per frame a buffer copy into the ring, submit, wait
+/// for the map, copy the bytes out.
+#[allow(clippy::disallowed_methods)] // a benchmark of the readback ring, outside any frame
+pub fn readback_table(gpu: &Gpu, sizes: &[u64], frames: u32) -> Vec<ReadbackRow> {
+    let frames = frames.max(1);
+    let max = gpu.device.limits().max_buffer_size;
+    let mut rows = Vec::new();
+    for &size in sizes {
+        if size > max || size == 0 {
+            continue;
+        }
+        let size = size.next_multiple_of(4);
+        let src = gpu.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("bench:readback:src"),
+            size,
+            usage: wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let mut ring = ReadbackRing::new("bench:readback:ring", 2);
+        let mut sink = Vec::with_capacity(size as usize);
+        let mut total = 0.0;
+        for f in 0..2 + frames {
+            let t0 = Instant::now();
+            let mut enc = gpu
+                .device
+                .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                    label: Some("bench:readback"),
+                });
+            ring.copy_buffer(&gpu.device, &mut enc, &src, 0, size, Consumer::Scene(0), f);
+            gpu.queue.submit([enc.finish()]);
+            ring.after_submit();
+            ring.wait(&gpu.device, |a| {
+                sink.clear();
+                sink.extend_from_slice(a.data);
+            });
+            if f >= 2 {
+                total += t0.elapsed().as_secs_f64();
+            }
+        }
+        let n = frames as f64;
+        rows.push(ReadbackRow {
+            bytes: size,
+            frames,
+            total_ms: total / n * 1e3,
+            gb_per_s: size as f64 * n / total.max(1e-12) / 1e9,
+        });
+    }
+    rows
+}
+
+/// `65536` → `64 KiB`, `1048576` → `1 MiB`.
+pub fn human_bytes(b: u64) -> String {
+    if b >= 1 << 20 && b.is_multiple_of(1 << 20) {
+        format!("{} MiB", b >> 20)
+    } else if b >= 1 << 10 && b.is_multiple_of(1 << 10) {
+        format!("{} KiB", b >> 10)
+    } else {
+        format!("{b} B")
+    }
+}
+
+/// Markdown tables of [`upload_table`] and [`readback_table`] rows.
+pub fn transfer_markdown(gpu: &Gpu, up: &[UploadRow], rb: &[ReadbackRow]) -> String {
+    let mut s = format!(
+        "adapter: {} ({}, {}), driver: {}\n\n| strategy | payload | frames | CPU ms/frame | total \
+         ms/frame | GB/s (total) | GB/s (CPU) | fallbacks | bytes verified |\n\
+         |---|---:|---:|---:|---:|---:|---:|---:|---|\n",
+        gpu.summary.name, gpu.summary.backend, gpu.summary.device_type, gpu.summary.driver
+    );
+    for r in up {
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {:.3} | {:.3} | {:.2} | {:.2} | {} | {} |",
+            r.strategy,
+            human_bytes(r.bytes),
+            r.frames,
+            r.cpu_ms,
+            r.total_ms,
+            r.gb_per_s,
+            r.cpu_gb_per_s,
+            r.fallbacks,
+            if r.verified { "yes" } else { "NO" }
+        );
+    }
+    if !rb.is_empty() {
+        s.push_str("\n| readback (ring) | frames | ms/frame | GB/s |\n|---:|---:|---:|---:|\n");
+        for r in rb {
+            let _ = writeln!(
+                s,
+                "| {} | {} | {:.3} | {:.2} |",
+                human_bytes(r.bytes),
+                r.frames,
+                r.total_ms,
+                r.gb_per_s
+            );
+        }
+    }
+    s
+}
