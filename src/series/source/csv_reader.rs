@@ -1,0 +1,664 @@
+//! The CSV source: header and layout (time column, value columns, delimiter), rows parsed on
+//! the producer thread (or all at once from bytes), sorted into place per batch, tail mode.
+
+use super::*;
+
+/// A reader that, at the end of the file, waits for more data instead of ending (tail mode),
+/// until `stop` is set.
+struct Tail<R> {
+    inner: R,
+    stop: Arc<AtomicBool>,
+}
+
+impl<R: Read> Read for Tail<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        loop {
+            let n = self.inner.read(buf)?;
+            if n > 0 || buf.is_empty() || self.stop.load(Ordering::Relaxed) {
+                return Ok(n);
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+type CsvInput = Box<dyn Read + Send>;
+
+/// What the CSV thread needs to parse rows.
+struct CsvLayout {
+    path: String,
+    /// Fields per row (header length).
+    fields: usize,
+    /// Column index and name of each value series.
+    value_cols: Vec<(usize, String)>,
+    /// Unit of the time column (from its header name).
+    unit: TimeUnit,
+    /// `true`: time cells are read exactly into integer nanoseconds ([`parse_time_ns`]);
+    /// `false`: as f64 in `unit` (the first rows held a time that is not an exact decimal in
+    /// the i64 nanosecond range).
+    exact_ns: bool,
+}
+
+impl CsvLayout {
+    fn row_error(&self, line: u64, problem: String) -> SeriesError {
+        SeriesError::Row {
+            path: self.path.clone(),
+            line,
+            problem,
+        }
+    }
+
+    /// Parses one data row into `batch` (all or nothing).
+    fn parse_row(&self, rec: &csv::StringRecord, batch: &mut Batch) -> Result<(), SeriesError> {
+        let line = rec.position().map_or(0, |p| p.line());
+        if rec.len() != self.fields {
+            return Err(self.row_error(
+                line,
+                format!("{} fields, the header has {}", rec.len(), self.fields),
+            ));
+        }
+        let cell = &rec[0];
+        if cell.is_empty() {
+            return Err(self.row_error(line, "time cell is empty".into()));
+        }
+        let as_f64 = cell.parse::<f64>();
+        let t_ns = if self.exact_ns {
+            match (parse_time_ns(cell, self.unit), &as_f64) {
+                (Some(ns), _) => Some(ns),
+                (None, Ok(t)) if t.is_finite() => {
+                    return Err(self.row_error(
+                        line,
+                        format!(
+                            "time '{cell}' ({}) is outside the nanosecond range of the earlier \
+                             rows (about ±292 years around 0)",
+                            self.unit.symbol()
+                        ),
+                    ));
+                }
+                (None, Ok(_)) => {
+                    return Err(self.row_error(line, format!("time '{cell}' is not finite")));
+                }
+                (None, Err(_)) => {
+                    return Err(self.row_error(
+                        line,
+                        format!("time '{}' is not a number", crate::text::one_line(cell)),
+                    ));
+                }
+            }
+        } else {
+            None
+        };
+        let t = match as_f64 {
+            Ok(t) if t.is_finite() => t / 10f64.powi(9 - self.unit.ns_exponent() as i32),
+            Ok(_) => return Err(self.row_error(line, format!("time '{cell}' is not finite"))),
+            Err(_) => {
+                return Err(self.row_error(
+                    line,
+                    format!("time '{}' is not a number", crate::text::one_line(cell)),
+                ));
+            }
+        };
+        let mark = batch.rows();
+        let mut clamped = 0u64;
+        let mut first_clamp = None;
+        batch.ensure_columns(self.value_cols.len());
+        for ((c, name), column) in self.value_cols.iter().zip(&mut batch.columns) {
+            match parse_value(&rec[*c]) {
+                Some((v, was_clamped)) => {
+                    column.push(v);
+                    if was_clamped {
+                        clamped += 1;
+                        first_clamp.get_or_insert_with(|| {
+                            format!(
+                                "series file '{}' line {line}: column '{}': '{}' is beyond \
+                                 the f32 range (±3.4e38); drawn clamped to ±3.4e38",
+                                self.path,
+                                crate::text::one_line(name),
+                                &rec[*c]
+                            )
+                        });
+                    }
+                }
+                None => {
+                    for column in &mut batch.columns {
+                        column.truncate(mark);
+                    }
+                    return Err(self.row_error(
+                        line,
+                        format!(
+                            "column '{}': '{}' is not a number",
+                            crate::text::one_line(name),
+                            crate::text::one_line(&rec[*c])
+                        ),
+                    ));
+                }
+            }
+        }
+        match t_ns {
+            Some(ns) => batch.times_ns.push(ns),
+            None => batch.times.push(t),
+        }
+        batch.clamped += clamped;
+        if batch.clamp_note.is_none() {
+            batch.clamp_note = first_clamp;
+        }
+        Ok(())
+    }
+}
+
+/// A value cell: empty, `NaN` or ±`inf` → NaN (a gap); a number with a dot decimal (whatever the
+/// locale) → its value rounded to f32, `true` when it lies beyond the f32 range (|v| rounds
+/// past 3.4028235e38, including numbers beyond the f64 range such as `1e400`) and was clamped
+/// to ±`f32::MAX`; otherwise `None`.
+fn parse_value(cell: &str) -> Option<(f32, bool)> {
+    if cell.is_empty() {
+        return Some((f32::NAN, false));
+    }
+    cell.parse::<f64>().ok().map(|v| {
+        // Written as digits but beyond f64 (`1e400` parses as inf): a huge number, not `inf`.
+        let huge = v.is_infinite() && cell.bytes().any(|b| b.is_ascii_digit());
+        if !v.is_finite() && !huge {
+            return (f32::NAN, false);
+        }
+        let f = v as f32;
+        if f.is_infinite() {
+            (f32::MAX.copysign(f), true)
+        } else {
+            (f, false)
+        }
+    })
+}
+
+fn csv_error(path: &str, e: csv::Error) -> SeriesError {
+    let line = e.position().map_or(0, |p| p.line());
+    match e.into_kind() {
+        csv::ErrorKind::Io(source) => SeriesError::Io {
+            path: path.to_string(),
+            source,
+        },
+        csv::ErrorKind::Utf8 { .. } => SeriesError::Row {
+            path: path.to_string(),
+            line,
+            problem: "invalid UTF-8".into(),
+        },
+        other => SeriesError::Row {
+            path: path.to_string(),
+            line,
+            problem: format!("{other:?}"),
+        },
+    }
+}
+
+/// The delimiter of a CSV whose first line is `line`: the most frequent of `,` `;` and tab
+/// outside double quotes (`,` on ties or when none occurs).
+pub fn sniff_delimiter(line: &[u8]) -> u8 {
+    let mut counts = [0usize; 3];
+    let mut quoted = false;
+    for &b in line {
+        match b {
+            b'"' => quoted = !quoted,
+            b',' if !quoted => counts[0] += 1,
+            b';' if !quoted => counts[1] += 1,
+            b'\t' if !quoted => counts[2] += 1,
+            b'\n' if !quoted => break,
+            _ => {}
+        }
+    }
+    let delims = [b',', b';', b'\t'];
+    let mut best = 0;
+    for i in 1..3 {
+        if counts[i] > counts[best] {
+            best = i;
+        }
+    }
+    delims[best]
+}
+
+/// The header and the first rows of a CSV, read and checked on the calling thread; the reader
+/// is left at the first row not read yet.
+struct CsvStart<R> {
+    reader: csv::Reader<R>,
+    layout: CsvLayout,
+    /// Series names, in column order.
+    names: Vec<String>,
+    /// The first rows, sorted.
+    batch0: Batch,
+    /// The incomplete last row that was skipped, if the first rows reached the end.
+    warning: Option<String>,
+    rows_skipped: u64,
+    /// Whether the first rows reached the end of the input.
+    eof: bool,
+}
+
+/// Reads the header of the CSV `input` and up to `want` data rows (see [`open_csv_with`] for
+/// the format); `shown` names the input in messages.
+fn start_csv<R: Read>(
+    input: R,
+    shown: &str,
+    want: usize,
+    tail: bool,
+) -> Result<CsvStart<BufReader<R>>, SeriesError> {
+    let mut buffered = BufReader::with_capacity(1 << 16, input);
+    let io = |source| SeriesError::Io {
+        path: shown.to_string(),
+        source,
+    };
+    // UTF-8 byte-order mark.
+    let head = buffered.fill_buf().map_err(io)?;
+    if head.starts_with(&[0xEF, 0xBB, 0xBF]) {
+        buffered.consume(3);
+    }
+    let head = buffered.fill_buf().map_err(io)?;
+    let delimiter = sniff_delimiter(head);
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .delimiter(delimiter)
+        .trim(csv::Trim::All)
+        .from_reader(buffered);
+
+    let mut first = csv::StringRecord::new();
+    if !reader
+        .read_record(&mut first)
+        .map_err(|e| csv_error(shown, e))?
+        || first.is_empty()
+        || (first.len() == 1 && first[0].is_empty())
+    {
+        return Err(SeriesError::Empty {
+            path: shown.to_string(),
+        });
+    }
+    let headerless = first
+        .iter()
+        .all(|c| !c.is_empty() && c.parse::<f64>().is_ok());
+    let header: Vec<String> = if headerless {
+        (0..first.len())
+            .map(|c| if c == 0 { "time".into() } else { String::new() })
+            .collect()
+    } else {
+        first.iter().map(str::to_string).collect()
+    };
+    // Cells are quoted in messages, which are one line: a quoted cell may hold a line break.
+    let header_line = header
+        .iter()
+        .map(|h| crate::text::one_line(h))
+        .collect::<Vec<_>>()
+        .join(", ");
+
+    // Read the first rows; they decide which columns are numeric.
+    let mut prefix = Vec::new();
+    if headerless {
+        prefix.push(first.clone());
+    }
+    let mut eof = false;
+    while prefix.len() < want {
+        let mut rec = csv::StringRecord::new();
+        if !reader
+            .read_record(&mut rec)
+            .map_err(|e| csv_error(shown, e))?
+        {
+            eof = true;
+            break;
+        }
+        prefix.push(rec);
+    }
+    if prefix.is_empty() {
+        return Err(SeriesError::NoRows {
+            path: shown.to_string(),
+            header: header_line,
+        });
+    }
+
+    let mut value_cols: Vec<(usize, String)> = Vec::new();
+    for (c, head) in header.iter().enumerate().skip(1) {
+        // The last prefix row may be half-written: judge on the others when there are any.
+        let judged = if eof && prefix.len() > 1 {
+            &prefix[..prefix.len() - 1]
+        } else {
+            &prefix[..]
+        };
+        let cells = judged.iter().filter_map(|r| r.get(c));
+        let mut any = false;
+        let mut numeric = true;
+        for cell in cells.filter(|cell| !cell.is_empty()) {
+            any = true;
+            numeric &= cell.parse::<f64>().is_ok();
+        }
+        if any && numeric {
+            let base = if head.is_empty() {
+                format!("column {}", c + 1)
+            } else {
+                head.to_string()
+            };
+            let mut name = base.clone();
+            let mut k = 2;
+            while value_cols.iter().any(|(_, n)| *n == name) {
+                name = format!("{base} #{k}");
+                k += 1;
+            }
+            value_cols.push((c, name));
+        }
+    }
+    if value_cols.is_empty() {
+        return Err(SeriesError::NoNumericColumn {
+            path: shown.to_string(),
+            header: header_line,
+        });
+    }
+
+    let unit = if headerless {
+        TimeUnit::Seconds
+    } else {
+        TimeUnit::from_header(&header[0])
+    };
+    // Exact integer nanoseconds unless a number in the first rows cannot be read that way.
+    let exact_ns = prefix
+        .iter()
+        .filter_map(|r| r.get(0))
+        .all(|cell| parse_time_ns(cell, unit).is_some() || cell.parse::<f64>().is_err());
+    let layout = CsvLayout {
+        path: shown.to_string(),
+        fields: header.len(),
+        value_cols,
+        unit,
+        exact_ns,
+    };
+    let mut batch0 = Batch::default();
+    let mut warning = None;
+    let mut rows_skipped = 0;
+    let n_prefix = prefix.len();
+    for (k, rec) in prefix.iter().enumerate() {
+        if let Err(e) = layout.parse_row(rec, &mut batch0) {
+            if eof && k + 1 == n_prefix && !tail {
+                warning = Some(format!("{e} (incomplete last row skipped)"));
+                rows_skipped = 1;
+            } else {
+                return Err(e);
+            }
+        }
+    }
+    batch0.sort_rows();
+    let names = layout.value_cols.iter().map(|(_, n)| n.clone()).collect();
+    Ok(CsvStart {
+        reader,
+        layout,
+        names,
+        batch0,
+        warning,
+        rows_skipped,
+        eof,
+    })
+}
+
+/// Opens a CSV series source.
+///
+/// Accepted: a UTF-8 byte-order mark; LF or CRLF line ends; fields quoted with `"`; delimiter `,`
+/// `;` or tab (detected from the first line); an optional header row (there is none when every
+/// cell of the first row is a number, and the series are then called `column 2`, …); numbers with
+/// a dot decimal in any locale; empty, `NaN` and ±`inf` cells as gaps. A half-written last row
+/// (wrong field count or an unparsable cell in the final row) is skipped with a
+/// [`warning`](SeriesSource::warning) and counted in [`rows_skipped`](SeriesSource::rows_skipped).
+/// Times: the first column, in the [`TimeUnit`] its header name's suffix gives (`t_ns`:
+/// nanoseconds, `t_us`, `t_ms`, else seconds). They are read exactly as integer nanoseconds
+/// ([`parse_time_ns`]), so µs or ns steps at Unix-epoch scale keep their spacing; when a time in
+/// the first rows is not such a decimal (beyond ±292 years in ns), the file is read as f64 in
+/// its unit instead. Values beyond the f32 range are clamped to ±`f32::MAX` and counted
+/// ([`values_clamped`](SeriesSource::values_clamped)). Rows out of time order are sorted into
+/// place within each batch of rows ([`rows_sorted`](SeriesSource::rows_sorted)).
+/// `path` `-` reads standard input. `tail`: after the end of the file, keep reading what is
+/// appended (another program is writing it) until the source is dropped.
+///
+/// Blocking: the header and the first rows (the first row only for stdin and tail mode) are read
+/// here; then a thread streams the rest.
+pub fn open_csv_with(path: &Path, tail: bool) -> Result<SeriesSource, SeriesError> {
+    let stdin = path.as_os_str() == "-";
+    let shown = if stdin {
+        "<stdin>".to_string()
+    } else {
+        path.display().to_string()
+    };
+    let stop = Arc::new(AtomicBool::new(false));
+    let input: CsvInput = if stdin {
+        Box::new(std::io::stdin())
+    } else {
+        let file = File::open(path).map_err(|source| match source.kind() {
+            std::io::ErrorKind::NotFound => SeriesError::NotFound {
+                path: shown.clone(),
+            },
+            _ => SeriesError::Io {
+                path: shown.clone(),
+                source,
+            },
+        })?;
+        if file.metadata().is_ok_and(|m| m.is_dir()) {
+            return Err(SeriesError::Io {
+                path: shown,
+                source: std::io::Error::other("is a directory"),
+            });
+        }
+        if tail {
+            Box::new(Tail {
+                inner: file,
+                stop: stop.clone(),
+            })
+        } else {
+            Box::new(file)
+        }
+    };
+    let want = if stdin || tail { 1 } else { CSV_PREFIX_ROWS };
+    let CsvStart {
+        reader,
+        layout,
+        names,
+        batch0,
+        warning,
+        rows_skipped,
+        eof,
+    } = start_csv(input, &shown, want, tail)?;
+    let unit = layout.unit;
+    let label = if tail {
+        format!("csv (tail): {shown}")
+    } else {
+        format!("csv: {shown}")
+    };
+    let mut pending = VecDeque::new();
+    pending.push_back(batch0);
+
+    let ring = if tail { CSV_TAIL_RING } else { CSV_RING };
+    let (tx, rx) = RingBuffer::new(ring);
+    let (recycle, recycled) = RingBuffer::new(ring);
+    let lost = Arc::new(AtomicU64::new(0));
+    let handle = if eof {
+        // Everything is in `pending` already; the thread only reports the end.
+        let mut tx = tx;
+        let _ = tx.push(Msg::Done);
+        None
+    } else {
+        let stop2 = stop.clone();
+        Some(
+            std::thread::Builder::new()
+                .name("vizdeck-series-csv".into())
+                .spawn(move || run_csv(reader, layout, tx, recycled, &stop2, tail))
+                .map_err(|source| SeriesError::Spawn {
+                    label: label.clone(),
+                    source,
+                })?,
+        )
+    };
+    // A thread blocked reading stdin cannot be woken: it is detached, not joined.
+    let handle = if stdin { None } else { handle };
+    Ok(SeriesSource {
+        names,
+        label,
+        inner: Inner::Thread {
+            rx,
+            recycle,
+            stop,
+            lost,
+            handle,
+        },
+        pending,
+        error: None,
+        warning,
+        rows_skipped,
+        values_clamped: 0,
+        clamp_note: None,
+        time_unit: Some(unit),
+        rows_sorted: 0,
+        finished: false,
+        clocked: false,
+        map: Vec::new(),
+        catch_up: None,
+    })
+}
+
+/// Reads a whole CSV held in memory on the calling thread, as [`open_csv_with`] reads a file
+/// (same format, same batches, same errors and warnings; no thread, no tail): `bytes` is the
+/// file's content and `name` what messages call it. The returned source already holds every
+/// row: one [`drain_into`](SeriesSource::drain_into) moves them all into a store, after which
+/// [`is_finished`](SeriesSource::is_finished) is `true` and a bad row past the first 100 is in
+/// [`error`](SeriesSource::error).
+///
+/// # Errors
+///
+/// Those of [`open_csv_with`] that concern the content (empty, no numeric column, no rows, a
+/// bad row among the first 100), each one line naming `name`.
+pub fn open_csv_bytes(bytes: &[u8], name: &str) -> Result<SeriesSource, SeriesError> {
+    let CsvStart {
+        mut reader,
+        layout,
+        names,
+        batch0,
+        warning,
+        rows_skipped,
+        eof,
+    } = start_csv(bytes, name, CSV_PREFIX_ROWS, false)?;
+    let mut pending = VecDeque::new();
+    pending.push_back(batch0);
+    // Only the closing messages travel through the ring (at most `Skipped` and `Done`).
+    let (mut tx, rx) = RingBuffer::new(CSV_RING);
+    let (recycle, _) = RingBuffer::new(1);
+    let stop = Arc::new(AtomicBool::new(false));
+    if eof {
+        let _ = tx.push(Msg::Done);
+    } else {
+        read_csv_rows(
+            &mut reader,
+            &layout,
+            false,
+            Batch::default,
+            |msg| {
+                match msg {
+                    Msg::Batch(batch) => pending.push_back(batch),
+                    other => {
+                        let _ = tx.push(other);
+                    }
+                }
+                true
+            },
+            &stop,
+        );
+    }
+    Ok(SeriesSource {
+        names,
+        label: format!("csv: {name}"),
+        inner: Inner::Thread {
+            rx,
+            recycle,
+            stop,
+            lost: Arc::new(AtomicU64::new(0)),
+            handle: None,
+        },
+        pending,
+        error: None,
+        warning,
+        rows_skipped,
+        values_clamped: 0,
+        clamp_note: None,
+        time_unit: Some(layout.unit),
+        rows_sorted: 0,
+        finished: false,
+        clocked: false,
+        map: Vec::new(),
+        catch_up: None,
+    })
+}
+
+/// CSV producer: reads the remaining rows in batches; waits while the ring is full; ends with
+/// `Done` or with the first error. A bad row that turns out to be the last one is skipped with a
+/// warning (a half-written last line) instead. In tail mode batches are sent as soon as the
+/// reader has to wait for more data.
+fn run_csv(
+    mut reader: csv::Reader<BufReader<CsvInput>>,
+    layout: CsvLayout,
+    mut tx: Producer<Msg>,
+    mut recycled: Consumer<Batch>,
+    stop: &AtomicBool,
+    tail: bool,
+) {
+    read_csv_rows(
+        &mut reader,
+        &layout,
+        tail,
+        || recycled.pop().unwrap_or_default(),
+        |msg| send(&mut tx, msg, stop),
+        stop,
+    );
+}
+
+/// The rows of a CSV after its first rows, as [`run_csv`] reads them: batches of rows (one row
+/// in tail mode) taken from `fresh` and handed to `emit` (which returns `false` to stop), then
+/// `Skipped` for a bad last row, then `Done` or `Error`.
+fn read_csv_rows<R: Read>(
+    reader: &mut csv::Reader<R>,
+    layout: &CsvLayout,
+    tail: bool,
+    mut fresh: impl FnMut() -> Batch,
+    mut emit: impl FnMut(Msg) -> bool,
+    stop: &AtomicBool,
+) {
+    let mut rec = csv::StringRecord::new();
+    let mut failed: Option<SeriesError> = None;
+    // Tail mode: a row is sent as soon as it is read (the reader may then wait a long time).
+    let batch_rows = if tail { 1 } else { CSV_BATCH_ROWS };
+    loop {
+        let mut batch = fresh();
+        let mut end: Option<Msg> = None;
+        while batch.rows() < batch_rows {
+            match reader.read_record(&mut rec) {
+                Ok(true) => {
+                    if let Some(e) = failed.take() {
+                        // The failed row was not the last one: a real error.
+                        end = Some(Msg::Error(e.to_string()));
+                        break;
+                    }
+                    if let Err(e) = layout.parse_row(&rec, &mut batch) {
+                        failed = Some(e);
+                    }
+                }
+                Ok(false) => {
+                    if let Some(e) = failed.take() {
+                        let _ = emit(Msg::Skipped(format!("{e} (incomplete last row skipped)")));
+                    }
+                    end = Some(Msg::Done);
+                    break;
+                }
+                Err(e) => {
+                    end = Some(Msg::Error(csv_error(&layout.path, e).to_string()));
+                    break;
+                }
+            }
+        }
+        batch.sort_rows();
+        if batch.rows() > 0 && !emit(Msg::Batch(batch)) {
+            return;
+        }
+        if let Some(msg) = end {
+            emit(msg);
+            return;
+        }
+        if stop.load(Ordering::Relaxed) {
+            return;
+        }
+    }
+}

@@ -1,0 +1,546 @@
+//! Series sources: a synthetic generator (random walks, ticks with bursts or sines, any number of
+//! series, up to 1e8 samples/s per series) and a CSV reader, each feeding a [`Store`] from its own
+//! producer thread.
+//!
+//! Threads: a source that streams owns one producer thread. Batches of rows travel to the render
+//! thread through an `rtrb` SPSC ring (wait-free on both sides); emptied batches travel back through a
+//! second ring so that steady-state streaming does not allocate. Late errors and the end of input
+//! travel through the same ring as messages, so the render thread never takes a lock.
+//! [`SeriesSource::drain_into`] only pops from the ring and never waits.
+//!
+//! Dropping a [`SeriesSource`] sets a stop flag and joins its thread (the thread checks the flag at
+//! least every few milliseconds).
+//!
+//! Files: `mod.rs` the source, its ring messages and catch-up pacing; `synth.rs` the synthetic
+//! generator; `csv_reader.rs` the CSV reader (layout, rows, tail mode, bytes); `time.rs` time units and
+//! the exact parse of time cells.
+
+use std::collections::VecDeque;
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use rtrb::{Consumer, Producer, PushError, RingBuffer};
+
+mod csv_reader;
+mod synth;
+mod time;
+
+pub use csv_reader::{open_csv_bytes, open_csv_with, sniff_delimiter};
+pub use synth::{SYNTH_SINE_BASE_HZ, SYNTH_TICK, SYNTH_TICK_START, SynthKind};
+use synth::{Synth, open_synthetic};
+pub use time::{TimeUnit, parse_time_ns};
+
+use super::store::Store;
+
+/// Which data a [`SeriesSource`] produces.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SeriesSelection {
+    /// `series` synthetic series of one [`SynthKind`], `rate_hz` samples per second *per series*
+    /// (so `series · rate_hz` in all), random draws seeded by `seed`.
+    Synthetic {
+        series: usize,
+        rate_hz: f64,
+        seed: u64,
+        kind: SynthKind,
+    },
+    /// A CSV file (`-`: standard input): optional header row, first column time (in seconds,
+    /// or in the unit its header's suffix names: `_ns`, `_us`, `_ms`, `_s`; see [`TimeUnit`]),
+    /// numeric columns are series. See [`open_csv_with`] for the accepted variants.
+    Csv(PathBuf),
+    /// A CSV file that another program is still writing: read to its end, then keep reading what
+    /// is appended until the source is dropped.
+    CsvTail(PathBuf),
+}
+
+impl Default for SeriesSelection {
+    /// 4 series × 50 000 samples/s = 200 000 samples/s.
+    fn default() -> SeriesSelection {
+        SeriesSelection::Synthetic {
+            series: 4,
+            rate_hz: 50_000.0,
+            seed: 1,
+            kind: SynthKind::Walk,
+        }
+    }
+}
+
+/// How a synthetic source advances time.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Pacing {
+    /// A producer thread follows the wall clock (interactive use).
+    #[default]
+    WallClock,
+    /// No thread: the caller's clock decides through [`SeriesSource::advance_to`] (headless runs,
+    /// tests). A CSV source streams its file the same way under either pacing.
+    Driven,
+}
+
+/// Paces the release of a producer's backlog after a stall. A producer that was held up (its
+/// thread not scheduled, a frame that took seconds) would otherwise hand over everything it owes
+/// at once, and the chart would jump by the whole stall in one frame. Instead, each step of the
+/// clock releases at most `factor` times the step's length of source time, and a step is counted
+/// as at most `max_step_s` long: while no backlog is owed (steps up to `max_step_s`, `factor ≥ 1`)
+/// the release follows the clock exactly; after a stall the backlog is released over the next
+/// steps at up to `factor` times the real rate, `factor − 1` times the step caught up per step,
+/// until the release meets the clock again. Samples keep their own times; only when they are
+/// handed over changes. Deterministic: a function of the clock values passed in.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CatchUp {
+    /// Longest clock step counted in full, seconds (longer ones are stalls).
+    pub max_step_s: f64,
+    /// Source time released per step, at most, as a multiple of the (capped) step.
+    pub factor: f64,
+    /// Source time released so far, seconds.
+    released: f64,
+    /// Clock at the previous step (`None`: the clock starts at 0).
+    last_now: Option<f64>,
+}
+
+impl Default for CatchUp {
+    /// Steps up to 0.1 s count in full; a backlog is released at up to 4× the real rate (3 s of
+    /// backlog caught up per 1 s of clock, so a 5 s stall is made up in under 2 s).
+    fn default() -> CatchUp {
+        CatchUp::new(0.1, 4.0)
+    }
+}
+
+impl CatchUp {
+    /// A pacer for steps counted up to `max_step_s` seconds and release at up to `factor` times
+    /// the real rate (non-finite or smaller values are raised to 1e-3 s and 1).
+    pub fn new(max_step_s: f64, factor: f64) -> CatchUp {
+        let sane = |x: f64, min: f64| if x.is_finite() { x.max(min) } else { min };
+        CatchUp {
+            max_step_s: sane(max_step_s, 1e-3),
+            factor: sane(factor, 1.0),
+            released: 0.0,
+            last_now: None,
+        }
+    }
+
+    /// The clock reads `now` seconds: returns the source time up to which samples may be
+    /// released, `min(now, released + factor · min(step, max_step_s))` with `step` the clock's
+    /// advance since the previous call (from 0 on the first). Never decreases; a clock that
+    /// goes back or is not finite releases nothing more.
+    pub fn release_until(&mut self, now: f64) -> f64 {
+        if !now.is_finite() {
+            return self.released;
+        }
+        let prev = self.last_now.unwrap_or(0.0);
+        let step = (now - prev).max(0.0);
+        self.last_now = Some(now.max(prev));
+        let budget = self.factor * step.min(self.max_step_s);
+        self.released = (self.released + budget).min(now).max(self.released);
+        self.released
+    }
+
+    /// Source time owed but not yet released at the last clock reading, seconds.
+    pub fn backlog_s(&self) -> f64 {
+        (self.last_now.unwrap_or(0.0) - self.released).max(0.0)
+    }
+}
+
+/// Errors opening a series source. Each displays as one line naming the input and the problem.
+#[derive(Debug, thiserror::Error)]
+pub enum SeriesError {
+    #[error("series file '{path}': no such file")]
+    NotFound { path: String },
+    #[error("series file '{path}': {source}")]
+    Io {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("series file '{path}': empty (no header)")]
+    Empty { path: String },
+    #[error("series file '{path}': no numeric value column (header: {header})")]
+    NoNumericColumn { path: String, header: String },
+    #[error("series file '{path}': no data rows (header: {header})")]
+    NoRows { path: String, header: String },
+    #[error("series file '{path}' line {line}: {problem}")]
+    Row {
+        path: String,
+        line: u64,
+        problem: String,
+    },
+    #[error("synthetic series: {0}")]
+    Synthetic(String),
+    #[error("{label}: cannot start the producer thread: {source}")]
+    Spawn {
+        label: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// Rows of samples for all series of a source, column-major so that each series' values are one
+/// slice for [`Series::push_slice`](super::store::Series::push_slice): `columns[series][row]`,
+/// `times[row]`; NaN is a gap.
+#[derive(Debug, Default)]
+struct Batch {
+    /// Row times in seconds (synthetic sources, CSV times that are not exact decimals).
+    times: Vec<f64>,
+    /// Row times in integer nanoseconds (CSV times read exactly, see [`parse_time_ns`]); a batch
+    /// fills either this or `times`.
+    times_ns: Vec<i64>,
+    columns: Vec<Vec<f32>>,
+    /// Value cells beyond the f32 range that were clamped to ±`f32::MAX`.
+    clamped: u64,
+    /// Where the batch's first clamped cell is (one line), if any.
+    clamp_note: Option<String>,
+    /// Rows that were earlier than the row before them and were sorted into place.
+    rows_sorted: u64,
+}
+
+impl Batch {
+    fn clear(&mut self) {
+        self.times.clear();
+        self.times_ns.clear();
+        for c in &mut self.columns {
+            c.clear();
+        }
+        self.clamped = 0;
+        self.clamp_note = None;
+        self.rows_sorted = 0;
+    }
+
+    /// Sorts the rows by time, stably (rows with equal times keep their order), so that rows
+    /// written out of order inside one batch reach the store in place. Counts in `rows_sorted`
+    /// the rows earlier than the row before them (the store's definition of out of order).
+    /// Costs one pass when the rows are already in order.
+    fn sort_rows(&mut self) {
+        let late = if self.times_ns.is_empty() {
+            self.times.windows(2).filter(|w| w[1] < w[0]).count()
+        } else {
+            self.times_ns.windows(2).filter(|w| w[1] < w[0]).count()
+        };
+        if late == 0 {
+            return;
+        }
+        let mut order: Vec<usize> = (0..self.rows()).collect();
+        if self.times_ns.is_empty() {
+            let t = &self.times;
+            order.sort_by(|&a, &b| t[a].total_cmp(&t[b]));
+            self.times = order.iter().map(|&i| t[i]).collect();
+        } else {
+            let t = &self.times_ns;
+            order.sort_by_key(|&i| t[i]);
+            self.times_ns = order.iter().map(|&i| t[i]).collect();
+        }
+        for column in &mut self.columns {
+            *column = order.iter().map(|&i| column[i]).collect();
+        }
+        self.rows_sorted += late as u64;
+    }
+
+    /// Rows in the batch.
+    fn rows(&self) -> usize {
+        self.times.len().max(self.times_ns.len())
+    }
+
+    /// Makes sure there are `n` columns.
+    fn ensure_columns(&mut self, n: usize) {
+        self.columns.resize_with(n, Vec::new);
+    }
+}
+
+enum Msg {
+    Batch(Batch),
+    /// A late error; the thread has stopped.
+    Error(String),
+    /// All input delivered; the thread has stopped.
+    Done,
+    /// A row was skipped (the message says where and why); the thread goes on.
+    Skipped(String),
+}
+
+/// Batches in flight for the synthetic wall-clock source (about 1 ms of data each).
+const SYNTH_RING: usize = 1024;
+/// Batches in flight for the CSV source; bounds the rows one `drain_into` moves.
+const CSV_RING: usize = 16;
+/// Rows in flight for a tailed CSV (one row per batch).
+const CSV_TAIL_RING: usize = 4096;
+/// Rows per CSV batch.
+const CSV_BATCH_ROWS: usize = 4096;
+/// Data rows read and validated synchronously in `open`.
+const CSV_PREFIX_ROWS: usize = 100;
+/// Rows per batch generated by `advance_to` / while catching up.
+const SYNTH_MAX_BATCH_ROWS: u64 = 16 * 1024;
+/// Time constant of the synthetic walks' mean reversion, seconds.
+const SYNTH_TAU_S: f64 = 2.0;
+
+/// A stream of samples for several named series. See the module docs for the threading.
+pub struct SeriesSource {
+    names: Vec<String>,
+    label: String,
+    inner: Inner,
+    /// Batches produced on the caller's thread (driven synthetic, CSV rows validated in `open`).
+    pending: VecDeque<Batch>,
+    error: Option<String>,
+    /// First non-fatal problem (e.g. a half-written last row that was skipped).
+    warning: Option<String>,
+    /// Rows read but not loaded (half-written last row).
+    rows_skipped: u64,
+    /// Value cells beyond the f32 range, clamped to ±`f32::MAX` (CSV).
+    values_clamped: u64,
+    /// Where the first clamped value cell was, one line.
+    clamp_note: Option<String>,
+    /// Unit of the time column (CSV; `None` for synthetic sources).
+    time_unit: Option<TimeUnit>,
+    /// CSV rows out of time order that were sorted into place within their batch.
+    rows_sorted: u64,
+    finished: bool,
+    /// Synthetic: sample times are seconds of the source's own clock from 0 (see
+    /// [`is_clocked`](SeriesSource::is_clocked)).
+    clocked: bool,
+    /// Store index of each of our series, rebuilt when the store does not match.
+    map: Vec<usize>,
+    /// Driven synthetic: paces the release after a jump of the caller's clock (off unless set).
+    catch_up: Option<CatchUp>,
+}
+
+enum Inner {
+    Driven(Synth),
+    Thread {
+        rx: Consumer<Msg>,
+        recycle: Producer<Batch>,
+        stop: Arc<AtomicBool>,
+        lost: Arc<AtomicU64>,
+        handle: Option<JoinHandle<()>>,
+    },
+}
+
+impl SeriesSource {
+    /// Opens a source. Synthetic: a thread follows the wall clock ([`Pacing::WallClock`]) or the
+    /// caller drives time ([`Pacing::Driven`]). CSV: the header and the first rows are read and
+    /// checked here (errors return here); then a thread streams the rest in batches.
+    pub fn open(sel: &SeriesSelection, pacing: Pacing) -> Result<SeriesSource, SeriesError> {
+        match sel {
+            SeriesSelection::Synthetic {
+                series,
+                rate_hz,
+                seed,
+                kind,
+            } => open_synthetic(*kind, *series, *rate_hz, *seed, pacing),
+            SeriesSelection::Csv(path) => open_csv_with(path, false),
+            SeriesSelection::CsvTail(path) => open_csv_with(path, true),
+        }
+    }
+
+    /// Series names, in source order (CSV: header order).
+    pub fn names(&self) -> &[String] {
+        &self.names
+    }
+
+    /// One line describing the source, e.g. `synthetic: 4 random walks, 200000 samples/s`.
+    pub fn label(&self) -> String {
+        self.label.clone()
+    }
+
+    /// Driven pacing: generates every sample with time `< t_seconds` not generated yet (times are
+    /// `k / rate_hz`, k = 0, 1, …). Cheap; the samples are stored by the next
+    /// [`drain_into`](SeriesSource::drain_into). No-op for other sources and pacings.
+    pub fn advance_to(&mut self, t_seconds: f64) {
+        let Inner::Driven(synth) = &mut self.inner else {
+            return;
+        };
+        let t = match &mut self.catch_up {
+            Some(pace) => pace.release_until(t_seconds),
+            None => t_seconds,
+        };
+        let target = synth.count_before(t);
+        while synth.next_k < target {
+            let end = target.min(synth.next_k + SYNTH_MAX_BATCH_ROWS);
+            let mut batch = Batch::default();
+            synth.fill(end, &mut batch);
+            self.pending.push_back(batch);
+        }
+    }
+
+    /// Driven synthetic pacing: releases a backlog after a jump of the caller's clock through
+    /// `pace` ([`CatchUp`]), so [`advance_to`](SeriesSource::advance_to) hands over at most
+    /// `pace.factor` times the real rate per call; `None` (the default) releases everything up to
+    /// the time asked. The wall-clock producer always paces with [`CatchUp::default`]; other
+    /// sources ignore this.
+    pub fn set_catch_up(&mut self, pace: Option<CatchUp>) {
+        self.catch_up = pace;
+    }
+
+    /// Source time owed but not yet released by the driven pacer, seconds (0 without one).
+    pub fn backlog_s(&self) -> f64 {
+        self.catch_up.map_or(0.0, |c| c.backlog_s())
+    }
+
+    /// Moves every available batch into `store` (series found or created by name). Never blocks.
+    pub fn drain_into(&mut self, store: &mut Store) {
+        self.sync_map(store);
+        let mut counts = Counts {
+            clamped: &mut self.values_clamped,
+            note: &mut self.clamp_note,
+            sorted: &mut self.rows_sorted,
+        };
+        while let Some(batch) = self.pending.pop_front() {
+            apply(&self.map, &batch, store);
+            note_batch(&mut counts, &batch);
+        }
+        if let Inner::Thread { rx, recycle, .. } = &mut self.inner {
+            while let Ok(msg) = rx.pop() {
+                match msg {
+                    Msg::Batch(mut batch) => {
+                        apply(&self.map, &batch, store);
+                        note_batch(&mut counts, &batch);
+                        batch.clear();
+                        // A full recycle ring just frees the batch.
+                        let _ = recycle.push(batch);
+                    }
+                    Msg::Error(e) => {
+                        self.error = Some(e);
+                        self.finished = true;
+                    }
+                    Msg::Done => self.finished = true,
+                    Msg::Skipped(w) => {
+                        self.rows_skipped += 1;
+                        self.warning.get_or_insert(w);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The first non-fatal problem (e.g. `series file 'x.csv' line 9: incomplete last row
+    /// skipped`), one line.
+    pub fn warning(&self) -> Option<String> {
+        self.warning.clone()
+    }
+
+    /// Rows read but not loaded (a half-written last row).
+    pub fn rows_skipped(&self) -> u64 {
+        self.rows_skipped
+    }
+
+    /// Value cells (CSV) whose number lies beyond the f32 range the store and the GPU hold
+    /// (|v| > 3.4028235e38, e.g. `1e308`): each was stored as ±`f32::MAX` instead of ±inf, so it
+    /// draws at the edge of an axis that spans it. Counted over all series, taken so far.
+    pub fn values_clamped(&self) -> u64 {
+        self.values_clamped
+    }
+
+    /// The first clamped value cell (file, line, column, cell), one line; see
+    /// [`values_clamped`](SeriesSource::values_clamped).
+    pub fn clamp_note(&self) -> Option<String> {
+        self.clamp_note.clone()
+    }
+
+    /// CSV rows that came earlier in time than the row before them and were sorted into place
+    /// before reaching the store: rows are read in batches (4096 rows, the first up to 100) and
+    /// each batch is sorted by time, stably. A row earlier than rows of an *earlier* batch (or
+    /// any late row in tail mode, where a row is sent as soon as it is read) stays out of order
+    /// in the store ([`Series::out_of_order`](super::store::Series::out_of_order)).
+    pub fn rows_sorted(&self) -> u64 {
+        self.rows_sorted
+    }
+
+    /// Unit the time column is read in (CSV, from the header name, see [`TimeUnit`]); `None`
+    /// for synthetic sources.
+    pub fn time_unit(&self) -> Option<TimeUnit> {
+        self.time_unit
+    }
+
+    /// A late error from the producer thread (e.g. a bad row far into a CSV file), one line.
+    pub fn error(&self) -> Option<String> {
+        self.error.clone()
+    }
+
+    /// `true` once a finite source (CSV) has delivered everything, or stopped on an error, and
+    /// `drain_into` has taken it all. Always `false` for synthetic sources.
+    pub fn is_finished(&self) -> bool {
+        self.finished && self.pending.is_empty()
+    }
+
+    /// `true` for synthetic sources, whose sample times are seconds since the source started
+    /// (the scene clock in driven pacing, the wall clock otherwise); `false` for files, whose
+    /// times are whatever the file says.
+    pub fn is_clocked(&self) -> bool {
+        self.clocked
+    }
+
+    /// Samples (rows × series) the wall-clock generator threw away because the ring was full
+    /// (nobody drained for about a second).
+    pub fn samples_lost(&self) -> u64 {
+        match &self.inner {
+            Inner::Thread { lost, .. } => lost.load(Ordering::Relaxed),
+            Inner::Driven(_) => 0,
+        }
+    }
+
+    fn sync_map(&mut self, store: &mut Store) {
+        let valid = self.map.len() == self.names.len()
+            && self
+                .map
+                .iter()
+                .zip(&self.names)
+                .all(|(&i, name)| store.series().get(i).is_some_and(|s| &s.name == name));
+        if !valid {
+            self.map = self.names.iter().map(|name| store.ensure(name)).collect();
+        }
+    }
+}
+
+impl Drop for SeriesSource {
+    fn drop(&mut self) {
+        if let Inner::Thread { stop, handle, .. } = &mut self.inner {
+            stop.store(true, Ordering::Relaxed);
+            if let Some(h) = handle.take() {
+                let _ = h.join();
+            }
+        }
+    }
+}
+
+/// Adds what `batch` counted (clamped values, with the first note; rows sorted) to the source.
+fn note_batch(source: &mut Counts<'_>, batch: &Batch) {
+    *source.clamped += batch.clamped;
+    *source.sorted += batch.rows_sorted;
+    if source.note.is_none() {
+        source.note.clone_from(&batch.clamp_note);
+    }
+}
+
+/// The counters of a [`SeriesSource`] that batches add to.
+struct Counts<'a> {
+    clamped: &'a mut u64,
+    note: &'a mut Option<String>,
+    sorted: &'a mut u64,
+}
+
+fn apply(map: &[usize], batch: &Batch, store: &mut Store) {
+    for (column, &index) in batch.columns.iter().zip(map) {
+        // Producers fill every column to the row count, so the lengths always pair up.
+        let series = &mut store.series_mut()[index];
+        let _ = if batch.times_ns.is_empty() {
+            series.push_slice(&batch.times, column)
+        } else {
+            series.push_slice_ns(&batch.times_ns, column)
+        };
+    }
+}
+
+/// Pushes `msg`, waiting while the ring is full. Returns `false` if stopped meanwhile.
+fn send(tx: &mut Producer<Msg>, mut msg: Msg, stop: &AtomicBool) -> bool {
+    loop {
+        match tx.push(msg) {
+            Ok(()) => return true,
+            Err(PushError::Full(m)) => {
+                if stop.load(Ordering::Relaxed) || tx.is_abandoned() {
+                    return false;
+                }
+                msg = m;
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        }
+    }
+}
