@@ -3,7 +3,7 @@
 //!
 //! Per series, a [`SeriesMirror`] holds on the GPU: the values (f32 bits), the running count of
 //! valid (non-NaN) values, and a pyramid of min/max nodes with branching [`BRANCH`] (level L node k
-//! covers values `[k·16^L, (k+1)·16^L)`). New samples are appended by `queue.write_buffer` and only
+//! covers values `[k·16^L, (k+1)·16^L)`). New samples are appended through the frame's uploader and only
 //! the pyramid nodes they complete are built (`shaders/timeseries/pyramid_build.wgsl`, one dispatch
 //! per level). For a view, the CPU finds each pixel column's sample index range by binary search on
 //! the f64 times (with [`column_of`], the same column function as the CPU reference), and

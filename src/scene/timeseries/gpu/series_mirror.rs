@@ -160,7 +160,7 @@ impl SeriesMirror {
     }
 
     /// Brings the mirror up to date with `series`: appends new samples (values and valid-count
-    /// prefix by `write_buffer`) and queues the pyramid nodes they complete; rebuilds from the
+    /// prefix through the frame's uploader) and queues the pyramid nodes they complete; rebuilds from the
     /// stored samples when the mirror is full (growing it by doubling up to the storage limit) or
     /// the series was cleared. The queued builds run in the next [`encode`](SeriesMirror::encode).
     pub fn sync(
