@@ -161,11 +161,7 @@ impl Deck {
         active: usize,
         cfg: SceneConfig,
     ) -> Deck {
-        let renderer = egui_wgpu::Renderer::new(
-            &gpu.device,
-            output_format,
-            egui_wgpu::RendererOptions::default(),
-        );
+        let renderer = new_renderer(gpu, output_format);
         let egui_ctx = egui::Context::default();
         egui_ctx.set_visuals(egui::Visuals::dark());
         Deck {
@@ -386,6 +382,15 @@ impl Deck {
 /// A duration in ms from whole nanoseconds (prints short: 0.00017, not 0.00016999999999999999).
 pub fn duration_ms(d: std::time::Duration) -> f64 {
     d.as_nanos() as f64 / 1e6
+}
+
+/// The egui renderer of the deck, drawing into `output_format` on `gpu`'s device.
+fn new_renderer(gpu: &Gpu, output_format: wgpu::TextureFormat) -> egui_wgpu::Renderer {
+    egui_wgpu::Renderer::new(
+        &gpu.device,
+        output_format,
+        egui_wgpu::RendererOptions::default(),
+    )
 }
 
 /// The deck's readback ring: 12 buffers, of which screenshots may hold 8 (GPU timings and the

@@ -6,7 +6,7 @@
 
 use std::time::Instant;
 
-use super::{Deck, SceneSlot, new_readback_ring};
+use super::{Deck, SceneSlot, new_readback_ring, new_renderer};
 use crate::gpu::Gpu;
 use crate::gpu::timing::GpuTimer;
 use crate::gpu::upload::Uploader;
@@ -51,18 +51,13 @@ impl Deck {
         let memory = self.egui_ctx.memory(|m| m.clone());
         self.egui_ctx = egui::Context::default();
         self.egui_ctx.memory_mut(|m| *m = memory);
-        self.renderer = egui_wgpu::Renderer::new(
-            &gpu.device,
-            self.output_format,
-            egui_wgpu::RendererOptions::default(),
-        );
+        self.abandon_gpu_work();
+        self.renderer = new_renderer(gpu, self.output_format);
         self.target = None;
         self.target_px = (0, 0);
         self.depth = None;
         self.timer = GpuTimer::new(&gpu.device, &gpu.queue);
         self.uploader = Uploader::new(&gpu.device, self.uploader.strategy());
-        self.readback = new_readback_ring();
-        self.readback_mark = 0;
         for (i, slot) in self.slots.iter_mut().enumerate() {
             if let SceneSlot::Ready(scene) = slot
                 && let Err(e) = scene.recreate_gpu(gpu)

@@ -55,11 +55,6 @@ impl<'a> GpuFrame<'a> {
         self.encoder
     }
 
-    /// The uploader (its strategy and counters).
-    pub fn uploader(&self) -> &Uploader {
-        self.uploader
-    }
-
     /// Uploads `bytes` into `dst` at `offset` (a multiple of 4; a length that is not a multiple
     /// of 4 is padded with zeros) through the frame's uploader: counted, in its strategy, before
     /// any pass of this frame reads it. A write that does not fit `dst` (a programming error) is
@@ -120,7 +115,8 @@ impl<'a> OwnedFrame<'a> {
             })
     }
 
-    /// The frame's context (frame index [`index`](OwnedFrame::index)).
+    /// The frame's context, for frame [`set_index`](OwnedFrame::set_index) (0 at first; each
+    /// [`submit`](OwnedFrame::submit) advances it).
     pub fn frame(&mut self) -> GpuFrame<'_> {
         GpuFrame::new(self.gpu, &mut self.encoder, &mut self.uploader, self.frame)
     }
@@ -128,11 +124,6 @@ impl<'a> OwnedFrame<'a> {
     /// The owner of the device.
     pub fn gpu(&self) -> &'a Gpu {
         self.gpu
-    }
-
-    /// The frame index (ping-pong slot `index % 2`); [`submit`](OwnedFrame::submit) advances it.
-    pub fn index(&self) -> u64 {
-        self.frame
     }
 
     /// Sets the frame index of the next [`frame`](OwnedFrame::frame).

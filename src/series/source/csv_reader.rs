@@ -487,16 +487,39 @@ pub fn open_csv_with(path: &Path, tail: bool) -> Result<SeriesSource, SeriesErro
     };
     // A thread blocked reading stdin cannot be woken: it is detached, not joined.
     let handle = if stdin { None } else { handle };
-    Ok(SeriesSource {
+    let inner = Inner::Thread {
+        rx,
+        recycle,
+        stop,
+        lost,
+        handle,
+    };
+    Ok(csv_source(
         names,
         label,
-        inner: Inner::Thread {
-            rx,
-            recycle,
-            stop,
-            lost,
-            handle,
-        },
+        inner,
+        pending,
+        warning,
+        rows_skipped,
+        unit,
+    ))
+}
+
+/// A CSV source around its producer side (`inner`), the rows read so far (`pending`) and what the
+/// first rows said (a warning, rows skipped, the time unit).
+fn csv_source(
+    names: Vec<String>,
+    label: String,
+    inner: Inner,
+    pending: VecDeque<Batch>,
+    warning: Option<String>,
+    rows_skipped: u64,
+    unit: TimeUnit,
+) -> SeriesSource {
+    SeriesSource {
+        names,
+        label,
+        inner,
         pending,
         error: None,
         warning,
@@ -509,7 +532,7 @@ pub fn open_csv_with(path: &Path, tail: bool) -> Result<SeriesSource, SeriesErro
         clocked: false,
         map: Vec::new(),
         catch_up: None,
-    })
+    }
 }
 
 /// Reads a whole CSV held in memory on the calling thread, as [`open_csv_with`] reads a file
@@ -559,29 +582,23 @@ pub fn open_csv_bytes(bytes: &[u8], name: &str) -> Result<SeriesSource, SeriesEr
             &stop,
         );
     }
-    Ok(SeriesSource {
+    let inner = Inner::Thread {
+        rx,
+        recycle,
+        stop,
+        lost: Arc::new(AtomicU64::new(0)),
+        handle: None,
+    };
+    let label = format!("csv: {name}");
+    Ok(csv_source(
         names,
-        label: format!("csv: {name}"),
-        inner: Inner::Thread {
-            rx,
-            recycle,
-            stop,
-            lost: Arc::new(AtomicU64::new(0)),
-            handle: None,
-        },
+        label,
+        inner,
         pending,
-        error: None,
         warning,
         rows_skipped,
-        values_clamped: 0,
-        clamp_note: None,
-        time_unit: Some(layout.unit),
-        rows_sorted: 0,
-        finished: false,
-        clocked: false,
-        map: Vec::new(),
-        catch_up: None,
-    })
+        layout.unit,
+    ))
 }
 
 /// CSV producer: reads the remaining rows in batches; waits while the ring is full; ends with
