@@ -188,6 +188,7 @@ impl App {
         );
         deck.set_overlay(!self.cli.no_overlay);
         deck.set_upload_strategy(self.cli.upload_strategy);
+        deck.set_composite(self.cli.composite);
         deck.memory = crate::stats::memory::MemoryTrack::new(self.cli.memory_warmup_frames);
         let egui = egui_winit::State::new(
             deck.egui_ctx().clone(),

@@ -156,6 +156,12 @@ pub struct Cli {
     /// View ▸ Upload strategy.
     #[arg(long, value_enum, default_value_t = crate::gpu::upload::Strategy::WriteBuffer)]
     pub upload_strategy: crate::gpu::upload::Strategy,
+
+    /// How the scene image reaches the window: blit (drawn texel for pixel into its viewport,
+    /// the default) or egui-image (a textured quad through egui's shader, as vizdeck drew it before; the
+    /// same pixels at several times the fill cost on a software rasterizer).
+    #[arg(long, value_enum, default_value_t = crate::deck::Composite::Blit)]
+    pub composite: crate::deck::Composite,
 }
 
 /// Subcommands.
@@ -212,6 +218,9 @@ pub struct BenchArgs {
     /// Upload strategy of the scenes' ping-pong buffers during the scene runs.
     #[arg(long, value_enum, default_value_t = crate::gpu::upload::Strategy::WriteBuffer)]
     pub scene_upload: crate::gpu::upload::Strategy,
+    /// How the scene image reaches the output during the scene runs (see `vizdeck --composite`).
+    #[arg(long, value_enum, default_value_t = crate::deck::Composite::Blit)]
+    pub composite: crate::deck::Composite,
     /// Measure upload strategies (comma-separated; `all` for every one) and readback, at
     /// `--upload-sizes`.
     #[arg(long, value_delimiter = ',', value_name = "STRATEGY,..|all")]

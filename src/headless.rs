@@ -146,6 +146,7 @@ pub fn run(cli: &Cli) -> anyhow::Result<()> {
     }
     deck.set_overlay(!cli.no_overlay);
     deck.set_upload_strategy(cli.upload_strategy);
+    deck.set_composite(cli.composite);
     deck.memory = crate::stats::memory::MemoryTrack::new(cli.memory_warmup_frames);
     deck.ensure_active(&gpu);
     if let Some(msg) = deck.active_failure() {

@@ -6,6 +6,7 @@
 use std::time::Instant;
 
 use super::capture::{GPU_TIME_WAIT_FRAMES, attach_gpu_times};
+use super::composite::Composite;
 use super::{Deck, FrameTimes, Output, SceneSlot, duration_ms};
 use crate::gpu::Gpu;
 use crate::gpu::frame::GpuFrame;
@@ -67,7 +68,11 @@ impl Deck {
 
         // UI: lays out the panels and tells us the scene's pixel size for this frame.
         self.ensure_target(gpu, (1, 1));
-        let tex_id = self.target.as_ref().map(|t| t.egui_id);
+        // The scene image is egui's only with `--composite egui-image`; else the egui pass blits it.
+        let tex_id = match self.composite {
+            Composite::EguiImage => self.target.as_ref().map(|t| t.egui_id),
+            Composite::Blit => None,
+        };
         let mut scene_rect = egui::Rect::NOTHING;
         let mut commands = Vec::new();
         let full = {
@@ -175,7 +180,8 @@ impl Deck {
             scene.record_readbacks(&gpu.device, &mut encoder, &mut self.readback, consumer);
         }
 
-        // egui on top, into the output.
+        // The egui pass into the output: the scene texture first (blitted into its viewport,
+        // unless egui draws it as an image), then egui on top.
         for (id, deltas) in &full.textures_delta.set {
             for delta in deltas {
                 self.renderer
@@ -213,6 +219,12 @@ impl Deck {
                 multiview_mask: None,
             });
             let mut pass = pass.forget_lifetime();
+            if let (Composite::Blit, Some(target), SceneSlot::Ready(_)) =
+                (self.composite, &self.target, &self.slots[self.active])
+            {
+                self.blit
+                    .draw(&mut pass, &target.blit_group, self.scene_rect_px, out.size);
+            }
             self.renderer.render(&mut pass, &prims, &screen);
         }
         if let Some(t) = &mut self.timer {

@@ -1,8 +1,10 @@
 //! The deck: everything one frame does, shared by the window ([`crate::app`]) and headless mode
 //! ([`crate::headless`]): clock → ingest → fixed updates → egui UI → uploads → compute pass →
-//! scene render pass (into the scene texture) → egui pass (into the output) → submit → stats.
+//! scene render pass (into the scene texture) → egui pass (the scene texture blitted into its
+//! viewport of the output, then egui) → submit → stats.
 
 mod capture;
+mod composite;
 mod frame;
 mod panel;
 mod recovery;
@@ -13,9 +15,11 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 pub use capture::CapturePlan;
+pub use composite::Composite;
 pub use recovery::LOSE_DEVICE_ENV;
 
 use capture::Recording;
+use composite::SceneBlit;
 use screenshots::{Screenshots, screenshot_writer};
 use targets::{SceneDepth, SceneTarget};
 
@@ -104,6 +108,9 @@ pub struct Deck {
     frame: u64,
     egui_ctx: egui::Context,
     renderer: egui_wgpu::Renderer,
+    /// How the scene texture reaches the output (`--composite`).
+    composite: Composite,
+    blit: SceneBlit,
     target: Option<SceneTarget>,
     target_px: (u32, u32),
     depth: Option<SceneDepth>,
@@ -173,6 +180,8 @@ impl Deck {
             memory: MemoryTrack::new(crate::stats::memory::DEFAULT_WARMUP_FRAMES),
             egui_ctx,
             renderer,
+            composite: Composite::default(),
+            blit: SceneBlit::new(&gpu.device, output_format),
             target: None,
             target_px: (0, 0),
             depth: None,
@@ -215,6 +224,21 @@ impl Deck {
     /// Upload strategy, `vizdeck bench --upload`).
     pub fn set_upload_strategy(&mut self, strategy: Strategy) {
         self.uploader.set_strategy(strategy);
+    }
+
+    /// How the scene texture reaches the output from the next frame on (`--composite`).
+    pub fn set_composite(&mut self, composite: Composite) {
+        self.composite = composite;
+    }
+
+    /// The scene image's rect in output pixels (x, y, width, height) of the last frame.
+    pub fn scene_rect_px(&self) -> (u32, u32, u32, u32) {
+        self.scene_rect_px
+    }
+
+    /// How the scene texture reaches the output.
+    pub fn composite(&self) -> Composite {
+        self.composite
     }
 
     /// The upload strategy in use.

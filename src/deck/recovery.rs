@@ -6,6 +6,7 @@
 
 use std::time::Instant;
 
+use super::composite::SceneBlit;
 use super::{Deck, SceneSlot, new_readback_ring, new_renderer};
 use crate::gpu::Gpu;
 use crate::gpu::timing::GpuTimer;
@@ -53,6 +54,7 @@ impl Deck {
         self.egui_ctx.memory_mut(|m| *m = memory);
         self.abandon_gpu_work();
         self.renderer = new_renderer(gpu, self.output_format);
+        self.blit = SceneBlit::new(&gpu.device, self.output_format);
         self.target = None;
         self.target_px = (0, 0);
         self.depth = None;

@@ -1,15 +1,19 @@
 //! The scene's render targets: the scene texture every scene paints into (sized to the scene
-//! panel, clamped to the adapter's limit, shown by egui as a native texture) and the depth
+//! panel, clamped to the adapter's limit) and the depth
 //! attachment of scenes that ask for one.
+//! The texture reaches the output through [`super::composite`].
 
 use super::{Deck, SceneSlot};
 use crate::gpu::Gpu;
 
-/// The scene texture ([`SCENE_FORMAT`](crate::scene::SCENE_FORMAT)) and its egui id.
+/// The scene texture ([`SCENE_FORMAT`](crate::scene::SCENE_FORMAT)), its egui id
+/// ([`Composite::EguiImage`](super::Composite::EguiImage)) and its blit bind group
+/// ([`Composite::Blit`](super::Composite::Blit)).
 pub(super) struct SceneTarget {
     pub(super) texture: wgpu::Texture,
     pub(super) view: wgpu::TextureView,
     pub(super) egui_id: egui::TextureId,
+    pub(super) blit_group: wgpu::BindGroup,
 }
 
 /// Depth attachment of the scene pass, for scenes that ask for one
@@ -99,10 +103,12 @@ impl Deck {
                     .register_native_texture(&gpu.device, &view, wgpu::FilterMode::Nearest)
             }
         };
+        let blit_group = self.blit.bind(&gpu.device, &view);
         self.target = Some(SceneTarget {
             texture,
             view,
             egui_id,
+            blit_group,
         });
         self.target_px = px;
     }

@@ -159,9 +159,12 @@ pub const TIMESERIES_SPANS: ShaderSource =
 /// Time series: line segments between columns (render).
 pub const TIMESERIES_CONNECTORS: ShaderSource =
     shader!("timeseries/connectors.wgsl", "common/timeseries.wgsl");
+/// Deck: the scene texture → its viewport of the output, texel for pixel (render).
+pub const SCENE_BLIT: ShaderSource = shader!("deck/scene_blit.wgsl");
 
 /// Every shader the app uses.
 pub const ALL: &[ShaderSource] = &[
+    SCENE_BLIT,
     SPECTROGRAM_RING_WRITE,
     SPECTROGRAM_DRAW,
     SPECTROGRAM_FFT_PACK,

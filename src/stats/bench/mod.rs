@@ -98,6 +98,7 @@ pub fn run(args: &crate::cli::BenchArgs) -> anyhow::Result<()> {
             particles: args.particles,
             screenshot_dir: None,
             upload: args.scene_upload,
+            composite: args.composite,
         };
         let r = run_scene(&gpu, &b, &args.out)?;
         let shots = if args.screenshots {

@@ -34,6 +34,8 @@ pub struct SceneBench {
     pub screenshot_dir: Option<PathBuf>,
     /// Upload strategy of the scenes' ping-pong buffers.
     pub upload: Strategy,
+    /// How the scene image reaches the output.
+    pub composite: crate::deck::Composite,
 }
 
 /// What one scene run measured.
@@ -123,6 +125,7 @@ pub fn run_scene(gpu: &Gpu, b: &SceneBench, out_dir: &Path) -> Result<SceneResul
         cli.scene_config(),
     );
     deck.set_upload_strategy(b.upload);
+    deck.set_composite(b.composite);
     deck.ensure_active(gpu);
     if let Some(msg) = deck.active_failure() {
         return Err(scene_err(msg.to_string()));
