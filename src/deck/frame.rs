@@ -181,23 +181,17 @@ impl Deck {
         }
 
         // The egui pass into the output: the scene texture first (blitted into its viewport,
-        // unless egui draws it as an image), then egui on top.
-        for (id, deltas) in &full.textures_delta.set {
-            for delta in deltas {
-                self.renderer
-                    .update_texture(&gpu.device, &gpu.queue, *id, delta);
-            }
-        }
+        // unless egui draws it as an image), then egui's shapes on top. egui's textures and
+        // buffers go through the frame's uploader (after the scene's bytes were counted).
+        let bytes_uploaded = self.uploader.counters.bytes.saturating_sub(uploaded_before);
         let prims = self.egui_ctx.tessellate(full.shapes, ppp);
-        let screen = egui_wgpu::ScreenDescriptor {
-            size_in_pixels: [out.size.0, out.size.1],
-            pixels_per_point: ppp,
-        };
-        let extra =
-            self.renderer
-                .update_buffers(&gpu.device, &gpu.queue, &mut encoder, &prims, &screen);
         {
-            let pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+            let mut f = GpuFrame::new(gpu, &mut encoder, &mut self.uploader, self.frame);
+            self.painter.update_textures(&mut f, &full.textures_delta);
+            self.painter.prepare(&mut f, &prims, out.size, ppp);
+        }
+        {
+            let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
                 label: Some("egui"),
                 color_attachments: &[Some(wgpu::RenderPassColorAttachment {
                     view: out.view,
@@ -218,28 +212,24 @@ impl Deck {
                 occlusion_query_set: None,
                 multiview_mask: None,
             });
-            let mut pass = pass.forget_lifetime();
             if let (Composite::Blit, Some(target), SceneSlot::Ready(_)) =
                 (self.composite, &self.target, &self.slots[self.active])
             {
                 self.blit
                     .draw(&mut pass, &target.blit_group, self.scene_rect_px, out.size);
             }
-            self.renderer.render(&mut pass, &prims, &screen);
+            self.painter.paint(&mut pass, out.size);
         }
         if let Some(t) = &mut self.timer {
             t.resolve(&gpu.device, &mut encoder, &mut self.readback);
         }
         self.record_screenshots(gpu, &mut encoder, out.texture);
-        for id in &full.textures_delta.free {
-            self.renderer.free_texture(id);
-        }
+        self.painter.free_textures(&full.textures_delta);
         let encode_ms = lap();
         self.uploader.finish();
         // The frame's one submit (egui's own upload command buffers first).
         #[allow(clippy::disallowed_methods)]
-        gpu.queue
-            .submit(extra.into_iter().chain(std::iter::once(encoder.finish())));
+        gpu.queue.submit(std::iter::once(encoder.finish()));
         self.uploader.after_submit();
         self.readback.after_submit();
         let submit_ms = lap();
@@ -254,7 +244,7 @@ impl Deck {
             submit_ms,
             acquire_wait_ms: 0.0,
             present_ms: 0.0,
-            bytes_uploaded: self.uploader.counters.bytes.saturating_sub(uploaded_before),
+            bytes_uploaded,
             tick,
         };
         self.frame += 1;

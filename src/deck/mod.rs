@@ -25,6 +25,7 @@ use targets::{SceneDepth, SceneTarget};
 
 use crate::clock::{FixedClock, Tick};
 use crate::gpu::Gpu;
+use crate::gpu::egui_painter::EguiPainter;
 use crate::gpu::readback::{Consumer, ReadbackRing};
 use crate::gpu::timing::GpuTimer;
 use crate::gpu::upload::{Strategy, Uploader};
@@ -107,7 +108,8 @@ pub struct Deck {
     clock: FixedClock,
     frame: u64,
     egui_ctx: egui::Context,
-    renderer: egui_wgpu::Renderer,
+    /// Paints egui's shapes and holds its textures ([`EguiPainter`]).
+    painter: EguiPainter,
     /// How the scene texture reaches the output (`--composite`).
     composite: Composite,
     blit: SceneBlit,
@@ -168,7 +170,6 @@ impl Deck {
         active: usize,
         cfg: SceneConfig,
     ) -> Deck {
-        let renderer = new_renderer(gpu, output_format);
         let egui_ctx = egui::Context::default();
         egui_ctx.set_visuals(egui::Visuals::dark());
         Deck {
@@ -179,7 +180,7 @@ impl Deck {
             frame: 0,
             memory: MemoryTrack::new(crate::stats::memory::DEFAULT_WARMUP_FRAMES),
             egui_ctx,
-            renderer,
+            painter: EguiPainter::new(&gpu.device, output_format),
             composite: Composite::default(),
             blit: SceneBlit::new(&gpu.device, output_format),
             target: None,
@@ -406,15 +407,6 @@ impl Deck {
 /// A duration in ms from whole nanoseconds (prints short: 0.00017, not 0.00016999999999999999).
 pub fn duration_ms(d: std::time::Duration) -> f64 {
     d.as_nanos() as f64 / 1e6
-}
-
-/// The egui renderer of the deck, drawing into `output_format` on `gpu`'s device.
-fn new_renderer(gpu: &Gpu, output_format: wgpu::TextureFormat) -> egui_wgpu::Renderer {
-    egui_wgpu::Renderer::new(
-        &gpu.device,
-        output_format,
-        egui_wgpu::RendererOptions::default(),
-    )
 }
 
 /// The deck's readback ring: 12 buffers, of which screenshots may hold 8 (GPU timings and the

@@ -1,5 +1,5 @@
 //! Recovery from a lost GPU device: the deck forgets the work in flight on the old device and
-//! moves onto a new one (egui renderer, targets, queries, uploader, readback ring, and every open
+//! moves onto a new one (egui painter, targets, queries, uploader, readback ring, and every open
 //! scene's GPU objects made anew from its CPU-side state), and `VIZDECK_LOSE_DEVICE_AT_FRAME`
 //! destroys the device on purpose for tests. The frame loops ([`crate::app`],
 //! [`crate::headless`]) notice the loss ([`Gpu::lost`]) and make the new [`Gpu`].
@@ -7,8 +7,9 @@
 use std::time::Instant;
 
 use super::composite::SceneBlit;
-use super::{Deck, SceneSlot, new_readback_ring, new_renderer};
+use super::{Deck, SceneSlot, new_readback_ring};
 use crate::gpu::Gpu;
+use crate::gpu::egui_painter::EguiPainter;
 use crate::gpu::timing::GpuTimer;
 use crate::gpu::upload::Uploader;
 use crate::scene::SCENES;
@@ -38,7 +39,7 @@ impl Deck {
     }
 
     /// Moves the deck onto `gpu`, a new device replacing one that was lost (`reason`): the egui
-    /// renderer, the scene texture, timestamp queries, the uploader and the readback ring are
+    /// painter, the scene texture, timestamp queries, the uploader and the readback ring are
     /// made anew (copies in flight on the old device are gone), every scene that was open
     /// re-creates its GPU objects from its CPU-side state ([`Scene::recreate_gpu`](crate::scene::Scene::recreate_gpu); one that
     /// cannot is shown failed, with its reason), and the recording carries on in the same file
@@ -53,7 +54,7 @@ impl Deck {
         self.egui_ctx = egui::Context::default();
         self.egui_ctx.memory_mut(|m| *m = memory);
         self.abandon_gpu_work();
-        self.renderer = new_renderer(gpu, self.output_format);
+        self.painter = EguiPainter::new(&gpu.device, self.output_format);
         self.blit = SceneBlit::new(&gpu.device, self.output_format);
         self.target = None;
         self.target_px = (0, 0);

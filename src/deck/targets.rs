@@ -90,18 +90,17 @@ impl Deck {
         });
         let egui_id = match &self.target {
             Some(t) => {
-                self.renderer.update_egui_texture_from_wgpu_texture(
+                self.painter.update_native(
                     &gpu.device,
-                    &view,
-                    wgpu::FilterMode::Nearest,
                     t.egui_id,
+                    &view,
+                    egui::TextureFilter::Nearest,
                 );
                 t.egui_id
             }
-            None => {
-                self.renderer
-                    .register_native_texture(&gpu.device, &view, wgpu::FilterMode::Nearest)
-            }
+            None => self
+                .painter
+                .register_native(&gpu.device, &view, egui::TextureFilter::Nearest),
         };
         let blit_group = self.blit.bind(&gpu.device, &view);
         self.target = Some(SceneTarget {
@@ -118,7 +117,7 @@ impl Deck {
         self.target.as_ref().map(|t| &t.texture)
     }
 
-    /// Output format the egui renderer was built for.
+    /// Output format the egui painter draws into.
     pub fn output_format(&self) -> wgpu::TextureFormat {
         self.output_format
     }

@@ -76,6 +76,21 @@ impl<'a> GpuFrame<'a> {
         }
     }
 
+    /// Uploads `bytes` (tightly packed rows of `bytes_per_row`) into `texture` at texel
+    /// `origin`, `size` texels, through the frame's uploader (counted; see
+    /// [`Uploader::write_texture`]).
+    pub fn write_texture(
+        &mut self,
+        texture: &wgpu::Texture,
+        origin: (u32, u32),
+        size: (u32, u32),
+        bytes_per_row: u32,
+        bytes: &[u8],
+    ) {
+        self.uploader
+            .write_texture(&self.gpu.queue, texture, origin, size, bytes_per_row, bytes);
+    }
+
     /// [`write`](GpuFrame::write) of one plain-old-data value.
     pub fn write_pod<T: bytemuck::Pod>(&mut self, dst: &wgpu::Buffer, offset: u64, value: &T) {
         self.write(dst, offset, bytemuck::bytes_of(value));

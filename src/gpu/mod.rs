@@ -2,6 +2,7 @@
 //! every scene shares: the shader registry, ping-pong upload buffers, readback and timestamp
 //! queries.
 
+pub mod egui_painter;
 pub mod fft;
 pub mod frame;
 pub mod layout;

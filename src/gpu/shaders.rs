@@ -161,10 +161,13 @@ pub const TIMESERIES_CONNECTORS: ShaderSource =
     shader!("timeseries/connectors.wgsl", "common/timeseries.wgsl");
 /// Deck: the scene texture → its viewport of the output, texel for pixel (render).
 pub const SCENE_BLIT: ShaderSource = shader!("deck/scene_blit.wgsl");
+/// Deck: egui's tessellated shapes → the output (render).
+pub const EGUI_PAINT: ShaderSource = shader!("deck/ui.wgsl");
 
 /// Every shader the app uses.
 pub const ALL: &[ShaderSource] = &[
     SCENE_BLIT,
+    EGUI_PAINT,
     SPECTROGRAM_RING_WRITE,
     SPECTROGRAM_DRAW,
     SPECTROGRAM_FFT_PACK,

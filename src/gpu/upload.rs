@@ -172,6 +172,51 @@ impl Uploader {
         self.ring.len()
     }
 
+    /// Writes `bytes` (tightly packed rows of `bytes_per_row` bytes) into mip level 0 of `texture`
+    /// at texel `origin`, `size` texels; counted like a buffer write. Textures go through
+    /// `queue.write_texture` under every strategy (wgpu stages them itself, in submit order).
+    /// `bytes` must hold `bytes_per_row × size.height` bytes (else wgpu reports a validation
+    /// error naming the texture).
+    #[allow(clippy::disallowed_methods)] // the uploader is what carries out texture uploads
+    pub fn write_texture(
+        &mut self,
+        queue: &wgpu::Queue,
+        texture: &wgpu::Texture,
+        origin: (u32, u32),
+        size: (u32, u32),
+        bytes_per_row: u32,
+        bytes: &[u8],
+    ) {
+        if bytes.is_empty() || size.0 == 0 || size.1 == 0 {
+            return;
+        }
+        queue.write_texture(
+            wgpu::TexelCopyTextureInfo {
+                texture,
+                mip_level: 0,
+                origin: wgpu::Origin3d {
+                    x: origin.0,
+                    y: origin.1,
+                    z: 0,
+                },
+                aspect: wgpu::TextureAspect::All,
+            },
+            bytes,
+            wgpu::TexelCopyBufferLayout {
+                offset: 0,
+                bytes_per_row: Some(bytes_per_row),
+                rows_per_image: Some(size.1),
+            },
+            wgpu::Extent3d {
+                width: size.0,
+                height: size.1,
+                depth_or_array_layers: 1,
+            },
+        );
+        self.counters.bytes += bytes.len() as u64;
+        self.counters.writes += 1;
+    }
+
     /// Writes `bytes` into `dst` at `offset` (a multiple of 4); a length that is not a multiple of
     /// 4 is padded with zeros (the padding bytes are written too). Records the copy into `encoder`
     /// (all strategies but [`Strategy::WriteBuffer`], which goes through the queue).
