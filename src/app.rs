@@ -13,7 +13,7 @@ use winit::event_loop::{ActiveEventLoop, ControlFlow, EventLoop, EventLoopProxy}
 use winit::window::{Window, WindowId};
 
 use crate::cli::Cli;
-use crate::deck::{Deck, Output};
+use crate::deck::{Deck, Output, Redraw};
 use crate::gpu::Gpu;
 
 /// Events sent into the event loop from other threads.
@@ -421,8 +421,15 @@ impl App {
         let limit_reached = self.cli.frames.is_some_and(|n| r.deck.frames() >= n);
         if r.deck.quit_requested() || limit_reached {
             self.finish(event_loop);
-        } else {
-            r.window.request_redraw();
+            return;
+        }
+        // Draw again now, at a time, or on input only (an idle window sleeps; `new_events`
+        // asks for the redraw when a wait ends, `window_event` on input).
+        match r.deck.next_redraw() {
+            Redraw::Now => r.window.request_redraw(),
+            _ if self.cli.frames.is_some() => r.window.request_redraw(),
+            Redraw::At(t) => event_loop.set_control_flow(ControlFlow::WaitUntil(t)),
+            Redraw::OnInput => event_loop.set_control_flow(ControlFlow::Wait),
         }
     }
 }
@@ -438,7 +445,8 @@ impl ApplicationHandler<UserEvent> for App {
     }
 
     fn new_events(&mut self, _event_loop: &ActiveEventLoop, cause: winit::event::StartCause) {
-        // The 100 ms nap of a minimized or zero-size window is over: try drawing again.
+        // A wait is over (the 100 ms nap of a minimized or zero-size window, or the time an
+        // idle window was asked to draw again at): draw.
         if let winit::event::StartCause::ResumeTimeReached { .. } = cause
             && let Some(r) = &self.running
         {

@@ -27,6 +27,7 @@ pub fn build(gpu: &Gpu, deck: &Deck, mode: &str, size: (u32, u32)) -> serde_json
         "device_resets": deck.device_resets,
         "device_reset_ms": deck.device_reset_ms,
         "upload": deck.upload_counters(),
+        "upload_ui": deck.ui_upload_counters(),
         "upload_strategy": deck.upload_strategy(),
         "composite": deck.composite().name(),
     })

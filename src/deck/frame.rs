@@ -84,6 +84,10 @@ impl Deck {
         for command in commands {
             self.apply(gpu, command);
         }
+        self.egui_repaint_delay = full
+            .viewport_output
+            .get(&egui::ViewportId::ROOT)
+            .map_or(std::time::Duration::MAX, |v| v.repaint_delay);
         let ppp = full.pixels_per_point;
         let max_side = gpu.device.limits().max_texture_dimension_2d;
         let px = (
@@ -182,11 +186,10 @@ impl Deck {
 
         // The egui pass into the output: the scene texture first (blitted into its viewport,
         // unless egui draws it as an image), then egui's shapes on top. egui's textures and
-        // buffers go through the frame's uploader (after the scene's bytes were counted).
-        let bytes_uploaded = self.uploader.counters.bytes.saturating_sub(uploaded_before);
+        // buffers go through the UI's uploader (same strategy, counted apart from the scene's).
         let prims = self.egui_ctx.tessellate(full.shapes, ppp);
         {
-            let mut f = GpuFrame::new(gpu, &mut encoder, &mut self.uploader, self.frame);
+            let mut f = GpuFrame::new(gpu, &mut encoder, &mut self.ui_uploader, self.frame);
             self.painter.update_textures(&mut f, &full.textures_delta);
             self.painter.prepare(&mut f, &prims, out.size, ppp);
         }
@@ -227,10 +230,12 @@ impl Deck {
         self.painter.free_textures(&full.textures_delta);
         let encode_ms = lap();
         self.uploader.finish();
+        self.ui_uploader.finish();
         // The frame's one submit (egui's own upload command buffers first).
         #[allow(clippy::disallowed_methods)]
         gpu.queue.submit(std::iter::once(encoder.finish()));
         self.uploader.after_submit();
+        self.ui_uploader.after_submit();
         self.readback.after_submit();
         let submit_ms = lap();
         let times = FrameTimes {
@@ -244,7 +249,7 @@ impl Deck {
             submit_ms,
             acquire_wait_ms: 0.0,
             present_ms: 0.0,
-            bytes_uploaded,
+            bytes_uploaded: self.uploader.counters.bytes.saturating_sub(uploaded_before),
             tick,
         };
         self.frame += 1;

@@ -119,6 +119,9 @@ pub struct Deck {
     pub(crate) timer: Option<GpuTimer>,
     /// The one uploader every scene's uploads go through (its strategy and byte counters).
     uploader: Uploader,
+    /// The uploader of egui's textures and buffers (same strategy; counted apart, so a frame's
+    /// `BytesUploaded` is the scene's own).
+    ui_uploader: Uploader,
     /// The asynchronous readback ring (GPU timings, screenshots).
     pub readback: ReadbackRing,
     pub(crate) live: Live,
@@ -159,6 +162,19 @@ pub struct Deck {
     reset_started: Option<Instant>,
     /// `VIZDECK_LOSE_DEVICE_AT_FRAME`: the frame before which the device is destroyed on purpose.
     lose_at_frame: Option<u64>,
+    /// How soon egui asked to be run again after the last frame (`Duration::MAX`: not at all).
+    egui_repaint_delay: std::time::Duration,
+}
+
+/// When the window should draw its next frame ([`Deck::next_redraw`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Redraw {
+    /// Right away (a running scene, a recording, egui animating).
+    Now,
+    /// At this instant (egui asked for a later repaint, a toast expires), or earlier on input.
+    At(Instant),
+    /// Only on input (the window waits for events: an idle vizdeck costs no CPU).
+    OnInput,
 }
 
 impl Deck {
@@ -188,6 +204,7 @@ impl Deck {
             depth: None,
             timer: GpuTimer::new(&gpu.device, &gpu.queue),
             uploader: Uploader::new(&gpu.device, Strategy::default()),
+            ui_uploader: Uploader::new(&gpu.device, Strategy::default()),
             readback: new_readback_ring(),
             live: Live::new(240),
             gpu_live: [0.0; 3],
@@ -215,6 +232,7 @@ impl Deck {
             device_resets: 0,
             device_reset_ms: Vec::new(),
             reset_started: None,
+            egui_repaint_delay: std::time::Duration::ZERO,
             lose_at_frame: std::env::var(LOSE_DEVICE_ENV)
                 .ok()
                 .and_then(|v| v.trim().parse().ok()),
@@ -225,6 +243,7 @@ impl Deck {
     /// Upload strategy, `vizdeck bench --upload`).
     pub fn set_upload_strategy(&mut self, strategy: Strategy) {
         self.uploader.set_strategy(strategy);
+        self.ui_uploader.set_strategy(strategy);
     }
 
     /// How the scene texture reaches the output from the next frame on (`--composite`).
@@ -250,6 +269,11 @@ impl Deck {
     /// What the deck's uploader has done so far (bytes, writes, map-ring fallbacks).
     pub fn upload_counters(&self) -> crate::gpu::upload::UploadCounters {
         self.uploader.counters
+    }
+
+    /// What the UI's uploader has done so far (egui's textures, vertices and indices).
+    pub fn ui_upload_counters(&self) -> crate::gpu::upload::UploadCounters {
+        self.ui_uploader.counters
     }
 
     /// Shows or hides the stats overlay (View ▸ Stats overlay, F1, `--no-overlay`).
@@ -398,11 +422,50 @@ impl Deck {
         }
     }
 
+    /// When the window should draw next, after a frame: [`Redraw::Now`] while anything changes
+    /// by itself (the active scene is [`animating`](Scene::animating) or not open yet, a
+    /// recording runs or a delayed capture waits, a lost device was just replaced, egui asked
+    /// for an immediate repaint); else [`Redraw::At`] the earlier of egui's requested repaint and
+    /// the end of a toast; else [`Redraw::OnInput`]. Stats mean the same either way: a recorded
+    /// frame is a presented frame, and recordings keep the loop running, so `MsBetweenPresents`
+    /// measures drawing, never waiting for input.
+    pub fn next_redraw(&self) -> Redraw {
+        let animating = match &self.slots[self.active] {
+            SceneSlot::Ready(s) => s.animating(),
+            SceneSlot::NotCreated => true,
+            SceneSlot::Failed(_) => false,
+        };
+        if animating
+            || self.recording.is_some()
+            || self.capture.start_at.is_some()
+            || self.reset_started.is_some()
+            || self.egui_repaint_delay.is_zero()
+            || self.frame < 3
+        {
+            return Redraw::Now;
+        }
+        let now = Instant::now();
+        let egui_at = now.checked_add(self.egui_repaint_delay);
+        let toast_at = self
+            .toast
+            .as_ref()
+            .map(|(_, at)| *at + std::time::Duration::from_secs_f32(TOAST_S))
+            .filter(|t| *t > now);
+        match (egui_at, toast_at) {
+            (Some(a), Some(b)) => Redraw::At(a.min(b)),
+            (Some(a), None) | (None, Some(a)) => Redraw::At(a),
+            (None, None) => Redraw::OnInput,
+        }
+    }
+
     /// Shows `msg` on the scene for a few seconds (a toast).
     pub fn toast(&mut self, msg: String) {
         self.toast = Some((msg, Instant::now()));
     }
 }
+
+/// How long a toast stays on the scene, s.
+pub(crate) const TOAST_S: f32 = 4.0;
 
 /// A duration in ms from whole nanoseconds (prints short: 0.00017, not 0.00016999999999999999).
 pub fn duration_ms(d: std::time::Duration) -> f64 {

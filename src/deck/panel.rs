@@ -112,7 +112,7 @@ impl Deck {
                     crate::ui::stats_overlay(self, &painter, rect);
                 }
                 if let Some((msg, at)) = &self.toast
-                    && at.elapsed().as_secs_f32() < 4.0
+                    && at.elapsed().as_secs_f32() < super::TOAST_S
                 {
                     painter.text(
                         rect.center_bottom() - egui::vec2(0.0, 30.0),

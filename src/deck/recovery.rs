@@ -61,6 +61,7 @@ impl Deck {
         self.depth = None;
         self.timer = GpuTimer::new(&gpu.device, &gpu.queue);
         self.uploader = Uploader::new(&gpu.device, self.uploader.strategy());
+        self.ui_uploader = Uploader::new(&gpu.device, self.uploader.strategy());
         for (i, slot) in self.slots.iter_mut().enumerate() {
             if let SceneSlot::Ready(scene) = slot
                 && let Err(e) = scene.recreate_gpu(gpu)

@@ -24,6 +24,20 @@ use super::shaders::{EGUI_PAINT, ShaderSource};
 /// premultiplied).
 const VERTEX_BYTES: u64 = 20;
 
+/// The `Screen` uniform of `ui.wgsl`: the output size in points.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+struct Screen {
+    size_points: [f32; 2],
+    _pad: [f32; 2],
+}
+
+/// The WGSL mirror of [`Screen`], for the layout test.
+pub(crate) fn wgsl_mirrors() -> Vec<super::mirror::Mirror> {
+    use super::mirror::wgsl_mirror;
+    vec![wgsl_mirror!(Screen => "Screen" { size_points, _pad })]
+}
+
 /// One texture egui knows: a managed one (font atlas, images egui loaded: created and patched
 /// from `TexturesDelta`) or a native one (a texture of ours shown as an egui image).
 struct PaintTexture {
@@ -89,7 +103,7 @@ impl EguiPainter {
         let pipeline = pipeline(device, &EGUI_PAINT, label, &pipeline_layout, format);
         let screen = device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("deck:egui:screen"),
-            size: 16,
+            size: std::mem::size_of::<Screen>() as u64,
             usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         });
@@ -286,7 +300,11 @@ impl EguiPainter {
             size_px.1 as f32 / pixels_per_point,
         ];
         if points != self.screen_points {
-            frame.write_slice(&self.screen, 0, &[points[0], points[1], 0.0, 0.0]);
+            let screen = Screen {
+                size_points: points,
+                _pad: [0.0; 2],
+            };
+            frame.write_pod(&self.screen, 0, &screen);
             self.screen_points = points;
         }
         if self.draws.is_empty() {

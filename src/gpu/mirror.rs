@@ -48,6 +48,7 @@ pub(crate) use wgsl_mirror;
 pub fn mirrors() -> Vec<Mirror> {
     let mut all = Vec::new();
     all.extend(crate::gpu::fft::wgsl_mirrors());
+    all.extend(crate::gpu::egui_painter::wgsl_mirrors());
     all.extend(crate::scene::particles::cpu::wgsl_mirrors());
     all.extend(crate::scene::particles::render::wgsl_mirrors());
     all.extend(crate::scene::timeseries::gpu::wgsl_mirrors());

@@ -108,6 +108,13 @@ pub trait Scene {
     fn ingest_after_ui(&self) -> bool {
         false
     }
+    /// Whether the scene's image changes by itself: a running simulation, input that keeps
+    /// arriving and must be drained. When it returns false (a frozen spectrogram of a file or the
+    /// synthetic signal, a paused chart of a file read to its end) the window draws only on
+    /// input ([`Deck::next_redraw`](crate::deck::Deck::next_redraw)). Default true.
+    fn animating(&self) -> bool {
+        true
+    }
     /// Uploads this frame's data (into the back ping-pong slot) through `gpu`, the frame's GPU
     /// context: every write goes through its uploader (counted, in the chosen strategy), every
     /// command into its encoder; the deck submits once.

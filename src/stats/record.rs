@@ -26,7 +26,7 @@
 //! | `SimSteps` | | fixed steps run this frame |
 //! | `DroppedSteps` | | steps dropped by the step cap |
 //! | `DroppedSimMs` | ms | simulation time dropped: `DroppedSteps × dt` |
-//! | `BytesUploaded` | bytes | bytes written through `vizdeck::gpu::upload` this frame |
+//! | `BytesUploaded` | bytes | bytes the scene wrote through the frame's uploader this frame (egui's own uploads are counted apart: report `upload_ui`) |
 //! | `BytesReadBack` | bytes | bytes mapped by `vizdeck::gpu::readback` this frame |
 //! | `DeviceReset` | | 1 on the first frame drawn on a new GPU device after the previous one was lost (and recreated), else 0 |
 //!

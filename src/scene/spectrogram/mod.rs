@@ -469,6 +469,12 @@ impl Scene for Spectrogram {
         true
     }
 
+    /// A frozen view stands still, unless live input keeps arriving (its ring is drained every
+    /// frame, so nothing the device captures is dropped).
+    fn animating(&self) -> bool {
+        !self.frozen || self.source.kind() == "live"
+    }
+
     /// Drain the source and cut this frame's columns (`timeline.rs`).
     fn ingest(&mut self, frame: &FrameCtx) {
         self.ingest_audio(frame);

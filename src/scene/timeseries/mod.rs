@@ -400,6 +400,12 @@ impl Scene for TimeSeries {
         "timeseries"
     }
 
+    /// A paused chart stands still once its source has delivered everything (a file read to
+    /// its end); a following chart, or a source still delivering, keeps drawing.
+    fn animating(&self) -> bool {
+        self.follow || !self.source.is_finished()
+    }
+
     fn ingest(&mut self, frame: &FrameCtx) {
         self.scene_time += frame.elapsed_s;
         self.source.advance_to(self.scene_time);

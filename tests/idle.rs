@@ -1,0 +1,106 @@
+//! The idle window: once nothing changes by itself, the deck asks for no more frames
+//! (`Deck::next_redraw` is `OnInput`, or a finite time for a toast), and anything that does
+//! change (an animating scene, a recording) keeps it drawing. The window's event loop follows
+//! `next_redraw` (`ControlFlow::Wait`); the CPU it saves is measured by `benches/idle.sh`.
+
+mod common;
+use common::gpu;
+
+use std::cell::Cell;
+use std::rc::Rc;
+
+use vizdeck::deck::{Deck, Output, Redraw};
+use vizdeck::gpu::Gpu;
+use vizdeck::gpu::frame::GpuFrame;
+use vizdeck::scene::{FrameCtx, Scene, SceneError};
+
+/// A scene that animates while the shared flag says so.
+struct Still(Rc<Cell<bool>>);
+
+impl Scene for Still {
+    fn id(&self) -> &'static str {
+        "still"
+    }
+    fn animating(&self) -> bool {
+        self.0.get()
+    }
+    fn prepare(&mut self, _gpu: &mut GpuFrame<'_>, _frame: &FrameCtx) {}
+    fn paint(&self, _pass: &mut wgpu::RenderPass<'_>, _frame: &FrameCtx) {}
+    fn ui(&mut self, ui: &mut egui::Ui) {
+        ui.label("still");
+    }
+    fn metrics(&self) -> serde_json::Value {
+        serde_json::Value::Null
+    }
+    fn recreate_gpu(&mut self, _gpu: &Gpu) -> Result<(), SceneError> {
+        Ok(())
+    }
+}
+
+#[test]
+fn a_still_scene_waits_for_input_and_a_moving_one_does_not() {
+    let gpu = gpu();
+    let size = (320, 200);
+    let (texture, view) = vizdeck::headless::offscreen_target(&gpu, "test:idle", size);
+    let out = Output {
+        view: &view,
+        texture: Some(&texture),
+        size,
+        pixels_per_point: 1.0,
+    };
+    let cli = <vizdeck::cli::Cli as clap::Parser>::try_parse_from(["vizdeck", "--headless"])
+        .expect("flags");
+    let mut deck = Deck::new(
+        &gpu,
+        vizdeck::headless::OUTPUT_FORMAT,
+        0,
+        cli.scene_config(),
+    );
+    deck.set_overlay(false);
+    let moving = Rc::new(Cell::new(false));
+    deck.insert_scene(0, Box::new(Still(moving.clone())));
+    let mut frame = |deck: &mut Deck, i: u64| {
+        let (times, _) = deck.frame(
+            &gpu,
+            &out,
+            vizdeck::headless::raw_input(size, i),
+            1.0 / 60.0,
+        );
+        gpu.wait_idle();
+        deck.end_frame(&gpu, &times, std::time::Instant::now());
+        deck.next_redraw()
+    };
+    // The first frames always draw (egui lays out twice at start).
+    assert_eq!(frame(&mut deck, 0), Redraw::Now);
+    let mut last = Redraw::Now;
+    for i in 1..8 {
+        last = frame(&mut deck, i);
+    }
+    assert_eq!(last, Redraw::OnInput, "a still scene with nothing pending");
+
+    moving.set(true);
+    assert_eq!(frame(&mut deck, 8), Redraw::Now, "an animating scene");
+    moving.set(false);
+    assert_eq!(frame(&mut deck, 9), Redraw::OnInput);
+
+    // A toast: one more frame when it expires, not a frame loop.
+    deck.toast("hello".into());
+    match frame(&mut deck, 10) {
+        Redraw::At(t) => {
+            let left = t.saturating_duration_since(std::time::Instant::now());
+            assert!(left.as_secs_f32() <= 4.0, "{left:?}");
+        }
+        other => panic!("toast: {other:?}"),
+    }
+
+    // A recording keeps the loop drawing (recorded frames are drawn frames), until it stops.
+    let dir = std::env::temp_dir().join(format!("vizdeck-idle-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    deck.set_record_path(Some(dir.join("idle.csv")));
+    deck.start_recording();
+    assert!(deck.recording());
+    assert_eq!(frame(&mut deck, 11), Redraw::Now, "recording");
+    assert!(deck.stop_recording(&gpu).is_some());
+    assert_ne!(frame(&mut deck, 12), Redraw::Now, "after the recording");
+    let _ = std::fs::remove_dir_all(&dir);
+}
