@@ -59,7 +59,7 @@ fn a_still_scene_waits_for_input_and_a_moving_one_does_not() {
     deck.set_overlay(false);
     let moving = Rc::new(Cell::new(false));
     deck.insert_scene(0, Box::new(Still(moving.clone())));
-    let mut frame = |deck: &mut Deck, i: u64| {
+    let frame = |deck: &mut Deck, i: u64| {
         let (times, _) = deck.frame(
             &gpu,
             &out,
