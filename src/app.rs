@@ -66,6 +66,8 @@ pub struct App {
     occluded: bool,
     /// The window size the surface was last clamped from (the notice is given once per size).
     clamped_from: Option<(u32, u32)>,
+    /// The kind of the last [`Redraw`] asked for (logged at debug level when it changes).
+    last_redraw_kind: Option<std::mem::Discriminant<Redraw>>,
     stop: Arc<AtomicBool>,
     error: Option<anyhow::Error>,
     finished: bool,
@@ -86,6 +88,7 @@ pub fn run(cli: &Cli) -> anyhow::Result<()> {
         last_frame: None,
         occluded: false,
         clamped_from: None,
+        last_redraw_kind: None,
         stop,
         error: None,
         finished: false,
@@ -425,7 +428,12 @@ impl App {
         }
         // Draw again now, at a time, or on input only (an idle window sleeps; `new_events`
         // asks for the redraw when a wait ends, `window_event` on input).
-        match r.deck.next_redraw() {
+        let next = r.deck.next_redraw();
+        if self.last_redraw_kind != Some(std::mem::discriminant(&next)) {
+            log::debug!("next redraw: {next:?}");
+            self.last_redraw_kind = Some(std::mem::discriminant(&next));
+        }
+        match next {
             Redraw::Now => r.window.request_redraw(),
             _ if self.cli.frames.is_some() => r.window.request_redraw(),
             Redraw::At(t) => event_loop.set_control_flow(ControlFlow::WaitUntil(t)),

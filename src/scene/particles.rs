@@ -602,7 +602,14 @@ impl Scene for Particles {
             ui.selectable_value(s, Style::Opaque, "opaque");
         })
         .response
-        .on_hover_text("auto: sprites below 1,048,576 particles, one-pixel points accumulated by a compute pass from there on");
+        .on_hover_text(if self.renderer.splat_from == 0 {
+            "auto: one-pixel points accumulated by a compute pass (this is a CPU adapter: sprites cost fill rate)"
+        } else {
+            "auto: sprites below 1,048,576 particles, one-pixel points accumulated by a compute pass from there on"
+        });
+        if self.renderer.style == render::Style::Auto && self.renderer.splat_from == 0 {
+            ui.small("auto draws points here: a CPU adapter (software rasterizer)");
+        }
         ui.checkbox(&mut self.auto_rotate, "auto-rotate");
         if ui.button("reset camera").clicked() {
             self.camera = Camera::default();

@@ -194,7 +194,22 @@ pub struct Renderer {
     splat_params: wgpu::Buffer,
     splat_target: Option<SplatTarget>,
     splat_now: bool,
+    /// Particle count from which [`Style::Auto`] splats on this adapter: [`SPLAT_FROM`], or 0 on a
+    /// CPU adapter (see [`splat_from`]).
+    pub splat_from: u32,
     opaque_pipeline: wgpu::RenderPipeline,
+}
+
+/// The count from which [`Style::Auto`] draws with the point splat on `gpu`: 0 (always) on a
+/// `DeviceType::Cpu` adapter such as lavapipe, where rasterizing sprites is bound by fill rate
+/// (131,072 sprites at 1280×720: 148 ms a frame) and the splat costs a compute pass over the
+/// particles; [`SPLAT_FROM`] elsewhere.
+pub fn splat_from(gpu: &Gpu) -> u32 {
+    if gpu.summary.device_type == "Cpu" {
+        0
+    } else {
+        SPLAT_FROM
+    }
 }
 
 impl Renderer {
@@ -344,6 +359,7 @@ impl Renderer {
             splat_params,
             splat_target: None,
             splat_now: false,
+            splat_from: splat_from(gpu),
             opaque_pipeline,
         }
     }
@@ -357,7 +373,7 @@ impl Renderer {
     /// writes its parameters. Call from `prepare` every frame; decides the style of the frame.
     pub fn prepare_splat(&mut self, gpu: &mut GpuFrame<'_>, sim: &Sim, size: (u32, u32)) {
         self.splat_now = match self.style {
-            Style::Auto => sim.count() >= SPLAT_FROM,
+            Style::Auto => sim.count() >= self.splat_from,
             Style::Sprites | Style::Opaque => false,
             Style::Splat => true,
         };
