@@ -624,6 +624,15 @@ impl Scene for Particles {
             "count": self.count(),
             "seed": self.seed,
             "mode": self.mode.name(),
+            // The draw style asked for, what this adapter's default made of it, and why.
+            "draw_style": format!("{:?}", self.renderer.style),
+            "drawn_as": if self.renderer.splatting() { "points" } else { "sprites" },
+            "auto_splat_from": self.renderer.splat_from,
+            "auto_reason": if self.renderer.splat_from == 0 {
+                "CPU adapter: sprites are bound by fill rate, the point splat by the particle count"
+            } else {
+                "sprites below 1,048,576 particles, the point splat from there on"
+            },
             // The clamp notice of the count, and the restart after a GPU reset.
             "notice": self.message,
             "steps": self.sim.steps_total(),

@@ -88,6 +88,7 @@ pub fn run(args: &crate::cli::BenchArgs) -> anyhow::Result<()> {
              |---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
         );
     }
+    let mut defaults_note: Option<String> = None;
     for id in &scenes {
         let b = SceneBench {
             scene: id.clone(),
@@ -101,6 +102,14 @@ pub fn run(args: &crate::cli::BenchArgs) -> anyhow::Result<()> {
             composite: args.composite,
         };
         let r = run_scene(&gpu, &b, &args.out)?;
+        if let Some(reason) = r.metrics.get("auto_reason").and_then(|v| v.as_str()) {
+            let drawn = r
+                .metrics
+                .get("drawn_as")
+                .and_then(|v| v.as_str())
+                .unwrap_or("?");
+            defaults_note = Some(format!("; particles drawn as {drawn} ({reason})"));
+        }
         let shots = if args.screenshots {
             let dir = args.out.join(format!("screens-{id}"));
             let bs = SceneBench {
@@ -167,6 +176,12 @@ pub fn run(args: &crate::cli::BenchArgs) -> anyhow::Result<()> {
         );
     }
     if !overview.is_empty() {
+        let _ = writeln!(
+            overview,
+            "\ndefaults on this adapter: composite {}{}",
+            args.composite.name(),
+            defaults_note.unwrap_or_default()
+        );
         println!("\n{overview}");
         println!("reports: {}", args.out.display());
     }

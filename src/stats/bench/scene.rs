@@ -46,6 +46,9 @@ pub struct SceneResult {
     /// Mean of every numeric column of the run's CSV over the measured frames (`MsCPUBusy`,
     /// `MsGPURender`, `BytesUploaded`, ...); GPU columns over the frames that have them.
     pub means: serde_json::Map<String, serde_json::Value>,
+    /// The scene's own metrics at the end of the run (`Scene::metrics`: the defaults it chose
+    /// on this adapter among them, e.g. the particles' `drawn_as` and `auto_reason`).
+    pub metrics: serde_json::Value,
     /// The CSV written.
     pub csv: PathBuf,
     /// Screenshots saved (when asked for) and dropped.
@@ -182,9 +185,14 @@ pub fn run_scene(gpu: &Gpu, b: &SceneBench, out_dir: &Path) -> Result<SceneResul
         log::error!("{e}");
     }
     let means = column_means(&csv)?;
+    let metrics = deck
+        .metrics()
+        .remove(&b.scene)
+        .unwrap_or(serde_json::Value::Null);
     Ok(SceneResult {
         summary,
         means,
+        metrics,
         csv,
         screenshots,
         memory,
@@ -233,6 +241,8 @@ pub fn scene_report(
         "bench": b,
         "summary": r.summary,
         "means": r.means,
+        "composite": b.composite.name(),
+        "scene_metrics": r.metrics,
         "memory": { "process": r.memory, "gpu": r.gpu_memory },
         "csv": r.csv.display().to_string(),
     });
