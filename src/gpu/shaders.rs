@@ -203,8 +203,10 @@ pub const ALL: &[ShaderSource] = &[
 pub struct RenderOptions<'a> {
     /// Fragment entry point.
     pub fragment: &'a str,
-    /// Primitive topology (vertices come from `vs_main`, no vertex buffers).
+    /// Primitive topology.
     pub topology: wgpu::PrimitiveTopology,
+    /// Vertex buffers `vs_main` reads (default none: vertices come from the vertex index).
+    pub vertex_buffers: &'a [Option<wgpu::VertexBufferLayout<'a>>],
     /// Colour blending of the one target.
     pub blend: Option<wgpu::BlendState>,
     /// Depth test, if any.
@@ -218,6 +220,7 @@ impl Default for RenderOptions<'_> {
         RenderOptions {
             fragment: "fs_main",
             topology: wgpu::PrimitiveTopology::TriangleList,
+            vertex_buffers: &[],
             blend: None,
             depth: None,
             format: crate::scene::SCENE_FORMAT,
@@ -227,7 +230,7 @@ impl Default for RenderOptions<'_> {
 
 impl ShaderSource {
     /// A render pipeline of this shader's `vs_main` and `options.fragment` over `layout`, drawing
-    /// into one colour target (no vertex buffers, no multisampling), labelled `label`.
+    /// into one colour target (no multisampling), labelled `label`.
     pub fn render_pipeline(
         &self,
         device: &wgpu::Device,
@@ -243,7 +246,7 @@ impl ShaderSource {
                 module: &module,
                 entry_point: Some("vs_main"),
                 compilation_options: Default::default(),
-                buffers: &[],
+                buffers: options.vertex_buffers,
             },
             primitive: wgpu::PrimitiveState {
                 topology: options.topology,
