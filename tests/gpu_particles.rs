@@ -397,27 +397,35 @@ fn stall_runs_at_most_the_step_cap() {
 /// speed are fixed point (2^20 per unit, rounded per particle): each particle is off by at most
 /// 0.5/2^20 plus the f32 rounding of its own value (≤ 2^-23 relative, counted as 1e-6 of the
 /// total), so |GPU − CPU| ≤ N·0.5/2^20 + 1e-6·total. Counts and the histogram are exact.
+/// One workgroup of the reduction covers 4,096 particles: 3,000 fits in one, 9,001 spans three
+/// with a partial last block, in both the flocking (neighbour histogram) and free modes.
 #[test]
 fn reduction_statistics_equal_cpu_sums() {
     let gpu = gpu();
-    let n = 3000;
-    let mut scene = Particles::with_mode(&gpu, n, Mode::Grid, 17);
-    for frame in 0..3 {
-        run_frame(&gpu, &mut scene, frame, 2, false);
+    for (n, mode) in [(3000, Mode::Grid), (9001, Mode::Grid), (9001, Mode::Free)] {
+        check_reduction(&gpu, n, mode);
     }
-    let state = scene.read_state(&gpu);
-    let sums = scene.sim().read_sums(&gpu);
-    let got = scene.sim().read_stats_blocking(&gpu);
+}
+
+fn check_reduction(gpu: &Gpu, n: u32, mode: Mode) {
+    let mut scene = Particles::with_mode(gpu, n, mode, 17);
+    for frame in 0..3 {
+        run_frame(gpu, &mut scene, frame, 2, false);
+    }
+    let state = scene.read_state(gpu);
+    let sums = scene.sim().read_sums(gpu);
+    let got = scene.sim().read_stats_blocking(gpu);
     let mut want = Stats::default();
     let (mut ke, mut speed, mut nsum) = (0f64, 0f64, 0u64);
-    for (p, s) in state.iter().zip(&sums) {
+    // Free mode keeps no neighbour sums: every particle has none.
+    for (i, p) in state.iter().enumerate() {
         if !p.alive() {
             continue;
         }
         let v2 = (p.vel[0] as f64).powi(2) + (p.vel[1] as f64).powi(2) + (p.vel[2] as f64).powi(2);
         ke += 0.5 * v2;
         speed += v2.sqrt();
-        let c = s.coh[3] as u32;
+        let c = sums.get(i).map_or(0, |s| s.coh[3] as u32);
         nsum += c as u64;
         want.live += 1;
         want.max_neighbours = want.max_neighbours.max(c);
@@ -439,16 +447,16 @@ fn reduction_statistics_equal_cpu_sums() {
     assert_eq!(got.max_neighbours, want.max_neighbours);
     assert_eq!(got.histogram, want.histogram);
     assert_eq!(got.mean_neighbours, nsum as f64 / want.live as f64);
-    assert!(ke > 0.0 && nsum > 0);
+    assert!(ke > 0.0 && (nsum > 0) == (mode != Mode::Free), "{mode:?}");
     // The asynchronous ring delivers the same reduction a few frames later, never waited for.
     for frame in 3..7 {
-        run_frame(&gpu, &mut scene, frame, 0, false);
+        run_frame(gpu, &mut scene, frame, 0, false);
     }
     let late = scene.sim().latest_stats().expect("stats arrived");
     assert!(late.step <= scene.sim().steps_total());
     assert_eq!(late.kinetic_energy, got.kinetic_energy);
     assert_eq!(late.histogram, got.histogram);
-    no_errors(&gpu, "stats");
+    no_errors(gpu, "stats");
 }
 
 #[test]
@@ -660,6 +668,13 @@ fn point_splat_draws_each_particle_in_its_pixel() {
     scene.set_draw_style(Style::Splat);
     let img = render_frame(&gpu, &mut scene, 0, 1);
     no_errors(&gpu, "splat");
+    // The accumulation image is cleared every frame: the same state splatted again (frame 1
+    // runs no step) gives the same picture, not twice the light.
+    let again = render_frame(&gpu, &mut scene, 1, 1);
+    assert!(
+        img == again,
+        "a second splat of the same state changed the image"
+    );
     // One pixel per particle at most (several may share one), and some are on screen.
     let lit = img.chunks_exact(4).filter(|p| p[..3] != [0, 0, 0]).count();
     assert!(

@@ -21,15 +21,17 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     if ii >= splat.count {
         return;
     }
-    let a = prev[ii];
+    // Only the fields used are loaded (the previous state's velocity is not): on a software
+    // rasterizer every storage load is a loop over lanes.
     let b = cur[ii];
     let life = b.vel.w;
     if life > 0.0 && b.pos.w >= life {
         return;
     }
+    let a_pos = prev[ii].pos;
     var pos = b.pos.xyz;
-    if b.pos.w >= a.pos.w {
-        pos = mix(a.pos.xyz, b.pos.xyz, view.alpha);
+    if b.pos.w >= a_pos.w {
+        pos = mix(a_pos.xyz, b.pos.xyz, view.alpha);
     }
     let clip = view.view_proj * vec4<f32>(pos, 1.0);
     if clip.w < NEAR_W {

@@ -108,9 +108,6 @@ pub const SPECTROGRAM_FFT_LOCAL_SUB: ShaderSource = shader!(
     "common/math.wgsl",
     "common/fft.wgsl"
 );
-/// Particles, point-splat renderer: zero the accumulation image (compute).
-pub const PARTICLES_SPLAT_CLEAR: ShaderSource =
-    shader!("particles/splat_clear.wgsl", "common/particles.wgsl");
 /// Particles, point-splat renderer: add every particle into its pixel (compute).
 pub const PARTICLES_SPLAT: ShaderSource = shader!("particles/splat.wgsl", "common/particles.wgsl");
 /// Particles, point-splat renderer: accumulation image → scene texture (render).
@@ -178,7 +175,6 @@ pub const ALL: &[ShaderSource] = &[
     SPECTROGRAM_FFT_DIF4,
     SPECTROGRAM_FFT_LOCAL_SUB,
     PARTICLES_DRAW,
-    PARTICLES_SPLAT_CLEAR,
     PARTICLES_SPLAT,
     PARTICLES_SPLAT_RESOLVE,
     PARTICLES_INTEGRATE,

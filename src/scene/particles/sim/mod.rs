@@ -40,8 +40,10 @@ pub const GRID_HALF_SIDE: f32 = 2.5;
 pub const GRID_MAX_DIM: u32 = 256;
 /// Tile size of the brute-force pass.
 const BRUTE_TILE: u32 = 128;
-/// Workgroup size of the reduction.
-const STATS_WG: u32 = 256;
+/// Particles per invocation of the reduction (`ITEMS` in stats_reduce.wgsl).
+const STATS_ITEMS: u32 = 64;
+/// Particles per workgroup of the reduction (64 invocations × [`STATS_ITEMS`]).
+const STATS_WG: u32 = 64 * STATS_ITEMS;
 
 /// Simulation mode (`--particle-mode`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, clap::ValueEnum, serde::Serialize)]
