@@ -47,6 +47,7 @@ fn frames(c: &mut Criterion) {
         (Mode::Brute, 4096),
     ] {
         let mut scene = Particles::with_mode(&gpu, n, mode, 1);
+        scene.set_step_rate(vizdeck::scene::particles::StepRate::Hz120);
         let mut frame = 0u64;
         group.bench_function(format!("{}_{n}", mode.name()), |b| {
             b.iter(|| {

@@ -150,6 +150,12 @@ pub struct Cli {
     #[arg(long, value_enum, default_value_t = crate::scene::particles::Mode::Free)]
     pub particle_mode: crate::scene::particles::Mode,
 
+    /// Particle simulation rate (fixed steps per second): auto (60 on a CPU adapter such as
+    /// lavapipe, where each step is a pass over every particle on the CPU; 120 elsewhere), 120
+    /// or 60.
+    #[arg(long, value_enum, default_value_t = crate::scene::particles::StepRate::Auto)]
+    pub particle_rate: crate::scene::particles::StepRate,
+
     /// How the scenes' per-frame buffers are uploaded: write-buffer (`queue.write_buffer`),
     /// staging-belt (wgpu's StagingBelt), map-ring (a ring of MAP_WRITE staging buffers recycled
     /// with map_async), mapped-at-creation (a new mapped staging buffer per write). Also in
@@ -205,6 +211,9 @@ pub struct BenchArgs {
     /// Particle count of the particles scene.
     #[arg(long, default_value_t = crate::scene::particles::DEFAULT_COUNT, value_name = "N", value_parser = parse_particles)]
     pub particles: u32,
+    /// Particle simulation rate of the particles scene (see `vizdeck --particle-rate`).
+    #[arg(long, value_enum, default_value_t = crate::scene::particles::StepRate::Auto)]
+    pub particle_rate: crate::scene::particles::StepRate,
     /// Folder for the reports and CSVs (created).
     #[arg(long, default_value = "bench-out", value_name = "DIR")]
     pub out: PathBuf,
@@ -510,6 +519,7 @@ impl Cli {
             seed: self.seed,
             particles: self.particles,
             particle_mode: self.particle_mode,
+            particle_rate: self.particle_rate,
             audio_channel: self.audio_channel,
             spectrogram: SpectrogramSettings {
                 fft_size: self.fft_size,

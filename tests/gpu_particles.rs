@@ -14,8 +14,8 @@ use vizdeck::gpu::upload::Strategy;
 use vizdeck::scene::particles::cpu::{Stats, histogram_bin};
 use vizdeck::scene::particles::sim::{gpu_exclusive_scan, scan_levels};
 use vizdeck::scene::particles::{
-    Mode, Particle, Particles, StepParams, WORKGROUP, clamp_count, cpu_neighbours, cpu_step,
-    dispatch_size, initial_particles,
+    Mode, Particle, Particles, StepParams, StepRate, WORKGROUP, clamp_count, cpu_neighbours,
+    cpu_step, dispatch_size, initial_particles,
 };
 use vizdeck::scene::{FrameCtx, SCENE_FORMAT, Scene};
 
@@ -30,6 +30,8 @@ fn run_frame(
     steps: u32,
     draw: bool,
 ) -> Vec<StepParams> {
+    // One step per call, whatever the adapter's default rate (tests/particle_rate.rs covers 60 Hz).
+    scene.set_step_rate(StepRate::Hz120);
     for _ in 0..steps {
         scene.fixed_update(DT);
     }
@@ -346,6 +348,8 @@ fn stall_runs_at_most_the_step_cap() {
         "particles",
         "--particles",
         "500",
+        "--particle-rate",
+        "120",
         "--audio",
         "synthetic",
     ]);
@@ -542,6 +546,7 @@ fn render_frame(gpu: &Gpu, scene: &mut Particles, frame: u64, draws: usize) -> V
     let (w, h) = (96u32, 64u32);
     let dt = 1.0 / 120.0;
     let steps = if frame == 0 { 2 } else { 0 };
+    scene.set_step_rate(StepRate::Hz120);
     for _ in 0..steps {
         scene.fixed_update(dt);
     }
@@ -690,4 +695,59 @@ fn point_splat_draws_each_particle_in_its_pixel() {
         .filter(|p| p[..3] != [0, 0, 0])
         .count();
     assert!(s_lit >= lit / 2, "sprites {s_lit} vs splat {lit}");
+}
+
+/// At 60 Hz the scene runs one step of 2·dt every second clock tick, renders with the alpha of
+/// its own step ((ticks since the step + clock alpha) / 2), and the GPU state after those steps
+/// equals the CPU reference run with the same parameters. `Auto` means 60 Hz on a CPU adapter
+/// only.
+#[test]
+fn sixty_hz_steps_every_second_tick_with_twice_the_dt() {
+    assert_eq!(StepRate::Auto.ticks_per_step(true), 2);
+    assert_eq!(StepRate::Auto.ticks_per_step(false), 1);
+    assert_eq!(StepRate::Hz120.ticks_per_step(true), 1);
+    assert_eq!(StepRate::Hz60.ticks_per_step(false), 2);
+    let gpu = gpu();
+    let n = 1000;
+    let mut scene = Particles::new(&gpu, n, 7);
+    let before = scene.read_state(&gpu);
+    scene.set_step_rate(StepRate::Hz60);
+    assert_eq!(scene.steps_per_second(), 60.0);
+    for _ in 0..3 {
+        scene.fixed_update(DT);
+    }
+    let params = scene.frame_params().to_vec();
+    assert_eq!(params.len(), 1, "3 ticks at 60 Hz: one step");
+    assert_eq!(params[0].dt, 2.0 * DT);
+    // One tick since that step, a quarter of the next one gone.
+    assert_eq!(scene.step_alpha(0.25), (1.0 + 0.25) / 2.0);
+    let ctx = FrameCtx {
+        frame: 0,
+        steps: 3,
+        dt: DT,
+        alpha: 0.25,
+        advanced_s: 3.0 * DT as f64,
+        elapsed_s: 3.0 * DT as f64,
+        size: (64, 64),
+    };
+    vizdeck::scene::prepare_standalone(&gpu, &mut scene, &ctx, Strategy::WriteBuffer);
+    let mut enc = gpu
+        .device
+        .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+            label: Some("test:rate"),
+        });
+    {
+        let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+            label: Some("test:rate:compute"),
+            timestamp_writes: None,
+        });
+        scene.compute(&mut pass, &ctx);
+    }
+    #[allow(clippy::disallowed_methods)] // a test frame outside the deck
+    gpu.queue.submit([enc.finish()]);
+    let got = scene.read_state(&gpu);
+    let consts = *scene.sim().consts();
+    let want = cpu_step(&consts, &params[0], &before, &[]);
+    assert_states_close(&got, &want, "60 Hz step");
+    no_errors(&gpu, "60 Hz");
 }

@@ -125,12 +125,31 @@ fn spectrogram_wav_file_dominant_frequency_and_level() {
 
 #[test]
 fn particles_headless() {
-    let (m, _) = scene_run("particles", &["--particles", "20000", "--seed", "5"]);
+    let args = [
+        "--particles",
+        "20000",
+        "--seed",
+        "5",
+        "--particle-rate",
+        "120",
+    ];
+    let (m, _) = scene_run("particles", &args);
     assert_eq!(m["count"], 20000);
     assert_eq!(m["seed"], 5);
-    // 40 frames × 2 steps of 1/120 s.
+    // 40 frames of 1/60 s × 2 steps of 1/120 s.
     assert_eq!(m["steps"], 80);
+    assert_eq!(m["steps_per_second"], 120.0);
     assert!(m["kinetic_energy"].as_f64().unwrap() > 0.0);
+    // The adapter's default: 60 Hz on a CPU adapter (one step a frame), 120 Hz elsewhere.
+    let (m, _) = scene_run("particles", &["--particles", "20000", "--seed", "5"]);
+    let hz = m["steps_per_second"].as_f64().unwrap();
+    let cpu = m["rate_reason"]
+        .as_str()
+        .unwrap()
+        .starts_with("CPU adapter");
+    assert_eq!(hz, if cpu { 60.0 } else { 120.0 }, "{m}");
+    assert_eq!(m["steps"].as_f64().unwrap(), 40.0 * hz / 60.0);
+    assert!((m["sim_time_s"].as_f64().unwrap() - 40.0 / 60.0).abs() < 1e-4);
 }
 
 #[test]

@@ -73,6 +73,8 @@ pub struct SceneConfig {
     pub particles: u32,
     /// Particle simulation mode (`--particle-mode`).
     pub particle_mode: particles::Mode,
+    /// Particle simulation rate (`--particle-rate`).
+    pub particle_rate: particles::StepRate,
     /// Spectrogram analysis settings (FFT size, hop, window, GPU or CPU FFT, CSV export).
     pub spectrogram: spectrogram::Settings,
     /// True when driven by a simulated clock (headless): sources are paced by the frame clock,

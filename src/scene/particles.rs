@@ -30,6 +30,37 @@ use crate::gpu::frame::GpuFrame;
 
 /// Default particle count.
 pub const DEFAULT_COUNT: u32 = 131_072;
+
+/// Simulation rate: fixed steps per second (`--particle-rate`, side panel). The deck's clock
+/// ticks at 120 Hz ([`crate::clock::DT`]); at 60 Hz the scene runs one step of 2·dt every second
+/// tick and renders with the interpolation alpha of its own step.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+pub enum StepRate {
+    /// 60 Hz on a `DeviceType::Cpu` adapter (lavapipe: every step is a pass over all particles
+    /// on the CPU, 4.9 ms at 131,072 and 43 ms at 1,048,576 on the 2-core project machine),
+    /// 120 Hz elsewhere.
+    #[default]
+    Auto,
+    /// 120 steps per second (dt = 1/120 s).
+    #[value(name = "120")]
+    Hz120,
+    /// 60 steps per second (dt = 1/60 s).
+    #[value(name = "60")]
+    Hz60,
+}
+
+impl StepRate {
+    /// Clock ticks per simulation step on an adapter that is (`cpu`) or is not a CPU adapter:
+    /// 1 (120 Hz) or 2 (60 Hz).
+    pub fn ticks_per_step(self, cpu: bool) -> u32 {
+        match self {
+            StepRate::Hz120 => 1,
+            StepRate::Hz60 => 2,
+            StepRate::Auto if cpu => 2,
+            StepRate::Auto => 1,
+        }
+    }
+}
 /// Counts offered in the side panel.
 pub const PRESET_COUNTS: [u32; 6] = [16_384, 65_536, 262_144, 1_048_576, 4_194_304, 16_777_216];
 
@@ -107,6 +138,11 @@ pub struct Particles {
     sprite_size: f32,
     sim_time: f32,
     step_index: u64,
+    /// Simulation rate asked for, whether the adapter is a CPU one (what `Auto` means), and
+    /// the clock ticks since the last step (0 or 1 at 60 Hz).
+    step_rate: StepRate,
+    cpu_adapter: bool,
+    ticks_pending: u32,
     emit_start: u32,
     emit_carry: f32,
     burst_pending: u32,
@@ -125,12 +161,9 @@ pub struct Particles {
 impl Particles {
     /// Table constructor.
     pub fn create(gpu: &Gpu, cfg: &SceneConfig) -> Result<Box<dyn Scene>, SceneError> {
-        Ok(Box::new(Particles::with_mode(
-            gpu,
-            cfg.particles,
-            cfg.particle_mode,
-            cfg.seed,
-        )))
+        let mut scene = Particles::with_mode(gpu, cfg.particles, cfg.particle_mode, cfg.seed);
+        scene.set_step_rate(cfg.particle_rate);
+        Ok(Box::new(scene))
     }
 
     /// Free-mode scene with `count` particles from `seed` (see [`Particles::with_mode`]).
@@ -160,6 +193,9 @@ impl Particles {
             sprite_size: 0.004,
             sim_time: 0.0,
             step_index: 0,
+            step_rate: StepRate::Auto,
+            cpu_adapter: gpu.summary.device_type == "Cpu",
+            ticks_pending: 0,
             emit_start: 0,
             emit_carry: 0.0,
             burst_pending: 0,
@@ -256,6 +292,37 @@ impl Particles {
     /// Reads the newest state back (blocking; tests and tools only, never in the frame loop).
     pub fn read_state(&self, gpu: &Gpu) -> Vec<Particle> {
         self.sim.read_state(gpu)
+    }
+
+    /// Sets the simulation rate (takes effect at the next clock tick).
+    pub fn set_step_rate(&mut self, rate: StepRate) {
+        self.step_rate = rate;
+        if self.ticks_pending >= self.ticks_per_step() {
+            self.ticks_pending = 0;
+        }
+    }
+
+    /// The simulation rate asked for.
+    pub fn step_rate(&self) -> StepRate {
+        self.step_rate
+    }
+
+    /// Clock ticks per simulation step on this adapter (1: 120 Hz, 2: 60 Hz).
+    pub fn ticks_per_step(&self) -> u32 {
+        self.step_rate.ticks_per_step(self.cpu_adapter)
+    }
+
+    /// Simulation steps per second on this adapter.
+    pub fn steps_per_second(&self) -> f64 {
+        1.0 / (crate::clock::DT * self.ticks_per_step() as f64)
+    }
+
+    /// The interpolation alpha between the last two simulation states for the clock's alpha
+    /// `clock_alpha` (fraction of a clock tick): (ticks since the last step + clock alpha) /
+    /// ticks per step, in [0, 1).
+    pub fn step_alpha(&self, clock_alpha: f32) -> f32 {
+        let k = self.ticks_per_step() as f32;
+        ((self.ticks_pending as f32 + clock_alpha) / k).clamp(0.0, 1.0)
     }
 
     /// Kinetic energy Σ ½|v|² (unit mass) of the newest statistics that came back.
@@ -360,7 +427,13 @@ impl Scene for Particles {
         if self.frame_params.len() >= crate::clock::MAX_STEPS as usize {
             return;
         }
-        let p = self.next_params(dt);
+        let k = self.ticks_per_step();
+        self.ticks_pending += 1;
+        if self.ticks_pending < k {
+            return;
+        }
+        self.ticks_pending = 0;
+        let p = self.next_params(dt * k as f32);
         self.frame_params.push(p);
     }
 
@@ -402,7 +475,7 @@ impl Scene for Particles {
         let u = ViewUniform {
             view_proj: view_proj.to_cols_array_2d(),
             proj_scale: [proj.x_axis.x, proj.y_axis.y, 2.0 / w, 2.0 / h],
-            alpha: frame.alpha,
+            alpha: self.step_alpha(frame.alpha),
             size: self.sprite_size,
             min_px: 0.75,
             intensity,
@@ -610,6 +683,23 @@ impl Scene for Particles {
         if self.renderer.style == render::Style::Auto && self.renderer.splat_from == 0 {
             ui.small("auto draws points here: a CPU adapter (software rasterizer)");
         }
+        ui.horizontal(|ui| {
+            ui.label("rate");
+            let mut r = self.step_rate;
+            ui.selectable_value(&mut r, StepRate::Auto, "auto");
+            ui.selectable_value(&mut r, StepRate::Hz120, "120 Hz");
+            ui.selectable_value(&mut r, StepRate::Hz60, "60 Hz");
+            if r != self.step_rate {
+                self.set_step_rate(r);
+            }
+        })
+        .response
+        .on_hover_text(
+            "simulation steps per second; the picture is interpolated between the last two steps",
+        );
+        if self.step_rate == StepRate::Auto && self.cpu_adapter {
+            ui.small("auto steps at 60 Hz here: a CPU adapter runs each step on the CPU");
+        }
         ui.checkbox(&mut self.auto_rotate, "auto-rotate");
         if ui.button("reset camera").clicked() {
             self.camera = Camera::default();
@@ -632,6 +722,16 @@ impl Scene for Particles {
                 "CPU adapter: sprites are bound by fill rate, the point splat by the particle count"
             } else {
                 "sprites below 1,048,576 particles, the point splat from there on"
+            },
+            // The simulation rate asked for, what it is on this adapter, and why.
+            "step_rate": format!("{:?}", self.step_rate),
+            "steps_per_second": self.steps_per_second(),
+            "rate_reason": if self.step_rate != StepRate::Auto {
+                "set by the user"
+            } else if self.cpu_adapter {
+                "CPU adapter: each step is a pass over every particle on the CPU"
+            } else {
+                "GPU adapter: 120 Hz"
             },
             // The clamp notice of the count, and the restart after a GPU reset.
             "notice": self.message,

@@ -187,6 +187,8 @@ pub fn bench_one(gpu: &Gpu, count: u32, mode: Mode, steps: u32) -> Option<BenchR
     });
     let view = target.create_view(&Default::default());
     let mut scene = Particles::with_mode(gpu, count, mode, 1);
+    // One step per clock tick: the table measures steps, whatever this adapter's default rate.
+    scene.set_step_rate(super::StepRate::Hz120);
     let n = scene.count();
     let mut frame = 0u64;
     // Warm-up (pipeline compilation, first-touch of buffers).

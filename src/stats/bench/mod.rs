@@ -97,6 +97,7 @@ pub fn run(args: &crate::cli::BenchArgs) -> anyhow::Result<()> {
             warmup: args.warmup,
             seed: args.seed,
             particles: args.particles,
+            particle_rate: args.particle_rate,
             screenshot_dir: None,
             upload: args.scene_upload,
             composite: args.composite,
@@ -108,7 +109,19 @@ pub fn run(args: &crate::cli::BenchArgs) -> anyhow::Result<()> {
                 .get("drawn_as")
                 .and_then(|v| v.as_str())
                 .unwrap_or("?");
-            defaults_note = Some(format!("; particles drawn as {drawn} ({reason})"));
+            let hz = r
+                .metrics
+                .get("steps_per_second")
+                .and_then(|v| v.as_f64())
+                .unwrap_or(0.0);
+            let rate = r
+                .metrics
+                .get("rate_reason")
+                .and_then(|v| v.as_str())
+                .unwrap_or("?");
+            defaults_note = Some(format!(
+                "; particles drawn as {drawn} ({reason}), stepped at {hz:.0} Hz ({rate})"
+            ));
         }
         let shots = if args.screenshots {
             let dir = args.out.join(format!("screens-{id}"));

@@ -29,6 +29,8 @@ pub struct SceneBench {
     pub seed: u64,
     /// Particle count (particles scene).
     pub particles: u32,
+    /// Particle simulation rate (particles scene).
+    pub particle_rate: crate::scene::particles::StepRate,
     /// Save a PNG of every frame through the readback ring into this folder.
     #[serde(skip)]
     pub screenshot_dir: Option<PathBuf>,
@@ -119,6 +121,9 @@ pub fn run_scene(gpu: &Gpu, b: &SceneBench, out_dir: &Path) -> Result<SceneResul
         b.seed.to_string(),
         "--particles".into(),
         b.particles.to_string(),
+        "--particle-rate".into(),
+        clap::ValueEnum::to_possible_value(&b.particle_rate)
+            .map_or_else(|| "auto".to_string(), |v| v.get_name().to_string()),
     ])
     .map_err(|e| scene_err(e.to_string()))?;
     let mut deck = Deck::new(
