@@ -128,12 +128,13 @@ impl App {
                 .context("cannot create the window")?,
         );
         let display = Box::new(event_loop.owned_display_handle());
-        let (gpu, surface) =
+        let (mut gpu, surface) =
             Gpu::new(self.cli.backend, Some(display), Some(window.clone().into()))?;
         let surface = surface.context("no surface")?;
         let caps = surface.get_capabilities(&gpu.adapter);
         let (format, view_format) =
             choose_format(&caps.formats).context("the window surface offers no texture format")?;
+        gpu.set_output_format(view_format);
         let inner = window.inner_size();
         let (width, height) = clamp_surface_size(
             (inner.width, inner.height),
@@ -142,7 +143,7 @@ impl App {
         let config = wgpu::SurfaceConfiguration {
             // COPY_SRC where offered, for "Save PNG of the scene".
             usage: wgpu::TextureUsages::RENDER_ATTACHMENT
-                | (caps.usages & wgpu::TextureUsages::COPY_SRC),
+                | (caps.usages & (wgpu::TextureUsages::COPY_SRC | wgpu::TextureUsages::COPY_DST)),
             format,
             width,
             height,
@@ -278,6 +279,7 @@ impl App {
         // The old surface (and its swapchain) goes before the new one is configured.
         r.surface = surface;
         r.gpu = gpu;
+        r.gpu.set_output_format(r.view_format);
         let caps = r.surface.get_capabilities(&r.gpu.adapter);
         if !caps.formats.contains(&r.config.format) {
             r.deck.abandon_gpu_work();

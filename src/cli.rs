@@ -163,10 +163,12 @@ pub struct Cli {
     #[arg(long, value_enum, default_value_t = crate::gpu::upload::Strategy::WriteBuffer)]
     pub upload_strategy: crate::gpu::upload::Strategy,
 
-    /// How the scene image reaches the window: blit (drawn texel for pixel into its viewport,
-    /// the default) or egui-image (a textured quad through egui's shader, as vizdeck drew it before; the
-    /// same pixels at several times the fill cost on a software rasterizer).
-    #[arg(long, value_enum, default_value_t = crate::deck::Composite::Blit)]
+    /// How the scene image reaches the window: copy (copied into its rect of the window, the
+    /// default; falls back to blit where the window's format is not the scene's), blit (drawn
+    /// texel for pixel into its viewport) or egui-image (a textured quad through egui's shader,
+    /// as vizdeck drew it before). The same pixels; on a software rasterizer the copy is a
+    /// memcpy, the blit a pass of fill, the egui image several.
+    #[arg(long, value_enum, default_value_t = crate::deck::Composite::Copy)]
     pub composite: crate::deck::Composite,
 }
 
@@ -228,7 +230,7 @@ pub struct BenchArgs {
     #[arg(long, value_enum, default_value_t = crate::gpu::upload::Strategy::WriteBuffer)]
     pub scene_upload: crate::gpu::upload::Strategy,
     /// How the scene image reaches the output during the scene runs (see `vizdeck --composite`).
-    #[arg(long, value_enum, default_value_t = crate::deck::Composite::Blit)]
+    #[arg(long, value_enum, default_value_t = crate::deck::Composite::Copy)]
     pub composite: crate::deck::Composite,
     /// Measure upload strategies (comma-separated; `all` for every one) and readback, at
     /// `--upload-sizes`.

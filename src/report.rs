@@ -30,6 +30,7 @@ pub fn build(gpu: &Gpu, deck: &Deck, mode: &str, size: (u32, u32)) -> serde_json
         "upload_ui": deck.ui_upload_counters(),
         "upload_strategy": deck.upload_strategy(),
         "composite": deck.composite().name(),
+        "composite_used": deck.composite_used().name(),
     })
 }
 

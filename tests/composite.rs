@@ -1,8 +1,10 @@
 //! The scene image does not change with the way it reaches the output: every scene, drawn by the
-//! deck with the scene texture blitted into its viewport ([`Composite::Blit`], the default) and
-//! with the scene texture handed to egui as an image ([`Composite::EguiImage`], how vizdeck drew
-//! it before), gives the same pixels over the whole scene rect (the scene and the egui overlays
-//! drawn on it) on lavapipe. The side panel is left out: it shows wall-clock latencies.
+//! deck with the scene texture copied into its rect ([`Composite::Copy`], the default), blitted
+//! into its viewport ([`Composite::Blit`]) and handed to egui as an image
+//! ([`Composite::EguiImage`], how vizdeck drew it before), gives the same pixels over the whole
+//! scene rect (the scene and the egui overlays drawn on it) on lavapipe, into an RGBA output and
+//! into a BGRA one (the window's format on X11, where the scenes then draw in BGRA so the copy
+//! still applies). The side panel is left out: it shows wall-clock latencies.
 
 mod common;
 use common::gpu;
@@ -14,9 +16,14 @@ use vizdeck::scene::SCENES;
 const SIZE: (u32, u32) = (640, 360);
 const FRAMES: u64 = 8;
 
-/// The output (RGBA8) of `FRAMES` headless frames of scene `index` composited with `composite`,
-/// and the scene rect (x, y, w, h) in output pixels.
-fn render(gpu: &Gpu, index: usize, composite: Composite) -> (Vec<u8>, (u32, u32, u32, u32)) {
+/// The output (read back as RGBA8) of `FRAMES` headless frames of scene `index` composited with
+/// `composite` into an output of `format`, and the scene rect (x, y, w, h) in output pixels.
+fn render(
+    gpu: &Gpu,
+    index: usize,
+    composite: Composite,
+    format: wgpu::TextureFormat,
+) -> (Vec<u8>, (u32, u32, u32, u32)) {
     let cli = <vizdeck::cli::Cli as clap::Parser>::try_parse_from([
         "vizdeck",
         "--headless",
@@ -26,15 +33,26 @@ fn render(gpu: &Gpu, index: usize, composite: Composite) -> (Vec<u8>, (u32, u32,
         "4096",
     ])
     .expect("flags");
-    let mut deck = Deck::new(
-        gpu,
-        vizdeck::headless::OUTPUT_FORMAT,
-        index,
-        cli.scene_config(),
-    );
+    let mut deck = Deck::new(gpu, format, index, cli.scene_config());
     deck.set_composite(composite);
     deck.set_overlay(false); // live frame times differ between runs
-    let (texture, view) = vizdeck::headless::offscreen_target(gpu, "test:output", SIZE);
+    let texture = gpu.device.create_texture(&wgpu::TextureDescriptor {
+        label: Some("test:output"),
+        size: wgpu::Extent3d {
+            width: SIZE.0,
+            height: SIZE.1,
+            depth_or_array_layers: 1,
+        },
+        mip_level_count: 1,
+        sample_count: 1,
+        dimension: wgpu::TextureDimension::D2,
+        format,
+        usage: wgpu::TextureUsages::RENDER_ATTACHMENT
+            | wgpu::TextureUsages::COPY_SRC
+            | wgpu::TextureUsages::COPY_DST,
+        view_formats: &[],
+    });
+    let view = texture.create_view(&Default::default());
     let out = Output {
         view: &view,
         texture: Some(&texture),
@@ -52,53 +70,73 @@ fn render(gpu: &Gpu, index: usize, composite: Composite) -> (Vec<u8>, (u32, u32,
         "{:?}",
         deck.active_failure()
     );
+    assert_eq!(deck.composite_used(), composite, "no fallback here");
     let rgba = vizdeck::gpu::readback::read_texture_rgba(&gpu.device, &gpu.queue, &texture)
         .expect("read the output");
     (rgba, deck.scene_rect_px())
 }
 
+/// The most any channel of the scene rect differs between `a` and `b`, and how many pixels
+/// differ by more than 1; also the rect's pixels of `a`.
+fn compare(a: &[u8], b: &[u8], rect: (u32, u32, u32, u32)) -> (u8, usize, Vec<u8>) {
+    let (x0, y0, w, h) = rect;
+    let mut region = Vec::new();
+    let (mut differ, mut worst) = (0usize, 0u8);
+    for y in y0..(y0 + h).min(SIZE.1) {
+        for x in x0..(x0 + w).min(SIZE.0) {
+            let i = ((y * SIZE.0 + x) * 4) as usize;
+            let (p, q) = (&a[i..i + 4], &b[i..i + 4]);
+            let d = p
+                .iter()
+                .zip(q)
+                .map(|(u, v)| u.abs_diff(*v))
+                .max()
+                .unwrap_or(0);
+            worst = worst.max(d);
+            differ += usize::from(d > 1);
+            region.extend_from_slice(p);
+        }
+    }
+    (worst, differ, region)
+}
+
 #[test]
-fn blit_and_egui_image_give_the_same_scene_rect_in_every_scene() {
-    let gpu = gpu();
-    for (index, entry) in SCENES.iter().enumerate() {
-        let (blit, rect) = render(&gpu, index, Composite::Blit);
-        let (image, rect_image) = render(&gpu, index, Composite::EguiImage);
-        assert_eq!(rect, rect_image, "{}", entry.id);
-        let (x0, y0, w, h) = rect;
-        assert!(
-            w > SIZE.0 / 5 && h > SIZE.1 / 2,
-            "{}: scene rect {rect:?}",
-            entry.id
-        );
-        let mut region = Vec::new();
-        let (mut differ, mut worst) = (0usize, 0u8);
-        for y in y0..(y0 + h).min(SIZE.1) {
-            for x in x0..(x0 + w).min(SIZE.0) {
-                let i = ((y * SIZE.0 + x) * 4) as usize;
-                let (a, b) = (&blit[i..i + 4], &image[i..i + 4]);
-                let d = a
-                    .iter()
-                    .zip(b)
-                    .map(|(p, q)| p.abs_diff(*q))
-                    .max()
-                    .unwrap_or(0);
-                worst = worst.max(d);
-                differ += usize::from(d > 1);
-                region.extend_from_slice(a);
-            }
+fn copy_blit_and_egui_image_give_the_same_scene_rect_in_every_scene() {
+    use wgpu::TextureFormat::{Bgra8Unorm, Rgba8Unorm};
+    for format in [Rgba8Unorm, Bgra8Unorm] {
+        let mut gpu = gpu();
+        gpu.set_output_format(format);
+        assert_eq!(gpu.scene_format, format);
+        for (index, entry) in SCENES.iter().enumerate() {
+            let what = format!("{} into {format:?}", entry.id);
+            let (copy, rect) = render(&gpu, index, Composite::Copy, format);
+            let (blit, rect_blit) = render(&gpu, index, Composite::Blit, format);
+            let (image, rect_image) = render(&gpu, index, Composite::EguiImage, format);
+            assert_eq!(rect, rect_blit, "{what}");
+            assert_eq!(rect, rect_image, "{what}");
+            let (_, _, w, h) = rect;
+            assert!(
+                w > SIZE.0 / 5 && h > SIZE.1 / 2,
+                "{what}: scene rect {rect:?}"
+            );
+            // Copy and blit move texels unchanged: equal to the bit.
+            let (worst, _, region) = compare(&copy, &blit, rect);
+            assert_eq!(worst, 0, "{what}: copy and blit differ");
+            // egui's image samples and blends: within one level.
+            let (worst, differ, _) = compare(&blit, &image, rect);
+            assert!(
+                differ == 0,
+                "{what}: {differ} pixels of the scene rect {rect:?} differ by more than 1 \
+                 (worst {worst})"
+            );
+            // The scene is really there (not equally empty images).
+            let drawn = common::non_background_fraction(&region);
+            assert!(drawn > 0.01, "{what}: {drawn}");
         }
         assert!(
-            differ == 0,
-            "{}: {differ} pixels of the scene rect {rect:?} differ by more than 1 (worst {worst})",
-            entry.id
+            gpu.error_messages().is_empty(),
+            "{:?}",
+            gpu.error_messages()
         );
-        // The scene is really there (not two equally empty images).
-        let drawn = common::non_background_fraction(&region);
-        assert!(drawn > 0.01, "{}: {drawn}", entry.id);
     }
-    assert!(
-        gpu.error_messages().is_empty(),
-        "{:?}",
-        gpu.error_messages()
-    );
 }

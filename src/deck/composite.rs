@@ -1,9 +1,11 @@
-//! How the scene texture reaches the output: [`Composite::Blit`] (the default) draws it texel
+//! How the scene texture reaches the output: [`Composite::Copy`] (the default) copies it into
+//! its rect of the output between the clear and egui's shapes, where the output can take a copy
+//! (same format, `COPY_DST`), else falls back to [`Composite::Blit`]; the blit draws it texel
 //! for pixel into its viewport of the output at the start of the egui pass, before any egui
 //! shape; [`Composite::EguiImage`] hands it to egui as an image (a blended, sampled quad through
-//! egui's own shader), as vizdeck did before. Both give the same pixels (`tests/composite.rs`);
-//! the blit costs a fraction of the fill on a software rasterizer (BENCHMARKS.md, "Software
-//! rasterizer").
+//! egui's own shader), as vizdeck did before. All give the same pixels (`tests/composite.rs`);
+//! on a software rasterizer the copy is a memcpy and the blit a fraction of the image's fill
+//! (BENCHMARKS.md, "Software rasterizer").
 
 use crate::gpu::layout;
 use crate::gpu::shaders::{RenderOptions, SCENE_BLIT};
@@ -12,18 +14,23 @@ use crate::gpu::shaders::{RenderOptions, SCENE_BLIT};
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Composite {
+    /// `copy_texture_to_texture` into the scene's rect of the output, between a clear pass and
+    /// egui's pass; [`Composite::Blit`] where the output's format is not the scene's or the
+    /// output cannot be copied into.
+    #[default]
+    Copy,
     /// A full-viewport triangle that loads the scene texel under each pixel: no sampler, no
     /// blending, no colour conversion.
-    #[default]
     Blit,
     /// An egui image (a textured quad through egui's shader, alpha-blended over the panel).
     EguiImage,
 }
 
 impl Composite {
-    /// The flag's spelling (`blit`, `egui-image`).
+    /// The flag's spelling (`copy`, `blit`, `egui-image`).
     pub fn name(self) -> &'static str {
         match self {
+            Composite::Copy => "copy",
             Composite::Blit => "blit",
             Composite::EguiImage => "egui-image",
         }

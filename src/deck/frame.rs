@@ -68,10 +68,17 @@ impl Deck {
 
         // UI: lays out the panels and tells us the scene's pixel size for this frame.
         self.ensure_target(gpu, (1, 1));
-        // The scene image is egui's only with `--composite egui-image`; else the egui pass blits it.
-        let tex_id = match self.composite {
+        // The scene image is egui's only with `--composite egui-image`; else the output's passes
+        // copy or blit it.
+        self.composite_used = match self.composite {
+            Composite::Copy if !out.texture.is_some_and(|o| copyable(gpu.scene_format, o)) => {
+                Composite::Blit
+            }
+            c => c,
+        };
+        let tex_id = match self.composite_used {
             Composite::EguiImage => self.target.as_ref().map(|t| t.egui_id),
-            Composite::Blit => None,
+            Composite::Copy | Composite::Blit => None,
         };
         let mut scene_rect = egui::Rect::NOTHING;
         let mut commands = Vec::new();
@@ -193,25 +200,43 @@ impl Deck {
             self.painter.update_textures(&mut f, &full.textures_delta);
             self.painter.prepare(&mut f, &prims, out.size, ppp);
         }
-        {
-            let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
-                label: Some("egui"),
-                color_attachments: &[Some(wgpu::RenderPassColorAttachment {
-                    view: out.view,
-                    depth_slice: None,
-                    resolve_target: None,
-                    ops: wgpu::Operations {
-                        load: wgpu::LoadOp::Clear(self.clear_color),
-                        store: wgpu::StoreOp::Store,
-                    },
-                })],
-                depth_stencil_attachment: None,
-                timestamp_writes: self.timer.as_mut().and_then(|t| t.ui_writes()),
-                occlusion_query_set: None,
-                multiview_mask: None,
-            });
-            if let (Composite::Blit, Some(target), SceneSlot::Ready(_)) =
-                (self.composite, &self.target, &self.slots[self.active])
+        let ready = matches!(self.slots[self.active], SceneSlot::Ready(_));
+        let copy = match (&self.target, out.texture) {
+            (Some(t), Some(o)) if ready && self.composite_used == Composite::Copy => Some((t, o)),
+            _ => None,
+        };
+        if let Some((target, output)) = copy {
+            // Clear, copy the scene image into its rect, then egui's shapes over both: the
+            // copy is a memcpy on a software rasterizer where a blit is a pass of fill.
+            let clear = self.clear_color;
+            {
+                let _ = output_pass(
+                    &mut encoder,
+                    out.view,
+                    "egui:clear",
+                    wgpu::LoadOp::Clear(clear),
+                    self.timer.as_mut().and_then(|t| t.ui_begin_writes()),
+                );
+            }
+            copy_into_rect(&mut encoder, &target.texture, output, self.scene_rect_px);
+            let mut pass = output_pass(
+                &mut encoder,
+                out.view,
+                "egui",
+                wgpu::LoadOp::Load,
+                self.timer.as_mut().and_then(|t| t.ui_end_writes()),
+            );
+            self.painter.paint(&mut pass, out.size);
+        } else {
+            let mut pass = output_pass(
+                &mut encoder,
+                out.view,
+                "egui",
+                wgpu::LoadOp::Clear(self.clear_color),
+                self.timer.as_mut().and_then(|t| t.ui_writes()),
+            );
+            if let (Composite::Blit, Some(target), true) =
+                (self.composite_used, &self.target, ready)
             {
                 self.blit
                     .draw(&mut pass, &target.blit_group, self.scene_rect_px, out.size);
@@ -383,4 +408,69 @@ impl Deck {
         }
         gpu_times
     }
+}
+
+/// Whether a scene image of `scene_format` can be copied into `output`: a single-sample
+/// texture of that format (sRGB or not) that takes copies.
+fn copyable(scene_format: wgpu::TextureFormat, output: &wgpu::Texture) -> bool {
+    output.format().remove_srgb_suffix() == scene_format.remove_srgb_suffix()
+        && output.usage().contains(wgpu::TextureUsages::COPY_DST)
+        && output.sample_count() == 1
+}
+
+/// A render pass into the output `view` with `load`, stored.
+fn output_pass<'e>(
+    encoder: &'e mut wgpu::CommandEncoder,
+    view: &wgpu::TextureView,
+    label: &str,
+    load: wgpu::LoadOp<wgpu::Color>,
+    timestamp_writes: Option<wgpu::RenderPassTimestampWrites<'_>>,
+) -> wgpu::RenderPass<'e> {
+    encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+        label: Some(label),
+        color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+            view,
+            depth_slice: None,
+            resolve_target: None,
+            ops: wgpu::Operations {
+                load,
+                store: wgpu::StoreOp::Store,
+            },
+        })],
+        depth_stencil_attachment: None,
+        timestamp_writes,
+        occlusion_query_set: None,
+        multiview_mask: None,
+    })
+}
+
+/// Copies `scene` from its origin into `rect` = (x, y, w, h) pixels of `output`, cut to both
+/// textures (the blit's mapping: texel (i, j) to pixel (x + i, y + j)).
+fn copy_into_rect(
+    encoder: &mut wgpu::CommandEncoder,
+    scene: &wgpu::Texture,
+    output: &wgpu::Texture,
+    rect: (u32, u32, u32, u32),
+) {
+    let (ow, oh) = (output.width(), output.height());
+    let (x, y) = (rect.0.min(ow), rect.1.min(oh));
+    let w = rect.2.min(scene.width()).min(ow - x);
+    let h = rect.3.min(scene.height()).min(oh - y);
+    if w == 0 || h == 0 {
+        return;
+    }
+    encoder.copy_texture_to_texture(
+        scene.as_image_copy(),
+        wgpu::TexelCopyTextureInfo {
+            texture: output,
+            mip_level: 0,
+            origin: wgpu::Origin3d { x, y, z: 0 },
+            aspect: wgpu::TextureAspect::All,
+        },
+        wgpu::Extent3d {
+            width: w,
+            height: h,
+            depth_or_array_layers: 1,
+        },
+    );
 }

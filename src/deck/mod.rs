@@ -112,6 +112,9 @@ pub struct Deck {
     painter: EguiPainter,
     /// How the scene texture reaches the output (`--composite`).
     composite: Composite,
+    /// How it reached the output in the last frame (`Copy` falls back to `Blit` for an output
+    /// that cannot take a copy).
+    composite_used: Composite,
     blit: SceneBlit,
     /// The egui pass's clear colour: the panels' fill. The panels themselves are transparent,
     /// so their background costs no blended fill (a third of a 1280×720 window; 1–2 ms a frame
@@ -205,6 +208,7 @@ impl Deck {
             egui_ctx,
             painter: EguiPainter::new(&gpu.device, output_format),
             composite: Composite::default(),
+            composite_used: Composite::default(),
             blit: SceneBlit::new(&gpu.device, output_format),
             clear_color: clear_color(panel_fill),
             target: None,
@@ -267,6 +271,13 @@ impl Deck {
     /// How the scene texture reaches the output.
     pub fn composite(&self) -> Composite {
         self.composite
+    }
+
+    /// How the scene image reached the output in the last frame: the requested
+    /// [`composite`](Deck::composite), except [`Composite::Copy`] falls back to
+    /// [`Composite::Blit`] where the output's format is not the scene's or it takes no copies.
+    pub fn composite_used(&self) -> Composite {
+        self.composite_used
     }
 
     /// The upload strategy in use.

@@ -6,7 +6,7 @@
 use super::{Deck, SceneSlot};
 use crate::gpu::Gpu;
 
-/// The scene texture ([`SCENE_FORMAT`](crate::scene::SCENE_FORMAT)), its egui id
+/// The scene texture ([`Gpu::scene_format`]), its egui id
 /// ([`Composite::EguiImage`](super::Composite::EguiImage)) and its blit bind group
 /// ([`Composite::Blit`](super::Composite::Blit)).
 pub(super) struct SceneTarget {
@@ -78,7 +78,7 @@ impl Deck {
             mip_level_count: 1,
             sample_count: 1,
             dimension: wgpu::TextureDimension::D2,
-            format: crate::scene::SCENE_FORMAT,
+            format: gpu.scene_format,
             usage: wgpu::TextureUsages::RENDER_ATTACHMENT
                 | wgpu::TextureUsages::TEXTURE_BINDING
                 | wgpu::TextureUsages::COPY_SRC,

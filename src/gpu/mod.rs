@@ -96,6 +96,9 @@ pub struct Gpu {
     lost: Arc<Mutex<Option<String>>>,
     /// The backend asked for, so a lost device is replaced by one of the same kind.
     pub backend: BackendChoice,
+    /// The format of the scene texture every scene draws into ([`crate::scene::SCENE_FORMAT`]
+    /// unless the output is another 8-bit RGBA/BGRA format: see [`Gpu::set_output_format`]).
+    pub scene_format: wgpu::TextureFormat,
 }
 
 impl Gpu {
@@ -197,6 +200,7 @@ impl Gpu {
                 errors,
                 lost,
                 backend,
+                scene_format: crate::scene::SCENE_FORMAT,
             },
             surface,
         ))
@@ -221,6 +225,18 @@ impl Gpu {
             });
         }
         Gpu::new(self.backend, display, surface_target)
+    }
+
+    /// Makes the scenes draw in the format of an output of `format` when it is 8-bit RGBA or
+    /// BGRA (sRGB or not: the non-sRGB one), so the deck copies the scene image into the output
+    /// instead of drawing it ([`crate::deck::Composite::Copy`]); any other output keeps
+    /// [`crate::scene::SCENE_FORMAT`]. Call before creating the deck and its scenes.
+    pub fn set_output_format(&mut self, format: wgpu::TextureFormat) {
+        let f = format.remove_srgb_suffix();
+        self.scene_format = match f {
+            wgpu::TextureFormat::Rgba8Unorm | wgpu::TextureFormat::Bgra8Unorm => f,
+            _ => crate::scene::SCENE_FORMAT,
+        };
     }
 
     /// Uncaptured wgpu errors seen so far (validation errors, out of memory).

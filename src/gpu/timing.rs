@@ -94,11 +94,30 @@ impl GpuTimer {
 
     /// Timestamp writes for the egui pass of this frame (queries 4 and 5).
     pub fn ui_writes(&mut self) -> Option<wgpu::RenderPassTimestampWrites<'_>> {
+        self.ui_span(Some(4), Some(5))
+    }
+
+    /// Timestamp writes for the first of the output's passes when the egui "pass" is several
+    /// (clear, copy of the scene image, egui's shapes): its beginning only (query 4).
+    pub fn ui_begin_writes(&mut self) -> Option<wgpu::RenderPassTimestampWrites<'_>> {
+        self.ui_span(Some(4), None)
+    }
+
+    /// Timestamp writes for the last of the output's passes: its end only (query 5).
+    pub fn ui_end_writes(&mut self) -> Option<wgpu::RenderPassTimestampWrites<'_>> {
+        self.ui_span(None, Some(5))
+    }
+
+    fn ui_span(
+        &mut self,
+        begin: Option<u32>,
+        end: Option<u32>,
+    ) -> Option<wgpu::RenderPassTimestampWrites<'_>> {
         self.ui_timed = self.current.is_some();
         self.current.map(|_| wgpu::RenderPassTimestampWrites {
             query_set: &self.queries,
-            beginning_of_pass_write_index: Some(4),
-            end_of_pass_write_index: Some(5),
+            beginning_of_pass_write_index: begin,
+            end_of_pass_write_index: end,
         })
     }
 

@@ -212,7 +212,7 @@ pub fn splat_from(gpu: &Gpu) -> u32 {
 }
 
 impl Renderer {
-    /// Pipeline and bind groups for drawing `sim` into [`crate::scene::SCENE_FORMAT`],
+    /// Pipeline and bind groups for drawing `sim` into [`Gpu::scene_format`],
     /// additive blending.
     pub fn new(gpu: &Gpu, sim: &Sim) -> Renderer {
         let device = &gpu.device;
@@ -247,6 +247,7 @@ impl Renderer {
                     color: additive,
                     alpha: additive,
                 }),
+                format: gpu.scene_format,
                 ..Default::default()
             },
         );
@@ -256,6 +257,7 @@ impl Renderer {
             &pl,
             &shaders::RenderOptions {
                 fragment: "fs_opaque",
+                format: gpu.scene_format,
                 depth: Some(wgpu::DepthStencilState {
                     format: DEPTH_FORMAT,
                     depth_write_enabled: Some(true),
@@ -326,7 +328,10 @@ impl Renderer {
             device,
             "particles:splat_resolve",
             &resolve_pl,
-            &shaders::RenderOptions::default(),
+            &shaders::RenderOptions {
+                format: gpu.scene_format,
+                ..Default::default()
+            },
         );
         let splat_params = device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("particles:splat:params"),

@@ -89,7 +89,7 @@ pub(super) struct ScenePipes {
 }
 
 impl ScenePipes {
-    pub(super) fn new(device: &wgpu::Device) -> ScenePipes {
+    pub(super) fn new(device: &wgpu::Device, format: wgpu::TextureFormat) -> ScenePipes {
         let cs = wgpu::ShaderStages::COMPUTE;
         let fs = wgpu::ShaderStages::FRAGMENT;
         let (write_pipeline, write_layout) = layout::compute_pipeline(
@@ -116,7 +116,10 @@ impl ScenePipes {
             device,
             "spectrogram:draw",
             &draw_pl,
-            &shaders::RenderOptions::default(),
+            &shaders::RenderOptions {
+                format,
+                ..Default::default()
+            },
         );
         let draw_params = PingPong::new(
             device,
@@ -531,7 +534,7 @@ impl Spectrogram {
         // The audio source, the STFT's unconsumed samples, the stream timeline, the history
         // and the view live on the CPU and carry on; the GPU objects are made anew. Columns
         // whose readback was in flight on the old device stay NaN in the history.
-        let p = ScenePipes::new(&gpu.device);
+        let p = ScenePipes::new(&gpu.device, gpu.scene_format);
         let mut a = Analysis::new(
             gpu,
             &self.a.settings,

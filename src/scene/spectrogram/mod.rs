@@ -211,7 +211,7 @@ impl Spectrogram {
         source: AudioSource,
         settings: Settings,
     ) -> Result<Spectrogram, SceneError> {
-        let p = ScenePipes::new(&gpu.device);
+        let p = ScenePipes::new(&gpu.device, gpu.scene_format);
         let a = Analysis::new(
             gpu,
             &settings,

@@ -211,7 +211,7 @@ impl TimeSeries {
             paused_range: (0.0, 10.0),
             fixed_y: None,
             visible: Vec::new(),
-            pipes: Pipelines::new(&gpu.device, super::SCENE_FORMAT),
+            pipes: Pipelines::new(&gpu.device, gpu.scene_format),
             mirrors: Vec::new(),
             paths: Vec::new(),
             columns: Vec::new(),
@@ -525,7 +525,7 @@ impl Scene for TimeSeries {
     fn recreate_gpu(&mut self, gpu: &Gpu) -> Result<(), SceneError> {
         // The store, the view and the sources live on the CPU; the mirrors are rebuilt from the
         // store by the next `prepare` (every stored sample uploaded again).
-        self.pipes = Pipelines::new(&gpu.device, super::SCENE_FORMAT);
+        self.pipes = Pipelines::new(&gpu.device, gpu.scene_format);
         self.mirrors.clear();
         self.paths.clear();
         self.gpu_used.clear();

@@ -89,6 +89,7 @@ pub fn run(args: &crate::cli::BenchArgs) -> anyhow::Result<()> {
         );
     }
     let mut defaults_note: Option<String> = None;
+    let mut composite_used = args.composite;
     for id in &scenes {
         let b = SceneBench {
             scene: id.clone(),
@@ -103,6 +104,7 @@ pub fn run(args: &crate::cli::BenchArgs) -> anyhow::Result<()> {
             composite: args.composite,
         };
         let r = run_scene(&gpu, &b, &args.out)?;
+        composite_used = r.composite_used;
         if let Some(reason) = r.metrics.get("auto_reason").and_then(|v| v.as_str()) {
             let drawn = r
                 .metrics
@@ -192,7 +194,15 @@ pub fn run(args: &crate::cli::BenchArgs) -> anyhow::Result<()> {
         let _ = writeln!(
             overview,
             "\ndefaults on this adapter: composite {}{}",
-            args.composite.name(),
+            if composite_used == args.composite {
+                args.composite.name().to_string()
+            } else {
+                format!(
+                    "{} (asked for {}: the output cannot take a copy)",
+                    composite_used.name(),
+                    args.composite.name()
+                )
+            },
             defaults_note.unwrap_or_default()
         );
         println!("\n{overview}");

@@ -60,6 +60,8 @@ pub struct SceneResult {
     pub memory: Option<ProcessMemory>,
     /// GPU memory held through wgpu's allocator at the end of the run (scene, deck and egui).
     pub gpu_memory: Option<GpuMemory>,
+    /// How the scene image reached the output (the requested composite or its fallback).
+    pub composite_used: crate::deck::Composite,
 }
 
 /// Errors of `vizdeck bench`.
@@ -195,6 +197,7 @@ pub fn run_scene(gpu: &Gpu, b: &SceneBench, out_dir: &Path) -> Result<SceneResul
         .remove(&b.scene)
         .unwrap_or(serde_json::Value::Null);
     Ok(SceneResult {
+        composite_used: deck.composite_used(),
         summary,
         means,
         metrics,
@@ -247,6 +250,7 @@ pub fn scene_report(
         "summary": r.summary,
         "means": r.means,
         "composite": b.composite.name(),
+        "composite_used": r.composite_used.name(),
         "scene_metrics": r.metrics,
         "memory": { "process": r.memory, "gpu": r.gpu_memory },
         "csv": r.csv.display().to_string(),
