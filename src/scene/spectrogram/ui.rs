@@ -507,7 +507,14 @@ impl Spectrogram {
                 let m = values[k0..k1].iter().cloned().fold(f32::MIN, f32::max);
                 pts.push(egui::pos2(area.left() + px as f32, y_of(m)));
             }
-            painter.add(egui::Shape::line(pts, stroke));
+            // One span per pixel column, not a feathered stroke: 2 triangles a column, not 4.
+            let ppp = painter.pixels_per_point();
+            painter.add(crate::ui::column_line::column_line(
+                &pts,
+                ppp,
+                stroke.width * ppp,
+                stroke.color,
+            ));
         };
         line(
             &self.peak_hold,

@@ -1,5 +1,7 @@
 //! The menu bar and the frame-time overlay, and [`UiCommand`]: what the UI asks the frame to do.
 
+pub mod column_line;
+
 use crate::deck::Deck;
 use crate::scene::SCENES;
 
@@ -259,9 +261,12 @@ pub fn stats_overlay(deck: &Deck, painter: &egui::Painter, rect: egui::Rect) {
             ],
             egui::Stroke::new(1.0, egui::Color32::from_rgb(80, 120, 80)),
         );
-        painter.add(egui::Shape::line(
-            pts,
-            egui::Stroke::new(1.0, egui::Color32::from_rgb(120, 200, 255)),
+        let ppp = painter.pixels_per_point();
+        painter.add(column_line::column_line(
+            &pts,
+            ppp,
+            ppp,
+            egui::Color32::from_rgb(120, 200, 255),
         ));
     }
     // Histogram of the same frames: 40 bins over 0..top ms.
