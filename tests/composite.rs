@@ -122,6 +122,20 @@ fn copy_blit_and_egui_image_give_the_same_scene_rect_in_every_scene() {
             // Copy and blit move texels unchanged: equal to the bit.
             let (worst, _, region) = compare(&copy, &blit, rect);
             assert_eq!(worst, 0, "{what}: copy and blit differ");
+            // Around the scene the copy path writes the background by copies: the leftmost
+            // column (the side panel's margin, no live text) is the same as the cleared one,
+            // and its bottom pixel is egui's dark panel fill.
+            for y in 0..SIZE.1 {
+                let i = (y * SIZE.0 * 4) as usize + 4;
+                assert_eq!(copy[i..i + 4], blit[i..i + 4], "{what}: pixel (1, {y})");
+            }
+            let fill = egui::Visuals::dark().panel_fill;
+            let i = (((SIZE.1 - 2) * SIZE.0 + 1) * 4) as usize;
+            assert_eq!(
+                copy[i..i + 4],
+                [fill.r(), fill.g(), fill.b(), 255],
+                "{what}"
+            );
             // egui's image samples and blends: within one level.
             let (worst, differ, _) = compare(&blit, &image, rect);
             assert!(

@@ -99,3 +99,111 @@ impl SceneBlit {
         pass.draw(0..3, 0..1);
     }
 }
+
+/// The background around the scene rect when the scene image is copied
+/// ([`Composite::Copy`]): a texture of the output's size filled once with the clear colour, the
+/// rects around the scene copied from it every frame, so every pixel of the output is written by
+/// a copy and egui's pass loads instead of clearing.
+#[derive(Default)]
+pub(super) struct Background {
+    texture: Option<wgpu::Texture>,
+    color: Option<[u8; 4]>,
+}
+
+impl Background {
+    /// Copies the background into every pixel of `output` outside `rect` = (x, y, w, h)
+    /// (the top and bottom bands over the full width, the left and right ones beside the
+    /// rect), (re)making the background texture (output size, `output`'s format without sRGB so
+    /// `color`'s values are stored as they are, cleared to `color`) when the output's size,
+    /// format or the colour changed.
+    pub(super) fn fill_around(
+        &mut self,
+        device: &wgpu::Device,
+        encoder: &mut wgpu::CommandEncoder,
+        output: &wgpu::Texture,
+        rect: (u32, u32, u32, u32),
+        color: wgpu::Color,
+    ) {
+        let (ow, oh) = (output.width(), output.height());
+        let format = output.format().remove_srgb_suffix();
+        let key = [color.r, color.g, color.b, color.a].map(|c| (c * 255.0).round() as u8);
+        let stale = self
+            .texture
+            .as_ref()
+            .is_none_or(|t| t.width() != ow || t.height() != oh || t.format() != format)
+            || self.color != Some(key);
+        if stale {
+            let texture = device.create_texture(&wgpu::TextureDescriptor {
+                label: Some("deck:background"),
+                size: wgpu::Extent3d {
+                    width: ow,
+                    height: oh,
+                    depth_or_array_layers: 1,
+                },
+                mip_level_count: 1,
+                sample_count: 1,
+                dimension: wgpu::TextureDimension::D2,
+                format,
+                usage: wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::COPY_SRC,
+                view_formats: &[],
+            });
+            let view = texture.create_view(&wgpu::TextureViewDescriptor {
+                label: Some("deck:background:view"),
+                ..Default::default()
+            });
+            let _ = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+                label: Some("deck:background:clear"),
+                color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                    view: &view,
+                    depth_slice: None,
+                    resolve_target: None,
+                    ops: wgpu::Operations {
+                        load: wgpu::LoadOp::Clear(color),
+                        store: wgpu::StoreOp::Store,
+                    },
+                })],
+                depth_stencil_attachment: None,
+                timestamp_writes: None,
+                occlusion_query_set: None,
+                multiview_mask: None,
+            });
+            self.texture = Some(texture);
+            self.color = Some(key);
+        }
+        let Some(bg) = &self.texture else { return };
+        let (x, y, w, h) = rect;
+        let (x, y) = (x.min(ow), y.min(oh));
+        let (w, h) = (w.min(ow - x), h.min(oh - y));
+        let bands = [
+            (0, 0, ow, y),
+            (0, y + h, ow, oh - (y + h)),
+            (0, y, x, h),
+            (x + w, y, ow - (x + w), h),
+        ];
+        for (bx, by, bw, bh) in bands {
+            if bw == 0 || bh == 0 {
+                continue;
+            }
+            let at = wgpu::Origin3d { x: bx, y: by, z: 0 };
+            encoder.copy_texture_to_texture(
+                wgpu::TexelCopyTextureInfo {
+                    texture: bg,
+                    mip_level: 0,
+                    origin: at,
+                    aspect: wgpu::TextureAspect::All,
+                },
+                wgpu::TexelCopyTextureInfo {
+                    texture: output,
+                    mip_level: 0,
+                    origin: at,
+                    aspect: wgpu::TextureAspect::All,
+                },
+                wgpu::Extent3d {
+                    width: bw,
+                    height: bh,
+                    depth_or_array_layers: 1,
+                },
+            );
+        }
+    }
+}

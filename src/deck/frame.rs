@@ -206,19 +206,24 @@ impl Deck {
             _ => None,
         };
         if let Some((target, output)) = copy {
-            // Clear, copy the scene image into its rect, then egui's shapes over both: the
-            // copy is a memcpy on a software rasterizer where a blit is a pass of fill.
+            // Copy the scene image into its rect and the background colour around it, then
+            // egui's shapes over both in one pass that loads what the copies left: on a software
+            // rasterizer the copies are memcpys, where a clear and a blit are passes of fill.
             let clear = self.clear_color;
             {
-                let _ = output_pass(
-                    &mut encoder,
-                    out.view,
-                    "egui:clear",
-                    wgpu::LoadOp::Clear(clear),
-                    self.timer.as_mut().and_then(|t| t.ui_begin_writes()),
-                );
+                // Starts the UI's timing before the copies (an empty compute pass: no raster
+                // work, unlike a render pass).
+                let _ = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                    label: Some("egui:composite"),
+                    timestamp_writes: self
+                        .timer
+                        .as_mut()
+                        .and_then(|t| t.ui_begin_compute_writes()),
+                });
             }
-            copy_into_rect(&mut encoder, &target.texture, output, self.scene_rect_px);
+            let copied = copy_into_rect(&mut encoder, &target.texture, output, self.scene_rect_px);
+            self.background
+                .fill_around(&gpu.device, &mut encoder, output, copied, clear);
             let mut pass = output_pass(
                 &mut encoder,
                 out.view,
@@ -445,19 +450,20 @@ fn output_pass<'e>(
 }
 
 /// Copies `scene` from its origin into `rect` = (x, y, w, h) pixels of `output`, cut to both
-/// textures (the blit's mapping: texel (i, j) to pixel (x + i, y + j)).
+/// textures (the blit's mapping: texel (i, j) to pixel (x + i, y + j)). Returns the rect
+/// written (w or h 0 when nothing was).
 fn copy_into_rect(
     encoder: &mut wgpu::CommandEncoder,
     scene: &wgpu::Texture,
     output: &wgpu::Texture,
     rect: (u32, u32, u32, u32),
-) {
+) -> (u32, u32, u32, u32) {
     let (ow, oh) = (output.width(), output.height());
     let (x, y) = (rect.0.min(ow), rect.1.min(oh));
     let w = rect.2.min(scene.width()).min(ow - x);
     let h = rect.3.min(scene.height()).min(oh - y);
     if w == 0 || h == 0 {
-        return;
+        return (x, y, 0, 0);
     }
     encoder.copy_texture_to_texture(
         scene.as_image_copy(),
@@ -473,4 +479,5 @@ fn copy_into_rect(
             depth_or_array_layers: 1,
         },
     );
+    (x, y, w, h)
 }

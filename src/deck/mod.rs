@@ -19,7 +19,7 @@ pub use composite::Composite;
 pub use recovery::LOSE_DEVICE_ENV;
 
 use capture::Recording;
-use composite::SceneBlit;
+use composite::{Background, SceneBlit};
 use screenshots::{Screenshots, screenshot_writer};
 use targets::{SceneDepth, SceneTarget};
 
@@ -120,6 +120,8 @@ pub struct Deck {
     /// so their background costs no blended fill (a third of a 1280×720 window; 1–2 ms a frame
     /// on lavapipe).
     clear_color: wgpu::Color,
+    /// The background copied around the scene rect ([`Composite::Copy`]).
+    background: Background,
     target: Option<SceneTarget>,
     target_px: (u32, u32),
     depth: Option<SceneDepth>,
@@ -211,6 +213,7 @@ impl Deck {
             composite_used: Composite::default(),
             blit: SceneBlit::new(&gpu.device, output_format),
             clear_color: clear_color(panel_fill),
+            background: Background::default(),
             target: None,
             target_px: (0, 0),
             depth: None,

@@ -57,6 +57,7 @@ impl Deck {
         self.painter = EguiPainter::new(&gpu.device, self.output_format);
         self.blit = SceneBlit::new(&gpu.device, self.output_format);
         self.target = None;
+        self.background = super::Background::default();
         self.target_px = (0, 0);
         self.depth = None;
         self.timer = GpuTimer::new(&gpu.device, &gpu.queue);

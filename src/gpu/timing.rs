@@ -103,6 +103,17 @@ impl GpuTimer {
         self.ui_span(Some(4), None)
     }
 
+    /// The beginning of the UI's timing on a compute pass (query 4): for an empty pass recorded
+    /// before the copies that start the output's work.
+    pub fn ui_begin_compute_writes(&mut self) -> Option<wgpu::ComputePassTimestampWrites<'_>> {
+        self.ui_timed = self.current.is_some();
+        self.current.map(|_| wgpu::ComputePassTimestampWrites {
+            query_set: &self.queries,
+            beginning_of_pass_write_index: Some(4),
+            end_of_pass_write_index: None,
+        })
+    }
+
     /// Timestamp writes for the last of the output's passes: its end only (query 5).
     pub fn ui_end_writes(&mut self) -> Option<wgpu::RenderPassTimestampWrites<'_>> {
         self.ui_span(None, Some(5))
