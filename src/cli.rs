@@ -123,9 +123,11 @@ pub struct Cli {
     #[arg(long, value_enum, default_value_t = PresentChoice::Vsync)]
     pub present_mode: PresentChoice,
 
-    /// Where the spectrogram's FFT runs: on the GPU (WGSL compute, batched) or on the CPU
-    /// (rustfft + vizdeck's real split, checked against realfft); both give the same image.
-    #[arg(long, value_enum, default_value_t = FftOn::Gpu)]
+    /// Where the spectrogram's FFT runs: auto (the faster of the two on this adapter, measured
+    /// when the analysis is built: the GPU on a hardware GPU, the CPU on lavapipe), gpu (WGSL
+    /// compute, batched) or cpu (rustfft + vizdeck's real split, checked against realfft); all
+    /// give the same image.
+    #[arg(long, value_enum, default_value_t = FftOn::Auto)]
     pub fft_on: FftOn,
 
     /// Headless: write the spectrogram's dB values as CSV at the end of the run (first column

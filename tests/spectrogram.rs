@@ -85,6 +85,26 @@ fn gpu_and_cpu_paths_agree_and_export_is_exact() {
     let (cpu_rows, cpu_png, cpu_report) = run("cpu", &["--audio", "synthetic", "--fft-on", "cpu"]);
     assert_eq!(gpu_report["scenes"]["spectrogram"]["fft_on"], "gpu");
     assert_eq!(cpu_report["scenes"]["spectrogram"]["fft_on"], "cpu");
+    assert!(gpu_report["scenes"]["spectrogram"]["fft_choice"].is_null());
+    // The default, auto: the path whose measured batch was faster runs, and its CSV is the
+    // one that path gives.
+    let (auto_rows, _, auto_report) = run("auto", &["--audio", "synthetic"]);
+    let m = &auto_report["scenes"]["spectrogram"];
+    assert_eq!(m["fft_requested"], "auto");
+    let c = &m["fft_choice"];
+    let (cpu_ms, gpu_ms) = (c["cpu_ms"].as_f64().unwrap(), c["gpu_ms"].as_f64().unwrap());
+    assert!(cpu_ms > 0.0 && gpu_ms > 0.0, "{c}");
+    let faster = if gpu_ms <= cpu_ms { "gpu" } else { "cpu" };
+    assert_eq!(c["on"], faster, "{c}");
+    assert_eq!(m["fft_on"], faster);
+    // 48 kHz, hop 512: ⌈48000 / 512 / 60⌉ = 2 columns a frame.
+    assert_eq!(c["columns"], 2);
+    let same = if faster == "cpu" {
+        &cpu_rows
+    } else {
+        &gpu_rows
+    };
+    assert!(auto_rows == *same, "auto's CSV is not the {faster} path's");
 
     // Header: time_s then k·fs/N for k = 0..=N/2.
     let (fs, n, hop) = (48_000.0, 2048.0, 512.0);

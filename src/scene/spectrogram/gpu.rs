@@ -147,6 +147,10 @@ impl ScenePipes {
 /// The FFT-size-dependent GPU objects (rebuilt when the analysis settings change).
 pub(super) struct Analysis {
     pub(super) settings: Settings,
+    /// Where the FFT runs: [`FftOn::Cpu`] or [`FftOn::Gpu`] (`settings.fft_on` resolved).
+    pub(super) fft_on: FftOn,
+    /// What `--fft-on auto` measured, when it was asked for.
+    pub(super) fft_choice: Option<super::fft_choice::FftChoice>,
     pub(super) bins: usize,
     pub(super) cpu: Stft,
     pub(super) gpu: Option<GpuFft>,
@@ -189,12 +193,25 @@ impl Analysis {
         let cpu = Stft::with_window(settings.fft_size, settings.hop, settings.window)?;
         let bins = cpu.bins();
         // The GPU FFT's window is uploaded by the next `prepare`, through the frame's uploader.
-        let gpu_fft = match settings.fft_on {
+        let mut gpu_fft = match settings.fft_on {
             FftOn::Gpu => Some(
                 GpuFft::new(device, settings.fft_size, MAX_BATCH)
                     .map_err(|e| SceneError::Other(format!("GPU FFT: {e}")))?,
             ),
+            // Auto: a GPU FFT that cannot be built leaves the CPU one.
+            FftOn::Auto => GpuFft::new(device, settings.fft_size, MAX_BATCH).ok(),
             FftOn::Cpu => None,
+        };
+        let (fft_on, fft_choice) = match settings.fft_on {
+            FftOn::Auto => {
+                let c = super::fft_choice::measure(gpu, settings, sample_rate, gpu_fft.as_ref());
+                log::info!("spectrogram FFT on the {:?}: {}", c.on, c.reason);
+                if c.on == FftOn::Cpu {
+                    gpu_fft = None;
+                }
+                (c.on, Some(c))
+            }
+            on => (on, None),
         };
         let max_tex = device.limits().max_texture_dimension_2d;
         let ring_width = ring_width_for(sample_rate, settings.hop, max_tex);
@@ -273,6 +290,8 @@ impl Analysis {
         });
         Ok(Analysis {
             settings: settings.clone(),
+            fft_on,
+            fft_choice,
             bins,
             cpu,
             gpu: gpu_fft,
@@ -348,7 +367,7 @@ impl Spectrogram {
         self.write_cols = if self.frozen { 0 } else { self.pending_cols };
         self.write_start = (self.written % self.a.ring_width as u64) as u32;
         // Columns computed on the CPU (or gap columns) go up through the upload buffer.
-        self.cpu_route = self.a.settings.fft_on == FftOn::Cpu || self.gap_cols > 0;
+        self.cpu_route = self.a.fft_on == FftOn::Cpu || self.gap_cols > 0;
         match self.cpu_route {
             true => {
                 if self.pending_cols > 0 {
@@ -509,7 +528,7 @@ impl Spectrogram {
             pass.set_bind_group(0, &r.group, &[]);
             pass.dispatch_workgroups(self.a.rows.div_ceil(64), r.columns, 1);
         }
-        if let (FftOn::Gpu, Some(f)) = (self.a.settings.fft_on, &self.a.gpu)
+        if let (FftOn::Gpu, Some(f)) = (self.a.fft_on, &self.a.gpu)
             && self.a.batch > 0
         {
             f.encode(pass, self.a.batch);

@@ -19,9 +19,11 @@
 //! - `gpu.rs`: pipelines, the ring texture, bind groups, and what the frame records on the GPU
 //!   (uploads, the FFT and ring-write dispatches, the draw, the readback of the GPU's levels);
 //! - `ui.rs`: the egui side panel, pointer and keyboard over the image, and the overlay;
-//! - `axis.rs`: the frequency axis (linear, log, mel) and tick placement.
+//! - `axis.rs`: the frequency axis (linear, log, mel) and tick placement;
+//! - `fft_choice.rs`: `--fft-on auto`, the faster FFT path measured on this adapter.
 
 pub mod axis;
+pub mod fft_choice;
 pub(crate) mod gpu;
 mod history;
 mod timeline;
@@ -66,8 +68,11 @@ pub const MAX_BATCH: u32 = 512;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum FftOn {
-    /// WGSL compute FFT, batched.
+    /// Whichever of the two is faster on this adapter for these settings, measured when the
+    /// analysis is built ([`fft_choice`]): the GPU on a hardware GPU, the CPU on lavapipe.
     #[default]
+    Auto,
+    /// WGSL compute FFT, batched.
     Gpu,
     /// On the CPU ([`crate::audio::stft::Stft`]: rustfft of N/2 + real split; the reference).
     Cpu,
@@ -95,7 +100,7 @@ impl Default for Settings {
             fft_size: stft::DEFAULT_FFT_SIZE,
             hop: stft::DEFAULT_HOP,
             window: WindowKind::Hann,
-            fft_on: FftOn::Gpu,
+            fft_on: FftOn::Auto,
             export_csv: None,
         }
     }
@@ -529,7 +534,10 @@ impl Scene for Spectrogram {
             "fft_size": self.a.settings.fft_size,
             "hop": self.a.settings.hop,
             "window": self.a.settings.window.name(),
-            "fft_on": self.a.settings.fft_on,
+            // Asked for, where it runs, and (auto) what the measurement found.
+            "fft_requested": self.a.settings.fft_on,
+            "fft_on": self.a.fft_on,
+            "fft_choice": self.a.fft_choice,
             "columns": self.columns_total,
             "columns_skipped": self.columns_skipped,
             "samples": self.samples_total,

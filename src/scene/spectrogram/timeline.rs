@@ -143,7 +143,7 @@ impl Spectrogram {
         }
         let bins = self.a.bins;
         let hop64 = hop as u64;
-        match self.a.settings.fft_on {
+        match self.a.fft_on {
             FftOn::Cpu => {
                 self.a.cpu.push(&self.scratch[skip..]);
                 while self.a.cpu.pop_column(&mut self.column) {
@@ -162,7 +162,8 @@ impl Spectrogram {
                     self.pending_cols += 1;
                 }
             }
-            FftOn::Gpu => {
+            // `fft_on` is resolved (never Auto); Auto here would be the GPU path.
+            FftOn::Gpu | FftOn::Auto => {
                 let a = &mut self.a;
                 a.tail.extend_from_slice(&self.scratch[skip..]);
                 a.frames.clear();
@@ -195,9 +196,9 @@ impl Spectrogram {
         if self.pending_cols > 0
             && let Some((delivered, at)) = self.source.sample_clock()
         {
-            let pending = match self.a.settings.fft_on {
+            let pending = match self.a.fft_on {
                 FftOn::Cpu => self.a.cpu.pending() as u64,
-                FftOn::Gpu => self.a.tail.len() as u64,
+                FftOn::Gpu | FftOn::Auto => self.a.tail.len() as u64,
             };
             let end = newest_column_end(
                 self.drained_total,
@@ -237,7 +238,7 @@ impl Spectrogram {
                 let w = (!self.frozen).then_some(self.written + j);
                 self.push_history(&gap_col, w);
             }
-        } else if self.a.settings.fft_on == FftOn::Cpu {
+        } else if self.a.fft_on == FftOn::Cpu {
             // The history holds what the panel shows: the columns kept for this frame (the GPU
             // path's arrive through the readback).
             let pending = std::mem::take(&mut self.pending);

@@ -73,9 +73,24 @@ impl Spectrogram {
             });
         ui.horizontal(|ui| {
             ui.label("FFT on");
+            ui.selectable_value(&mut s.fft_on, FftOn::Auto, "auto");
             ui.selectable_value(&mut s.fft_on, FftOn::Gpu, "GPU");
             ui.selectable_value(&mut s.fft_on, FftOn::Cpu, "CPU");
-        });
+        })
+        .response
+        .on_hover_text(
+            "auto: the faster of the two on this adapter, measured when the analysis is built",
+        );
+        if let Some(c) = &self.a.fft_choice {
+            ui.small(format!(
+                "auto: {} ({:.3} ms CPU vs {} GPU for {} column(s))",
+                if c.on == FftOn::Cpu { "CPU" } else { "GPU" },
+                c.cpu_ms,
+                c.gpu_ms
+                    .map_or_else(|| "–".to_string(), |g| format!("{g:.3} ms")),
+                c.columns
+            ));
+        }
         ui.separator();
         ui.label("View");
         ui.horizontal(|ui| {
