@@ -5,11 +5,13 @@
 # /proc/PID/stat (utime + stime, every thread: lavapipe's, audio, egui).
 #
 # Run: cargo build --release && cargo xtask services -- benches/idle.sh [SECONDS]
+#      SCENE=particles benches/idle.sh ...   (Space pauses the particle simulation)
 set -euo pipefail
 : "${DISPLAY:?run through cargo xtask services (starts Xvfb)}"
 bin=${VIZDECK_BIN:-target/release/vizdeck}
 idle_s=${1:-30}
-RUST_LOG=${RUST_LOG:-vizdeck=debug} "$bin" --scene spectrogram --audio synthetic --size 1280x720 >/tmp/vizdeck-idle.log 2>&1 &
+scene=${SCENE:-spectrogram}
+RUST_LOG=${RUST_LOG:-vizdeck=debug} "$bin" --scene "$scene" --audio synthetic --size 1280x720 >/tmp/vizdeck-idle.log 2>&1 &
 pid=$!
 trap 'kill "$pid" 2>/dev/null || true' EXIT
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$pid/stat"; }
@@ -23,5 +25,5 @@ xdotool windowfocus --sync "$win" 2>/dev/null || true; xdotool click 1; sleep 0.
 sleep 2 # the freeze takes effect, toasts end
 t2=$(cpu_ticks); sleep "$idle_s"; t3=$(cpu_ticks)
 idle=$(awk -v a="$t2" -v b="$t3" -v hz="$hz" -v s="$idle_s" 'BEGIN { printf "%.2f", (b - a) / hz / s * 100 }')
-echo "running (10 s): ${running} % of one core"
-echo "frozen (${idle_s} s): ${idle} % of one core ($((t3 - t2)) ticks of 1/${hz} s)"
+echo "$scene running (10 s): ${running} % of one core"
+echo "paused (${idle_s} s): ${idle} % of one core ($((t3 - t2)) ticks of 1/${hz} s)"

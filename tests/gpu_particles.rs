@@ -751,3 +751,35 @@ fn sixty_hz_steps_every_second_tick_with_twice_the_dt() {
     assert_states_close(&got, &want, "60 Hz step");
     no_errors(&gpu, "60 Hz");
 }
+
+/// Paused, the scene runs no step whatever the clock ticks, draws the newest state (alpha 1),
+/// does not ask for frames, and carries on from where it stopped when resumed.
+#[test]
+fn paused_scene_runs_no_step_and_stands_still() {
+    let gpu = gpu();
+    let mut scene = Particles::new(&gpu, 500, 3);
+    scene.set_step_rate(StepRate::Hz120);
+    assert!(scene.animating());
+    scene.set_paused(true);
+    assert!(!scene.animating());
+    for _ in 0..5 {
+        scene.fixed_update(DT);
+    }
+    assert!(scene.frame_params().is_empty(), "steps while paused");
+    assert_eq!(scene.step_alpha(0.3), 1.0);
+    let before = scene.read_state(&gpu);
+    run_frame(&gpu, &mut scene, 0, 0, true);
+    assert_eq!(scene.read_state(&gpu), before, "state moved while paused");
+    assert_eq!(scene.sim().steps_total(), 0);
+    scene.set_paused(false);
+    assert!(scene.animating());
+    let params = run_frame(&gpu, &mut scene, 1, 2, false);
+    assert_eq!(params.len(), 2);
+    let consts = *scene.sim().consts();
+    let mut want = before;
+    for p in &params {
+        want = cpu_step(&consts, p, &want, &[]);
+    }
+    assert_states_close(&scene.read_state(&gpu), &want, "after resuming");
+    no_errors(&gpu, "pause");
+}

@@ -143,6 +143,8 @@ pub struct Particles {
     step_rate: StepRate,
     cpu_adapter: bool,
     ticks_pending: u32,
+    /// Paused (Space, side panel): no steps, the newest state drawn, the window idle.
+    paused: bool,
     emit_start: u32,
     emit_carry: f32,
     burst_pending: u32,
@@ -196,6 +198,7 @@ impl Particles {
             step_rate: StepRate::Auto,
             cpu_adapter: gpu.summary.device_type == "Cpu",
             ticks_pending: 0,
+            paused: false,
             emit_start: 0,
             emit_carry: 0.0,
             burst_pending: 0,
@@ -294,6 +297,18 @@ impl Particles {
         self.sim.read_state(gpu)
     }
 
+    /// Pauses or resumes the simulation: while paused no step runs (clock ticks are not
+    /// counted either), the newest state is drawn, auto-rotation stands still (it follows the
+    /// simulation time) and the scene does not ask for frames ([`Scene::animating`]).
+    pub fn set_paused(&mut self, paused: bool) {
+        self.paused = paused;
+    }
+
+    /// Whether the simulation is paused.
+    pub fn paused(&self) -> bool {
+        self.paused
+    }
+
     /// Sets the simulation rate (takes effect at the next clock tick).
     pub fn set_step_rate(&mut self, rate: StepRate) {
         self.step_rate = rate;
@@ -321,6 +336,9 @@ impl Particles {
     /// `clock_alpha` (fraction of a clock tick): (ticks since the last step + clock alpha) /
     /// ticks per step, in [0, 1).
     pub fn step_alpha(&self, clock_alpha: f32) -> f32 {
+        if self.paused {
+            return 1.0;
+        }
         let k = self.ticks_per_step() as f32;
         ((self.ticks_pending as f32 + clock_alpha) / k).clamp(0.0, 1.0)
     }
@@ -424,7 +442,7 @@ impl Scene for Particles {
     }
 
     fn fixed_update(&mut self, dt: f32) {
-        if self.frame_params.len() >= crate::clock::MAX_STEPS as usize {
+        if self.paused || self.frame_params.len() >= crate::clock::MAX_STEPS as usize {
             return;
         }
         let k = self.ticks_per_step();
@@ -526,7 +544,16 @@ impl Scene for Particles {
         self.renderer.paint(pass, frame.frame, &self.sim);
     }
 
+    /// A paused simulation stands still (a drag or zoom is input, which draws anyway).
+    fn animating(&self) -> bool {
+        !self.paused
+    }
+
     fn interact(&mut self, response: &egui::Response, rect: egui::Rect) {
+        let space = response.ctx.input(|i| i.key_pressed(egui::Key::Space));
+        if space && response.ctx.memory(|m| m.focused().is_none()) {
+            self.paused = !self.paused;
+        }
         if response.dragged_by(egui::PointerButton::Primary) {
             let d = response.drag_delta();
             self.camera.orbit(Vec2::new(d.x, d.y));
@@ -572,6 +599,8 @@ impl Scene for Particles {
             self.sim.steps_total(),
             self.sim_time
         ));
+        ui.checkbox(&mut self.paused, "paused (Space)")
+            .on_hover_text("no steps while paused; the window then draws only on input");
         if let Some(m) = &self.message {
             ui.colored_label(egui::Color32::YELLOW, m);
         }
@@ -736,6 +765,7 @@ impl Scene for Particles {
             // The clamp notice of the count, and the restart after a GPU reset.
             "notice": self.message,
             "steps": self.sim.steps_total(),
+            "paused": self.paused,
             "sim_time_s": self.sim_time,
             "kinetic_energy": s.map(|s| s.kinetic_energy),
             "mean_speed": s.map(|s| s.mean_speed),
