@@ -55,11 +55,21 @@ struct View {
 }
 
 // The point splat's accumulation image.
+// The point splat's image and the view values it needs every particle, as a uniform (128 bytes):
+// on lavapipe a uniform read is one load for all lanes where a storage read is a loop over
+// lanes, and the splat read 24 view values per particle from the `View` storage buffer. The
+// values that decide branches (`color_mode`, `interact`) stay in `View` (lavapipe compiles a
+// shader variant per value of a uniform that reaches a branch; see render.rs).
 struct Splat {
+    view_proj: mat4x4<f32>,
     width: u32,
     height: u32,
     count: u32,
     _pad: u32,
+    alpha: f32,         // interpolation alpha in [0, 1]
+    intensity: f32,     // brightness of one particle
+    speed_scale: f32,   // 1 / speed of the hottest colour
+    density_scale: f32, // 1 / neighbour count of the hottest colour
 }
 
 // Fixed-point scale of the neighbour sums (units per 1.0 of each bounded term; cpu.rs FIX).

@@ -31,9 +31,9 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     let a_pos = prev[ii].pos;
     var pos = b.pos.xyz;
     if b.pos.w >= a_pos.w {
-        pos = mix(a_pos.xyz, b.pos.xyz, view.alpha);
+        pos = mix(a_pos.xyz, b.pos.xyz, splat.alpha);
     }
-    let clip = view.view_proj * vec4<f32>(pos, 1.0);
+    let clip = splat.view_proj * vec4<f32>(pos, 1.0);
     if clip.w < NEAR_W {
         return;
     }
@@ -48,20 +48,21 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     if life > 0.0 {
         fade = 1.0 - smoothstep(0.8, 1.0, b.pos.w / life);
     }
-    if view.color_mode == 1u {
+    let mode = view.color_mode;
+    if mode == 1u {
         if view.interact != 0u {
-            t = f32(sums[ii].coh.w) * view.density_scale;
+            t = f32(sums[ii].coh.w) * splat.density_scale;
         }
-    } else if view.color_mode == 2u {
+    } else if mode == 2u {
         if life > 0.0 {
             t = b.pos.w / life;
         } else {
             t = b.pos.w / 20.0;
         }
     } else {
-        t = length(b.vel.xyz) * view.speed_scale;
+        t = length(b.vel.xyz) * splat.speed_scale;
     }
-    let c = palette(clamp(t, 0.0, 1.0)) * (view.intensity * fade) * FIXED;
+    let c = palette(clamp(t, 0.0, 1.0)) * (splat.intensity * fade) * FIXED;
     let base = (y * splat.width + x) * 3u;
     atomicAdd(&accum[base], u32(c.r + 0.5));
     atomicAdd(&accum[base + 1u], u32(c.g + 0.5));

@@ -507,7 +507,7 @@ impl Scene for Particles {
             interact: (self.mode != Mode::Free) as u32,
         };
         self.renderer.prepare(gpu, &u);
-        self.renderer.prepare_splat(gpu, &self.sim, frame.size);
+        self.renderer.prepare_splat(gpu, &self.sim, frame.size, &u);
     }
 
     fn recreate_gpu(&mut self, gpu: &Gpu) -> Result<(), SceneError> {

@@ -145,14 +145,20 @@ pub enum Style {
 /// Depth format of the opaque sprite mode.
 pub const DEPTH_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Depth32Float;
 
-/// `Splat` uniform of the splat shaders.
+/// `Splat` uniform of the splat shaders (128 bytes): the image size and the view values read
+/// for every particle (see `shaders/common/particles.wgsl`).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Pod, Zeroable)]
 struct SplatParams {
+    view_proj: [[f32; 4]; 4],
     width: u32,
     height: u32,
     count: u32,
     _pad: u32,
+    alpha: f32,
+    intensity: f32,
+    speed_scale: f32,
+    density_scale: f32,
 }
 
 /// The WGSL mirrors of this module's types (`View` and `Splat` in
@@ -164,7 +170,9 @@ pub(crate) fn wgsl_mirrors() -> Vec<crate::gpu::mirror::Mirror> {
             view_proj, proj_scale, alpha, size, min_px, intensity, color_mode, speed_scale,
             density_scale, interact,
         }),
-        wgsl_mirror!(SplatParams => "Splat" { width, height, count, _pad }),
+        wgsl_mirror!(SplatParams => "Splat" {
+            view_proj, width, height, count, _pad, alpha, intensity, speed_scale, density_scale,
+        }),
     ]
 }
 
@@ -363,7 +371,13 @@ impl Renderer {
 
     /// Point splat: sizes the accumulation image for a `size` viewport (rebuilt on resize) and
     /// writes its parameters. Call from `prepare` every frame; decides the style of the frame.
-    pub fn prepare_splat(&mut self, gpu: &mut GpuFrame<'_>, sim: &Sim, size: (u32, u32)) {
+    pub fn prepare_splat(
+        &mut self,
+        gpu: &mut GpuFrame<'_>,
+        sim: &Sim,
+        size: (u32, u32),
+        view: &ViewUniform,
+    ) {
         self.splat_now = match self.style {
             Style::Auto => sim.count() >= self.splat_from,
             Style::Sprites | Style::Opaque => false,
@@ -379,10 +393,15 @@ impl Renderer {
             return;
         }
         let params = SplatParams {
+            view_proj: view.view_proj,
             width: size.0,
             height: size.1,
             count: sim.count(),
             _pad: 0,
+            alpha: view.alpha,
+            intensity: view.intensity,
+            speed_scale: view.speed_scale,
+            density_scale: view.density_scale,
         };
         gpu.write_pod(&self.splat_params, 0, &params);
         if self.splat_target.as_ref().is_none_or(|t| t.size != size) {
