@@ -14,8 +14,8 @@ use vizdeck::gpu::upload::Strategy;
 use vizdeck::scene::particles::cpu::{Stats, histogram_bin};
 use vizdeck::scene::particles::sim::{gpu_exclusive_scan, scan_levels};
 use vizdeck::scene::particles::{
-    Mode, Particle, Particles, StepParams, StepRate, WORKGROUP, clamp_count, cpu_neighbours,
-    cpu_step, dispatch_size, initial_particles,
+    ColorBy, Mode, Particle, Particles, StepParams, StepRate, WORKGROUP, clamp_count,
+    cpu_neighbours, cpu_step, dispatch_size, initial_particles,
 };
 use vizdeck::scene::{FrameCtx, SCENE_FORMAT, Scene};
 
@@ -680,6 +680,32 @@ fn point_splat_draws_each_particle_in_its_pixel() {
         img == again,
         "a second splat of the same state changed the image"
     );
+    // Frame 0 ran two steps, so its last step splatted as it went (fused); the separate pass,
+    // which reads both state buffers back, gives the same picture to the bit, in every colour
+    // mode (grid mode: the density colour reads the neighbour sums).
+    for (mode, color) in [
+        (Mode::Free, ColorBy::Speed),
+        (Mode::Free, ColorBy::Age),
+        (Mode::Grid, ColorBy::Density),
+    ] {
+        let mut images = Vec::new();
+        for fuse in [true, false] {
+            let mut s = Particles::with_mode(&gpu, n, mode, 4);
+            s.set_draw_style(Style::Splat);
+            s.set_color_by(color);
+            s.set_fused_splat(fuse);
+            images.push(render_frame(&gpu, &mut s, 0, 1));
+        }
+        let lit = images[0]
+            .chunks_exact(4)
+            .filter(|p| p[..3] != [0, 0, 0])
+            .count();
+        assert!(lit > 100, "{mode:?} {color:?}: {lit} lit");
+        assert!(
+            images[0] == images[1],
+            "{mode:?} {color:?}: fused and separate splats differ"
+        );
+    }
     // One pixel per particle at most (several may share one), and some are on screen.
     let lit = img.chunks_exact(4).filter(|p| p[..3] != [0, 0, 0]).count();
     assert!(

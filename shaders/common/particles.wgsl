@@ -76,8 +76,59 @@ struct Splat {
 const FIX: f32 = 16384.0;
 // Fixed-point scale of the splat's accumulated colour.
 const FIXED: f32 = 256.0;
+// `splat_of`: the particle adds to no pixel.
+const NO_PIXEL: u32 = 0xffffffffu;
 // Clip-space w below which a particle counts as at or behind the camera.
 const NEAR_W: f32 = 0.05;
+
+// Where one particle lands in the point splat and what it adds there, for `splat.wgsl` and the
+// fused step + splat of `integrate.wgsl`: x = its pixel's first accumulator index (3 per pixel),
+// yzw = fixed-point RGB (× FIXED); x = NO_PIXEL when it adds nothing (dead, at or behind the
+// camera, outside the view or the depth range). `prev_pos`: the previous state's position (xyz,
+// w = age), `cur`: the newest state, interpolated with `s.alpha` unless the particle was respawned
+// in between (its age went down); `neighbours`: its neighbour count (density colour); `mode`:
+// 0 speed, 1 density, 2 age; `interact`: neighbour counts valid. The same projection as
+// `draw.wgsl`.
+fn splat_of(prev_pos: vec4<f32>, cur: Particle, neighbours: i32, mode: u32, interact: u32, s: Splat) -> vec4<u32> {
+    let life = cur.vel.w;
+    if life > 0.0 && cur.pos.w >= life {
+        return vec4<u32>(NO_PIXEL, 0u, 0u, 0u);
+    }
+    var pos = cur.pos.xyz;
+    if cur.pos.w >= prev_pos.w {
+        pos = mix(prev_pos.xyz, cur.pos.xyz, s.alpha);
+    }
+    let clip = s.view_proj * vec4<f32>(pos, 1.0);
+    if clip.w < NEAR_W {
+        return vec4<u32>(NO_PIXEL, 0u, 0u, 0u);
+    }
+    let ndc = clip.xyz / clip.w;
+    if ndc.z < 0.0 || ndc.z > 1.0 || abs(ndc.x) >= 1.0 || abs(ndc.y) >= 1.0 {
+        return vec4<u32>(NO_PIXEL, 0u, 0u, 0u);
+    }
+    let x = min(u32((ndc.x * 0.5 + 0.5) * f32(s.width)), s.width - 1u);
+    let y = min(u32((0.5 - ndc.y * 0.5) * f32(s.height)), s.height - 1u);
+    var t = 0.0;
+    var fade = 1.0;
+    if life > 0.0 {
+        fade = 1.0 - smoothstep(0.8, 1.0, cur.pos.w / life);
+    }
+    if mode == 1u {
+        if interact != 0u {
+            t = f32(neighbours) * s.density_scale;
+        }
+    } else if mode == 2u {
+        if life > 0.0 {
+            t = cur.pos.w / life;
+        } else {
+            t = cur.pos.w / 20.0;
+        }
+    } else {
+        t = length(cur.vel.xyz) * s.speed_scale;
+    }
+    let c = palette(clamp(t, 0.0, 1.0)) * (s.intensity * fade) * FIXED;
+    return vec4<u32>((y * s.width + x) * 3u, u32(c.r + 0.5), u32(c.g + 0.5), u32(c.b + 0.5));
+}
 
 // Cold → warm → hot colour ramp over t in [0, 1].
 fn palette(t: f32) -> vec3<f32> {

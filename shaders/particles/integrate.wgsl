@@ -1,5 +1,6 @@
 // Particles: one fixed timestep (semi-implicit Euler) on ping-pong storage buffers, all modes.
-// Reads `src` (+ the neighbour sums of this step in grid/brute mode), writes `dst`.
+// Reads `src` (+ the neighbour sums of this step in grid/brute mode), writes `dst`. `main_splat`
+// is the same step followed by the point splat of the new state (the frame's last step).
 // CPU reference: `vizdeck::scene::particles::cpu::cpu_step` (same operations, same order).
 //
 // Forces (unit mass):
@@ -44,6 +45,12 @@ struct StepParams {
 @group(0) @binding(3) var<storage, read_write> dst: array<Particle>;
 @group(0) @binding(4) var<storage, read> sums: array<Neighbours>;
 
+// `main_splat` only: the point splat's bindings (as in splat.wgsl; `view` in storage for the
+// branch-deciding colour mode, see render.rs).
+@group(1) @binding(0) var<storage, read> view: View;
+@group(1) @binding(1) var<uniform> splat: Splat;
+@group(1) @binding(2) var<storage, read_write> accum: array<atomic<u32>>;
+
 fn pcg(v: u32) -> u32 {
     let state = v * 747796405u + 2891336453u;
     let word = ((state >> ((state >> 28u) + 4u)) ^ state) * 277803737u;
@@ -78,18 +85,18 @@ fn curl(p: vec3<f32>) -> vec3<f32> {
     );
 }
 
-@compute @workgroup_size(64)
-fn main(
-    @builtin(global_invocation_id) gid: vec3<u32>,
-    @builtin(num_workgroups) groups: vec3<u32>,
-) {
-    let i = gid.x + gid.y * groups.x * 64u;
+// One step of particle i: reads src[i], writes dst[i]; returns both states for the fused splat.
+struct Stepped {
+    before: Particle,
+    after: Particle,
+}
+
+fn step(i: u32) -> Stepped {
     let n = consts.count;
-    if i >= n {
-        return;
-    }
     let p = src[i];
+    var out = p;
     let rel = (i + n - params.emit_start) % n;
+    let life = p.vel.w;
     if rel < params.emit_count {
         let h0 = pcg(params.emit_seed ^ pcg(i));
         let h1 = pcg(h0);
@@ -102,46 +109,90 @@ fn main(
         let spread = vec3<f32>(unit(h3) - 0.5, unit(h4) - 0.5, unit(h5) - 0.5) * params.emit_dir.w;
         let x = params.emitter.xyz + jitter;
         let v = params.emit_dir.xyz * params.emitter.w + spread;
-        let life = params.lifetime * (0.75 + 0.5 * unit(h6));
-        dst[i] = Particle(vec4<f32>(x, 0.0), vec4<f32>(v, life));
-        return;
-    }
-    let life = p.vel.w;
-    if life > 0.0 && p.pos.w >= life {
-        dst[i] = p;
-        return;
-    }
-    let pos = p.pos.xyz;
-    var acc = params.gravity_drag.xyz;
-    for (var a = 0u; a < 4u; a++) {
-        let att = params.attractors[a];
-        let d = att.xyz - pos;
-        let r2 = dot(d, d) + params.softening;
-        acc += d * (att.w / (r2 * sqrt(r2)));
-    }
-    if params.mouse.w != 0.0 {
-        let d = params.mouse.xyz - pos;
-        let r2 = dot(d, d) + params.mouse_softening;
-        acc += d * (params.mouse.w / (r2 * sqrt(r2)));
-    }
-    if params.curl_b.z != 0.0 {
-        acc += curl(pos) * params.curl_b.z;
-    }
-    if consts.interact != 0u {
-        let s = sums[i];
-        if s.coh.w > 0 {
-            let inv = 1.0 / f32(s.coh.w);
-            let coh = vec3<f32>(s.coh.xyz) * (consts.radius / FIX) * inv;
-            let ali = vec3<f32>(s.ali.xyz) * (2.0 * consts.max_speed / FIX) * inv;
-            let sep = vec3<f32>(s.sep.xyz) * (1.0 / FIX);
-            acc += coh * params.cohesion + ali * params.alignment + sep * params.separation;
+        let new_life = params.lifetime * (0.75 + 0.5 * unit(h6));
+        out = Particle(vec4<f32>(x, 0.0), vec4<f32>(v, new_life));
+    } else if !(life > 0.0 && p.pos.w >= life) {
+        // Alive (a dead particle stays put).
+        let pos = p.pos.xyz;
+        var acc = params.gravity_drag.xyz;
+        for (var a = 0u; a < 4u; a++) {
+            let att = params.attractors[a];
+            let d = att.xyz - pos;
+            let r2 = dot(d, d) + params.softening;
+            acc += d * (att.w / (r2 * sqrt(r2)));
         }
+        if params.mouse.w != 0.0 {
+            let d = params.mouse.xyz - pos;
+            let r2 = dot(d, d) + params.mouse_softening;
+            acc += d * (params.mouse.w / (r2 * sqrt(r2)));
+        }
+        if params.curl_b.z != 0.0 {
+            acc += curl(pos) * params.curl_b.z;
+        }
+        if consts.interact != 0u {
+            let s = sums[i];
+            if s.coh.w > 0 {
+                let inv = 1.0 / f32(s.coh.w);
+                let coh = vec3<f32>(s.coh.xyz) * (consts.radius / FIX) * inv;
+                let ali = vec3<f32>(s.ali.xyz) * (2.0 * consts.max_speed / FIX) * inv;
+                let sep = vec3<f32>(s.sep.xyz) * (1.0 / FIX);
+                acc += coh * params.cohesion + ali * params.alignment + sep * params.separation;
+            }
+        }
+        var v = (p.vel.xyz + acc * params.dt) / (1.0 + params.gravity_drag.w * params.dt);
+        let s2 = dot(v, v);
+        if s2 > consts.max_speed * consts.max_speed {
+            v = v * (consts.max_speed / sqrt(s2));
+        }
+        let x = pos + v * params.dt;
+        out = Particle(vec4<f32>(x, p.pos.w + params.dt), vec4<f32>(v, life));
     }
-    var v = (p.vel.xyz + acc * params.dt) / (1.0 + params.gravity_drag.w * params.dt);
-    let s2 = dot(v, v);
-    if s2 > consts.max_speed * consts.max_speed {
-        v = v * (consts.max_speed / sqrt(s2));
+    dst[i] = out;
+    return Stepped(p, out);
+}
+
+fn particle_index(gid: vec3<u32>, groups: vec3<u32>) -> u32 {
+    return gid.x + gid.y * groups.x * 64u;
+}
+
+@compute @workgroup_size(64)
+fn main(
+    @builtin(global_invocation_id) gid: vec3<u32>,
+    @builtin(num_workgroups) groups: vec3<u32>,
+) {
+    let i = particle_index(gid, groups);
+    if i >= consts.count {
+        return;
     }
-    let x = pos + v * params.dt;
-    dst[i] = Particle(vec4<f32>(x, p.pos.w + params.dt), vec4<f32>(v, life));
+    _ = step(i);
+}
+
+// The frame's last step fused with the point splat: the new state is splatted from registers
+// (interpolated against the old one with the frame's alpha) instead of being read back from
+// both state buffers by splat.wgsl. Same `splat_of`, so the same image.
+@compute @workgroup_size(64)
+fn main_splat(
+    @builtin(global_invocation_id) gid: vec3<u32>,
+    @builtin(num_workgroups) groups: vec3<u32>,
+) {
+    let i = particle_index(gid, groups);
+    if i >= consts.count {
+        return;
+    }
+    let s = step(i);
+    if s.after.vel.w > 0.0 && s.after.pos.w >= s.after.vel.w {
+        return;
+    }
+    let mode = view.color_mode;
+    let interact = view.interact;
+    var neighbours = 0;
+    if mode == 1u && interact != 0u {
+        neighbours = sums[i].coh.w;
+    }
+    let hit = splat_of(s.before.pos, s.after, neighbours, mode, interact, splat);
+    if hit.x != NO_PIXEL {
+        atomicAdd(&accum[hit.x], hit.y);
+        atomicAdd(&accum[hit.x + 1u], hit.z);
+        atomicAdd(&accum[hit.x + 2u], hit.w);
+    }
 }

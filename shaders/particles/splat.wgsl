@@ -3,7 +3,8 @@
 // interpolated position exactly as `draw.wgsl` does and adds its colour into the pixel it lands
 // in, as fixed point (colour × 256) with atomic adds per channel. `splat_resolve.wgsl` turns the
 // sums into the image. Additive, like the sprites, so the two renderers give the same picture at
-// one pixel per particle.
+// one pixel per particle. Where a frame runs a step, the last step splats as it goes instead
+// (`main_splat` of integrate.wgsl, the same `splat_of`); this pass covers frames without one.
 //
 // Preludes prepended by the registry (src/gpu/shaders.rs): common/particles.wgsl.
 
@@ -21,50 +22,23 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     if ii >= splat.count {
         return;
     }
-    // Only the fields used are loaded (the previous state's velocity is not): on a software
-    // rasterizer every storage load is a loop over lanes.
+    // Only the fields used are loaded (the previous state's velocity is not, nor anything of a
+    // dead particle's previous state): on a software rasterizer every storage load is a loop
+    // over lanes.
     let b = cur[ii];
-    let life = b.vel.w;
-    if life > 0.0 && b.pos.w >= life {
+    if b.vel.w > 0.0 && b.pos.w >= b.vel.w {
         return;
-    }
-    let a_pos = prev[ii].pos;
-    var pos = b.pos.xyz;
-    if b.pos.w >= a_pos.w {
-        pos = mix(a_pos.xyz, b.pos.xyz, splat.alpha);
-    }
-    let clip = splat.view_proj * vec4<f32>(pos, 1.0);
-    if clip.w < NEAR_W {
-        return;
-    }
-    let ndc = clip.xyz / clip.w;
-    if ndc.z < 0.0 || ndc.z > 1.0 || abs(ndc.x) >= 1.0 || abs(ndc.y) >= 1.0 {
-        return;
-    }
-    let x = min(u32((ndc.x * 0.5 + 0.5) * f32(splat.width)), splat.width - 1u);
-    let y = min(u32((0.5 - ndc.y * 0.5) * f32(splat.height)), splat.height - 1u);
-    var t = 0.0;
-    var fade = 1.0;
-    if life > 0.0 {
-        fade = 1.0 - smoothstep(0.8, 1.0, b.pos.w / life);
     }
     let mode = view.color_mode;
-    if mode == 1u {
-        if view.interact != 0u {
-            t = f32(sums[ii].coh.w) * splat.density_scale;
-        }
-    } else if mode == 2u {
-        if life > 0.0 {
-            t = b.pos.w / life;
-        } else {
-            t = b.pos.w / 20.0;
-        }
-    } else {
-        t = length(b.vel.xyz) * splat.speed_scale;
+    let interact = view.interact;
+    var neighbours = 0;
+    if mode == 1u && interact != 0u {
+        neighbours = sums[ii].coh.w;
     }
-    let c = palette(clamp(t, 0.0, 1.0)) * (splat.intensity * fade) * FIXED;
-    let base = (y * splat.width + x) * 3u;
-    atomicAdd(&accum[base], u32(c.r + 0.5));
-    atomicAdd(&accum[base + 1u], u32(c.g + 0.5));
-    atomicAdd(&accum[base + 2u], u32(c.b + 0.5));
+    let hit = splat_of(prev[ii].pos, b, neighbours, mode, interact, splat);
+    if hit.x != NO_PIXEL {
+        atomicAdd(&accum[hit.x], hit.y);
+        atomicAdd(&accum[hit.x + 1u], hit.z);
+        atomicAdd(&accum[hit.x + 2u], hit.w);
+    }
 }

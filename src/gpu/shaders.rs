@@ -288,6 +288,24 @@ impl ShaderSource {
         })
     }
 
+    /// A compute pipeline of this shader's entry point `entry` over `layout`, labelled `label`.
+    pub fn compute_pipeline_entry(
+        &self,
+        device: &wgpu::Device,
+        label: &str,
+        layout: &wgpu::PipelineLayout,
+        entry: &str,
+    ) -> wgpu::ComputePipeline {
+        device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+            label: Some(label),
+            layout: Some(layout),
+            module: &self.module(device),
+            entry_point: Some(entry),
+            compilation_options: Default::default(),
+            cache: None,
+        })
+    }
+
     /// Creates the shader module, labelled with its path.
     pub fn module(&self, device: &wgpu::Device) -> wgpu::ShaderModule {
         device.create_shader_module(wgpu::ShaderModuleDescriptor {

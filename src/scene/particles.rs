@@ -237,6 +237,17 @@ impl Particles {
         self.renderer.style = style;
     }
 
+    /// Colours particles by speed, density or age (the side panel's "colour by").
+    pub fn set_color_by(&mut self, color: ColorBy) {
+        self.color_by = color;
+    }
+
+    /// Whether the frame's last step splats as it goes ([`Renderer::fuse`], on by default) or a
+    /// separate pass splats the stored state (the same image; for comparing the two).
+    pub fn set_fused_splat(&mut self, fuse: bool) {
+        self.renderer.fuse = fuse;
+    }
+
     /// Asks for a rebuild at the next `prepare` (what the side panel does).
     pub fn request_reconfigure(&mut self, count: u32, mode: Mode) {
         self.rebuild = Some((count, mode));
@@ -536,8 +547,15 @@ impl Scene for Particles {
     }
 
     fn compute(&mut self, pass: &mut wgpu::ComputePass<'_>, frame: &FrameCtx) {
-        self.sim.encode(pass, frame.frame);
-        self.renderer.encode_splat(pass, frame.frame, &self.sim);
+        // The last step splats as it goes when this frame draws points; a frame without a
+        // step splats the state as it stands.
+        let fused = (self.sim.steps_this_frame() > 0)
+            .then(|| self.renderer.fused_step(frame.frame))
+            .flatten();
+        self.sim.encode(pass, frame.frame, fused);
+        if fused.is_none() {
+            self.renderer.encode_splat(pass, frame.frame, &self.sim);
+        }
     }
 
     fn paint(&self, pass: &mut wgpu::RenderPass<'_>, frame: &FrameCtx) {

@@ -184,6 +184,8 @@ struct SplatTarget {
     resolve_group: wgpu::BindGroup,
     /// [uniform slot][cur]
     splat_groups: [[wgpu::BindGroup; 2]; 2],
+    /// Group 1 of the fused step + splat, [uniform slot].
+    fused_groups: [wgpu::BindGroup; 2],
 }
 
 /// The renderer of one [`Sim`] (bind groups point at its buffers): sprites, or the point splat.
@@ -201,6 +203,12 @@ pub struct Renderer {
     splat_params: wgpu::Buffer,
     splat_target: Option<SplatTarget>,
     splat_now: bool,
+    /// The frame's last step splats as it goes (`main_splat` of integrate.wgsl), so the state is
+    /// not read back by a separate splat pass; the separate pass covers frames without a step.
+    /// On by default; off only to compare the two (same image).
+    pub fuse: bool,
+    fused_layout: wgpu::BindGroupLayout,
+    fused_pipeline: wgpu::ComputePipeline,
     /// Particle count from which [`Style::Auto`] splats on this adapter: [`SPLAT_FROM`], or 0 on a
     /// CPU adapter (see [`splat_from`]).
     pub splat_from: u32,
@@ -330,6 +338,26 @@ impl Renderer {
         );
         let splat_pipeline =
             shaders::PARTICLES_SPLAT.compute_pipeline(device, "particles:splat", &splat_layout);
+        let fused_layout = layout::bind_group_layout(
+            device,
+            "particles:integrate_splat",
+            &[
+                layout::storage(0, cs, true),
+                layout::uniform(1, cs, None),
+                layout::storage(2, cs, false),
+            ],
+        );
+        let fused_pl = layout::pipeline_layout(
+            device,
+            "particles:integrate_splat",
+            &[sim.integrate_layout(), &fused_layout],
+        );
+        let fused_pipeline = shaders::PARTICLES_INTEGRATE.compute_pipeline_entry(
+            device,
+            "particles:integrate_splat",
+            &fused_pl,
+            "main_splat",
+        );
         let resolve_pl =
             layout::pipeline_layout(device, "particles:splat_resolve", &[&resolve_layout]);
         let resolve_pipeline = shaders::PARTICLES_SPLAT_RESOLVE.render_pipeline(
@@ -359,6 +387,9 @@ impl Renderer {
             splat_params,
             splat_target: None,
             splat_now: false,
+            fuse: true,
+            fused_layout,
+            fused_pipeline,
             splat_from: splat_from(gpu),
             opaque_pipeline,
         }
@@ -476,12 +507,39 @@ impl Renderer {
                 })
             })
         });
+        let fused_groups = std::array::from_fn(|slot| {
+            layout::bind_group(
+                device,
+                &format!("particles:integrate_splat:group[{slot}]"),
+                &self.fused_layout,
+                &[
+                    self.view.buffer(slot).as_entire_binding(),
+                    self.splat_params.as_entire_binding(),
+                    accum.as_entire_binding(),
+                ],
+            )
+        });
         SplatTarget {
             size,
             accum,
             resolve_group,
             splat_groups,
+            fused_groups,
         }
+    }
+
+    /// The step + splat pipeline for the last step of frame `frame`, when this frame splats
+    /// and [`fuse`](Renderer::fuse) is on; then [`encode_splat`](Renderer::encode_splat) is
+    /// not needed (the caller skips it when the frame ran a step).
+    pub fn fused_step(&self, frame: u64) -> Option<super::sim::FusedStep<'_>> {
+        let t = self
+            .splat_target
+            .as_ref()
+            .filter(|_| self.splat_now && self.fuse)?;
+        Some(super::sim::FusedStep {
+            pipeline: &self.fused_pipeline,
+            group: &t.fused_groups[PingPong::slot(frame)],
+        })
     }
 
     /// Point splat: records the splat into the frame's compute pass (after the simulation

@@ -18,6 +18,7 @@
 mod build;
 mod readback;
 mod step;
+pub use step::FusedStep;
 
 pub use readback::gpu_exclusive_scan;
 
@@ -309,6 +310,17 @@ impl Sim {
     /// Index (0/1) of the buffer holding the newest state.
     pub fn cur(&self) -> usize {
         self.cur
+    }
+
+    /// The integrate pass's bind group layout (group 0 of every pipeline that integrates a
+    /// step, [`FusedStep`] included).
+    pub fn integrate_layout(&self) -> &wgpu::BindGroupLayout {
+        &self.integrate_layout
+    }
+
+    /// Steps recorded this frame (by the last `begin_frame`).
+    pub fn steps_this_frame(&self) -> u32 {
+        self.steps_this_frame
     }
 
     /// Both state buffers.

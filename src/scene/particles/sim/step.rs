@@ -38,16 +38,29 @@ impl Sim {
         self.stats.to_copy = self.stats_enabled.then_some(self.steps_total);
     }
 
-    /// Records this frame's steps (and the statistics reduction of the result) into `pass`.
-    pub fn encode(&self, pass: &mut wgpu::ComputePass<'_>, frame: u64) {
-        self.encode_steps(pass, frame);
+    /// Records this frame's steps (the last one as `last` when given) and the statistics
+    /// reduction of the result (when enabled) into `pass`.
+    pub fn encode(
+        &self,
+        pass: &mut wgpu::ComputePass<'_>,
+        frame: u64,
+        last: Option<FusedStep<'_>>,
+    ) {
+        self.encode_steps(pass, frame, last);
         if self.stats_enabled {
             self.encode_stats(pass);
         }
     }
 
-    /// Records only this frame's steps.
-    pub fn encode_steps(&self, pass: &mut wgpu::ComputePass<'_>, frame: u64) {
+    /// Records only this frame's steps. With `last`, the last step's integration runs as that
+    /// pipeline (the integrate bindings as group 0, `last.group` as group 1; the renderer's
+    /// step + point splat) instead of the plain integrate pipeline.
+    pub fn encode_steps(
+        &self,
+        pass: &mut wgpu::ComputePass<'_>,
+        frame: u64,
+        last: Option<FusedStep<'_>>,
+    ) {
         let n = self.consts.count;
         if n == 0 {
             return;
@@ -90,7 +103,13 @@ impl Sim {
                 pass.set_bind_group(0, &groups[src], &[]);
                 pass.dispatch_workgroups(bx, by, 1);
             }
-            pass.set_pipeline(&self.integrate_pipeline);
+            match last.filter(|_| s + 1 == self.steps_this_frame) {
+                Some(f) => {
+                    pass.set_pipeline(f.pipeline);
+                    pass.set_bind_group(1, f.group, &[]);
+                }
+                None => pass.set_pipeline(&self.integrate_pipeline),
+            }
             pass.set_bind_group(
                 0,
                 &self.integrate_groups[slot][src],
@@ -115,4 +134,15 @@ impl Sim {
         pass.set_bind_group(0, &self.stats.reduce_groups[self.cur], &[]);
         pass.dispatch_workgroups(x, y, 1);
     }
+}
+
+/// A pipeline that replaces the integration of a frame's last step (see
+/// [`Sim::encode_steps`]): laid out as [`Sim::integrate_layout`] (group 0) plus `group`
+/// (group 1).
+#[derive(Clone, Copy)]
+pub struct FusedStep<'a> {
+    /// The pipeline (entry `main_splat` of integrate.wgsl).
+    pub pipeline: &'a wgpu::ComputePipeline,
+    /// Its group 1.
+    pub group: &'a wgpu::BindGroup,
 }
