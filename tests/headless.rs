@@ -149,6 +149,9 @@ fn particles_headless() {
         .starts_with("CPU adapter");
     assert_eq!(hz, if cpu { 60.0 } else { 120.0 }, "{m}");
     assert_eq!(m["steps"].as_f64().unwrap(), 40.0 * hz / 60.0);
+    // The statistics reduction: every 4th frame on a CPU adapter, and it did arrive.
+    assert_eq!(m["stats_every"], if cpu { 4 } else { 1 }, "{m}");
+    assert!(m["kinetic_energy"].as_f64().unwrap() > 0.0);
     assert!((m["sim_time_s"].as_f64().unwrap() - 40.0 / 60.0).abs() < 1e-4);
 }
 

@@ -165,6 +165,9 @@ impl Particles {
     pub fn create(gpu: &Gpu, cfg: &SceneConfig) -> Result<Box<dyn Scene>, SceneError> {
         let mut scene = Particles::with_mode(gpu, cfg.particles, cfg.particle_mode, cfg.seed);
         scene.set_step_rate(cfg.particle_rate);
+        if gpu.summary.device_type == "Cpu" {
+            scene.sim_mut().set_stats_every(sim::STATS_EVERY_CPU);
+        }
         Ok(Box::new(scene))
     }
 
@@ -439,6 +442,12 @@ impl Particles {
                     }
                 }
                 ui.label(format!("(step {})", s.step));
+                if self.sim.stats_every() > 1 {
+                    ui.small(format!(
+                        "every {}th frame here: a CPU adapter runs the reduction on the CPU",
+                        self.sim.stats_every()
+                    ));
+                }
             }
             None => {
                 ui.label("statistics: …");
@@ -792,6 +801,8 @@ impl Scene for Particles {
             "max_neighbours": s.map(|s| s.max_neighbours),
             "neighbour_histogram": s.map(|s| s.histogram.to_vec()),
             "stats_at_step": s.map(|s| s.step),
+            // The reduction runs every n-th frame (4 on a CPU adapter, 1 elsewhere).
+            "stats_every": self.sim.stats_every(),
             "radius": c.radius,
             "grid_cells": c.dims[3],
         })

@@ -35,7 +35,12 @@ impl Sim {
         self.cur ^= (self.steps_this_frame % 2) as usize;
         self.steps_total += self.steps_this_frame as u64;
         // The reduction `encode` records this frame is copied out by record_stats_copy.
-        self.stats.to_copy = self.stats_enabled.then_some(self.steps_total);
+        self.stats_now = self.stats_enabled
+            && self
+                .frames_begun
+                .is_multiple_of(u64::from(self.stats_every));
+        self.frames_begun += 1;
+        self.stats.to_copy = self.stats_now.then_some(self.steps_total);
     }
 
     /// Records this frame's steps (the last one as `last` when given) and the statistics
@@ -47,7 +52,7 @@ impl Sim {
         last: Option<FusedStep<'_>>,
     ) {
         self.encode_steps(pass, frame, last);
-        if self.stats_enabled {
+        if self.stats_now {
             self.encode_stats(pass);
         }
     }
