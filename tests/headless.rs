@@ -372,3 +372,29 @@ fn bad_inputs_exit_non_zero_with_a_message() {
         &["--capture-delay", "between 0 and 86400"],
     );
 }
+
+/// The spectrum view is drawn by the image's own pass: its newest-column line (exactly
+/// (120, 220, 255)) crosses nearly every pixel column of the view, one span a column, and only
+/// in the bottom quarter of the scene, never below the view's bottom edge (26 px up).
+#[test]
+fn spectrum_view_lines_are_drawn_in_the_bottom_quarter() {
+    let (_, (w, h, rgba)) = scene_run("spectrogram", &["--audio", "synthetic", "--no-overlay"]);
+    let mut columns = std::collections::BTreeSet::new();
+    let (mut top, mut bottom) = (u32::MAX, 0);
+    for y in 0..h {
+        for x in 0..w {
+            let i = ((y * w + x) * 4) as usize;
+            if rgba[i..i + 3] == [120, 220, 255] {
+                columns.insert(x);
+                top = top.min(y);
+                bottom = bottom.max(y);
+            }
+        }
+    }
+    // 480 × 320 output: the scene is right of the 270 px side panel and below the 25 px menu,
+    // the view from 60 px in to 8 px from its right edge (142 columns).
+    assert!(columns.len() >= 130, "{} columns", columns.len());
+    let scene_top = 25;
+    assert!(top >= scene_top + (h - scene_top) * 3 / 4 - 1, "top {top}");
+    assert!(bottom < h - 26, "bottom {bottom}");
+}

@@ -18,6 +18,12 @@ struct DrawParams {
     db_floor: f32,   // colormap entry 0
     db_ceil: f32,    // colormap entry 255
     filled: u32,     // columns written so far (older ones show the floor colour)
+    // The spectrum view: pixels [x0, x1) × [y0, y1) of the image (x1 = 0: none), darkened, with
+    // its two lines from `inset` (texel x − x0: peak-hold span min/max y, newest-column span).
+    inset_x0: u32,
+    inset_y0: u32,
+    inset_x1: u32,
+    inset_y1: u32,
     _pad0: u32,
     _pad1: u32,
     _pad2: u32,
@@ -26,6 +32,7 @@ struct DrawParams {
 @group(0) @binding(0) var<uniform> params: DrawParams;
 @group(0) @binding(1) var ring: texture_2d<f32>;
 @group(0) @binding(2) var<storage, read> lut: array<u32>; // 256 × RGBA8 (R in the low byte)
+@group(0) @binding(3) var inset: texture_2d<f32>;        // rgba32float, one texel per column
 
 struct VsOut {
     @builtin(position) clip: vec4<f32>,
@@ -61,8 +68,31 @@ fn freq_at(t: f32) -> f32 {
     return t * params.nyquist;
 }
 
+// The spectrum view over the image, branch-free (the same pixels as the 1-pixel column spans
+// egui drew before, `ui/column_line.rs`): a pixel whose centre lies in [min − ½, max + ½) of a
+// line's span in its column takes the line's colour (newest column over peak hold); the rest of
+// the view is the image under black at alpha 110/255.
+fn with_inset(c: vec4<f32>, clip: vec4<f32>) -> vec4<f32> {
+    let p = vec2<u32>(clip.xy);
+    let inside = p.x >= params.inset_x0 && p.x < params.inset_x1 && p.y >= params.inset_y0
+        && p.y < params.inset_y1;
+    let texel = min(p.x - min(p.x, params.inset_x0), textureDimensions(inset, 0).x - 1u);
+    let s = textureLoad(inset, vec2<u32>(texel, 0u), 0);
+    let y = clip.y;
+    let on_peak = inside && y >= s.x - 0.5 && y < s.y + 0.5;
+    let on_newest = inside && y >= s.z - 0.5 && y < s.w + 0.5;
+    var out = select(c, vec4<f32>(c.rgb * (1.0 - 110.0 / 255.0), 1.0), inside);
+    out = select(out, vec4<f32>(255.0, 170.0, 60.0, 255.0) / 255.0, on_peak);
+    return select(out, vec4<f32>(120.0, 220.0, 255.0, 255.0) / 255.0, on_newest);
+}
+
 @fragment
 fn fs_main(in: VsOut) -> @location(0) vec4<f32> {
+    return with_inset(image_color(in), in.clip);
+}
+
+// The spectrogram's colour at this pixel.
+fn image_color(in: VsOut) -> vec4<f32> {
     // Column range of this pixel (0 = oldest visible).
     let vis = f32(max(params.visible, 1u));
     let px = floor(in.uv.x * params.width_px);

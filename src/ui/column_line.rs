@@ -5,40 +5,23 @@
 //! ≈ 7,500 triangles; on a software rasterizer triangle setup is most of the egui pass). The
 //! picture is the line a rasterizer draws without anti-aliasing.
 
-/// A mesh of the polyline through `points` (in points, x ascending; a point with a smaller x
-/// than the one before it starts a new run at that column) for an output of `pixels_per_point`:
-/// for every pixel column the line crosses, one rectangle from its lowest to its highest y
-/// there (by linear interpolation along each segment), widened by `width_px` / 2 pixels above
-/// and below. Non-finite points are skipped (the line breaks there). Empty when fewer than one
-/// finite point is given.
-pub fn column_line(
-    points: &[egui::Pos2],
-    pixels_per_point: f32,
-    width_px: f32,
-    color: egui::Color32,
-) -> egui::Mesh {
-    let ppp = if pixels_per_point > 0.0 {
-        pixels_per_point
-    } else {
-        1.0
-    };
-    let px: Vec<Option<(f32, f32)>> = points
+/// The pixel-column spans of the polyline through `points` (in pixels, x ascending; a point
+/// with a smaller x than the one before it starts a new run at that column): for every column
+/// from `first` on, `(min y, max y)` where the line crosses it (by linear interpolation along
+/// each segment), `(NaN, NaN)` where it does not. Non-finite points are skipped (the line breaks
+/// there). Returns `(first, spans)`; `spans` is empty when no point is finite.
+pub fn column_spans(points_px: &[egui::Pos2]) -> (f32, Vec<(f32, f32)>) {
+    let (lo, hi) = points_px
         .iter()
-        .map(|p| (p.x.is_finite() && p.y.is_finite()).then_some((p.x * ppp, p.y * ppp)))
-        .collect();
-    let (lo, hi) = px
-        .iter()
-        .flatten()
-        .fold((f32::MAX, f32::MIN), |(lo, hi), &(x, _)| {
-            (lo.min(x), hi.max(x))
+        .filter(|p| p.x.is_finite() && p.y.is_finite())
+        .fold((f32::MAX, f32::MIN), |(lo, hi), p| {
+            (lo.min(p.x), hi.max(p.x))
         });
-    let mut mesh = egui::Mesh::default();
     if lo > hi {
-        return mesh;
+        return (0.0, Vec::new());
     }
     let first = lo.floor();
     let columns = (hi.floor() - first) as usize + 1;
-    // (min y, max y) per column, NaN where the line does not pass.
     let mut spans = vec![(f32::NAN, f32::NAN); columns];
     let mut cover = |x: f32, y0: f32, y1: f32| {
         let c = ((x.floor() - first) as usize).min(columns - 1);
@@ -51,11 +34,12 @@ pub fn column_line(
         };
     };
     let mut prev: Option<(f32, f32)> = None;
-    for p in &px {
-        let Some((x1, y1)) = *p else {
+    for p in points_px {
+        if !(p.x.is_finite() && p.y.is_finite()) {
             prev = None;
             continue;
-        };
+        }
+        let (x1, y1) = (p.x, p.y);
         match prev {
             Some((x0, y0)) if x1 == x0 => cover(x1, y0, y1),
             Some((x0, y0)) if x1 > x0 => {
@@ -75,6 +59,30 @@ pub fn column_line(
         }
         prev = Some((x1, y1));
     }
+    (first, spans)
+}
+
+/// A mesh of the polyline through `points` (in points, x ascending; see [`column_spans`]) for an
+/// output of `pixels_per_point`: for every pixel column the line crosses, one rectangle from its
+/// lowest to its highest y there, widened by `width_px` / 2 pixels above and below. Empty when
+/// no point is finite.
+pub fn column_line(
+    points: &[egui::Pos2],
+    pixels_per_point: f32,
+    width_px: f32,
+    color: egui::Color32,
+) -> egui::Mesh {
+    let ppp = if pixels_per_point > 0.0 {
+        pixels_per_point
+    } else {
+        1.0
+    };
+    let px: Vec<egui::Pos2> = points
+        .iter()
+        .map(|p| egui::pos2(p.x * ppp, p.y * ppp))
+        .collect();
+    let (first, spans) = column_spans(&px);
+    let mut mesh = egui::Mesh::default();
     let half = width_px.max(0.0) * 0.5;
     for (i, &(a, b)) in spans.iter().enumerate() {
         if a.is_nan() {

@@ -75,8 +75,15 @@ struct DrawParams {
     db_floor: f32,
     db_ceil: f32,
     filled: u32,
+    inset_x0: u32,
+    inset_y0: u32,
+    inset_x1: u32,
+    inset_y1: u32,
     _pad: [u32; 3],
 }
+
+/// Texels of the spectrum view's line texture (its widest view in pixels).
+pub(super) const INSET_TEXELS: u32 = 8192;
 
 /// The GPU objects of the scene that do not depend on the analysis settings.
 pub(super) struct ScenePipes {
@@ -86,6 +93,9 @@ pub(super) struct ScenePipes {
     pub(super) draw_pipeline: wgpu::RenderPipeline,
     pub(super) draw_params: PingPong,
     pub(super) lut: wgpu::Buffer,
+    /// The spectrum view's line spans, one rgba32float texel per pixel column.
+    pub(super) inset: wgpu::Texture,
+    pub(super) inset_view: wgpu::TextureView,
 }
 
 impl ScenePipes {
@@ -109,6 +119,7 @@ impl ScenePipes {
                 layout::uniform(0, fs, None),
                 layout::texture_2d(1, fs, false),
                 layout::storage(2, fs, true),
+                layout::texture_2d(3, fs, false),
             ],
         );
         let draw_pl = layout::pipeline_layout(device, "spectrogram:draw", &[&draw_layout]);
@@ -133,6 +144,25 @@ impl ScenePipes {
             usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         });
+        let width = INSET_TEXELS.min(device.limits().max_texture_dimension_2d);
+        let inset = device.create_texture(&wgpu::TextureDescriptor {
+            label: Some("spectrogram:inset"),
+            size: wgpu::Extent3d {
+                width,
+                height: 1,
+                depth_or_array_layers: 1,
+            },
+            mip_level_count: 1,
+            sample_count: 1,
+            dimension: wgpu::TextureDimension::D2,
+            format: wgpu::TextureFormat::Rgba32Float,
+            usage: wgpu::TextureUsages::TEXTURE_BINDING | wgpu::TextureUsages::COPY_DST,
+            view_formats: &[],
+        });
+        let inset_view = inset.create_view(&wgpu::TextureViewDescriptor {
+            label: Some("spectrogram:inset:view"),
+            ..Default::default()
+        });
         ScenePipes {
             write_layout,
             write_pipeline,
@@ -140,6 +170,8 @@ impl ScenePipes {
             draw_pipeline,
             draw_params,
             lut,
+            inset,
+            inset_view,
         }
     }
 }
@@ -188,6 +220,7 @@ impl Analysis {
         draw_layout: &wgpu::BindGroupLayout,
         draw_params: &PingPong,
         lut: &wgpu::Buffer,
+        inset: &wgpu::TextureView,
     ) -> Result<Analysis, SceneError> {
         let device = &gpu.device;
         let cpu = Stft::with_window(settings.fft_size, settings.hop, settings.window)?;
@@ -284,6 +317,10 @@ impl Analysis {
                     wgpu::BindGroupEntry {
                         binding: 2,
                         resource: lut.as_entire_binding(),
+                    },
+                    wgpu::BindGroupEntry {
+                        binding: 3,
+                        resource: wgpu::BindingResource::TextureView(inset),
                     },
                 ],
             })
@@ -424,6 +461,55 @@ impl Spectrogram {
         }
     }
 
+    /// `prepare`: the spectrum view's line spans for this frame (one texel per pixel column of
+    /// its rect: peak-hold min/max y, newest-column min/max y; a column a line does not cross
+    /// holds an empty span), uploaded into the inset texture; its rect for the draw's
+    /// parameters (none when hidden, too small, or before the first column).
+    pub(super) fn upload_inset(&mut self, f: &mut GpuFrame<'_>, frame: &FrameCtx) {
+        self.inset_rect = [0; 4];
+        if !self.show_spectrum {
+            return;
+        }
+        let Some(mut area) = Self::spectrum_area_px(frame.size, self.ppp) else {
+            return;
+        };
+        area[2] = area[2].min(area[0] + self.inset.width());
+        let Some([peak, newest]) = self.spectrum_lines(area) else {
+            return;
+        };
+        let (p0, p) = crate::ui::column_line::column_spans(&peak);
+        let (n0, n) = crate::ui::column_line::column_spans(&newest);
+        let empty = (1.0e30, -1.0e30);
+        let at = |first: f32, spans: &[(f32, f32)], x: u32| {
+            let i = x as f32 - first;
+            if i < 0.0 {
+                return empty;
+            }
+            match spans.get(i as usize) {
+                Some(&(a, b)) if !a.is_nan() => (a, b),
+                _ => empty,
+            }
+        };
+        self.inset_texels.clear();
+        for x in area[0]..area[2] {
+            let (a, b) = at(p0, &p, x);
+            let (c, d) = at(n0, &n, x);
+            self.inset_texels.push([a, b, c, d]);
+        }
+        let w = self.inset_texels.len() as u32;
+        if w == 0 {
+            return;
+        }
+        f.write_texture(
+            &self.inset,
+            (0, 0),
+            (w, 1),
+            w * 16,
+            bytemuck::cast_slice(&self.inset_texels),
+        );
+        self.inset_rect = area;
+    }
+
     /// `prepare`'s last upload: the draw's parameters (the view: newest shown column, columns
     /// across, frequency axis, dB range), once the written columns are counted.
     pub(super) fn upload_draw_params(&mut self, f: &mut GpuFrame<'_>, frame: &FrameCtx) {
@@ -446,6 +532,10 @@ impl Spectrogram {
             db_floor: self.db_floor,
             db_ceil: self.db_ceil,
             filled: filled.min(u32::MAX as u64) as u32,
+            inset_x0: self.inset_rect[0],
+            inset_y0: self.inset_rect[1],
+            inset_x1: self.inset_rect[2],
+            inset_y1: self.inset_rect[3],
             _pad: [0; 3],
         };
         self.draw_params.write(f, bytemuck::bytes_of(&d));
@@ -562,6 +652,7 @@ impl Spectrogram {
             &p.draw_layout,
             &p.draw_params,
             &p.lut,
+            &p.inset_view,
         )?;
         std::mem::swap(&mut a.cpu, &mut self.a.cpu);
         std::mem::swap(&mut a.tail, &mut self.a.tail);
@@ -572,6 +663,8 @@ impl Spectrogram {
         self.draw_pipeline = p.draw_pipeline;
         self.draw_params = p.draw_params;
         self.lut = p.lut;
+        self.inset = p.inset;
+        self.inset_view = p.inset_view;
         self.lut_dirty = true;
         self.refill_pending = true;
         self.refill = None;
@@ -641,7 +734,7 @@ pub(crate) fn wgsl_mirrors() -> Vec<crate::gpu::mirror::Mirror> {
         }),
         wgsl_mirror!(DrawParams => "DrawParams" {
             ring_width, newest, visible, rows, bins, scale, width_px, height_px, nyquist, f_lo,
-            db_floor, db_ceil, filled, _pad,
+            db_floor, db_ceil, filled, inset_x0, inset_y0, inset_x1, inset_y1, _pad,
         }),
     ]
 }

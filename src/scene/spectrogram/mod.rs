@@ -117,6 +117,13 @@ pub struct Spectrogram {
     draw_pipeline: wgpu::RenderPipeline,
     draw_params: PingPong,
     lut: wgpu::Buffer,
+    /// The spectrum view: its line texture, this frame's texels, and its rect in image pixels
+    /// (x0, y0, x1, y1; x1 = 0 when not shown); `ppp`: the UI's pixels per point.
+    inset: wgpu::Texture,
+    inset_view: wgpu::TextureView,
+    inset_texels: Vec<[f32; 4]>,
+    inset_rect: [u32; 4],
+    ppp: f32,
     // Per-frame state
     scene_time: f64,
     scratch: Vec<f32>,
@@ -225,6 +232,7 @@ impl Spectrogram {
             &p.draw_layout,
             &p.draw_params,
             &p.lut,
+            &p.inset_view,
         )?;
         let bins = a.bins;
         let mut s = Spectrogram {
@@ -236,6 +244,11 @@ impl Spectrogram {
             draw_pipeline: p.draw_pipeline,
             draw_params: p.draw_params,
             lut: p.lut,
+            inset: p.inset,
+            inset_view: p.inset_view,
+            inset_texels: Vec::new(),
+            inset_rect: [0; 4],
+            ppp: 1.0,
             scene_time: 0.0,
             scratch: Vec::with_capacity(1 << 16),
             column: vec![stft::DB_FLOOR; bins],
@@ -302,6 +315,7 @@ impl Spectrogram {
             &self.draw_layout,
             &self.draw_params,
             &self.lut,
+            &self.inset_view,
         )?;
         self.a = a;
         self.written = 0;
@@ -496,6 +510,7 @@ impl Scene for Spectrogram {
         self.advance_written();
         self.pending.clear();
         self.pending_cols = 0;
+        self.upload_inset(f, frame);
         self.upload_draw_params(f, frame);
     }
 

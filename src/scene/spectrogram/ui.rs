@@ -274,6 +274,7 @@ impl Spectrogram {
     /// `interact`: pointer and keyboard over the image.
     pub(super) fn handle_pointer(&mut self, response: &egui::Response, rect: egui::Rect) {
         let ppp = response.ctx.pixels_per_point();
+        self.ppp = ppp;
         let (scroll, zoom, space) = response.ctx.input(|i| {
             (
                 i.smooth_scroll_delta,
@@ -454,7 +455,7 @@ impl Spectrogram {
             );
         }
         if self.show_spectrum {
-            self.draw_spectrum(painter, rect, &axis);
+            self.draw_spectrum(painter, rect);
         }
         if let (Some(text), Some(pos)) = (&self.hover, self.hover_pos) {
             let anchor = if pos.x > rect.center().x {
@@ -488,56 +489,74 @@ impl Spectrogram {
         self.view_back = v as u64;
     }
 
-    /// The spectrum view: the newest shown column as a line, and the peak hold, over the bottom
-    /// quarter of the image; x follows the frequency axis, y spans the dB floor..ceiling.
-    fn draw_spectrum(&self, painter: &egui::Painter, rect: egui::Rect, axis: &FreqAxis) {
+    /// The newest shown column the CPU has (the GPU path's levels arrive 1–3 frames late).
+    fn spectrum_column(&self) -> Option<&[f32]> {
         let shown_newest = self.written.saturating_sub(self.view_back);
-        // The newest shown column the CPU has (the GPU path's levels arrive 1–3 frames late).
-        let col = shown_newest
+        shown_newest
             .min(self.history.end())
             .checked_sub(1)
-            .and_then(|c| self.history.get(c));
-        let Some(col) = col else { return };
-        let area = egui::Rect::from_min_max(
-            egui::pos2(rect.left() + 60.0, rect.bottom() - rect.height() / 4.0),
-            egui::pos2(rect.right() - 8.0, rect.bottom() - 26.0),
-        );
-        if area.width() < 20.0 || area.height() < 20.0 {
-            return;
+            .and_then(|c| self.history.get(c))
+    }
+
+    /// The spectrum view's rect in pixels of a `size` image shown at `ppp` pixels per point:
+    /// the bottom quarter, from 60 points in from the left to 8 from the right, up to 26 above
+    /// the bottom, rounded to whole pixels; `None` when under 20 × 20 points.
+    pub(super) fn spectrum_area_px(size: (u32, u32), ppp: f32) -> Option<[u32; 4]> {
+        let (w, h) = (size.0 as f32, size.1 as f32);
+        let area = [60.0 * ppp, 0.75 * h, w - 8.0 * ppp, h - 26.0 * ppp];
+        if area[2] - area[0] < 20.0 * ppp || area[3] - area[1] < 20.0 * ppp {
+            return None;
         }
-        painter.rect_filled(area, 3.0, egui::Color32::from_black_alpha(110));
+        Some(area.map(|v| v.round().max(0.0) as u32))
+    }
+
+    /// The spectrum view's two lines (peak hold, newest shown column) as one point per pixel
+    /// column of `area` (x0, y0, x1, y1 image pixels): each column's loudest bin between its
+    /// edge frequencies on the current axis, y spanning the dB floor (bottom) .. ceiling (top).
+    pub(super) fn spectrum_lines(&self, area: [u32; 4]) -> Option<[Vec<egui::Pos2>; 2]> {
+        let col = self.spectrum_column()?;
+        let axis = self.axis();
         let sr = self.source.sample_rate() as f64;
         let n = self.a.settings.fft_size as f64;
         let span = (self.db_ceil - self.db_floor).max(1e-3);
+        let (top, bottom) = (area[1] as f32, area[3] as f32);
         let y_of =
-            |db: f32| area.bottom() - ((db - self.db_floor) / span).clamp(0.0, 1.0) * area.height();
-        let line = |values: &[f32], stroke: egui::Stroke| {
-            let w = area.width().max(1.0) as usize;
-            let mut pts = Vec::with_capacity(w);
-            for px in 0..w {
-                let f0 = axis.freq_at(px as f64 / w as f64);
-                let f1 = axis.freq_at((px + 1) as f64 / w as f64);
-                let k0 = ((f0 * n / sr).round() as usize).min(values.len() - 1);
-                let k1 = ((f1 * n / sr).round() as usize).clamp(k0 + 1, values.len());
-                let m = values[k0..k1].iter().cloned().fold(f32::MIN, f32::max);
-                pts.push(egui::pos2(area.left() + px as f32, y_of(m)));
-            }
-            // One span per pixel column, not a feathered stroke: 2 triangles a column, not 4.
-            let ppp = painter.pixels_per_point();
-            painter.add(crate::ui::column_line::column_line(
-                &pts,
-                ppp,
-                stroke.width * ppp,
-                stroke.color,
-            ));
+            |db: f32| bottom - ((db - self.db_floor) / span).clamp(0.0, 1.0) * (bottom - top);
+        let w = area[2].saturating_sub(area[0]).max(1) as usize;
+        let line = |values: &[f32]| {
+            (0..w)
+                .map(|px| {
+                    let f0 = axis.freq_at(px as f64 / w as f64);
+                    let f1 = axis.freq_at((px + 1) as f64 / w as f64);
+                    let k0 = ((f0 * n / sr).round() as usize).min(values.len() - 1);
+                    let k1 = ((f1 * n / sr).round() as usize).clamp(k0 + 1, values.len());
+                    let m = values[k0..k1].iter().cloned().fold(f32::MIN, f32::max);
+                    egui::pos2((area[0] as usize + px) as f32, y_of(m))
+                })
+                .collect::<Vec<_>>()
         };
-        line(
-            &self.peak_hold,
-            egui::Stroke::new(1.0, egui::Color32::from_rgb(255, 170, 60)),
+        Some([line(&self.peak_hold), line(col)])
+    }
+
+    /// The spectrum view's label. The view itself (darkened image, peak-hold line in orange,
+    /// newest column in cyan, one span per pixel column) is drawn by the image's own pass from
+    /// the spans `upload_inset` computed (`shaders/spectrogram/draw.wgsl`), not as egui shapes:
+    /// on lavapipe two lines of one triangle pair per column cost 2–3 ms of the egui pass.
+    fn draw_spectrum(&self, painter: &egui::Painter, rect: egui::Rect) {
+        if self.spectrum_column().is_none() {
+            return;
+        }
+        let ppp = painter.pixels_per_point();
+        let size = (
+            (rect.width() * ppp).round() as u32,
+            (rect.height() * ppp).round() as u32,
         );
-        line(
-            col,
-            egui::Stroke::new(1.0, egui::Color32::from_rgb(120, 220, 255)),
+        let Some(a) = Self::spectrum_area_px(size, ppp) else {
+            return;
+        };
+        let area = egui::Rect::from_min_max(
+            rect.min + egui::vec2(a[0] as f32, a[1] as f32) / ppp,
+            rect.min + egui::vec2(a[2] as f32, a[3] as f32) / ppp,
         );
         painter.text(
             area.left_top() + egui::vec2(4.0, 2.0),
