@@ -99,6 +99,16 @@ pub(super) struct ScenePipes {
 }
 
 impl ScenePipes {
+    /// The draw pass's inputs besides the ring.
+    pub(super) fn draw_inputs(&self) -> DrawInputs<'_> {
+        DrawInputs {
+            layout: &self.draw_layout,
+            params: &self.draw_params,
+            lut: &self.lut,
+            inset: &self.inset_view,
+        }
+    }
+
     pub(super) fn new(device: &wgpu::Device, format: wgpu::TextureFormat) -> ScenePipes {
         let cs = wgpu::ShaderStages::COMPUTE;
         let fs = wgpu::ShaderStages::FRAGMENT;
@@ -211,17 +221,29 @@ pub(super) struct Analysis {
     pub(super) window_pending: bool,
 }
 
+/// What the draw pass's bind groups hold besides the ring (made once per scene and device).
+#[derive(Clone, Copy)]
+pub(super) struct DrawInputs<'a> {
+    pub(super) layout: &'a wgpu::BindGroupLayout,
+    pub(super) params: &'a PingPong,
+    pub(super) lut: &'a wgpu::Buffer,
+    pub(super) inset: &'a wgpu::TextureView,
+}
+
 impl Analysis {
     pub(super) fn new(
         gpu: &Gpu,
         settings: &Settings,
         sample_rate: u32,
         write_layout: &wgpu::BindGroupLayout,
-        draw_layout: &wgpu::BindGroupLayout,
-        draw_params: &PingPong,
-        lut: &wgpu::Buffer,
-        inset: &wgpu::TextureView,
+        draw: DrawInputs<'_>,
     ) -> Result<Analysis, SceneError> {
+        let DrawInputs {
+            layout: draw_layout,
+            params: draw_params,
+            lut,
+            inset,
+        } = draw;
         let device = &gpu.device;
         let cpu = Stft::with_window(settings.fft_size, settings.hop, settings.window)?;
         let bins = cpu.bins();
@@ -649,10 +671,7 @@ impl Spectrogram {
             &self.a.settings,
             self.source.sample_rate(),
             &p.write_layout,
-            &p.draw_layout,
-            &p.draw_params,
-            &p.lut,
-            &p.inset_view,
+            p.draw_inputs(),
         )?;
         std::mem::swap(&mut a.cpu, &mut self.a.cpu);
         std::mem::swap(&mut a.tail, &mut self.a.tail);

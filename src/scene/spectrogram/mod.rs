@@ -229,10 +229,7 @@ impl Spectrogram {
             &settings,
             source.sample_rate(),
             &p.write_layout,
-            &p.draw_layout,
-            &p.draw_params,
-            &p.lut,
-            &p.inset_view,
+            p.draw_inputs(),
         )?;
         let bins = a.bins;
         let mut s = Spectrogram {
@@ -312,10 +309,12 @@ impl Spectrogram {
             &settings,
             self.source.sample_rate(),
             &self.write_layout,
-            &self.draw_layout,
-            &self.draw_params,
-            &self.lut,
-            &self.inset_view,
+            gpu::DrawInputs {
+                layout: &self.draw_layout,
+                params: &self.draw_params,
+                lut: &self.lut,
+                inset: &self.inset_view,
+            },
         )?;
         self.a = a;
         self.written = 0;
