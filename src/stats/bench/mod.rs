@@ -89,6 +89,7 @@ pub fn run(args: &crate::cli::BenchArgs) -> anyhow::Result<()> {
         );
     }
     let mut defaults_note: Option<String> = None;
+    let mut fft_note: Option<String> = None;
     let mut composite_used = args.composite;
     for id in &scenes {
         let b = SceneBench {
@@ -121,9 +122,23 @@ pub fn run(args: &crate::cli::BenchArgs) -> anyhow::Result<()> {
                 .get("rate_reason")
                 .and_then(|v| v.as_str())
                 .unwrap_or("?");
+            let every = r
+                .metrics
+                .get("stats_every")
+                .and_then(|v| v.as_u64())
+                .unwrap_or(1);
             defaults_note = Some(format!(
-                "; particles drawn as {drawn} ({reason}), stepped at {hz:.0} Hz ({rate})"
+                "; particles drawn as {drawn} ({reason}), stepped at {hz:.0} Hz ({rate}), \
+                 statistics every {every} frame(s)"
             ));
+        }
+        if let Some(reason) = r
+            .metrics
+            .get("fft_choice")
+            .and_then(|c| c.get("reason"))
+            .and_then(|v| v.as_str())
+        {
+            fft_note = Some(format!("; spectrogram FFT: {reason}"));
         }
         let shots = if args.screenshots {
             let dir = args.out.join(format!("screens-{id}"));
@@ -203,7 +218,7 @@ pub fn run(args: &crate::cli::BenchArgs) -> anyhow::Result<()> {
                     args.composite.name()
                 )
             },
-            defaults_note.unwrap_or_default()
+            defaults_note.unwrap_or_default() + &fft_note.unwrap_or_default()
         );
         println!("\n{overview}");
         println!("reports: {}", args.out.display());
