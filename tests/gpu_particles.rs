@@ -809,3 +809,48 @@ fn paused_scene_runs_no_step_and_stands_still() {
     assert_states_close(&scene.read_state(&gpu), &want, "after resuming");
     no_errors(&gpu, "pause");
 }
+
+/// With the automatic rate on a CPU adapter, a frame slower than 1/30 s makes the next run one
+/// step whatever the clock's ticks (the rest dropped and counted); a fast frame lifts the cap.
+/// An explicit rate is never capped.
+#[test]
+fn slow_frames_run_one_step_on_a_cpu_adapter() {
+    let gpu = gpu();
+    let cpu = gpu.summary.device_type == "Cpu";
+    let frame = |scene: &mut Particles, i: u64, elapsed_s: f64| {
+        let ctx = FrameCtx {
+            frame: i,
+            steps: 0,
+            dt: DT,
+            alpha: 0.0,
+            advanced_s: 0.0,
+            elapsed_s,
+            size: (64, 64),
+        };
+        vizdeck::scene::prepare_standalone(&gpu, scene, &ctx, Strategy::WriteBuffer);
+    };
+    let ticks = |scene: &mut Particles| {
+        for _ in 0..8 {
+            scene.fixed_update(DT);
+        }
+        scene.frame_params().len()
+    };
+    let mut scene = Particles::new(&gpu, 200, 5);
+    frame(&mut scene, 0, 0.1);
+    assert_eq!(scene.one_step_cap(), cpu);
+    // 8 ticks of 1/120 s: 4 steps at 60 Hz (CPU adapter), 8 at 120 Hz elsewhere.
+    assert_eq!(ticks(&mut scene), if cpu { 1 } else { 8 });
+    assert_eq!(
+        scene.metrics()["ticks_dropped_slow"],
+        if cpu { 6 } else { 0 }
+    );
+    frame(&mut scene, 1, 1.0 / 60.0);
+    assert!(!scene.one_step_cap());
+    assert_eq!(ticks(&mut scene), if cpu { 4 } else { 8 });
+    // An explicit rate: no cap after a slow frame.
+    scene.set_step_rate(StepRate::Hz60);
+    frame(&mut scene, 2, 0.1);
+    assert!(!scene.one_step_cap());
+    assert_eq!(ticks(&mut scene), 4);
+    no_errors(&gpu, "slow frames");
+}

@@ -31,6 +31,12 @@ use crate::gpu::frame::GpuFrame;
 /// Default particle count.
 pub const DEFAULT_COUNT: u32 = 131_072;
 
+/// With [`StepRate::Auto`] on a CPU adapter, a frame that took longer than this (seconds) makes
+/// the next one run at most one step: the simulation then runs slower than real time instead of
+/// each frame catching up with more steps and taking longer still (the fixed-timestep spiral:
+/// 1,048,576 particles in a window on lavapipe ran at 4.2 FPS with up to 4 steps a frame).
+pub const SLOW_FRAME_S: f64 = 1.0 / 30.0;
+
 /// Simulation rate: fixed steps per second (`--particle-rate`, side panel). The deck's clock
 /// ticks at 120 Hz ([`crate::clock::DT`]); at 60 Hz the scene runs one step of 2·dt every second
 /// tick and renders with the interpolation alpha of its own step.
@@ -143,6 +149,10 @@ pub struct Particles {
     step_rate: StepRate,
     cpu_adapter: bool,
     ticks_pending: u32,
+    /// The last frame took longer than [`SLOW_FRAME_S`] (see there), and the clock ticks
+    /// dropped so far because of it.
+    slow_frame: bool,
+    ticks_dropped_slow: u64,
     /// Paused (Space, side panel): no steps, the newest state drawn, the window idle.
     paused: bool,
     emit_start: u32,
@@ -201,6 +211,8 @@ impl Particles {
             step_rate: StepRate::Auto,
             cpu_adapter: gpu.summary.device_type == "Cpu",
             ticks_pending: 0,
+            slow_frame: false,
+            ticks_dropped_slow: 0,
             paused: false,
             emit_start: 0,
             emit_carry: 0.0,
@@ -341,6 +353,12 @@ impl Particles {
         self.step_rate.ticks_per_step(self.cpu_adapter)
     }
 
+    /// Whether this frame runs at most one step: [`StepRate::Auto`] on a CPU adapter after a
+    /// frame slower than [`SLOW_FRAME_S`].
+    pub fn one_step_cap(&self) -> bool {
+        self.step_rate == StepRate::Auto && self.cpu_adapter && self.slow_frame
+    }
+
     /// Simulation steps per second on this adapter.
     pub fn steps_per_second(&self) -> f64 {
         1.0 / (crate::clock::DT * self.ticks_per_step() as f64)
@@ -465,6 +483,10 @@ impl Scene for Particles {
         if self.paused || self.frame_params.len() >= crate::clock::MAX_STEPS as usize {
             return;
         }
+        if self.one_step_cap() && !self.frame_params.is_empty() {
+            self.ticks_dropped_slow += 1;
+            return;
+        }
         let k = self.ticks_per_step();
         self.ticks_pending += 1;
         if self.ticks_pending < k {
@@ -492,6 +514,7 @@ impl Scene for Particles {
     }
 
     fn prepare(&mut self, gpu: &mut GpuFrame<'_>, frame: &FrameCtx) {
+        self.slow_frame = frame.elapsed_s > SLOW_FRAME_S;
         if let Some((count, mode)) = self.rebuild.take() {
             self.reconfigure(gpu.gpu(), count, mode);
         }
@@ -754,7 +777,10 @@ impl Scene for Particles {
             "simulation steps per second; the picture is interpolated between the last two steps",
         );
         if self.step_rate == StepRate::Auto && self.cpu_adapter {
-            ui.small("auto steps at 60 Hz here: a CPU adapter runs each step on the CPU");
+            ui.small(
+                "auto steps at 60 Hz here (a CPU adapter runs each step on the CPU), one a frame \
+                 while frames take over 33 ms: slow motion rather than slower frames",
+            );
         }
         ui.checkbox(&mut self.auto_rotate, "auto-rotate");
         if ui.button("reset camera").clicked() {
@@ -782,6 +808,8 @@ impl Scene for Particles {
             // The simulation rate asked for, what it is on this adapter, and why.
             "step_rate": format!("{:?}", self.step_rate),
             "steps_per_second": self.steps_per_second(),
+            // Clock ticks dropped by the one-step cap after slow frames (simulated time lost).
+            "ticks_dropped_slow": self.ticks_dropped_slow,
             "rate_reason": if self.step_rate != StepRate::Auto {
                 "set by the user"
             } else if self.cpu_adapter {
