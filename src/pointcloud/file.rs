@@ -1,0 +1,338 @@
+//! LAS and LAZ files, read in batches through the `las` crate (LAZ through its `laz` feature,
+//! pure Rust).
+//!
+//! Coordinates stay exact: every point keeps the file's integers (X, Y, Z) and their file
+//! coordinates `X·scale + offset` in f64, the formula of the LAS specification (ASPRS LAS 1.4
+//! R15, §2.2 "X, Y, and Z"); survey coordinates of 10⁶–10⁸ m at millimetre scale need the f64.
+//! Bad input gives one [`PointCloudError`] naming the file and the problem, never a panic.
+
+use std::path::{Path, PathBuf};
+
+/// Why a point-cloud file cannot be read. Every message names the file.
+#[derive(Debug, thiserror::Error)]
+pub enum PointCloudError {
+    /// The file cannot be opened or read.
+    #[error("point cloud '{path}': {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The error.
+        source: std::io::Error,
+    },
+    /// Not a LAS/LAZ file the reader accepts (wrong signature, unknown version or point
+    /// format, a header that does not parse).
+    #[error("point cloud '{path}': not a LAS/LAZ file this reader accepts: {reason}")]
+    NotLas {
+        /// The file.
+        path: PathBuf,
+        /// What the reader said.
+        reason: String,
+    },
+    /// The file ends before its header, variable-length records or LAZ chunk table do (a
+    /// truncated download or copy).
+    #[error("point cloud '{path}': the file ends early (truncated?): {reason}")]
+    EndsEarly {
+        /// The file.
+        path: PathBuf,
+        /// What the reader said.
+        reason: String,
+    },
+    /// Decoding stopped part-way (a truncated or corrupt file): `read` points came before.
+    #[error(
+        "point cloud '{path}': the data ends or breaks after {read} of {expected} points: {reason}"
+    )]
+    Truncated {
+        /// The file.
+        path: PathBuf,
+        /// Points decoded before the failure.
+        read: u64,
+        /// Points the header announces.
+        expected: u64,
+        /// What the decoder said.
+        reason: String,
+    },
+}
+
+/// What the header of a LAS/LAZ file says.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct LasInfo {
+    /// The file.
+    pub path: PathBuf,
+    /// LAS version (major, minor).
+    pub version: (u8, u8),
+    /// Point data record format, 0–10.
+    pub point_format: u8,
+    /// Point count in the header (the data may hold fewer: see [`Summary::points`]).
+    pub header_points: u64,
+    /// Scale per axis (x, y, z): file coordinate = integer · scale + offset.
+    pub scale: [f64; 3],
+    /// Offset per axis.
+    pub offset: [f64; 3],
+    /// Bounds the header states (min, max), file coordinates.
+    pub header_min: [f64; 3],
+    /// See `header_min`.
+    pub header_max: [f64; 3],
+    /// LAZ-compressed.
+    pub compressed: bool,
+    /// Extra bytes per point record (kept by the reader, not decoded here).
+    pub extra_bytes: u16,
+    /// The format has RGB colour / GPS time.
+    pub has_color: bool,
+    /// See `has_color`.
+    pub has_gps_time: bool,
+}
+
+/// A batch of decoded points, as arrays of one attribute each (all of the same length).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PointBatch {
+    /// The file's integers (X, Y, Z), exact.
+    pub raw: Vec<[i32; 3]>,
+    /// File coordinates: `raw · scale + offset` per axis, f64.
+    pub xyz: Vec<[f64; 3]>,
+    /// Pulse return magnitude.
+    pub intensity: Vec<u16>,
+    /// ASPRS classification (0–255; formats 0–5 hold 0–31).
+    pub classification: Vec<u8>,
+    /// Return number (1-based).
+    pub return_number: Vec<u8>,
+    /// RGB colour (16 bits a channel) where the point format has it.
+    pub rgb: Option<Vec<[u16; 3]>>,
+    /// GPS time where the point format has it.
+    pub gps_time: Option<Vec<f64>>,
+}
+
+impl PointBatch {
+    /// Points in the batch.
+    pub fn len(&self) -> usize {
+        self.xyz.len()
+    }
+
+    /// Whether the batch holds no point.
+    pub fn is_empty(&self) -> bool {
+        self.xyz.is_empty()
+    }
+}
+
+/// An open LAS/LAZ file read front to back in batches.
+pub struct LasFile {
+    info: LasInfo,
+    reader: las::Reader,
+    data: las::PointData,
+    read: u64,
+    failed: bool,
+}
+
+impl LasFile {
+    /// Opens `path` and reads its header.
+    ///
+    /// # Errors
+    ///
+    /// [`PointCloudError::Io`] when the file cannot be opened, [`PointCloudError::NotLas`] when
+    /// it is not a LAS/LAZ file the reader accepts.
+    pub fn open(path: &Path) -> Result<LasFile, PointCloudError> {
+        let file = std::fs::File::open(path).map_err(|source| PointCloudError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let reader = las::Reader::new(std::io::BufReader::new(file)).map_err(|e| {
+            let path = path.to_path_buf();
+            if ends_early(&e) {
+                return PointCloudError::EndsEarly {
+                    path,
+                    reason: one_line(&e),
+                };
+            }
+            match e {
+                las::Error::Io(source) => PointCloudError::Io { path, source },
+                e => PointCloudError::NotLas {
+                    path,
+                    reason: one_line(&e),
+                },
+            }
+        })?;
+        let h = reader.header();
+        let format = h.point_format();
+        let t = h.transforms();
+        let b = h.bounds();
+        let info = LasInfo {
+            path: path.to_path_buf(),
+            version: (h.version().major, h.version().minor),
+            point_format: format.to_u8().unwrap_or(u8::MAX),
+            header_points: h.number_of_points(),
+            scale: [t.x.scale, t.y.scale, t.z.scale],
+            offset: [t.x.offset, t.y.offset, t.z.offset],
+            header_min: [b.min.x, b.min.y, b.min.z],
+            header_max: [b.max.x, b.max.y, b.max.z],
+            compressed: format.is_compressed,
+            extra_bytes: format.extra_bytes,
+            has_color: format.has_color,
+            has_gps_time: format.has_gps_time,
+        };
+        let data = las::PointDataBuilder::new().for_header(h).build();
+        Ok(LasFile {
+            info,
+            reader,
+            data,
+            read: 0,
+            failed: false,
+        })
+    }
+
+    /// The header's facts.
+    pub fn info(&self) -> &LasInfo {
+        &self.info
+    }
+
+    /// Points decoded so far.
+    pub fn points_read(&self) -> u64 {
+        self.read
+    }
+
+    /// The next batch of at most `max` points (at least 1), or `None` at the end of the data.
+    ///
+    /// # Errors
+    ///
+    /// [`PointCloudError::Truncated`] when the data ends or breaks before the header's count
+    /// (the batches before it stay valid; later calls return `None`).
+    pub fn next_batch(&mut self, max: usize) -> Result<Option<PointBatch>, PointCloudError> {
+        let left = self.info.header_points.saturating_sub(self.read);
+        if self.failed || left == 0 {
+            return Ok(None);
+        }
+        let n = left.min(max.max(1) as u64);
+        let got = match self.reader.fill_points(n, &mut self.data) {
+            Ok(got) => got,
+            Err(e) => {
+                self.failed = true;
+                return Err(self.truncated(one_line(&e)));
+            }
+        };
+        if got == 0 {
+            self.failed = true;
+            return Err(self.truncated("no more point records in the file".to_string()));
+        }
+        self.read += got;
+        let d = &self.data;
+        let raw: Vec<[i32; 3]> = d
+            .x_raw()
+            .zip(d.y_raw())
+            .zip(d.z_raw())
+            .map(|((x, y), z)| [x, y, z])
+            .collect();
+        let (s, o) = (self.info.scale, self.info.offset);
+        let xyz = raw
+            .iter()
+            .map(|r| std::array::from_fn(|k| f64::from(r[k]) * s[k] + o[k]))
+            .collect();
+        Ok(Some(PointBatch {
+            raw,
+            xyz,
+            intensity: d.intensity().collect(),
+            classification: d.classification().collect(),
+            return_number: d.return_number().collect(),
+            rgb: d.rgb().map(|it| it.map(|(r, g, b)| [r, g, b]).collect()),
+            gps_time: d.gps_time().map(|it| it.collect()),
+        }))
+    }
+
+    fn truncated(&self, reason: String) -> PointCloudError {
+        PointCloudError::Truncated {
+            path: self.info.path.clone(),
+            read: self.read,
+            expected: self.info.header_points,
+            reason,
+        }
+    }
+}
+
+/// Whether `e` says the data ran out (an I/O "unexpected end of file", also when the LAZ decoder
+/// wraps it).
+fn ends_early(e: &las::Error) -> bool {
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(c) = cause {
+        if c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::UnexpectedEof)
+        {
+            return true;
+        }
+        cause = c.source();
+    }
+    // The LAZ decoder's error wraps the I/O error without exposing it as a source.
+    format!("{e:?}").contains("UnexpectedEof")
+}
+
+/// `e` on one line (the decoder's messages may hold line breaks).
+fn one_line(e: &dyn std::fmt::Display) -> String {
+    crate::text::one_line(&e.to_string())
+}
+
+/// One pass over a file's points: what its data (not only its header) holds.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct Summary {
+    /// The header.
+    pub info: LasInfo,
+    /// Points decoded.
+    pub points: u64,
+    /// Bounds of the decoded points (min, max), file coordinates; `None` without points.
+    pub min: Option<[f64; 3]>,
+    /// See `min`.
+    pub max: Option<[f64; 3]>,
+    /// Sums of the file's integers per axis (a check that every point was read exactly).
+    pub sum_raw: [i64; 3],
+    /// Points per classification value (index = class).
+    pub class_counts: Vec<u64>,
+    /// Sum of the intensities.
+    pub intensity_sum: u64,
+    /// Why decoding stopped early, when it did (the summary covers the points before).
+    pub warning: Option<String>,
+}
+
+/// Reads every point of `path` in batches of `batch` points and summarises them. A file whose
+/// data ends early gives the summary of what it holds with a warning naming the file and the
+/// count.
+///
+/// # Errors
+///
+/// As [`LasFile::open`].
+pub fn summarize(path: &Path, batch: usize) -> Result<Summary, PointCloudError> {
+    let mut file = LasFile::open(path)?;
+    let mut s = Summary {
+        info: file.info().clone(),
+        points: 0,
+        min: None,
+        max: None,
+        sum_raw: [0; 3],
+        class_counts: vec![0; 256],
+        intensity_sum: 0,
+        warning: None,
+    };
+    let (mut lo, mut hi) = ([f64::INFINITY; 3], [f64::NEG_INFINITY; 3]);
+    loop {
+        match file.next_batch(batch) {
+            Ok(Some(b)) => {
+                for (p, r) in b.xyz.iter().zip(&b.raw) {
+                    for k in 0..3 {
+                        lo[k] = lo[k].min(p[k]);
+                        hi[k] = hi[k].max(p[k]);
+                        s.sum_raw[k] += i64::from(r[k]);
+                    }
+                }
+                for &c in &b.classification {
+                    s.class_counts[usize::from(c)] += 1;
+                }
+                s.intensity_sum += b.intensity.iter().map(|&i| u64::from(i)).sum::<u64>();
+                s.points += b.len() as u64;
+            }
+            Ok(None) => break,
+            Err(e) => {
+                s.warning = Some(e.to_string());
+                break;
+            }
+        }
+    }
+    if s.points > 0 {
+        s.min = Some(lo);
+        s.max = Some(hi);
+    }
+    Ok(s)
+}
