@@ -1,0 +1,70 @@
+//! vizdeck's side of `benches/laz_decode_ref.sh`: decodes a LAS/LAZ file with vizdeck's loader
+//! ([`vizdeck::pointcloud::LasFile`], batches of 65,536 points: the file's integers, f64 file
+//! coordinates, intensity, class, return, colour, GPS time), `REPS` times, and prints the median
+//! and the ratio to the peer's median when given.
+//!
+//! Usage: `laz_decode FILE REPS [PEER_MS]`.
+
+use std::path::Path;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use vizdeck::pointcloud::LasFile;
+
+fn main() -> ExitCode {
+    match run() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("laz_decode: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run() -> Result<(), String> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let usage = "usage: laz_decode FILE REPS [PEER_MS]";
+    let path = args.first().ok_or(usage)?;
+    let reps: usize = args
+        .get(1)
+        .ok_or(usage)?
+        .parse()
+        .map_err(|_| format!("REPS '{}' is not a whole number", args[1]))?;
+    let peer_ms: Option<f64> = match args.get(2) {
+        Some(s) => Some(
+            s.parse()
+                .map_err(|_| format!("PEER_MS '{s}' is not a number"))?,
+        ),
+        None => None,
+    };
+    let mut times = Vec::new();
+    let mut points = 0u64;
+    let mut check = 0.0f64;
+    for _ in 0..reps.max(1) {
+        let t = Instant::now();
+        let mut f = LasFile::open(Path::new(path)).map_err(|e| e.to_string())?;
+        points = 0;
+        while let Some(b) = f.next_batch(65_536).map_err(|e| e.to_string())? {
+            points += b.len() as u64;
+            if let Some(p) = b.xyz.last() {
+                check += p[0] + p[1] + p[2];
+            }
+        }
+        times.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    times.sort_by(f64::total_cmp);
+    let ms = times[times.len() / 2];
+    println!(
+        "vizdeck LasFile (1 thread): {points} points, median of {}: {ms:.1} ms, {:.2} M points/s \
+         (checksum {check:.3})",
+        times.len(),
+        points as f64 / ms / 1e3
+    );
+    if let Some(p) = peer_ms {
+        println!(
+            "vizdeck speed / laspy speed (1 thread each): {:.2}x",
+            p / ms
+        );
+    }
+    Ok(())
+}
