@@ -1,7 +1,9 @@
 //! vizdeck's side of `benches/laz_decode_ref.sh`: decodes a LAS/LAZ file with vizdeck's loader
 //! ([`vizdeck::pointcloud::LasFile`], batches of 65,536 points: the file's integers, f64 file
 //! coordinates, intensity, class, return, colour, GPS time), `REPS` times, and prints the median
-//! and the ratio to the peer's median when given.
+//! and the ratio to the peer's median when given; then builds the octree of its points
+//! ([`vizdeck::pointcloud::octree::build`], default limits, one thread) `REPS` times and prints
+//! the median build rate.
 //!
 //! Usage: `laz_decode FILE REPS [PEER_MS]`.
 
@@ -59,6 +61,27 @@ fn run() -> Result<(), String> {
          (checksum {check:.3})",
         times.len(),
         points as f64 / ms / 1e3
+    );
+    let mut f = LasFile::open(Path::new(path)).map_err(|e| e.to_string())?;
+    let mut xyz = Vec::new();
+    while let Some(b) = f.next_batch(65_536).map_err(|e| e.to_string())? {
+        xyz.extend_from_slice(&b.xyz);
+    }
+    let cfg = vizdeck::pointcloud::octree::OctreeConfig::default();
+    let mut build_ms = Vec::new();
+    let mut nodes = 0;
+    for _ in 0..reps.max(1) {
+        let t = Instant::now();
+        nodes = vizdeck::pointcloud::octree::build(&xyz, &cfg).nodes.len();
+        build_ms.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    build_ms.sort_by(f64::total_cmp);
+    let b = build_ms[build_ms.len() / 2];
+    println!(
+        "vizdeck octree build (in memory, 1 thread): {} points into {nodes} nodes, median {b:.1} \
+         ms, {:.2} M points/s",
+        xyz.len(),
+        xyz.len() as f64 / b / 1e3
     );
     if let Some(p) = peer_ms {
         println!(

@@ -4,8 +4,11 @@
 //!
 //! - `file.rs`: LAS 1.0–1.4 and LAZ through the `las` crate (its `laz` feature), in batches of
 //!   points kept as the file's integers and their f64 file coordinates, plus a one-pass summary
-//!   (count, bounds from the points, per-class counts).
+//!   (count, bounds from the points, per-class counts);
+//! - `octree.rs`: the octree of a file without one (PotreeConverter 2.0's scheme: inner nodes
+//!   hold a spatially even subsample, every point in exactly one node).
 
 pub mod file;
+pub mod octree;
 
 pub use file::{LasFile, LasInfo, PointBatch, PointCloudError, Summary, summarize};
