@@ -188,3 +188,13 @@ pub fn buffers_group(
         buffers.iter().map(|b| b.as_entire_binding()).collect();
     bind_group(device, label, layout, &resources)
 }
+
+/// Workgroup counts `(x, y)` for `groups` workgroups: x ≤ 32768, y rows (the shaders fold y back:
+/// index = x + y · groups.x · workgroup size).
+pub fn fold(groups: u32) -> (u32, u32) {
+    if groups <= 32768 {
+        (groups, 1)
+    } else {
+        (32768, groups.div_ceil(32768))
+    }
+}

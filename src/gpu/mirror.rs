@@ -53,5 +53,6 @@ pub fn mirrors() -> Vec<Mirror> {
     all.extend(crate::scene::particles::render::wgsl_mirrors());
     all.extend(crate::scene::timeseries::gpu::wgsl_mirrors());
     all.extend(crate::scene::spectrogram::gpu::wgsl_mirrors());
+    all.extend(crate::pointcloud::raster::wgsl_mirrors());
     all
 }

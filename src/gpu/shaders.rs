@@ -38,6 +38,11 @@ pub const COMMON: &[(&str, &str)] = &[
     // Particle layouts (`Particle`, `Neighbours`, `Consts`, `Sorted`, `CountParams`, `View`,
     // `Splat`), fixed-point scales, `palette`.
     ("common/particles.wgsl", wgsl_file!("common/particles.wgsl")),
+    // The point-cloud rasterizer's `RasterParams` and `project`.
+    (
+        "common/pointcloud.wgsl",
+        wgsl_file!("common/pointcloud.wgsl"),
+    ),
     // Time-series records (`Span`, `Conn`), the draw uniform `SeriesView`, `VsOut`, f32-bit
     // helpers.
     (
@@ -161,6 +166,13 @@ pub const SCENE_BLIT: ShaderSource = shader!("deck/scene_blit.wgsl");
 /// Deck: egui's tessellated shapes → the output (render).
 pub const EGUI_PAINT: ShaderSource = shader!("deck/ui.wgsl");
 
+/// Point clouds, compute rasterizer (32-bit path): nearest depth per pixel (compute).
+pub const POINTCLOUD_RASTER_DEPTH: ShaderSource =
+    shader!("pointcloud/raster_depth.wgsl", "common/pointcloud.wgsl");
+/// Point clouds, compute rasterizer (32-bit path): the point id at that depth (compute).
+pub const POINTCLOUD_RASTER_ID: ShaderSource =
+    shader!("pointcloud/raster_id.wgsl", "common/pointcloud.wgsl");
+
 /// Every shader the app uses.
 pub const ALL: &[ShaderSource] = &[
     SCENE_BLIT,
@@ -191,6 +203,8 @@ pub const ALL: &[ShaderSource] = &[
     TIMESERIES_M4,
     TIMESERIES_SPANS,
     TIMESERIES_CONNECTORS,
+    POINTCLOUD_RASTER_DEPTH,
+    POINTCLOUD_RASTER_ID,
 ];
 
 /// What varies between the render pipelines of [`ShaderSource::render_pipeline`]; the default is

@@ -6,9 +6,12 @@
 //!   points kept as the file's integers and their f64 file coordinates, plus a one-pass summary
 //!   (count, bounds from the points, per-class counts);
 //! - `octree.rs`: the octree of a file without one (PotreeConverter 2.0's scheme: inner nodes
-//!   hold a spatially even subsample, every point in exactly one node).
+//!   hold a spatially even subsample, every point in exactly one node);
+//! - `raster.rs`: the compute rasterizer's visibility buffer (nearest point per pixel, 32-bit
+//!   two-pass path) and its CPU reference.
 
 pub mod file;
 pub mod octree;
+pub mod raster;
 
 pub use file::{LasFile, LasInfo, PointBatch, PointCloudError, Summary, summarize};

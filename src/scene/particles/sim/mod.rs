@@ -82,14 +82,7 @@ impl Mode {
     }
 }
 
-/// Workgroup counts `(x, y)` for `groups` workgroups: x ≤ 32768, y rows (shaders fold y).
-pub fn fold(groups: u32) -> (u32, u32) {
-    if groups <= 32768 {
-        (groups, 1)
-    } else {
-        (32768, groups.div_ceil(32768))
-    }
-}
+pub use crate::gpu::layout::fold;
 
 /// Workgroup counts for `n` items at [`WORKGROUP`] threads each (see [`fold`]).
 pub fn dispatch_size(n: u32) -> (u32, u32) {

@@ -1,0 +1,24 @@
+// Point-cloud compute rasterizer, pass 1 of the 32-bit path: every point keeps the nearest depth
+// per pixel (atomicMax of the complemented depth bits; see `project`). Pass 2
+// (raster_id.wgsl) picks, among the points at that depth, the one with the smallest index: a
+// visibility buffer of point ids without 64-bit atomics (Schütz, Kerbl, Wimmer: "Rendering
+// Point Clouds with Compute Shaders and Vertex Order Optimization", CGF 40(4), 2021, §4).
+//
+// Preludes prepended by the registry (src/gpu/shaders.rs): common/pointcloud.wgsl.
+
+@group(0) @binding(0) var<uniform> params: RasterParams;
+@group(0) @binding(1) var<storage, read> points: array<vec4<f32>>; // xyz, w unused
+@group(0) @binding(2) var<storage, read_write> depth: array<atomic<u32>>;
+@group(0) @binding(3) var<storage, read_write> ids: array<atomic<u32>>;
+
+@compute @workgroup_size(128)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+    let i = gid.x + gid.y * groups.x * 128u;
+    if i >= params.count {
+        return;
+    }
+    let hit = project(points[i].xyz, params);
+    if hit.x != NO_PIXEL {
+        atomicMax(&depth[hit.x], hit.y);
+    }
+}

@@ -1,0 +1,112 @@
+//! The compute rasterizer's visibility buffer (32-bit two-pass path) equals the CPU reference
+//! (nearest point per pixel, the smallest index among equal depths) on a cloud of 6,000 points
+//! placed at pixel centres, some off screen or outside the depth range, some sharing a pixel and
+//! a depth exactly (ties), through an orthographic view.
+
+mod common;
+use common::gpu;
+
+use vizdeck::pointcloud::raster::{RasterParams, Rasterizer, cpu_visibility};
+
+/// SplitMix64 in [0, 1).
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> f64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+#[test]
+#[allow(clippy::disallowed_methods)] // a test frame outside the deck
+fn visibility_buffer_equals_the_cpu_reference() {
+    let gpu = gpu();
+    let size = (64u32, 48u32);
+    let mut rng = Rng(7);
+    let mut points: Vec<[f32; 3]> = Vec::new();
+    for i in 0..6000 {
+        if i % 10 == 9 {
+            // A tie: the same position as an earlier point.
+            let j = (rng.next() * points.len() as f64) as usize;
+            points.push(points[j]);
+            continue;
+        }
+        // Pixel centres from 4 px left/above to 4 px right/below the buffer; depths in
+        // [−0.1, 1.1) (some rejected).
+        let px = (rng.next() * f64::from(size.0 + 8)) as i32 - 4;
+        let py = (rng.next() * f64::from(size.1 + 8)) as i32 - 4;
+        let x = ((px as f32 + 0.5) / size.0 as f32) * 2.0 - 1.0;
+        let y = 1.0 - ((py as f32 + 0.5) / size.1 as f32) * 2.0;
+        let z = (rng.next() * 1.2 - 0.1) as f32;
+        points.push([x, y, z]);
+    }
+    // An orthographic view that scales by 2 and shifts back: the same pixels, exact in f32.
+    let m = glam::Mat4::from_cols_array_2d(&[
+        [0.5, 0.0, 0.0, 0.0],
+        [0.0, 0.5, 0.0, 0.0],
+        [0.0, 0.0, 1.0, 0.0],
+        [0.0, 0.0, 0.0, 1.0],
+    ]);
+    let scaled: Vec<[f32; 3]> = points
+        .iter()
+        .map(|p| [p[0] * 2.0, p[1] * 2.0, p[2]])
+        .collect();
+    let view_proj = m.to_cols_array_2d();
+    let want = cpu_visibility(&scaled, &view_proj, size);
+    let covered = want.iter().filter(|w| w.is_some()).count();
+    assert!(covered > 1500, "{covered} pixels covered");
+
+    let d = &gpu.device;
+    let params = RasterParams {
+        view_proj,
+        width: size.0,
+        height: size.1,
+        count: scaled.len() as u32,
+        _pad: 0,
+        _pad1: [0; 4],
+    };
+    use wgpu::util::DeviceExt;
+    let params_buf = d.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+        label: Some("test:raster:params"),
+        contents: bytemuck::bytes_of(&params),
+        usage: wgpu::BufferUsages::UNIFORM,
+    });
+    let packed: Vec<[f32; 4]> = scaled.iter().map(|p| [p[0], p[1], p[2], 0.0]).collect();
+    let points_buf = d.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+        label: Some("test:raster:points"),
+        contents: bytemuck::cast_slice(&packed),
+        usage: wgpu::BufferUsages::STORAGE,
+    });
+    let r = Rasterizer::new(d);
+    let target = r.target(d, size);
+    let group = r.bind(d, &params_buf, &points_buf, &target);
+    let mut enc = d.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+        label: Some("test:raster"),
+    });
+    r.clear(&mut enc, &target);
+    {
+        let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+            label: Some("test:raster:pass"),
+            timestamp_writes: None,
+        });
+        r.encode(&mut pass, &group, params.count);
+    }
+    gpu.queue.submit([enc.finish()]);
+    let bytes = gpu
+        .read_buffer_blocking(&target.ids, 0, u64::from(size.0 * size.1) * 4)
+        .expect("read back");
+    let got: Vec<Option<u32>> = bytemuck::cast_slice::<u8, u32>(&bytes)
+        .iter()
+        .map(|&v| (v != 0).then_some(!v))
+        .collect();
+    let differ = got.iter().zip(&want).filter(|(g, w)| g != w).count();
+    assert_eq!(differ, 0, "{differ} pixels differ from the CPU reference");
+    assert!(
+        gpu.error_messages().is_empty(),
+        "{:?}",
+        gpu.error_messages()
+    );
+}
