@@ -267,6 +267,9 @@ pub struct BenchArgs {
     /// Simulation steps per particles row.
     #[arg(long, default_value_t = 32)]
     pub particle_steps: u32,
+    /// Points of the pointcloud table (default: 1e5 and 1e6 on a CPU adapter, 1e6 … 1e8 on a GPU).
+    #[arg(long, value_delimiter = ',')]
+    pub pointcloud_counts: Vec<u32>,
     /// Points in view of the timeseries table (default: 1e5 … 1e8 on a GPU, 1e5 … 1e7 on a CPU
     /// adapter).
     #[arg(long, value_delimiter = ',')]

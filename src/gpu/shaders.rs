@@ -173,6 +173,10 @@ pub const POINTCLOUD_RASTER_DEPTH: ShaderSource =
 pub const POINTCLOUD_RASTER_ID: ShaderSource =
     shader!("pointcloud/raster_id.wgsl", "common/pointcloud.wgsl");
 
+/// Point clouds, the rasterizer's baseline in the bench: one-pixel point primitives (render).
+pub const POINTCLOUD_POINTS_BASELINE: ShaderSource =
+    shader!("pointcloud/points_baseline.wgsl", "common/pointcloud.wgsl");
+
 /// Every shader the app uses.
 pub const ALL: &[ShaderSource] = &[
     SCENE_BLIT,
@@ -205,6 +209,7 @@ pub const ALL: &[ShaderSource] = &[
     TIMESERIES_CONNECTORS,
     POINTCLOUD_RASTER_DEPTH,
     POINTCLOUD_RASTER_ID,
+    POINTCLOUD_POINTS_BASELINE,
 ];
 
 /// What varies between the render pipelines of [`ShaderSource::render_pipeline`]; the default is

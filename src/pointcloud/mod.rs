@@ -7,9 +7,11 @@
 //!   (count, bounds from the points, per-class counts);
 //! - `octree.rs`: the octree of a file without one (PotreeConverter 2.0's scheme: inner nodes
 //!   hold a spatially even subsample, every point in exactly one node);
+//! - `bench.rs`: `vizdeck bench --kernels pointcloud`, the rasterizer against point primitives;
 //! - `raster.rs`: the compute rasterizer's visibility buffer (nearest point per pixel, 32-bit
 //!   two-pass path) and its CPU reference.
 
+pub mod bench;
 pub mod file;
 pub mod octree;
 pub mod raster;

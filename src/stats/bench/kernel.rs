@@ -12,6 +12,8 @@ pub enum Kernel {
     Particles,
     /// `scene::timeseries::bench::bench_table` (GPU M4 decimation).
     Timeseries,
+    /// `pointcloud::bench::bench_table` (the compute rasterizer against point primitives).
+    Pointcloud,
 }
 
 /// Options of the kernel tables.
@@ -32,6 +34,9 @@ pub struct KernelOptions {
     pub series_points: Option<Vec<u64>>,
     /// Repetitions per time-series row.
     pub series_reps: u32,
+    /// Points of the point-cloud table (`None`: 1e5 and 1e6 on a CPU adapter, 1e6 … 1e8 on a
+    /// GPU).
+    pub pointcloud_counts: Option<Vec<u32>>,
 }
 
 /// Default particle counts: ×4 steps from 16384 to 16777216 on a GPU, 4096 to 65536 on a CPU
@@ -83,6 +88,16 @@ pub fn kernel_tables(gpu: &Gpu, kernels: &[Kernel], o: &KernelOptions) -> String
                     &points,
                     o.series_reps,
                 ));
+            }
+            Kernel::Pointcloud => {
+                let counts = o.pointcloud_counts.clone().unwrap_or_else(|| {
+                    if gpu.summary.device_type == "Cpu" {
+                        vec![100_000, 1_000_000]
+                    } else {
+                        vec![1_000_000, 10_000_000, 100_000_000]
+                    }
+                });
+                s.push_str(&crate::pointcloud::bench::bench_table(gpu, &counts, 5));
             }
         }
         s.push('\n');

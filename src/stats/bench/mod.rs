@@ -272,6 +272,8 @@ pub fn run(args: &crate::cli::BenchArgs) -> anyhow::Result<()> {
             particle_steps: args.particle_steps,
             series_points: (!args.series_points.is_empty()).then(|| args.series_points.clone()),
             series_reps: args.series_reps,
+            pointcloud_counts: (!args.pointcloud_counts.is_empty())
+                .then(|| args.pointcloud_counts.clone()),
         };
         let text = kernel_tables(&gpu, &args.kernels, &o);
         println!("\n{text}");

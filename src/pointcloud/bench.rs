@@ -1,0 +1,222 @@
+//! `vizdeck bench --kernels pointcloud`: the compute rasterizer ([`super::raster`], both passes
+//! into a 1280×720 visibility buffer) against the same points drawn as one-pixel point primitives
+//! with a depth test (`points_baseline.wgsl`, what GL_POINTS viewers do), same points, same
+//! view, same run.
+//!
+//! The points: a deterministic terrain over [−1, 1]² (z from a few sines, positions from a
+//! 32-bit LCG) seen from above through an orthographic view that fills the target.
+//! Timing: `reps` repetitions recorded into one pass and submitted once, wall time from submit to
+//! idle divided by `reps` (after one warm-up run), for both sides; points/s = N / time.
+
+use std::time::Instant;
+
+use super::raster::{RasterParams, Rasterizer};
+use crate::gpu::Gpu;
+use crate::gpu::shaders::{POINTCLOUD_POINTS_BASELINE, RenderOptions};
+
+/// Size of the target of both sides.
+pub const SIZE: (u32, u32) = (1280, 720);
+
+/// `n` terrain points (x, y, z, 0) in [−1, 1]² × [0, 0.3].
+pub fn terrain(n: u32) -> Vec<[f32; 4]> {
+    let mut s = 0x2545_f491u32;
+    let mut next = move || {
+        s = s.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+        (s >> 8) as f32 / (1u32 << 24) as f32
+    };
+    (0..n)
+        .map(|_| {
+            let (x, y) = (next() * 2.0 - 1.0, next() * 2.0 - 1.0);
+            let z = 0.15 + 0.1 * (3.0 * x).sin() * (2.0 * y).cos() + 0.05 * (11.0 * x * y).sin();
+            [x, y, z, 0.0]
+        })
+        .collect()
+}
+
+/// The view of both sides: orthographic from above, x and y to the target, depth 1 − z.
+fn params(count: u32) -> RasterParams {
+    RasterParams {
+        view_proj: [
+            [0.999, 0.0, 0.0, 0.0],
+            [0.0, 0.999, 0.0, 0.0],
+            [0.0, 0.0, -1.0, 0.0],
+            [0.0, 0.0, 1.0, 1.0],
+        ],
+        width: SIZE.0,
+        height: SIZE.1,
+        count,
+        _pad: 0,
+        _pad1: [0; 4],
+    }
+}
+
+/// Seconds per repetition of the baseline draw of `count` points in `vertices`.
+#[allow(clippy::disallowed_methods)] // a benchmark outside the deck
+fn time_baseline(
+    gpu: &Gpu,
+    vertices: &wgpu::Buffer,
+    params: &wgpu::Buffer,
+    count: u32,
+    reps: u32,
+) -> f64 {
+    let d = &gpu.device;
+    let layout = crate::gpu::layout::bind_group_layout(
+        d,
+        "pointcloud:baseline",
+        &[crate::gpu::layout::uniform(
+            0,
+            wgpu::ShaderStages::VERTEX,
+            None,
+        )],
+    );
+    let group = crate::gpu::layout::bind_group(
+        d,
+        "pointcloud:baseline:group",
+        &layout,
+        &[params.as_entire_binding()],
+    );
+    let pl = crate::gpu::layout::pipeline_layout(d, "pointcloud:baseline", &[&layout]);
+    let attributes = [wgpu::VertexAttribute {
+        format: wgpu::VertexFormat::Float32x4,
+        offset: 0,
+        shader_location: 0,
+    }];
+    let buffers = [Some(wgpu::VertexBufferLayout {
+        array_stride: 16,
+        step_mode: wgpu::VertexStepMode::Vertex,
+        attributes: &attributes,
+    })];
+    let pipeline = POINTCLOUD_POINTS_BASELINE.render_pipeline(
+        d,
+        "pointcloud:baseline",
+        &pl,
+        &RenderOptions {
+            topology: wgpu::PrimitiveTopology::PointList,
+            vertex_buffers: &buffers,
+            depth: Some(wgpu::DepthStencilState {
+                format: wgpu::TextureFormat::Depth32Float,
+                depth_write_enabled: Some(true),
+                depth_compare: Some(wgpu::CompareFunction::Less),
+                stencil: Default::default(),
+                bias: Default::default(),
+            }),
+            ..Default::default()
+        },
+    );
+    let texture = |label: &str, format| {
+        d.create_texture(&wgpu::TextureDescriptor {
+            label: Some(label),
+            size: wgpu::Extent3d {
+                width: SIZE.0,
+                height: SIZE.1,
+                depth_or_array_layers: 1,
+            },
+            mip_level_count: 1,
+            sample_count: 1,
+            dimension: wgpu::TextureDimension::D2,
+            format,
+            usage: wgpu::TextureUsages::RENDER_ATTACHMENT,
+            view_formats: &[],
+        })
+        .create_view(&Default::default())
+    };
+    let color = texture("pointcloud:baseline:color", crate::scene::SCENE_FORMAT);
+    let depth = texture(
+        "pointcloud:baseline:depth",
+        wgpu::TextureFormat::Depth32Float,
+    );
+    let run = |reps: u32| {
+        let mut enc = d.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+            label: Some("pointcloud:baseline"),
+        });
+        {
+            let mut pass = enc.begin_render_pass(&wgpu::RenderPassDescriptor {
+                label: Some("pointcloud:baseline:pass"),
+                color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                    view: &color,
+                    depth_slice: None,
+                    resolve_target: None,
+                    ops: wgpu::Operations {
+                        load: wgpu::LoadOp::Clear(wgpu::Color::BLACK),
+                        store: wgpu::StoreOp::Store,
+                    },
+                })],
+                depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
+                    view: &depth,
+                    depth_ops: Some(wgpu::Operations {
+                        load: wgpu::LoadOp::Clear(1.0),
+                        store: wgpu::StoreOp::Store,
+                    }),
+                    stencil_ops: None,
+                }),
+                timestamp_writes: None,
+                occlusion_query_set: None,
+                multiview_mask: None,
+            });
+            pass.set_pipeline(&pipeline);
+            pass.set_bind_group(0, &group, &[]);
+            pass.set_vertex_buffer(0, vertices.slice(..));
+            for _ in 0..reps {
+                pass.draw(0..count, 0..1);
+            }
+        }
+        let t = Instant::now();
+        gpu.queue.submit([enc.finish()]);
+        gpu.wait_idle();
+        t.elapsed().as_secs_f64()
+    };
+    run(1);
+    run(reps) / f64::from(reps)
+}
+
+/// The table for each of `counts` points, `reps` repetitions per side (at least 1).
+pub fn bench_table(gpu: &Gpu, counts: &[u32], reps: u32) -> String {
+    use wgpu::util::DeviceExt;
+    let reps = reps.max(1);
+    let d = &gpu.device;
+    let mut out = format!(
+        "Point-cloud rasterization, adapter: {} ({}, {}), {}x{}, {reps} reps per submit\n\n\
+         | points | compute rasterizer ms | M points/s | point primitives ms | M points/s | \
+         compute / primitives |\n|---:|---:|---:|---:|---:|---:|\n",
+        gpu.summary.name, gpu.summary.backend, gpu.summary.device_type, SIZE.0, SIZE.1
+    );
+    let r = Rasterizer::new(d);
+    let target = r.target(d, SIZE);
+    for &n in counts {
+        let max = d.limits().max_storage_buffer_binding_size / 16;
+        if u64::from(n) > max {
+            out.push_str(&format!(
+                "| {n} | over this adapter's binding limit | | | | |\n"
+            ));
+            continue;
+        }
+        let pts = terrain(n);
+        let vertices = d.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some("pointcloud:bench:points"),
+            contents: bytemuck::cast_slice(&pts),
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::VERTEX,
+        });
+        let p = params(n);
+        let params_buf = d.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some("pointcloud:bench:params"),
+            contents: bytemuck::bytes_of(&p),
+            usage: wgpu::BufferUsages::UNIFORM,
+        });
+        let group = r.bind(d, &params_buf, &vertices, &target);
+        let (wall, _) =
+            crate::gpu::timing::time_compute_pass(gpu, "pointcloud:bench:raster", reps, |pass| {
+                r.encode(pass, &group, n)
+            });
+        let base = time_baseline(gpu, &vertices, &params_buf, n, reps);
+        let rate = |s: f64| f64::from(n) / s / 1e6;
+        out.push_str(&format!(
+            "| {n} | {:.3} | {:.1} | {:.3} | {:.1} | {:.2}× |\n",
+            wall * 1e3,
+            rate(wall),
+            base * 1e3,
+            rate(base),
+            base / wall
+        ));
+    }
+    out
+}
