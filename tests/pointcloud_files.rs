@@ -198,3 +198,55 @@ fn a_las_with_no_points_reads_as_empty() {
     assert_eq!((s.info.header_points, s.points), (0, 0));
     assert!(s.min.is_none() && s.warning.is_none());
 }
+
+/// COPC read node by node through its own hierarchy: the nodes' counts add up to laspy's point
+/// count, the points read from them give laspy's raw sums and class counts, and every node's
+/// points lie in its cube. A plain LAZ is refused as COPC, naming the file.
+#[test]
+fn copc_nodes_hold_every_point_in_their_cubes() {
+    use vizdeck::pointcloud::copc::CopcFile;
+    let reference = reference();
+    let want = &reference["simple.copc.laz"];
+    let path = data_dir().join("simple.copc.laz");
+    let mut f = CopcFile::open(&path).unwrap_or_else(|e| panic!("{e}"));
+    let nodes: Vec<_> = f.nodes().into_iter().cloned().collect();
+    assert!(!nodes.is_empty() && nodes[0].level == 0, "{nodes:?}");
+    let total: u64 = nodes.iter().map(|n| n.points).sum();
+    assert_eq!(total, want["points"].as_u64().unwrap());
+    let mut sums = [0i64; 3];
+    let mut classes = vec![0u64; 256];
+    for (i, n) in nodes.iter().enumerate() {
+        let b = f.read_node(i).unwrap();
+        assert_eq!(b.len() as u64, n.points, "node {i}");
+        for (p, r) in b.xyz.iter().zip(&b.raw) {
+            for k in 0..3 {
+                assert!(
+                    p[k] >= n.min[k] - 1e-9 && p[k] <= n.min[k] + n.side + 1e-9,
+                    "node {n:?}: {p:?} outside"
+                );
+                sums[k] += i64::from(r[k]);
+            }
+        }
+        for &c in &b.classification {
+            classes[usize::from(c)] += 1;
+        }
+    }
+    let want_sums: Vec<i64> = want["sum_raw"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_i64().unwrap())
+        .collect();
+    assert_eq!(sums.to_vec(), want_sums);
+    for (class, n) in want["class_counts"].as_object().unwrap() {
+        assert_eq!(
+            classes[class.parse::<usize>().unwrap()],
+            n.as_u64().unwrap()
+        );
+    }
+    assert!(f.spacing() > 0.0);
+    let e = CopcFile::open(&data_dir().join("simple.laz"))
+        .err()
+        .expect("not COPC");
+    assert!(e.to_string().contains("simple.laz"), "{e}");
+}

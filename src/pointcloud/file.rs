@@ -82,6 +82,29 @@ pub struct LasInfo {
     pub has_gps_time: bool,
 }
 
+impl LasInfo {
+    /// The facts of header `h` of the file at `path`.
+    pub(super) fn from_header(path: &Path, h: &las::Header) -> LasInfo {
+        let format = h.point_format();
+        let t = h.transforms();
+        let b = h.bounds();
+        LasInfo {
+            path: path.to_path_buf(),
+            version: (h.version().major, h.version().minor),
+            point_format: format.to_u8().unwrap_or(u8::MAX),
+            header_points: h.number_of_points(),
+            scale: [t.x.scale, t.y.scale, t.z.scale],
+            offset: [t.x.offset, t.y.offset, t.z.offset],
+            header_min: [b.min.x, b.min.y, b.min.z],
+            header_max: [b.max.x, b.max.y, b.max.z],
+            compressed: format.is_compressed,
+            extra_bytes: format.extra_bytes,
+            has_color: format.has_color,
+            has_gps_time: format.has_gps_time,
+        }
+    }
+}
+
 /// A batch of decoded points, as arrays of one attribute each (all of the same length).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct PointBatch {
@@ -102,6 +125,30 @@ pub struct PointBatch {
 }
 
 impl PointBatch {
+    /// The points of `d` (decoded records of the file `info` describes).
+    pub(super) fn from_data(d: &las::PointData, info: &LasInfo) -> PointBatch {
+        let raw: Vec<[i32; 3]> = d
+            .x_raw()
+            .zip(d.y_raw())
+            .zip(d.z_raw())
+            .map(|((x, y), z)| [x, y, z])
+            .collect();
+        let (s, o) = (info.scale, info.offset);
+        let xyz = raw
+            .iter()
+            .map(|r| std::array::from_fn(|k| f64::from(r[k]) * s[k] + o[k]))
+            .collect();
+        PointBatch {
+            raw,
+            xyz,
+            intensity: d.intensity().collect(),
+            classification: d.classification().collect(),
+            return_number: d.return_number().collect(),
+            rgb: d.rgb().map(|it| it.map(|(r, g, b)| [r, g, b]).collect()),
+            gps_time: d.gps_time().map(|it| it.collect()),
+        }
+    }
+
     /// Points in the batch.
     pub fn len(&self) -> usize {
         self.xyz.len()
@@ -134,40 +181,10 @@ impl LasFile {
             path: path.to_path_buf(),
             source,
         })?;
-        let reader = las::Reader::new(std::io::BufReader::new(file)).map_err(|e| {
-            let path = path.to_path_buf();
-            if ends_early(&e) {
-                return PointCloudError::EndsEarly {
-                    path,
-                    reason: one_line(&e),
-                };
-            }
-            match e {
-                las::Error::Io(source) => PointCloudError::Io { path, source },
-                e => PointCloudError::NotLas {
-                    path,
-                    reason: one_line(&e),
-                },
-            }
-        })?;
+        let reader =
+            las::Reader::new(std::io::BufReader::new(file)).map_err(|e| open_error(path, e))?;
         let h = reader.header();
-        let format = h.point_format();
-        let t = h.transforms();
-        let b = h.bounds();
-        let info = LasInfo {
-            path: path.to_path_buf(),
-            version: (h.version().major, h.version().minor),
-            point_format: format.to_u8().unwrap_or(u8::MAX),
-            header_points: h.number_of_points(),
-            scale: [t.x.scale, t.y.scale, t.z.scale],
-            offset: [t.x.offset, t.y.offset, t.z.offset],
-            header_min: [b.min.x, b.min.y, b.min.z],
-            header_max: [b.max.x, b.max.y, b.max.z],
-            compressed: format.is_compressed,
-            extra_bytes: format.extra_bytes,
-            has_color: format.has_color,
-            has_gps_time: format.has_gps_time,
-        };
+        let info = LasInfo::from_header(path, h);
         let data = las::PointDataBuilder::new().for_header(h).build();
         Ok(LasFile {
             info,
@@ -212,27 +229,7 @@ impl LasFile {
             return Err(self.truncated("no more point records in the file".to_string()));
         }
         self.read += got;
-        let d = &self.data;
-        let raw: Vec<[i32; 3]> = d
-            .x_raw()
-            .zip(d.y_raw())
-            .zip(d.z_raw())
-            .map(|((x, y), z)| [x, y, z])
-            .collect();
-        let (s, o) = (self.info.scale, self.info.offset);
-        let xyz = raw
-            .iter()
-            .map(|r| std::array::from_fn(|k| f64::from(r[k]) * s[k] + o[k]))
-            .collect();
-        Ok(Some(PointBatch {
-            raw,
-            xyz,
-            intensity: d.intensity().collect(),
-            classification: d.classification().collect(),
-            return_number: d.return_number().collect(),
-            rgb: d.rgb().map(|it| it.map(|(r, g, b)| [r, g, b]).collect()),
-            gps_time: d.gps_time().map(|it| it.collect()),
-        }))
+        Ok(Some(PointBatch::from_data(&self.data, &self.info)))
     }
 
     fn truncated(&self, reason: String) -> PointCloudError {
@@ -242,6 +239,25 @@ impl LasFile {
             expected: self.info.header_points,
             reason,
         }
+    }
+}
+
+/// `e`, from opening `path`, as the error to show: the data ran out, an I/O error, or not a file
+/// this reader accepts.
+pub(super) fn open_error(path: &Path, e: las::Error) -> PointCloudError {
+    let path = path.to_path_buf();
+    if ends_early(&e) {
+        return PointCloudError::EndsEarly {
+            path,
+            reason: one_line(&e),
+        };
+    }
+    match e {
+        las::Error::Io(source) => PointCloudError::Io { path, source },
+        e => PointCloudError::NotLas {
+            path,
+            reason: one_line(&e),
+        },
     }
 }
 
@@ -262,7 +278,7 @@ fn ends_early(e: &las::Error) -> bool {
 }
 
 /// `e` on one line (the decoder's messages may hold line breaks).
-fn one_line(e: &dyn std::fmt::Display) -> String {
+pub(super) fn one_line(e: &dyn std::fmt::Display) -> String {
     crate::text::one_line(&e.to_string())
 }
 

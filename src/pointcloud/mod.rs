@@ -5,6 +5,7 @@
 //! - `file.rs`: LAS 1.0–1.4 and LAZ through the `las` crate (its `laz` feature), in batches of
 //!   points kept as the file's integers and their f64 file coordinates, plus a one-pass summary
 //!   (count, bounds from the points, per-class counts);
+//! - `copc.rs`: COPC files node by node through their own hierarchy;
 //! - `octree.rs`: the octree of a file without one (PotreeConverter 2.0's scheme: inner nodes
 //!   hold a spatially even subsample, every point in exactly one node);
 //! - `bench.rs`: `vizdeck bench --kernels pointcloud`, the rasterizer against point primitives;
@@ -12,6 +13,7 @@
 //!   two-pass path) and its CPU reference.
 
 pub mod bench;
+pub mod copc;
 pub mod file;
 pub mod octree;
 pub mod raster;

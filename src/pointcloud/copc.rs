@@ -1,0 +1,122 @@
+//! COPC files (`.copc.laz`: a LAZ whose chunks are the nodes of an octree, with the hierarchy in
+//! an extended VLR; <https://copc.io>), read node by node through the `las` crate's
+//! `CopcReader`, so nothing is converted: the file's own hierarchy is the octree.
+
+use std::path::Path;
+
+use super::file::{LasInfo, PointBatch, PointCloudError, one_line, open_error};
+
+/// One node of the file's hierarchy that holds points.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct CopcNode {
+    /// Level (root 0) and position in the level's grid (0 ≤ x, y, z < 2^level).
+    pub level: u32,
+    /// See `level`.
+    pub cell: [u32; 3],
+    /// Points in the node.
+    pub points: u64,
+    /// The node's cube (file coordinates): min corner and side, from the COPC info's centre
+    /// and half size.
+    pub min: [f64; 3],
+    /// See `min`.
+    pub side: f64,
+}
+
+/// An open COPC file.
+pub struct CopcFile {
+    info: LasInfo,
+    /// Spacing between points at the root (halved at every level), file units.
+    spacing: f64,
+    nodes: Vec<(CopcNode, las::copc::Entry)>,
+    reader: las::CopcReader<'static, std::io::BufReader<std::fs::File>>,
+}
+
+impl CopcFile {
+    /// Opens `path` and reads its header and whole hierarchy (every page).
+    ///
+    /// # Errors
+    ///
+    /// As [`super::LasFile::open`]; [`PointCloudError::NotLas`] also for a LAS/LAZ file without
+    /// the COPC records and for a hierarchy that does not parse (a broken page).
+    pub fn open(path: &Path) -> Result<CopcFile, PointCloudError> {
+        let reader = las::CopcReader::from_path(path).map_err(|e| open_error(path, e))?;
+        let header = reader.header();
+        let info = LasInfo::from_header(path, header);
+        let copc = header
+            .copc_info_vlr()
+            .ok_or_else(|| PointCloudError::NotLas {
+                path: path.to_path_buf(),
+                reason: "no COPC info record".to_string(),
+            })?;
+        let mut nodes: Vec<(CopcNode, las::copc::Entry)> = reader
+            .hierarchy_entries()
+            .filter(|e| e.point_count > 0 && e.key.l >= 0)
+            .map(|e| {
+                let b = e.key.bounds(&copc);
+                let k = e.key;
+                (
+                    CopcNode {
+                        level: k.l as u32,
+                        cell: [k.x, k.y, k.z].map(|v| v.max(0) as u32),
+                        points: e.point_count as u64,
+                        min: [b.min.x, b.min.y, b.min.z],
+                        side: b.max.x - b.min.x,
+                    },
+                    e,
+                )
+            })
+            .collect();
+        nodes.sort_by_key(|(n, _)| (n.level, n.cell[2], n.cell[1], n.cell[0]));
+        Ok(CopcFile {
+            info,
+            spacing: copc.spacing,
+            nodes,
+            reader,
+        })
+    }
+
+    /// The header's facts.
+    pub fn info(&self) -> &LasInfo {
+        &self.info
+    }
+
+    /// Spacing between points at the root (halved at every level), file units.
+    pub fn spacing(&self) -> f64 {
+        self.spacing
+    }
+
+    /// The nodes that hold points, by level then position.
+    pub fn nodes(&self) -> Vec<&CopcNode> {
+        self.nodes.iter().map(|(n, _)| n).collect()
+    }
+
+    /// Decodes node `i` of [`nodes`](CopcFile::nodes).
+    ///
+    /// # Errors
+    ///
+    /// [`PointCloudError::Truncated`] when the node's chunk does not decode (a truncated or
+    /// corrupt file), naming the file and the node; an index out of range reads as an empty
+    /// batch.
+    pub fn read_node(&mut self, i: usize) -> Result<PointBatch, PointCloudError> {
+        let Some((node, entry)) = self.nodes.get(i) else {
+            return Ok(PointBatch::default());
+        };
+        let data = self
+            .reader
+            .read_entry(entry)
+            .map_err(|e| PointCloudError::Truncated {
+                path: self.info.path.clone(),
+                read: 0,
+                expected: node.points,
+                reason: format!(
+                    "node {}-{}-{}-{}: {}",
+                    node.level,
+                    node.cell[0],
+                    node.cell[1],
+                    node.cell[2],
+                    one_line(&e)
+                ),
+            })?;
+        Ok(PointBatch::from_data(&data, &self.info))
+    }
+}
