@@ -80,7 +80,7 @@ fn visibility_buffer_equals_the_cpu_reference() {
         contents: bytemuck::cast_slice(&packed),
         usage: wgpu::BufferUsages::STORAGE,
     });
-    let r = Rasterizer::new(d);
+    let r = Rasterizer::new(d, vizdeck::scene::SCENE_FORMAT);
     let target = r.target(d, size);
     let group = r.bind(d, &params_buf, &points_buf, &target);
     let mut enc = d.create_command_encoder(&wgpu::CommandEncoderDescriptor {
@@ -104,6 +104,64 @@ fn visibility_buffer_equals_the_cpu_reference() {
         .collect();
     let differ = got.iter().zip(&want).filter(|(g, w)| g != w).count();
     assert_eq!(differ, 0, "{differ} pixels differ from the CPU reference");
+
+    // The resolve: every pixel its point's colour (a distinct RGBA8 per point), black where
+    // none landed.
+    let colors: Vec<u32> = (0..scaled.len() as u32)
+        .map(|i| i.wrapping_mul(2_654_435_761) | 0xff00_0000)
+        .collect();
+    let colors_buf = d.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+        label: Some("test:raster:colors"),
+        contents: bytemuck::cast_slice(&colors),
+        usage: wgpu::BufferUsages::STORAGE,
+    });
+    let image = d.create_texture(&wgpu::TextureDescriptor {
+        label: Some("test:raster:image"),
+        size: wgpu::Extent3d {
+            width: size.0,
+            height: size.1,
+            depth_or_array_layers: 1,
+        },
+        mip_level_count: 1,
+        sample_count: 1,
+        dimension: wgpu::TextureDimension::D2,
+        format: vizdeck::scene::SCENE_FORMAT,
+        usage: wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::COPY_SRC,
+        view_formats: &[],
+    });
+    let view = image.create_view(&Default::default());
+    let resolve = r.bind_resolve(d, &params_buf, &target, &colors_buf);
+    let mut enc = d.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+        label: Some("test:resolve"),
+    });
+    {
+        let mut pass = enc.begin_render_pass(&wgpu::RenderPassDescriptor {
+            label: Some("test:resolve:pass"),
+            color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                view: &view,
+                depth_slice: None,
+                resolve_target: None,
+                ops: wgpu::Operations {
+                    load: wgpu::LoadOp::Clear(wgpu::Color::WHITE),
+                    store: wgpu::StoreOp::Store,
+                },
+            })],
+            depth_stencil_attachment: None,
+            timestamp_writes: None,
+            occlusion_query_set: None,
+            multiview_mask: None,
+        });
+        r.paint(&mut pass, &resolve);
+    }
+    gpu.queue.submit([enc.finish()]);
+    let rgba = vizdeck::gpu::readback::read_texture_rgba(d, &gpu.queue, &image).expect("image");
+    for (px, w) in want.iter().enumerate() {
+        let expect = match w {
+            Some(i) => colors[*i as usize].to_le_bytes(),
+            None => [0, 0, 0, 255],
+        };
+        assert_eq!(rgba[px * 4..px * 4 + 4], expect, "pixel {px}");
+    }
     assert!(
         gpu.error_messages().is_empty(),
         "{:?}",

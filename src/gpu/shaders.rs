@@ -173,6 +173,9 @@ pub const POINTCLOUD_RASTER_DEPTH: ShaderSource =
 pub const POINTCLOUD_RASTER_ID: ShaderSource =
     shader!("pointcloud/raster_id.wgsl", "common/pointcloud.wgsl");
 
+/// Point clouds, compute rasterizer: visibility buffer → colours (render).
+pub const POINTCLOUD_RESOLVE: ShaderSource =
+    shader!("pointcloud/resolve.wgsl", "common/pointcloud.wgsl");
 /// Point clouds, the rasterizer's baseline in the bench: one-pixel point primitives (render).
 pub const POINTCLOUD_POINTS_BASELINE: ShaderSource =
     shader!("pointcloud/points_baseline.wgsl", "common/pointcloud.wgsl");
@@ -210,6 +213,7 @@ pub const ALL: &[ShaderSource] = &[
     POINTCLOUD_RASTER_DEPTH,
     POINTCLOUD_RASTER_ID,
     POINTCLOUD_POINTS_BASELINE,
+    POINTCLOUD_RESOLVE,
 ];
 
 /// What varies between the render pipelines of [`ShaderSource::render_pipeline`]; the default is

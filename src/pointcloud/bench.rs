@@ -1,5 +1,5 @@
 //! `vizdeck bench --kernels pointcloud`: the compute rasterizer ([`super::raster`], both passes
-//! into a 1280×720 visibility buffer) against the same points drawn as one-pixel point primitives
+//! into a 1280×720 visibility buffer, then the resolve into colours) against the same points drawn as one-pixel point primitives
 //! with a depth test (`points_baseline.wgsl`, what GL_POINTS viewers do), same points, same
 //! view, same run.
 //!
@@ -50,15 +50,8 @@ fn params(count: u32) -> RasterParams {
     }
 }
 
-/// Seconds per repetition of the baseline draw of `count` points in `vertices`.
-#[allow(clippy::disallowed_methods)] // a benchmark outside the deck
-fn time_baseline(
-    gpu: &Gpu,
-    vertices: &wgpu::Buffer,
-    params: &wgpu::Buffer,
-    count: u32,
-    reps: u32,
-) -> f64 {
+/// The baseline's pipeline (one-pixel points, depth tested) and its bind group.
+fn baseline(gpu: &Gpu, params: &wgpu::Buffer) -> (wgpu::RenderPipeline, wgpu::BindGroup) {
     let d = &gpu.device;
     let layout = crate::gpu::layout::bind_group_layout(
         d,
@@ -103,6 +96,19 @@ fn time_baseline(
             ..Default::default()
         },
     );
+    (pipeline, group)
+}
+
+/// Seconds per repetition of `record` (called `reps` times inside one render pass into a
+/// [`SIZE`] colour target, with a depth attachment when `depth`), after one warm-up run.
+#[allow(clippy::disallowed_methods)] // a benchmark outside the deck
+fn time_render(
+    gpu: &Gpu,
+    reps: u32,
+    depth: bool,
+    record: impl Fn(&mut wgpu::RenderPass<'_>),
+) -> f64 {
+    let d = &gpu.device;
     let texture = |label: &str, format| {
         d.create_texture(&wgpu::TextureDescriptor {
             label: Some(label),
@@ -120,18 +126,16 @@ fn time_baseline(
         })
         .create_view(&Default::default())
     };
-    let color = texture("pointcloud:baseline:color", crate::scene::SCENE_FORMAT);
-    let depth = texture(
-        "pointcloud:baseline:depth",
-        wgpu::TextureFormat::Depth32Float,
-    );
+    let color = texture("pointcloud:bench:color", crate::scene::SCENE_FORMAT);
+    let depth_view =
+        depth.then(|| texture("pointcloud:bench:depth", wgpu::TextureFormat::Depth32Float));
     let run = |reps: u32| {
         let mut enc = d.create_command_encoder(&wgpu::CommandEncoderDescriptor {
-            label: Some("pointcloud:baseline"),
+            label: Some("pointcloud:bench:render"),
         });
         {
             let mut pass = enc.begin_render_pass(&wgpu::RenderPassDescriptor {
-                label: Some("pointcloud:baseline:pass"),
+                label: Some("pointcloud:bench:render:pass"),
                 color_attachments: &[Some(wgpu::RenderPassColorAttachment {
                     view: &color,
                     depth_slice: None,
@@ -141,23 +145,22 @@ fn time_baseline(
                         store: wgpu::StoreOp::Store,
                     },
                 })],
-                depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
-                    view: &depth,
-                    depth_ops: Some(wgpu::Operations {
-                        load: wgpu::LoadOp::Clear(1.0),
-                        store: wgpu::StoreOp::Store,
-                    }),
-                    stencil_ops: None,
+                depth_stencil_attachment: depth_view.as_ref().map(|v| {
+                    wgpu::RenderPassDepthStencilAttachment {
+                        view: v,
+                        depth_ops: Some(wgpu::Operations {
+                            load: wgpu::LoadOp::Clear(1.0),
+                            store: wgpu::StoreOp::Store,
+                        }),
+                        stencil_ops: None,
+                    }
                 }),
                 timestamp_writes: None,
                 occlusion_query_set: None,
                 multiview_mask: None,
             });
-            pass.set_pipeline(&pipeline);
-            pass.set_bind_group(0, &group, &[]);
-            pass.set_vertex_buffer(0, vertices.slice(..));
             for _ in 0..reps {
-                pass.draw(0..count, 0..1);
+                record(&mut pass);
             }
         }
         let t = Instant::now();
@@ -180,7 +183,7 @@ pub fn bench_table(gpu: &Gpu, counts: &[u32], reps: u32) -> String {
          compute / primitives |\n|---:|---:|---:|---:|---:|---:|\n",
         gpu.summary.name, gpu.summary.backend, gpu.summary.device_type, SIZE.0, SIZE.1
     );
-    let r = Rasterizer::new(d);
+    let r = Rasterizer::new(d, crate::scene::SCENE_FORMAT);
     let target = r.target(d, SIZE);
     for &n in counts {
         let max = d.limits().max_storage_buffer_binding_size / 16;
@@ -203,11 +206,25 @@ pub fn bench_table(gpu: &Gpu, counts: &[u32], reps: u32) -> String {
             usage: wgpu::BufferUsages::UNIFORM,
         });
         let group = r.bind(d, &params_buf, &vertices, &target);
-        let (wall, _) =
+        let (raster, _) =
             crate::gpu::timing::time_compute_pass(gpu, "pointcloud:bench:raster", reps, |pass| {
                 r.encode(pass, &group, n)
             });
-        let base = time_baseline(gpu, &vertices, &params_buf, n, reps);
+        let colors = d.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some("pointcloud:bench:colors"),
+            contents: bytemuck::cast_slice(&vec![0xff80_c0ffu32; n as usize]),
+            usage: wgpu::BufferUsages::STORAGE,
+        });
+        let resolve = r.bind_resolve(d, &params_buf, &target, &colors);
+        let resolve_s = time_render(gpu, reps, false, |pass| r.paint(pass, &resolve));
+        let wall = raster + resolve_s;
+        let (pipeline, base_group) = baseline(gpu, &params_buf);
+        let base = time_render(gpu, reps, true, |pass| {
+            pass.set_pipeline(&pipeline);
+            pass.set_bind_group(0, &base_group, &[]);
+            pass.set_vertex_buffer(0, vertices.slice(..));
+            pass.draw(0..n, 0..1);
+        });
         let rate = |s: f64| f64::from(n) / s / 1e6;
         out.push_str(&format!(
             "| {n} | {:.3} | {:.1} | {:.3} | {:.1} | {:.2}× |\n",

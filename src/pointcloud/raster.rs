@@ -3,11 +3,13 @@
 //! pixel; `raster_id.wgsl`: the smallest point index at that depth), after Schütz, Kerbl and
 //! Wimmer, "Rendering Point Clouds with Compute Shaders and Vertex Order Optimization" (CGF 40(4),
 //! 2021). The 64-bit single-pass path (atomic min of depth and id together, where the adapter
-//! has 64-bit atomics), the resolve into colours, point radius and eye-dome lighting are still to
-//! come (issue 14); so is the scene that drives this.
+//! has 64-bit atomics), point radius and eye-dome lighting are still to come (issue 14); so is
+//! the scene that drives this. The resolve (`resolve.wgsl`) colours each pixel from its point.
 
 use crate::gpu::layout;
-use crate::gpu::shaders::{POINTCLOUD_RASTER_DEPTH, POINTCLOUD_RASTER_ID};
+use crate::gpu::shaders::{
+    POINTCLOUD_RASTER_DEPTH, POINTCLOUD_RASTER_ID, POINTCLOUD_RESOLVE, RenderOptions,
+};
 
 /// Points per workgroup of both passes (`@workgroup_size` in the shaders).
 pub const WORKGROUP: u32 = 128;
@@ -54,11 +56,13 @@ pub struct Rasterizer {
     layout: wgpu::BindGroupLayout,
     depth_pipeline: wgpu::ComputePipeline,
     id_pipeline: wgpu::ComputePipeline,
+    resolve_layout: wgpu::BindGroupLayout,
+    resolve_pipeline: wgpu::RenderPipeline,
 }
 
 impl Rasterizer {
-    /// Both passes' pipelines.
-    pub fn new(device: &wgpu::Device) -> Rasterizer {
+    /// Both passes' pipelines, and the resolve's into `format`.
+    pub fn new(device: &wgpu::Device, format: wgpu::TextureFormat) -> Rasterizer {
         let cs = wgpu::ShaderStages::COMPUTE;
         let layout = layout::bind_group_layout(
             device,
@@ -70,7 +74,29 @@ impl Rasterizer {
                 layout::storage(3, cs, false),
             ],
         );
+        let fs = wgpu::ShaderStages::FRAGMENT;
+        let resolve_layout = layout::bind_group_layout(
+            device,
+            "pointcloud:resolve",
+            &[
+                layout::uniform(0, fs, None),
+                layout::storage(1, fs, true),
+                layout::storage(2, fs, true),
+            ],
+        );
+        let resolve_pl = layout::pipeline_layout(device, "pointcloud:resolve", &[&resolve_layout]);
+        let resolve_pipeline = POINTCLOUD_RESOLVE.render_pipeline(
+            device,
+            "pointcloud:resolve",
+            &resolve_pl,
+            &RenderOptions {
+                format,
+                ..Default::default()
+            },
+        );
         Rasterizer {
+            resolve_layout,
+            resolve_pipeline,
             depth_pipeline: POINTCLOUD_RASTER_DEPTH.compute_pipeline(
                 device,
                 "pointcloud:raster_depth",
@@ -126,6 +152,35 @@ impl Rasterizer {
                 target.ids.as_entire_binding(),
             ],
         )
+    }
+
+    /// The resolve's bind group: `params` as for [`bind`](Rasterizer::bind), `target`'s ids, and
+    /// `colors` (one RGBA8 `u32` per point, R in the low byte).
+    pub fn bind_resolve(
+        &self,
+        device: &wgpu::Device,
+        params: &wgpu::Buffer,
+        target: &VisibilityBuffer,
+        colors: &wgpu::Buffer,
+    ) -> wgpu::BindGroup {
+        layout::bind_group(
+            device,
+            "pointcloud:resolve:group",
+            &self.resolve_layout,
+            &[
+                params.as_entire_binding(),
+                target.ids.as_entire_binding(),
+                colors.as_entire_binding(),
+            ],
+        )
+    }
+
+    /// Draws the resolve into `pass` (whose target is the visibility buffer's size): each pixel
+    /// its point's colour, black where none landed.
+    pub fn paint(&self, pass: &mut wgpu::RenderPass<'_>, group: &wgpu::BindGroup) {
+        pass.set_pipeline(&self.resolve_pipeline);
+        pass.set_bind_group(0, group, &[]);
+        pass.draw(0..3, 0..1);
     }
 
     /// Clears `target` (in `encoder`, before any pass of the frame).
