@@ -13,7 +13,7 @@ use crate::gpu::fft::GpuFft;
 use crate::gpu::frame::OwnedFrame;
 
 /// Repetitions of each measurement (the fastest counts).
-const REPS: u32 = 5;
+pub const REPS: u32 = 5;
 
 /// The outcome of one measurement.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
