@@ -7,40 +7,29 @@ mod common;
 use common::gpu;
 
 use vizdeck::pointcloud::raster::{RasterParams, Rasterizer, cpu_visibility};
-
-/// SplitMix64 in [0, 1).
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> f64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
+use vizdeck::scene::particles::SplitMix64;
 
 #[test]
 #[allow(clippy::disallowed_methods)] // a test frame outside the deck
 fn visibility_buffer_equals_the_cpu_reference() {
     let gpu = gpu();
     let size = (64u32, 48u32);
-    let mut rng = Rng(7);
+    let mut rng = SplitMix64(7);
     let mut points: Vec<[f32; 3]> = Vec::new();
     for i in 0..6000 {
         if i % 10 == 9 {
             // A tie: the same position as an earlier point.
-            let j = (rng.next() * points.len() as f64) as usize;
+            let j = (f64::from(rng.next_f32()) * points.len() as f64) as usize;
             points.push(points[j]);
             continue;
         }
         // Pixel centres from 4 px left/above to 4 px right/below the buffer; depths in
         // [−0.1, 1.1) (some rejected).
-        let px = (rng.next() * f64::from(size.0 + 8)) as i32 - 4;
-        let py = (rng.next() * f64::from(size.1 + 8)) as i32 - 4;
+        let px = (f64::from(rng.next_f32()) * f64::from(size.0 + 8)) as i32 - 4;
+        let py = (f64::from(rng.next_f32()) * f64::from(size.1 + 8)) as i32 - 4;
         let x = ((px as f32 + 0.5) / size.0 as f32) * 2.0 - 1.0;
         let y = 1.0 - ((py as f32 + 0.5) / size.1 as f32) * 2.0;
-        let z = (rng.next() * 1.2 - 0.1) as f32;
+        let z = (f64::from(rng.next_f32()) * 1.2 - 0.1) as f32;
         points.push([x, y, z]);
     }
     // An orthographic view that scales by 2 and shifts back: the same pixels, exact in f32.

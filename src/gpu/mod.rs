@@ -239,6 +239,12 @@ impl Gpu {
         };
     }
 
+    /// Whether the adapter is a `DeviceType::Cpu` one (a software rasterizer such as lavapipe),
+    /// where the per-adapter defaults differ (ARCHITECTURE.md, "Per-adapter defaults").
+    pub fn is_cpu_adapter(&self) -> bool {
+        self.summary.device_type == "Cpu"
+    }
+
     /// Uncaptured wgpu errors seen so far (validation errors, out of memory).
     pub fn error_messages(&self) -> Vec<String> {
         self.errors.lock().map(|v| v.clone()).unwrap_or_default()

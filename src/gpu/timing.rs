@@ -97,12 +97,6 @@ impl GpuTimer {
         self.ui_span(Some(4), Some(5))
     }
 
-    /// Timestamp writes for the first of the output's passes when the egui "pass" is several
-    /// (clear, copy of the scene image, egui's shapes): its beginning only (query 4).
-    pub fn ui_begin_writes(&mut self) -> Option<wgpu::RenderPassTimestampWrites<'_>> {
-        self.ui_span(Some(4), None)
-    }
-
     /// The beginning of the UI's timing on a compute pass (query 4): for an empty pass recorded
     /// before the copies that start the output's work.
     pub fn ui_begin_compute_writes(&mut self) -> Option<wgpu::ComputePassTimestampWrites<'_>> {

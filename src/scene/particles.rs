@@ -175,7 +175,7 @@ impl Particles {
     pub fn create(gpu: &Gpu, cfg: &SceneConfig) -> Result<Box<dyn Scene>, SceneError> {
         let mut scene = Particles::with_mode(gpu, cfg.particles, cfg.particle_mode, cfg.seed);
         scene.set_step_rate(cfg.particle_rate);
-        if gpu.summary.device_type == "Cpu" {
+        if scene.cpu_adapter {
             scene.sim_mut().set_stats_every(sim::STATS_EVERY_CPU);
         }
         Ok(Box::new(scene))
@@ -209,7 +209,7 @@ impl Particles {
             sim_time: 0.0,
             step_index: 0,
             step_rate: StepRate::Auto,
-            cpu_adapter: gpu.summary.device_type == "Cpu",
+            cpu_adapter: gpu.is_cpu_adapter(),
             ticks_pending: 0,
             slow_frame: false,
             ticks_dropped_slow: 0,

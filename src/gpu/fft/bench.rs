@@ -5,8 +5,9 @@ use super::{FftOptions, FusedValues, GpuFft};
 use crate::gpu::Gpu;
 use crate::gpu::frame::OwnedFrame;
 
-/// Deterministic noise in [−1, 1) (xorshift64*), for benchmarks.
-fn noise(len: usize, seed: u64) -> Vec<f32> {
+/// Deterministic noise in [−1, 1) (xorshift64*), for benchmarks and the FFT-path measurement
+/// (`scene::spectrogram::fft_choice`).
+pub(crate) fn noise(len: usize, seed: u64) -> Vec<f32> {
     let mut s = seed | 1;
     (0..len)
         .map(|_| {

@@ -71,7 +71,7 @@
 //! (window, twiddles); `build.rs` the constructors (limits, buffers, pipelines and passes of
 //! each path); `bench.rs` [`bench_table`].
 
-mod bench;
+pub(crate) mod bench;
 mod build;
 mod plan;
 

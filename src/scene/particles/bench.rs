@@ -164,7 +164,7 @@ fn timed_frame(
 /// max(steps / 2, 2) frames of 2 steps + statistics + draw. `None` when skipped (count over
 /// the adapter's limit, or brute force above [`BRUTE_MAX_CPU`] / [`BRUTE_MAX_GPU`]).
 pub fn bench_one(gpu: &Gpu, count: u32, mode: Mode, steps: u32) -> Option<BenchRow> {
-    let cpu = gpu.summary.device_type == "Cpu";
+    let cpu = gpu.is_cpu_adapter();
     if count > max_count(&gpu.device.limits(), mode)
         || (mode == Mode::Brute && count > if cpu { BRUTE_MAX_CPU } else { BRUTE_MAX_GPU })
     {

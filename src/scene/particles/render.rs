@@ -220,11 +220,7 @@ pub struct Renderer {
 /// (131,072 sprites at 1280×720: 148 ms a frame) and the splat costs a compute pass over the
 /// particles; [`SPLAT_FROM`] elsewhere.
 pub fn splat_from(gpu: &Gpu) -> u32 {
-    if gpu.summary.device_type == "Cpu" {
-        0
-    } else {
-        SPLAT_FROM
-    }
+    if gpu.is_cpu_adapter() { 0 } else { SPLAT_FROM }
 }
 
 impl Renderer {

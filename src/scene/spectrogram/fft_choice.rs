@@ -41,17 +41,6 @@ pub fn columns_per_frame(sample_rate: u32, hop: usize) -> u32 {
     (c as u32).clamp(1, MAX_BATCH)
 }
 
-/// Deterministic noise in [−1, 1) (a 32-bit LCG), the measurement's input.
-fn noise(len: usize) -> Vec<f32> {
-    let mut s = 0x1234_5678u32;
-    (0..len)
-        .map(|_| {
-            s = s.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
-            (s >> 8) as f32 / (1u32 << 23) as f32 - 1.0
-        })
-        .collect()
-}
-
 /// Measures both paths for `settings` at `sample_rate` (`gpu_fft`: the GPU FFT built for these
 /// settings, or `None` when building it failed) and picks the faster; a tie goes to the GPU (it
 /// leaves the CPU free). Blocks for a few milliseconds (a handful of batches each way, at most
@@ -64,7 +53,7 @@ pub fn measure(
 ) -> FftChoice {
     let columns = columns_per_frame(sample_rate, settings.hop);
     let n = settings.fft_size;
-    let samples = noise((columns as usize - 1) * settings.hop + n);
+    let samples = crate::gpu::fft::bench::noise((columns as usize - 1) * settings.hop + n, 0x5eed);
     let cpu_ms = match Stft::with_window(n, settings.hop, settings.window) {
         Ok(mut stft) => {
             let mut out = vec![0f32; stft.bins()];

@@ -42,7 +42,7 @@ pub struct KernelOptions {
 /// Default particle counts: ×4 steps from 16384 to 16777216 on a GPU, 4096 to 65536 on a CPU
 /// adapter (lavapipe).
 pub fn default_particle_counts(gpu: &Gpu) -> Vec<u32> {
-    if gpu.summary.device_type == "Cpu" {
+    if gpu.is_cpu_adapter() {
         vec![4096, 16384, 65536]
     } else {
         vec![16384, 65536, 262_144, 1_048_576, 4_194_304, 16_777_216]
@@ -77,7 +77,7 @@ pub fn kernel_tables(gpu: &Gpu, kernels: &[Kernel], o: &KernelOptions) -> String
             }
             Kernel::Timeseries => {
                 let points = o.series_points.clone().unwrap_or_else(|| {
-                    if gpu.summary.device_type == "Cpu" {
+                    if gpu.is_cpu_adapter() {
                         vec![100_000, 1_000_000, 10_000_000]
                     } else {
                         vec![100_000, 1_000_000, 10_000_000, 100_000_000]
@@ -91,7 +91,7 @@ pub fn kernel_tables(gpu: &Gpu, kernels: &[Kernel], o: &KernelOptions) -> String
             }
             Kernel::Pointcloud => {
                 let counts = o.pointcloud_counts.clone().unwrap_or_else(|| {
-                    if gpu.summary.device_type == "Cpu" {
+                    if gpu.is_cpu_adapter() {
                         vec![100_000, 1_000_000]
                     } else {
                         vec![1_000_000, 10_000_000, 100_000_000]
