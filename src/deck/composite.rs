@@ -207,3 +207,44 @@ impl Background {
         }
     }
 }
+
+/// Whether a scene image of `scene_format` can be copied into `output`: a single-sample
+/// texture of that format (sRGB or not) that takes copies.
+pub(super) fn copyable(scene_format: wgpu::TextureFormat, output: &wgpu::Texture) -> bool {
+    output.format().remove_srgb_suffix() == scene_format.remove_srgb_suffix()
+        && output.usage().contains(wgpu::TextureUsages::COPY_DST)
+        && output.sample_count() == 1
+}
+
+/// Copies `scene` from its origin into `rect` = (x, y, w, h) pixels of `output`, cut to both
+/// textures (the blit's mapping: texel (i, j) to pixel (x + i, y + j)). Returns the rect
+/// written (w or h 0 when nothing was).
+pub(super) fn copy_into_rect(
+    encoder: &mut wgpu::CommandEncoder,
+    scene: &wgpu::Texture,
+    output: &wgpu::Texture,
+    rect: (u32, u32, u32, u32),
+) -> (u32, u32, u32, u32) {
+    let (ow, oh) = (output.width(), output.height());
+    let (x, y) = (rect.0.min(ow), rect.1.min(oh));
+    let w = rect.2.min(scene.width()).min(ow - x);
+    let h = rect.3.min(scene.height()).min(oh - y);
+    if w == 0 || h == 0 {
+        return (x, y, 0, 0);
+    }
+    encoder.copy_texture_to_texture(
+        scene.as_image_copy(),
+        wgpu::TexelCopyTextureInfo {
+            texture: output,
+            mip_level: 0,
+            origin: wgpu::Origin3d { x, y, z: 0 },
+            aspect: wgpu::TextureAspect::All,
+        },
+        wgpu::Extent3d {
+            width: w,
+            height: h,
+            depth_or_array_layers: 1,
+        },
+    );
+    (x, y, w, h)
+}

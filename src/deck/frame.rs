@@ -6,7 +6,7 @@
 use std::time::Instant;
 
 use super::capture::{GPU_TIME_WAIT_FRAMES, attach_gpu_times};
-use super::composite::Composite;
+use super::composite::{Composite, copy_into_rect, copyable};
 use super::{Deck, FrameTimes, Output, SceneSlot, duration_ms};
 use crate::gpu::Gpu;
 use crate::gpu::frame::GpuFrame;
@@ -191,9 +191,9 @@ impl Deck {
             scene.record_readbacks(&gpu.device, &mut encoder, &mut self.readback, consumer);
         }
 
-        // The egui pass into the output: the scene texture first (blitted into its viewport,
-        // unless egui draws it as an image), then egui's shapes on top. egui's textures and
-        // buffers go through the UI's uploader (same strategy, counted apart from the scene's).
+        // The output: the scene image (copied, blitted, or drawn by egui as an image), then egui's
+        // shapes on top. egui's textures and buffers go through the UI's uploader (same
+        // strategy, counted apart from the scene's).
         let prims = self.egui_ctx.tessellate(full.shapes, ppp);
         {
             let mut f = GpuFrame::new(gpu, &mut encoder, &mut self.ui_uploader, self.frame);
@@ -209,7 +209,6 @@ impl Deck {
             // Copy the scene image into its rect and the background colour around it, then
             // egui's shapes over both in one pass that loads what the copies left: on a software
             // rasterizer the copies are memcpys, where a clear and a blit are passes of fill.
-            let clear = self.clear_color;
             {
                 // Starts the UI's timing before the copies (an empty compute pass: no raster
                 // work, unlike a render pass).
@@ -222,8 +221,13 @@ impl Deck {
                 });
             }
             let copied = copy_into_rect(&mut encoder, &target.texture, output, self.scene_rect_px);
-            self.background
-                .fill_around(&gpu.device, &mut encoder, output, copied, clear);
+            self.background.fill_around(
+                &gpu.device,
+                &mut encoder,
+                output,
+                copied,
+                self.clear_color,
+            );
             let mut pass = output_pass(
                 &mut encoder,
                 out.view,
@@ -415,14 +419,6 @@ impl Deck {
     }
 }
 
-/// Whether a scene image of `scene_format` can be copied into `output`: a single-sample
-/// texture of that format (sRGB or not) that takes copies.
-fn copyable(scene_format: wgpu::TextureFormat, output: &wgpu::Texture) -> bool {
-    output.format().remove_srgb_suffix() == scene_format.remove_srgb_suffix()
-        && output.usage().contains(wgpu::TextureUsages::COPY_DST)
-        && output.sample_count() == 1
-}
-
 /// A render pass into the output `view` with `load`, stored.
 fn output_pass<'e>(
     encoder: &'e mut wgpu::CommandEncoder,
@@ -447,37 +443,4 @@ fn output_pass<'e>(
         occlusion_query_set: None,
         multiview_mask: None,
     })
-}
-
-/// Copies `scene` from its origin into `rect` = (x, y, w, h) pixels of `output`, cut to both
-/// textures (the blit's mapping: texel (i, j) to pixel (x + i, y + j)). Returns the rect
-/// written (w or h 0 when nothing was).
-fn copy_into_rect(
-    encoder: &mut wgpu::CommandEncoder,
-    scene: &wgpu::Texture,
-    output: &wgpu::Texture,
-    rect: (u32, u32, u32, u32),
-) -> (u32, u32, u32, u32) {
-    let (ow, oh) = (output.width(), output.height());
-    let (x, y) = (rect.0.min(ow), rect.1.min(oh));
-    let w = rect.2.min(scene.width()).min(ow - x);
-    let h = rect.3.min(scene.height()).min(oh - y);
-    if w == 0 || h == 0 {
-        return (x, y, 0, 0);
-    }
-    encoder.copy_texture_to_texture(
-        scene.as_image_copy(),
-        wgpu::TexelCopyTextureInfo {
-            texture: output,
-            mip_level: 0,
-            origin: wgpu::Origin3d { x, y, z: 0 },
-            aspect: wgpu::TextureAspect::All,
-        },
-        wgpu::Extent3d {
-            width: w,
-            height: h,
-            depth_or_array_layers: 1,
-        },
-    );
-    (x, y, w, h)
 }
