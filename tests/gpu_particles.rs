@@ -502,6 +502,13 @@ fn reconfigure_at_run_time_and_clamp() {
         assert_eq!((scene.count(), scene.mode()), (n, mode));
         assert_eq!(scene.read_state(&gpu).len(), n as usize);
     }
+    // A rebuild keeps the simulation rate and the statistics cadence (the adapter's defaults
+    // or the user's choice), not only the view.
+    scene.set_step_rate(StepRate::Hz60);
+    scene.sim_mut().set_stats_every(4);
+    scene.reconfigure(&gpu, 200, Mode::Free);
+    assert_eq!(scene.step_rate(), StepRate::Hz60);
+    assert_eq!(scene.sim().stats_every(), 4);
     no_errors(&gpu, "reconfigure");
     let limits = wgpu::Limits {
         max_storage_buffer_binding_size: 48 * 1000,

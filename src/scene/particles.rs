@@ -237,14 +237,18 @@ impl Particles {
             self.auto_rotate,
             self.color_by,
             self.sprite_size,
+            self.step_rate,
         );
+        let stats_every = self.sim.stats_every();
         *self = Particles::with_mode(gpu, count, mode, self.seed);
         (
             self.camera,
             self.auto_rotate,
             self.color_by,
             self.sprite_size,
+            self.step_rate,
         ) = keep;
+        self.sim.set_stats_every(stats_every);
     }
 
     /// How particles are drawn (sprites, point splat, opaque depth-tested sprites).
