@@ -21,7 +21,7 @@ pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
 
-    /// Scene shown first: spectrogram, particles or timeseries.
+    /// Scene shown first: spectrogram, particles, timeseries or pointcloud.
     #[arg(long, default_value = "spectrogram", value_parser = parse_scene)]
     pub scene: String,
 
@@ -74,6 +74,45 @@ pub struct Cli {
     /// sines (series i at 0.5·(i+1) Hz).
     #[arg(long, value_enum, default_value_t = crate::series::SynthKind::Walk)]
     pub series_kind: crate::series::SynthKind,
+
+    /// Point-cloud scene: a LAS, LAZ or COPC file (`.copc.laz`, read node by node through its
+    /// hierarchy; LAS/LAZ files are indexed into an octree on a background thread first).
+    #[arg(long, value_name = "PATH")]
+    pub pointcloud_file: Option<PathBuf>,
+
+    /// Point-cloud scene without a file: `synthetic:N`, terrain with buildings and trees of N
+    /// points (k, M and G suffixes accepted, up to 1e10), deterministic from --seed. Default
+    /// synthetic:2M when no --pointcloud-file.
+    #[arg(long, value_name = "synthetic:N", value_parser = parse_pointcloud)]
+    pub pointcloud: Option<crate::scene::pointcloud::CloudSource>,
+
+    /// Point-cloud scene: most points drawn a frame (default: 500000 on a CPU adapter such as
+    /// lavapipe, 10000000 on a GPU). k, M and G suffixes accepted.
+    #[arg(long, value_name = "N", value_parser = parse_count)]
+    pub pointcloud_budget: Option<u64>,
+
+    /// Point-cloud scene: the view it opens with, fitted to the cloud's bounds: top, front and
+    /// side are orthographic, iso perspective.
+    #[arg(long, value_enum, default_value_t = crate::pointcloud::camera::ViewPreset::Iso)]
+    pub view: crate::pointcloud::camera::ViewPreset,
+
+    /// Point-cloud scene: colour by rgb, intensity, elevation, classification or return
+    /// (default: rgb where the cloud has colour, else elevation).
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub pointcloud_color: Option<crate::pointcloud::raster::ColorMode>,
+
+    /// Point-cloud scene: point radius in pixels, 0 to 3 (default 1).
+    #[arg(long, value_name = "PX", value_parser = clap::value_parser!(u32).range(0..=3))]
+    pub point_radius: Option<u32>,
+
+    /// Point-cloud scene: eye-dome lighting strength, 0 (off) to 4 (default 1).
+    #[arg(long, default_value_t = 1.0, value_name = "S", value_parser = parse_edl)]
+    pub edl: f32,
+
+    /// Point-cloud scene: read out the point at pixel X,Y of the scene image every frame, as if
+    /// hovered (the report's `scenes.pointcloud.hover`: exact file coordinates, class, ...).
+    #[arg(long, value_name = "X,Y", value_parser = parse_pixel)]
+    pub pointcloud_probe: Option<(u32, u32)>,
 
     /// Record one row of frame-time statistics per frame into this CSV from the start.
     #[arg(long, value_name = "PATH.csv")]
@@ -464,6 +503,53 @@ pub fn parse_series_rate(s: &str) -> Result<f64, String> {
     Ok(r)
 }
 
+/// Parses a count: a number ≥ 1 with an optional `k`, `M` or `G` suffix (`500k`, `10M`,
+/// `1.5G`), at most 10¹².
+pub fn parse_count(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let (num, mult) = match t.chars().last() {
+        Some('k' | 'K') => (&t[..t.len() - 1], 1e3),
+        Some('M') => (&t[..t.len() - 1], 1e6),
+        Some('G') => (&t[..t.len() - 1], 1e9),
+        _ => (t, 1.0),
+    };
+    let v = num
+        .trim()
+        .parse::<f64>()
+        .map(|v| (v * mult).round())
+        .map_err(|_| format!("'{s}' is not a count (e.g. 500000, 500k, 10M)"))?;
+    if !(v.is_finite() && (1.0..=1e12).contains(&v)) {
+        return Err(format!("'{s}' is out of range: from 1 to 1e12"));
+    }
+    Ok(v as u64)
+}
+
+/// Parses `--pointcloud`: `synthetic:N` or a file path.
+pub fn parse_pointcloud(s: &str) -> Result<crate::scene::pointcloud::CloudSource, String> {
+    crate::scene::pointcloud::CloudSource::parse(s)
+}
+
+/// Parses an eye-dome lighting strength: 0 (off) to 4.
+pub fn parse_edl(s: &str) -> Result<f32, String> {
+    match s.trim().parse::<f32>() {
+        Ok(v) if (0.0..=4.0).contains(&v) => Ok(v),
+        _ => Err(format!("'{s}' is not a strength from 0 (off) to 4")),
+    }
+}
+
+/// Parses a pixel `X,Y`.
+pub fn parse_pixel(s: &str) -> Result<(u32, u32), String> {
+    let (x, y) = s
+        .split_once(',')
+        .ok_or_else(|| format!("'{s}' is not a pixel X,Y (e.g. 640,360)"))?;
+    let c = |v: &str| {
+        v.trim()
+            .parse::<u32>()
+            .map_err(|_| format!("'{s}' is not a pixel X,Y (e.g. 640,360)"))
+    };
+    Ok((c(x)?, c(y)?))
+}
+
 /// Accepts the ids of [`SCENES`].
 pub fn parse_scene(s: &str) -> Result<String, String> {
     if crate::scene::index_of(s).is_some() {
@@ -534,6 +620,20 @@ impl Cli {
                 window: self.window,
                 fft_on: self.fft_on,
                 export_csv: self.export_spectrogram.clone(),
+            },
+            pointcloud: crate::scene::pointcloud::Settings {
+                source: match (&self.pointcloud_file, &self.pointcloud) {
+                    (Some(p), _) => crate::scene::pointcloud::CloudSource::File(p.clone()),
+                    (None, Some(s)) => s.clone(),
+                    (None, None) => crate::scene::pointcloud::Settings::default().source,
+                },
+                budget: self.pointcloud_budget,
+                view: self.view,
+                color: self.pointcloud_color,
+                radius: self.point_radius,
+                edl: self.edl,
+                probe: self.pointcloud_probe,
+                wait_for_nodes: None,
             },
             simulated_clock: self.headless,
         }

@@ -1,12 +1,17 @@
 //! The compute rasterizer's visibility buffer (32-bit two-pass path) equals the CPU reference
 //! (nearest point per pixel, the smallest index among equal depths) on a cloud of 6,000 points
 //! placed at pixel centres, some off screen or outside the depth range, some sharing a pixel and
-//! a depth exactly (ties), through an orthographic view.
+//! a depth exactly (ties), through an orthographic view; the points stored as the scene stores
+//! them (nodes relative to their own origins, on scattered pages of the pool, one class hidden
+//! by the class mask); and the resolve colours each pixel from its point.
 
 mod common;
 use common::gpu;
 
-use vizdeck::pointcloud::raster::{RasterParams, Rasterizer, cpu_visibility};
+use vizdeck::pointcloud::raster::{
+    BATCH_POINTS, ColorMode, EMPTY_BATCH, RasterParams, Rasterizer, ResolveParams, ResolveVariant,
+    batch_entry, cpu_visibility,
+};
 use vizdeck::scene::particles::SplitMix64;
 
 #[test]
@@ -48,30 +53,93 @@ fn visibility_buffer_equals_the_cpu_reference() {
     let covered = want.iter().filter(|w| w.is_some()).count();
     assert!(covered > 1500, "{covered} pixels covered");
 
+    // The pool: the points in nodes of uneven sizes, each stored relative to its own origin,
+    // on pages taken in a scattered order; a hidden class (7) on every 13th point. The CPU
+    // reference sees each point where the GPU puts it (offset + origin, in f32) at its pool
+    // index, and empty or hidden slots off screen.
+    const PAGE: usize = BATCH_POINTS as usize;
+    let pages = scaled.len().div_ceil(PAGE) + 12;
+    let mut order: Vec<usize> = (0..pages).collect();
+    for i in (1..order.len()).rev() {
+        let j = (f64::from(rng.next_f32()) * (i + 1) as f64) as usize;
+        order.swap(i, j.min(i));
+    }
+    let off_screen = [10.0f32, 10.0, 0.5];
+    let mut pool_xyz = vec![off_screen; pages * PAGE];
+    let mut pool_points = vec![[0u32; 4]; pages * PAGE];
+    let mut pool_attrs = vec![[0u32; 2]; pages * PAGE];
+    let mut table = Vec::new();
+    let mut colors = std::collections::HashMap::new();
+    let (mut next, mut free_page) = (0usize, 0usize);
+    while next < scaled.len() {
+        let size = (1 + (f64::from(rng.next_f32()) * 700.0) as usize).min(scaled.len() - next);
+        let origin = [
+            rng.next_f32() - 0.5,
+            rng.next_f32() - 0.5,
+            rng.next_f32() * 0.2,
+        ];
+        for chunk in (next..next + size).collect::<Vec<_>>().chunks(PAGE) {
+            let page = order[free_page];
+            free_page += 1;
+            for (j, &i) in chunk.iter().enumerate() {
+                let slot = page * PAGE + j;
+                let p = scaled[i];
+                let rel = [p[0] - origin[0], p[1] - origin[1], p[2] - origin[2]];
+                let class = if i % 13 == 5 { 7u32 } else { 2 };
+                pool_points[slot] = [rel[0].to_bits(), rel[1].to_bits(), rel[2].to_bits(), class];
+                let color = (slot as u32).wrapping_mul(2_654_435_761) | 0xff00_0000;
+                pool_attrs[slot] = [color, 0];
+                colors.insert(slot as u32, color);
+                if class != 7 {
+                    pool_xyz[slot] = [rel[0] + origin[0], rel[1] + origin[1], rel[2] + origin[2]];
+                }
+            }
+            table.push(batch_entry(
+                origin,
+                (page * PAGE) as u32,
+                chunk.len() as u32,
+            ));
+        }
+        next += size;
+    }
+    let batches = table.len() as u32;
+    let (x, y) = vizdeck::pointcloud::raster::dispatch_size(batches);
+    table.resize((x * y) as usize, EMPTY_BATCH);
+    let want = cpu_visibility(&pool_xyz, &view_proj, size);
+    let covered = want.iter().filter(|w| w.is_some()).count();
+    assert!(covered > 1500, "{covered} pixels covered");
+
     let d = &gpu.device;
-    let params = RasterParams {
-        view_proj,
-        width: size.0,
-        height: size.1,
-        count: scaled.len() as u32,
-        _pad: 0,
-        _pad1: [0; 4],
-    };
+    let mut params = RasterParams::new(view_proj, size);
+    params.class_mask[0][0] &= !(1 << 7);
     use wgpu::util::DeviceExt;
-    let params_buf = d.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-        label: Some("test:raster:params"),
-        contents: bytemuck::bytes_of(&params),
-        usage: wgpu::BufferUsages::UNIFORM,
-    });
-    let packed: Vec<[f32; 4]> = scaled.iter().map(|p| [p[0], p[1], p[2], 0.0]).collect();
-    let points_buf = d.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-        label: Some("test:raster:points"),
-        contents: bytemuck::cast_slice(&packed),
-        usage: wgpu::BufferUsages::STORAGE,
-    });
-    let r = Rasterizer::new(d, vizdeck::scene::SCENE_FORMAT);
+    let init = |label: &str, contents: &[u8], usage| {
+        d.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some(label),
+            contents,
+            usage,
+        })
+    };
+    let storage = wgpu::BufferUsages::STORAGE;
+    let params_buf = init(
+        "test:raster:params",
+        bytemuck::bytes_of(&params),
+        wgpu::BufferUsages::UNIFORM,
+    );
+    let points_buf = init(
+        "test:raster:points",
+        bytemuck::cast_slice(&pool_points),
+        storage,
+    );
+    let attrs_buf = init(
+        "test:raster:attrs",
+        bytemuck::cast_slice(&pool_attrs),
+        storage,
+    );
+    let batches_buf = init("test:raster:batches", bytemuck::cast_slice(&table), storage);
+    let mut r = Rasterizer::new(d, vizdeck::scene::SCENE_FORMAT);
     let target = r.target(d, size);
-    let group = r.bind(d, &params_buf, &points_buf, &target);
+    let group = r.bind(d, &params_buf, &points_buf, &batches_buf, &target);
     let mut enc = d.create_command_encoder(&wgpu::CommandEncoderDescriptor {
         label: Some("test:raster"),
     });
@@ -81,7 +149,7 @@ fn visibility_buffer_equals_the_cpu_reference() {
             label: Some("test:raster:pass"),
             timestamp_writes: None,
         });
-        r.encode(&mut pass, &group, params.count);
+        r.encode(&mut pass, &group, batches);
     }
     gpu.queue.submit([enc.finish()]);
     let bytes = gpu
@@ -94,16 +162,19 @@ fn visibility_buffer_equals_the_cpu_reference() {
     let differ = got.iter().zip(&want).filter(|(g, w)| g != w).count();
     assert_eq!(differ, 0, "{differ} pixels differ from the CPU reference");
 
-    // The resolve: every pixel its point's colour (a distinct RGBA8 per point), black where
-    // none landed.
-    let colors: Vec<u32> = (0..scaled.len() as u32)
-        .map(|i| i.wrapping_mul(2_654_435_761) | 0xff00_0000)
-        .collect();
-    let colors_buf = d.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-        label: Some("test:raster:colors"),
-        contents: bytemuck::cast_slice(&colors),
-        usage: wgpu::BufferUsages::STORAGE,
-    });
+    // The resolve (RGB, radius 0, no eye-dome lighting): every pixel its point's colour,
+    // the background where none landed.
+    let rp = ResolveParams {
+        width: size.0,
+        height: size.1,
+        background: [0.0, 0.0, 0.0, 1.0],
+        ..bytemuck::Zeroable::zeroed()
+    };
+    let rp_buf = init(
+        "test:raster:resolve",
+        bytemuck::bytes_of(&rp),
+        wgpu::BufferUsages::UNIFORM,
+    );
     let image = d.create_texture(&wgpu::TextureDescriptor {
         label: Some("test:raster:image"),
         size: wgpu::Extent3d {
@@ -119,7 +190,13 @@ fn visibility_buffer_equals_the_cpu_reference() {
         view_formats: &[],
     });
     let view = image.create_view(&Default::default());
-    let resolve = r.bind_resolve(d, &params_buf, &target, &colors_buf);
+    let resolve = r.bind_resolve(d, &rp_buf, &target, &points_buf, &attrs_buf);
+    let variant = ResolveVariant {
+        mode: ColorMode::Rgb,
+        radius: 0,
+        edl: false,
+    };
+    r.prepare_variant(d, variant);
     let mut enc = d.create_command_encoder(&wgpu::CommandEncoderDescriptor {
         label: Some("test:resolve"),
     });
@@ -140,13 +217,13 @@ fn visibility_buffer_equals_the_cpu_reference() {
             occlusion_query_set: None,
             multiview_mask: None,
         });
-        r.paint(&mut pass, &resolve);
+        r.paint(&mut pass, variant, &resolve);
     }
     gpu.queue.submit([enc.finish()]);
     let rgba = vizdeck::gpu::readback::read_texture_rgba(d, &gpu.queue, &image).expect("image");
     for (px, w) in want.iter().enumerate() {
         let expect = match w {
-            Some(i) => colors[*i as usize].to_le_bytes(),
+            Some(i) => colors[i].to_le_bytes(),
             None => [0, 0, 0, 255],
         };
         assert_eq!(rgba[px * 4..px * 4 + 4], expect, "pixel {px}");

@@ -3,21 +3,32 @@
 // (raster_id.wgsl) picks, among the points at that depth, the one with the smallest index: a
 // visibility buffer of point ids without 64-bit atomics (Schütz, Kerbl, Wimmer: "Rendering
 // Point Clouds with Compute Shaders and Vertex Order Optimization", CGF 40(4), 2021, §4).
+// One workgroup per batch of the batch table (a page of 128 points of one node).
 //
 // Preludes prepended by the registry (src/gpu/shaders.rs): common/pointcloud.wgsl.
 
 @group(0) @binding(0) var<uniform> params: RasterParams;
-@group(0) @binding(1) var<storage, read> points: array<vec4<f32>>; // xyz, w unused
-@group(0) @binding(2) var<storage, read_write> depth: array<atomic<u32>>;
-@group(0) @binding(3) var<storage, read_write> ids: array<atomic<u32>>;
+@group(0) @binding(1) var<storage, read> points: array<vec4<u32>>;  // xyz f32 bits, w attributes
+@group(0) @binding(2) var<storage, read> batches: array<vec4<u32>>; // see batch_point
+@group(0) @binding(3) var<storage, read_write> depth: array<atomic<u32>>;
+@group(0) @binding(4) var<storage, read_write> ids: array<atomic<u32>>;
 
 @compute @workgroup_size(128)
-fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
-    let i = gid.x + gid.y * groups.x * 128u;
-    if i >= params.count {
+fn main(
+    @builtin(workgroup_id) wg: vec3<u32>,
+    @builtin(num_workgroups) groups: vec3<u32>,
+    @builtin(local_invocation_index) local: u32,
+) {
+    let b = batches[wg.x + wg.y * groups.x];
+    let i = batch_point(b, local);
+    if i == NO_POINT {
         return;
     }
-    let hit = project(points[i].xyz, params);
+    let p = points[i];
+    if !class_drawn(p.w, params) {
+        return;
+    }
+    let hit = project(bitcast<vec3<f32>>(p.xyz) + bitcast<vec3<f32>>(b.xyz), params);
     if hit.x != NO_PIXEL {
         atomicMax(&depth[hit.x], hit.y);
     }

@@ -1,15 +1,50 @@
 // Point-cloud compute rasterizer, the resolve: every pixel of the visibility buffer
-// (raster_depth.wgsl, raster_id.wgsl) takes the colour of the point it holds (RGBA8 per point,
-// R in the low byte), or the background where no point landed. One triangle over the target.
+// (raster_depth.wgsl, raster_id.wgsl) takes the colour of its point, or the background where no
+// point landed. With RADIUS r > 0 a pixel takes the nearest point within r pixels (points drawn
+// as discs of radius r, nearest in front). With EDL, eye-dome lighting darkens a pixel by how
+// much nearer its neighbours are (Boucheny, "Interactive scientific visualization of large
+// datasets", PhD thesis 2009; the formulation of Potree's EDL shader: shade = exp(−300 · s ·
+// mean over 4 neighbours of max(0, log2 d − log2 d_n))). One triangle over the target.
+//
+// The mode, radius and EDL are override constants: one pipeline per choice, no branch per pixel.
 //
 // Preludes prepended by the registry (src/gpu/shaders.rs): common/pointcloud.wgsl.
 
-@group(0) @binding(0) var<uniform> params: RasterParams;
-@group(0) @binding(1) var<storage, read> ids: array<u32>;    // ~index; 0 = no point
-@group(0) @binding(2) var<storage, read> colors: array<u32>; // per point, RGBA8
+// Resolve parameters (mirror: src/pointcloud/raster.rs `ResolveParams`).
+struct ResolveParams {
+    width: u32,
+    height: u32,
+    _pad: vec2<u32>,
+    background: vec4<f32>,
+    near: f32,            // planes, file units
+    far: f32,
+    ortho: f32,           // 1: orthographic projection (depth linear in ndc)
+    edl_strength: f32,
+    intensity_scale: f32, // intensity → [0, 1]
+    elev_min: f32,        // elevation → colormap: (e − elev_min) · elev_scale
+    elev_scale: f32,
+    _pad1: f32,
+    class_colors: array<vec4<u32>, 8>, // RGBA8 per ASPRS class 0–31
+    lut: array<vec4<u32>, 64>,         // RGBA8 colormap, 256 entries
+}
 
-// The background where no point landed (the deck's clear colour family).
-const BACKGROUND: vec4<f32> = vec4<f32>(0.0, 0.0, 0.0, 1.0);
+// 0 RGB, 1 intensity, 2 elevation, 3 classification, 4 return number.
+override MODE: u32 = 0u;
+// Point radius in pixels.
+override RADIUS: i32 = 0;
+// Eye-dome lighting.
+override EDL: bool = false;
+
+@group(0) @binding(0) var<uniform> rp: ResolveParams;
+@group(0) @binding(1) var<storage, read> depth: array<u32>;       // depth keys, 0 = none
+@group(0) @binding(2) var<storage, read> ids: array<u32>;         // ~pool index, 0 = none
+@group(0) @binding(3) var<storage, read> points: array<vec4<u32>>; // w: attribute word
+@group(0) @binding(4) var<storage, read> attrs: array<vec2<u32>>;  // RGBA8, elevation f32 bits
+
+// Colours of return numbers 1–5 and later.
+const RETURN_COLORS: array<u32, 6> = array<u32, 6>(
+    0xff808080u, 0xff3c3cf0u, 0xff3cc83cu, 0xfff0a03cu, 0xffc83cc8u, 0xff3cdcdcu,
+);
 
 @vertex
 fn vs_main(@builtin(vertex_index) vi: u32) -> @builtin(position) vec4<f32> {
@@ -18,13 +53,83 @@ fn vs_main(@builtin(vertex_index) vi: u32) -> @builtin(position) vec4<f32> {
     return vec4<f32>(x * 2.0 - 1.0, 1.0 - y * 2.0, 0.0, 1.0);
 }
 
-@fragment
-fn fs_main(@builtin(position) p: vec4<f32>) -> @location(0) vec4<f32> {
-    let x = min(u32(p.x), params.width - 1u);
-    let y = min(u32(p.y), params.height - 1u);
-    let v = ids[y * params.width + x];
-    if v == 0u {
-        return BACKGROUND;
+// Distance to the eye (file units) of a depth key.
+fn linear_depth(key: u32) -> f32 {
+    let ndc = bitcast<f32>(~key);
+    let persp = rp.near * rp.far / max(rp.far - ndc * (rp.far - rp.near), 1e-30);
+    let ortho = 1.0 + ndc * (rp.far - rp.near);
+    return mix(persp, ortho, rp.ortho);
+}
+
+fn key_at(x: i32, y: i32) -> u32 {
+    let cx = clamp(x, 0, i32(rp.width) - 1);
+    let cy = clamp(y, 0, i32(rp.height) - 1);
+    return depth[u32(cy) * rp.width + u32(cx)];
+}
+
+
+fn point_color(i: u32) -> vec4<f32> {
+    let word = points[i].w;
+    let a = attrs[i];
+    if MODE == 0u {
+        return unpack4x8unorm(a.x);
     }
-    return unpack4x8unorm(colors[~v]);
+    if MODE == 1u {
+        let v = sqrt(clamp(f32(word >> 16u) * rp.intensity_scale, 0.0, 1.0));
+        return vec4<f32>(v, v, v, 1.0);
+    }
+    if MODE == 2u {
+        let t = clamp((bitcast<f32>(a.y) - rp.elev_min) * rp.elev_scale, 0.0, 1.0);
+        let k = min(u32(t * 255.0 + 0.5), 255u);
+        return unpack4x8unorm(rp.lut[k >> 2u][k & 3u]);
+    }
+    if MODE == 3u {
+        let c = word & 31u;
+        return unpack4x8unorm(rp.class_colors[c >> 2u][c & 3u]);
+    }
+    let r = min((word >> 8u) & 15u, 5u);
+    return unpack4x8unorm(RETURN_COLORS[r]);
+}
+
+@fragment
+fn fs_main(@builtin(position) pos: vec4<f32>) -> @location(0) vec4<f32> {
+    let x = i32(pos.x);
+    let y = i32(pos.y);
+    var best = 0u;
+    var at = vec2<i32>(x, y);
+    for (var dy = -RADIUS; dy <= RADIUS; dy++) {
+        for (var dx = -RADIUS; dx <= RADIUS; dx++) {
+            if dx * dx + dy * dy <= RADIUS * RADIUS + RADIUS {
+                let k = key_at(x + dx, y + dy);
+                if k > best {
+                    best = k;
+                    at = vec2<i32>(x + dx, y + dy);
+                }
+            }
+        }
+    }
+    if best == 0u {
+        return rp.background;
+    }
+    let cx = clamp(at.x, 0, i32(rp.width) - 1);
+    let cy = clamp(at.y, 0, i32(rp.height) - 1);
+    let v = ids[u32(cy) * rp.width + u32(cx)];
+    if v == 0u {
+        return rp.background;
+    }
+    var color = point_color(~v);
+    if EDL {
+        let d = log2(max(linear_depth(best), 1e-30));
+        var sum = 0.0;
+        let offsets = array<vec2<i32>, 4>(vec2(1, 0), vec2(-1, 0), vec2(0, 1), vec2(0, -1));
+        for (var n = 0; n < 4; n++) {
+            let k = key_at(x + offsets[n].x, y + offsets[n].y);
+            if k != 0u {
+                sum += max(0.0, d - log2(max(linear_depth(k), 1e-30)));
+            }
+        }
+        let shade = exp(-300.0 * rp.edl_strength * sum * 0.25);
+        color = vec4<f32>(color.rgb * shade, 1.0);
+    }
+    return color;
 }

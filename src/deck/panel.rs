@@ -132,7 +132,8 @@ impl Deck {
                 let key = match s.key {
                     '1' => egui::Key::Num1,
                     '2' => egui::Key::Num2,
-                    _ => egui::Key::Num3,
+                    '3' => egui::Key::Num3,
+                    _ => egui::Key::Num4,
                 };
                 i.key_pressed(key) && !i.modifiers.any()
             });

@@ -176,6 +176,8 @@ pub const POINTCLOUD_RASTER_ID: ShaderSource =
 /// Point clouds, compute rasterizer: visibility buffer → colours (render).
 pub const POINTCLOUD_RESOLVE: ShaderSource =
     shader!("pointcloud/resolve.wgsl", "common/pointcloud.wgsl");
+/// Point clouds, compute rasterizer: the point shown at one pixel, for the readout (compute).
+pub const POINTCLOUD_PICK: ShaderSource = shader!("pointcloud/pick.wgsl", "common/pointcloud.wgsl");
 /// Point clouds, the rasterizer's baseline in the bench: one-pixel point primitives (render).
 pub const POINTCLOUD_POINTS_BASELINE: ShaderSource =
     shader!("pointcloud/points_baseline.wgsl", "common/pointcloud.wgsl");
@@ -214,6 +216,7 @@ pub const ALL: &[ShaderSource] = &[
     POINTCLOUD_RASTER_ID,
     POINTCLOUD_POINTS_BASELINE,
     POINTCLOUD_RESOLVE,
+    POINTCLOUD_PICK,
 ];
 
 /// What varies between the render pipelines of [`ShaderSource::render_pipeline`]; the default is
@@ -232,6 +235,9 @@ pub struct RenderOptions<'a> {
     pub depth: Option<wgpu::DepthStencilState>,
     /// Format of the one colour target.
     pub format: wgpu::TextureFormat,
+    /// Values of the fragment stage's pipeline-overridable constants (`override` in WGSL), by
+    /// name: choices fixed per pipeline instead of branched on per pixel.
+    pub constants: &'a [(&'a str, f64)],
 }
 
 impl Default for RenderOptions<'_> {
@@ -243,6 +249,7 @@ impl Default for RenderOptions<'_> {
             blend: None,
             depth: None,
             format: crate::scene::SCENE_FORMAT,
+            constants: &[],
         }
     }
 }
@@ -276,7 +283,10 @@ impl ShaderSource {
             fragment: Some(wgpu::FragmentState {
                 module: &module,
                 entry_point: Some(options.fragment),
-                compilation_options: Default::default(),
+                compilation_options: wgpu::PipelineCompilationOptions {
+                    constants: options.constants,
+                    ..Default::default()
+                },
                 targets: &[Some(wgpu::ColorTargetState {
                     format: options.format,
                     blend: options.blend,

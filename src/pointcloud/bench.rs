@@ -10,7 +10,9 @@
 
 use std::time::Instant;
 
-use super::raster::{RasterParams, Rasterizer};
+use super::raster::{
+    ColorMode, RasterParams, Rasterizer, ResolveParams, ResolveVariant, contiguous_batches,
+};
 use crate::gpu::Gpu;
 use crate::gpu::shaders::{POINTCLOUD_POINTS_BASELINE, RenderOptions};
 
@@ -34,20 +36,16 @@ pub fn terrain(n: u32) -> Vec<[f32; 4]> {
 }
 
 /// The view of both sides: orthographic from above, x and y to the target, depth 1 − z.
-fn params(count: u32) -> RasterParams {
-    RasterParams {
-        view_proj: [
+fn params() -> RasterParams {
+    RasterParams::new(
+        [
             [0.999, 0.0, 0.0, 0.0],
             [0.0, 0.999, 0.0, 0.0],
             [0.0, 0.0, -1.0, 0.0],
             [0.0, 0.0, 1.0, 1.0],
         ],
-        width: SIZE.0,
-        height: SIZE.1,
-        count,
-        _pad: 0,
-        _pad1: [0; 4],
-    }
+        SIZE,
+    )
 }
 
 /// The baseline's pipeline (one-pixel points, depth tested) and its bind group.
@@ -183,7 +181,7 @@ pub fn bench_table(gpu: &Gpu, counts: &[u32], reps: u32) -> String {
          compute / primitives |\n|---:|---:|---:|---:|---:|---:|\n",
         gpu.summary.name, gpu.summary.backend, gpu.summary.device_type, SIZE.0, SIZE.1
     );
-    let r = Rasterizer::new(d, crate::scene::SCENE_FORMAT);
+    let mut r = Rasterizer::new(d, crate::scene::SCENE_FORMAT);
     let target = r.target(d, SIZE);
     for &n in counts {
         let max = d.limits().max_storage_buffer_binding_size / 16;
@@ -199,24 +197,46 @@ pub fn bench_table(gpu: &Gpu, counts: &[u32], reps: u32) -> String {
             contents: bytemuck::cast_slice(&pts),
             usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::VERTEX,
         });
-        let p = params(n);
+        let p = params();
         let params_buf = d.create_buffer_init(&wgpu::util::BufferInitDescriptor {
             label: Some("pointcloud:bench:params"),
             contents: bytemuck::bytes_of(&p),
             usage: wgpu::BufferUsages::UNIFORM,
         });
-        let group = r.bind(d, &params_buf, &vertices, &target);
-        let (raster, _) =
-            crate::gpu::timing::time_compute_pass(gpu, "pointcloud:bench:raster", reps, |pass| {
-                r.encode(pass, &group, n)
-            });
-        let colors = d.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-            label: Some("pointcloud:bench:colors"),
-            contents: bytemuck::cast_slice(&vec![0xff80_c0ffu32; n as usize]),
+        let table = contiguous_batches(n, [0.0; 3]);
+        let batches = d.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some("pointcloud:bench:batches"),
+            contents: bytemuck::cast_slice(&table),
             usage: wgpu::BufferUsages::STORAGE,
         });
-        let resolve = r.bind_resolve(d, &params_buf, &target, &colors);
-        let resolve_s = time_render(gpu, reps, false, |pass| r.paint(pass, &resolve));
+        let group = r.bind(d, &params_buf, &vertices, &batches, &target);
+        let (raster, _) =
+            crate::gpu::timing::time_compute_pass(gpu, "pointcloud:bench:raster", reps, |pass| {
+                r.encode(pass, &group, n.div_ceil(super::raster::BATCH_POINTS))
+            });
+        let attrs = d.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some("pointcloud:bench:attrs"),
+            contents: bytemuck::cast_slice(&vec![[0xff80_c0ffu32, 0]; n as usize]),
+            usage: wgpu::BufferUsages::STORAGE,
+        });
+        let rp = ResolveParams {
+            width: SIZE.0,
+            height: SIZE.1,
+            ..bytemuck::Zeroable::zeroed()
+        };
+        let resolve_buf = d.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some("pointcloud:bench:resolve_params"),
+            contents: bytemuck::bytes_of(&rp),
+            usage: wgpu::BufferUsages::UNIFORM,
+        });
+        let resolve = r.bind_resolve(d, &resolve_buf, &target, &vertices, &attrs);
+        let variant = ResolveVariant {
+            mode: ColorMode::Rgb,
+            radius: 0,
+            edl: false,
+        };
+        r.prepare_variant(d, variant);
+        let resolve_s = time_render(gpu, reps, false, |pass| r.paint(pass, variant, &resolve));
         let wall = raster + resolve_s;
         let (pipeline, base_group) = baseline(gpu, &params_buf);
         let base = time_render(gpu, reps, true, |pass| {

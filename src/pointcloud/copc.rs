@@ -5,6 +5,9 @@
 use std::path::Path;
 
 use super::file::{LasInfo, PointBatch, PointCloudError, one_line, open_error};
+use super::source::{
+    Hierarchy, NO_COLOR, NodeData, NodeMeta, NodeSource, SourceInfo, attribute_word, rgba_of,
+};
 
 /// One node of the file's hierarchy that holds points.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
@@ -118,5 +121,125 @@ impl CopcFile {
                 ),
             })?;
         Ok(PointBatch::from_data(&data, &self.info))
+    }
+}
+
+/// A COPC file as a [`NodeSource`]: the file's hierarchy as it is, nodes decoded by whichever
+/// loader thread asks, each with its own reader (opened on first need, then reused).
+pub struct CopcSource {
+    path: std::path::PathBuf,
+    hierarchy: Hierarchy,
+    info: SourceInfo,
+    readers: std::sync::Mutex<Vec<CopcFile>>,
+}
+
+impl CopcSource {
+    /// Opens `path` (header and whole hierarchy) as a source.
+    ///
+    /// # Errors
+    ///
+    /// As [`CopcFile::open`]; [`PointCloudError::NoPoints`] when no node holds a point.
+    pub fn open(path: &Path) -> Result<CopcSource, PointCloudError> {
+        let file = CopcFile::open(path)?;
+        let spacing = file.spacing();
+        let mut hierarchy = Hierarchy::default();
+        let mut index = std::collections::HashMap::new();
+        for n in file.nodes() {
+            // The nearest ancestor present (COPC may leave empty nodes out).
+            let mut parent = None;
+            let (mut l, mut c) = (n.level, n.cell);
+            while l > 0 && parent.is_none() {
+                l -= 1;
+                c = c.map(|v| v / 2);
+                parent = index.get(&(l, c)).copied();
+            }
+            index.insert((n.level, n.cell), hierarchy.nodes.len() as u32);
+            hierarchy.nodes.push(NodeMeta {
+                level: n.level,
+                cell: n.cell,
+                min: n.min,
+                max: n.min.map(|v| v + n.side),
+                points: n.points,
+                spacing: spacing / f64::from(1u32 << n.level.min(31)),
+                parent,
+                children: Vec::new(),
+            });
+        }
+        if hierarchy.total_points() == 0 {
+            return Err(PointCloudError::NoPoints {
+                path: path.to_path_buf(),
+            });
+        }
+        hierarchy.link_children();
+        let i = file.info();
+        let info = SourceInfo {
+            name: path.display().to_string(),
+            kind: "COPC",
+            scale: i.scale,
+            has_color: i.has_color,
+            has_gps_time: i.has_gps_time,
+            intensity_max: u16::MAX,
+            warning: None,
+            decode_rate: None,
+            build_rate: None,
+            bounds: (i.header_min, i.header_max),
+            bounds_from: "header",
+        };
+        Ok(CopcSource {
+            path: path.to_path_buf(),
+            hierarchy,
+            info,
+            readers: std::sync::Mutex::new(vec![file]),
+        })
+    }
+}
+
+impl NodeSource for CopcSource {
+    fn hierarchy(&self) -> &Hierarchy {
+        &self.hierarchy
+    }
+
+    fn info(&self) -> &SourceInfo {
+        &self.info
+    }
+
+    fn load(&self, node: u32) -> Result<NodeData, PointCloudError> {
+        let Some(meta) = self.hierarchy.nodes.get(node as usize) else {
+            return Ok(NodeData::default());
+        };
+        let taken = self.readers.lock().ok().and_then(|mut r| r.pop());
+        let mut reader = match taken {
+            Some(r) => r,
+            None => CopcFile::open(&self.path)?,
+        };
+        let batch = reader.read_node(node as usize);
+        if let Ok(mut r) = self.readers.lock() {
+            r.push(reader);
+        }
+        let b = batch?;
+        let mut d = NodeData {
+            origin: meta.min,
+            gps_time: b.gps_time.as_ref().map(|_| Vec::new()),
+            ..NodeData::default()
+        };
+        let eight_bit = b
+            .rgb
+            .as_ref()
+            .is_some_and(|c| c.iter().all(|v| v.iter().all(|&x| x <= 255)));
+        for i in 0..b.len() {
+            let rgba = b
+                .rgb
+                .as_ref()
+                .map_or(NO_COLOR, |c| rgba_of(c[i], eight_bit));
+            d.push(
+                b.xyz[i],
+                attribute_word(b.classification[i], b.return_number[i], 0, b.intensity[i]),
+                rgba,
+            );
+            if let (Some(out), Some(g)) = (&mut d.gps_time, &b.gps_time) {
+                out.push(g[i]);
+            }
+        }
+        Ok(d)
     }
 }

@@ -37,6 +37,12 @@ pub enum PointCloudError {
         /// What the reader said.
         reason: String,
     },
+    /// The file holds no point (its header may say 0, or announce points that are not there).
+    #[error("point cloud '{path}': the file holds no points")]
+    NoPoints {
+        /// The file.
+        path: PathBuf,
+    },
     /// Decoding stopped part-way (a truncated or corrupt file): `read` points came before.
     #[error(
         "point cloud '{path}': the data ends or breaks after {read} of {expected} points: {reason}"

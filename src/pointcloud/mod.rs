@@ -1,6 +1,13 @@
-//! Point clouds (the fourth scene, issue 14), the data side so far: survey files read in batches
-//! with exact coordinates. The scene itself (octree, streaming, the compute rasterizer) builds on
-//! this.
+//! Point clouds (the fourth scene, issue 14): survey files read with exact coordinates, their
+//! octrees, node selection, streaming and the compute rasterizer. The scene that drives them is
+//! `scene/pointcloud/`.
+//!
+//! - `source.rs`: the hierarchy of nodes and the [`source::NodeSource`] trait the scene streams
+//!   from; `memory.rs` (a LAS/LAZ file indexed in memory), `copc.rs` (`CopcSource`) and
+//!   `synthetic.rs` (terrain with buildings and trees, deterministic per node) implement it;
+//! - `camera.rs`: the orbit camera in f64, frustum and ray; `lod.rs`: node selection by
+//!   screen-space size within the point budget; `loader.rs`: the loader threads; `pool.rs`:
+//!   the GPU pool of resident nodes with LRU eviction and the per-frame batch table;
 //!
 //! - `file.rs`: LAS 1.0–1.4 and LAZ through the `las` crate (its `laz` feature), in batches of
 //!   points kept as the file's integers and their f64 file coordinates, plus a one-pass summary
@@ -13,9 +20,16 @@
 //!   two-pass path) and its CPU reference.
 
 pub mod bench;
+pub mod camera;
 pub mod copc;
 pub mod file;
+pub mod loader;
+pub mod lod;
+pub mod memory;
 pub mod octree;
+pub mod pool;
 pub mod raster;
+pub mod source;
+pub mod synthetic;
 
 pub use file::{LasFile, LasInfo, PointBatch, PointCloudError, Summary, summarize};

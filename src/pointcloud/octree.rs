@@ -78,6 +78,23 @@ impl Octree {
     }
 }
 
+/// Bounds (min, max) of the finite points of `xyz`; a unit box at the origin when there are
+/// none.
+pub fn bounds(xyz: &[[f64; 3]]) -> ([f64; 3], [f64; 3]) {
+    let mut lo = [f64::INFINITY; 3];
+    let mut hi = [f64::NEG_INFINITY; 3];
+    for p in xyz.iter().filter(|p| p.iter().all(|v| v.is_finite())) {
+        for k in 0..3 {
+            lo[k] = lo[k].min(p[k]);
+            hi[k] = hi[k].max(p[k]);
+        }
+    }
+    if lo[0] > hi[0] {
+        return ([0.0; 3], [1.0; 3]);
+    }
+    (lo, hi)
+}
+
 /// The smallest cube holding `xyz` (its side the largest extent, at least 1e-9 so a single point
 /// has a cube), as (min corner, side).
 pub fn bounding_cube(xyz: &[[f64; 3]]) -> ([f64; 3], f64) {

@@ -2,43 +2,192 @@
 //! nearest point per pixel, in two passes over the points (`raster_depth.wgsl`: nearest depth per
 //! pixel; `raster_id.wgsl`: the smallest point index at that depth), after Schütz, Kerbl and
 //! Wimmer, "Rendering Point Clouds with Compute Shaders and Vertex Order Optimization" (CGF 40(4),
-//! 2021). The 64-bit single-pass path (atomic min of depth and id together, where the adapter
-//! has 64-bit atomics), point radius and eye-dome lighting are still to come (issue 14); so is
-//! the scene that drives this. The resolve (`resolve.wgsl`) colours each pixel from its point.
+//! 2021), then a resolve (`resolve.wgsl`) that colours each pixel from its point, with an
+//! optional point radius and eye-dome lighting.
+//!
+//! Points live in a pool of pages of [`BATCH_POINTS`] points (`vec4<u32>` each: x, y, z as f32
+//! bits relative to the point's node origin, `w` the attribute word of
+//! [`super::source::attribute_word`]; a second pool `vec2<u32>` per point holds its RGBA8 colour
+//! and its elevation). A frame draws a batch table: one entry per page of the selected nodes,
+//! its node's origin minus the eye (f32) and the page's place and fill; one workgroup per
+//! batch, as the paper's batches of 128 points. So the GPU only ever adds small offsets, and
+//! survey coordinates keep their precision.
+
+use std::collections::HashMap;
 
 use crate::gpu::layout;
 use crate::gpu::shaders::{
-    POINTCLOUD_RASTER_DEPTH, POINTCLOUD_RASTER_ID, POINTCLOUD_RESOLVE, RenderOptions,
+    POINTCLOUD_PICK, POINTCLOUD_RASTER_DEPTH, POINTCLOUD_RASTER_ID, POINTCLOUD_RESOLVE,
+    RenderOptions,
 };
 
-/// Points per workgroup of both passes (`@workgroup_size` in the shaders).
-pub const WORKGROUP: u32 = 128;
+/// Points per batch: a page of the pool, and the workgroup size of both passes.
+pub const BATCH_POINTS: u32 = 128;
+/// A batch-table entry that draws nothing (padding up to the dispatch size).
+pub const EMPTY_BATCH: [u32; 4] = [0, 0, 0, u32::MAX];
 
-/// `RasterParams` of `shaders/common/pointcloud.wgsl` (96 bytes).
+/// `RasterParams` of `shaders/common/pointcloud.wgsl` (208 bytes).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct RasterParams {
-    /// Points (relative to the batch's origin) → clip space, column-major.
+    /// Camera-relative points (point − eye) → clip space, column-major.
     pub view_proj: [[f32; 4]; 4],
     /// Visibility buffer width in pixels.
     pub width: u32,
     /// Height in pixels.
     pub height: u32,
-    /// Points in the batch.
-    pub count: u32,
+    /// Padding.
+    pub _pad: [u32; 2],
+    /// Bit c (word c / 32, bit c % 32) set: points of ASPRS class c are drawn.
+    pub class_mask: [[u32; 4]; 2],
+}
+
+impl RasterParams {
+    /// Parameters drawing every class.
+    pub fn new(view_proj: [[f32; 4]; 4], size: (u32, u32)) -> RasterParams {
+        RasterParams {
+            view_proj,
+            width: size.0.max(1),
+            height: size.1.max(1),
+            _pad: [0; 2],
+            class_mask: [[u32::MAX; 4]; 2],
+        }
+    }
+}
+
+/// `ResolveParams` of `shaders/pointcloud/resolve.wgsl` (1,216 bytes).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct ResolveParams {
+    /// Visibility buffer size in pixels.
+    pub width: u32,
+    /// See `width`.
+    pub height: u32,
+    /// Padding.
+    pub _pad: [u32; 2],
+    /// Colour where no point landed (linear 0–1, written as it is).
+    pub background: [f32; 4],
+    /// Near and far plane distances (file units), 1 for an orthographic projection else 0, and
+    /// the eye-dome lighting strength.
+    pub near: f32,
+    /// See `near`.
+    pub far: f32,
+    /// See `near`.
+    pub ortho: f32,
+    /// See `near`.
+    pub edl_strength: f32,
+    /// Intensity → [0, 1]: multiplied by this.
+    pub intensity_scale: f32,
+    /// Elevation (stored relative to the cloud's lowest point) → colormap position:
+    /// `(e − elev_min) · elev_scale`.
+    pub elev_min: f32,
+    /// See `elev_min`.
+    pub elev_scale: f32,
+    /// Padding.
+    pub _pad1: f32,
+    /// RGBA8 per ASPRS class 0–31 (classes above use class & 31).
+    pub class_colors: [[u32; 4]; 8],
+    /// RGBA8 colormap of 256 entries for elevation.
+    pub lut: [[u32; 4]; 64],
+}
+
+/// `PickParams` of `shaders/pointcloud/pick.wgsl` (32 bytes).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct PickParams {
+    /// The pixel.
+    pub x: i32,
+    /// See `x`.
+    pub y: i32,
+    /// Point radius of the resolve, pixels (0 to [`MAX_RADIUS`]).
+    pub radius: i32,
     /// Padding.
     pub _pad: u32,
+    /// Visibility buffer size.
+    pub width: u32,
+    /// See `width`.
+    pub height: u32,
     /// Padding.
-    pub _pad1: [u32; 4],
+    pub _pad1: [u32; 2],
 }
 
 /// The WGSL mirrors of this module's types, for the layout test.
 pub(crate) fn wgsl_mirrors() -> Vec<crate::gpu::mirror::Mirror> {
     use crate::gpu::mirror::wgsl_mirror;
-    vec![wgsl_mirror!(RasterParams => "RasterParams" {
-        view_proj, width, height, count, _pad, _pad1,
-    })]
+    vec![
+        wgsl_mirror!(RasterParams => "RasterParams" {
+            view_proj, width, height, _pad, class_mask,
+        }),
+        wgsl_mirror!(ResolveParams => "ResolveParams" {
+            width, height, _pad, background, near, far, ortho, edl_strength, intensity_scale,
+            elev_min, elev_scale, _pad1, class_colors, lut,
+        }),
+        wgsl_mirror!(PickParams => "PickParams" {
+            x, y, radius, _pad, width, height, _pad1,
+        }),
+    ]
 }
+
+/// How a point's colour is chosen (the resolve's `MODE`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, clap::ValueEnum, serde::Serialize)]
+pub enum ColorMode {
+    /// The file's RGB.
+    Rgb,
+    /// Pulse intensity, grey.
+    Intensity,
+    /// Elevation through a colormap.
+    Elevation,
+    /// ASPRS classification colours.
+    Classification,
+    /// Return number.
+    Return,
+}
+
+impl ColorMode {
+    /// Every mode, in menu order.
+    pub const ALL: [ColorMode; 5] = [
+        ColorMode::Rgb,
+        ColorMode::Intensity,
+        ColorMode::Elevation,
+        ColorMode::Classification,
+        ColorMode::Return,
+    ];
+
+    /// Name in the side panel and the report.
+    pub fn name(self) -> &'static str {
+        match self {
+            ColorMode::Rgb => "RGB",
+            ColorMode::Intensity => "intensity",
+            ColorMode::Elevation => "elevation",
+            ColorMode::Classification => "classification",
+            ColorMode::Return => "return number",
+        }
+    }
+
+    fn index(self) -> u32 {
+        match self {
+            ColorMode::Rgb => 0,
+            ColorMode::Intensity => 1,
+            ColorMode::Elevation => 2,
+            ColorMode::Classification => 3,
+            ColorMode::Return => 4,
+        }
+    }
+}
+
+/// One resolve pipeline's fixed choices (override constants, so no pixel branches on them).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ResolveVariant {
+    /// Colour mode.
+    pub mode: ColorMode,
+    /// Point radius in pixels, 0–3: each pixel takes the nearest point within this distance.
+    pub radius: u32,
+    /// Eye-dome lighting on.
+    pub edl: bool,
+}
+
+/// Largest point radius, pixels.
+pub const MAX_RADIUS: u32 = 3;
 
 /// The visibility buffer of one size: per pixel the nearest depth key and `!index` of the point
 /// there (0: none), one u32 each.
@@ -51,17 +200,56 @@ pub struct VisibilityBuffer {
     pub ids: wgpu::Buffer,
 }
 
-/// The rasterizer's pipelines and layout.
+/// The rasterizer's pipelines and layouts.
 pub struct Rasterizer {
     layout: wgpu::BindGroupLayout,
     depth_pipeline: wgpu::ComputePipeline,
     id_pipeline: wgpu::ComputePipeline,
     resolve_layout: wgpu::BindGroupLayout,
-    resolve_pipeline: wgpu::RenderPipeline,
+    resolve_pipeline_layout: wgpu::PipelineLayout,
+    format: wgpu::TextureFormat,
+    resolve: HashMap<ResolveVariant, wgpu::RenderPipeline>,
+    pick_layout: wgpu::BindGroupLayout,
+    pick_pipeline: wgpu::ComputePipeline,
+}
+
+/// The batch-table entry of the page holding pool points `first..first + count` (`first` a
+/// multiple of [`BATCH_POINTS`], 1 ≤ count ≤ 128) of a node whose origin minus the eye is
+/// `offset`.
+pub fn batch_entry(offset: [f32; 3], first: u32, count: u32) -> [u32; 4] {
+    let page = first / BATCH_POINTS;
+    [
+        offset[0].to_bits(),
+        offset[1].to_bits(),
+        offset[2].to_bits(),
+        (page << 7) | (count.clamp(1, BATCH_POINTS) - 1),
+    ]
+}
+
+/// Workgroups to dispatch for `batches` entries (x, y as [`layout::fold`]); the table must hold
+/// `x · y` entries, padded with [`EMPTY_BATCH`].
+pub fn dispatch_size(batches: u32) -> (u32, u32) {
+    layout::fold(batches.max(1))
+}
+
+/// The batch table of `count` points stored from pool index 0, all at `offset`, padded for the
+/// dispatch.
+pub fn contiguous_batches(count: u32, offset: [f32; 3]) -> Vec<[u32; 4]> {
+    let n = count.div_ceil(BATCH_POINTS);
+    let mut t: Vec<[u32; 4]> = (0..n)
+        .map(|b| {
+            let first = b * BATCH_POINTS;
+            batch_entry(offset, first, (count - first).min(BATCH_POINTS))
+        })
+        .collect();
+    let (x, y) = dispatch_size(n);
+    t.resize((x * y) as usize, EMPTY_BATCH);
+    t
 }
 
 impl Rasterizer {
-    /// Both passes' pipelines, and the resolve's into `format`.
+    /// Both passes' pipelines; resolve pipelines into `format` are made per variant
+    /// ([`prepare_variant`](Rasterizer::prepare_variant)).
     pub fn new(device: &wgpu::Device, format: wgpu::TextureFormat) -> Rasterizer {
         let cs = wgpu::ShaderStages::COMPUTE;
         let layout = layout::bind_group_layout(
@@ -70,8 +258,9 @@ impl Rasterizer {
             &[
                 layout::uniform(0, cs, None),
                 layout::storage(1, cs, true),
-                layout::storage(2, cs, false),
+                layout::storage(2, cs, true),
                 layout::storage(3, cs, false),
+                layout::storage(4, cs, false),
             ],
         );
         let fs = wgpu::ShaderStages::FRAGMENT;
@@ -82,21 +271,33 @@ impl Rasterizer {
                 layout::uniform(0, fs, None),
                 layout::storage(1, fs, true),
                 layout::storage(2, fs, true),
+                layout::storage(3, fs, true),
+                layout::storage(4, fs, true),
             ],
         );
-        let resolve_pl = layout::pipeline_layout(device, "pointcloud:resolve", &[&resolve_layout]);
-        let resolve_pipeline = POINTCLOUD_RESOLVE.render_pipeline(
+        let resolve_pipeline_layout =
+            layout::pipeline_layout(device, "pointcloud:resolve", &[&resolve_layout]);
+        let pick_layout = layout::bind_group_layout(
             device,
-            "pointcloud:resolve",
-            &resolve_pl,
-            &RenderOptions {
-                format,
-                ..Default::default()
-            },
+            "pointcloud:pick",
+            &[
+                layout::uniform(0, cs, None),
+                layout::storage(1, cs, true),
+                layout::storage(2, cs, true),
+                layout::storage(3, cs, false),
+            ],
         );
         Rasterizer {
+            pick_pipeline: POINTCLOUD_PICK.compute_pipeline(
+                device,
+                "pointcloud:pick",
+                &pick_layout,
+            ),
+            pick_layout,
             resolve_layout,
-            resolve_pipeline,
+            resolve_pipeline_layout,
+            format,
+            resolve: HashMap::new(),
             depth_pipeline: POINTCLOUD_RASTER_DEPTH.compute_pipeline(
                 device,
                 "pointcloud:raster_depth",
@@ -109,6 +310,35 @@ impl Rasterizer {
             ),
             layout,
         }
+    }
+
+    /// Makes the resolve pipeline of `v` if it does not exist yet (a few ms, once per variant).
+    pub fn prepare_variant(&mut self, device: &wgpu::Device, v: ResolveVariant) {
+        if self.resolve.contains_key(&v) {
+            return;
+        }
+        let constants = [
+            ("MODE", f64::from(v.mode.index())),
+            ("RADIUS", f64::from(v.radius.min(MAX_RADIUS))),
+            ("EDL", if v.edl { 1.0 } else { 0.0 }),
+        ];
+        let label = format!(
+            "pointcloud:resolve:{}:r{}:{}",
+            v.mode.name(),
+            v.radius,
+            if v.edl { "edl" } else { "flat" }
+        );
+        let pipeline = POINTCLOUD_RESOLVE.render_pipeline(
+            device,
+            &label,
+            &self.resolve_pipeline_layout,
+            &RenderOptions {
+                format: self.format,
+                constants: &constants,
+                ..Default::default()
+            },
+        );
+        self.resolve.insert(v, pipeline);
     }
 
     /// A visibility buffer of `size` pixels (each side ≥ 1).
@@ -132,13 +362,15 @@ impl Rasterizer {
         }
     }
 
-    /// The bind group of one batch: `params` (a uniform of [`RasterParams`]), `points` (one
-    /// `vec4<f32>` per point: x, y, z relative to the batch origin, w unused) into `target`.
+    /// The passes' bind group: `params` (a uniform of [`RasterParams`]), the point pool
+    /// `points` (`vec4<u32>` per point), the batch table `batches` (`vec4<u32>` per entry, see
+    /// [`batch_entry`]), into `target`.
     pub fn bind(
         &self,
         device: &wgpu::Device,
         params: &wgpu::Buffer,
         points: &wgpu::Buffer,
+        batches: &wgpu::Buffer,
         target: &VisibilityBuffer,
     ) -> wgpu::BindGroup {
         layout::bind_group(
@@ -148,20 +380,23 @@ impl Rasterizer {
             &[
                 params.as_entire_binding(),
                 points.as_entire_binding(),
+                batches.as_entire_binding(),
                 target.depth.as_entire_binding(),
                 target.ids.as_entire_binding(),
             ],
         )
     }
 
-    /// The resolve's bind group: `params` as for [`bind`](Rasterizer::bind), `target`'s ids, and
-    /// `colors` (one RGBA8 `u32` per point, R in the low byte).
+    /// The resolve's bind group: `params` (a uniform of [`ResolveParams`]), `target`, the point
+    /// pool and the attribute pool (`vec2<u32>` per point: RGBA8 with R in the low byte, and
+    /// the elevation above the cloud's lowest point as f32 bits).
     pub fn bind_resolve(
         &self,
         device: &wgpu::Device,
         params: &wgpu::Buffer,
         target: &VisibilityBuffer,
-        colors: &wgpu::Buffer,
+        points: &wgpu::Buffer,
+        attrs: &wgpu::Buffer,
     ) -> wgpu::BindGroup {
         layout::bind_group(
             device,
@@ -169,18 +404,59 @@ impl Rasterizer {
             &self.resolve_layout,
             &[
                 params.as_entire_binding(),
+                target.depth.as_entire_binding(),
                 target.ids.as_entire_binding(),
-                colors.as_entire_binding(),
+                points.as_entire_binding(),
+                attrs.as_entire_binding(),
             ],
         )
     }
 
-    /// Draws the resolve into `pass` (whose target is the visibility buffer's size): each pixel
-    /// its point's colour, black where none landed.
-    pub fn paint(&self, pass: &mut wgpu::RenderPass<'_>, group: &wgpu::BindGroup) {
-        pass.set_pipeline(&self.resolve_pipeline);
+    /// Draws the resolve of variant `v` (made by [`prepare_variant`]; nothing is drawn when it
+    /// was not) into `pass`, whose target is the visibility buffer's size.
+    ///
+    /// [`prepare_variant`]: Rasterizer::prepare_variant
+    pub fn paint(
+        &self,
+        pass: &mut wgpu::RenderPass<'_>,
+        v: ResolveVariant,
+        group: &wgpu::BindGroup,
+    ) {
+        let Some(pipeline) = self.resolve.get(&v) else {
+            return;
+        };
+        pass.set_pipeline(pipeline);
         pass.set_bind_group(0, group, &[]);
         pass.draw(0..3, 0..1);
+    }
+
+    /// The pick's bind group: `params` (a uniform of [`PickParams`]), `target`, and `picked`
+    /// (8 bytes, storage: `~index` of the point shown at the pixel or 0, and its depth key).
+    pub fn bind_pick(
+        &self,
+        device: &wgpu::Device,
+        params: &wgpu::Buffer,
+        target: &VisibilityBuffer,
+        picked: &wgpu::Buffer,
+    ) -> wgpu::BindGroup {
+        layout::bind_group(
+            device,
+            "pointcloud:pick:group",
+            &self.pick_layout,
+            &[
+                params.as_entire_binding(),
+                target.depth.as_entire_binding(),
+                target.ids.as_entire_binding(),
+                picked.as_entire_binding(),
+            ],
+        )
+    }
+
+    /// Records the pick (after [`encode`](Rasterizer::encode) in the same pass).
+    pub fn encode_pick(&self, pass: &mut wgpu::ComputePass<'_>, group: &wgpu::BindGroup) {
+        pass.set_pipeline(&self.pick_pipeline);
+        pass.set_bind_group(0, group, &[]);
+        pass.dispatch_workgroups(1, 1, 1);
     }
 
     /// Clears `target` (in `encoder`, before any pass of the frame).
@@ -189,13 +465,14 @@ impl Rasterizer {
         encoder.clear_buffer(&target.ids, 0, None);
     }
 
-    /// Records both passes over `count` points of the batch bound in `group` into `pass`
-    /// (wgpu orders the second after the first: it reads what the first wrote).
-    pub fn encode(&self, pass: &mut wgpu::ComputePass<'_>, group: &wgpu::BindGroup, count: u32) {
-        if count == 0 {
+    /// Records both passes over `batches` batch-table entries (the table holds the dispatch's
+    /// padding, see [`dispatch_size`]) bound in `group` into `pass` (wgpu orders the second
+    /// after the first: it reads what the first wrote).
+    pub fn encode(&self, pass: &mut wgpu::ComputePass<'_>, group: &wgpu::BindGroup, batches: u32) {
+        if batches == 0 {
             return;
         }
-        let (x, y) = layout::fold(count.div_ceil(WORKGROUP));
+        let (x, y) = dispatch_size(batches);
         for pipeline in [&self.depth_pipeline, &self.id_pipeline] {
             pass.set_pipeline(pipeline);
             pass.set_bind_group(0, group, &[]);
@@ -204,10 +481,10 @@ impl Rasterizer {
     }
 }
 
-/// The CPU reference of the visibility buffer: for `points` (relative to the batch origin) seen
-/// through `view_proj` (column-major) into `size` pixels, per pixel the index of the nearest
-/// point (smallest depth; the smallest index among equal depths), `None` where none lands. The
-/// same projection as `project` in `shaders/common/pointcloud.wgsl`, in f32.
+/// The CPU reference of the visibility buffer: for `points` (camera-relative) seen through
+/// `view_proj` (column-major) into `size` pixels, per pixel the index of the nearest point
+/// (smallest depth; the smallest index among equal depths), `None` where none lands. The same
+/// projection as `project` in `shaders/common/pointcloud.wgsl`, in f32.
 pub fn cpu_visibility(
     points: &[[f32; 3]],
     view_proj: &[[f32; 4]; 4],

@@ -7,6 +7,7 @@
 //! and `overlay` (egui).
 
 pub mod particles;
+pub mod pointcloud;
 pub mod spectrogram;
 pub mod timeseries;
 
@@ -77,6 +78,8 @@ pub struct SceneConfig {
     pub particle_rate: particles::StepRate,
     /// Spectrogram analysis settings (FFT size, hop, window, GPU or CPU FFT, CSV export).
     pub spectrogram: spectrogram::Settings,
+    /// Point-cloud scene settings (source, budget, view, colours).
+    pub pointcloud: pointcloud::Settings,
     /// True when driven by a simulated clock (headless): sources are paced by the frame clock,
     /// not by the wall clock.
     pub simulated_clock: bool,
@@ -98,7 +101,7 @@ pub enum SceneError {
 
 /// A demo scene.
 pub trait Scene {
-    /// Stable id (`--scene` value): "spectrogram", "particles", "timeseries".
+    /// Stable id (`--scene` value): "spectrogram", "particles", "timeseries", "pointcloud".
     fn id(&self) -> &'static str;
     /// CPU-side simulation state for one fixed step of `dt` seconds; runs k times a frame.
     fn fixed_update(&mut self, _dt: f32) {}
@@ -243,6 +246,12 @@ pub static SCENES: &[SceneEntry] = &[
         title: "Time series",
         key: '3',
         create: timeseries::TimeSeries::create,
+    },
+    SceneEntry {
+        id: "pointcloud",
+        title: "Point cloud",
+        key: '4',
+        create: pointcloud::PointCloud::create,
     },
 ];
 

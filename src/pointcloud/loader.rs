@@ -1,0 +1,166 @@
+//! Loader threads (`vizdeck-pointcloud-load-N`): decode the nodes the frame asks for, most
+//! wanted first, off the frame thread, and hand them back through a bounded channel (so a
+//! frame that uploads slowly holds the loaders back instead of letting decoded nodes pile up).
+//! Each frame replaces the wanted list ([`Loader::want`]): priorities follow the camera, and a
+//! node that left the view is no longer decoded.
+
+use std::collections::HashSet;
+use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::Instant;
+
+use super::PointCloudError;
+use super::source::{NodeData, NodeSource};
+
+/// A decoded node (or why it could not be).
+pub struct Loaded {
+    /// The node.
+    pub node: u32,
+    /// Its points.
+    pub result: Result<NodeData, PointCloudError>,
+    /// Seconds the decode took.
+    pub seconds: f64,
+}
+
+#[derive(Default)]
+struct State {
+    wanted: Vec<u32>,
+    in_flight: HashSet<u32>,
+    stop: bool,
+}
+
+struct Shared {
+    state: Mutex<State>,
+    wake: Condvar,
+}
+
+/// The loader threads of one source.
+pub struct Loader {
+    shared: Arc<Shared>,
+    results: Receiver<Loaded>,
+    threads: usize,
+}
+
+impl Loader {
+    /// `threads` (≥ 1) loader threads over `source`; at most `queue` decoded nodes wait for the
+    /// frame.
+    pub fn new(source: Arc<dyn NodeSource>, threads: usize, queue: usize) -> Loader {
+        let shared = Arc::new(Shared {
+            state: Mutex::new(State::default()),
+            wake: Condvar::new(),
+        });
+        let (tx, rx) = sync_channel(queue.max(1));
+        let threads = threads.max(1);
+        for t in 0..threads {
+            let (shared, source, tx) = (shared.clone(), source.clone(), tx.clone());
+            let spawned = std::thread::Builder::new()
+                .name(format!("vizdeck-pointcloud-load-{t}"))
+                .spawn(move || run(&shared, source.as_ref(), &tx));
+            if let Err(e) = spawned {
+                log::error!("point cloud: cannot start a loader thread: {e}");
+            }
+        }
+        Loader {
+            shared,
+            results: rx,
+            threads,
+        }
+    }
+
+    /// Replaces the wanted list (most wanted first); nodes already being decoded stay so.
+    pub fn want(&self, nodes: &[u32]) {
+        if let Ok(mut s) = self.shared.state.lock() {
+            s.wanted.clear();
+            let in_flight = std::mem::take(&mut s.in_flight);
+            s.wanted
+                .extend(nodes.iter().copied().filter(|n| !in_flight.contains(n)));
+            s.in_flight = in_flight;
+            if !s.wanted.is_empty() {
+                self.shared.wake.notify_all();
+            }
+        }
+    }
+
+    /// Whether `node` is being decoded now.
+    pub fn in_flight(&self, node: u32) -> bool {
+        self.shared
+            .state
+            .lock()
+            .map(|s| s.in_flight.contains(&node))
+            .unwrap_or(false)
+    }
+
+    /// Nodes being decoded now.
+    pub fn busy(&self) -> usize {
+        self.shared
+            .state
+            .lock()
+            .map(|s| s.in_flight.len())
+            .unwrap_or(0)
+    }
+
+    /// Loader threads.
+    pub fn threads(&self) -> usize {
+        self.threads
+    }
+
+    /// A decoded node, if one is ready (never blocks).
+    pub fn try_recv(&self) -> Option<Loaded> {
+        self.results.try_recv().ok()
+    }
+
+    /// Waits up to `timeout` for a decoded node (tests and tools; never the frame loop).
+    pub fn recv_timeout(&self, timeout: std::time::Duration) -> Option<Loaded> {
+        self.results.recv_timeout(timeout).ok()
+    }
+}
+
+impl Drop for Loader {
+    /// Stops the threads after their current node (not joined: the frame never waits on a
+    /// decode; a thread blocked on the full channel wakes when the receiver is dropped).
+    fn drop(&mut self) {
+        if let Ok(mut s) = self.shared.state.lock() {
+            s.stop = true;
+            s.wanted.clear();
+        }
+        self.shared.wake.notify_all();
+    }
+}
+
+fn run(shared: &Shared, source: &dyn NodeSource, tx: &SyncSender<Loaded>) {
+    loop {
+        let node = {
+            let Ok(mut s) = shared.state.lock() else {
+                return;
+            };
+            loop {
+                if s.stop {
+                    return;
+                }
+                if !s.wanted.is_empty() {
+                    let n = s.wanted.remove(0);
+                    s.in_flight.insert(n);
+                    break n;
+                }
+                s = match shared.wake.wait(s) {
+                    Ok(s) => s,
+                    Err(_) => return,
+                };
+            }
+        };
+        let start = Instant::now();
+        let result = source.load(node);
+        let loaded = Loaded {
+            node,
+            result,
+            seconds: start.elapsed().as_secs_f64(),
+        };
+        let sent = tx.send(loaded).is_ok();
+        if let Ok(mut s) = shared.state.lock() {
+            s.in_flight.remove(&node);
+        }
+        if !sent {
+            return;
+        }
+    }
+}

@@ -1,0 +1,794 @@
+//! Point clouds: the fourth scene. A cloud (a LAS/LAZ file indexed into an octree, a COPC file
+//! read node by node through its own hierarchy, or the synthetic terrain) is streamed through
+//! its octree: each frame the nodes in view are selected by screen-space size within the point
+//! budget ([`crate::pointcloud::lod`]), loader threads decode the missing ones
+//! ([`crate::pointcloud::loader`]), the frame uploads them within a per-frame byte budget into
+//! the GPU pool ([`crate::pointcloud::pool`]), evicting the least recently drawn, and the compute
+//! rasterizer draws the selected nodes ([`crate::pointcloud::raster`]).
+//!
+//! Nothing heavy runs on the frame thread: indexing a LAS/LAZ file runs on
+//! `vizdeck-pointcloud-index`, node decoding on the loaders. In headless runs (simulated clock)
+//! the frame waits for the nodes it asked for instead, so the same file, seed and view give the
+//! same image whatever the machine's speed.
+//!
+//! This file holds the scene's state and data flow; the side panel, pointer and keys, and the
+//! readout are in `ui.rs`; the GPU objects in `render.rs`.
+
+mod render;
+mod ui;
+
+use std::collections::VecDeque;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::mpsc::{Receiver, TryRecvError};
+use std::time::Duration;
+
+use super::{FrameCtx, Scene, SceneConfig, SceneError};
+use crate::gpu::Gpu;
+use crate::gpu::frame::GpuFrame;
+use crate::pointcloud::camera::{Camera, CameraView, ViewPreset};
+use crate::pointcloud::loader::Loader;
+use crate::pointcloud::lod::{Selection, select};
+use crate::pointcloud::memory::{MemorySource, Progress};
+use crate::pointcloud::raster::{ColorMode, ResolveParams, ResolveVariant};
+use crate::pointcloud::source::{NodeData, NodeSource};
+use crate::pointcloud::{PointCloudError, copc::CopcSource, synthetic::Synthetic};
+pub use render::{CLASS_COLORS, CLASS_NAMES, class_rgba};
+
+/// Points of the default synthetic cloud.
+pub const DEFAULT_SYNTHETIC: u64 = 2_000_000;
+/// Default point budget on a CPU adapter (lavapipe rasterizes about 20 M points/s on 2 cores).
+pub const BUDGET_CPU: u64 = 500_000;
+/// Default point budget on a GPU (Potree's default is 1 M; a discrete GPU takes far more).
+pub const BUDGET_GPU: u64 = 10_000_000;
+/// Upload budget per frame on a CPU adapter, bytes.
+pub const UPLOAD_CPU: u64 = 8 << 20;
+/// Upload budget per frame on a GPU, bytes.
+pub const UPLOAD_GPU: u64 = 96 << 20;
+/// Decoded nodes waiting for upload, at most.
+const READY_CAP: usize = 64;
+/// Target spacing between drawn points on screen, pixels: a node whose points are further
+/// apart on screen is refined.
+pub const TARGET_SPACING_PX: f64 = 1.5;
+
+/// Where the cloud comes from.
+#[derive(Clone, Debug, PartialEq)]
+pub enum CloudSource {
+    /// A LAS, LAZ or COPC file.
+    File(PathBuf),
+    /// The synthetic terrain of N points.
+    Synthetic(u64),
+}
+
+impl CloudSource {
+    /// Parses `--pointcloud`: `synthetic:N` (N with an optional k, M or G suffix), or a path.
+    ///
+    /// # Errors
+    ///
+    /// A message naming the value when N is not a count from 1 to 10¹⁰.
+    pub fn parse(s: &str) -> Result<CloudSource, String> {
+        let Some(n) = s.strip_prefix("synthetic") else {
+            return Ok(CloudSource::File(PathBuf::from(s)));
+        };
+        let n = n
+            .strip_prefix(':')
+            .unwrap_or(if n.is_empty() { "" } else { n });
+        if n.is_empty() {
+            return Ok(CloudSource::Synthetic(DEFAULT_SYNTHETIC));
+        }
+        let count = crate::cli::parse_count(n).map_err(|e| format!("'{s}': {e}"))?;
+        if count > crate::pointcloud::synthetic::MAX_POINTS {
+            return Err(format!(
+                "'{s}': the point count must be from 1 to {}",
+                crate::pointcloud::synthetic::MAX_POINTS
+            ));
+        }
+        Ok(CloudSource::Synthetic(count))
+    }
+}
+
+/// What the command line says about the point-cloud scene.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Settings {
+    /// The cloud.
+    pub source: CloudSource,
+    /// Point budget (`None`: from the adapter, [`BUDGET_CPU`] or [`BUDGET_GPU`]).
+    pub budget: Option<u64>,
+    /// Initial view, fitted to the bounds.
+    pub view: ViewPreset,
+    /// Colour mode (`None`: RGB where the cloud has colour, else elevation).
+    pub color: Option<ColorMode>,
+    /// Point radius in pixels, 0–3 (`None`: 1).
+    pub radius: Option<u32>,
+    /// Eye-dome lighting strength (0 = off).
+    pub edl: f32,
+    /// A pixel whose point is read out every frame (into the report's `hover`), as if hovered.
+    pub probe: Option<(u32, u32)>,
+    /// Whether frames wait for the nodes they ask for (default: in headless runs).
+    pub wait_for_nodes: Option<bool>,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            source: CloudSource::Synthetic(DEFAULT_SYNTHETIC),
+            budget: None,
+            view: ViewPreset::Iso,
+            color: None,
+            radius: None,
+            edl: 1.0,
+            probe: None,
+            wait_for_nodes: None,
+        }
+    }
+}
+
+/// Where opening the cloud stands.
+enum Phase {
+    /// A LAS/LAZ file being indexed on `vizdeck-pointcloud-index`.
+    Indexing {
+        progress: Arc<Progress>,
+        done: Receiver<Result<MemorySource, PointCloudError>>,
+    },
+    /// Streaming.
+    Ready(Box<Stream>),
+    /// The cloud cannot be shown (the message names the file and the problem).
+    Failed(String),
+}
+
+/// An open cloud and its loaders.
+struct Stream {
+    source: Arc<dyn NodeSource>,
+    loader: Loader,
+    /// Decoded nodes waiting for upload.
+    ready: VecDeque<(u32, Arc<NodeData>)>,
+    /// Lowest z of the cloud (elevations are stored relative to it).
+    elev_base: f64,
+    bounds: ([f64; 3], [f64; 3]),
+    decoded_points: u64,
+    decode_seconds: f64,
+    load_errors: u64,
+    first_error: Option<String>,
+}
+
+/// The point read out under the pointer (or at `--pointcloud-probe`).
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct Readout {
+    /// Pixel (x, y) in the scene image.
+    pub pixel: (u32, u32),
+    /// File coordinates, exact.
+    pub xyz: [f64; 3],
+    /// ASPRS class.
+    pub class: u8,
+    /// Intensity.
+    pub intensity: u16,
+    /// Return number.
+    pub return_number: u8,
+    /// GPS time, where the cloud has it.
+    pub gps_time: Option<f64>,
+    /// Node holding the point (`level-x-y-z`).
+    pub node: String,
+}
+
+/// Payload of a hover readback: the pixel and the frame it was recorded in.
+struct HoverCopy {
+    pixel: (u32, u32),
+    frame: u64,
+}
+
+/// The scene.
+pub struct PointCloud {
+    settings: Settings,
+    phase: Phase,
+    renderer: render::Renderer,
+    camera: Option<Camera>,
+    budget: u64,
+    upload_budget: u64,
+    wait_for_nodes: bool,
+    color: ColorMode,
+    radius: u32,
+    edl: f32,
+    /// Classes hidden in the legend (bit c).
+    hidden_classes: [[u32; 4]; 2],
+    selection: Selection,
+    view: Option<CameraView>,
+    size: (u32, u32),
+    frame: u64,
+    /// Pixel under the pointer (scene pixels).
+    hover_pixel: Option<(u32, u32)>,
+    hover: Option<Readout>,
+    /// A double-click asked to move the pivot to the next readout.
+    pivot_on_readout: bool,
+    /// Keys held for fly mode this frame: (right, forward, up), −1 … 1.
+    fly: [f64; 3],
+    uploads_waiting: usize,
+    message: Option<String>,
+}
+
+impl PointCloud {
+    /// The scene table's constructor: opens the cloud of `cfg.pointcloud`.
+    ///
+    /// # Errors
+    ///
+    /// [`SceneError::Other`] naming the file and the problem when it cannot be opened (its
+    /// header, for LAS/LAZ; header and hierarchy, for COPC), or a bad synthetic count.
+    pub fn create(gpu: &Gpu, cfg: &SceneConfig) -> Result<Box<dyn Scene>, SceneError> {
+        Ok(Box::new(PointCloud::new(
+            gpu,
+            &cfg.pointcloud,
+            cfg.seed,
+            cfg.simulated_clock,
+        )?))
+    }
+
+    /// The scene for `settings` (a synthetic cloud from `seed`); `simulated_clock` makes frames wait for their nodes unless
+    /// `settings.wait_for_nodes` says otherwise.
+    ///
+    /// # Errors
+    ///
+    /// As [`create`](PointCloud::create).
+    pub fn new(
+        gpu: &Gpu,
+        settings: &Settings,
+        seed: u64,
+        simulated_clock: bool,
+    ) -> Result<PointCloud, SceneError> {
+        let cpu = gpu.is_cpu_adapter();
+        let budget = settings
+            .budget
+            .unwrap_or(if cpu { BUDGET_CPU } else { BUDGET_GPU })
+            .max(1);
+        let phase = open(&settings.source, seed)?;
+        let capacity = pool_capacity(gpu, budget);
+        let mut scene = PointCloud {
+            settings: settings.clone(),
+            phase,
+            renderer: render::Renderer::new(gpu, capacity),
+            camera: None,
+            budget,
+            upload_budget: if cpu { UPLOAD_CPU } else { UPLOAD_GPU },
+            wait_for_nodes: settings.wait_for_nodes.unwrap_or(simulated_clock),
+            color: settings.color.unwrap_or(ColorMode::Elevation),
+            radius: settings
+                .radius
+                .unwrap_or(1)
+                .min(crate::pointcloud::raster::MAX_RADIUS),
+            edl: settings.edl.max(0.0),
+            hidden_classes: [[0; 4]; 2],
+            selection: Selection::default(),
+            view: None,
+            size: (1, 1),
+            frame: 0,
+            hover_pixel: settings.probe,
+            hover: None,
+            pivot_on_readout: false,
+            fly: [0.0; 3],
+            uploads_waiting: 0,
+            message: None,
+        };
+        if scene.wait_for_nodes {
+            scene.finish_indexing(true);
+        }
+        scene.default_color();
+        Ok(scene)
+    }
+
+    /// The stream, once the cloud is open.
+    fn stream(&self) -> Option<&Stream> {
+        match &self.phase {
+            Phase::Ready(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// Moves from indexing to streaming when the index is done (`block`: waits for it).
+    fn finish_indexing(&mut self, block: bool) {
+        let Phase::Indexing { done, .. } = &self.phase else {
+            return;
+        };
+        let result = if block {
+            done.recv().map_err(|_| TryRecvError::Disconnected)
+        } else {
+            done.try_recv()
+        };
+        self.phase = match result {
+            Ok(Ok(source)) => Phase::Ready(Box::new(Stream::new(Arc::new(source)))),
+            Ok(Err(e)) => Phase::Failed(e.to_string()),
+            Err(TryRecvError::Empty) => return,
+            Err(TryRecvError::Disconnected) => {
+                Phase::Failed("point cloud: the indexing thread stopped".to_string())
+            }
+        };
+        self.default_color();
+    }
+
+    /// RGB where the cloud has colour, else elevation, unless the user chose.
+    fn default_color(&mut self) {
+        if let Phase::Ready(s) = &self.phase
+            && self.settings.color.is_none()
+        {
+            self.color = if s.source.info().has_color {
+                ColorMode::Rgb
+            } else {
+                ColorMode::Elevation
+            };
+        }
+    }
+
+    /// Selects nodes for the current camera (marking the drawn ones used this frame).
+    fn reselect(&mut self) {
+        let (Some(view), Phase::Ready(s)) = (&self.view, &self.phase) else {
+            return;
+        };
+        let pool = &self.renderer.pool;
+        let ready: std::collections::HashSet<u32> = s.ready.iter().map(|(n, _)| *n).collect();
+        let mut sel = select(
+            s.source.hierarchy(),
+            view,
+            self.budget,
+            TARGET_SPACING_PX,
+            64,
+            |n| pool.contains(n),
+        );
+        sel.wanted.retain(|n| !ready.contains(n));
+        for &n in &sel.draw {
+            self.renderer.pool.touch(n, self.frame);
+        }
+        self.selection = sel;
+    }
+
+    /// This frame's streaming: take decoded nodes, upload within the budget, select again.
+    fn stream_nodes(&mut self, gpu: &mut GpuFrame<'_>) {
+        let mut left = self.upload_budget;
+        for round in 0..64 {
+            self.reselect();
+            let Phase::Ready(s) = &mut self.phase else {
+                return;
+            };
+            s.loader.want(&self.selection.wanted);
+            if self.wait_for_nodes && round > 0 && self.selection.wanted.is_empty() {
+                break;
+            }
+            if self.wait_for_nodes {
+                for _ in 0..self.selection.wanted.len() {
+                    match s.loader.recv_timeout(Duration::from_secs(30)) {
+                        Some(l) => s.take(l),
+                        None => break,
+                    }
+                }
+            }
+            while s.ready.len() < READY_CAP
+                && let Some(l) = s.loader.try_recv()
+            {
+                s.take(l);
+            }
+            let mut uploaded = 0;
+            while left > 0
+                && let Some((node, data)) = s.ready.pop_front()
+            {
+                let bytes = data.len() as u64 * crate::pointcloud::pool::POINT_BYTES;
+                match self
+                    .renderer
+                    .pool
+                    .insert(gpu, node, data.clone(), s.elev_base, self.frame)
+                {
+                    Ok(()) => {
+                        uploaded += 1;
+                        left = left.saturating_sub(bytes);
+                    }
+                    Err(crate::pointcloud::pool::PoolFull::InUse) => {
+                        s.ready.push_front((node, data));
+                        break;
+                    }
+                    Err(crate::pointcloud::pool::PoolFull::TooLarge) => {
+                        s.load_errors += 1;
+                        s.first_error.get_or_insert_with(|| {
+                            format!(
+                                "node {node} is larger than the GPU pool; raise --pointcloud-budget"
+                            )
+                        });
+                    }
+                }
+            }
+            self.uploads_waiting = s.ready.len();
+            if !self.wait_for_nodes || uploaded == 0 || left == 0 {
+                break;
+            }
+        }
+        self.reselect();
+        if let Phase::Ready(s) = &self.phase {
+            s.loader.want(&self.selection.wanted);
+        }
+    }
+
+    /// The cloud's bounds, once open.
+    fn bounds(&self) -> Option<([f64; 3], [f64; 3])> {
+        self.stream().map(|s| s.bounds)
+    }
+
+    /// Whether the cloud is still indexing or nodes in view are still coming.
+    fn loading(&self) -> bool {
+        match &self.phase {
+            Phase::Indexing { .. } => true,
+            Phase::Ready(s) => {
+                !self.selection.wanted.is_empty() || !s.ready.is_empty() || s.loader.busy() > 0
+            }
+            Phase::Failed(_) => false,
+        }
+    }
+
+    fn resolve_params(&self) -> ResolveParams {
+        let mut class_colors = [[0u32; 4]; 8];
+        for c in 0..32u8 {
+            class_colors[usize::from(c / 4)][usize::from(c % 4)] = class_rgba(c);
+        }
+        let mut lut = [[0u32; 4]; 64];
+        for i in 0..256usize {
+            let c = colorous::VIRIDIS.eval_rational(i, 256);
+            lut[i / 4][i % 4] = u32::from_le_bytes([c.r, c.g, c.b, 255]);
+        }
+        let (lo, hi) = self.bounds().unwrap_or(([0.0; 3], [1.0; 3]));
+        let intensity_max = self
+            .stream()
+            .map_or(u16::MAX, |s| s.source.info().intensity_max)
+            .max(1);
+        let view = self.view;
+        ResolveParams {
+            width: 1,
+            height: 1,
+            _pad: [0; 2],
+            background: [0.02, 0.02, 0.03, 1.0],
+            near: view.map_or(0.1, |v| v.near as f32),
+            far: view.map_or(1.0, |v| v.far as f32),
+            ortho: if view.is_some_and(|v| v.ortho) {
+                1.0
+            } else {
+                0.0
+            },
+            edl_strength: self.edl,
+            intensity_scale: 1.0 / f32::from(intensity_max),
+            elev_min: 0.0,
+            elev_scale: 1.0 / ((hi[2] - lo[2]).max(1e-6) as f32),
+            _pad1: 0.0,
+            class_colors,
+            lut,
+        }
+    }
+
+    /// The readout of pool point `index` (`!id` from the visibility buffer).
+    fn readout(&self, pixel: (u32, u32), index: u32, copied_at: u64) -> Option<Readout> {
+        let (node, r, i) = self.renderer.pool.locate(index)?;
+        if r.uploaded > copied_at {
+            return None; // the page changed hands after the copy
+        }
+        let s = self.stream()?;
+        let word = r.data.words[i];
+        Some(Readout {
+            pixel,
+            xyz: r.data.xyz[i],
+            class: (word & 0xff) as u8,
+            intensity: (word >> 16) as u16,
+            return_number: ((word >> 8) & 0xf) as u8,
+            gps_time: r.data.gps_time.as_ref().and_then(|g| g.get(i).copied()),
+            node: s
+                .source
+                .hierarchy()
+                .nodes
+                .get(node as usize)
+                .map(|n| n.name())
+                .unwrap_or_default(),
+        })
+    }
+}
+
+/// Opens `source`: a synthetic cloud or a COPC file at once (header and hierarchy), a LAS/LAZ
+/// file's header at once (so a bad file fails here) and its index on a thread.
+fn open(source: &CloudSource, seed: u64) -> Result<Phase, SceneError> {
+    match source {
+        CloudSource::Synthetic(n) => {
+            let s = Synthetic::new(*n, seed).map_err(SceneError::Other)?;
+            Ok(Phase::Ready(Box::new(Stream::new(Arc::new(s)))))
+        }
+        CloudSource::File(path) => {
+            if is_copc(path) {
+                let s = CopcSource::open(path).map_err(|e| SceneError::Other(e.to_string()))?;
+                return Ok(Phase::Ready(Box::new(Stream::new(Arc::new(s)))));
+            }
+            let file = crate::pointcloud::LasFile::open(path)
+                .map_err(|e| SceneError::Other(e.to_string()))?;
+            if file.info().header_points == 0 {
+                return Err(SceneError::Other(
+                    PointCloudError::NoPoints { path: path.clone() }.to_string(),
+                ));
+            }
+            drop(file);
+            let progress = Arc::new(Progress::default());
+            let (tx, rx) = std::sync::mpsc::channel();
+            let (p, path) = (progress.clone(), path.clone());
+            std::thread::Builder::new()
+                .name("vizdeck-pointcloud-index".into())
+                .spawn(move || {
+                    let _ = tx.send(MemorySource::index(&path, &p));
+                })
+                .map_err(|e| {
+                    SceneError::Other(format!("point cloud: cannot start indexing: {e}"))
+                })?;
+            Ok(Phase::Indexing { progress, done: rx })
+        }
+    }
+}
+
+/// Whether `path` names a COPC file (`.copc.laz`, or a LAZ with the COPC info record).
+fn is_copc(path: &std::path::Path) -> bool {
+    let name = path.to_string_lossy().to_lowercase();
+    if name.ends_with(".copc.laz") {
+        return true;
+    }
+    name.ends_with(".laz")
+        && las::Reader::from_path(path).is_ok_and(|r| r.header().copc_info_vlr().is_some())
+}
+
+/// Pool capacity for `budget`: twice the budget (room to keep nodes cached while the view
+/// moves), within the adapter's storage binding and buffer limits.
+fn pool_capacity(gpu: &Gpu, budget: u64) -> u64 {
+    let l = gpu.device.limits();
+    let max = (l.max_storage_buffer_binding_size.min(l.max_buffer_size) / 16).max(1);
+    budget.saturating_mul(2).max(1 << 16).min(max)
+}
+
+impl Stream {
+    fn new(source: Arc<dyn NodeSource>) -> Stream {
+        let threads = std::thread::available_parallelism()
+            .map_or(2, |n| n.get())
+            .clamp(1, 8);
+        let bounds = source.info().bounds;
+        Stream {
+            loader: Loader::new(source.clone(), threads, 2 * threads),
+            elev_base: bounds.0[2],
+            bounds,
+            source,
+            ready: VecDeque::new(),
+            decoded_points: 0,
+            decode_seconds: 0.0,
+            load_errors: 0,
+            first_error: None,
+        }
+    }
+
+    fn take(&mut self, l: crate::pointcloud::loader::Loaded) {
+        match l.result {
+            Ok(data) => {
+                self.decoded_points += data.len() as u64;
+                self.decode_seconds += l.seconds;
+                if !self.ready.iter().any(|(n, _)| *n == l.node) {
+                    self.ready.push_back((l.node, Arc::new(data)));
+                }
+            }
+            Err(e) => {
+                self.load_errors += 1;
+                self.first_error.get_or_insert_with(|| e.to_string());
+            }
+        }
+    }
+}
+
+impl Scene for PointCloud {
+    fn id(&self) -> &'static str {
+        "pointcloud"
+    }
+
+    fn animating(&self) -> bool {
+        self.loading() || self.fly != [0.0; 3]
+    }
+
+    fn prepare(&mut self, gpu: &mut GpuFrame<'_>, frame: &FrameCtx) {
+        self.frame = frame.frame;
+        self.size = frame.size;
+        self.finish_indexing(self.wait_for_nodes);
+        let Some((lo, hi)) = self.bounds() else {
+            return;
+        };
+        let camera = self
+            .camera
+            .get_or_insert_with(|| Camera::fitted(lo, hi, self.settings.view, frame.size));
+        if self.fly != [0.0; 3] {
+            let step = camera.distance * frame.elapsed_s;
+            camera.fly(self.fly[0] * step, self.fly[1] * step, self.fly[2] * step);
+        }
+        let center = glam::DVec3::from(lo).midpoint(glam::DVec3::from(hi));
+        let radius = (glam::DVec3::from(hi) - glam::DVec3::from(lo)).length() * 0.5;
+        let view = camera.view(frame.size, center, radius);
+        self.view = Some(view);
+        self.stream_nodes(gpu);
+        let draw = self.selection.draw.clone();
+        let eye = view.eye;
+        self.renderer.batches = self.renderer.pool.write_batches(gpu, &draw, eye);
+        let mut mask = [[u32::MAX; 4]; 2];
+        for (w, h) in mask
+            .iter_mut()
+            .flatten()
+            .zip(self.hidden_classes.iter().flatten())
+        {
+            *w &= !h;
+        }
+        let resolve = self.resolve_params();
+        let variant = ResolveVariant {
+            mode: self.color,
+            radius: self.radius,
+            edl: self.edl > 0.0,
+        };
+        self.renderer
+            .prepare(gpu, &view, mask, &resolve, variant, self.hover_pixel);
+    }
+
+    fn compute(&mut self, pass: &mut wgpu::ComputePass<'_>, _frame: &FrameCtx) {
+        self.renderer.compute(pass);
+    }
+
+    fn paint(&self, pass: &mut wgpu::RenderPass<'_>, _frame: &FrameCtx) {
+        self.renderer.paint(pass);
+    }
+
+    fn record_readbacks(
+        &mut self,
+        device: &wgpu::Device,
+        encoder: &mut wgpu::CommandEncoder,
+        ring: &mut crate::gpu::readback::ReadbackRing,
+        me: crate::gpu::readback::Consumer,
+    ) {
+        let Some(pixel) = self.renderer.pick else {
+            return;
+        };
+        ring.copy_buffer(
+            device,
+            encoder,
+            &self.renderer.picked,
+            0,
+            8,
+            me,
+            HoverCopy {
+                pixel,
+                frame: self.frame,
+            },
+        );
+    }
+
+    fn readback_arrived(&mut self, arrived: &crate::gpu::readback::Arrived<'_>) {
+        let Some(copy) = arrived.payload::<HoverCopy>() else {
+            return;
+        };
+        let Some(bytes) = arrived.data.get(..4) else {
+            return;
+        };
+        let v = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
+        self.hover = if v == 0 {
+            None
+        } else {
+            self.readout(copy.pixel, !v, copy.frame)
+        };
+        if self.pivot_on_readout
+            && let (Some(r), Some(c)) = (&self.hover, &mut self.camera)
+        {
+            let eye = c.eye();
+            c.pivot = glam::DVec3::from(r.xyz);
+            c.distance = (eye - c.pivot).length().max(1e-6);
+            let back = (eye - c.pivot) / c.distance;
+            c.pitch = back.z.clamp(-1.0, 1.0).asin();
+            c.yaw = back.y.atan2(back.x);
+            self.pivot_on_readout = false;
+        }
+    }
+
+    fn ui(&mut self, ui: &mut egui::Ui) {
+        ui::side_panel(self, ui);
+    }
+
+    fn interact(&mut self, response: &egui::Response, rect: egui::Rect) {
+        ui::interact(self, response, rect);
+    }
+
+    fn overlay(&self, painter: &egui::Painter, rect: egui::Rect) {
+        ui::overlay(self, painter, rect);
+    }
+
+    fn metrics(&self) -> serde_json::Value {
+        let s = self.stream();
+        let h = s.map(|s| s.source.hierarchy());
+        let info = s.map(|s| s.source.info());
+        let drawn_points: u64 = self.selection.points;
+        serde_json::json!({
+            "source": info.map(|i| i.name.clone()),
+            "kind": info.map(|i| i.kind),
+            "warning": info.and_then(|i| i.warning.clone()),
+            "error": match &self.phase { Phase::Failed(e) => Some(e.clone()), _ => None },
+            "load_errors": s.map_or(0, |s| s.load_errors),
+            "first_load_error": s.and_then(|s| s.first_error.clone()),
+            "points_total": h.map_or(0, |h| h.total_points()),
+            "points_resident": self.renderer.pool.points_resident(),
+            "points_drawn": drawn_points,
+            "bounds_min": info.map(|i| i.bounds.0),
+            "bounds_max": info.map(|i| i.bounds.1),
+            "bounds_from": info.map(|i| i.bounds_from),
+            "rasterizer": "compute-32bit-two-pass",
+            "nodes_total": h.map_or(0, |h| h.nodes.len()),
+            "nodes_visible": self.selection.visible,
+            "nodes_drawn": self.selection.draw.len(),
+            "nodes_resident": self.renderer.pool.len(),
+            "nodes_evicted": self.renderer.pool.evicted,
+            "nodes_wanted": self.selection.wanted.len(),
+            "gpu_bytes": self.renderer.pool.gpu_bytes(),
+            "pool_points": self.renderer.pool.capacity(),
+            "uploaded_bytes": self.renderer.pool.uploaded_bytes,
+            "point_budget": self.budget,
+            "budget_hit": self.selection.budget_hit,
+            "lod_depth": self.selection.depth,
+            "hierarchy_depth": h.map_or(0, |h| h.depth()),
+            "decode_points_per_s": s.and_then(|s| (s.decode_seconds > 0.0).then(|| s.decoded_points as f64 / s.decode_seconds)),
+            "index_decode_points_per_s": info.and_then(|i| i.decode_rate),
+            "hierarchy_build_points_per_s": info.and_then(|i| i.build_rate),
+            "color": self.color.name(),
+            "point_radius": self.radius,
+            "edl_strength": self.edl,
+            "view": self.camera.map(|c| serde_json::json!({
+                "pivot": c.pivot.to_array(), "yaw": c.yaw, "pitch": c.pitch,
+                "distance": c.distance, "ortho": c.ortho,
+            })),
+            "hover": self.hover,
+        })
+    }
+
+    fn problem(&self) -> Option<String> {
+        match &self.phase {
+            Phase::Failed(e) => Some(e.clone()),
+            Phase::Ready(s) => s
+                .source
+                .info()
+                .warning
+                .clone()
+                .or_else(|| s.first_error.clone())
+                .or_else(|| self.message.clone()),
+            Phase::Indexing { .. } => None,
+        }
+    }
+
+    fn recreate_gpu(&mut self, gpu: &Gpu) -> Result<(), SceneError> {
+        let capacity = pool_capacity(gpu, self.budget);
+        self.renderer = render::Renderer::new(gpu, capacity);
+        self.message = Some(
+            "the GPU device was lost and recreated: the visible nodes are loading again".into(),
+        );
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sources_parse() {
+        assert_eq!(
+            CloudSource::parse("synthetic:10M"),
+            Ok(CloudSource::Synthetic(10_000_000))
+        );
+        assert_eq!(
+            CloudSource::parse("synthetic:1G"),
+            Ok(CloudSource::Synthetic(1_000_000_000))
+        );
+        assert_eq!(
+            CloudSource::parse("synthetic:2500"),
+            Ok(CloudSource::Synthetic(2500))
+        );
+        assert_eq!(
+            CloudSource::parse("synthetic"),
+            Ok(CloudSource::Synthetic(DEFAULT_SYNTHETIC))
+        );
+        assert_eq!(
+            CloudSource::parse("a.laz"),
+            Ok(CloudSource::File(PathBuf::from("a.laz")))
+        );
+        for bad in ["synthetic:0", "synthetic:x", "synthetic:20G"] {
+            assert!(CloudSource::parse(bad).unwrap_err().contains(bad), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,347 @@
+//! The point-cloud scene's egui side: the side panel (source, progress, budget, colours and the
+//! class legend, point radius, eye-dome lighting, views), the pointer and keys over the image
+//! (orbit, pan, zoom to the pointer, fly, presets, fit, pivot on a double-clicked point), and
+//! the overlay (the hover readout, loading state).
+
+use super::{CLASS_NAMES, Phase, PointCloud, Readout, class_rgba};
+use crate::pointcloud::camera::ViewPreset;
+use crate::pointcloud::raster::{ColorMode, MAX_RADIUS};
+
+/// Digits after the decimal point that show a coordinate of resolution `scale` exactly.
+pub fn decimals_for(scale: f64) -> usize {
+    if !(scale.is_finite() && scale > 0.0) {
+        return 3;
+    }
+    (-scale.log10() - 1e-9).ceil().clamp(0.0, 9.0) as usize
+}
+
+/// The readout as lines of text, coordinates printed to the file's resolution `scale`.
+pub fn readout_lines(r: &Readout, scale: [f64; 3]) -> Vec<String> {
+    let c = |k: usize| format!("{:.*}", decimals_for(scale[k]), r.xyz[k]);
+    let class = CLASS_NAMES
+        .get(usize::from(r.class))
+        .copied()
+        .unwrap_or("user defined");
+    let mut lines = vec![
+        format!("x {}  y {}  z {}", c(0), c(1), c(2)),
+        format!(
+            "class {} ({class})  intensity {}  return {}",
+            r.class, r.intensity, r.return_number
+        ),
+    ];
+    if let Some(t) = r.gps_time {
+        lines.push(format!("GPS time {t:.6}"));
+    }
+    lines.push(format!("node {}", r.node));
+    lines
+}
+
+fn color32(rgba: u32) -> egui::Color32 {
+    let [r, g, b, _] = rgba.to_le_bytes();
+    egui::Color32::from_rgb(r, g, b)
+}
+
+pub(super) fn side_panel(s: &mut PointCloud, ui: &mut egui::Ui) {
+    ui.heading("Point cloud");
+    match &s.phase {
+        Phase::Indexing { progress, .. } => {
+            ui.label("indexing the file (decoding every point, then the octree)…");
+            ui.add(egui::ProgressBar::new(progress.fraction()).show_percentage());
+        }
+        Phase::Failed(e) => {
+            ui.colored_label(egui::Color32::LIGHT_RED, e);
+        }
+        Phase::Ready(st) => {
+            let info = st.source.info();
+            ui.label(format!("{} ({})", info.name, info.kind));
+            let h = st.source.hierarchy();
+            ui.label(format!(
+                "{} points in {} nodes, depth {}",
+                h.total_points(),
+                h.nodes.len(),
+                h.depth()
+            ));
+            if let Some(w) = &info.warning {
+                ui.colored_label(egui::Color32::YELLOW, w);
+            }
+            if let Some(e) = &st.first_error {
+                ui.colored_label(
+                    egui::Color32::YELLOW,
+                    format!("{} node(s) failed: {e}", st.load_errors),
+                );
+            }
+        }
+    }
+    ui.separator();
+    ui.horizontal(|ui| {
+        ui.label("point budget");
+        let mut b = s.budget;
+        if ui
+            .add(
+                egui::DragValue::new(&mut b)
+                    .range(10_000..=1_000_000_000)
+                    .speed(10_000),
+            )
+            .on_hover_text(
+                "most points drawn a frame (default from the adapter: 500,000 on a CPU \
+                 adapter, 10,000,000 on a GPU); the nearest, largest nodes first",
+            )
+            .changed()
+        {
+            s.budget = b.max(1);
+        }
+    });
+    ui.label(format!(
+        "drawn {} points in {} nodes (depth {}){}",
+        s.selection.points,
+        s.selection.draw.len(),
+        s.selection.depth,
+        if s.selection.budget_hit {
+            ", budget reached"
+        } else {
+            ""
+        }
+    ));
+    ui.label(format!(
+        "resident {} points in {} nodes, {:.1} MiB on the GPU; evicted {}",
+        s.renderer.pool.points_resident(),
+        s.renderer.pool.len(),
+        s.renderer.pool.gpu_bytes() as f64 / (1 << 20) as f64,
+        s.renderer.pool.evicted
+    ));
+    if let Some(st) = s.stream() {
+        let loading = s.selection.wanted.len() + st.loader.busy() + s.uploads_waiting;
+        if loading > 0 {
+            ui.label(format!("loading {loading} node(s)…"));
+        }
+        if st.decode_seconds > 0.0 {
+            ui.label(format!(
+                "decoded {:.2} M points/s per loader thread ({} threads)",
+                st.decoded_points as f64 / st.decode_seconds / 1e6,
+                st.loader.threads()
+            ));
+        }
+    }
+    ui.separator();
+    egui::ComboBox::from_label("colour")
+        .selected_text(s.color.name())
+        .show_ui(ui, |ui| {
+            for m in ColorMode::ALL {
+                ui.selectable_value(&mut s.color, m, m.name());
+            }
+        });
+    if s.color == ColorMode::Classification {
+        class_legend(s, ui);
+    }
+    ui.add(egui::Slider::new(&mut s.radius, 0..=MAX_RADIUS).text("point radius (px)"));
+    let mut edl = s.edl > 0.0;
+    if ui
+        .checkbox(&mut edl, "eye-dome lighting")
+        .on_hover_text("darkens points whose neighbours on screen are nearer: depth at a glance")
+        .changed()
+    {
+        s.edl = if edl { 1.0 } else { 0.0 };
+    }
+    if edl {
+        ui.add(egui::Slider::new(&mut s.edl, 0.05..=4.0).text("strength"));
+    }
+    ui.separator();
+    ui.horizontal(|ui| {
+        for (name, preset) in [
+            ("top", ViewPreset::Top),
+            ("front", ViewPreset::Front),
+            ("side", ViewPreset::Side),
+            ("iso", ViewPreset::Iso),
+        ] {
+            if ui.button(name).clicked() {
+                set_preset(s, preset);
+            }
+        }
+    });
+    ui.horizontal(|ui| {
+        if let Some(c) = &mut s.camera {
+            ui.checkbox(&mut c.ortho, "orthographic");
+        }
+        if ui.button("fit (Home)").clicked() {
+            fit(s);
+        }
+    });
+    ui.small(
+        "drag: orbit · right/middle or shift-drag: pan · wheel: zoom to pointer · \
+         double-click: pivot on the point · WASD/QE: fly · T F S I: views",
+    );
+}
+
+fn class_legend(s: &mut PointCloud, ui: &mut egui::Ui) {
+    ui.label("classes (click to hide or show):");
+    for (c, name) in CLASS_NAMES.iter().enumerate() {
+        let (w, b) = (c / 32, c % 32);
+        let word = &mut s.hidden_classes[w / 4][w % 4];
+        let mut shown = (*word >> b) & 1 == 0;
+        ui.horizontal(|ui| {
+            let (rect, _) = ui.allocate_exact_size(egui::vec2(12.0, 12.0), egui::Sense::hover());
+            ui.painter()
+                .rect_filled(rect, 2.0, color32(class_rgba(c as u8)));
+            if ui.checkbox(&mut shown, format!("{c} {name}")).changed() {
+                *word ^= 1 << b;
+            }
+        });
+    }
+}
+
+fn set_preset(s: &mut PointCloud, preset: ViewPreset) {
+    if let (Some((lo, hi)), Some(c)) = (s.bounds(), &mut s.camera) {
+        c.set_preset(preset, lo, hi, s.size);
+    }
+}
+
+fn fit(s: &mut PointCloud) {
+    if let (Some((lo, hi)), Some(c)) = (s.bounds(), &mut s.camera) {
+        c.fit(lo, hi, s.size);
+    }
+}
+
+pub(super) fn interact(s: &mut PointCloud, response: &egui::Response, rect: egui::Rect) {
+    let (w, h) = s.size;
+    let to_pixel = |p: egui::Pos2| -> Option<(f64, f64)> {
+        (rect.width() > 0.0 && rect.height() > 0.0).then(|| {
+            (
+                f64::from((p.x - rect.min.x) / rect.width()) * f64::from(w),
+                f64::from((p.y - rect.min.y) / rect.height()) * f64::from(h),
+            )
+        })
+    };
+    let pointer = response.hover_pos().and_then(to_pixel);
+    s.hover_pixel = s.settings.probe.or_else(|| {
+        pointer.and_then(|(x, y)| {
+            (x >= 0.0 && y >= 0.0 && x < f64::from(w) && y < f64::from(h))
+                .then_some((x as u32, y as u32))
+        })
+    });
+    if pointer.is_none() && s.settings.probe.is_none() {
+        s.hover = None;
+    }
+    let Some(camera) = &mut s.camera else {
+        return;
+    };
+    let px_per_point = if rect.height() > 0.0 {
+        f64::from(h) / f64::from(rect.height())
+    } else {
+        1.0
+    };
+    let (shift, scroll, keys, focused) = response.ctx.input(|i| {
+        let k = |key| i.key_down(key);
+        (
+            i.modifiers.shift,
+            i.smooth_scroll_delta.y,
+            [
+                f64::from(k(egui::Key::D)) - f64::from(k(egui::Key::A)),
+                f64::from(k(egui::Key::W)) - f64::from(k(egui::Key::S)),
+                f64::from(k(egui::Key::E)) - f64::from(k(egui::Key::Q)),
+            ],
+            [
+                i.key_pressed(egui::Key::Home),
+                i.key_pressed(egui::Key::T),
+                i.key_pressed(egui::Key::F),
+                i.key_pressed(egui::Key::S) && i.modifiers.shift,
+                i.key_pressed(egui::Key::I),
+            ],
+        )
+    });
+    let typing = response.ctx.memory(|m| m.focused().is_some());
+    let d = response.drag_delta();
+    let (dx, dy) = (f64::from(d.x) * px_per_point, f64::from(d.y) * px_per_point);
+    if response.dragged_by(egui::PointerButton::Primary) && !shift {
+        camera.orbit(dx, dy);
+    } else if response.dragged_by(egui::PointerButton::Secondary)
+        || response.dragged_by(egui::PointerButton::Middle)
+        || (response.dragged_by(egui::PointerButton::Primary) && shift)
+    {
+        camera.pan(dx, dy, h);
+    }
+    if response.hovered() && scroll != 0.0 {
+        let factor = (-f64::from(scroll) * 0.002).exp();
+        let toward = match (pointer, &s.view) {
+            (Some((x, y)), Some(v)) => {
+                // The point under the pointer at the pivot's depth.
+                let (origin, dir) = v.ray(x, y);
+                let forward = -camera.back();
+                let t = (camera.pivot - origin).dot(forward) / dir.dot(forward).max(1e-9);
+                origin + dir * t
+            }
+            _ => camera.pivot,
+        };
+        camera.zoom_to(factor, toward);
+    }
+    if response.double_clicked() {
+        s.pivot_on_readout = true;
+    }
+    s.fly = if response.hovered() && !typing {
+        keys
+    } else {
+        [0.0; 3]
+    };
+    if typing || !response.hovered() {
+        return;
+    }
+    let [home, top, front, side, iso] = focused;
+    if home {
+        fit(s);
+    }
+    for (pressed, preset) in [
+        (top, ViewPreset::Top),
+        (front, ViewPreset::Front),
+        (side, ViewPreset::Side),
+        (iso, ViewPreset::Iso),
+    ] {
+        if pressed {
+            set_preset(s, preset);
+        }
+    }
+}
+
+pub(super) fn overlay(s: &PointCloud, painter: &egui::Painter, rect: egui::Rect) {
+    let font = egui::FontId::monospace(12.0);
+    if let (Some(r), Some(st)) = (&s.hover, s.stream()) {
+        let lines = readout_lines(r, st.source.info().scale);
+        let text = lines.join("\n");
+        let pos = rect.left_bottom() + egui::vec2(8.0, -8.0);
+        let galley = painter.layout_no_wrap(text, font.clone(), egui::Color32::WHITE);
+        let bg = egui::Rect::from_min_size(
+            pos - egui::vec2(4.0, galley.size().y + 4.0),
+            galley.size() + egui::vec2(8.0, 8.0),
+        );
+        painter.rect_filled(bg, 3.0, egui::Color32::from_black_alpha(180));
+        painter.galley(bg.min + egui::vec2(4.0, 4.0), galley, egui::Color32::WHITE);
+    }
+    let status = match &s.phase {
+        Phase::Indexing { progress, .. } => {
+            Some(format!("indexing… {:.0} %", 100.0 * progress.fraction()))
+        }
+        Phase::Ready(_) if s.loading() => Some("loading nodes…".to_string()),
+        _ => None,
+    };
+    if let Some(t) = status {
+        painter.text(
+            rect.center_top() + egui::vec2(0.0, 8.0),
+            egui::Align2::CENTER_TOP,
+            t,
+            font,
+            egui::Color32::LIGHT_YELLOW,
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decimals_follow_the_scale() {
+        assert_eq!(decimals_for(0.001), 3);
+        assert_eq!(decimals_for(0.01), 2);
+        assert_eq!(decimals_for(1.0), 0);
+        assert_eq!(decimals_for(0.0025), 3);
+        assert_eq!(decimals_for(1e-7), 7);
+    }
+}
