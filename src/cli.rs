@@ -283,7 +283,8 @@ pub struct BenchArgs {
     /// Frames measured per strategy and size.
     #[arg(long, default_value_t = 10, value_name = "N")]
     pub upload_frames: u32,
-    /// Kernel tables to print: fft, particles, timeseries (comma-separated).
+    /// Kernel tables to print: fft, particles, timeseries, pointcloud, pointcloud-stream
+    /// (comma-separated).
     #[arg(long, value_delimiter = ',', value_enum, value_name = "KERNEL,..")]
     pub kernels: Vec<crate::stats::bench::Kernel>,
     /// FFT sizes of the fft table.
@@ -309,6 +310,10 @@ pub struct BenchArgs {
     /// Points of the pointcloud table (default: 1e5 and 1e6 on a CPU adapter, 1e6 … 1e8 on a GPU).
     #[arg(long, value_delimiter = ',')]
     pub pointcloud_counts: Vec<u32>,
+    /// Clouds of the pointcloud-stream table, comma-separated: files or synthetic:N (default:
+    /// tests/data/pointcloud/autzen_trim.laz where it exists, synthetic:10M, synthetic:100M).
+    #[arg(long, value_delimiter = ',', value_parser = parse_pointcloud)]
+    pub pointcloud_clouds: Vec<crate::scene::pointcloud::CloudSource>,
     /// Points in view of the timeseries table (default: 1e5 … 1e8 on a GPU, 1e5 … 1e7 on a CPU
     /// adapter).
     #[arg(long, value_delimiter = ',')]

@@ -62,13 +62,13 @@ impl Drop for KillOnDrop {
     }
 }
 
-const SCENE_MENU: u32 = 27;
-const RECORD_MENU: u32 = 117;
-const SPECTROGRAM: (u32, u32) = (60, 39);
-const TIME_SERIES: (u32, u32) = (65, 85);
-const QUIT: (u32, u32) = (50, 117);
-const START: (u32, u32) = (130, 39);
-const STOP: (u32, u32) = (130, 62);
+const SCENE_MENU: u32 = 58;
+const RECORD_MENU: u32 = 149;
+const SPECTROGRAM: (u32, u32) = (91, 39);
+const TIME_SERIES: (u32, u32) = (96, 85);
+const QUIT: (u32, u32) = (81, 140);
+const START: (u32, u32) = (161, 39);
+const STOP: (u32, u32) = (161, 62);
 
 fn wait_for_csv(dir: &Path) -> Option<std::path::PathBuf> {
     std::fs::read_dir(dir)

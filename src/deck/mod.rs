@@ -140,6 +140,8 @@ pub struct Deck {
     pub capture: CapturePlan,
     /// The comparison window (two recorded CSVs).
     pub(crate) compare: crate::stats::compare::CompareView,
+    /// The path typed in *File* ▸ Open.
+    pub(crate) open_path: String,
     screenshots: Screenshots,
     readback_mark: u64,
     recording: Option<Recording>,
@@ -225,6 +227,7 @@ impl Deck {
             gpu_live: [0.0; 3],
             capture: CapturePlan::default(),
             compare: Default::default(),
+            open_path: String::new(),
             screenshots: Screenshots {
                 writer: screenshot_writer(),
                 dir: None,
@@ -411,9 +414,10 @@ impl Deck {
         (self.clock.total_steps(), self.clock.total_dropped())
     }
 
-    /// Opens a file dropped onto the window: `.csv`/`.tsv`/`.txt` in the time-series scene,
-    /// anything else as audio in the spectrogram, and shows that scene. On error the scene that
-    /// was running keeps running and the message is shown.
+    /// Opens a file dropped onto the window or typed in *File* ▸ Open: `.csv`/`.tsv`/`.txt` in
+    /// the time-series scene, `.las`/`.laz` (COPC included) in the point-cloud scene, anything
+    /// else as audio in the spectrogram, and shows that scene. On error the scene that was
+    /// running keeps running and the message is shown.
     pub fn open_file(&mut self, gpu: &Gpu, path: std::path::PathBuf) {
         let ext = path
             .extension()
@@ -423,6 +427,10 @@ impl Deck {
             let mut cfg = self.cfg.clone();
             cfg.series_file = Some(path.clone());
             ("timeseries", cfg)
+        } else if matches!(ext.as_str(), "las" | "laz") {
+            let mut cfg = self.cfg.clone();
+            cfg.pointcloud.source = crate::scene::pointcloud::CloudSource::File(path.clone());
+            ("pointcloud", cfg)
         } else {
             let mut cfg = self.cfg.clone();
             cfg.audio = crate::audio::AudioSelection::File(path.clone());

@@ -28,6 +28,10 @@ impl Deck {
                 }
             }
             UiCommand::ArmCapture => self.arm_capture(),
+            UiCommand::OpenTypedPath => {
+                let path = std::path::PathBuf::from(self.open_path.trim());
+                self.open_file(gpu, path);
+            }
             UiCommand::Quit => self.quit = true,
         }
     }

@@ -10,8 +10,8 @@ use glam::{DMat4, DVec3, DVec4};
 /// Vertical field of view of the perspective projection, radians (also sets the orthographic
 /// scale: half height = distance · tan(fov / 2)).
 pub const FOV_Y: f64 = 50.0 * std::f64::consts::PI / 180.0;
-/// Pitch limit, radians (the view never looks exactly along z).
-const PITCH_LIMIT: f64 = 89.9 * std::f64::consts::PI / 180.0;
+/// Pitch limit, radians: straight down (the top view) or straight up.
+const PITCH_LIMIT: f64 = std::f64::consts::FRAC_PI_2;
 
 /// A named view (`--view`, the side panel's buttons).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
@@ -27,7 +27,7 @@ pub enum ViewPreset {
 }
 
 impl ViewPreset {
-    /// Yaw, pitch (radians) and whether the preset is orthographic.
+    /// Yaw, pitch (radians) and whether the preset is orthographic. Top looks straight down.
     pub fn angles(self) -> (f64, f64, bool) {
         use std::f64::consts::FRAC_PI_2;
         match self {
@@ -50,7 +50,7 @@ pub struct Camera {
     pub pivot: DVec3,
     /// Eye angle around the pivot, radians.
     pub yaw: f64,
-    /// Eye elevation, radians, within ±89.9°.
+    /// Eye elevation, radians, within ±90°.
     pub pitch: f64,
     /// Eye distance from the pivot, file units (> 0).
     pub distance: f64,
@@ -150,6 +150,22 @@ impl Camera {
         )
     }
 
+    /// Unit vector to the right of the view (horizontal, defined at any pitch, straight down
+    /// included).
+    pub fn right(&self) -> DVec3 {
+        DVec3::new(-self.yaw.sin(), self.yaw.cos(), 0.0)
+    }
+
+    /// Unit vector up on screen.
+    pub fn up(&self) -> DVec3 {
+        self.right().cross(-self.back())
+    }
+
+    /// Camera-relative rotation (the eye at the origin).
+    fn rotation(&self) -> DMat4 {
+        DMat4::look_to_rh(DVec3::ZERO, -self.back(), self.up())
+    }
+
     /// Eye position.
     pub fn eye(&self) -> DVec3 {
         self.pivot + self.back() * self.distance
@@ -160,7 +176,7 @@ impl Camera {
     pub fn view(&self, size: (u32, u32), center: DVec3, radius: f64) -> CameraView {
         let eye = self.eye();
         let aspect = f64::from(size.0.max(1)) / f64::from(size.1.max(1));
-        let view = DMat4::look_to_rh(DVec3::ZERO, -self.back(), DVec3::Z);
+        let view = self.rotation();
         let to_center = (center - eye).length();
         let radius = radius.max(1e-6);
         let half_h = self.distance * (FOV_Y / 2.0).tan();
@@ -213,7 +229,7 @@ impl Camera {
         let tan = (FOV_Y / 2.0).tan();
         if self.ortho {
             let aspect = f64::from(size.0.max(1)) / f64::from(size.1.max(1));
-            let view = DMat4::look_to_rh(DVec3::ZERO, -self.back(), DVec3::Z);
+            let view = self.rotation();
             let mut half = DVec3::ZERO;
             for i in 0..8 {
                 let corner = DVec3::new(
@@ -255,10 +271,7 @@ impl Camera {
     /// Pans by (dx, dy) pixels of drag (the content follows the pointer at the pivot's depth).
     pub fn pan(&mut self, dx: f64, dy: f64, height: u32) {
         let u = self.units_per_pixel(height);
-        let forward = -self.back();
-        let right = forward.cross(DVec3::Z).normalize_or(DVec3::X);
-        let up = right.cross(forward);
-        self.pivot += (-right * dx + up * dy) * u;
+        self.pivot += (-self.right() * dx + self.up() * dy) * u;
     }
 
     /// Zooms by `factor` (< 1 closer) towards `toward` (the point under the pointer, at the
@@ -271,9 +284,7 @@ impl Camera {
 
     /// Moves eye and pivot together by (right, forward, up) file units (fly mode).
     pub fn fly(&mut self, right: f64, forward: f64, up: f64) {
-        let f = -self.back();
-        let r = f.cross(DVec3::Z).normalize_or(DVec3::X);
-        self.pivot += r * right + f * forward + DVec3::Z * up;
+        self.pivot += self.right() * right - self.back() * forward + DVec3::Z * up;
     }
 }
 

@@ -26,6 +26,8 @@ pub enum UiCommand {
     ToggleRecording,
     /// Arm a capture with the menu's delay and duration.
     ArmCapture,
+    /// Open the file whose path is typed in *File* ▸ Open (`Deck::open_path`).
+    OpenTypedPath,
     /// End the run.
     Quit,
 }
@@ -35,6 +37,23 @@ pub enum UiCommand {
 pub fn menu_bar(deck: &mut Deck, ui: &mut egui::Ui, commands: &mut Vec<UiCommand>) {
     egui::Panel::top("menu").show(ui, |ui| {
         egui::MenuBar::new().ui(ui, |ui| {
+            ui.menu_button("File", |ui| {
+                ui.label("Open a file (or drop it on the window):");
+                ui.small(
+                    "sound (WAV, FLAC, Ogg, MP3) → spectrogram · CSV → time series · \
+                     LAS, LAZ, COPC → point cloud",
+                );
+                let edit = ui.add(
+                    egui::TextEdit::singleline(&mut deck.open_path)
+                        .hint_text("path")
+                        .desired_width(320.0),
+                );
+                let enter = edit.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
+                if (ui.button("Open").clicked() || enter) && !deck.open_path.trim().is_empty() {
+                    commands.push(UiCommand::OpenTypedPath);
+                    ui.close();
+                }
+            });
             ui.menu_button("Scene", |ui| {
                 for (i, s) in SCENES.iter().enumerate() {
                     let text = format!("{}  ({})", s.title, s.key);

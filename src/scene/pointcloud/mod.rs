@@ -14,6 +14,7 @@
 //! This file holds the scene's state and data flow; the side panel, pointer and keys, and the
 //! readout are in `ui.rs`; the GPU objects in `render.rs`.
 
+pub mod bench;
 mod render;
 mod ui;
 
@@ -399,6 +400,20 @@ impl PointCloud {
         if let Phase::Ready(s) = &self.phase {
             s.loader.want(&self.selection.wanted);
         }
+    }
+
+    /// Whether a LAS/LAZ file is still being indexed.
+    fn indexing(&self) -> bool {
+        matches!(self.phase, Phase::Indexing { .. })
+    }
+
+    /// Forgets every resident node (GPU pool, decoded nodes waiting): the view streams in again.
+    fn drop_resident(&mut self) {
+        self.renderer.pool.clear();
+        if let Phase::Ready(s) = &mut self.phase {
+            s.ready.clear();
+        }
+        self.selection = Selection::default();
     }
 
     /// The cloud's bounds, once open.

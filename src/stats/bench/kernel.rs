@@ -14,6 +14,8 @@ pub enum Kernel {
     Timeseries,
     /// `pointcloud::bench::bench_table` (the compute rasterizer against point primitives).
     Pointcloud,
+    /// `scene::pointcloud::bench::stream_table` (frame time at rest and while nodes stream in).
+    PointcloudStream,
 }
 
 /// Options of the kernel tables.
@@ -37,6 +39,9 @@ pub struct KernelOptions {
     /// Points of the point-cloud table (`None`: 1e5 and 1e6 on a CPU adapter, 1e6 … 1e8 on a
     /// GPU).
     pub pointcloud_counts: Option<Vec<u32>>,
+    /// Clouds of the streaming table (`None`: the committed `autzen_trim.laz` where it is
+    /// found, synthetic 10M and 100M).
+    pub pointcloud_clouds: Option<Vec<crate::scene::pointcloud::CloudSource>>,
 }
 
 /// Default particle counts: ×4 steps from 16384 to 16777216 on a GPU, 4096 to 65536 on a CPU
@@ -98,6 +103,22 @@ pub fn kernel_tables(gpu: &Gpu, kernels: &[Kernel], o: &KernelOptions) -> String
                     }
                 });
                 s.push_str(&crate::pointcloud::bench::bench_table(gpu, &counts, 5));
+            }
+            Kernel::PointcloudStream => {
+                use crate::scene::pointcloud::CloudSource;
+                let clouds = o.pointcloud_clouds.clone().unwrap_or_else(|| {
+                    let autzen = std::path::PathBuf::from("tests/data/pointcloud/autzen_trim.laz");
+                    let mut v = Vec::new();
+                    if autzen.exists() {
+                        v.push(CloudSource::File(autzen));
+                    }
+                    v.push(CloudSource::Synthetic(10_000_000));
+                    v.push(CloudSource::Synthetic(100_000_000));
+                    v
+                });
+                s.push_str(&crate::scene::pointcloud::bench::stream_table(
+                    gpu, &clouds, 3, 60,
+                ));
             }
         }
         s.push('\n');

@@ -274,6 +274,8 @@ pub fn run(args: &crate::cli::BenchArgs) -> anyhow::Result<()> {
             series_reps: args.series_reps,
             pointcloud_counts: (!args.pointcloud_counts.is_empty())
                 .then(|| args.pointcloud_counts.clone()),
+            pointcloud_clouds: (!args.pointcloud_clouds.is_empty())
+                .then(|| args.pointcloud_clouds.clone()),
         };
         let text = kernel_tables(&gpu, &args.kernels, &o);
         println!("\n{text}");

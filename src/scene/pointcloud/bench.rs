@@ -1,0 +1,224 @@
+//! `vizdeck bench --kernels pointcloud-stream`: the point-cloud scene's frame time at rest and
+//! while its nodes stream in, same view, same run, per cloud (`--pointcloud-clouds`).
+//!
+//! The scene is driven as the deck drives it (prepare with uploads through a frame's uploader,
+//! the compute pass, the resolve into a 1280×720 target, one submit), without the UI; a frame's
+//! time is its wall time from prepare to the GPU idle. Frames do not wait for nodes: loader
+//! threads decode while frames go on, as in the window. Each cycle empties the resident set
+//! (the GPU pool and the decoded nodes waiting), then runs frames until nothing in view is
+//! missing ("loading" frames), then `rest` more frames ("at rest"). The first cycle is a
+//! warm-up (pipelines, caches) and is not counted.
+
+use std::time::Instant;
+
+use super::{CloudSource, PointCloud, Settings};
+use crate::gpu::Gpu;
+use crate::gpu::upload::Strategy;
+use crate::pointcloud::camera::ViewPreset;
+use crate::scene::{FrameCtx, Scene};
+
+/// Size of the target.
+pub const SIZE: (u32, u32) = (1280, 720);
+/// Most loading frames per cycle (a cloud that never settles is cut off and said so).
+const MAX_LOADING_FRAMES: u32 = 2000;
+
+/// One cloud's figures.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StreamRow {
+    /// The cloud.
+    pub name: String,
+    /// Points in the cloud, and drawn at rest.
+    pub points: u64,
+    /// See `points`.
+    pub drawn: u64,
+    /// Frame times at rest, ms: p50, p99.
+    pub rest: (f64, f64),
+    /// Frame times while loading, ms: p50, p99; and the loading frames counted.
+    pub loading: (f64, f64),
+    /// See `loading`.
+    pub loading_frames: usize,
+    /// Seconds from an empty pool to everything in view resident, mean over the cycles.
+    pub settle_s: f64,
+}
+
+fn percentile(v: &mut [f64], p: f64) -> f64 {
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    v.sort_by(f64::total_cmp);
+    let i = ((p / 100.0) * (v.len() - 1) as f64).round() as usize;
+    v[i.min(v.len() - 1)]
+}
+
+/// Runs one frame of `scene` into `view`; returns its wall time in seconds.
+#[allow(clippy::disallowed_methods)] // a benchmark outside the deck submits its own frame
+fn frame(gpu: &Gpu, scene: &mut PointCloud, view: &wgpu::TextureView, index: u64) -> f64 {
+    let t = Instant::now();
+    let ctx = FrameCtx {
+        frame: index,
+        steps: 1,
+        dt: 1.0 / 60.0,
+        alpha: 0.0,
+        advanced_s: 1.0 / 60.0,
+        elapsed_s: 1.0 / 60.0,
+        size: SIZE,
+    };
+    let mut f = crate::gpu::frame::OwnedFrame::new(gpu, Strategy::WriteBuffer);
+    f.set_index(index);
+    scene.prepare(&mut f.frame(), &ctx);
+    {
+        let mut pass = f
+            .encoder()
+            .begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("pointcloud:bench:compute"),
+                timestamp_writes: None,
+            });
+        scene.compute(&mut pass, &ctx);
+    }
+    {
+        let mut pass = f.encoder().begin_render_pass(&wgpu::RenderPassDescriptor {
+            label: Some("pointcloud:bench:render"),
+            color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                view,
+                depth_slice: None,
+                resolve_target: None,
+                ops: wgpu::Operations {
+                    load: wgpu::LoadOp::Clear(wgpu::Color::BLACK),
+                    store: wgpu::StoreOp::Store,
+                },
+            })],
+            depth_stencil_attachment: None,
+            timestamp_writes: None,
+            occlusion_query_set: None,
+            multiview_mask: None,
+        });
+        scene.paint(&mut pass, &ctx);
+    }
+    f.submit();
+    gpu.wait_idle();
+    t.elapsed().as_secs_f64()
+}
+
+/// Measures `cloud` (default budget of this adapter, iso view) over `cycles` counted cycles of
+/// `rest` frames at rest each.
+///
+/// # Errors
+///
+/// The scene's error when the cloud cannot be opened.
+pub fn stream_row(
+    gpu: &Gpu,
+    cloud: &CloudSource,
+    cycles: u32,
+    rest: u32,
+) -> Result<StreamRow, crate::scene::SceneError> {
+    let settings = Settings {
+        source: cloud.clone(),
+        view: ViewPreset::Iso,
+        wait_for_nodes: Some(false),
+        ..Settings::default()
+    };
+    let mut scene = PointCloud::new(gpu, &settings, 1, false)?;
+    let texture = gpu.device.create_texture(&wgpu::TextureDescriptor {
+        label: Some("pointcloud:bench:target"),
+        size: wgpu::Extent3d {
+            width: SIZE.0,
+            height: SIZE.1,
+            depth_or_array_layers: 1,
+        },
+        mip_level_count: 1,
+        sample_count: 1,
+        dimension: wgpu::TextureDimension::D2,
+        format: gpu.scene_format,
+        usage: wgpu::TextureUsages::RENDER_ATTACHMENT,
+        view_formats: &[],
+    });
+    let view = texture.create_view(&Default::default());
+    let (mut at_rest, mut loading, mut settle) = (Vec::new(), Vec::new(), Vec::new());
+    let mut index = 0u64;
+    // Indexing (LAS/LAZ) finishes before the cycles.
+    while scene.indexing() {
+        frame(gpu, &mut scene, &view, index);
+        index += 1;
+    }
+    for cycle in 0..=cycles {
+        scene.drop_resident();
+        let start = Instant::now();
+        let mut n = 0;
+        let mut times = Vec::new();
+        loop {
+            times.push(frame(gpu, &mut scene, &view, index) * 1e3);
+            index += 1;
+            n += 1;
+            if !scene.loading() || n >= MAX_LOADING_FRAMES {
+                break;
+            }
+        }
+        let settled = start.elapsed().as_secs_f64();
+        let rest_times: Vec<f64> = (0..rest)
+            .map(|_| {
+                let t = frame(gpu, &mut scene, &view, index) * 1e3;
+                index += 1;
+                t
+            })
+            .collect();
+        if cycle > 0 {
+            loading.extend(times);
+            at_rest.extend(rest_times);
+            settle.push(settled);
+        }
+    }
+    let m = scene.metrics();
+    let loading_frames = loading.len();
+    Ok(StreamRow {
+        name: match cloud {
+            CloudSource::File(p) => p
+                .file_name()
+                .map_or_else(|| p.display().to_string(), |n| n.to_string_lossy().into()),
+            CloudSource::Synthetic(n) => format!("synthetic:{n}"),
+        },
+        points: m["points_total"].as_u64().unwrap_or(0),
+        drawn: m["points_drawn"].as_u64().unwrap_or(0),
+        rest: (
+            percentile(&mut at_rest, 50.0),
+            percentile(&mut at_rest, 99.0),
+        ),
+        loading: (
+            percentile(&mut loading, 50.0),
+            percentile(&mut loading, 99.0),
+        ),
+        loading_frames,
+        settle_s: settle.iter().sum::<f64>() / settle.len().max(1) as f64,
+    })
+}
+
+/// The table for `clouds`: frame time at rest and while loading, `cycles` cycles of `rest`
+/// frames each.
+pub fn stream_table(gpu: &Gpu, clouds: &[CloudSource], cycles: u32, rest: u32) -> String {
+    let mut out = format!(
+        "Point-cloud streaming, adapter: {} ({}, {}), {}x{}, iso view, default budget, \
+         {cycles} cycles (empty pool → all in view resident → {rest} frames at rest)\n\n\
+         | cloud | points | drawn at rest | rest p50 ms | rest p99 ms | loading p50 ms | \
+         loading p99 ms | loading frames | settle s | loading p99 / rest p99 |\n\
+         |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+        gpu.summary.name, gpu.summary.backend, gpu.summary.device_type, SIZE.0, SIZE.1
+    );
+    for c in clouds {
+        match stream_row(gpu, c, cycles, rest) {
+            Ok(r) => out.push_str(&format!(
+                "| {} | {} | {} | {:.1} | {:.1} | {:.1} | {:.1} | {} | {:.2} | {:.2}× |\n",
+                r.name,
+                r.points,
+                r.drawn,
+                r.rest.0,
+                r.rest.1,
+                r.loading.0,
+                r.loading.1,
+                r.loading_frames,
+                r.settle_s,
+                r.loading.1 / r.rest.1
+            )),
+            Err(e) => out.push_str(&format!("| {c:?} | {e} | | | | | | | | |\n")),
+        }
+    }
+    out
+}
