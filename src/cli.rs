@@ -106,7 +106,7 @@ pub struct Cli {
     pub point_radius: Option<u32>,
 
     /// Point-cloud scene: eye-dome lighting strength, 0 (off) to 4 (default 1).
-    #[arg(long, default_value_t = 1.0, value_name = "S", value_parser = parse_edl)]
+    #[arg(long, default_value_t = 1.0, value_name = "S", value_parser = parse_edl, allow_negative_numbers = true)]
     pub edl: f32,
 
     /// Point-cloud scene: read out the point at pixel X,Y of the scene image every frame, as if

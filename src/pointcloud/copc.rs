@@ -51,24 +51,61 @@ impl CopcFile {
                 path: path.to_path_buf(),
                 reason: "no COPC info record".to_string(),
             })?;
-        let mut nodes: Vec<(CopcNode, las::copc::Entry)> = reader
-            .hierarchy_entries()
-            .filter(|e| e.point_count > 0 && e.key.l >= 0)
-            .map(|e| {
-                let b = e.key.bounds(&copc);
-                let k = e.key;
-                (
-                    CopcNode {
-                        level: k.l as u32,
-                        cell: [k.x, k.y, k.z].map(|v| v.max(0) as u32),
-                        points: e.point_count as u64,
-                        min: [b.min.x, b.min.y, b.min.z],
-                        side: b.max.x - b.min.x,
-                    },
-                    e,
-                )
-            })
-            .collect();
+        let file_len =
+            std::fs::metadata(path)
+                .map(|m| m.len())
+                .map_err(|source| PointCloudError::Io {
+                    path: path.to_path_buf(),
+                    source,
+                })?;
+        let broken = |reason: String| PointCloudError::BrokenHierarchy {
+            path: path.to_path_buf(),
+            reason,
+        };
+        let mut nodes: Vec<(CopcNode, las::copc::Entry)> = Vec::new();
+        for e in reader.hierarchy_entries() {
+            let k = e.key;
+            let name = format!("node {}-{}-{}-{}", k.l, k.x, k.y, k.z);
+            let side = 1i64 << k.l.clamp(0, 62);
+            let in_grid = [k.x, k.y, k.z]
+                .iter()
+                .all(|&v| v >= 0 && i64::from(v) < side);
+            if k.l < 0 || k.l > 30 || !in_grid {
+                return Err(broken(format!("{name}: the key is outside the octree")));
+            }
+            if e.point_count < -1 {
+                return Err(broken(format!("{name}: point count {}", e.point_count)));
+            }
+            if e.point_count > 0
+                && (e.byte_size <= 0 || e.offset.saturating_add(e.byte_size as u64) > file_len)
+            {
+                return Err(broken(format!(
+                    "{name}: its data ({} bytes at {}) lies outside the file of {file_len} bytes",
+                    e.byte_size, e.offset
+                )));
+            }
+            if e.point_count <= 0 {
+                continue;
+            }
+            let b = k.bounds(&copc);
+            nodes.push((
+                CopcNode {
+                    level: k.l as u32,
+                    cell: [k.x, k.y, k.z].map(|v| v.max(0) as u32),
+                    points: e.point_count as u64,
+                    min: [b.min.x, b.min.y, b.min.z],
+                    side: b.max.x - b.min.x,
+                },
+                e,
+            ));
+        }
+        let total: u64 = nodes.iter().map(|(n, _)| n.points).sum();
+        if total != info.header_points {
+            return Err(broken(format!(
+                "its nodes hold {total} points, the header says {}",
+                info.header_points
+            )));
+        }
         nodes.sort_by_key(|(n, _)| (n.level, n.cell[2], n.cell[1], n.cell[0]));
         Ok(CopcFile {
             info,

@@ -37,6 +37,15 @@ pub enum PointCloudError {
         /// What the reader said.
         reason: String,
     },
+    /// A COPC file whose hierarchy does not hold together (a broken page: keys outside the
+    /// octree, negative counts, data outside the file, counts that do not add up).
+    #[error("point cloud '{path}': broken COPC hierarchy: {reason}")]
+    BrokenHierarchy {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong, naming the node.
+        reason: String,
+    },
     /// The file holds no point (its header may say 0, or announce points that are not there).
     #[error("point cloud '{path}': the file holds no points")]
     NoPoints {
@@ -222,12 +231,17 @@ impl LasFile {
         if self.failed || left == 0 {
             return Ok(None);
         }
-        let n = left.min(max.max(1) as u64);
-        let got = match self.reader.fill_points(n, &mut self.data) {
-            Ok(got) => got,
-            Err(e) => {
-                self.failed = true;
-                return Err(self.truncated(one_line(&e)));
+        let mut n = left.min(max.max(1) as u64);
+        // A batch that breaks part-way is read again in halves, so the points before the break
+        // are kept (the break itself is reported by the call that reaches it).
+        let got = loop {
+            match self.reader.fill_points(n, &mut self.data) {
+                Ok(got) => break got,
+                Err(_) if n > 1 && self.reader.seek(self.read).is_ok() => n /= 2,
+                Err(e) => {
+                    self.failed = true;
+                    return Err(self.truncated(one_line(&e)));
+                }
             }
         };
         if got == 0 {

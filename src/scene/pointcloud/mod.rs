@@ -269,6 +269,9 @@ impl PointCloud {
         };
         if scene.wait_for_nodes {
             scene.finish_indexing(true);
+            if let Phase::Failed(e) = &scene.phase {
+                return Err(SceneError::Other(e.clone()));
+            }
         }
         scene.default_color();
         Ok(scene)
