@@ -3,14 +3,15 @@
 //! placed at pixel centres, some off screen or outside the depth range, some sharing a pixel and
 //! a depth exactly (ties), through an orthographic view; the points stored as the scene stores
 //! them (nodes relative to their own origins, on scattered pages of the pool, one class hidden
-//! by the class mask); and the resolve colours each pixel from its point.
+//! by the class mask); and the resolve colours each pixel from its point. Both paths: the 64-bit
+//! one-pass (lavapipe has 64-bit atomics) and the 32-bit two-pass fallback.
 
 mod common;
 use common::gpu;
 
 use vizdeck::pointcloud::raster::{
-    BATCH_POINTS, ColorMode, EMPTY_BATCH, RasterParams, Rasterizer, ResolveParams, ResolveVariant,
-    batch_entry, cpu_visibility,
+    BATCH_POINTS, ColorMode, EMPTY_BATCH, RasterParams, RasterPath, Rasterizer, ResolveParams,
+    ResolveVariant, batch_entry, cpu_visibility,
 };
 use vizdeck::scene::particles::SplitMix64;
 
@@ -137,96 +138,110 @@ fn visibility_buffer_equals_the_cpu_reference() {
         storage,
     );
     let batches_buf = init("test:raster:batches", bytemuck::cast_slice(&table), storage);
-    let mut r = Rasterizer::new(d, vizdeck::scene::SCENE_FORMAT);
-    let target = r.target(d, size);
-    let group = r.bind(d, &params_buf, &points_buf, &batches_buf, &target);
-    let mut enc = d.create_command_encoder(&wgpu::CommandEncoderDescriptor {
-        label: Some("test:raster"),
-    });
-    r.clear(&mut enc, &target);
-    {
-        let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
-            label: Some("test:raster:pass"),
-            timestamp_writes: None,
-        });
-        r.encode(&mut pass, &group, batches);
+    // lavapipe has 64-bit buffer atomics: CI runs both paths.
+    if gpu.summary.name.contains("llvmpipe") {
+        assert!(gpu.has_int64_atomics(), "lavapipe without 64-bit atomics?");
     }
-    gpu.queue.submit([enc.finish()]);
-    let bytes = gpu
-        .read_buffer_blocking(&target.ids, 0, u64::from(size.0 * size.1) * 4)
-        .expect("read back");
-    let got: Vec<Option<u32>> = bytemuck::cast_slice::<u8, u32>(&bytes)
-        .iter()
-        .map(|&v| (v != 0).then_some(!v))
-        .collect();
-    let differ = got.iter().zip(&want).filter(|(g, w)| g != w).count();
-    assert_eq!(differ, 0, "{differ} pixels differ from the CPU reference");
+    for path in [RasterPath::TwoPass32, RasterPath::Atomic64] {
+        let mut r = Rasterizer::with_path(d, vizdeck::scene::SCENE_FORMAT, path);
+        if r.path() != path {
+            eprintln!("{path:?}: not on this adapter (no 64-bit atomics), skipped");
+            continue;
+        }
+        let target = r.target(d, size);
+        let group = r.bind(d, &params_buf, &points_buf, &batches_buf, &target);
+        let mut enc = d.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+            label: Some("test:raster"),
+        });
+        r.clear(&mut enc, &target);
+        {
+            let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("test:raster:pass"),
+                timestamp_writes: None,
+            });
+            r.encode(&mut pass, &group, batches);
+        }
+        gpu.queue.submit([enc.finish()]);
+        let bytes = gpu
+            .read_buffer_blocking(&target.ids, 0, target.ids_bytes())
+            .expect("read back");
+        let got: Vec<Option<u32>> = target
+            .id_words(&bytes)
+            .iter()
+            .map(|&v| (v != 0).then_some(!v))
+            .collect();
+        let differ = got.iter().zip(&want).filter(|(g, w)| g != w).count();
+        assert_eq!(
+            differ, 0,
+            "{path:?}: {differ} pixels differ from the CPU reference"
+        );
 
-    // The resolve (RGB, radius 0, no eye-dome lighting): every pixel its point's colour,
-    // the background where none landed.
-    let rp = ResolveParams {
-        width: size.0,
-        height: size.1,
-        background: [0.0, 0.0, 0.0, 1.0],
-        ..bytemuck::Zeroable::zeroed()
-    };
-    let rp_buf = init(
-        "test:raster:resolve",
-        bytemuck::bytes_of(&rp),
-        wgpu::BufferUsages::UNIFORM,
-    );
-    let image = d.create_texture(&wgpu::TextureDescriptor {
-        label: Some("test:raster:image"),
-        size: wgpu::Extent3d {
+        // The resolve (RGB, radius 0, no eye-dome lighting): every pixel its point's colour,
+        // the background where none landed.
+        let rp = ResolveParams {
             width: size.0,
             height: size.1,
-            depth_or_array_layers: 1,
-        },
-        mip_level_count: 1,
-        sample_count: 1,
-        dimension: wgpu::TextureDimension::D2,
-        format: vizdeck::scene::SCENE_FORMAT,
-        usage: wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::COPY_SRC,
-        view_formats: &[],
-    });
-    let view = image.create_view(&Default::default());
-    let resolve = r.bind_resolve(d, &rp_buf, &target, &points_buf, &attrs_buf);
-    let variant = ResolveVariant {
-        mode: ColorMode::Rgb,
-        radius: 0,
-        edl: false,
-    };
-    r.prepare_variant(d, variant);
-    let mut enc = d.create_command_encoder(&wgpu::CommandEncoderDescriptor {
-        label: Some("test:resolve"),
-    });
-    {
-        let mut pass = enc.begin_render_pass(&wgpu::RenderPassDescriptor {
-            label: Some("test:resolve:pass"),
-            color_attachments: &[Some(wgpu::RenderPassColorAttachment {
-                view: &view,
-                depth_slice: None,
-                resolve_target: None,
-                ops: wgpu::Operations {
-                    load: wgpu::LoadOp::Clear(wgpu::Color::WHITE),
-                    store: wgpu::StoreOp::Store,
-                },
-            })],
-            depth_stencil_attachment: None,
-            timestamp_writes: None,
-            occlusion_query_set: None,
-            multiview_mask: None,
-        });
-        r.paint(&mut pass, variant, &resolve);
-    }
-    gpu.queue.submit([enc.finish()]);
-    let rgba = vizdeck::gpu::readback::read_texture_rgba(d, &gpu.queue, &image).expect("image");
-    for (px, w) in want.iter().enumerate() {
-        let expect = match w {
-            Some(i) => colors[i].to_le_bytes(),
-            None => [0, 0, 0, 255],
+            background: [0.0, 0.0, 0.0, 1.0],
+            ..bytemuck::Zeroable::zeroed()
         };
-        assert_eq!(rgba[px * 4..px * 4 + 4], expect, "pixel {px}");
+        let rp_buf = init(
+            "test:raster:resolve",
+            bytemuck::bytes_of(&rp),
+            wgpu::BufferUsages::UNIFORM,
+        );
+        let image = d.create_texture(&wgpu::TextureDescriptor {
+            label: Some("test:raster:image"),
+            size: wgpu::Extent3d {
+                width: size.0,
+                height: size.1,
+                depth_or_array_layers: 1,
+            },
+            mip_level_count: 1,
+            sample_count: 1,
+            dimension: wgpu::TextureDimension::D2,
+            format: vizdeck::scene::SCENE_FORMAT,
+            usage: wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::COPY_SRC,
+            view_formats: &[],
+        });
+        let view = image.create_view(&Default::default());
+        let resolve = r.bind_resolve(d, &rp_buf, &target, &points_buf, &attrs_buf);
+        let variant = ResolveVariant {
+            mode: ColorMode::Rgb,
+            radius: 0,
+            edl: false,
+        };
+        r.prepare_variant(d, variant);
+        let mut enc = d.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+            label: Some("test:resolve"),
+        });
+        {
+            let mut pass = enc.begin_render_pass(&wgpu::RenderPassDescriptor {
+                label: Some("test:resolve:pass"),
+                color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                    view: &view,
+                    depth_slice: None,
+                    resolve_target: None,
+                    ops: wgpu::Operations {
+                        load: wgpu::LoadOp::Clear(wgpu::Color::WHITE),
+                        store: wgpu::StoreOp::Store,
+                    },
+                })],
+                depth_stencil_attachment: None,
+                timestamp_writes: None,
+                occlusion_query_set: None,
+                multiview_mask: None,
+            });
+            r.paint(&mut pass, variant, &resolve);
+        }
+        gpu.queue.submit([enc.finish()]);
+        let rgba = vizdeck::gpu::readback::read_texture_rgba(d, &gpu.queue, &image).expect("image");
+        for (px, w) in want.iter().enumerate() {
+            let expect = match w {
+                Some(i) => colors[i].to_le_bytes(),
+                None => [0, 0, 0, 255],
+            };
+            assert_eq!(rgba[px * 4..px * 4 + 4], expect, "{path:?}: pixel {px}");
+        }
     }
     assert!(
         gpu.error_messages().is_empty(),

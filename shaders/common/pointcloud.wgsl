@@ -34,6 +34,18 @@ fn class_drawn(word: u32, r: RasterParams) -> bool {
     return ((r.class_mask[c >> 7u][(c >> 5u) & 3u] >> (c & 31u)) & 1u) != 0u;
 }
 
+// Whether the visibility buffer is the 64-bit path's (raster64.wgsl): per pixel the id word
+// then the depth key in one buffer, bound as both `depth` and `ids` of the resolve and the pick.
+override PACKED: bool = false;
+
+// Index of pixel `i`'s depth key and id word in the arrays the resolve and the pick read.
+fn depth_slot(i: u32) -> u32 {
+    return select(i, 2u * i + 1u, PACKED);
+}
+fn id_slot(i: u32) -> u32 {
+    return select(i, 2u * i, PACKED);
+}
+
 // Largest point radius of the resolve and the pick, pixels (MAX_RADIUS in raster.rs).
 const MAX_PICK_RADIUS: i32 = 3;
 

@@ -30,13 +30,13 @@ fn main() {
             let cx = clamp(pp.x + dx, 0, i32(pp.width) - 1);
             let cy = clamp(pp.y + dy, 0, i32(pp.height) - 1);
             let i = u32(cy) * pp.width + u32(cx);
-            let k = select(0u, depth[i], inside);
+            let k = select(0u, depth[depth_slot(i)], inside);
             if k > best {
                 best = k;
                 at = i;
             }
         }
     }
-    picked[0] = select(0u, ids[at], best != 0u);
+    picked[0] = select(0u, ids[id_slot(at)], best != 0u);
     picked[1] = best;
 }

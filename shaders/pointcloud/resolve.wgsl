@@ -64,7 +64,7 @@ fn linear_depth(key: u32) -> f32 {
 fn key_at(x: i32, y: i32) -> u32 {
     let cx = clamp(x, 0, i32(rp.width) - 1);
     let cy = clamp(y, 0, i32(rp.height) - 1);
-    return depth[u32(cy) * rp.width + u32(cx)];
+    return depth[depth_slot(u32(cy) * rp.width + u32(cx))];
 }
 
 
@@ -113,7 +113,7 @@ fn fs_main(@builtin(position) pos: vec4<f32>) -> @location(0) vec4<f32> {
     }
     let cx = clamp(at.x, 0, i32(rp.width) - 1);
     let cy = clamp(at.y, 0, i32(rp.height) - 1);
-    let v = ids[u32(cy) * rp.width + u32(cx)];
+    let v = ids[id_slot(u32(cy) * rp.width + u32(cx))];
     if v == 0u {
         return rp.background;
     }

@@ -136,6 +136,12 @@ impl Gpu {
         if timestamps {
             required_features |= wgpu::Features::TIMESTAMP_QUERY;
         }
+        // The point-cloud rasterizer's one-pass path (64-bit atomic max of depth and id).
+        let int64_atomics =
+            wgpu::Features::SHADER_INT64 | wgpu::Features::SHADER_INT64_ATOMIC_MIN_MAX;
+        if adapter.features().contains(int64_atomics) {
+            required_features |= int64_atomics;
+        }
         let (device, queue) =
             pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
                 label: Some("vizdeck:device"),
@@ -241,6 +247,15 @@ impl Gpu {
 
     /// Whether the adapter is a `DeviceType::Cpu` one (a software rasterizer such as lavapipe),
     /// where the per-adapter defaults differ (ARCHITECTURE.md, "Per-adapter defaults").
+    /// Whether the device has 64-bit atomic min/max in storage buffers (the point-cloud
+    /// rasterizer's one-pass path).
+    pub fn has_int64_atomics(&self) -> bool {
+        self.device
+            .features()
+            .contains(wgpu::Features::SHADER_INT64_ATOMIC_MIN_MAX)
+    }
+
+    /// Whether the adapter is a CPU rasterizer (lavapipe, SwiftShader, WARP).
     pub fn is_cpu_adapter(&self) -> bool {
         self.summary.device_type == "Cpu"
     }

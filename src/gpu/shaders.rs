@@ -173,6 +173,10 @@ pub const POINTCLOUD_RASTER_DEPTH: ShaderSource =
 pub const POINTCLOUD_RASTER_ID: ShaderSource =
     shader!("pointcloud/raster_id.wgsl", "common/pointcloud.wgsl");
 
+/// Point clouds, compute rasterizer (64-bit path): depth and id in one atomic (compute).
+pub const POINTCLOUD_RASTER64: ShaderSource =
+    shader!("pointcloud/raster64.wgsl", "common/pointcloud.wgsl");
+
 /// Point clouds, compute rasterizer: visibility buffer → colours (render).
 pub const POINTCLOUD_RESOLVE: ShaderSource =
     shader!("pointcloud/resolve.wgsl", "common/pointcloud.wgsl");
@@ -217,6 +221,7 @@ pub const ALL: &[ShaderSource] = &[
     POINTCLOUD_POINTS_BASELINE,
     POINTCLOUD_RESOLVE,
     POINTCLOUD_PICK,
+    POINTCLOUD_RASTER64,
 ];
 
 /// What varies between the render pipelines of [`ShaderSource::render_pipeline`]; the default is
@@ -317,6 +322,33 @@ impl ShaderSource {
             module: &self.module(device),
             entry_point: Some("main"),
             compilation_options: Default::default(),
+            cache: None,
+        })
+    }
+
+    /// [`compute_pipeline`](ShaderSource::compute_pipeline) with values for the shader's
+    /// pipeline-overridable constants, by name.
+    pub fn compute_pipeline_with(
+        &self,
+        device: &wgpu::Device,
+        label: &str,
+        layout: &wgpu::BindGroupLayout,
+        constants: &[(&str, f64)],
+    ) -> wgpu::ComputePipeline {
+        let pl = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some(&format!("{label}:pipeline_layout")),
+            bind_group_layouts: &[Some(layout)],
+            immediate_size: 0,
+        });
+        device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+            label: Some(label),
+            layout: Some(&pl),
+            module: &self.module(device),
+            entry_point: Some("main"),
+            compilation_options: wgpu::PipelineCompilationOptions {
+                constants,
+                ..Default::default()
+            },
             cache: None,
         })
     }

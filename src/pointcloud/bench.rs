@@ -170,24 +170,82 @@ fn time_render(
     run(reps) / f64::from(reps)
 }
 
-/// The table for each of `counts` points, `reps` repetitions per side (at least 1).
+/// Seconds per repetition of the compute rasterizer of `path` (its passes, then the resolve)
+/// over the `n` points in `vertices` (packed as the pool packs them), `reps` repetitions.
+#[allow(clippy::too_many_arguments)]
+fn time_rasterizer(
+    gpu: &Gpu,
+    path: super::raster::RasterPath,
+    vertices: &wgpu::Buffer,
+    params_buf: &wgpu::Buffer,
+    batches: &wgpu::Buffer,
+    n: u32,
+    reps: u32,
+) -> f64 {
+    use wgpu::util::DeviceExt;
+    let d = &gpu.device;
+    let mut r = Rasterizer::with_path(d, crate::scene::SCENE_FORMAT, path);
+    let target = r.target(d, SIZE);
+    let group = r.bind(d, params_buf, vertices, batches, &target);
+    let (raster, _) =
+        crate::gpu::timing::time_compute_pass(gpu, "pointcloud:bench:raster", reps, |pass| {
+            r.encode(pass, &group, n.div_ceil(super::raster::BATCH_POINTS))
+        });
+    let attrs = d.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+        label: Some("pointcloud:bench:attrs"),
+        contents: bytemuck::cast_slice(&vec![[0xff80_c0ffu32, 0]; n as usize]),
+        usage: wgpu::BufferUsages::STORAGE,
+    });
+    let rp = ResolveParams {
+        width: SIZE.0,
+        height: SIZE.1,
+        ..bytemuck::Zeroable::zeroed()
+    };
+    let resolve_buf = d.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+        label: Some("pointcloud:bench:resolve_params"),
+        contents: bytemuck::bytes_of(&rp),
+        usage: wgpu::BufferUsages::UNIFORM,
+    });
+    let resolve = r.bind_resolve(d, &resolve_buf, &target, vertices, &attrs);
+    let variant = ResolveVariant {
+        mode: ColorMode::Rgb,
+        radius: 0,
+        edl: false,
+    };
+    r.prepare_variant(d, variant);
+    raster + time_render(gpu, reps, false, |pass| r.paint(pass, variant, &resolve))
+}
+
+/// The table for each of `counts` points, `reps` repetitions per side (at least 1): the
+/// compute rasterizer's 64-bit path (where the adapter has it) and 32-bit path, each with the
+/// resolve, against point primitives.
 pub fn bench_table(gpu: &Gpu, counts: &[u32], reps: u32) -> String {
+    use super::raster::RasterPath;
     use wgpu::util::DeviceExt;
     let reps = reps.max(1);
     let d = &gpu.device;
+    let has64 = RasterPath::best(d) == RasterPath::Atomic64;
     let mut out = format!(
-        "Point-cloud rasterization, adapter: {} ({}, {}), {}x{}, {reps} reps per submit\n\n\
-         | points | compute rasterizer ms | M points/s | point primitives ms | M points/s | \
-         compute / primitives |\n|---:|---:|---:|---:|---:|---:|\n",
-        gpu.summary.name, gpu.summary.backend, gpu.summary.device_type, SIZE.0, SIZE.1
+        "Point-cloud rasterization, adapter: {} ({}, {}), {}x{}, {reps} reps per submit{}\n\n\
+         | points | compute 64-bit ms | M points/s | compute 32-bit ms | M points/s | point \
+         primitives ms | M points/s | 64-bit / primitives | 32-bit / primitives |\n\
+         |---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+        gpu.summary.name,
+        gpu.summary.backend,
+        gpu.summary.device_type,
+        SIZE.0,
+        SIZE.1,
+        if has64 {
+            ""
+        } else {
+            " (no 64-bit atomics: that column is empty)"
+        }
     );
-    let mut r = Rasterizer::new(d, crate::scene::SCENE_FORMAT);
-    let target = r.target(d, SIZE);
     for &n in counts {
         let max = d.limits().max_storage_buffer_binding_size / 16;
         if u64::from(n) > max {
             out.push_str(&format!(
-                "| {n} | over this adapter's binding limit | | | | |\n"
+                "| {n} | over this adapter's binding limit | | | | | | | |\n"
             ));
             continue;
         }
@@ -209,35 +267,9 @@ pub fn bench_table(gpu: &Gpu, counts: &[u32], reps: u32) -> String {
             contents: bytemuck::cast_slice(&table),
             usage: wgpu::BufferUsages::STORAGE,
         });
-        let group = r.bind(d, &params_buf, &vertices, &batches, &target);
-        let (raster, _) =
-            crate::gpu::timing::time_compute_pass(gpu, "pointcloud:bench:raster", reps, |pass| {
-                r.encode(pass, &group, n.div_ceil(super::raster::BATCH_POINTS))
-            });
-        let attrs = d.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-            label: Some("pointcloud:bench:attrs"),
-            contents: bytemuck::cast_slice(&vec![[0xff80_c0ffu32, 0]; n as usize]),
-            usage: wgpu::BufferUsages::STORAGE,
-        });
-        let rp = ResolveParams {
-            width: SIZE.0,
-            height: SIZE.1,
-            ..bytemuck::Zeroable::zeroed()
-        };
-        let resolve_buf = d.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-            label: Some("pointcloud:bench:resolve_params"),
-            contents: bytemuck::bytes_of(&rp),
-            usage: wgpu::BufferUsages::UNIFORM,
-        });
-        let resolve = r.bind_resolve(d, &resolve_buf, &target, &vertices, &attrs);
-        let variant = ResolveVariant {
-            mode: ColorMode::Rgb,
-            radius: 0,
-            edl: false,
-        };
-        r.prepare_variant(d, variant);
-        let resolve_s = time_render(gpu, reps, false, |pass| r.paint(pass, variant, &resolve));
-        let wall = raster + resolve_s;
+        let time = |path| time_rasterizer(gpu, path, &vertices, &params_buf, &batches, n, reps);
+        let wall64 = has64.then(|| time(RasterPath::Atomic64));
+        let wall32 = time(RasterPath::TwoPass32);
         let (pipeline, base_group) = baseline(gpu, &params_buf);
         let base = time_render(gpu, reps, true, |pass| {
             pass.set_pipeline(&pipeline);
@@ -246,13 +278,21 @@ pub fn bench_table(gpu: &Gpu, counts: &[u32], reps: u32) -> String {
             pass.draw(0..n, 0..1);
         });
         let rate = |s: f64| f64::from(n) / s / 1e6;
+        let (ms64, rate64, ratio64) = match wall64 {
+            Some(w) => (
+                format!("{:.3}", w * 1e3),
+                format!("{:.1}", rate(w)),
+                format!("{:.2}×", base / w),
+            ),
+            None => Default::default(),
+        };
         out.push_str(&format!(
-            "| {n} | {:.3} | {:.1} | {:.3} | {:.1} | {:.2}× |\n",
-            wall * 1e3,
-            rate(wall),
+            "| {n} | {ms64} | {rate64} | {:.3} | {:.1} | {:.3} | {:.1} | {ratio64} | {:.2}× |\n",
+            wall32 * 1e3,
+            rate(wall32),
             base * 1e3,
             rate(base),
-            base / wall
+            base / wall32
         ));
     }
     out

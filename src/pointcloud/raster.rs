@@ -1,8 +1,9 @@
-//! The point-cloud compute rasterizer, 32-bit path (every adapter): a visibility buffer of the
-//! nearest point per pixel, in two passes over the points (`raster_depth.wgsl`: nearest depth per
-//! pixel; `raster_id.wgsl`: the smallest point index at that depth), after Schütz, Kerbl and
-//! Wimmer, "Rendering Point Clouds with Compute Shaders and Vertex Order Optimization" (CGF 40(4),
-//! 2021), then a resolve (`resolve.wgsl`) that colours each pixel from its point, with an
+//! The point-cloud compute rasterizer: a visibility buffer of the nearest point per pixel, after
+//! Schütz, Kerbl and Wimmer, "Rendering Point Clouds with Compute Shaders and Vertex Order
+//! Optimization" (CGF 40(4), 2021): in one pass of 64-bit atomic max of (depth, id) where the
+//! device has 64-bit atomics (`raster64.wgsl`), else in two passes of 32-bit atomics
+//! (`raster_depth.wgsl`: nearest depth per pixel; `raster_id.wgsl`: the smallest point index at
+//! that depth), the same buffer either way ([`RasterPath`]); then a resolve (`resolve.wgsl`) that colours each pixel from its point, with an
 //! optional point radius and eye-dome lighting.
 //!
 //! Points live in a pool of pages of [`BATCH_POINTS`] points (`vec4<u32>` each: x, y, z as f32
@@ -17,9 +18,41 @@ use std::collections::HashMap;
 
 use crate::gpu::layout;
 use crate::gpu::shaders::{
-    POINTCLOUD_PICK, POINTCLOUD_RASTER_DEPTH, POINTCLOUD_RASTER_ID, POINTCLOUD_RESOLVE,
-    RenderOptions,
+    POINTCLOUD_PICK, POINTCLOUD_RASTER_DEPTH, POINTCLOUD_RASTER_ID, POINTCLOUD_RASTER64,
+    POINTCLOUD_RESOLVE, RenderOptions,
 };
+
+/// Which visibility-buffer path runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub enum RasterPath {
+    /// One pass, a 64-bit atomic max of (depth key, !index) per pixel (`raster64.wgsl`), where
+    /// the device has `SHADER_INT64_ATOMIC_MIN_MAX`.
+    Atomic64,
+    /// Two passes of 32-bit atomics: nearest depth, then the smallest index at it.
+    TwoPass32,
+}
+
+impl RasterPath {
+    /// Name in the report and the side panel.
+    pub fn name(self) -> &'static str {
+        match self {
+            RasterPath::Atomic64 => "compute-64bit-atomic",
+            RasterPath::TwoPass32 => "compute-32bit-two-pass",
+        }
+    }
+
+    /// The best path `device` has.
+    pub fn best(device: &wgpu::Device) -> RasterPath {
+        if device
+            .features()
+            .contains(wgpu::Features::SHADER_INT64_ATOMIC_MIN_MAX)
+        {
+            RasterPath::Atomic64
+        } else {
+            RasterPath::TwoPass32
+        }
+    }
+}
 
 /// Points per batch: a page of the pool, and the workgroup size of both passes.
 pub const BATCH_POINTS: u32 = 128;
@@ -190,21 +223,45 @@ pub struct ResolveVariant {
 pub const MAX_RADIUS: u32 = 3;
 
 /// The visibility buffer of one size: per pixel the nearest depth key and `!index` of the point
-/// there (0: none), one u32 each.
+/// there (0: none). The 32-bit path keeps them in two arrays of u32; the 64-bit path in one
+/// buffer of a u64 per pixel (the id word, then the depth key), which `depth` and `ids` then
+/// both are.
 pub struct VisibilityBuffer {
     /// Size in pixels.
     pub size: (u32, u32),
-    /// Depth keys (pass 1).
+    /// Depth keys (pass 1), or the packed buffer.
     pub depth: wgpu::Buffer,
-    /// `!index` of the visible point (pass 2); 0 where no point landed.
+    /// `!index` of the visible point (pass 2; 0 where no point landed), or the packed buffer.
     pub ids: wgpu::Buffer,
+    /// Whether `depth` and `ids` are one packed buffer (the 64-bit path).
+    pub packed: bool,
+}
+
+impl VisibilityBuffer {
+    /// Per pixel the id word (`!index`, 0: none) of `bytes`, a copy of [`ids`](Self::ids).
+    pub fn id_words(&self, bytes: &[u8]) -> Vec<u32> {
+        let words: &[u32] = bytemuck::cast_slice(bytes);
+        if self.packed {
+            words.iter().step_by(2).copied().collect()
+        } else {
+            words.to_vec()
+        }
+    }
+
+    /// Bytes of [`ids`](Self::ids) to copy for [`id_words`](Self::id_words).
+    pub fn ids_bytes(&self) -> u64 {
+        u64::from(self.size.0) * u64::from(self.size.1) * if self.packed { 8 } else { 4 }
+    }
 }
 
 /// The rasterizer's pipelines and layouts.
 pub struct Rasterizer {
+    path: RasterPath,
     layout: wgpu::BindGroupLayout,
     depth_pipeline: wgpu::ComputePipeline,
     id_pipeline: wgpu::ComputePipeline,
+    /// The 64-bit path's layout and pipeline.
+    atomic64: Option<(wgpu::BindGroupLayout, wgpu::ComputePipeline)>,
     resolve_layout: wgpu::BindGroupLayout,
     resolve_pipeline_layout: wgpu::PipelineLayout,
     format: wgpu::TextureFormat,
@@ -248,10 +305,44 @@ pub fn contiguous_batches(count: u32, offset: [f32; 3]) -> Vec<[u32; 4]> {
 }
 
 impl Rasterizer {
-    /// Both passes' pipelines; resolve pipelines into `format` are made per variant
-    /// ([`prepare_variant`](Rasterizer::prepare_variant)).
+    /// The rasterizer of the best path `device` has ([`RasterPath::best`]); resolve pipelines
+    /// into `format` are made per variant ([`prepare_variant`](Rasterizer::prepare_variant)).
     pub fn new(device: &wgpu::Device, format: wgpu::TextureFormat) -> Rasterizer {
+        Rasterizer::with_path(device, format, RasterPath::best(device))
+    }
+
+    /// The rasterizer of `path` (the 32-bit path where the device lacks the 64-bit one).
+    pub fn with_path(
+        device: &wgpu::Device,
+        format: wgpu::TextureFormat,
+        path: RasterPath,
+    ) -> Rasterizer {
+        let path = if path == RasterPath::Atomic64 && RasterPath::best(device) != path {
+            RasterPath::TwoPass32
+        } else {
+            path
+        };
         let cs = wgpu::ShaderStages::COMPUTE;
+        let atomic64 = (path == RasterPath::Atomic64).then(|| {
+            let layout = layout::bind_group_layout(
+                device,
+                "pointcloud:raster64",
+                &[
+                    layout::uniform(0, cs, None),
+                    layout::storage(1, cs, true),
+                    layout::storage(2, cs, true),
+                    layout::storage(3, cs, false),
+                ],
+            );
+            let pipeline =
+                POINTCLOUD_RASTER64.compute_pipeline(device, "pointcloud:raster64", &layout);
+            (layout, pipeline)
+        });
+        let packed = if path == RasterPath::Atomic64 {
+            1.0
+        } else {
+            0.0
+        };
         let layout = layout::bind_group_layout(
             device,
             "pointcloud:raster",
@@ -288,10 +379,13 @@ impl Rasterizer {
             ],
         );
         Rasterizer {
-            pick_pipeline: POINTCLOUD_PICK.compute_pipeline(
+            path,
+            atomic64,
+            pick_pipeline: POINTCLOUD_PICK.compute_pipeline_with(
                 device,
                 "pointcloud:pick",
                 &pick_layout,
+                &[("PACKED", packed)],
             ),
             pick_layout,
             resolve_layout,
@@ -312,6 +406,11 @@ impl Rasterizer {
         }
     }
 
+    /// The path this rasterizer runs.
+    pub fn path(&self) -> RasterPath {
+        self.path
+    }
+
     /// Makes the resolve pipeline of `v` if it does not exist yet (a few ms, once per variant).
     pub fn prepare_variant(&mut self, device: &wgpu::Device, v: ResolveVariant) {
         if self.resolve.contains_key(&v) {
@@ -321,6 +420,14 @@ impl Rasterizer {
             ("MODE", f64::from(v.mode.index())),
             ("RADIUS", f64::from(v.radius.min(MAX_RADIUS))),
             ("EDL", if v.edl { 1.0 } else { 0.0 }),
+            (
+                "PACKED",
+                if self.path == RasterPath::Atomic64 {
+                    1.0
+                } else {
+                    0.0
+                },
+            ),
         ];
         let label = format!(
             "pointcloud:resolve:{}:r{}:{}",
@@ -341,11 +448,11 @@ impl Rasterizer {
         self.resolve.insert(v, pipeline);
     }
 
-    /// A visibility buffer of `size` pixels (each side ≥ 1).
+    /// A visibility buffer of `size` pixels (each side ≥ 1) for this rasterizer's path.
     pub fn target(&self, device: &wgpu::Device, size: (u32, u32)) -> VisibilityBuffer {
         let size = (size.0.max(1), size.1.max(1));
-        let bytes = u64::from(size.0) * u64::from(size.1) * 4;
-        let buffer = |label: &str| {
+        let pixels = u64::from(size.0) * u64::from(size.1);
+        let buffer = |label: &str, bytes: u64| {
             device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some(label),
                 size: bytes,
@@ -355,10 +462,20 @@ impl Rasterizer {
                 mapped_at_creation: false,
             })
         };
+        if self.path == RasterPath::Atomic64 {
+            let packed = buffer("pointcloud:visibility:packed", pixels * 8);
+            return VisibilityBuffer {
+                size,
+                depth: packed.clone(),
+                ids: packed,
+                packed: true,
+            };
+        }
         VisibilityBuffer {
             size,
-            depth: buffer("pointcloud:visibility:depth"),
-            ids: buffer("pointcloud:visibility:ids"),
+            depth: buffer("pointcloud:visibility:depth", pixels * 4),
+            ids: buffer("pointcloud:visibility:ids", pixels * 4),
+            packed: false,
         }
     }
 
@@ -373,6 +490,19 @@ impl Rasterizer {
         batches: &wgpu::Buffer,
         target: &VisibilityBuffer,
     ) -> wgpu::BindGroup {
+        if let Some((layout64, _)) = &self.atomic64 {
+            return layout::bind_group(
+                device,
+                "pointcloud:raster64:group",
+                layout64,
+                &[
+                    params.as_entire_binding(),
+                    points.as_entire_binding(),
+                    batches.as_entire_binding(),
+                    target.depth.as_entire_binding(),
+                ],
+            );
+        }
         layout::bind_group(
             device,
             "pointcloud:raster:group",
@@ -462,7 +592,9 @@ impl Rasterizer {
     /// Clears `target` (in `encoder`, before any pass of the frame).
     pub fn clear(&self, encoder: &mut wgpu::CommandEncoder, target: &VisibilityBuffer) {
         encoder.clear_buffer(&target.depth, 0, None);
-        encoder.clear_buffer(&target.ids, 0, None);
+        if !target.packed {
+            encoder.clear_buffer(&target.ids, 0, None);
+        }
     }
 
     /// Records both passes over `batches` batch-table entries (the table holds the dispatch's
@@ -473,6 +605,12 @@ impl Rasterizer {
             return;
         }
         let (x, y) = dispatch_size(batches);
+        if let Some((_, pipeline)) = &self.atomic64 {
+            pass.set_pipeline(pipeline);
+            pass.set_bind_group(0, group, &[]);
+            pass.dispatch_workgroups(x, y, 1);
+            return;
+        }
         for pipeline in [&self.depth_pipeline, &self.id_pipeline] {
             pass.set_pipeline(pipeline);
             pass.set_bind_group(0, group, &[]);

@@ -727,7 +727,7 @@ impl Scene for PointCloud {
             "bounds_min": info.map(|i| i.bounds.0),
             "bounds_max": info.map(|i| i.bounds.1),
             "bounds_from": info.map(|i| i.bounds_from),
-            "rasterizer": "compute-32bit-two-pass",
+            "rasterizer": self.renderer.raster.path().name(),
             "nodes_total": h.map_or(0, |h| h.nodes.len()),
             "nodes_visible": self.selection.visible,
             "nodes_drawn": self.selection.draw.len(),

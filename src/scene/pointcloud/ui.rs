@@ -102,6 +102,11 @@ pub(super) fn side_panel(s: &mut PointCloud, ui: &mut egui::Ui) {
             ""
         }
     ));
+    ui.label(format!("rasterizer: {}", s.renderer.raster.path().name()))
+        .on_hover_text(
+            "compute-64bit-atomic: one pass (64-bit atomics); compute-32bit-two-pass: depth, then \
+             id (adapters without 64-bit atomics); the same image",
+        );
     ui.label(format!(
         "resident {} points in {} nodes, {:.1} MiB on the GPU; evicted {}",
         s.renderer.pool.points_resident(),
