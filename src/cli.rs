@@ -75,8 +75,9 @@ pub struct Cli {
     #[arg(long, value_enum, default_value_t = crate::series::SynthKind::Walk)]
     pub series_kind: crate::series::SynthKind,
 
-    /// Point-cloud scene: a LAS, LAZ or COPC file (`.copc.laz`, read node by node through its
-    /// hierarchy; LAS/LAZ files are indexed into an octree on a background thread first).
+    /// Point-cloud scene: a LAS, LAZ, COPC (`.copc.laz`, read node by node through its
+    /// hierarchy) or PLY file (ASCII or binary; its vertices); LAS, LAZ and PLY files are indexed
+    /// into an octree on a background thread first.
     #[arg(long, value_name = "PATH")]
     pub pointcloud_file: Option<PathBuf>,
 

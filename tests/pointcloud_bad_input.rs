@@ -151,3 +151,27 @@ fn bad_flags_are_refused_naming_the_flag() {
         assert!(text.contains(what), "{args:?}: want '{what}': {text}");
     }
 }
+
+/// PLY: a face list only, a header that does not parse, binary data cut short.
+#[test]
+fn ply_files_that_cannot_be_shown_are_refused() {
+    let faces = temp("faces.ply");
+    std::fs::write(
+        &faces,
+        "ply\nformat ascii 1.0\nelement vertex 0\nproperty float x\nproperty float y\n\
+         property float z\nelement face 1\nproperty list uchar int vertex_indices\nend_header\n\
+         3 0 1 2\n",
+    )
+    .unwrap();
+    refused(&faces, "holds no points");
+    let garbage = temp("garbage.ply");
+    std::fs::write(&garbage, "ply\nformat sideways 9\nend_header\n").unwrap();
+    refused(&garbage, "not a PLY file");
+    let cut = temp("cut.ply");
+    let mut bytes = b"ply\nformat binary_little_endian 1.0\nelement vertex 100\nproperty float x\n\
+property float y\nproperty float z\nend_header\n"
+        .to_vec();
+    bytes.extend(std::iter::repeat_n(0u8, 12 * 40));
+    std::fs::write(&cut, &bytes).unwrap();
+    refused(&cut, "not a PLY file");
+}

@@ -407,3 +407,107 @@ fn the_synthetic_cloud_is_deterministic_and_within_its_budget() {
     assert_eq!(m["points_total"].as_u64(), Some(3_000_000));
     assert!(m["nodes_drawn"].as_u64().unwrap() > 1, "{m}");
 }
+
+/// A PLY of `n` vertices on a spiral (x, y, z as `double` or `float`, RGB as `uchar`) and a
+/// face element after them, ASCII or binary little endian; returns the path and the
+/// coordinates as written.
+fn ply_file(name: &str, n: usize, binary: bool) -> (PathBuf, Vec<[f64; 3]>) {
+    let dir = std::env::temp_dir().join(format!("vizdeck-pc-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    let pts: Vec<[f64; 3]> = (0..n)
+        .map(|i| {
+            let t = i as f64 * 0.01;
+            [
+                500_000.0 + 40.0 * t.cos() * (1.0 + t),
+                4_000_000.0 + 40.0 * t.sin() * (1.0 + t),
+                100.0 + t,
+            ]
+        })
+        .collect();
+    let format = if binary {
+        "binary_little_endian"
+    } else {
+        "ascii"
+    };
+    let mut out = format!(
+        "ply\nformat {format} 1.0\ncomment vizdeck test\nelement vertex {n}\nproperty double x\n\
+         property double y\nproperty double z\nproperty uchar red\nproperty uchar green\n\
+         property uchar blue\nelement face 1\nproperty list uchar int vertex_indices\nend_header\n"
+    )
+    .into_bytes();
+    for (i, p) in pts.iter().enumerate() {
+        let rgb = [(i % 256) as u8, 128, 255 - (i % 256) as u8];
+        if binary {
+            for v in p {
+                out.extend_from_slice(&v.to_le_bytes());
+            }
+            out.extend_from_slice(&rgb);
+        } else {
+            out.extend_from_slice(
+                format!(
+                    "{:?} {:?} {:?} {} {} {}\n",
+                    p[0], p[1], p[2], rgb[0], rgb[1], rgb[2]
+                )
+                .as_bytes(),
+            );
+        }
+    }
+    if binary {
+        out.push(3);
+        for v in [0i32, 1, 2] {
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+    } else {
+        out.extend_from_slice(b"3 0 1 2\n");
+    }
+    std::fs::write(&path, out).unwrap();
+    (path, pts)
+}
+
+/// PLY, ASCII and binary: every vertex is a point (count and bounds as written), the top view
+/// covers their pixels, and a probed point reads out as written, bit for bit.
+#[test]
+fn ply_vertices_are_the_points() {
+    let gpu = gpu();
+    for binary in [false, true] {
+        let (path, pts) = ply_file(&format!("spiral-{binary}.ply"), 20_000, binary);
+        let top = [
+            "--pointcloud-file",
+            path.to_str().unwrap(),
+            "--view",
+            "top",
+            "--point-radius",
+            "0",
+            "--edl",
+            "0",
+        ];
+        let (rgba, rect, m) = run(&gpu, &top, 4);
+        assert_eq!(m["kind"], "PLY", "{m}");
+        assert_eq!(m["points_total"].as_u64(), Some(pts.len() as u64), "{m}");
+        assert_eq!(m["color"], "RGB", "{m}");
+        for k in 0..3 {
+            let lo = pts.iter().map(|p| p[k]).fold(f64::INFINITY, f64::min);
+            let hi = pts.iter().map(|p| p[k]).fold(f64::NEG_INFINITY, f64::max);
+            assert_eq!(m["bounds_min"][k].as_f64(), Some(lo), "{m}");
+            assert_eq!(m["bounds_max"][k].as_f64(), Some(hi), "{m}");
+        }
+        let got = covered(&rgba, rect);
+        let want = cpu_top_view(&pts, rect.2, rect.3);
+        let score = iou(&got, &want);
+        assert!(score >= 0.95, "binary {binary}: IoU {score:.4}");
+        let at = want.iter().position(|c| *c).unwrap() as u32;
+        let probe = format!("{},{}", at % rect.2, at / rect.2);
+        let mut args = top.to_vec();
+        args.extend(["--pointcloud-probe", probe.as_str()]);
+        let (_, _, m) = run(&gpu, &args, 4);
+        let xyz: Vec<f64> = (0..3)
+            .map(|k| m["hover"]["xyz"][k].as_f64().unwrap())
+            .collect();
+        assert!(
+            pts.iter()
+                .any(|p| (0..3).all(|k| p[k].to_bits() == xyz[k].to_bits())),
+            "binary {binary}: readout {xyz:?} is not a written vertex"
+        );
+    }
+}

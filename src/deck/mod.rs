@@ -415,7 +415,7 @@ impl Deck {
     }
 
     /// Opens a file dropped onto the window or typed in *File* ▸ Open: `.csv`/`.tsv`/`.txt` in
-    /// the time-series scene, `.las`/`.laz` (COPC included) in the point-cloud scene, anything
+    /// the time-series scene, `.las`/`.laz` (COPC included) and `.ply` in the point-cloud scene, anything
     /// else as audio in the spectrogram, and shows that scene. On error the scene that was
     /// running keeps running and the message is shown.
     pub fn open_file(&mut self, gpu: &Gpu, path: std::path::PathBuf) {
@@ -427,7 +427,7 @@ impl Deck {
             let mut cfg = self.cfg.clone();
             cfg.series_file = Some(path.clone());
             ("timeseries", cfg)
-        } else if matches!(ext.as_str(), "las" | "laz") {
+        } else if matches!(ext.as_str(), "las" | "laz" | "ply") {
             let mut cfg = self.cfg.clone();
             cfg.pointcloud.source = crate::scene::pointcloud::CloudSource::File(path.clone());
             ("pointcloud", cfg)

@@ -46,6 +46,14 @@ pub enum PointCloudError {
         /// What is wrong, naming the node.
         reason: String,
     },
+    /// Not a PLY file the reader accepts (a header or data that does not parse).
+    #[error("point cloud '{path}': not a PLY file this reader accepts: {reason}")]
+    NotPly {
+        /// The file.
+        path: PathBuf,
+        /// What the reader said.
+        reason: String,
+    },
     /// The file holds no point (its header may say 0, or announce points that are not there).
     #[error("point cloud '{path}': the file holds no points")]
     NoPoints {

@@ -1,4 +1,4 @@
-//! A LAS/LAZ file without a hierarchy, indexed in memory: every point decoded once (on the
+//! A LAS/LAZ (or PLY, [`super::ply`]) file without a hierarchy, indexed in memory: every point decoded once (on the
 //! scene's indexing thread, never the frame thread), the octree built over them
 //! ([`super::octree::build`]), and nodes then served from memory. Bounds come from the points,
 //! not the header; a file whose data ends early is shown with what it holds and a warning.
@@ -122,6 +122,39 @@ impl MemorySource {
         } else {
             vec![NO_COLOR; xyz.len()]
         };
+        let bounds = super::octree::bounds(&xyz);
+        let warning = warning.or_else(|| header_disagrees(&info, bounds));
+        let points = Points {
+            xyz,
+            words,
+            rgba,
+            gps_time: gps,
+        };
+        let facts = SourceInfo {
+            name: path.display().to_string(),
+            kind: if info.compressed { "LAZ" } else { "LAS" },
+            scale: info.scale,
+            has_color: !rgb16.is_empty(),
+            has_gps_time: info.has_gps_time,
+            intensity_max,
+            warning,
+            decode_rate: Some(points.xyz.len() as f64 / decode_s.max(1e-9)),
+            build_rate: None,
+            bounds,
+            bounds_from: "points",
+        };
+        Ok(MemorySource::build(points, facts))
+    }
+
+    /// Builds the octree of `points` (every array of the same length, at least one point) and
+    /// the source serving its nodes; `info`'s `build_rate` is filled in.
+    pub fn build(points: Points, mut info: SourceInfo) -> MemorySource {
+        let Points {
+            xyz,
+            words,
+            rgba,
+            gps_time,
+        } = points;
         let build_start = Instant::now();
         let cfg = OctreeConfig::default();
         let tree = octree::build(&xyz, &cfg);
@@ -150,32 +183,30 @@ impl MemorySource {
             node_points.push(n.points);
         }
         hierarchy.link_children();
-        let n = xyz.len() as f64;
-        let kind = if info.compressed { "LAZ" } else { "LAS" };
-        let bounds = super::octree::bounds(&xyz);
-        let warning = warning.or_else(|| header_disagrees(&info, bounds));
-        Ok(MemorySource {
-            info: SourceInfo {
-                name: path.display().to_string(),
-                kind,
-                scale: info.scale,
-                has_color: !rgb16.is_empty(),
-                has_gps_time: info.has_gps_time,
-                intensity_max,
-                warning,
-                decode_rate: Some(n / decode_s.max(1e-9)),
-                build_rate: Some(n / build_s.max(1e-9)),
-                bounds,
-                bounds_from: "points",
-            },
+        info.build_rate = Some(xyz.len() as f64 / build_s.max(1e-9));
+        MemorySource {
+            info,
             hierarchy,
             node_points,
             xyz,
             words,
             rgba,
-            gps_time: gps,
-        })
+            gps_time,
+        }
     }
+}
+
+/// Points decoded from a file, as arrays of one attribute each (all of one length).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Points {
+    /// File coordinates.
+    pub xyz: Vec<[f64; 3]>,
+    /// Attribute words ([`attribute_word`]).
+    pub words: Vec<u32>,
+    /// Colours, RGBA8.
+    pub rgba: Vec<u32>,
+    /// GPS times, where the file has them.
+    pub gps_time: Option<Vec<f64>>,
 }
 
 /// A warning when the header's bounds do not hold the points (by more than the scale), or its

@@ -5,6 +5,7 @@
 //! - `source.rs`: the hierarchy of nodes and the [`source::NodeSource`] trait the scene streams
 //!   from; `memory.rs` (a LAS/LAZ file indexed in memory), `copc.rs` (`CopcSource`) and
 //!   `synthetic.rs` (terrain with buildings and trees, deterministic per node) implement it;
+//! - `ply.rs`: PLY (ASCII and binary) vertices as points, indexed like a LAS file;
 //! - `camera.rs`: the orbit camera in f64, frustum and ray; `lod.rs`: node selection by
 //!   screen-space size within the point budget; `loader.rs`: the loader threads; `pool.rs`:
 //!   the GPU pool of resident nodes with LRU eviction and the per-frame batch table;
@@ -27,6 +28,7 @@ pub mod loader;
 pub mod lod;
 pub mod memory;
 pub mod octree;
+pub mod ply;
 pub mod pool;
 pub mod raster;
 pub mod source;

@@ -55,7 +55,7 @@ pub const TARGET_SPACING_PX: f64 = 1.5;
 /// Where the cloud comes from.
 #[derive(Clone, Debug, PartialEq)]
 pub enum CloudSource {
-    /// A LAS, LAZ or COPC file.
+    /// A LAS, LAZ, COPC or PLY file.
     File(PathBuf),
     /// The synthetic terrain of N points.
     Synthetic(u64),
@@ -500,7 +500,7 @@ impl PointCloud {
 }
 
 /// Opens `source`: a synthetic cloud or a COPC file at once (header and hierarchy), a LAS/LAZ
-/// file's header at once (so a bad file fails here) and its index on a thread.
+/// or PLY file's header at once (so a bad file fails here) and its index on a thread.
 fn open(source: &CloudSource, seed: u64) -> Result<Phase, SceneError> {
     match source {
         CloudSource::Synthetic(n) => {
@@ -512,21 +512,30 @@ fn open(source: &CloudSource, seed: u64) -> Result<Phase, SceneError> {
                 let s = CopcSource::open(path).map_err(|e| SceneError::Other(e.to_string()))?;
                 return Ok(Phase::Ready(Box::new(Stream::new(Arc::new(s)))));
             }
-            let file = crate::pointcloud::LasFile::open(path)
-                .map_err(|e| SceneError::Other(e.to_string()))?;
-            if file.info().header_points == 0 {
-                return Err(SceneError::Other(
-                    PointCloudError::NoPoints { path: path.clone() }.to_string(),
-                ));
+            let ply = is_ply(path);
+            if ply {
+                crate::pointcloud::ply::vertex_count(path)
+                    .map_err(|e| SceneError::Other(e.to_string()))?;
+            } else {
+                let file = crate::pointcloud::LasFile::open(path)
+                    .map_err(|e| SceneError::Other(e.to_string()))?;
+                if file.info().header_points == 0 {
+                    return Err(SceneError::Other(
+                        PointCloudError::NoPoints { path: path.clone() }.to_string(),
+                    ));
+                }
             }
-            drop(file);
             let progress = Arc::new(Progress::default());
             let (tx, rx) = std::sync::mpsc::channel();
             let (p, path) = (progress.clone(), path.clone());
             std::thread::Builder::new()
                 .name("vizdeck-pointcloud-index".into())
                 .spawn(move || {
-                    let _ = tx.send(MemorySource::index(&path, &p));
+                    let _ = tx.send(if ply {
+                        crate::pointcloud::ply::index(&path, &p)
+                    } else {
+                        MemorySource::index(&path, &p)
+                    });
                 })
                 .map_err(|e| {
                     SceneError::Other(format!("point cloud: cannot start indexing: {e}"))
@@ -534,6 +543,12 @@ fn open(source: &CloudSource, seed: u64) -> Result<Phase, SceneError> {
             Ok(Phase::Indexing { progress, done: rx })
         }
     }
+}
+
+/// Whether `path` names a PLY file (by its extension).
+fn is_ply(path: &std::path::Path) -> bool {
+    path.extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("ply"))
 }
 
 /// Whether `path` names a COPC file (`.copc.laz`, or a LAZ with the COPC info record).
