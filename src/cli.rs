@@ -77,7 +77,8 @@ pub struct Cli {
 
     /// Point-cloud scene: a LAS, LAZ, COPC (`.copc.laz`, read node by node through its
     /// hierarchy) or PLY file (ASCII or binary; its vertices); LAS, LAZ and PLY files are indexed
-    /// into an octree on a background thread first.
+    /// into an octree on a background thread first. An http:// or https:// URL streams a COPC
+    /// file with range requests (the server must honour Range).
     #[arg(long, value_name = "PATH")]
     pub pointcloud_file: Option<PathBuf>,
 
@@ -629,6 +630,9 @@ impl Cli {
             },
             pointcloud: crate::scene::pointcloud::Settings {
                 source: match (&self.pointcloud_file, &self.pointcloud) {
+                    (Some(p), _) if crate::pointcloud::http::is_url(&p.to_string_lossy()) => {
+                        crate::scene::pointcloud::CloudSource::Url(p.to_string_lossy().into())
+                    }
                     (Some(p), _) => crate::scene::pointcloud::CloudSource::File(p.clone()),
                     (None, Some(s)) => s.clone(),
                     (None, None) => crate::scene::pointcloud::Settings::default().source,

@@ -175,3 +175,28 @@ property float y\nproperty float z\nend_header\n"
     std::fs::write(&cut, &bytes).unwrap();
     refused(&cut, "not a PLY file");
 }
+
+/// COPC over HTTP from servers that cannot serve it: no range support, a missing file, a
+/// LAZ that is not COPC, nothing listening.
+#[test]
+fn http_sources_that_cannot_stream_are_refused() {
+    use common::http_server::{RangeSupport, serve};
+    let dir = data("");
+    let plain = serve(dir.clone(), RangeSupport::Ignore);
+    let ranged = serve(dir, RangeSupport::Honour);
+    let closed = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        format!("http://{}", l.local_addr().unwrap())
+    };
+    for (url, what) in [
+        (
+            format!("{}/simple.copc.laz", plain.base),
+            "does not support range requests",
+        ),
+        (format!("{}/missing.copc.laz", ranged.base), "HTTP 404"),
+        (format!("{}/simple.laz", ranged.base), "only COPC files"),
+        (format!("{closed}/simple.copc.laz"), "simple.copc.laz"),
+    ] {
+        refused(Path::new(&url), what);
+    }
+}

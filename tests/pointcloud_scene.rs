@@ -511,3 +511,61 @@ fn ply_vertices_are_the_points() {
         );
     }
 }
+
+/// COPC over HTTP, from a server in this test that honours `Range`: the same counts and the
+/// same image as the local file, read with range requests (fewer bytes than the file when the
+/// view does not need every node), and a second open served by the cache.
+#[test]
+fn copc_streams_over_http_with_range_requests() {
+    use common::http_server::{RangeSupport, serve};
+    let gpu = gpu();
+    let server = serve(data(""), RangeSupport::Honour);
+    let url = format!("{}/simple.copc.laz", server.base);
+    let local = data("simple.copc.laz");
+    let args = |src: &str| {
+        vec![
+            "--pointcloud-file".to_string(),
+            src.to_string(),
+            "--view".into(),
+            "top".into(),
+        ]
+    };
+    let remote_args = args(&url);
+    let local_args = args(local.to_str().unwrap());
+    fn as_str(v: &[String]) -> Vec<&str> {
+        v.iter().map(String::as_str).collect()
+    }
+    let (a, rect, m) = run(&gpu, &as_str(&remote_args), 5);
+    let (b, _, ml) = run(&gpu, &as_str(&local_args), 5);
+    assert_eq!(m["kind"], "COPC");
+    assert_eq!(m["points_total"], ml["points_total"], "{m}");
+    assert_eq!(m["points_drawn"], ml["points_drawn"], "{m}");
+    let crop = |rgba: &[u8]| -> Vec<u8> {
+        let (x0, y0, w, h) = rect;
+        (y0..y0 + h)
+            .flat_map(|y| {
+                let i = ((y * SIZE.0 + x0) * 4) as usize;
+                rgba[i..i + (w * 4) as usize].to_vec()
+            })
+            .collect()
+    };
+    assert!(
+        crop(&a) == crop(&b),
+        "the remote image differs from the local one"
+    );
+    let http = &m["http"];
+    let file_bytes = std::fs::metadata(&local).unwrap().len();
+    assert_eq!(http["file_bytes"].as_u64(), Some(file_bytes), "{http}");
+    let requests = http["requests"].as_u64().unwrap();
+    assert!(requests >= 2, "{http}");
+    assert_eq!(
+        requests,
+        server.requests.load(std::sync::atomic::Ordering::Relaxed),
+        "every request counted: {http}"
+    );
+    assert!(
+        http["bytes_received"].as_u64().unwrap() <= file_bytes,
+        "{http}"
+    );
+    assert!(http["cache_hits"].as_u64().unwrap() > 0, "{http}");
+}

@@ -31,7 +31,30 @@ pub struct CopcFile {
     /// Spacing between points at the root (halved at every level), file units.
     spacing: f64,
     nodes: Vec<(CopcNode, las::copc::Entry)>,
-    reader: las::CopcReader<'static, std::io::BufReader<std::fs::File>>,
+    reader: las::CopcReader<'static, Box<dyn ReadSeek>>,
+}
+
+/// What a COPC file is read through: a local file or an HTTP range reader.
+pub trait ReadSeek: std::io::Read + std::io::Seek + Send {}
+impl<T: std::io::Read + std::io::Seek + Send> ReadSeek for T {}
+
+/// Where a COPC file lives.
+#[derive(Clone)]
+pub enum Origin {
+    /// A local file.
+    Path(std::path::PathBuf),
+    /// A file over HTTP(S), read with range requests.
+    Http(std::sync::Arc<super::http::HttpFile>),
+}
+
+impl Origin {
+    /// The path, or the URL as a path (for messages).
+    pub fn name(&self) -> std::path::PathBuf {
+        match self {
+            Origin::Path(p) => p.clone(),
+            Origin::Http(f) => std::path::PathBuf::from(f.url()),
+        }
+    }
 }
 
 impl CopcFile {
@@ -42,7 +65,30 @@ impl CopcFile {
     /// As [`super::LasFile::open`]; [`PointCloudError::NotLas`] also for a LAS/LAZ file without
     /// the COPC records and for a hierarchy that does not parse (a broken page).
     pub fn open(path: &Path) -> Result<CopcFile, PointCloudError> {
-        let reader = las::CopcReader::from_path(path).map_err(|e| open_error(path, e))?;
+        CopcFile::open_origin(&Origin::Path(path.to_path_buf()))
+    }
+
+    /// Opens the COPC file at `origin` (a path, or a URL read with range requests) and reads
+    /// its header and whole hierarchy.
+    ///
+    /// # Errors
+    ///
+    /// As [`open`](CopcFile::open); for a URL, I/O errors name the URL and the request.
+    pub fn open_origin(origin: &Origin) -> Result<CopcFile, PointCloudError> {
+        let path = &origin.name();
+        let (read, file_len): (Box<dyn ReadSeek>, u64) = match origin {
+            Origin::Path(p) => {
+                let io = |source| PointCloudError::Io {
+                    path: p.clone(),
+                    source,
+                };
+                let file = std::fs::File::open(p).map_err(io)?;
+                let len = file.metadata().map_err(io)?.len();
+                (Box::new(std::io::BufReader::new(file)), len)
+            }
+            Origin::Http(f) => (Box::new(super::http::RangeReader::new(f.clone())), f.len()),
+        };
+        let reader = las::CopcReader::new(read).map_err(|e| open_error(path, e))?;
         let header = reader.header();
         let info = LasInfo::from_header(path, header);
         let copc = header
@@ -51,13 +97,6 @@ impl CopcFile {
                 path: path.to_path_buf(),
                 reason: "no COPC info record".to_string(),
             })?;
-        let file_len =
-            std::fs::metadata(path)
-                .map(|m| m.len())
-                .map_err(|source| PointCloudError::Io {
-                    path: path.to_path_buf(),
-                    source,
-                })?;
         let broken = |reason: String| PointCloudError::BrokenHierarchy {
             path: path.to_path_buf(),
             reason,
@@ -164,7 +203,7 @@ impl CopcFile {
 /// A COPC file as a [`NodeSource`]: the file's hierarchy as it is, nodes decoded by whichever
 /// loader thread asks, each with its own reader (opened on first need, then reused).
 pub struct CopcSource {
-    path: std::path::PathBuf,
+    origin: Origin,
     hierarchy: Hierarchy,
     info: SourceInfo,
     readers: std::sync::Mutex<Vec<CopcFile>>,
@@ -177,7 +216,18 @@ impl CopcSource {
     ///
     /// As [`CopcFile::open`]; [`PointCloudError::NoPoints`] when no node holds a point.
     pub fn open(path: &Path) -> Result<CopcSource, PointCloudError> {
-        let file = CopcFile::open(path)?;
+        CopcSource::open_origin(Origin::Path(path.to_path_buf()))
+    }
+
+    /// Opens the COPC file at `origin` as a source (a URL: every loader thread reads through
+    /// its own range reader, all sharing the file's block cache).
+    ///
+    /// # Errors
+    ///
+    /// As [`open`](CopcSource::open).
+    pub fn open_origin(origin: Origin) -> Result<CopcSource, PointCloudError> {
+        let path = &origin.name();
+        let file = CopcFile::open_origin(&origin)?;
         let spacing = file.spacing();
         let mut hierarchy = Hierarchy::default();
         let mut index = std::collections::HashMap::new();
@@ -223,11 +273,21 @@ impl CopcSource {
             bounds_from: "header",
         };
         Ok(CopcSource {
-            path: path.to_path_buf(),
+            origin,
             hierarchy,
             info,
             readers: std::sync::Mutex::new(vec![file]),
         })
+    }
+}
+
+impl CopcSource {
+    /// The remote file, for a URL.
+    pub fn http(&self) -> Option<&super::http::HttpFile> {
+        match &self.origin {
+            Origin::Http(f) => Some(f),
+            Origin::Path(_) => None,
+        }
     }
 }
 
@@ -247,7 +307,7 @@ impl NodeSource for CopcSource {
         let taken = self.readers.lock().ok().and_then(|mut r| r.pop());
         let mut reader = match taken {
             Some(r) => r,
-            None => CopcFile::open(&self.path)?,
+            None => CopcFile::open_origin(&self.origin)?,
         };
         let batch = reader.read_node(node as usize);
         if let Ok(mut r) = self.readers.lock() {

@@ -46,6 +46,15 @@ pub enum PointCloudError {
         /// What is wrong, naming the node.
         reason: String,
     },
+    /// A file over HTTP(S) that cannot be read with range requests (unreachable, an error
+    /// status, a server without range support).
+    #[error("point cloud '{url}': {reason}")]
+    Http {
+        /// The URL.
+        url: String,
+        /// What went wrong.
+        reason: String,
+    },
     /// Not a PLY file the reader accepts (a header or data that does not parse).
     #[error("point cloud '{path}': not a PLY file this reader accepts: {reason}")]
     NotPly {

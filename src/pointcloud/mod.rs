@@ -5,6 +5,8 @@
 //! - `source.rs`: the hierarchy of nodes and the [`source::NodeSource`] trait the scene streams
 //!   from; `memory.rs` (a LAS/LAZ file indexed in memory), `copc.rs` (`CopcSource`) and
 //!   `synthetic.rs` (terrain with buildings and trees, deterministic per node) implement it;
+//! - `http.rs`: files over HTTP(S) read with range requests through a shared block cache
+//!   (COPC streamed from a server or object store);
 //! - `ply.rs`: PLY (ASCII and binary) vertices as points, indexed like a LAS file;
 //! - `camera.rs`: the orbit camera in f64, frustum and ray; `lod.rs`: node selection by
 //!   screen-space size within the point budget; `loader.rs`: the loader threads; `pool.rs`:
@@ -24,6 +26,7 @@ pub mod bench;
 pub mod camera;
 pub mod copc;
 pub mod file;
+pub mod http;
 pub mod loader;
 pub mod lod;
 pub mod memory;

@@ -3,6 +3,8 @@
 //! `#[path = "../tests/common/mod.rs"] mod common;` by benches. Blocking buffer reads are
 //! [`vizdeck::gpu::Gpu::read_buffer_blocking`].
 
+pub mod http_server;
+
 use std::path::Path;
 use std::process::Output;
 

@@ -175,6 +175,7 @@ pub fn stream_row(
                 .file_name()
                 .map_or_else(|| p.display().to_string(), |n| n.to_string_lossy().into()),
             CloudSource::Synthetic(n) => format!("synthetic:{n}"),
+            CloudSource::Url(u) => u.clone(),
         },
         points: m["points_total"].as_u64().unwrap_or(0),
         drawn: m["points_drawn"].as_u64().unwrap_or(0),

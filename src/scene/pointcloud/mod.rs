@@ -57,17 +57,23 @@ pub const TARGET_SPACING_PX: f64 = 1.5;
 pub enum CloudSource {
     /// A LAS, LAZ, COPC or PLY file.
     File(PathBuf),
+    /// A COPC file over HTTP(S) (`http://…` or `https://…`), streamed with range requests.
+    Url(String),
     /// The synthetic terrain of N points.
     Synthetic(u64),
 }
 
 impl CloudSource {
-    /// Parses `--pointcloud`: `synthetic:N` (N with an optional k, M or G suffix), or a path.
+    /// Parses `--pointcloud`: `synthetic:N` (N with an optional k, M or G suffix), an
+    /// `http(s)://` URL, or a path.
     ///
     /// # Errors
     ///
     /// A message naming the value when N is not a count from 1 to 10¹⁰.
     pub fn parse(s: &str) -> Result<CloudSource, String> {
+        if crate::pointcloud::http::is_url(s) {
+            return Ok(CloudSource::Url(s.to_string()));
+        }
         let Some(n) = s.strip_prefix("synthetic") else {
             return Ok(CloudSource::File(PathBuf::from(s)));
         };
@@ -150,6 +156,8 @@ struct Stream {
     decode_seconds: f64,
     load_errors: u64,
     first_error: Option<String>,
+    /// The remote file, for a cloud streamed over HTTP.
+    http: Option<Arc<crate::pointcloud::http::HttpFile>>,
 }
 
 /// The point read out under the pointer (or at `--pointcloud-probe`).
@@ -507,6 +515,22 @@ fn open(source: &CloudSource, seed: u64) -> Result<Phase, SceneError> {
             let s = Synthetic::new(*n, seed).map_err(SceneError::Other)?;
             Ok(Phase::Ready(Box::new(Stream::new(Arc::new(s)))))
         }
+        CloudSource::Url(url) => {
+            let file =
+                crate::pointcloud::http::HttpFile::open(url, crate::pointcloud::http::CACHE_BYTES)
+                    .map_err(|e| SceneError::Other(e.to_string()))?;
+            let s = CopcSource::open_origin(crate::pointcloud::copc::Origin::Http(file.clone()))
+                .map_err(|e| match e {
+                    PointCloudError::NotLas { .. } => SceneError::Other(format!(
+                        "point cloud '{url}': only COPC files (.copc.laz) stream over HTTP; \
+                         this one is not ({e})"
+                    )),
+                    e => SceneError::Other(e.to_string()),
+                })?;
+            let mut stream = Stream::new(Arc::new(s));
+            stream.http = Some(file);
+            Ok(Phase::Ready(Box::new(stream)))
+        }
         CloudSource::File(path) => {
             if is_copc(path) {
                 let s = CopcSource::open(path).map_err(|e| SceneError::Other(e.to_string()))?;
@@ -585,6 +609,7 @@ impl Stream {
             decode_seconds: 0.0,
             load_errors: 0,
             first_error: None,
+            http: None,
         }
     }
 
@@ -767,6 +792,7 @@ impl Scene for PointCloud {
                 "distance": c.distance, "ortho": c.ortho,
             })),
             "hover": self.hover,
+            "http": s.and_then(|s| s.http.as_ref()).map(|f| f.metrics()),
         })
     }
 
