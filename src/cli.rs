@@ -10,7 +10,8 @@ use crate::gpu::BackendChoice;
 use crate::scene::spectrogram::{FftOn, Settings as SpectrogramSettings};
 use crate::scene::{SCENES, SceneConfig};
 
-/// vizdeck: live data on the GPU (spectrogram, particles, time series) with frame-time statistics.
+/// vizdeck: live data on the GPU (spectrogram, particles, time series, point clouds) with
+/// frame-time statistics.
 ///
 /// Without a subcommand: the window (or `--headless`). Subcommands: `stats` (summaries of recorded
 /// CSVs), `bench` (scenes, upload strategies, kernel tables).
@@ -110,6 +111,12 @@ pub struct Cli {
     /// Point-cloud scene: eye-dome lighting strength, 0 (off) to 4 (default 1).
     #[arg(long, default_value_t = 1.0, value_name = "S", value_parser = parse_edl, allow_negative_numbers = true)]
     pub edl: f32,
+
+    /// Point-cloud scene: where the octrees of LAS/LAZ/PLY files are cached (default
+    /// $XDG_CACHE_HOME/vizdeck/pointcloud, else ~/.cache/vizdeck/pointcloud); a file whose size
+    /// or modification time changed is indexed again.
+    #[arg(long, value_name = "DIR")]
+    pub pointcloud_cache: Option<PathBuf>,
 
     /// Point-cloud scene: read out the point at pixel X,Y of the scene image every frame, as if
     /// hovered (the report's `scenes.pointcloud.hover`: exact file coordinates, class, ...).
@@ -644,6 +651,7 @@ impl Cli {
                 edl: self.edl,
                 probe: self.pointcloud_probe,
                 wait_for_nodes: None,
+                cache_dir: self.pointcloud_cache.clone(),
             },
             simulated_clock: self.headless,
         }

@@ -24,6 +24,8 @@ fn temp(name: &str) -> PathBuf {
 fn vizdeck(args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_vizdeck"))
         .args(["--headless", "--scene", "pointcloud", "--frames", "3"])
+        .arg("--pointcloud-cache")
+        .arg(temp("cache"))
         .args(args)
         .output()
         .expect("run vizdeck")

@@ -3,11 +3,12 @@
 //! `scene/pointcloud/`.
 //!
 //! - `source.rs`: the hierarchy of nodes and the [`source::NodeSource`] trait the scene streams
-//!   from; `memory.rs` (a LAS/LAZ file indexed in memory), `copc.rs` (`CopcSource`) and
+//!   from; `index.rs` (a LAS/LAZ/PLY file indexed out of core into an octree cached on disk,
+//!   `CachedSource`; `decode.rs` reads LAS/LAZ for it), `copc.rs` (`CopcSource`) and
 //!   `synthetic.rs` (terrain with buildings and trees, deterministic per node) implement it;
 //! - `http.rs`: files over HTTP(S) read with range requests through a shared block cache
 //!   (COPC streamed from a server or object store);
-//! - `ply.rs`: PLY (ASCII and binary) vertices as points, indexed like a LAS file;
+//! - `ply.rs`: PLY (ASCII and binary) vertices as points, decoded for the index like LAS;
 //! - `camera.rs`: the orbit camera in f64, frustum and ray; `lod.rs`: node selection by
 //!   screen-space size within the point budget; `loader.rs`: the loader threads; `pool.rs`:
 //!   the GPU pool of resident nodes with LRU eviction and the per-frame batch table;
@@ -25,11 +26,12 @@
 pub mod bench;
 pub mod camera;
 pub mod copc;
+pub mod decode;
 pub mod file;
 pub mod http;
+pub mod index;
 pub mod loader;
 pub mod lod;
-pub mod memory;
 pub mod octree;
 pub mod ply;
 pub mod pool;

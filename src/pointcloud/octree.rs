@@ -116,19 +116,38 @@ pub fn bounding_cube(xyz: &[[f64; 3]]) -> ([f64; 3], f64) {
 /// Builds the octree of the points `xyz` (file coordinates) under `cfg`. Non-finite points are
 /// left out (they have no place in space); every other point is in exactly one node.
 pub fn build(xyz: &[[f64; 3]], cfg: &OctreeConfig) -> Octree {
+    let pts: Vec<[f64; 3]> = xyz
+        .iter()
+        .copied()
+        .filter(|p| p.iter().all(|v| v.is_finite()))
+        .collect();
+    let (min, side) = bounding_cube(&pts);
+    build_in(
+        xyz,
+        cfg,
+        Node {
+            level: 0,
+            cell: [0; 3],
+            min,
+            side,
+            points: Vec::new(),
+            children: [None; 8],
+        },
+    )
+}
+
+/// [`build`] under a given root cube (`root`'s level, cell, min and side; its points and
+/// children are ignored): the subtree of one chunk of a larger cloud. Points outside the cube
+/// are kept in the nearest cell (the caller hands in only points inside it).
+pub fn build_in(xyz: &[[f64; 3]], cfg: &OctreeConfig, root: Node) -> Octree {
     let finite: Vec<u32> = (0..xyz.len() as u32)
         .filter(|&i| xyz[i as usize].iter().all(|v| v.is_finite()))
         .collect();
-    let pts: Vec<[f64; 3]> = finite.iter().map(|&i| xyz[i as usize]).collect();
-    let (min, side) = bounding_cube(&pts);
     let mut tree = Octree { nodes: Vec::new() };
     tree.nodes.push(Node {
-        level: 0,
-        cell: [0; 3],
-        min,
-        side,
         points: Vec::new(),
         children: [None; 8],
+        ..root
     });
     // Breadth-first over (node, points that fell into it).
     let mut queue = std::collections::VecDeque::from([(Octree::ROOT, finite)]);

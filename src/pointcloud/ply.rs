@@ -3,20 +3,18 @@
 //! (any numeric type), colour from `red`/`green`/`blue` (or `r`/`g`/`b`; 8-bit, 16-bit or
 //! float 0–1), intensity from `intensity` or `scalar_intensity`, classification from
 //! `classification` or `class`. Faces and other elements are skipped: the mesh's vertices are
-//! the points. The points are then indexed in memory like a LAS file
-//! ([`super::memory::MemorySource::build`]).
+//! the points. The points are then indexed like a LAS file ([`super::index`]).
 
 use std::io::BufRead;
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::time::Instant;
 
 use ply_rs_bw::parser::{Parser, Reader};
 use ply_rs_bw::ply::{PropertyAccess, PropertyAccessResult};
 
 use super::PointCloudError;
-use super::memory::{MemorySource, Points, Progress};
+use super::index::{Decoded, Progress, Record};
 use super::source::{NO_COLOR, SourceInfo, attribute_word};
 
 /// One vertex as read.
@@ -134,14 +132,18 @@ fn count_in<T: BufRead>(path: &Path, reader: &mut Reader<T>) -> Result<usize, Po
     Ok(n)
 }
 
-/// Reads the vertices of `path` and indexes them (see the module docs).
+/// Reads the vertices of `path` into `sink` as the index's records (see the module docs),
+/// reporting into `progress`.
 ///
 /// # Errors
 ///
 /// As [`vertex_count`]; [`PointCloudError::NotPly`] when the vertex data does not parse (a
 /// truncated file, a malformed line), naming the file.
-pub fn index(path: &Path, progress: &Arc<Progress>) -> Result<MemorySource, PointCloudError> {
-    let start = Instant::now();
+pub fn decode(
+    path: &Path,
+    progress: &Arc<Progress>,
+    sink: &mut dyn FnMut(&[Record]) -> std::io::Result<()>,
+) -> Result<Decoded, PointCloudError> {
     let mut reader = open_reader(path)?;
     let vertex_parser = Parser::<Vertex>::new();
     let header = vertex_parser
@@ -166,9 +168,6 @@ pub fn index(path: &Path, progress: &Arc<Progress>) -> Result<MemorySource, Poin
             .read_payload_for_element(&mut reader, def, &header)
             .map_err(|e| not_ply(path, e))?;
     }
-    progress
-        .decoded
-        .store(vertices.len() as u64, Ordering::Relaxed);
     let has_color = vertices.iter().any(|v| v.has_rgb);
     let intensity_max = vertices.iter().map(|v| v.intensity).fold(0.0, f64::max);
     // Intensities above 16 bits are scaled into them.
@@ -177,56 +176,65 @@ pub fn index(path: &Path, progress: &Arc<Progress>) -> Result<MemorySource, Poin
     } else {
         1.0
     };
-    let finite: Vec<&Vertex> = vertices
-        .iter()
-        .filter(|v| v.xyz.iter().all(|c| c.is_finite()))
-        .collect();
-    if finite.is_empty() {
+    let (mut lo, mut hi) = ([f64::INFINITY; 3], [f64::NEG_INFINITY; 3]);
+    let mut dropped = 0usize;
+    let mut records = Vec::with_capacity(65_536);
+    for chunk in vertices.chunks(65_536) {
+        records.clear();
+        for v in chunk {
+            if !v.xyz.iter().all(|c| c.is_finite()) {
+                dropped += 1;
+                continue;
+            }
+            for k in 0..3 {
+                lo[k] = lo[k].min(v.xyz[k]);
+                hi[k] = hi[k].max(v.xyz[k]);
+            }
+            let i = (v.intensity * intensity_scale).clamp(0.0, 65535.0) as u16;
+            let rgba = if v.has_rgb {
+                let c = |k: usize| (v.rgb[k] / v.rgb_max.max(1e-9) * 255.0).clamp(0.0, 255.0) as u8;
+                u32::from_le_bytes([c(0), c(1), c(2), 255])
+            } else {
+                NO_COLOR
+            };
+            records.push(Record {
+                xyz: v.xyz,
+                gps_time: 0.0,
+                word: attribute_word(v.class, 1, 1, i),
+                rgba,
+            });
+        }
+        sink(&records).map_err(|source| PointCloudError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        progress
+            .decoded
+            .fetch_add(chunk.len() as u64, Ordering::Relaxed);
+    }
+    if dropped == vertices.len() {
         return Err(PointCloudError::NoPoints {
             path: path.to_path_buf(),
         });
     }
-    let points = Points {
-        xyz: finite.iter().map(|v| v.xyz).collect(),
-        words: finite
-            .iter()
-            .map(|v| {
-                let i = (v.intensity * intensity_scale).clamp(0.0, 65535.0) as u16;
-                attribute_word(v.class, 1, 1, i)
-            })
-            .collect(),
-        rgba: finite
-            .iter()
-            .map(|v| {
-                if !v.has_rgb {
-                    return NO_COLOR;
-                }
-                let c = |k: usize| (v.rgb[k] / v.rgb_max.max(1e-9) * 255.0).clamp(0.0, 255.0) as u8;
-                u32::from_le_bytes([c(0), c(1), c(2), 255])
-            })
-            .collect(),
-        gps_time: None,
-    };
-    let bounds = super::octree::bounds(&points.xyz);
-    let dropped = vertices.len() - finite.len();
-    let info = SourceInfo {
-        name: path.display().to_string(),
-        kind: "PLY",
-        scale: [1e-6; 3],
-        has_color,
-        has_gps_time: false,
-        intensity_max: (intensity_max * intensity_scale).clamp(0.0, 65535.0) as u16,
-        warning: (dropped > 0).then(|| {
-            format!(
-                "point cloud '{}': {dropped} vertices with non-finite coordinates left out",
-                path.display()
-            )
-        }),
-        decode_rate: Some(vertices.len() as f64 / start.elapsed().as_secs_f64().max(1e-9)),
-        build_rate: None,
-        bounds,
-        bounds_from: "points",
-    };
-    progress.building.store(1, Ordering::Relaxed);
-    Ok(MemorySource::build(points, info))
+    Ok(Decoded {
+        info: SourceInfo {
+            name: path.display().to_string(),
+            kind: "PLY",
+            scale: [1e-6; 3],
+            has_color,
+            has_gps_time: false,
+            intensity_max: (intensity_max * intensity_scale).clamp(0.0, 65535.0) as u16,
+            warning: (dropped > 0).then(|| {
+                format!(
+                    "point cloud '{}': {dropped} vertices with non-finite coordinates left out",
+                    path.display()
+                )
+            }),
+            decode_rate: None,
+            build_rate: None,
+            bounds: (lo, hi),
+            bounds_from: "points",
+        },
+    })
 }

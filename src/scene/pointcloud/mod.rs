@@ -28,9 +28,9 @@ use super::{FrameCtx, Scene, SceneConfig, SceneError};
 use crate::gpu::Gpu;
 use crate::gpu::frame::GpuFrame;
 use crate::pointcloud::camera::{Camera, CameraView, ViewPreset};
+use crate::pointcloud::index::{CachedSource, IndexOptions, Progress};
 use crate::pointcloud::loader::Loader;
 use crate::pointcloud::lod::{Selection, select};
-use crate::pointcloud::memory::{MemorySource, Progress};
 use crate::pointcloud::raster::{ColorMode, ResolveParams, ResolveVariant};
 use crate::pointcloud::source::{NodeData, NodeSource};
 use crate::pointcloud::{PointCloudError, copc::CopcSource, synthetic::Synthetic};
@@ -113,6 +113,9 @@ pub struct Settings {
     pub probe: Option<(u32, u32)>,
     /// Whether frames wait for the nodes they ask for (default: in headless runs).
     pub wait_for_nodes: Option<bool>,
+    /// Where octree caches of LAS/LAZ/PLY files live (`None`: the default,
+    /// [`crate::pointcloud::index::default_cache_dir`]).
+    pub cache_dir: Option<PathBuf>,
 }
 
 impl Default for Settings {
@@ -126,6 +129,7 @@ impl Default for Settings {
             edl: 1.0,
             probe: None,
             wait_for_nodes: None,
+            cache_dir: None,
         }
     }
 }
@@ -135,7 +139,7 @@ enum Phase {
     /// A LAS/LAZ file being indexed on `vizdeck-pointcloud-index`.
     Indexing {
         progress: Arc<Progress>,
-        done: Receiver<Result<MemorySource, PointCloudError>>,
+        done: Receiver<Result<(CachedSource, bool), PointCloudError>>,
     },
     /// Streaming.
     Ready(Box<Stream>),
@@ -158,6 +162,15 @@ struct Stream {
     first_error: Option<String>,
     /// The remote file, for a cloud streamed over HTTP.
     http: Option<Arc<crate::pointcloud::http::HttpFile>>,
+    /// The octree cache, for a LAS/LAZ/PLY file.
+    cache: Option<CacheUse>,
+}
+
+/// The octree cache a file was served from, and whether it existed (else it was built).
+#[derive(Clone, Debug)]
+struct CacheUse {
+    path: PathBuf,
+    hit: bool,
 }
 
 /// The point read out under the pointer (or at `--pointcloud-probe`).
@@ -247,7 +260,7 @@ impl PointCloud {
             .budget
             .unwrap_or(if cpu { BUDGET_CPU } else { BUDGET_GPU })
             .max(1);
-        let phase = open(&settings.source, seed)?;
+        let phase = open(&settings.source, seed, &settings.cache_dir)?;
         let capacity = pool_capacity(gpu, budget);
         let mut scene = PointCloud {
             settings: settings.clone(),
@@ -304,7 +317,15 @@ impl PointCloud {
             done.try_recv()
         };
         self.phase = match result {
-            Ok(Ok(source)) => Phase::Ready(Box::new(Stream::new(Arc::new(source)))),
+            Ok(Ok((source, hit))) => {
+                let cache = CacheUse {
+                    path: source.path.clone(),
+                    hit,
+                };
+                let mut stream = Stream::new(Arc::new(source));
+                stream.cache = Some(cache);
+                Phase::Ready(Box::new(stream))
+            }
             Ok(Err(e)) => Phase::Failed(e.to_string()),
             Err(TryRecvError::Empty) => return,
             Err(TryRecvError::Disconnected) => {
@@ -509,7 +530,7 @@ impl PointCloud {
 
 /// Opens `source`: a synthetic cloud or a COPC file at once (header and hierarchy), a LAS/LAZ
 /// or PLY file's header at once (so a bad file fails here) and its index on a thread.
-fn open(source: &CloudSource, seed: u64) -> Result<Phase, SceneError> {
+fn open(source: &CloudSource, seed: u64, cache_dir: &Option<PathBuf>) -> Result<Phase, SceneError> {
     match source {
         CloudSource::Synthetic(n) => {
             let s = Synthetic::new(*n, seed).map_err(SceneError::Other)?;
@@ -552,14 +573,24 @@ fn open(source: &CloudSource, seed: u64) -> Result<Phase, SceneError> {
             let progress = Arc::new(Progress::default());
             let (tx, rx) = std::sync::mpsc::channel();
             let (p, path) = (progress.clone(), path.clone());
+            let opts = IndexOptions::new(
+                cache_dir
+                    .clone()
+                    .unwrap_or_else(crate::pointcloud::index::default_cache_dir),
+            );
             std::thread::Builder::new()
                 .name("vizdeck-pointcloud-index".into())
                 .spawn(move || {
-                    let _ = tx.send(if ply {
-                        crate::pointcloud::ply::index(&path, &p)
-                    } else {
-                        MemorySource::index(&path, &p)
-                    });
+                    let p2 = p.clone();
+                    let result =
+                        crate::pointcloud::index::open_or_index(&path, &opts, &p, |sink| {
+                            if ply {
+                                crate::pointcloud::ply::decode(&path, &p2, sink)
+                            } else {
+                                crate::pointcloud::decode::decode_las(&path, &p2, sink)
+                            }
+                        });
+                    let _ = tx.send(result);
                 })
                 .map_err(|e| {
                     SceneError::Other(format!("point cloud: cannot start indexing: {e}"))
@@ -610,6 +641,7 @@ impl Stream {
             load_errors: 0,
             first_error: None,
             http: None,
+            cache: None,
         }
     }
 
@@ -793,6 +825,9 @@ impl Scene for PointCloud {
             })),
             "hover": self.hover,
             "http": s.and_then(|s| s.http.as_ref()).map(|f| f.metrics()),
+            "cache": s.and_then(|s| s.cache.as_ref()).map(|c| serde_json::json!({
+                "path": c.path, "hit": c.hit,
+            })),
         })
     }
 

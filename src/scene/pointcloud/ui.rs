@@ -45,7 +45,9 @@ pub(super) fn side_panel(s: &mut PointCloud, ui: &mut egui::Ui) {
     ui.heading("Point cloud");
     match &s.phase {
         Phase::Indexing { progress, .. } => {
-            ui.label("indexing the file (decoding every point, then the octree)…");
+            ui.label(
+                "indexing the file (decoding every point, then the octree, cached for next time)…",
+            );
             ui.add(egui::ProgressBar::new(progress.fraction()).show_percentage());
         }
         Phase::Failed(e) => {
@@ -61,6 +63,14 @@ pub(super) fn side_panel(s: &mut PointCloud, ui: &mut egui::Ui) {
                 h.nodes.len(),
                 h.depth()
             ));
+            if let Some(c) = &st.cache {
+                ui.label(if c.hit {
+                    "octree from the cache"
+                } else {
+                    "octree built and cached"
+                })
+                .on_hover_text(c.path.display().to_string());
+            }
             if let Some(w) = &info.warning {
                 ui.colored_label(egui::Color32::YELLOW, w);
             }
