@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # LAZ decode speed: vizdeck's loader (src/pointcloud/file.rs, the `las` crate with its `laz`
 # feature) against laspy with lazrs (installed from PyPI into a venv under target/), the same
-# file, one thread each. The file is COPIES copies of tests/data/pointcloud/autzen_trim.laz
+# file, one thread each, then both on all cores (lazrs's parallel decoder on each side). The file is COPIES copies of tests/data/pointcloud/autzen_trim.laz
 # (110,000 points each) written by laspy.
 #
 #   benches/laz_decode_ref.sh            # COPIES=20 REPS=5 ROUNDS=3 (2.2M points)
@@ -25,9 +25,12 @@ cargo build --release --quiet --example laz_decode
 reuse=()
 for round in $(seq "$ROUNDS"); do
     echo "round $round"
-    PEER=$("$VENV/bin/python" benches/laz_decode_ref.py --source tests/data/pointcloud/autzen_trim.laz \
-        --copies "$COPIES" --reps "$REPS" --data "$DATA" "${reuse[@]}" | tee /dev/stderr | sed -n 's/^PEER_MS=//p')
+    OUT=$("$VENV/bin/python" benches/laz_decode_ref.py --source tests/data/pointcloud/autzen_trim.laz \
+        --copies "$COPIES" --reps "$REPS" --data "$DATA" ${reuse[@]+"${reuse[@]}"})
+    echo "$OUT"
+    PEER=$(echo "$OUT" | sed -n 's/^PEER_MS=//p')
+    PEER2=$(echo "$OUT" | sed -n 's/^PEER2_MS=//p')
     reuse=(--reuse)
-    target/release/examples/laz_decode "$DATA" "$REPS" "$PEER"
+    target/release/examples/laz_decode "$DATA" "$REPS" "$PEER" "$PEER2"
 done
 rm -f "$DATA"

@@ -323,6 +323,9 @@ pub struct BenchArgs {
     /// tests/data/pointcloud/autzen_trim.laz where it exists, synthetic:10M, synthetic:100M).
     #[arg(long, value_delimiter = ',', value_parser = parse_pointcloud)]
     pub pointcloud_clouds: Vec<crate::scene::pointcloud::CloudSource>,
+    /// Point budget of the pointcloud-stream table (default: the adapter's, as in the app).
+    #[arg(long, value_name = "N", value_parser = parse_count)]
+    pub pointcloud_budget: Option<u64>,
     /// Points in view of the timeseries table (default: 1e5 … 1e8 on a GPU, 1e5 … 1e7 on a CPU
     /// adapter).
     #[arg(long, value_delimiter = ',')]

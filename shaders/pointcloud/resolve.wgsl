@@ -97,14 +97,24 @@ fn fs_main(@builtin(position) pos: vec4<f32>) -> @location(0) vec4<f32> {
     let y = i32(pos.y);
     var best = 0u;
     var at = vec2<i32>(x, y);
-    for (var dy = -RADIUS; dy <= RADIUS; dy++) {
-        for (var dx = -RADIUS; dx <= RADIUS; dx++) {
-            if dx * dx + dy * dy <= RADIUS * RADIUS + RADIUS {
+    // One load per pixel of the disc of RADIUS and, with EDL, of the 4 neighbours (the two
+    // sets overlap from RADIUS 1 on: each pixel is read once).
+    var around = vec4<u32>(0u); // right, left, below, above
+    let w = max(RADIUS, 1);
+    for (var dy = -w; dy <= w; dy++) {
+        for (var dx = -w; dx <= w; dx++) {
+            let disc = dx * dx + dy * dy <= RADIUS * RADIUS + RADIUS;
+            let cross = EDL && abs(dx) + abs(dy) == 1;
+            if disc || cross {
                 let k = key_at(x + dx, y + dy);
-                if k > best {
+                if disc && k > best {
                     best = k;
                     at = vec2<i32>(x + dx, y + dy);
                 }
+                if dy == 0 && dx == 1 { around.x = k; }
+                if dy == 0 && dx == -1 { around.y = k; }
+                if dx == 0 && dy == 1 { around.z = k; }
+                if dx == 0 && dy == -1 { around.w = k; }
             }
         }
     }
@@ -121,9 +131,8 @@ fn fs_main(@builtin(position) pos: vec4<f32>) -> @location(0) vec4<f32> {
     if EDL {
         let d = log2(max(linear_depth(best), 1e-30));
         var sum = 0.0;
-        let offsets = array<vec2<i32>, 4>(vec2(1, 0), vec2(-1, 0), vec2(0, 1), vec2(0, -1));
         for (var n = 0; n < 4; n++) {
-            let k = key_at(x + offsets[n].x, y + offsets[n].y);
+            let k = around[n];
             if k != 0u {
                 sum += max(0.0, d - log2(max(linear_depth(k), 1e-30)));
             }

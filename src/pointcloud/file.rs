@@ -181,6 +181,11 @@ impl PointBatch {
         }
     }
 
+    /// The points of `records` (from [`LasFile::next_records`] of the file `info` describes).
+    pub fn from_records(records: &las::PointData, info: &LasInfo) -> PointBatch {
+        PointBatch::from_data(records, info)
+    }
+
     /// Points in the batch.
     pub fn len(&self) -> usize {
         self.xyz.len()
@@ -209,12 +214,30 @@ impl LasFile {
     /// [`PointCloudError::Io`] when the file cannot be opened, [`PointCloudError::NotLas`] when
     /// it is not a LAS/LAZ file the reader accepts.
     pub fn open(path: &Path) -> Result<LasFile, PointCloudError> {
+        LasFile::open_with(path, false)
+    }
+
+    /// [`open`](LasFile::open), decoding LAZ chunks on all cores when `parallel` (the `laz`
+    /// crate's parallel decompressor: worth it for batches of many chunks, ~50,000 points each).
+    ///
+    /// # Errors
+    ///
+    /// As [`open`](LasFile::open).
+    pub fn open_with(path: &Path, parallel: bool) -> Result<LasFile, PointCloudError> {
         let file = std::fs::File::open(path).map_err(|source| PointCloudError::Io {
             path: path.to_path_buf(),
             source,
         })?;
-        let reader =
-            las::Reader::new(std::io::BufReader::new(file)).map_err(|e| open_error(path, e))?;
+        let laz = if parallel {
+            las::LazParallelism::Yes
+        } else {
+            las::LazParallelism::No
+        };
+        let reader = las::Reader::with_options(
+            std::io::BufReader::new(file),
+            las::ReaderOptions::default().with_laz_parallelism(laz),
+        )
+        .map_err(|e| open_error(path, e))?;
         let h = reader.header();
         let info = LasInfo::from_header(path, h);
         let data = las::PointDataBuilder::new().for_header(h).build();
@@ -244,9 +267,33 @@ impl LasFile {
     /// [`PointCloudError::Truncated`] when the data ends or breaks before the header's count
     /// (the batches before it stay valid; later calls return `None`).
     pub fn next_batch(&mut self, max: usize) -> Result<Option<PointBatch>, PointCloudError> {
+        Ok(self
+            .fill(max)?
+            .then(|| PointBatch::from_data(&self.data, &self.info)))
+    }
+
+    /// [`next_batch`](LasFile::next_batch) as the decoder's records, not yet converted (so a
+    /// caller can convert one batch while the next decodes); convert with
+    /// [`PointBatch::from_records`].
+    ///
+    /// # Errors
+    ///
+    /// As [`next_batch`](LasFile::next_batch).
+    pub fn next_records(&mut self, max: usize) -> Result<Option<las::PointData>, PointCloudError> {
+        if !self.fill(max)? {
+            return Ok(None);
+        }
+        let fresh = las::PointDataBuilder::new()
+            .for_header(self.reader.header())
+            .build();
+        Ok(Some(std::mem::replace(&mut self.data, fresh)))
+    }
+
+    /// Decodes the next batch of at most `max` points into `self.data`; false at the end.
+    fn fill(&mut self, max: usize) -> Result<bool, PointCloudError> {
         let left = self.info.header_points.saturating_sub(self.read);
         if self.failed || left == 0 {
-            return Ok(None);
+            return Ok(false);
         }
         let mut n = left.min(max.max(1) as u64);
         // A batch that breaks part-way is read again in halves, so the points before the break
@@ -266,7 +313,7 @@ impl LasFile {
             return Err(self.truncated("no more point records in the file".to_string()));
         }
         self.read += got;
-        Ok(Some(PointBatch::from_data(&self.data, &self.info)))
+        Ok(true)
     }
 
     fn truncated(&self, reason: String) -> PointCloudError {

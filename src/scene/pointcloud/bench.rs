@@ -99,8 +99,8 @@ fn frame(gpu: &Gpu, scene: &mut PointCloud, view: &wgpu::TextureView, index: u64
     t.elapsed().as_secs_f64()
 }
 
-/// Measures `cloud` (default budget of this adapter, iso view) over `cycles` counted cycles of
-/// `rest` frames at rest each.
+/// Measures `cloud` (with `budget`, or the adapter's default; iso view) over `cycles` counted
+/// cycles of `rest` frames at rest each.
 ///
 /// # Errors
 ///
@@ -108,11 +108,13 @@ fn frame(gpu: &Gpu, scene: &mut PointCloud, view: &wgpu::TextureView, index: u64
 pub fn stream_row(
     gpu: &Gpu,
     cloud: &CloudSource,
+    budget: Option<u64>,
     cycles: u32,
     rest: u32,
 ) -> Result<StreamRow, crate::scene::SceneError> {
     let settings = Settings {
         source: cloud.clone(),
+        budget,
         view: ViewPreset::Iso,
         wait_for_nodes: Some(false),
         ..Settings::default()
@@ -192,19 +194,30 @@ pub fn stream_row(
     })
 }
 
-/// The table for `clouds`: frame time at rest and while loading, `cycles` cycles of `rest`
-/// frames each.
-pub fn stream_table(gpu: &Gpu, clouds: &[CloudSource], cycles: u32, rest: u32) -> String {
+/// The table for `clouds` (point `budget`, or the adapter's default): frame time at rest and
+/// while loading, `cycles` cycles of `rest` frames each.
+pub fn stream_table(
+    gpu: &Gpu,
+    clouds: &[CloudSource],
+    budget: Option<u64>,
+    cycles: u32,
+    rest: u32,
+) -> String {
     let mut out = format!(
-        "Point-cloud streaming, adapter: {} ({}, {}), {}x{}, iso view, default budget, \
+        "Point-cloud streaming, adapter: {} ({}, {}), {}x{}, iso view, budget {}, \
          {cycles} cycles (empty pool → all in view resident → {rest} frames at rest)\n\n\
          | cloud | points | drawn at rest | rest p50 ms | rest p99 ms | loading p50 ms | \
          loading p99 ms | loading frames | settle s | loading p99 / rest p99 |\n\
          |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
-        gpu.summary.name, gpu.summary.backend, gpu.summary.device_type, SIZE.0, SIZE.1
+        gpu.summary.name,
+        gpu.summary.backend,
+        gpu.summary.device_type,
+        SIZE.0,
+        SIZE.1,
+        budget.map_or_else(|| "the adapter's default".to_string(), |b| b.to_string())
     );
     for c in clouds {
-        match stream_row(gpu, c, cycles, rest) {
+        match stream_row(gpu, c, budget, cycles, rest) {
             Ok(r) => out.push_str(&format!(
                 "| {} | {} | {} | {:.1} | {:.1} | {:.1} | {:.1} | {} | {:.2} | {:.2}× |\n",
                 r.name,

@@ -42,6 +42,8 @@ pub struct KernelOptions {
     /// Clouds of the streaming table (`None`: the committed `autzen_trim.laz` where it is
     /// found, synthetic 10M and 100M).
     pub pointcloud_clouds: Option<Vec<crate::scene::pointcloud::CloudSource>>,
+    /// Point budget of the streaming table (`None`: the adapter's default).
+    pub pointcloud_budget: Option<u64>,
 }
 
 /// Default particle counts: ×4 steps from 16384 to 16777216 on a GPU, 4096 to 65536 on a CPU
@@ -117,7 +119,11 @@ pub fn kernel_tables(gpu: &Gpu, kernels: &[Kernel], o: &KernelOptions) -> String
                     v
                 });
                 s.push_str(&crate::scene::pointcloud::bench::stream_table(
-                    gpu, &clouds, 3, 60,
+                    gpu,
+                    &clouds,
+                    o.pointcloud_budget,
+                    3,
+                    60,
                 ));
             }
         }

@@ -276,6 +276,7 @@ pub fn run(args: &crate::cli::BenchArgs) -> anyhow::Result<()> {
                 .then(|| args.pointcloud_counts.clone()),
             pointcloud_clouds: (!args.pointcloud_clouds.is_empty())
                 .then(|| args.pointcloud_clouds.clone()),
+            pointcloud_budget: args.pointcloud_budget,
         };
         let text = kernel_tables(&gpu, &args.kernels, &o);
         println!("\n{text}");
