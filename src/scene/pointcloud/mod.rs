@@ -136,10 +136,11 @@ impl Default for Settings {
 
 /// Where opening the cloud stands.
 enum Phase {
-    /// A LAS/LAZ file being indexed on `vizdeck-pointcloud-index`.
+    /// Being opened on `vizdeck-pointcloud-index`: a LAS/LAZ/PLY file indexed (or its cache
+    /// opened), or a remote COPC file's header and hierarchy fetched.
     Indexing {
         progress: Arc<Progress>,
-        done: Receiver<Result<(CachedSource, bool), PointCloudError>>,
+        done: Receiver<Result<Opened, PointCloudError>>,
     },
     /// Streaming.
     Ready(Box<Stream>),
@@ -164,6 +165,49 @@ struct Stream {
     http: Option<Arc<crate::pointcloud::http::HttpFile>>,
     /// The octree cache, for a LAS/LAZ/PLY file.
     cache: Option<CacheUse>,
+}
+
+/// A cloud opened off the frame thread: the source, and the cache or remote file behind it.
+struct Opened {
+    source: Arc<dyn NodeSource>,
+    cache: Option<CacheUse>,
+    http: Option<Arc<crate::pointcloud::http::HttpFile>>,
+}
+
+impl Opened {
+    /// A LAS/LAZ/PLY file's cached octree (`hit`: the cache was there).
+    fn cached(source: CachedSource, hit: bool) -> Opened {
+        let cache = CacheUse {
+            path: source.path.clone(),
+            hit,
+        };
+        Opened {
+            source: Arc::new(source),
+            cache: Some(cache),
+            http: None,
+        }
+    }
+
+    /// A COPC file over HTTP(S).
+    fn remote(url: &str) -> Result<Opened, PointCloudError> {
+        let file =
+            crate::pointcloud::http::HttpFile::open(url, crate::pointcloud::http::CACHE_BYTES)?;
+        let s = CopcSource::open_origin(crate::pointcloud::copc::Origin::Http(file.clone()))
+            .map_err(|e| match e {
+                PointCloudError::NotLas { .. } => PointCloudError::Http {
+                    url: url.to_string(),
+                    reason: format!(
+                        "only COPC files (.copc.laz) stream over HTTP; this one is not ({e})"
+                    ),
+                },
+                e => e,
+            })?;
+        Ok(Opened {
+            source: Arc::new(s),
+            cache: None,
+            http: Some(file),
+        })
+    }
 }
 
 /// The octree cache a file was served from, and whether it existed (else it was built).
@@ -317,13 +361,10 @@ impl PointCloud {
             done.try_recv()
         };
         self.phase = match result {
-            Ok(Ok((source, hit))) => {
-                let cache = CacheUse {
-                    path: source.path.clone(),
-                    hit,
-                };
-                let mut stream = Stream::new(Arc::new(source));
-                stream.cache = Some(cache);
+            Ok(Ok(opened)) => {
+                let mut stream = Stream::new(opened.source);
+                stream.cache = opened.cache;
+                stream.http = opened.http;
                 Phase::Ready(Box::new(stream))
             }
             Ok(Err(e)) => Phase::Failed(e.to_string()),
@@ -528,8 +569,9 @@ impl PointCloud {
     }
 }
 
-/// Opens `source`: a synthetic cloud or a COPC file at once (header and hierarchy), a LAS/LAZ
-/// or PLY file's header at once (so a bad file fails here) and its index on a thread.
+/// Opens `source`: a synthetic cloud or a local COPC file at once (header and hierarchy), a
+/// LAS/LAZ or PLY file's header at once (so a bad file fails here) and its index on a thread,
+/// a COPC URL on a thread (network I/O never runs on the frame thread).
 fn open(source: &CloudSource, seed: u64, cache_dir: &Option<PathBuf>) -> Result<Phase, SceneError> {
     match source {
         CloudSource::Synthetic(n) => {
@@ -537,20 +579,21 @@ fn open(source: &CloudSource, seed: u64, cache_dir: &Option<PathBuf>) -> Result<
             Ok(Phase::Ready(Box::new(Stream::new(Arc::new(s)))))
         }
         CloudSource::Url(url) => {
-            let file =
-                crate::pointcloud::http::HttpFile::open(url, crate::pointcloud::http::CACHE_BYTES)
-                    .map_err(|e| SceneError::Other(e.to_string()))?;
-            let s = CopcSource::open_origin(crate::pointcloud::copc::Origin::Http(file.clone()))
-                .map_err(|e| match e {
-                    PointCloudError::NotLas { .. } => SceneError::Other(format!(
-                        "point cloud '{url}': only COPC files (.copc.laz) stream over HTTP; \
-                         this one is not ({e})"
-                    )),
-                    e => SceneError::Other(e.to_string()),
+            // Network I/O: off the frame thread, like indexing.
+            let (tx, rx) = std::sync::mpsc::channel();
+            let url = url.clone();
+            std::thread::Builder::new()
+                .name("vizdeck-pointcloud-index".into())
+                .spawn(move || {
+                    let _ = tx.send(Opened::remote(&url));
+                })
+                .map_err(|e| {
+                    SceneError::Other(format!("point cloud: cannot start opening: {e}"))
                 })?;
-            let mut stream = Stream::new(Arc::new(s));
-            stream.http = Some(file);
-            Ok(Phase::Ready(Box::new(stream)))
+            Ok(Phase::Indexing {
+                progress: Arc::new(Progress::default()),
+                done: rx,
+            })
         }
         CloudSource::File(path) => {
             if is_copc(path) {
@@ -590,7 +633,7 @@ fn open(source: &CloudSource, seed: u64, cache_dir: &Option<PathBuf>) -> Result<
                                 crate::pointcloud::decode::decode_las(&path, &p2, sink)
                             }
                         });
-                    let _ = tx.send(result);
+                    let _ = tx.send(result.map(|(source, hit)| Opened::cached(source, hit)));
                 })
                 .map_err(|e| {
                     SceneError::Other(format!("point cloud: cannot start indexing: {e}"))

@@ -331,7 +331,7 @@ pub(super) fn overlay(s: &PointCloud, painter: &egui::Painter, rect: egui::Rect)
     }
     let status = match &s.phase {
         Phase::Indexing { progress, .. } => {
-            Some(format!("indexing… {:.0} %", 100.0 * progress.fraction()))
+            Some(format!("opening… {:.0} %", 100.0 * progress.fraction()))
         }
         Phase::Ready(_) if s.loading() => Some("loading nodes…".to_string()),
         _ => None,
