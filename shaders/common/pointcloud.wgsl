@@ -52,6 +52,15 @@ const MAX_PICK_RADIUS: i32 = 3;
 // `project`: the point adds to no pixel.
 const NO_PIXEL: u32 = 0xffffffffu;
 
+// The pixel and depth key (`project`) of pool point `p` of batch `b`, NO_PIXEL when its class
+// is hidden.
+fn point_hit(b: vec4<u32>, p: vec4<u32>, r: RasterParams) -> vec2<u32> {
+    if !class_drawn(p.w, r) {
+        return vec2<u32>(NO_PIXEL, 0u);
+    }
+    return project(bitcast<vec3<f32>>(p.xyz) + bitcast<vec3<f32>>(b.xyz), r);
+}
+
 // The pixel of camera-relative point `p` (x = index y·width + x, NO_PIXEL when behind the camera
 // or outside the view or depth range) and its depth key (y = bitwise complement of the f32
 // depth bits: larger is nearer, 0 never occurs for depths in [0, 1], so a cleared buffer of

@@ -22,11 +22,7 @@ fn main(
     if i == NO_POINT {
         return;
     }
-    let p = points[i];
-    if !class_drawn(p.w, params) {
-        return;
-    }
-    let hit = project(bitcast<vec3<f32>>(p.xyz) + bitcast<vec3<f32>>(b.xyz), params);
+    let hit = point_hit(b, points[i], params);
     if hit.x != NO_PIXEL && atomicLoad(&depth[hit.x]) == hit.y {
         atomicMax(&ids[hit.x], ~i);
     }

@@ -311,19 +311,7 @@ impl ShaderSource {
         label: &str,
         layout: &wgpu::BindGroupLayout,
     ) -> wgpu::ComputePipeline {
-        let pl = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-            label: Some(&format!("{label}:pipeline_layout")),
-            bind_group_layouts: &[Some(layout)],
-            immediate_size: 0,
-        });
-        device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-            label: Some(label),
-            layout: Some(&pl),
-            module: &self.module(device),
-            entry_point: Some("main"),
-            compilation_options: Default::default(),
-            cache: None,
-        })
+        self.compute_pipeline_with(device, label, layout, &[])
     }
 
     /// [`compute_pipeline`](ShaderSource::compute_pipeline) with values for the shader's

@@ -229,35 +229,26 @@ impl CopcSource {
         let path = &origin.name();
         let file = CopcFile::open_origin(&origin)?;
         let spacing = file.spacing();
-        let mut hierarchy = Hierarchy::default();
-        let mut index = std::collections::HashMap::new();
-        for n in file.nodes() {
-            // The nearest ancestor present (COPC may leave empty nodes out).
-            let mut parent = None;
-            let (mut l, mut c) = (n.level, n.cell);
-            while l > 0 && parent.is_none() {
-                l -= 1;
-                c = c.map(|v| v / 2);
-                parent = index.get(&(l, c)).copied();
-            }
-            index.insert((n.level, n.cell), hierarchy.nodes.len() as u32);
-            hierarchy.nodes.push(NodeMeta {
-                level: n.level,
-                cell: n.cell,
-                min: n.min,
-                max: n.min.map(|v| v + n.side),
-                points: n.points,
-                spacing: spacing / f64::from(1u32 << n.level.min(31)),
-                parent,
-                children: Vec::new(),
-            });
-        }
+        let hierarchy = Hierarchy::from_cells(
+            file.nodes()
+                .into_iter()
+                .map(|n| NodeMeta {
+                    level: n.level,
+                    cell: n.cell,
+                    min: n.min,
+                    max: n.min.map(|v| v + n.side),
+                    points: n.points,
+                    spacing: spacing / f64::from(1u32 << n.level.min(31)),
+                    parent: None,
+                    children: Vec::new(),
+                })
+                .collect(),
+        );
         if hierarchy.total_points() == 0 {
             return Err(PointCloudError::NoPoints {
                 path: path.to_path_buf(),
             });
         }
-        hierarchy.link_children();
         let i = file.info();
         let info = SourceInfo {
             name: path.display().to_string(),

@@ -705,35 +705,26 @@ impl CachedSource {
         let mut table = vec![TableEntry::default(); ((json_at - table_at) / entry) as usize];
         file.read_exact_at(bytemuck::cast_slice_mut(&mut table), table_at)
             .map_err(io)?;
-        let mut hierarchy = Hierarchy::default();
-        let mut index: HashMap<Key, u32> = HashMap::new();
+        let mut nodes = Vec::with_capacity(table.len());
         let mut offsets = Vec::with_capacity(table.len());
         let grid = f64::from(footer.spacing_grid.max(1));
         for e in &table {
             if e.offset + e.points * RECORD as u64 > table_at {
                 return Err(bad("a node's data lies outside the data region"));
             }
-            let mut parent = None;
-            let (mut l, mut c) = (e.level, e.cell);
-            while l > 0 && parent.is_none() {
-                l -= 1;
-                c = c.map(|v| v / 2);
-                parent = index.get(&(l, c)).copied();
-            }
-            index.insert((e.level, e.cell), hierarchy.nodes.len() as u32);
-            hierarchy.nodes.push(NodeMeta {
+            nodes.push(NodeMeta {
                 level: e.level,
                 cell: e.cell,
                 min: e.min,
                 max: e.min.map(|v| v + e.side),
                 points: e.points,
                 spacing: e.side / grid,
-                parent,
+                parent: None,
                 children: Vec::new(),
             });
             offsets.push(e.offset);
         }
-        hierarchy.link_children();
+        let hierarchy = Hierarchy::from_cells(nodes);
         let kind: &'static str = match footer.kind.as_str() {
             "LAS" => "LAS",
             "LAZ" => "LAZ",

@@ -88,6 +88,26 @@ impl Hierarchy {
         (lo, hi)
     }
 
+    /// The hierarchy of `nodes` given by level (every level before the next), each node's
+    /// parent its nearest ancestor present by (level, cell) (a COPC hierarchy or a cache may
+    /// leave empty nodes out); `parent` and `children` of the input are ignored.
+    pub fn from_cells(mut nodes: Vec<NodeMeta>) -> Hierarchy {
+        let mut index = std::collections::HashMap::new();
+        for (i, n) in nodes.iter_mut().enumerate() {
+            n.parent = None;
+            let (mut l, mut c) = (n.level, n.cell);
+            while l > 0 && n.parent.is_none() {
+                l -= 1;
+                c = c.map(|v| v / 2);
+                n.parent = index.get(&(l, c)).copied();
+            }
+            index.insert((n.level, n.cell), i as u32);
+        }
+        let mut h = Hierarchy { nodes };
+        h.link_children();
+        h
+    }
+
     /// Links `parent`/`children` of nodes given with parents only, sorted so every parent comes
     /// before its children; the nodes keep their relative order otherwise.
     pub fn link_children(&mut self) {
