@@ -717,6 +717,12 @@ impl Scene for PointCloud {
     fn prepare(&mut self, gpu: &mut GpuFrame<'_>, frame: &FrameCtx) {
         self.frame = frame.frame;
         self.size = frame.size;
+        // A budget raised in the side panel beyond the pool: a pool of twice the new budget
+        // (the nodes stream in again).
+        let capacity = pool_capacity(gpu.gpu(), self.budget);
+        if capacity > self.renderer.pool.capacity() {
+            self.renderer = render::Renderer::new(gpu.gpu(), capacity);
+        }
         self.finish_indexing(self.wait_for_nodes);
         let Some((lo, hi)) = self.bounds() else {
             return;
