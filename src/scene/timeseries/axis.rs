@@ -66,9 +66,60 @@ pub fn value_ticks(lo: f64, hi: f64, target: f64) -> Vec<(f64, String)> {
     out
 }
 
-/// Label of chart-relative time `t` for ticks `step` apart: UTC wall clock `HH:MM:SS.fff…` for
-/// Unix-time origins (nanoseconds exact when the origin is integer nanoseconds), else `… s`, or
-/// `… ms` when ticks are closer than a second.
+/// Steps of a wall-clock axis from a minute up, seconds: minutes, hours, days, a week, 30 and
+/// 365 days (multiples of a day fall on midnight UTC).
+const CALENDAR_STEPS: &[f64] = &[
+    60.0,
+    120.0,
+    300.0,
+    600.0,
+    900.0,
+    1800.0,
+    3600.0,
+    7200.0,
+    10800.0,
+    21600.0,
+    43200.0,
+    86400.0,
+    172_800.0,
+    604_800.0,
+    2_592_000.0,
+    31_536_000.0,
+];
+
+/// The tick step of a time axis over `span` seconds (about `target` ticks): on a wall-clock
+/// axis, from a minute up, the first [`CALENDAR_STEPS`] entry at least the decimal nice step;
+/// else the decimal nice step.
+pub fn time_step(wall_clock: bool, span: f64, target: f64) -> f64 {
+    let step = nice_step(span, target);
+    if !wall_clock || step.is_nan() || step < 60.0 {
+        return step;
+    }
+    CALENDAR_STEPS
+        .iter()
+        .copied()
+        .find(|&c| c >= step)
+        .unwrap_or_else(|| (step / 31_536_000.0).ceil() * 31_536_000.0)
+}
+
+/// The UTC civil date (year, month, day) of `days` since 1970-01-01 (Howard Hinnant's
+/// civil-from-days algorithm).
+fn civil_from_days(days: i128) -> (i128, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (yoe + era * 400 + i128::from(m <= 2), m, d)
+}
+
+/// Label of chart-relative time `t` for ticks `step` apart: for Unix-time origins UTC wall
+/// clock (nanoseconds exact when the origin is integer nanoseconds): `YYYY-MM-DD` for steps of a
+/// day or more, `MM-DD HH:MM` for steps of an hour or more, else `HH:MM:SS.fff…`; for other
+/// origins `… s`, or `… ms` when ticks are closer than a second.
 pub fn format_time(origin: Option<(f64, Option<i64>)>, t: f64, step: f64) -> String {
     let (o, ons) = origin.unwrap_or((0.0, None));
     let d = decimals_for(step);
@@ -83,6 +134,13 @@ pub fn format_time(origin: Option<(f64, Option<i64>)>, t: f64, step: f64) -> Str
         let secs = total_ns.div_euclid(1_000_000_000);
         let nanos = total_ns.rem_euclid(1_000_000_000);
         let day = secs.rem_euclid(86_400);
+        let (y, m, dd) = civil_from_days(secs.div_euclid(86_400));
+        if step >= 86_400.0 {
+            return format!("{y:04}-{m:02}-{dd:02}");
+        }
+        if step >= 3600.0 {
+            return format!("{m:02}-{dd:02} {:02}:{:02}", day / 3600, day / 60 % 60);
+        }
         let mut s = format!("{:02}:{:02}:{:02}", day / 3600, day / 60 % 60, day % 60);
         if d > 0 {
             let digits = format!("{nanos:09}");
@@ -111,7 +169,8 @@ pub fn time_ticks(
     t1: f64,
     target: f64,
 ) -> Vec<(f64, String)> {
-    let step = nice_step(t1 - t0, target);
+    let wall_clock = origin.is_some_and(|(o, _)| o.abs() >= WALL_CLOCK_FROM_S);
+    let step = time_step(wall_clock, t1 - t0, target);
     let mut out = Vec::new();
     if t1.partial_cmp(&t0) != Some(std::cmp::Ordering::Greater) || !step.is_finite() {
         return out;
@@ -211,6 +270,28 @@ mod tests {
         assert!(a.is_finite() && b.is_finite());
         assert!(value_ticks(a, b, 5.0).len() >= 2);
         assert_eq!(value_ticks(0.0, 1.0, 5.0).len(), 6);
+    }
+
+    #[test]
+    fn wall_clock_axes_over_days_label_dates_at_midnight() {
+        // 2010-01-01T00:00:00Z = 1,262,304,000 s; 2000-02-29 = 11,016 days; 1969-12-31 = -1.
+        assert_eq!(civil_from_days(14_610), (2010, 1, 1));
+        assert_eq!(civil_from_days(11_016), (2000, 2, 29));
+        assert_eq!(civil_from_days(-1), (1969, 12, 31));
+        let o = Some((1_262_304_000.0, Some(1_262_304_000_000_000_000)));
+        assert_eq!(format_time(o, 3.0 * 86_400.0, 86_400.0), "2010-01-04");
+        assert_eq!(format_time(o, 86_400.0 + 7200.0, 3600.0), "01-02 02:00");
+        // A month of hourly samples: weekly ticks, each at midnight UTC.
+        let ticks = time_ticks(o, 0.0, 30.0 * 86_400.0, 6.0);
+        assert!(ticks.len() >= 4, "{ticks:?}");
+        for (t, label) in &ticks {
+            assert_eq!((1_262_304_000.0 + t).rem_euclid(86_400.0), 0.0, "{label}");
+            assert_eq!(label.len(), 10, "{label}");
+        }
+        assert_eq!(
+            time_step(false, 30.0 * 86_400.0, 6.0),
+            nice_step(30.0 * 86_400.0, 6.0)
+        );
     }
 
     #[test]

@@ -134,6 +134,8 @@ pub struct TimeSeries {
     pub follow: bool,
     /// Time range while paused (chart-relative seconds).
     paused_range: (f64, f64),
+    /// Whether the view was fitted to the whole file once its source delivered everything.
+    fitted_whole: bool,
     /// Fixed value range (`None`: automatic over the visible finite values).
     pub fixed_y: Option<(f64, f64)>,
     visible: Vec<bool>,
@@ -209,6 +211,7 @@ impl TimeSeries {
             window_s: 10.0,
             follow: true,
             paused_range: (0.0, 10.0),
+            fitted_whole: false,
             fixed_y: None,
             visible: Vec::new(),
             pipes: Pipelines::new(&gpu.device, gpu.scene_format),
@@ -377,6 +380,23 @@ impl TimeSeries {
             .reduce(|(a0, a1), (b0, b1)| (a0.min(b0), a1.max(b1)))
     }
 
+    /// Once a file has been read to its end, shows it whole (the time axis over all its
+    /// samples, following paused) when it spans more than the window; once, so a later zoom or
+    /// pan stays the user's.
+    fn fit_whole_file(&mut self) {
+        if self.fitted_whole || self.source.is_clocked() || !self.source.is_finished() {
+            return;
+        }
+        self.fitted_whole = true;
+        if let Some((a, b)) = self.data_range()
+            && b - a > self.window_s
+        {
+            let pad = (b - a) * 0.01;
+            self.paused_range = (a - pad, b + pad);
+            self.follow = false;
+        }
+    }
+
     /// The time window of this frame (chart-relative seconds).
     fn time_window(&self) -> Option<(f64, f64)> {
         if !self.follow {
@@ -410,6 +430,7 @@ impl Scene for TimeSeries {
         self.scene_time += frame.elapsed_s;
         self.source.advance_to(self.scene_time);
         self.source.drain_into(&mut self.store);
+        self.fit_whole_file();
         self.ingest_audio();
         self.visible.resize(self.store.series().len(), true);
     }

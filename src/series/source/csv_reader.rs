@@ -37,6 +37,9 @@ struct CsvLayout {
     /// `false`: as f64 in `unit` (the first rows held a time that is not an exact decimal in
     /// the i64 nanosecond range).
     exact_ns: bool,
+    /// The time column holds dates or date-times in this format ([`super::dates`]), read as
+    /// integer nanoseconds since 1970-01-01 UTC.
+    dates: Option<super::dates::DateFormat>,
 }
 
 impl CsvLayout {
@@ -60,6 +63,19 @@ impl CsvLayout {
         let cell = &rec[0];
         if cell.is_empty() {
             return Err(self.row_error(line, "time cell is empty".into()));
+        }
+        if let Some(f) = &self.dates {
+            let Some(ns) = f.parse_ns(cell) else {
+                return Err(self.row_error(
+                    line,
+                    format!(
+                        "time '{}' does not read as a date in the format of the first rows ({})",
+                        crate::text::one_line(cell),
+                        f.pattern
+                    ),
+                ));
+            };
+            return self.push_values(rec, line, batch, Some(ns), 0.0);
         }
         let as_f64 = cell.parse::<f64>();
         let t_ns = if self.exact_ns {
@@ -98,6 +114,18 @@ impl CsvLayout {
                 ));
             }
         };
+        self.push_values(rec, line, batch, t_ns, t)
+    }
+
+    /// Pushes the value cells of row `rec` (at `line`) at time `t_ns` (exact) or `t`.
+    fn push_values(
+        &self,
+        rec: &csv::StringRecord,
+        line: u64,
+        batch: &mut Batch,
+        t_ns: Option<i64>,
+        t: f64,
+    ) -> Result<(), SeriesError> {
         let mark = batch.rows();
         let mut clamped = 0u64;
         let mut first_clamp = None;
@@ -356,21 +384,45 @@ fn start_csv<R: Read>(
         .iter()
         .filter_map(|r| r.get(0))
         .all(|cell| parse_time_ns(cell, unit).is_some() || cell.parse::<f64>().is_err());
+    // Dates: when a time cell of the first rows is not a number, the format that reads them all
+    // (the last row may be half-written: it is left out of the samples).
+    let samples: Vec<&str> = prefix
+        .iter()
+        .take(
+            prefix
+                .len()
+                .saturating_sub(usize::from(eof && prefix.len() > 1)),
+        )
+        .filter_map(|r| r.get(0))
+        .filter(|c| !c.trim().is_empty())
+        .collect();
+    let detected = if samples.iter().any(|c| c.trim().parse::<f64>().is_err()) {
+        super::dates::detect(&samples)
+    } else {
+        None
+    };
+    let mut warning = detected
+        .as_ref()
+        .and_then(|d| d.note.as_ref())
+        .map(|n| format!("series file '{shown}': {n}"));
     let layout = CsvLayout {
         path: shown.to_string(),
         fields: header.len(),
         value_cols,
         unit,
-        exact_ns,
+        exact_ns: exact_ns || detected.is_some(),
+        dates: detected.map(|d| d.format),
     };
     let mut batch0 = Batch::default();
-    let mut warning = None;
     let mut rows_skipped = 0;
     let n_prefix = prefix.len();
     for (k, rec) in prefix.iter().enumerate() {
         if let Err(e) = layout.parse_row(rec, &mut batch0) {
             if eof && k + 1 == n_prefix && !tail {
-                warning = Some(format!("{e} (incomplete last row skipped)"));
+                warning = Some(match warning {
+                    Some(w) => format!("{w}; {e} (incomplete last row skipped)"),
+                    None => format!("{e} (incomplete last row skipped)"),
+                });
                 rows_skipped = 1;
             } else {
                 return Err(e);

@@ -27,6 +27,7 @@ use std::time::{Duration, Instant};
 use rtrb::{Consumer, Producer, PushError, RingBuffer};
 
 mod csv_reader;
+pub mod dates;
 mod synth;
 mod time;
 
