@@ -62,6 +62,12 @@ pub struct Cli {
     #[arg(long, value_name = "PATH")]
     pub series_file: Option<PathBuf>,
 
+    /// The --series-file time column's date format, strftime syntax (e.g. '%d/%m/%Y %H:%M', or
+    /// rfc3339), for files the recognised formats read wrong (day and month swapped); times
+    /// without a zone are UTC.
+    #[arg(long, value_name = "FMT", value_parser = parse_time_format)]
+    pub time_format: Option<crate::series::source::dates::DateFormat>,
+
     /// Synthetic time series (when no --series-file): number of series, 1 to 1024.
     #[arg(long, default_value_t = crate::scene::timeseries::SYNTH_SERIES, value_name = "N", value_parser = parse_series_count)]
     pub series_count: usize,
@@ -541,6 +547,11 @@ pub fn parse_count(s: &str) -> Result<u64, String> {
     Ok(v as u64)
 }
 
+/// Parses `--time-format` (a strftime pattern chrono accepts, or `rfc3339`).
+pub fn parse_time_format(s: &str) -> Result<crate::series::source::dates::DateFormat, String> {
+    crate::series::source::dates::DateFormat::from_pattern(s)
+}
+
 /// Parses `--pointcloud`: `synthetic:N` or a file path.
 pub fn parse_pointcloud(s: &str) -> Result<crate::scene::pointcloud::CloudSource, String> {
     crate::scene::pointcloud::CloudSource::parse(s)
@@ -623,6 +634,7 @@ impl Cli {
         SceneConfig {
             audio,
             series_file: self.series_file.clone(),
+            series_time_format: self.time_format.clone(),
             series_count: self.series_count,
             series_rate: self.series_rate,
             series_kind: self.series_kind,

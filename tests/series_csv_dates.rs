@@ -142,3 +142,48 @@ fn a_later_date_that_does_not_read_names_its_line() {
     );
     assert_eq!(store.get("v").unwrap().len(), 300);
 }
+
+/// `--time-format` settles what the recognised formats read wrong: the same ambiguous file read
+/// day first, with nothing to say; a file that does not read in it names the format; a pattern
+/// chrono does not accept is refused by the flag.
+#[test]
+fn a_given_time_format_reads_as_given() {
+    use vizdeck::series::source::dates::DateFormat;
+    let path = temp_csv(
+        "given",
+        "when,v\n01/02/2003 13:45:00.123,1\n01/03/2003 13:45:00.500,2\n",
+    );
+    let f = DateFormat::from_pattern("%d/%m/%Y %H:%M:%S%.f").unwrap();
+    let mut src = SeriesSource::open(
+        &SeriesSelection::CsvDates(path.clone(), f.clone()),
+        Pacing::WallClock,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let mut store = Store::default();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !src.is_finished() {
+        src.drain_into(&mut store);
+        assert!(Instant::now() < deadline);
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    src.drain_into(&mut store);
+    let (a, b) = store.get("v").unwrap().time_range().unwrap();
+    assert!((a - epoch(2003, 2, 1, 13, 45, 0.123)).abs() < 1e-6, "{a}");
+    assert!((b - epoch(2003, 3, 1, 13, 45, 0.5)).abs() < 1e-6, "{b}");
+    assert!(src.warning().is_none(), "{:?}", src.warning());
+    let iso = temp_csv("given-iso", "t,v\n2020-01-01,1\n2020-01-02,2\n");
+    let err = SeriesSource::open(&SeriesSelection::CsvDates(iso, f), Pacing::WallClock)
+        .err()
+        .expect("an ISO file in a day-first format");
+    assert!(err.to_string().contains("%d/%m/%Y %H:%M:%S%.f"), "{err}");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_vizdeck"))
+        .args(["--headless", "--time-format", "%Q", "--frames", "1"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--time-format") && stderr.contains("%Q"),
+        "{stderr}"
+    );
+}

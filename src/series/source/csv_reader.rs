@@ -69,7 +69,7 @@ impl CsvLayout {
                 return Err(self.row_error(
                     line,
                     format!(
-                        "time '{}' does not read as a date in the format of the first rows ({})",
+                        "time '{}' does not read as a date in the format '{}'",
                         crate::text::one_line(cell),
                         f.pattern
                     ),
@@ -265,6 +265,7 @@ fn start_csv<R: Read>(
     shown: &str,
     want: usize,
     tail: bool,
+    time_format: Option<&super::dates::DateFormat>,
 ) -> Result<CsvStart<BufReader<R>>, SeriesError> {
     let mut buffered = BufReader::with_capacity(1 << 16, input);
     let io = |source| SeriesError::Io {
@@ -396,7 +397,12 @@ fn start_csv<R: Read>(
         .filter_map(|r| r.get(0))
         .filter(|c| !c.trim().is_empty())
         .collect();
-    let detected = if samples.iter().any(|c| c.trim().parse::<f64>().is_err()) {
+    let detected = if let Some(f) = time_format {
+        Some(super::dates::Detected {
+            format: f.clone(),
+            note: None,
+        })
+    } else if samples.iter().any(|c| c.trim().parse::<f64>().is_err()) {
         super::dates::detect(&samples)
     } else {
         None
@@ -463,6 +469,21 @@ fn start_csv<R: Read>(
 /// Blocking: the header and the first rows (the first row only for stdin and tail mode) are read
 /// here; then a thread streams the rest.
 pub fn open_csv_with(path: &Path, tail: bool) -> Result<SeriesSource, SeriesError> {
+    open_csv_format(path, tail, None)
+}
+
+/// [`open_csv_with`] with the time column read in `time_format` (`--time-format`) instead of
+/// the format recognised from the first rows.
+///
+/// # Errors
+///
+/// As [`open_csv_with`]; a time in the first rows that does not read in `time_format` names its
+/// line and the format.
+pub fn open_csv_format(
+    path: &Path,
+    tail: bool,
+    time_format: Option<&super::dates::DateFormat>,
+) -> Result<SeriesSource, SeriesError> {
     let stdin = path.as_os_str() == "-";
     let shown = if stdin {
         "<stdin>".to_string()
@@ -506,7 +527,7 @@ pub fn open_csv_with(path: &Path, tail: bool) -> Result<SeriesSource, SeriesErro
         warning,
         rows_skipped,
         eof,
-    } = start_csv(input, &shown, want, tail)?;
+    } = start_csv(input, &shown, want, tail, time_format)?;
     let unit = layout.unit;
     let label = if tail {
         format!("csv (tail): {shown}")
@@ -607,7 +628,7 @@ pub fn open_csv_bytes(bytes: &[u8], name: &str) -> Result<SeriesSource, SeriesEr
         warning,
         rows_skipped,
         eof,
-    } = start_csv(bytes, name, CSV_PREFIX_ROWS, false)?;
+    } = start_csv(bytes, name, CSV_PREFIX_ROWS, false, None)?;
     let mut pending = VecDeque::new();
     pending.push_back(batch0);
     // Only the closing messages travel through the ring (at most `Skipped` and `Done`).

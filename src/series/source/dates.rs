@@ -19,6 +19,8 @@ use chrono::{DateTime, NaiveDate, NaiveDateTime};
 enum Kind {
     /// RFC 3339 (any zone offset).
     Rfc3339,
+    /// A date and time with a zone offset in the pattern (`%z`, `%:z`).
+    Zoned,
     /// A date and time without a zone (UTC).
     DateTime,
     /// A date alone (midnight UTC).
@@ -78,6 +80,41 @@ const YEAR_LAST: &[(&str, &str, Kind)] = &[
 ];
 
 impl DateFormat {
+    /// The format of strftime `pattern` (`--time-format`; chrono's syntax, e.g. `%d/%m/%Y %H:%M`),
+    /// or `rfc3339`: a pattern with a zone offset (`%z`, `%:z`, `%#z`) reads zoned times, one
+    /// with a time of day (`%H`, `%I`, `%M`, `%S`, `%T`, `%R`, `%r`, `%X`, `%s`) date-times in
+    /// UTC, else dates (midnight UTC).
+    ///
+    /// # Errors
+    ///
+    /// A message naming the pattern when chrono does not accept it.
+    pub fn from_pattern(pattern: &str) -> Result<DateFormat, String> {
+        if pattern.eq_ignore_ascii_case("rfc3339") {
+            return Ok(DateFormat::new("rfc3339", Kind::Rfc3339));
+        }
+        let items: Vec<_> = chrono::format::StrftimeItems::new(pattern).collect();
+        if pattern.trim().is_empty()
+            || items
+                .iter()
+                .any(|i| matches!(i, chrono::format::Item::Error))
+        {
+            return Err(format!(
+                "'{pattern}' is not a strftime date format (e.g. '%d/%m/%Y %H:%M')"
+            ));
+        }
+        let has = |specs: &[&str]| specs.iter().any(|sp| pattern.contains(sp));
+        let kind = if has(&["%z", "%:z", "%#z", "%::z"]) {
+            Kind::Zoned
+        } else if has(&[
+            "%H", "%I", "%M", "%S", "%T", "%R", "%r", "%X", "%s", "%k", "%l",
+        ]) {
+            Kind::DateTime
+        } else {
+            Kind::Date
+        };
+        Ok(DateFormat::new(pattern, kind))
+    }
+
     fn new(pattern: &str, kind: Kind) -> DateFormat {
         DateFormat {
             pattern: pattern.to_string(),
@@ -91,6 +128,9 @@ impl DateFormat {
         let cell = cell.trim();
         match self.kind {
             Kind::Rfc3339 => DateTime::parse_from_rfc3339(cell)
+                .ok()?
+                .timestamp_nanos_opt(),
+            Kind::Zoned => DateTime::parse_from_str(cell, &self.pattern)
                 .ok()?
                 .timestamp_nanos_opt(),
             Kind::DateTime => NaiveDateTime::parse_from_str(cell, &self.pattern)
@@ -217,6 +257,25 @@ mod tests {
         assert_eq!(v[1], s(2020, 1, 1, 10, 0, 0));
         let (_, v) = ns(&["2020-06-30T23:59:59.5"]);
         assert_eq!(v[0], s(2020, 6, 30, 23, 59, 59) + 500_000_000);
+    }
+
+    #[test]
+    fn user_patterns_read_as_given() {
+        let s = |y, m, d, hh, mm, ss| epoch_s(y, m, d, hh, mm, ss) * 1_000_000_000;
+        let f = DateFormat::from_pattern("%d/%m/%Y %H:%M").unwrap();
+        assert_eq!(
+            f.parse_ns("01/02/2003 13:45"),
+            Some(s(2003, 2, 1, 13, 45, 0))
+        );
+        let f = DateFormat::from_pattern("%d.%m.%Y").unwrap();
+        assert_eq!(f.parse_ns("31.12.1999"), Some(s(1999, 12, 31, 0, 0, 0)));
+        let f = DateFormat::from_pattern("%Y-%m-%d %H:%M:%S %z").unwrap();
+        assert_eq!(
+            f.parse_ns("2020-01-01 12:00:00 +0200"),
+            Some(s(2020, 1, 1, 10, 0, 0))
+        );
+        assert!(DateFormat::from_pattern("%Q").unwrap_err().contains("%Q"));
+        assert!(DateFormat::from_pattern("").is_err());
     }
 
     #[test]
