@@ -68,6 +68,12 @@ pub struct Cli {
     #[arg(long, value_name = "FMT", value_parser = parse_time_format)]
     pub time_format: Option<crate::series::source::dates::DateFormat>,
 
+    /// The --series-file time column's unit when it holds numbers: s, ms, us or ns. Default: the
+    /// header's suffix (_s, _ms, _us, _ns), else Unix time judged by magnitude (from 1e8 s, 1e11
+    /// ms, 1e14 µs, 1e17 ns), else seconds.
+    #[arg(long, value_name = "s|ms|us|ns", value_parser = crate::series::TimeUnit::parse)]
+    pub time_unit: Option<crate::series::TimeUnit>,
+
     /// Synthetic time series (when no --series-file): number of series, 1 to 1024.
     #[arg(long, default_value_t = crate::scene::timeseries::SYNTH_SERIES, value_name = "N", value_parser = parse_series_count)]
     pub series_count: usize,
@@ -634,7 +640,10 @@ impl Cli {
         SceneConfig {
             audio,
             series_file: self.series_file.clone(),
-            series_time_format: self.time_format.clone(),
+            series_csv: crate::series::source::CsvOptions {
+                time_format: self.time_format.clone(),
+                time_unit: self.time_unit,
+            },
             series_count: self.series_count,
             series_rate: self.series_rate,
             series_kind: self.series_kind,

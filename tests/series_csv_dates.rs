@@ -8,7 +8,8 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use vizdeck::series::{Pacing, SeriesSelection, SeriesSource, Store};
+use vizdeck::series::source::CsvOptions;
+use vizdeck::series::{Pacing, SeriesSelection, SeriesSource, Store, TimeUnit};
 
 fn temp_csv(tag: &str, contents: &str) -> PathBuf {
     static COUNTER: AtomicUsize = AtomicUsize::new(0);
@@ -155,7 +156,13 @@ fn a_given_time_format_reads_as_given() {
     );
     let f = DateFormat::from_pattern("%d/%m/%Y %H:%M:%S%.f").unwrap();
     let mut src = SeriesSource::open(
-        &SeriesSelection::CsvDates(path.clone(), f.clone()),
+        &SeriesSelection::CsvWith(
+            path.clone(),
+            CsvOptions {
+                time_format: Some(f.clone()),
+                time_unit: None,
+            },
+        ),
         Pacing::WallClock,
     )
     .unwrap_or_else(|e| panic!("{e}"));
@@ -172,9 +179,18 @@ fn a_given_time_format_reads_as_given() {
     assert!((b - epoch(2003, 3, 1, 13, 45, 0.5)).abs() < 1e-6, "{b}");
     assert!(src.warning().is_none(), "{:?}", src.warning());
     let iso = temp_csv("given-iso", "t,v\n2020-01-01,1\n2020-01-02,2\n");
-    let err = SeriesSource::open(&SeriesSelection::CsvDates(iso, f), Pacing::WallClock)
-        .err()
-        .expect("an ISO file in a day-first format");
+    let err = SeriesSource::open(
+        &SeriesSelection::CsvWith(
+            iso,
+            CsvOptions {
+                time_format: Some(f),
+                time_unit: None,
+            },
+        ),
+        Pacing::WallClock,
+    )
+    .err()
+    .expect("an ISO file in a day-first format");
     assert!(err.to_string().contains("%d/%m/%Y %H:%M:%S%.f"), "{err}");
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_vizdeck"))
         .args(["--headless", "--time-format", "%Q", "--frames", "1"])
@@ -186,4 +202,36 @@ fn a_given_time_format_reads_as_given() {
         stderr.contains("--time-format") && stderr.contains("%Q"),
         "{stderr}"
     );
+}
+
+/// Numbers in the time column: Unix time in ms (by magnitude) reads as ms; `--time-unit`
+/// overrides; small numbers stay seconds.
+#[test]
+fn unix_times_read_in_the_unit_their_magnitude_says() {
+    let (src, store) = read("ms", "timestamp,v\n1262304000000,1\n1262304001500,2\n");
+    assert_eq!(src.time_unit(), Some(TimeUnit::Millis));
+    assert_eq!(
+        store.get("v").unwrap().time_range(),
+        Some((epoch(2010, 1, 1, 0, 0, 0.0), epoch(2010, 1, 1, 0, 0, 1.5)))
+    );
+    let (src, store) = read("ns", "ts,v\n1262304000000000000,1\n1262304000000000250,2\n");
+    assert_eq!(src.time_unit(), Some(TimeUnit::Nanos));
+    let (a, b) = store.get("v").unwrap().time_range().unwrap();
+    assert_eq!(a, epoch(2010, 1, 1, 0, 0, 0.0));
+    assert!(b > a, "250 ns apart stay apart");
+    let (src, _) = read("small", "t,v\n0,1\n1.5,2\n");
+    assert_eq!(src.time_unit(), Some(TimeUnit::Seconds));
+    let path = temp_csv("forced", "timestamp,v\n1262304000,1\n1262304001,2\n");
+    let src = SeriesSource::open(
+        &SeriesSelection::CsvWith(
+            path,
+            CsvOptions {
+                time_format: None,
+                time_unit: Some(TimeUnit::Millis),
+            },
+        ),
+        Pacing::WallClock,
+    )
+    .unwrap();
+    assert_eq!(src.time_unit(), Some(TimeUnit::Millis));
 }

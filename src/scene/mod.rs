@@ -61,9 +61,9 @@ pub struct SceneConfig {
     pub audio_channel: crate::audio::ChannelChoice,
     /// CSV file for the time-series scene (`None`: synthetic source).
     pub series_file: Option<std::path::PathBuf>,
-    /// `--time-format`: the CSV's time column holds dates in this format (`None`: recognised
-    /// from the first rows).
-    pub series_time_format: Option<crate::series::source::dates::DateFormat>,
+    /// `--time-format`, `--time-unit`: how the CSV's time column reads where the file does not
+    /// say it right.
+    pub series_csv: crate::series::source::CsvOptions,
     /// Synthetic time-series source: number of series (`--series-count`, 1..=1024).
     pub series_count: usize,
     /// Synthetic time-series source: samples per second of all series together

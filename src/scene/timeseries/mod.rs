@@ -176,10 +176,10 @@ impl TimeSeries {
     /// Table constructor: opens the CSV (errors name the file) or the synthetic source.
     pub fn create(gpu: &Gpu, cfg: &SceneConfig) -> Result<Box<dyn Scene>, SceneError> {
         let sel = match &cfg.series_file {
-            Some(p) => match &cfg.series_time_format {
-                Some(f) => SeriesSelection::CsvDates(p.clone(), f.clone()),
-                None => SeriesSelection::Csv(p.clone()),
-            },
+            Some(p) if cfg.series_csv == crate::series::source::CsvOptions::default() => {
+                SeriesSelection::Csv(p.clone())
+            }
+            Some(p) => SeriesSelection::CsvWith(p.clone(), cfg.series_csv.clone()),
             None => SeriesSelection::Synthetic {
                 series: cfg.series_count,
                 rate_hz: cfg.series_rate / cfg.series_count.max(1) as f64,

@@ -265,7 +265,7 @@ fn start_csv<R: Read>(
     shown: &str,
     want: usize,
     tail: bool,
-    time_format: Option<&super::dates::DateFormat>,
+    opts: &CsvOptions,
 ) -> Result<CsvStart<BufReader<R>>, SeriesError> {
     let mut buffered = BufReader::with_capacity(1 << 16, input);
     let io = |source| SeriesError::Io {
@@ -375,11 +375,21 @@ fn start_csv<R: Read>(
         });
     }
 
-    let unit = if headerless {
-        TimeUnit::Seconds
-    } else {
-        TimeUnit::from_header(&header[0])
-    };
+    // The unit: --time-unit, else the header's suffix, else Unix time by magnitude (s, ms, µs,
+    // ns), else seconds.
+    let first_time = prefix
+        .iter()
+        .filter_map(|r| r.get(0))
+        .find_map(|c| c.trim().parse::<f64>().ok());
+    let unit = opts
+        .time_unit
+        .or_else(|| {
+            (!headerless)
+                .then(|| TimeUnit::suffix_of(&header[0]))
+                .flatten()
+        })
+        .or_else(|| first_time.and_then(TimeUnit::from_magnitude))
+        .unwrap_or(TimeUnit::Seconds);
     // Exact integer nanoseconds unless a number in the first rows cannot be read that way.
     let exact_ns = prefix
         .iter()
@@ -397,7 +407,7 @@ fn start_csv<R: Read>(
         .filter_map(|r| r.get(0))
         .filter(|c| !c.trim().is_empty())
         .collect();
-    let detected = if let Some(f) = time_format {
+    let detected = if let Some(f) = &opts.time_format {
         Some(super::dates::Detected {
             format: f.clone(),
             note: None,
@@ -469,20 +479,29 @@ fn start_csv<R: Read>(
 /// Blocking: the header and the first rows (the first row only for stdin and tail mode) are read
 /// here; then a thread streams the rest.
 pub fn open_csv_with(path: &Path, tail: bool) -> Result<SeriesSource, SeriesError> {
-    open_csv_format(path, tail, None)
+    open_csv_opts(path, tail, &CsvOptions::default())
 }
 
-/// [`open_csv_with`] with the time column read in `time_format` (`--time-format`) instead of
-/// the format recognised from the first rows.
+/// How the time column of a CSV reads, where the file itself does not say it right.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct CsvOptions {
+    /// `--time-format`: dates in this format, instead of the format recognised from the first
+    /// rows.
+    pub time_format: Option<super::dates::DateFormat>,
+    /// `--time-unit`: numbers in this unit, instead of the header's suffix or the magnitude.
+    pub time_unit: Option<TimeUnit>,
+}
+
+/// [`open_csv_with`] with the time column read as `opts` say.
 ///
 /// # Errors
 ///
-/// As [`open_csv_with`]; a time in the first rows that does not read in `time_format` names its
-/// line and the format.
-pub fn open_csv_format(
+/// As [`open_csv_with`]; a time in the first rows that does not read in `opts.time_format` names
+/// its line and the format.
+pub fn open_csv_opts(
     path: &Path,
     tail: bool,
-    time_format: Option<&super::dates::DateFormat>,
+    opts: &CsvOptions,
 ) -> Result<SeriesSource, SeriesError> {
     let stdin = path.as_os_str() == "-";
     let shown = if stdin {
@@ -527,7 +546,7 @@ pub fn open_csv_format(
         warning,
         rows_skipped,
         eof,
-    } = start_csv(input, &shown, want, tail, time_format)?;
+    } = start_csv(input, &shown, want, tail, opts)?;
     let unit = layout.unit;
     let label = if tail {
         format!("csv (tail): {shown}")
@@ -628,7 +647,7 @@ pub fn open_csv_bytes(bytes: &[u8], name: &str) -> Result<SeriesSource, SeriesEr
         warning,
         rows_skipped,
         eof,
-    } = start_csv(bytes, name, CSV_PREFIX_ROWS, false, None)?;
+    } = start_csv(bytes, name, CSV_PREFIX_ROWS, false, &CsvOptions::default())?;
     let mut pending = VecDeque::new();
     pending.push_back(batch0);
     // Only the closing messages travel through the ring (at most `Skipped` and `Done`).

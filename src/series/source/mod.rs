@@ -31,7 +31,7 @@ pub mod dates;
 mod synth;
 mod time;
 
-pub use csv_reader::{open_csv_bytes, open_csv_format, open_csv_with, sniff_delimiter};
+pub use csv_reader::{CsvOptions, open_csv_bytes, open_csv_opts, open_csv_with, sniff_delimiter};
 pub use synth::{SYNTH_SINE_BASE_HZ, SYNTH_TICK, SYNTH_TICK_START, SynthKind};
 use synth::{Synth, open_synthetic};
 pub use time::{TimeUnit, parse_time_ns};
@@ -56,8 +56,9 @@ pub enum SeriesSelection {
     /// A CSV file that another program is still writing: read to its end, then keep reading what
     /// is appended until the source is dropped.
     CsvTail(PathBuf),
-    /// A CSV file whose time column holds dates in the given format (`--time-format`).
-    CsvDates(PathBuf, dates::DateFormat),
+    /// A CSV file whose time column reads as the options say (`--time-format`,
+    /// `--time-unit`).
+    CsvWith(PathBuf, CsvOptions),
 }
 
 impl Default for SeriesSelection {
@@ -331,7 +332,7 @@ impl SeriesSource {
             } => open_synthetic(*kind, *series, *rate_hz, *seed, pacing),
             SeriesSelection::Csv(path) => open_csv_with(path, false),
             SeriesSelection::CsvTail(path) => open_csv_with(path, true),
-            SeriesSelection::CsvDates(path, f) => open_csv_format(path, false, Some(f)),
+            SeriesSelection::CsvWith(path, opts) => open_csv_opts(path, false, opts),
         }
     }
 

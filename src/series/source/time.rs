@@ -28,6 +28,51 @@ impl TimeUnit {
         }
     }
 
+    /// The unit the suffix of header `name` names (`_ns`, `_us`/`_µs`, `_ms`, `_s`), if any.
+    pub fn suffix_of(name: &str) -> Option<TimeUnit> {
+        let n = name.trim().to_lowercase();
+        if n.ends_with("_ns") || n.ends_with("_us") || n.ends_with("_µs") || n.ends_with("_ms") {
+            Some(TimeUnit::from_header(&n))
+        } else if n.ends_with("_s") {
+            Some(TimeUnit::Seconds)
+        } else {
+            None
+        }
+    }
+
+    /// The unit of a Unix time `t` judged by its magnitude: seconds from 1e8 (1973) up to 1e11,
+    /// milliseconds up to 1e14, microseconds up to 1e17, nanoseconds beyond (so any time from
+    /// 1973 to 5138 reads right in every unit); `None` below 1e8 (not a Unix time).
+    pub fn from_magnitude(t: f64) -> Option<TimeUnit> {
+        let a = t.abs();
+        if !a.is_finite() || a < 1e8 {
+            None
+        } else if a < 1e11 {
+            Some(TimeUnit::Seconds)
+        } else if a < 1e14 {
+            Some(TimeUnit::Millis)
+        } else if a < 1e17 {
+            Some(TimeUnit::Micros)
+        } else {
+            Some(TimeUnit::Nanos)
+        }
+    }
+
+    /// Parses `--time-unit`: `s`, `ms`, `us` (or `µs`), `ns`.
+    ///
+    /// # Errors
+    ///
+    /// A message naming the value.
+    pub fn parse(s: &str) -> Result<TimeUnit, String> {
+        match s.trim() {
+            "s" => Ok(TimeUnit::Seconds),
+            "ms" => Ok(TimeUnit::Millis),
+            "us" | "µs" => Ok(TimeUnit::Micros),
+            "ns" => Ok(TimeUnit::Nanos),
+            _ => Err(format!("'{s}' is not a time unit (s, ms, us, ns)")),
+        }
+    }
+
     /// Nanoseconds per unit as a power of ten: 9 (s), 6 (ms), 3 (µs), 0 (ns).
     pub fn ns_exponent(self) -> u32 {
         match self {
