@@ -12,7 +12,7 @@
 //! read every sample the file is ambiguous: it is read month first, and [`Detected::note`] says
 //! so.
 
-use chrono::{DateTime, NaiveDate, NaiveDateTime};
+use chrono::DateTime;
 
 /// How a pattern is applied.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -27,12 +27,13 @@ enum Kind {
     Date,
 }
 
-/// A time-column format: a strftime pattern and how it reads.
+/// A time-column format: a strftime pattern (parsed once into chrono's items) and how it reads.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DateFormat {
     /// The strftime pattern (`rfc3339` for RFC 3339).
     pub pattern: String,
     kind: Kind,
+    items: Vec<chrono::format::Item<'static>>,
 }
 
 /// The candidates, in order (see the module docs).
@@ -116,9 +117,17 @@ impl DateFormat {
     }
 
     fn new(pattern: &str, kind: Kind) -> DateFormat {
+        let items = if kind == Kind::Rfc3339 {
+            Vec::new()
+        } else {
+            chrono::format::StrftimeItems::new(pattern)
+                .parse_to_owned()
+                .unwrap_or_default()
+        };
         DateFormat {
             pattern: pattern.to_string(),
             kind,
+            items,
         }
     }
 
@@ -126,18 +135,23 @@ impl DateFormat {
     /// this format or lies outside the i64 nanosecond range (years 1677–2262).
     pub fn parse_ns(&self, cell: &str) -> Option<i64> {
         let cell = cell.trim();
+        if self.kind == Kind::Rfc3339 {
+            return DateTime::parse_from_rfc3339(cell)
+                .ok()?
+                .timestamp_nanos_opt();
+        }
+        // What `NaiveDateTime::parse_from_str` does, with the pattern parsed once.
+        let mut parsed = chrono::format::Parsed::new();
+        chrono::format::parse(&mut parsed, cell, self.items.iter()).ok()?;
         match self.kind {
-            Kind::Rfc3339 => DateTime::parse_from_rfc3339(cell)
-                .ok()?
-                .timestamp_nanos_opt(),
-            Kind::Zoned => DateTime::parse_from_str(cell, &self.pattern)
-                .ok()?
-                .timestamp_nanos_opt(),
-            Kind::DateTime => NaiveDateTime::parse_from_str(cell, &self.pattern)
+            Kind::Zoned => parsed.to_datetime().ok()?.timestamp_nanos_opt(),
+            Kind::DateTime => parsed
+                .to_naive_datetime_with_offset(0)
                 .ok()?
                 .and_utc()
                 .timestamp_nanos_opt(),
-            Kind::Date => NaiveDate::parse_from_str(cell, &self.pattern)
+            Kind::Date | Kind::Rfc3339 => parsed
+                .to_naive_date()
                 .ok()?
                 .and_hms_opt(0, 0, 0)?
                 .and_utc()
