@@ -70,6 +70,7 @@ fn hourly_dates_with_a_text_column() {
         Some((epoch(2010, 1, 1, 0, 0, 0.0), epoch(2010, 1, 2, 23, 0, 0.0)))
     );
     assert!(src.warning().is_none(), "{:?}", src.warning());
+    assert_eq!(src.time_format(), Some("%Y/%m/%d %H:%M"));
 }
 
 #[test]
@@ -221,6 +222,7 @@ fn unix_times_read_in_the_unit_their_magnitude_says() {
     assert!(b > a, "250 ns apart stay apart");
     let (src, _) = read("small", "t,v\n0,1\n1.5,2\n");
     assert_eq!(src.time_unit(), Some(TimeUnit::Seconds));
+    assert_eq!(src.time_format(), None);
     let path = temp_csv("forced", "timestamp,v\n1262304000,1\n1262304001,2\n");
     let src = SeriesSource::open(
         &SeriesSelection::CsvWith(

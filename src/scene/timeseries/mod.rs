@@ -608,6 +608,7 @@ impl Scene for TimeSeries {
             "values_clamped": self.source.values_clamped(),
             "rows_sorted": self.source.rows_sorted(),
             "time_unit": self.source.time_unit().map(|u| u.symbol()),
+            "time_format": self.source.time_format(),
             "notices": self.notices(),
             "markers": self.markers.len(),
             "decimation": "gpu-m4-pyramid",

@@ -12,6 +12,10 @@ impl TimeSeries {
     pub(super) fn side_panel(&mut self, ui: &mut egui::Ui) {
         ui.heading("Time series");
         ui.label(self.source.label());
+        if let Some(f) = self.source.time_format() {
+            ui.label(format!("time: dates as '{f}', UTC"))
+                .on_hover_text("recognised from the first rows; --time-format chooses another");
+        }
         if let Some(e) = self.source.error() {
             ui.colored_label(egui::Color32::LIGHT_RED, e);
         }

@@ -548,6 +548,7 @@ pub fn open_csv_opts(
         eof,
     } = start_csv(input, &shown, want, tail, opts)?;
     let unit = layout.unit;
+    let time_format = layout.dates.as_ref().map(|f| f.pattern.clone());
     let label = if tail {
         format!("csv (tail): {shown}")
     } else {
@@ -593,12 +594,12 @@ pub fn open_csv_opts(
         pending,
         warning,
         rows_skipped,
-        unit,
+        (unit, time_format),
     ))
 }
 
 /// A CSV source around its producer side (`inner`), the rows read so far (`pending`) and what the
-/// first rows said (a warning, rows skipped, the time unit).
+/// first rows said (a warning, rows skipped, the time unit and the date format, if dates).
 fn csv_source(
     names: Vec<String>,
     label: String,
@@ -606,7 +607,7 @@ fn csv_source(
     pending: VecDeque<Batch>,
     warning: Option<String>,
     rows_skipped: u64,
-    unit: TimeUnit,
+    (unit, time_format): (TimeUnit, Option<String>),
 ) -> SeriesSource {
     SeriesSource {
         names,
@@ -619,6 +620,7 @@ fn csv_source(
         values_clamped: 0,
         clamp_note: None,
         time_unit: Some(unit),
+        time_format,
         rows_sorted: 0,
         finished: false,
         clocked: false,
@@ -689,7 +691,10 @@ pub fn open_csv_bytes(bytes: &[u8], name: &str) -> Result<SeriesSource, SeriesEr
         pending,
         warning,
         rows_skipped,
-        layout.unit,
+        (
+            layout.unit,
+            layout.dates.as_ref().map(|f| f.pattern.clone()),
+        ),
     ))
 }
 

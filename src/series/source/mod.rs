@@ -295,6 +295,8 @@ pub struct SeriesSource {
     clamp_note: Option<String>,
     /// Unit of the time column (CSV; `None` for synthetic sources).
     time_unit: Option<TimeUnit>,
+    /// The time column's date format (strftime pattern), when it holds dates (CSV).
+    time_format: Option<String>,
     /// CSV rows out of time order that were sorted into place within their batch.
     rows_sorted: u64,
     finished: bool,
@@ -449,8 +451,14 @@ impl SeriesSource {
         self.rows_sorted
     }
 
-    /// Unit the time column is read in (CSV, from the header name, see [`TimeUnit`]); `None`
-    /// for synthetic sources.
+    /// The time column's date format (a strftime pattern, or `rfc3339`) when it holds dates
+    /// (CSV); `None` otherwise.
+    pub fn time_format(&self) -> Option<&str> {
+        self.time_format.as_deref()
+    }
+
+    /// Unit of the time column (CSV files; `None` for synthetic sources). For a column of dates
+    /// the times are seconds since 1970-01-01 UTC.
     pub fn time_unit(&self) -> Option<TimeUnit> {
         self.time_unit
     }

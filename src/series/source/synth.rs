@@ -247,6 +247,7 @@ pub(super) fn open_synthetic(
         values_clamped: 0,
         clamp_note: None,
         time_unit: None,
+        time_format: None,
         rows_sorted: 0,
         finished: false,
         clocked: true,
