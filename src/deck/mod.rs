@@ -415,7 +415,8 @@ impl Deck {
     }
 
     /// Opens a file dropped onto the window or typed in *File* ▸ Open: `.csv`/`.tsv`/`.txt` in
-    /// the time-series scene, `.las`/`.laz` (COPC included) and `.ply` in the point-cloud scene, anything
+    /// the time-series scene, `.las`/`.laz` (COPC included, also an `http(s)://` URL of one) and
+    /// `.ply` in the point-cloud scene, anything
     /// else as audio in the spectrogram, and shows that scene. On error the scene that was
     /// running keeps running and the message is shown.
     pub fn open_file(&mut self, gpu: &Gpu, path: std::path::PathBuf) {
@@ -429,7 +430,12 @@ impl Deck {
             ("timeseries", cfg)
         } else if matches!(ext.as_str(), "las" | "laz" | "ply") {
             let mut cfg = self.cfg.clone();
-            cfg.pointcloud.source = crate::scene::pointcloud::CloudSource::File(path.clone());
+            let text = path.to_string_lossy();
+            cfg.pointcloud.source = if crate::pointcloud::http::is_url(&text) {
+                crate::scene::pointcloud::CloudSource::Url(text.into_owned())
+            } else {
+                crate::scene::pointcloud::CloudSource::File(path.clone())
+            };
             ("pointcloud", cfg)
         } else {
             let mut cfg = self.cfg.clone();

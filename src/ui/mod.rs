@@ -41,7 +41,7 @@ pub fn menu_bar(deck: &mut Deck, ui: &mut egui::Ui, commands: &mut Vec<UiCommand
                 ui.label("Open a file (or drop it on the window):");
                 ui.small(
                     "sound (WAV, FLAC, Ogg, MP3) → spectrogram · CSV → time series · \
-                     LAS, LAZ, COPC, PLY → point cloud",
+                     LAS, LAZ, COPC (also an http(s) URL), PLY → point cloud",
                 );
                 let edit = ui.add(
                     egui::TextEdit::singleline(&mut deck.open_path)
