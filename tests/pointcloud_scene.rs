@@ -569,3 +569,29 @@ fn copc_streams_over_http_with_range_requests() {
     );
     assert!(http["cache_hits"].as_u64().unwrap() > 0, "{http}");
 }
+
+/// File ▸ Open (and a drop) of a COPC URL: the point-cloud scene streams it over HTTP.
+#[test]
+fn opening_a_copc_url_from_the_menu_streams_it() {
+    use common::http_server::{RangeSupport, serve};
+    let gpu = gpu();
+    let server = serve(data(""), RangeSupport::Honour);
+    let url = format!("{}/simple.copc.laz", server.base);
+    let cli = <vizdeck::cli::Cli as clap::Parser>::try_parse_from([
+        "vizdeck",
+        "--headless",
+        "--scene",
+        "spectrogram",
+        "--audio",
+        "synthetic",
+    ])
+    .expect("flags");
+    let mut deck = Deck::new(&gpu, gpu.scene_format, 0, cli.scene_config());
+    deck.open_file(&gpu, PathBuf::from(&url));
+    let m = deck.metrics();
+    let pc = &m["pointcloud"];
+    assert_eq!(pc["kind"], "COPC", "{pc}");
+    assert_eq!(pc["source"].as_str(), Some(url.as_str()), "{pc}");
+    assert_eq!(pc["points_total"].as_u64(), Some(1065), "{pc}");
+    assert!(pc["http"]["requests"].as_u64().unwrap() >= 2, "{pc}");
+}
