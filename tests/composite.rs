@@ -9,7 +9,7 @@
 mod common;
 use common::gpu;
 
-use vizdeck::deck::{Composite, Deck, Output};
+use vizdeck::deck::{Composite, Deck};
 use vizdeck::gpu::Gpu;
 use vizdeck::scene::SCENES;
 
@@ -36,43 +36,8 @@ fn render(
     let mut deck = Deck::new(gpu, format, index, cli.scene_config());
     deck.set_composite(composite);
     deck.set_overlay(false); // live frame times differ between runs
-    let texture = gpu.device.create_texture(&wgpu::TextureDescriptor {
-        label: Some("test:output"),
-        size: wgpu::Extent3d {
-            width: SIZE.0,
-            height: SIZE.1,
-            depth_or_array_layers: 1,
-        },
-        mip_level_count: 1,
-        sample_count: 1,
-        dimension: wgpu::TextureDimension::D2,
-        format,
-        usage: wgpu::TextureUsages::RENDER_ATTACHMENT
-            | wgpu::TextureUsages::COPY_SRC
-            | wgpu::TextureUsages::COPY_DST,
-        view_formats: &[],
-    });
-    let view = texture.create_view(&Default::default());
-    let out = Output {
-        view: &view,
-        texture: Some(&texture),
-        size: SIZE,
-        pixels_per_point: 1.0,
-    };
-    for i in 0..FRAMES {
-        let raw = vizdeck::headless::raw_input(SIZE, i);
-        let (times, _) = deck.frame(gpu, &out, raw, 1.0 / 60.0);
-        gpu.wait_idle();
-        deck.end_frame(gpu, &times, std::time::Instant::now());
-    }
-    assert!(
-        deck.active_failure().is_none(),
-        "{:?}",
-        deck.active_failure()
-    );
+    let rgba = common::render_frames(gpu, &mut deck, format, SIZE, FRAMES);
     assert_eq!(deck.composite_used(), composite, "no fallback here");
-    let rgba = vizdeck::gpu::readback::read_texture_rgba(&gpu.device, &gpu.queue, &texture)
-        .expect("read the output");
     (rgba, deck.scene_rect_px())
 }
 

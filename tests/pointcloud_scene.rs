@@ -16,7 +16,7 @@ use common::gpu;
 
 use std::path::{Path, PathBuf};
 
-use vizdeck::deck::{Deck, Output};
+use vizdeck::deck::Deck;
 use vizdeck::gpu::Gpu;
 use vizdeck::scene::SCENES;
 
@@ -42,42 +42,7 @@ fn run(
     let index = SCENES.iter().position(|s| s.id == "pointcloud").unwrap();
     let mut deck = Deck::new(gpu, gpu.scene_format, index, cli.scene_config());
     deck.set_overlay(false);
-    let texture = gpu.device.create_texture(&wgpu::TextureDescriptor {
-        label: Some("test:output"),
-        size: wgpu::Extent3d {
-            width: SIZE.0,
-            height: SIZE.1,
-            depth_or_array_layers: 1,
-        },
-        mip_level_count: 1,
-        sample_count: 1,
-        dimension: wgpu::TextureDimension::D2,
-        format: gpu.scene_format,
-        usage: wgpu::TextureUsages::RENDER_ATTACHMENT
-            | wgpu::TextureUsages::COPY_SRC
-            | wgpu::TextureUsages::COPY_DST,
-        view_formats: &[],
-    });
-    let view = texture.create_view(&Default::default());
-    let out = Output {
-        view: &view,
-        texture: Some(&texture),
-        size: SIZE,
-        pixels_per_point: 1.0,
-    };
-    for i in 0..frames {
-        let raw = vizdeck::headless::raw_input(SIZE, i);
-        let (times, _) = deck.frame(gpu, &out, raw, 1.0 / 60.0);
-        gpu.wait_idle();
-        deck.end_frame(gpu, &times, std::time::Instant::now());
-    }
-    assert!(
-        deck.active_failure().is_none(),
-        "{:?}",
-        deck.active_failure()
-    );
-    let rgba = vizdeck::gpu::readback::read_texture_rgba(&gpu.device, &gpu.queue, &texture)
-        .expect("read the output");
+    let rgba = common::render_frames(gpu, &mut deck, gpu.scene_format, SIZE, frames);
     let metrics = deck.metrics()["pointcloud"].clone();
     assert!(
         gpu.error_messages().is_empty(),

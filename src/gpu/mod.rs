@@ -247,15 +247,6 @@ impl Gpu {
 
     /// Whether the adapter is a `DeviceType::Cpu` one (a software rasterizer such as lavapipe),
     /// where the per-adapter defaults differ (ARCHITECTURE.md, "Per-adapter defaults").
-    /// Whether the device has 64-bit atomic min/max in storage buffers (the point-cloud
-    /// rasterizer's one-pass path).
-    pub fn has_int64_atomics(&self) -> bool {
-        self.device
-            .features()
-            .contains(wgpu::Features::SHADER_INT64_ATOMIC_MIN_MAX)
-    }
-
-    /// Whether the adapter is a CPU rasterizer (lavapipe, SwiftShader, WARP).
     pub fn is_cpu_adapter(&self) -> bool {
         self.summary.device_type == "Cpu"
     }

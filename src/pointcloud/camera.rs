@@ -257,6 +257,17 @@ impl Camera {
         *self = Camera::fitted(min, max, preset, size);
     }
 
+    /// Makes `pivot` the point orbited, the eye staying where it is (distance, yaw and pitch
+    /// follow from the eye and the new pivot).
+    pub fn set_pivot(&mut self, pivot: DVec3) {
+        let eye = self.eye();
+        self.pivot = pivot;
+        self.distance = (eye - pivot).length().max(1e-6);
+        let back = (eye - pivot) / self.distance;
+        self.pitch = back.z.clamp(-1.0, 1.0).asin();
+        self.yaw = back.y.atan2(back.x);
+    }
+
     /// Orbits by (dx, dy) pixels of drag.
     pub fn orbit(&mut self, dx: f64, dy: f64) {
         self.yaw -= dx * 0.008;

@@ -10,14 +10,14 @@ use std::sync::atomic::Ordering;
 
 use super::PointCloudError;
 use super::file::{LasFile, PointBatch};
-use super::index::{Decoded, Progress, Record};
+use super::index::{Progress, Record};
 use super::source::{NO_COLOR, SourceInfo, attribute_word, rgba_of};
 
 /// Points decoded per batch: many LAZ chunks (about 50,000 points each), decoded in parallel.
 const BATCH: usize = 1 << 20;
 
-/// Decodes `path` into `sink` (see the module docs; LAZ chunks on all cores), reporting into
-/// `progress`.
+/// Decodes `path` into `sink` (see the module docs; LAZ chunks on all cores), setting
+/// `progress.expected` to the count the header announces (the index counts what arrives).
 ///
 /// # Errors
 ///
@@ -27,7 +27,7 @@ pub fn decode_las(
     path: &Path,
     progress: &Arc<Progress>,
     sink: &mut dyn FnMut(&[Record]) -> std::io::Result<()>,
-) -> Result<Decoded, PointCloudError> {
+) -> Result<SourceInfo, PointCloudError> {
     let mut file = LasFile::open_with(path, true)?;
     let info = file.info().clone();
     progress
@@ -48,7 +48,7 @@ pub fn decode_las(
             .spawn_scoped(scope, move || {
                 let mut stats = Stats::default();
                 for d in converter_in {
-                    let recs = stats.convert(&PointBatch::from_records(&d, &convert_info));
+                    let recs = stats.convert(&PointBatch::from_data(&d, &convert_info));
                     if converted_out.send(recs).is_err() {
                         break;
                     }
@@ -61,7 +61,6 @@ pub fn decode_las(
             })?;
         let mut deliver = |recs: Vec<Record>| -> Result<(), PointCloudError> {
             count += recs.len() as u64;
-            progress.decoded.store(count, Ordering::Relaxed);
             sink(&recs).map_err(|source| PointCloudError::Io {
                 path: path.to_path_buf(),
                 source,
@@ -108,20 +107,18 @@ pub fn decode_las(
     let warning = broke
         .map(|e| e.to_string())
         .or_else(|| header_disagrees(&info, (lo, hi)));
-    Ok(Decoded {
-        info: SourceInfo {
-            name: path.display().to_string(),
-            kind: if info.compressed { "LAZ" } else { "LAS" },
-            scale: info.scale,
-            has_color: info.has_color,
-            has_gps_time: info.has_gps_time,
-            intensity_max,
-            warning,
-            decode_rate: None,
-            build_rate: None,
-            bounds: (lo, hi),
-            bounds_from: "points",
-        },
+    Ok(SourceInfo {
+        name: path.display().to_string(),
+        kind: if info.compressed { "LAZ" } else { "LAS" },
+        scale: info.scale,
+        has_color: info.has_color,
+        has_gps_time: info.has_gps_time,
+        intensity_max,
+        warning,
+        decode_rate: None,
+        build_rate: None,
+        bounds: (lo, hi),
+        bounds_from: "points",
     })
 }
 

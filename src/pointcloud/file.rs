@@ -112,6 +112,8 @@ pub struct LasInfo {
     pub has_color: bool,
     /// See `has_color`.
     pub has_gps_time: bool,
+    /// The file carries the COPC info record (a `.copc.laz`: read it node by node).
+    pub copc: bool,
 }
 
 impl LasInfo {
@@ -133,6 +135,7 @@ impl LasInfo {
             extra_bytes: format.extra_bytes,
             has_color: format.has_color,
             has_gps_time: format.has_gps_time,
+            copc: h.copc_info_vlr().is_some(),
         }
     }
 }
@@ -157,8 +160,9 @@ pub struct PointBatch {
 }
 
 impl PointBatch {
-    /// The points of `d` (decoded records of the file `info` describes).
-    pub(super) fn from_data(d: &las::PointData, info: &LasInfo) -> PointBatch {
+    /// The points of `d` (decoded records of the file `info` describes, e.g. from
+    /// [`LasFile::next_records`]).
+    pub fn from_data(d: &las::PointData, info: &LasInfo) -> PointBatch {
         let raw: Vec<[i32; 3]> = d
             .x_raw()
             .zip(d.y_raw())
@@ -179,11 +183,6 @@ impl PointBatch {
             rgb: d.rgb().map(|it| it.map(|(r, g, b)| [r, g, b]).collect()),
             gps_time: d.gps_time().map(|it| it.collect()),
         }
-    }
-
-    /// The points of `records` (from [`LasFile::next_records`] of the file `info` describes).
-    pub fn from_records(records: &las::PointData, info: &LasInfo) -> PointBatch {
-        PointBatch::from_data(records, info)
     }
 
     /// Points in the batch.
@@ -255,11 +254,6 @@ impl LasFile {
         &self.info
     }
 
-    /// Points decoded so far.
-    pub fn points_read(&self) -> u64 {
-        self.read
-    }
-
     /// The next batch of at most `max` points (at least 1), or `None` at the end of the data.
     ///
     /// # Errors
@@ -274,7 +268,7 @@ impl LasFile {
 
     /// [`next_batch`](LasFile::next_batch) as the decoder's records, not yet converted (so a
     /// caller can convert one batch while the next decodes); convert with
-    /// [`PointBatch::from_records`].
+    /// [`PointBatch::from_data`].
     ///
     /// # Errors
     ///

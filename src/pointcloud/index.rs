@@ -118,14 +118,6 @@ impl Progress {
     }
 }
 
-/// What decoding a file yields besides its records.
-#[derive(Clone, Debug, Default)]
-pub struct Decoded {
-    /// Facts for the source (name, kind, scale, colour, intensity range, warning); bounds and
-    /// rates are filled in by the index.
-    pub info: SourceInfo,
-}
-
 /// The identity of a file for its cache: canonical path, size, modification time (ns).
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 struct Fingerprint {
@@ -237,7 +229,8 @@ impl DataWriter {
 
 /// Opens the cache of `path` in `opts.cache_dir` if it is current, else indexes the file:
 /// `decode` is called once with a sink for its records (in batches) and returns the file's
-/// facts. Returns the source and whether it came from the cache.
+/// facts, the bounds of its points among them (the index's cube; the rates in it are replaced
+/// by the index's). Returns the source and whether it came from the cache.
 ///
 /// # Errors
 ///
@@ -249,7 +242,7 @@ pub fn open_or_index(
     progress: &Arc<Progress>,
     decode: impl FnOnce(
         &mut dyn FnMut(&[Record]) -> std::io::Result<()>,
-    ) -> Result<Decoded, PointCloudError>,
+    ) -> Result<SourceInfo, PointCloudError>,
 ) -> Result<(CachedSource, bool), PointCloudError> {
     let fp = fingerprint(path)?;
     let target = cache_file(&opts.cache_dir, &fp);
@@ -292,7 +285,7 @@ fn index_into(
     progress: &Arc<Progress>,
     decode: impl FnOnce(
         &mut dyn FnMut(&[Record]) -> std::io::Result<()>,
-    ) -> Result<Decoded, PointCloudError>,
+    ) -> Result<SourceInfo, PointCloudError>,
 ) -> Result<(), PointCloudError> {
     let io_at = |p: &Path| {
         let p = p.to_path_buf();
@@ -304,16 +297,9 @@ fn index_into(
     // 1. Decode into the spill file.
     let spill_path = work.join("spill.bin");
     let mut spill = BufWriter::new(std::fs::File::create(&spill_path).map_err(io_at(&spill_path))?);
-    let (mut lo, mut hi) = ([f64::INFINITY; 3], [f64::NEG_INFINITY; 3]);
     let mut count = 0u64;
     let decode_start = Instant::now();
-    let decoded = decode(&mut |records: &[Record]| {
-        for r in records {
-            for k in 0..3 {
-                lo[k] = lo[k].min(r.xyz[k]);
-                hi[k] = hi[k].max(r.xyz[k]);
-            }
-        }
+    let info = decode(&mut |records: &[Record]| {
         count += records.len() as u64;
         progress.decoded.store(count, Ordering::Relaxed);
         spill.write_all(bytemuck::cast_slice(records))
@@ -327,6 +313,7 @@ fn index_into(
         });
     }
     let build_start = Instant::now();
+    let (lo, hi) = info.bounds;
     let side = (0..3).map(|k| hi[k] - lo[k]).fold(1e-9, f64::max);
     let cube = (lo, side);
     // 2. Count.
@@ -521,7 +508,6 @@ fn index_into(
         .write_all(bytemuck::cast_slice(&w.table))
         .map_err(io_at(&tmp_target))?;
     let build_s = build_start.elapsed().as_secs_f64();
-    let info = decoded.info;
     let footer = Footer {
         fingerprint: fp.clone(),
         name: info.name,

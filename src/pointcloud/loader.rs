@@ -81,15 +81,6 @@ impl Loader {
         }
     }
 
-    /// Whether `node` is being decoded now.
-    pub fn in_flight(&self, node: u32) -> bool {
-        self.shared
-            .state
-            .lock()
-            .map(|s| s.in_flight.contains(&node))
-            .unwrap_or(false)
-    }
-
     /// Nodes being decoded now.
     pub fn busy(&self) -> usize {
         self.shared

@@ -14,7 +14,7 @@ use ply_rs_bw::parser::{Parser, Reader};
 use ply_rs_bw::ply::{PropertyAccess, PropertyAccessResult};
 
 use super::PointCloudError;
-use super::index::{Decoded, Progress, Record};
+use super::index::{Progress, Record};
 use super::source::{NO_COLOR, SourceInfo, attribute_word};
 
 /// One vertex as read.
@@ -133,7 +133,7 @@ fn count_in<T: BufRead>(path: &Path, reader: &mut Reader<T>) -> Result<usize, Po
 }
 
 /// Reads the vertices of `path` into `sink` as the index's records (see the module docs),
-/// reporting into `progress`.
+/// setting `progress.expected` to the vertices declared (the index counts what arrives).
 ///
 /// # Errors
 ///
@@ -143,7 +143,7 @@ pub fn decode(
     path: &Path,
     progress: &Arc<Progress>,
     sink: &mut dyn FnMut(&[Record]) -> std::io::Result<()>,
-) -> Result<Decoded, PointCloudError> {
+) -> Result<SourceInfo, PointCloudError> {
     let mut reader = open_reader(path)?;
     let vertex_parser = Parser::<Vertex>::new();
     let header = vertex_parser
@@ -208,33 +208,28 @@ pub fn decode(
             path: path.to_path_buf(),
             source,
         })?;
-        progress
-            .decoded
-            .fetch_add(chunk.len() as u64, Ordering::Relaxed);
     }
     if dropped == vertices.len() {
         return Err(PointCloudError::NoPoints {
             path: path.to_path_buf(),
         });
     }
-    Ok(Decoded {
-        info: SourceInfo {
-            name: path.display().to_string(),
-            kind: "PLY",
-            scale: [1e-6; 3],
-            has_color,
-            has_gps_time: false,
-            intensity_max: (intensity_max * intensity_scale).clamp(0.0, 65535.0) as u16,
-            warning: (dropped > 0).then(|| {
-                format!(
-                    "point cloud '{}': {dropped} vertices with non-finite coordinates left out",
-                    path.display()
-                )
-            }),
-            decode_rate: None,
-            build_rate: None,
-            bounds: (lo, hi),
-            bounds_from: "points",
-        },
+    Ok(SourceInfo {
+        name: path.display().to_string(),
+        kind: "PLY",
+        scale: [1e-6; 3],
+        has_color,
+        has_gps_time: false,
+        intensity_max: (intensity_max * intensity_scale).clamp(0.0, 65535.0) as u16,
+        warning: (dropped > 0).then(|| {
+            format!(
+                "point cloud '{}': {dropped} vertices with non-finite coordinates left out",
+                path.display()
+            )
+        }),
+        decode_rate: None,
+        build_rate: None,
+        bounds: (lo, hi),
+        bounds_from: "points",
     })
 }

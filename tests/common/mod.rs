@@ -26,6 +26,55 @@ pub fn try_gpu() -> Result<Gpu, String> {
         .map_err(|e| e.to_string())
 }
 
+/// Runs `frames` headless frames of `deck` (simulated 1/60 s each, the headless app's input)
+/// into an output texture of `format` and `size`, waiting for the GPU after each, and returns
+/// the output read back as RGBA8. Panics when the active scene failed.
+#[allow(dead_code)]
+pub fn render_frames(
+    gpu: &Gpu,
+    deck: &mut vizdeck::deck::Deck,
+    format: wgpu::TextureFormat,
+    size: (u32, u32),
+    frames: u64,
+) -> Vec<u8> {
+    let texture = gpu.device.create_texture(&wgpu::TextureDescriptor {
+        label: Some("test:output"),
+        size: wgpu::Extent3d {
+            width: size.0,
+            height: size.1,
+            depth_or_array_layers: 1,
+        },
+        mip_level_count: 1,
+        sample_count: 1,
+        dimension: wgpu::TextureDimension::D2,
+        format,
+        usage: wgpu::TextureUsages::RENDER_ATTACHMENT
+            | wgpu::TextureUsages::COPY_SRC
+            | wgpu::TextureUsages::COPY_DST,
+        view_formats: &[],
+    });
+    let view = texture.create_view(&Default::default());
+    let out = vizdeck::deck::Output {
+        view: &view,
+        texture: Some(&texture),
+        size,
+        pixels_per_point: 1.0,
+    };
+    for i in 0..frames {
+        let raw = vizdeck::headless::raw_input(size, i);
+        let (times, _) = deck.frame(gpu, &out, raw, 1.0 / 60.0);
+        gpu.wait_idle();
+        deck.end_frame(gpu, &times, std::time::Instant::now());
+    }
+    assert!(
+        deck.active_failure().is_none(),
+        "{:?}",
+        deck.active_failure()
+    );
+    vizdeck::gpu::readback::read_texture_rgba(&gpu.device, &gpu.queue, &texture)
+        .expect("read the output")
+}
+
 /// A finished run of the binary as text: its exit status, stdout and stderr.
 #[allow(dead_code)]
 pub fn text(o: &Output) -> String {

@@ -154,8 +154,7 @@ struct Stream {
     loader: Loader,
     /// Decoded nodes waiting for upload.
     ready: VecDeque<(u32, Arc<NodeData>)>,
-    /// Lowest z of the cloud (elevations are stored relative to it).
-    elev_base: f64,
+    /// The cloud's bounds (min, max); elevations are stored relative to the lowest z.
     bounds: ([f64; 3], [f64; 3]),
     decoded_points: u64,
     decode_seconds: f64,
@@ -269,6 +268,23 @@ pub struct PointCloud {
     fly: [f64; 3],
     uploads_waiting: usize,
     message: Option<String>,
+    /// RGBA8 per ASPRS class 0–31 and the 256-entry elevation colormap (viridis), as the
+    /// resolve's uniform holds them.
+    color_tables: ([[u32; 4]; 8], [[u32; 4]; 64]),
+}
+
+/// The resolve's colour tables: the ASPRS class colours and the viridis colormap.
+fn color_tables() -> ([[u32; 4]; 8], [[u32; 4]; 64]) {
+    let mut class_colors = [[0u32; 4]; 8];
+    for c in 0..32u8 {
+        class_colors[usize::from(c / 4)][usize::from(c % 4)] = class_rgba(c);
+    }
+    let mut lut = [[0u32; 4]; 64];
+    for i in 0..256usize {
+        let c = colorous::VIRIDIS.eval_rational(i, 256);
+        lut[i / 4][i % 4] = u32::from_le_bytes([c.r, c.g, c.b, 255]);
+    }
+    (class_colors, lut)
 }
 
 impl PointCloud {
@@ -331,6 +347,7 @@ impl PointCloud {
             fly: [0.0; 3],
             uploads_waiting: 0,
             message: None,
+            color_tables: color_tables(),
         };
         if scene.wait_for_nodes {
             scene.finish_indexing(true);
@@ -444,7 +461,7 @@ impl PointCloud {
                 match self
                     .renderer
                     .pool
-                    .insert(gpu, node, data.clone(), s.elev_base, self.frame)
+                    .insert(gpu, node, data.clone(), s.bounds.0[2], self.frame)
                 {
                     Ok(()) => {
                         uploaded += 1;
@@ -505,16 +522,9 @@ impl PointCloud {
         }
     }
 
+    /// This frame's resolve parameters (the colour tables are the scene's, made once).
     fn resolve_params(&self) -> ResolveParams {
-        let mut class_colors = [[0u32; 4]; 8];
-        for c in 0..32u8 {
-            class_colors[usize::from(c / 4)][usize::from(c % 4)] = class_rgba(c);
-        }
-        let mut lut = [[0u32; 4]; 64];
-        for i in 0..256usize {
-            let c = colorous::VIRIDIS.eval_rational(i, 256);
-            lut[i / 4][i % 4] = u32::from_le_bytes([c.r, c.g, c.b, 255]);
-        }
+        let (class_colors, lut) = self.color_tables;
         let (lo, hi) = self.bounds().unwrap_or(([0.0; 3], [1.0; 3]));
         let intensity_max = self
             .stream()
@@ -596,17 +606,19 @@ fn open(source: &CloudSource, seed: u64, cache_dir: &Option<PathBuf>) -> Result<
             })
         }
         CloudSource::File(path) => {
-            if is_copc(path) {
-                let s = CopcSource::open(path).map_err(|e| SceneError::Other(e.to_string()))?;
-                return Ok(Phase::Ready(Box::new(Stream::new(Arc::new(s)))));
-            }
             let ply = is_ply(path);
             if ply {
                 crate::pointcloud::ply::vertex_count(path)
                     .map_err(|e| SceneError::Other(e.to_string()))?;
             } else {
+                // One header read decides: COPC (read node by node, nothing indexed) or not.
                 let file = crate::pointcloud::LasFile::open(path)
                     .map_err(|e| SceneError::Other(e.to_string()))?;
+                if file.info().copc {
+                    drop(file);
+                    let s = CopcSource::open(path).map_err(|e| SceneError::Other(e.to_string()))?;
+                    return Ok(Phase::Ready(Box::new(Stream::new(Arc::new(s)))));
+                }
                 if file.info().header_points == 0 {
                     return Err(SceneError::Other(
                         PointCloudError::NoPoints { path: path.clone() }.to_string(),
@@ -649,16 +661,6 @@ fn is_ply(path: &std::path::Path) -> bool {
         .is_some_and(|e| e.eq_ignore_ascii_case("ply"))
 }
 
-/// Whether `path` names a COPC file (`.copc.laz`, or a LAZ with the COPC info record).
-fn is_copc(path: &std::path::Path) -> bool {
-    let name = path.to_string_lossy().to_lowercase();
-    if name.ends_with(".copc.laz") {
-        return true;
-    }
-    name.ends_with(".laz")
-        && las::Reader::from_path(path).is_ok_and(|r| r.header().copc_info_vlr().is_some())
-}
-
 /// Pool capacity for `budget`: twice the budget (room to keep nodes cached while the view
 /// moves), within the adapter's storage binding and buffer limits.
 fn pool_capacity(gpu: &Gpu, budget: u64) -> u64 {
@@ -675,7 +677,6 @@ impl Stream {
         let bounds = source.info().bounds;
         Stream {
             loader: Loader::new(source.clone(), threads, 2 * threads),
-            elev_base: bounds.0[2],
             bounds,
             source,
             ready: VecDeque::new(),
@@ -808,12 +809,7 @@ impl Scene for PointCloud {
         if self.pivot_on_readout
             && let (Some(r), Some(c)) = (&self.hover, &mut self.camera)
         {
-            let eye = c.eye();
-            c.pivot = glam::DVec3::from(r.xyz);
-            c.distance = (eye - c.pivot).length().max(1e-6);
-            let back = (eye - c.pivot) / c.distance;
-            c.pitch = back.z.clamp(-1.0, 1.0).asin();
-            c.yaw = back.y.atan2(back.x);
+            c.set_pivot(glam::DVec3::from(r.xyz));
             self.pivot_on_readout = false;
         }
     }

@@ -82,6 +82,8 @@ pub struct Renderer {
     pub batches: u32,
     /// Variant of this frame's resolve.
     pub variant: Option<ResolveVariant>,
+    /// What the resolve's uniform holds (written again only when it changes).
+    resolve_written: Option<ResolveParams>,
 }
 
 impl Renderer {
@@ -119,6 +121,7 @@ impl Renderer {
             pick: None,
             batches: 0,
             variant: None,
+            resolve_written: None,
         }
     }
 
@@ -172,7 +175,10 @@ impl Renderer {
         let mut r = *resolve;
         r.width = size.0;
         r.height = size.1;
-        gpu.write_pod(&self.resolve_params, 0, &r);
+        if self.resolve_written != Some(r) {
+            gpu.write_pod(&self.resolve_params, 0, &r);
+            self.resolve_written = Some(r);
+        }
         self.pick = pick.filter(|&(x, y)| x < size.0 && y < size.1);
         if let Some((x, y)) = self.pick {
             let pp = PickParams {

@@ -244,7 +244,7 @@ pub(super) fn interact(s: &mut PointCloud, response: &egui::Response, rect: egui
     } else {
         1.0
     };
-    let (shift, scroll, keys, focused) = response.ctx.input(|i| {
+    let (shift, scroll, keys, presses) = response.ctx.input(|i| {
         let k = |key| i.key_down(key);
         (
             i.modifiers.shift,
@@ -299,7 +299,7 @@ pub(super) fn interact(s: &mut PointCloud, response: &egui::Response, rect: egui
     if typing || !response.hovered() {
         return;
     }
-    let [home, top, front, side, iso] = focused;
+    let [home, top, front, side, iso] = presses;
     if home {
         fit(s);
     }
