@@ -74,6 +74,12 @@ pub struct Cli {
     #[arg(long, value_name = "s|ms|us|ns", value_parser = crate::series::TimeUnit::parse)]
     pub time_unit: Option<crate::series::TimeUnit>,
 
+    /// Long format: split the --series-file rows into one series per value of this column (e.g.
+    /// a `symbol` column); the time column is then the first other column. Without it, a first
+    /// column of a few repeated names followed by a time column is split by itself.
+    #[arg(long, value_name = "COLUMN")]
+    pub series_key: Option<String>,
+
     /// Synthetic time series (when no --series-file): number of series, 1 to 1024.
     #[arg(long, default_value_t = crate::scene::timeseries::SYNTH_SERIES, value_name = "N", value_parser = parse_series_count)]
     pub series_count: usize,
@@ -643,6 +649,7 @@ impl Cli {
             series_csv: crate::series::source::CsvOptions {
                 time_format: self.time_format.clone(),
                 time_unit: self.time_unit,
+                series_key: self.series_key.clone(),
             },
             series_count: self.series_count,
             series_rate: self.series_rate,

@@ -162,6 +162,7 @@ fn a_given_time_format_reads_as_given() {
             CsvOptions {
                 time_format: Some(f.clone()),
                 time_unit: None,
+                series_key: None,
             },
         ),
         Pacing::WallClock,
@@ -186,6 +187,7 @@ fn a_given_time_format_reads_as_given() {
             CsvOptions {
                 time_format: Some(f),
                 time_unit: None,
+                series_key: None,
             },
         ),
         Pacing::WallClock,
@@ -230,6 +232,7 @@ fn unix_times_read_in_the_unit_their_magnitude_says() {
             CsvOptions {
                 time_format: None,
                 time_unit: Some(TimeUnit::Millis),
+                series_key: None,
             },
         ),
         Pacing::WallClock,

@@ -126,6 +126,11 @@ pub struct View {
 /// The time-series scene.
 pub struct TimeSeries {
     source: SeriesSource,
+    /// What `source` was opened from, and how it is paced (`None`: built around a source
+    /// opened elsewhere); the side panel reopens it with other options.
+    selection: Option<(SeriesSelection, Pacing)>,
+    /// Why the last [`reopen`](TimeSeries::reopen) failed, one line.
+    open_error: Option<String>,
     store: Store,
     scene_time: f64,
     /// Width of the window while following, seconds.
@@ -194,6 +199,7 @@ impl TimeSeries {
         };
         let source = SeriesSource::open(&sel, pacing)?;
         let mut scene = TimeSeries::new(gpu, source);
+        scene.selection = Some((sel, pacing));
         scene.set_audio_input(
             cfg.audio.clone(),
             AudioOptions {
@@ -209,6 +215,8 @@ impl TimeSeries {
     pub fn new(gpu: &Gpu, source: SeriesSource) -> TimeSeries {
         TimeSeries {
             source,
+            selection: None,
+            open_error: None,
             store: Store::new(STORE_CAP),
             scene_time: 0.0,
             window_s: 10.0,
@@ -238,6 +246,39 @@ impl TimeSeries {
             audio: None,
             audio_note: None,
         }
+    }
+
+    /// Replaces the source with `sel` (same pacing), the chart starting empty and following;
+    /// on error the current source keeps streaming and the message is shown in the side panel
+    /// and returned.
+    ///
+    /// # Errors
+    ///
+    /// The one-line message of [`SeriesSource::open`].
+    pub fn reopen(&mut self, sel: SeriesSelection) -> Result<(), String> {
+        let pacing = self.selection.as_ref().map_or(Pacing::WallClock, |s| s.1);
+        match SeriesSource::open(&sel, pacing) {
+            Ok(source) => {
+                self.source = source;
+                self.selection = Some((sel, pacing));
+                self.store.clear();
+                self.visible.clear();
+                self.follow = true;
+                self.fitted_whole = false;
+                self.fixed_y = None;
+                self.open_error = None;
+                Ok(())
+            }
+            Err(e) => {
+                self.open_error = Some(e.to_string());
+                Err(e.to_string())
+            }
+        }
+    }
+
+    /// The source (tests and reports).
+    pub fn source(&self) -> &SeriesSource {
+        &self.source
     }
 
     /// The store (tests and reports).
@@ -317,7 +358,7 @@ impl TimeSeries {
     /// value cells beyond the f32 range that were clamped, rows out of time order that the
     /// source sorted into place, and series still holding samples out of time order (late by
     /// more than a batch of rows; drawn in time order: the CPU M4 path picks each column's first
-    /// and last sample by time). Shown over the chart (through [`Scene::problem`]) and listed in the report.
+    /// and last sample by time), and rows or messages refused by the series cap. Shown over the chart (through [`Scene::problem`]) and listed in the report.
     pub fn notices(&self) -> Vec<String> {
         let mut out = Vec::new();
         let clamped = self.source.values_clamped();
@@ -331,6 +372,14 @@ impl TimeSeries {
         if sorted > 0 {
             out.push(format!(
                 "{sorted} row(s) earlier than the row before them: sorted into place by time"
+            ));
+        }
+        let refused = self.source.series_refused();
+        if refused > 0 {
+            out.push(format!(
+                "{refused} row(s) or message(s) of further series not shown: a source starts at \
+                 most {} series",
+                crate::series::source::MAX_SERIES
             ));
         }
         let late: Vec<&Series> = self
@@ -609,6 +658,8 @@ impl Scene for TimeSeries {
             "rows_sorted": self.source.rows_sorted(),
             "time_unit": self.source.time_unit().map(|u| u.symbol()),
             "time_format": self.source.time_format(),
+            "series_key": self.source.series_key(),
+            "series_refused": self.source.series_refused(),
             "notices": self.notices(),
             "markers": self.markers.len(),
             "decimation": "gpu-m4-pyramid",

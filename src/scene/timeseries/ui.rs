@@ -5,6 +5,8 @@
 //! notice, sample dots, the zoom box, the crosshair with the nearest sample of each series).
 
 use super::{PALETTE, TimeSeries, axis, markers};
+use crate::series::SeriesSelection;
+use crate::series::source::CsvOptions;
 use crate::series::store::Series;
 
 impl TimeSeries {
@@ -19,6 +21,10 @@ impl TimeSeries {
         if let Some(e) = self.source.error() {
             ui.colored_label(egui::Color32::LIGHT_RED, e);
         }
+        if let Some(e) = &self.open_error {
+            ui.colored_label(egui::Color32::LIGHT_RED, e);
+        }
+        self.key_ui(ui);
         for n in self.notices() {
             ui.colored_label(egui::Color32::YELLOW, n);
         }
@@ -75,6 +81,48 @@ impl TimeSeries {
         }
         ui.separator();
         ui.small("wheel: zoom time · drag: pan · right/shift-drag: box zoom · double-click: live");
+    }
+
+    /// Long format: the key column rows are split by, or the text columns that could be one,
+    /// each a button that reopens the file split by it (`--series-key`).
+    fn key_ui(&mut self, ui: &mut egui::Ui) {
+        if let Some(key) = self.source.series_key() {
+            ui.label(format!("series: one per value of '{key}' (long format)"));
+        }
+        let Some((SeriesSelection::Csv(path) | SeriesSelection::CsvWith(path, _), _)) =
+            &self.selection
+        else {
+            return;
+        };
+        let offers: Vec<(String, usize)> = self
+            .source
+            .key_candidates()
+            .iter()
+            .map(|k| (k.column.clone(), k.values))
+            .collect();
+        if offers.is_empty() {
+            return;
+        }
+        let path = path.clone();
+        let mut chosen = None;
+        ui.label("long format? this column repeats a few names:");
+        for (column, values) in offers {
+            if ui
+                .button(format!("one series per '{column}' ({values} values)"))
+                .on_hover_text(format!("reopens the file with --series-key {column}"))
+                .clicked()
+            {
+                chosen = Some(column);
+            }
+        }
+        if let Some(column) = chosen {
+            let mut opts = match &self.selection {
+                Some((SeriesSelection::CsvWith(_, o), _)) => o.clone(),
+                _ => CsvOptions::default(),
+            };
+            opts.series_key = Some(column);
+            let _ = self.reopen(SeriesSelection::CsvWith(path, opts));
+        }
     }
 
     /// `interact`: wheel, drags and double-click over the chart.

@@ -40,6 +40,19 @@ struct CsvLayout {
     /// The time column holds dates or date-times in this format ([`super::dates`]), read as
     /// integer nanoseconds since 1970-01-01 UTC.
     dates: Option<super::dates::DateFormat>,
+    /// Column of the times (0, or 1 when the key is the first column).
+    time_col: usize,
+    /// Long format: the column whose value names each row's series (`--series-key`).
+    key_col: Option<usize>,
+}
+
+/// Long format: the series each key value has started, on the thread that reads the rows.
+#[derive(Debug, Default)]
+struct Keys {
+    /// Index of each key value's first series (its value columns follow in order).
+    index: std::collections::HashMap<String, u32>,
+    /// Series started so far.
+    count: usize,
 }
 
 impl CsvLayout {
@@ -51,8 +64,14 @@ impl CsvLayout {
         }
     }
 
-    /// Parses one data row into `batch` (all or nothing).
-    fn parse_row(&self, rec: &csv::StringRecord, batch: &mut Batch) -> Result<(), SeriesError> {
+    /// Parses one data row into `batch` (all or nothing); `keys` holds the series of a
+    /// long-format file's key values.
+    fn parse_row(
+        &self,
+        rec: &csv::StringRecord,
+        batch: &mut Batch,
+        keys: &mut Keys,
+    ) -> Result<(), SeriesError> {
         let line = rec.position().map_or(0, |p| p.line());
         if rec.len() != self.fields {
             return Err(self.row_error(
@@ -60,7 +79,7 @@ impl CsvLayout {
                 format!("{} fields, the header has {}", rec.len(), self.fields),
             ));
         }
-        let cell = &rec[0];
+        let cell = &rec[self.time_col];
         if cell.is_empty() {
             return Err(self.row_error(line, "time cell is empty".into()));
         }
@@ -75,7 +94,7 @@ impl CsvLayout {
                     ),
                 ));
             };
-            return self.push_values(rec, line, batch, Some(ns), 0.0);
+            return self.push_values(rec, line, batch, keys, Some(ns), 0.0);
         }
         let as_f64 = cell.parse::<f64>();
         let t_ns = if self.exact_ns {
@@ -114,7 +133,7 @@ impl CsvLayout {
                 ));
             }
         };
-        self.push_values(rec, line, batch, t_ns, t)
+        self.push_values(rec, line, batch, keys, t_ns, t)
     }
 
     /// Pushes the value cells of row `rec` (at `line`) at time `t_ns` (exact) or `t`.
@@ -123,9 +142,13 @@ impl CsvLayout {
         rec: &csv::StringRecord,
         line: u64,
         batch: &mut Batch,
+        keys: &mut Keys,
         t_ns: Option<i64>,
         t: f64,
     ) -> Result<(), SeriesError> {
+        if let Some(k) = self.key_col {
+            return self.push_keyed(rec, line, batch, keys, &rec[k], t_ns, t);
+        }
         let mark = batch.rows();
         let mut clamped = 0u64;
         let mut first_clamp = None;
@@ -170,6 +193,93 @@ impl CsvLayout {
         if batch.clamp_note.is_none() {
             batch.clamp_note = first_clamp;
         }
+        Ok(())
+    }
+
+    /// Long format: pushes the value cells of row `rec` as points of the series of `key`
+    /// (started, with its names in `batch.new_names`, on its first row; refused past
+    /// [`MAX_SERIES`]).
+    #[allow(clippy::too_many_arguments)]
+    fn push_keyed(
+        &self,
+        rec: &csv::StringRecord,
+        line: u64,
+        batch: &mut Batch,
+        keys: &mut Keys,
+        key: &str,
+        t_ns: Option<i64>,
+        t: f64,
+    ) -> Result<(), SeriesError> {
+        let t_ns = match t_ns {
+            Some(ns) => ns,
+            None => {
+                let ns = (t * 1e9).round();
+                if !(ns.abs() < 9.2e18) {
+                    return Err(self.row_error(
+                        line,
+                        format!("time {t} s is beyond ±292 years in nanoseconds"),
+                    ));
+                }
+                ns as i64
+            }
+        };
+        let n = self.value_cols.len();
+        let started = !keys.index.contains_key(key);
+        let base = match keys.index.get(key) {
+            Some(&b) => b,
+            None => {
+                if keys.count + n > MAX_SERIES {
+                    batch.refused += 1;
+                    return Ok(());
+                }
+                let b = keys.count as u32;
+                let shown = if key.is_empty() { "(empty)" } else { key };
+                for (_, col) in &self.value_cols {
+                    batch.new_names.push(if n == 1 {
+                        shown.to_string()
+                    } else {
+                        format!("{shown}/{col}")
+                    });
+                }
+                keys.count += n;
+                keys.index.insert(key.to_string(), b);
+                b
+            }
+        };
+        let mark = batch.points.len();
+        for (j, (c, name)) in self.value_cols.iter().enumerate() {
+            let Some((v, was_clamped)) = parse_value(&rec[*c]) else {
+                batch.points.truncate(mark);
+                if started {
+                    // The row is not stored: neither is the series it would have started.
+                    keys.index.remove(key);
+                    keys.count -= n;
+                    batch.new_names.truncate(batch.new_names.len() - n);
+                }
+                return Err(self.row_error(
+                    line,
+                    format!(
+                        "column '{}': '{}' is not a number",
+                        crate::text::one_line(name),
+                        crate::text::one_line(&rec[*c])
+                    ),
+                ));
+            };
+            batch.points.push((base + j as u32, t_ns, v));
+            if was_clamped {
+                batch.clamped += 1;
+                if batch.clamp_note.is_none() {
+                    batch.clamp_note = Some(format!(
+                        "series file '{}' line {line}: column '{}': '{}' is beyond the f32 \
+                         range (±3.4e38); drawn clamped to ±3.4e38",
+                        self.path,
+                        crate::text::one_line(name),
+                        &rec[*c]
+                    ));
+                }
+            }
+        }
+        batch.point_rows += 1;
         Ok(())
     }
 }
@@ -247,6 +357,12 @@ pub fn sniff_delimiter(line: &[u8]) -> u8 {
 struct CsvStart<R> {
     reader: csv::Reader<R>,
     layout: CsvLayout,
+    /// Long format: the series the first rows started.
+    keys: Keys,
+    /// The key column's name (long format).
+    series_key: Option<String>,
+    /// Columns that could split the rows into series (see [`SeriesSource::key_candidates`]).
+    key_candidates: Vec<KeyCandidate>,
     /// Series names, in column order.
     names: Vec<String>,
     /// The first rows, sorted.
@@ -338,35 +454,72 @@ fn start_csv<R: Read>(
         });
     }
 
-    let mut value_cols: Vec<(usize, String)> = Vec::new();
-    for (c, head) in header.iter().enumerate().skip(1) {
-        // The last prefix row may be half-written: judge on the others when there are any.
-        let judged = if eof && prefix.len() > 1 {
-            &prefix[..prefix.len() - 1]
+    // The last prefix row may be half-written: columns are judged on the others when there are any.
+    let judged = if eof && prefix.len() > 1 {
+        &prefix[..prefix.len() - 1]
+    } else {
+        &prefix[..]
+    };
+    let stats: Vec<ColumnStats> = (0..header.len())
+        .map(|c| ColumnStats::of(judged, c))
+        .collect();
+    let column_name = |c: usize| {
+        if header[c].is_empty() {
+            format!("column {}", c + 1)
         } else {
-            &prefix[..]
-        };
-        let cells = judged.iter().filter_map(|r| r.get(c));
-        let mut any = false;
-        let mut numeric = true;
-        for cell in cells.filter(|cell| !cell.is_empty()) {
-            any = true;
-            numeric &= cell.parse::<f64>().is_ok();
+            header[c].clone()
         }
-        if any && numeric {
-            let base = if head.is_empty() {
-                format!("column {}", c + 1)
-            } else {
-                head.to_string()
-            };
-            let mut name = base.clone();
-            let mut k = 2;
-            while value_cols.iter().any(|(_, n)| *n == name) {
-                name = format!("{base} #{k}");
-                k += 1;
-            }
-            value_cols.push((c, name));
+    };
+    let key_col = match &opts.series_key {
+        Some(key) => Some(
+            header
+                .iter()
+                .position(|h| h == key)
+                .or_else(|| header.iter().position(|h| h.eq_ignore_ascii_case(key)))
+                .ok_or_else(|| SeriesError::NoKeyColumn {
+                    path: shown.to_string(),
+                    key: crate::text::one_line(key),
+                    header: header_line.clone(),
+                })?,
+        ),
+        // A first column of a few repeated names followed by a time column: long format.
+        None if header.len() >= 3
+            && stats[0].is_key_like()
+            && super::dates::detect(&stats[0].samples(judged, 0)).is_none()
+            && (stats[1].numeric
+                || super::dates::detect(&stats[1].samples(judged, 1)).is_some()) =>
+        {
+            Some(0)
         }
+        None => None,
+    };
+    let time_col = usize::from(key_col == Some(0));
+    let key_candidates = if key_col.is_none() {
+        stats
+            .iter()
+            .enumerate()
+            .filter(|&(c, st)| c != time_col && st.is_key_like() && st.distinct.len() >= 2)
+            .map(|(c, st)| KeyCandidate {
+                column: column_name(c),
+                values: st.distinct.len(),
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let mut value_cols: Vec<(usize, String)> = Vec::new();
+    for (c, st) in stats.iter().enumerate() {
+        if c == time_col || Some(c) == key_col || !(st.any && st.numeric) {
+            continue;
+        }
+        let base = column_name(c);
+        let mut name = base.clone();
+        let mut k = 2;
+        while value_cols.iter().any(|(_, n)| *n == name) {
+            name = format!("{base} #{k}");
+            k += 1;
+        }
+        value_cols.push((c, name));
     }
     if value_cols.is_empty() {
         return Err(SeriesError::NoNumericColumn {
@@ -379,13 +532,13 @@ fn start_csv<R: Read>(
     // ns), else seconds.
     let first_time = prefix
         .iter()
-        .filter_map(|r| r.get(0))
+        .filter_map(|r| r.get(time_col))
         .find_map(|c| c.trim().parse::<f64>().ok());
     let unit = opts
         .time_unit
         .or_else(|| {
             (!headerless)
-                .then(|| TimeUnit::suffix_of(&header[0]))
+                .then(|| TimeUnit::suffix_of(&header[time_col]))
                 .flatten()
         })
         .or_else(|| first_time.and_then(TimeUnit::from_magnitude))
@@ -393,7 +546,7 @@ fn start_csv<R: Read>(
     // Exact integer nanoseconds unless a number in the first rows cannot be read that way.
     let exact_ns = prefix
         .iter()
-        .filter_map(|r| r.get(0))
+        .filter_map(|r| r.get(time_col))
         .all(|cell| parse_time_ns(cell, unit).is_some() || cell.parse::<f64>().is_err());
     // Dates: when a time cell of the first rows is not a number, the format that reads them all
     // (the last row may be half-written: it is left out of the samples).
@@ -404,7 +557,7 @@ fn start_csv<R: Read>(
                 .len()
                 .saturating_sub(usize::from(eof && prefix.len() > 1)),
         )
-        .filter_map(|r| r.get(0))
+        .filter_map(|r| r.get(time_col))
         .filter(|c| !c.trim().is_empty())
         .collect();
     let detected = if let Some(f) = &opts.time_format {
@@ -428,12 +581,15 @@ fn start_csv<R: Read>(
         unit,
         exact_ns: exact_ns || detected.is_some(),
         dates: detected.map(|d| d.format),
+        time_col,
+        key_col,
     };
+    let mut keys = Keys::default();
     let mut batch0 = Batch::default();
     let mut rows_skipped = 0;
     let n_prefix = prefix.len();
     for (k, rec) in prefix.iter().enumerate() {
-        if let Err(e) = layout.parse_row(rec, &mut batch0) {
+        if let Err(e) = layout.parse_row(rec, &mut batch0, &mut keys) {
             if eof && k + 1 == n_prefix && !tail {
                 warning = Some(match warning {
                     Some(w) => format!("{w}; {e} (incomplete last row skipped)"),
@@ -446,16 +602,88 @@ fn start_csv<R: Read>(
         }
     }
     batch0.sort_rows();
-    let names = layout.value_cols.iter().map(|(_, n)| n.clone()).collect();
+    let names = if key_col.is_some() {
+        // Long format: the series are started by the rows (`batch0.new_names`).
+        Vec::new()
+    } else {
+        layout.value_cols.iter().map(|(_, n)| n.clone()).collect()
+    };
+    if let (None, Some(k)) = (&opts.series_key, key_col) {
+        let note = format!(
+            "series file '{shown}': rows split into series by the first column '{}' \
+             (long format; --series-key names another column)",
+            column_name(k)
+        );
+        warning = Some(match warning {
+            Some(w) => format!("{w}; {note}"),
+            None => note,
+        });
+    }
     Ok(CsvStart {
         reader,
+        series_key: key_col.map(column_name),
         layout,
+        keys,
         names,
         batch0,
         warning,
         rows_skipped,
         eof,
+        key_candidates,
     })
+}
+
+/// What the first rows say about one column.
+struct ColumnStats {
+    /// Some cell is not empty.
+    any: bool,
+    /// Every non-empty cell is a number.
+    numeric: bool,
+    /// Distinct non-empty cells, up to [`KEY_MAX_VALUES`] + 1.
+    distinct: std::collections::HashSet<String>,
+    /// Rows with a non-empty cell.
+    filled: usize,
+}
+
+impl ColumnStats {
+    fn of(rows: &[csv::StringRecord], c: usize) -> ColumnStats {
+        let mut st = ColumnStats {
+            any: false,
+            numeric: true,
+            distinct: std::collections::HashSet::new(),
+            filled: 0,
+        };
+        for cell in rows
+            .iter()
+            .filter_map(|r| r.get(c))
+            .filter(|c| !c.is_empty())
+        {
+            st.any = true;
+            st.filled += 1;
+            st.numeric &= cell.parse::<f64>().is_ok();
+            if st.distinct.len() <= KEY_MAX_VALUES {
+                st.distinct.insert(cell.to_string());
+            }
+        }
+        st
+    }
+
+    /// A text column that repeats few values: at most [`KEY_MAX_VALUES`] distinct, each on four
+    /// rows on average (a single value counts from four rows).
+    fn is_key_like(&self) -> bool {
+        self.any
+            && !self.numeric
+            && self.distinct.len() <= KEY_MAX_VALUES
+            && self.distinct.len() * 4 <= self.filled
+    }
+
+    /// The column's non-empty cells.
+    fn samples<'a>(&self, rows: &'a [csv::StringRecord], c: usize) -> Vec<&'a str> {
+        rows.iter()
+            .filter_map(|r| r.get(c))
+            .filter(|c| !c.is_empty())
+            .collect()
+    }
 }
 
 /// Opens a CSV series source.
@@ -490,6 +718,10 @@ pub struct CsvOptions {
     pub time_format: Option<super::dates::DateFormat>,
     /// `--time-unit`: numbers in this unit, instead of the header's suffix or the magnitude.
     pub time_unit: Option<TimeUnit>,
+    /// `--series-key`: long format, the rows split into one series per value of this column
+    /// (the time column is then the first other column). Without it, a first column of a few
+    /// repeated text values followed by a time column is taken as the key.
+    pub series_key: Option<String>,
 }
 
 /// [`open_csv_with`] with the time column read as `opts` say.
@@ -541,6 +773,9 @@ pub fn open_csv_opts(
     let CsvStart {
         reader,
         layout,
+        keys,
+        series_key,
+        key_candidates,
         names,
         batch0,
         warning,
@@ -571,7 +806,7 @@ pub fn open_csv_opts(
         Some(
             std::thread::Builder::new()
                 .name("vizdeck-series-csv".into())
-                .spawn(move || run_csv(reader, layout, tx, recycled, &stop2, tail))
+                .spawn(move || run_csv(reader, layout, keys, tx, recycled, &stop2, tail))
                 .map_err(|source| SeriesError::Spawn {
                     label: label.clone(),
                     source,
@@ -587,7 +822,7 @@ pub fn open_csv_opts(
         lost,
         handle,
     };
-    Ok(csv_source(
+    let mut source = csv_source(
         names,
         label,
         inner,
@@ -595,7 +830,10 @@ pub fn open_csv_opts(
         warning,
         rows_skipped,
         (unit, time_format),
-    ))
+    );
+    source.series_key = series_key;
+    source.key_candidates = key_candidates;
+    Ok(source)
 }
 
 /// A CSV source around its producer side (`inner`), the rows read so far (`pending`) and what the
@@ -622,6 +860,9 @@ fn csv_source(
         time_unit: Some(unit),
         time_format,
         rows_sorted: 0,
+        series_refused: 0,
+        key_candidates: Vec::new(),
+        series_key: None,
         finished: false,
         clocked: false,
         map: Vec::new(),
@@ -644,6 +885,9 @@ pub fn open_csv_bytes(bytes: &[u8], name: &str) -> Result<SeriesSource, SeriesEr
     let CsvStart {
         mut reader,
         layout,
+        mut keys,
+        series_key,
+        key_candidates,
         names,
         batch0,
         warning,
@@ -662,6 +906,7 @@ pub fn open_csv_bytes(bytes: &[u8], name: &str) -> Result<SeriesSource, SeriesEr
         read_csv_rows(
             &mut reader,
             &layout,
+            &mut keys,
             false,
             Batch::default,
             |msg| {
@@ -684,7 +929,7 @@ pub fn open_csv_bytes(bytes: &[u8], name: &str) -> Result<SeriesSource, SeriesEr
         handle: None,
     };
     let label = format!("csv: {name}");
-    Ok(csv_source(
+    let mut source = csv_source(
         names,
         label,
         inner,
@@ -695,7 +940,10 @@ pub fn open_csv_bytes(bytes: &[u8], name: &str) -> Result<SeriesSource, SeriesEr
             layout.unit,
             layout.dates.as_ref().map(|f| f.pattern.clone()),
         ),
-    ))
+    );
+    source.series_key = series_key;
+    source.key_candidates = key_candidates;
+    Ok(source)
 }
 
 /// CSV producer: reads the remaining rows in batches; waits while the ring is full; ends with
@@ -705,6 +953,7 @@ pub fn open_csv_bytes(bytes: &[u8], name: &str) -> Result<SeriesSource, SeriesEr
 fn run_csv(
     mut reader: csv::Reader<BufReader<CsvInput>>,
     layout: CsvLayout,
+    mut keys: Keys,
     mut tx: Producer<Msg>,
     mut recycled: Consumer<Batch>,
     stop: &AtomicBool,
@@ -713,6 +962,7 @@ fn run_csv(
     read_csv_rows(
         &mut reader,
         &layout,
+        &mut keys,
         tail,
         || recycled.pop().unwrap_or_default(),
         |msg| send(&mut tx, msg, stop),
@@ -726,6 +976,7 @@ fn run_csv(
 fn read_csv_rows<R: Read>(
     reader: &mut csv::Reader<R>,
     layout: &CsvLayout,
+    keys: &mut Keys,
     tail: bool,
     mut fresh: impl FnMut() -> Batch,
     mut emit: impl FnMut(Msg) -> bool,
@@ -746,7 +997,7 @@ fn read_csv_rows<R: Read>(
                         end = Some(Msg::Error(e.to_string()));
                         break;
                     }
-                    if let Err(e) = layout.parse_row(&rec, &mut batch) {
+                    if let Err(e) = layout.parse_row(&rec, &mut batch, keys) {
                         failed = Some(e);
                     }
                 }

@@ -73,6 +73,18 @@ impl Default for SeriesSelection {
     }
 }
 
+/// A text column of a CSV that could split its rows into series (long format).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KeyCandidate {
+    /// The column's header name.
+    pub column: String,
+    /// Distinct values among the first rows.
+    pub values: usize,
+}
+
+/// Most distinct values a column of the first rows may repeat to be offered as a series key.
+pub const KEY_MAX_VALUES: usize = 64;
+
 /// How a synthetic source advances time.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Pacing {
@@ -163,6 +175,12 @@ pub enum SeriesError {
     Empty { path: String },
     #[error("series file '{path}': no numeric value column (header: {header})")]
     NoNumericColumn { path: String, header: String },
+    #[error("series file '{path}': no column '{key}' to split the rows by (header: {header})")]
+    NoKeyColumn {
+        path: String,
+        key: String,
+        header: String,
+    },
     #[error("series file '{path}': no data rows (header: {header})")]
     NoRows { path: String, header: String },
     #[error("series file '{path}' line {line}: {problem}")]
@@ -198,6 +216,16 @@ struct Batch {
     clamp_note: Option<String>,
     /// Rows that were earlier than the row before them and were sorted into place.
     rows_sorted: u64,
+    /// Samples of sources whose rows or messages each carry their own series (long-format CSV,
+    /// network messages): `(series index in source order, time in integer ns, value)`.
+    points: Vec<(u32, i64, f32)>,
+    /// Rows or messages behind `points`.
+    point_rows: usize,
+    /// Rows or messages not stored because their series would pass [`MAX_SERIES`].
+    refused: u64,
+    /// Names of series this batch starts, appended in order to the source's names before the
+    /// batch is stored (their indices follow the existing ones).
+    new_names: Vec<String>,
 }
 
 impl Batch {
@@ -210,6 +238,10 @@ impl Batch {
         self.clamped = 0;
         self.clamp_note = None;
         self.rows_sorted = 0;
+        self.points.clear();
+        self.point_rows = 0;
+        self.refused = 0;
+        self.new_names.clear();
     }
 
     /// Sorts the rows by time, stably (rows with equal times keep their order), so that rows
@@ -217,6 +249,23 @@ impl Batch {
     /// the rows earlier than the row before them (the store's definition of out of order).
     /// Costs one pass when the rows are already in order.
     fn sort_rows(&mut self) {
+        if !self.points.is_empty() {
+            // Per series: a point earlier than the previous point of its series is late.
+            let mut last: std::collections::HashMap<u32, i64> = std::collections::HashMap::new();
+            let mut late = 0u64;
+            for &(s, t, _) in &self.points {
+                let prev = last.entry(s).or_insert(t);
+                if t < *prev {
+                    late += 1;
+                } else {
+                    *prev = t;
+                }
+            }
+            if late > 0 {
+                self.points.sort_by_key(|&(s, t, _)| (s, t));
+                self.rows_sorted += late;
+            }
+        }
         let late = if self.times_ns.is_empty() {
             self.times.windows(2).filter(|w| w[1] < w[0]).count()
         } else {
@@ -243,7 +292,10 @@ impl Batch {
 
     /// Rows in the batch.
     fn rows(&self) -> usize {
-        self.times.len().max(self.times_ns.len())
+        self.times
+            .len()
+            .max(self.times_ns.len())
+            .max(self.point_rows)
     }
 
     /// Makes sure there are `n` columns.
@@ -261,6 +313,11 @@ enum Msg {
     /// A row was skipped (the message says where and why); the thread goes on.
     Skipped(String),
 }
+
+/// Most series one source starts from its data (long-format key values, network message
+/// fields): rows or messages that would start more are counted
+/// ([`series_refused`](SeriesSource::series_refused)) and not stored.
+pub const MAX_SERIES: usize = 1024;
 
 /// Batches in flight for the synthetic wall-clock source (about 1 ms of data each).
 const SYNTH_RING: usize = 1024;
@@ -299,6 +356,13 @@ pub struct SeriesSource {
     time_format: Option<String>,
     /// CSV rows out of time order that were sorted into place within their batch.
     rows_sorted: u64,
+    /// Rows or messages not stored because their series would pass [`MAX_SERIES`].
+    series_refused: u64,
+    /// Long-format CSV: text columns that repeat few distinct values (see
+    /// [`key_candidates`](SeriesSource::key_candidates)).
+    key_candidates: Vec<KeyCandidate>,
+    /// Long-format CSV: the key column's name, when rows are split by it.
+    series_key: Option<String>,
     finished: bool,
     /// Synthetic: sample times are seconds of the source's own clock from 0 (see
     /// [`is_clocked`](SeriesSource::is_clocked)).
@@ -384,13 +448,18 @@ impl SeriesSource {
 
     /// Moves every available batch into `store` (series found or created by name). Never blocks.
     pub fn drain_into(&mut self, store: &mut Store) {
-        self.sync_map(store);
+        sync_map(&self.names, &mut self.map, store);
         let mut counts = Counts {
             clamped: &mut self.values_clamped,
             note: &mut self.clamp_note,
             sorted: &mut self.rows_sorted,
+            refused: &mut self.series_refused,
         };
-        while let Some(batch) = self.pending.pop_front() {
+        while let Some(mut batch) = self.pending.pop_front() {
+            if !batch.new_names.is_empty() {
+                self.names.append(&mut batch.new_names);
+                sync_map(&self.names, &mut self.map, store);
+            }
             apply(&self.map, &batch, store);
             note_batch(&mut counts, &batch);
         }
@@ -398,6 +467,10 @@ impl SeriesSource {
             while let Ok(msg) = rx.pop() {
                 match msg {
                     Msg::Batch(mut batch) => {
+                        if !batch.new_names.is_empty() {
+                            self.names.append(&mut batch.new_names);
+                            sync_map(&self.names, &mut self.map, store);
+                        }
                         apply(&self.map, &batch, store);
                         note_batch(&mut counts, &batch);
                         batch.clear();
@@ -451,6 +524,24 @@ impl SeriesSource {
         self.rows_sorted
     }
 
+    /// Rows (long-format CSV) or messages not stored because the series they would start pass
+    /// [`MAX_SERIES`]; the series started before the cap keep streaming.
+    pub fn series_refused(&self) -> u64 {
+        self.series_refused
+    }
+
+    /// Long-format CSV opened without a key: the text columns of the first rows that repeat
+    /// between 2 and [`KEY_MAX_VALUES`] distinct values (each on four rows on average), each a
+    /// column `--series-key` could split the rows by. Empty for other sources.
+    pub fn key_candidates(&self) -> &[KeyCandidate] {
+        &self.key_candidates
+    }
+
+    /// The column whose values name the series (long-format CSV), if rows are split by one.
+    pub fn series_key(&self) -> Option<&str> {
+        self.series_key.as_deref()
+    }
+
     /// The time column's date format (a strftime pattern, or `rfc3339`) when it holds dates
     /// (CSV); `None` otherwise.
     pub fn time_format(&self) -> Option<&str> {
@@ -489,17 +580,22 @@ impl SeriesSource {
             Inner::Driven(_) => 0,
         }
     }
+}
 
-    fn sync_map(&mut self, store: &mut Store) {
-        let valid = self.map.len() == self.names.len()
-            && self
-                .map
-                .iter()
-                .zip(&self.names)
-                .all(|(&i, name)| store.series().get(i).is_some_and(|s| &s.name == name));
-        if !valid {
-            self.map = self.names.iter().map(|name| store.ensure(name)).collect();
-        }
+/// Makes `map[i]` the store index of the series `names[i]`: entries that still point at a
+/// series of their name are kept, names beyond the map (series a batch started) are found or
+/// created, and a map the store no longer matches (e.g. a cleared store) is rebuilt.
+fn sync_map(names: &[String], map: &mut Vec<usize>, store: &mut Store) {
+    let valid = map.len() <= names.len()
+        && map
+            .iter()
+            .zip(names)
+            .all(|(&i, name)| store.series().get(i).is_some_and(|s| &s.name == name));
+    if !valid {
+        map.clear();
+    }
+    for name in &names[map.len()..] {
+        map.push(store.ensure(name));
     }
 }
 
@@ -518,6 +614,7 @@ impl Drop for SeriesSource {
 fn note_batch(source: &mut Counts<'_>, batch: &Batch) {
     *source.clamped += batch.clamped;
     *source.sorted += batch.rows_sorted;
+    *source.refused += batch.refused;
     if source.note.is_none() {
         source.note.clone_from(&batch.clamp_note);
     }
@@ -528,9 +625,15 @@ struct Counts<'a> {
     clamped: &'a mut u64,
     note: &'a mut Option<String>,
     sorted: &'a mut u64,
+    refused: &'a mut u64,
 }
 
 fn apply(map: &[usize], batch: &Batch, store: &mut Store) {
+    for &(s, t_ns, v) in &batch.points {
+        if let Some(&index) = map.get(s as usize) {
+            store.series_mut()[index].push_ns(t_ns, v);
+        }
+    }
     for (column, &index) in batch.columns.iter().zip(map) {
         // Producers fill every column to the row count, so the lengths always pair up.
         let series = &mut store.series_mut()[index];
