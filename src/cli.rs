@@ -74,6 +74,22 @@ pub struct Cli {
     #[arg(long, value_name = "s|ms|us|ns", value_parser = crate::series::TimeUnit::parse)]
     pub time_unit: Option<crate::series::TimeUnit>,
 
+    /// Live data for the time-series chart: mqtt://[user[:pass]@]host[:port]/topic/# (also
+    /// mqtts://; options ?qos=1&v=5&client_id=ID&clean=0&ca=PATH), zmq+tcp://host:port[/prefix]
+    /// or udp://addr:port. Every numeric field of a message is a series.
+    #[arg(long, value_name = "URL", value_parser = parse_series_source)]
+    pub series_source: Option<String>,
+
+    /// --series-source payloads: auto, json, number, csv, msgpack or cbor.
+    #[arg(long, value_name = "FORMAT", default_value = "auto", value_parser = crate::series::source::payload::PayloadFormat::parse)]
+    pub payload: crate::series::source::payload::PayloadFormat,
+
+    /// --series-source: the payload field holding each message's time (e.g. `ts` or
+    /// `header/stamp`; epoch s/ms/µs/ns by magnitude, or an RFC 3339 date); default: arrival
+    /// time.
+    #[arg(long, value_name = "PATH")]
+    pub time_field: Option<String>,
+
     /// Long format: split the --series-file rows into one series per value of this column (e.g.
     /// a `symbol` column); the time column is then the first other column. Without it, a first
     /// column of a few repeated names followed by a time column is split by itself.
@@ -498,6 +514,11 @@ pub fn parse_window(s: &str) -> Result<WindowKind, String> {
     s.parse()
 }
 
+/// `--series-source`: a URL of a scheme vizdeck reads (checked here, connected later).
+pub fn parse_series_source(s: &str) -> Result<String, String> {
+    crate::series::source::net::Endpoint::parse(s).map(|_| s.to_string())
+}
+
 /// `--series-count`: a whole number of series, 1..=1024.
 pub fn parse_series_count(s: &str) -> Result<usize, String> {
     use crate::scene::timeseries::SYNTH_MAX_SERIES;
@@ -651,6 +672,15 @@ impl Cli {
                 time_unit: self.time_unit,
                 series_key: self.series_key.clone(),
             },
+            series_net: self.series_source.as_ref().map(|url| {
+                crate::series::source::net::NetOptions {
+                    url: url.clone(),
+                    payload: crate::series::source::payload::PayloadOptions {
+                        format: self.payload,
+                        time_field: self.time_field.clone(),
+                    },
+                }
+            }),
             series_count: self.series_count,
             series_rate: self.series_rate,
             series_kind: self.series_kind,

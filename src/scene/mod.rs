@@ -64,6 +64,9 @@ pub struct SceneConfig {
     /// `--time-format`, `--time-unit`: how the CSV's time column reads where the file does not
     /// say it right.
     pub series_csv: crate::series::source::CsvOptions,
+    /// `--series-source URL` (with `--payload`, `--time-field`): a live network source for the
+    /// time-series scene, in place of the CSV or the synthetic source.
+    pub series_net: Option<crate::series::source::net::NetOptions>,
     /// Synthetic time-series source: number of series (`--series-count`, 1..=1024).
     pub series_count: usize,
     /// Synthetic time-series source: samples per second of all series together

@@ -4,6 +4,8 @@
 //! [`vizdeck::gpu::Gpu::read_buffer_blocking`].
 
 pub mod http_server;
+#[allow(dead_code)]
+pub mod mosquitto;
 
 use std::path::Path;
 use std::process::Output;

@@ -37,6 +37,11 @@ pub const TEST: &[&str] = &[
     "mesa-vulkan-drivers",
     "vulkan-tools",
     "openbox",
+    // Live series sources: the MQTT broker the tests start, and libzmq's Python binding as a
+    // ZeroMQ publisher that is not vizdeck's own crate.
+    "mosquitto",
+    "mosquitto-clients",
+    "python3-zmq",
 ];
 
 /// Makes sure every package of `lists` is installed, installing the missing ones if it can.

@@ -180,12 +180,13 @@ pub struct TimeSeries {
 impl TimeSeries {
     /// Table constructor: opens the CSV (errors name the file) or the synthetic source.
     pub fn create(gpu: &Gpu, cfg: &SceneConfig) -> Result<Box<dyn Scene>, SceneError> {
-        let sel = match &cfg.series_file {
-            Some(p) if cfg.series_csv == crate::series::source::CsvOptions::default() => {
+        let sel = match (&cfg.series_net, &cfg.series_file) {
+            (Some(net), _) => SeriesSelection::Net(net.clone()),
+            (None, Some(p)) if cfg.series_csv == crate::series::source::CsvOptions::default() => {
                 SeriesSelection::Csv(p.clone())
             }
-            Some(p) => SeriesSelection::CsvWith(p.clone(), cfg.series_csv.clone()),
-            None => SeriesSelection::Synthetic {
+            (None, Some(p)) => SeriesSelection::CsvWith(p.clone(), cfg.series_csv.clone()),
+            (None, None) => SeriesSelection::Synthetic {
                 series: cfg.series_count,
                 rate_hz: cfg.series_rate / cfg.series_count.max(1) as f64,
                 seed: cfg.seed,

@@ -214,7 +214,7 @@ impl CsvLayout {
             Some(ns) => ns,
             None => {
                 let ns = (t * 1e9).round();
-                if !(ns.abs() < 9.2e18) {
+                if ns.is_nan() || ns.abs() >= 9.2e18 {
                     return Err(self.row_error(
                         line,
                         format!("time {t} s is beyond ±292 years in nanoseconds"),
@@ -863,6 +863,8 @@ fn csv_source(
         series_refused: 0,
         key_candidates: Vec::new(),
         series_key: None,
+        link: None,
+        rates: Rates::default(),
         finished: false,
         clocked: false,
         map: Vec::new(),

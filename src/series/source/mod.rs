@@ -28,6 +28,8 @@ use rtrb::{Consumer, Producer, PushError, RingBuffer};
 
 mod csv_reader;
 pub mod dates;
+pub mod net;
+pub mod payload;
 mod synth;
 mod time;
 
@@ -57,8 +59,10 @@ pub enum SeriesSelection {
     /// is appended until the source is dropped.
     CsvTail(PathBuf),
     /// A CSV file whose time column reads as the options say (`--time-format`,
-    /// `--time-unit`).
+    /// `--time-unit`, `--series-key`).
     CsvWith(PathBuf, CsvOptions),
+    /// A live network source (`--series-source URL`): MQTT, ZeroMQ or UDP; see [`net`].
+    Net(net::NetOptions),
 }
 
 impl Default for SeriesSelection {
@@ -189,6 +193,10 @@ pub enum SeriesError {
         line: u64,
         problem: String,
     },
+    /// A network source: a bad URL or option, a socket that cannot be bound (one line naming
+    /// the source).
+    #[error("{0}")]
+    Net(String),
     #[error("synthetic series: {0}")]
     Synthetic(String),
     #[error("{label}: cannot start the producer thread: {source}")]
@@ -363,6 +371,10 @@ pub struct SeriesSource {
     key_candidates: Vec<KeyCandidate>,
     /// Long-format CSV: the key column's name, when rows are split by it.
     series_key: Option<String>,
+    /// Network sources: the connection's counters.
+    link: Option<Arc<net::LinkStats>>,
+    /// Network sources: messages and bytes per second, measured over about half a second.
+    rates: Rates,
     finished: bool,
     /// Synthetic: sample times are seconds of the source's own clock from 0 (see
     /// [`is_clocked`](SeriesSource::is_clocked)).
@@ -384,7 +396,122 @@ enum Inner {
     },
 }
 
+/// Messages and bytes per second of a network source, from its counters sampled every half
+/// second or more.
+#[derive(Clone, Copy, Debug, Default)]
+struct Rates {
+    at: Option<Instant>,
+    messages: u64,
+    bytes: u64,
+    per_s: (f64, f64),
+}
+
+/// What the side panel shows of a network source's connection.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LinkView {
+    pub state: net::LinkState,
+    /// Messages received, and per second.
+    pub messages: u64,
+    pub messages_per_s: f64,
+    /// Payload bytes per second.
+    pub bytes_per_s: f64,
+    /// Series the source has started.
+    pub series: usize,
+    /// Messages that did not decode, and the first few errors.
+    pub parse_errors: u64,
+    pub errors: Vec<String>,
+    /// Messages dropped by vizdeck (ring to the render thread full).
+    pub dropped: u64,
+    /// Messages the transport lost (`None`: it does not say).
+    pub transport_lost: Option<u64>,
+    /// Connections made (more than 1 after reconnects).
+    pub connects: u64,
+}
+
 impl SeriesSource {
+    /// A source around its producer `inner`, with no series yet and nothing pending, named
+    /// `label` (constructors fill in the rest).
+    fn empty(label: String, inner: Inner) -> SeriesSource {
+        SeriesSource {
+            names: Vec::new(),
+            label,
+            inner,
+            pending: VecDeque::new(),
+            error: None,
+            warning: None,
+            rows_skipped: 0,
+            values_clamped: 0,
+            clamp_note: None,
+            time_unit: None,
+            time_format: None,
+            rows_sorted: 0,
+            series_refused: 0,
+            key_candidates: Vec::new(),
+            series_key: None,
+            link: None,
+            rates: Rates::default(),
+            finished: false,
+            clocked: false,
+            map: Vec::new(),
+            catch_up: None,
+        }
+    }
+
+    /// A network source's connection (`None` for files and synthetic sources): state,
+    /// counters and rates (the rates are updated by [`drain_into`](SeriesSource::drain_into)).
+    pub fn link(&self) -> Option<LinkView> {
+        let l = self.link.as_ref()?;
+        let lost = l.transport_lost.load(Ordering::Relaxed);
+        Some(LinkView {
+            state: l.state(),
+            messages: l.messages.load(Ordering::Relaxed),
+            messages_per_s: self.rates.per_s.0,
+            bytes_per_s: self.rates.per_s.1,
+            series: self.names.len(),
+            parse_errors: l.parse_errors.load(Ordering::Relaxed),
+            errors: l.errors(),
+            dropped: l.dropped.load(Ordering::Relaxed),
+            transport_lost: (lost != u64::MAX).then_some(lost),
+            connects: l.connects.load(Ordering::Relaxed),
+        })
+    }
+
+    /// Samples the link's counters for the rates, at most every half second.
+    fn update_rates(&mut self) {
+        let Some(l) = &self.link else {
+            return;
+        };
+        let now = Instant::now();
+        let (m, b) = (
+            l.messages.load(Ordering::Relaxed),
+            l.bytes.load(Ordering::Relaxed),
+        );
+        match self.rates.at {
+            Some(at) if now - at < Duration::from_millis(500) => {}
+            Some(at) => {
+                let dt = (now - at).as_secs_f64();
+                self.rates.per_s = (
+                    (m - self.rates.messages) as f64 / dt,
+                    (b - self.rates.bytes) as f64 / dt,
+                );
+                self.rates = Rates {
+                    at: Some(now),
+                    messages: m,
+                    bytes: b,
+                    ..self.rates
+                };
+            }
+            None => {
+                self.rates = Rates {
+                    at: Some(now),
+                    messages: m,
+                    bytes: b,
+                    per_s: (0.0, 0.0),
+                };
+            }
+        }
+    }
+
     /// Opens a source. Synthetic: a thread follows the wall clock ([`Pacing::WallClock`]) or the
     /// caller drives time ([`Pacing::Driven`]). CSV: the header and the first rows are read and
     /// checked here (errors return here); then a thread streams the rest in batches.
@@ -399,6 +526,7 @@ impl SeriesSource {
             SeriesSelection::Csv(path) => open_csv_with(path, false),
             SeriesSelection::CsvTail(path) => open_csv_with(path, true),
             SeriesSelection::CsvWith(path, opts) => open_csv_opts(path, false, opts),
+            SeriesSelection::Net(opts) => net::open_net(opts),
         }
     }
 
@@ -448,6 +576,7 @@ impl SeriesSource {
 
     /// Moves every available batch into `store` (series found or created by name). Never blocks.
     pub fn drain_into(&mut self, store: &mut Store) {
+        self.update_rates();
         sync_map(&self.names, &mut self.map, store);
         let mut counts = Counts {
             clamped: &mut self.values_clamped,

@@ -252,6 +252,8 @@ pub(super) fn open_synthetic(
         series_refused: 0,
         key_candidates: Vec::new(),
         series_key: None,
+        link: None,
+        rates: Rates::default(),
         finished: false,
         clocked: true,
         map: Vec::new(),

@@ -1,0 +1,498 @@
+//! Live network sources of the time-series scene (issue 15) against real peers: UDP datagrams
+//! from the test, a Debian `mosquitto` broker the test starts (wildcards, JSON fields, QoS 1
+//! through a broker restart, a broker down at start, a wrong password, a 10 MB message, 10,000
+//! topics), ZeroMQ publishers (the `zeromq` crate and libzmq through pyzmq). Expected series and
+//! values are the ones the test sends.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::mosquitto::{Broker, free_port};
+use vizdeck::series::source::net::{LinkState, NetOptions};
+use vizdeck::series::source::payload::{PayloadFormat, PayloadOptions};
+use vizdeck::series::{Pacing, SeriesSelection, SeriesSource, Store};
+
+fn open(url: &str, format: PayloadFormat, time_field: Option<&str>) -> SeriesSource {
+    SeriesSource::open(
+        &SeriesSelection::Net(NetOptions {
+            url: url.to_string(),
+            payload: PayloadOptions {
+                format,
+                time_field: time_field.map(str::to_string),
+            },
+        }),
+        Pacing::WallClock,
+    )
+    .unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Drains `src` into `store` until `done` holds (panics after `secs` seconds, naming `what`).
+fn until(
+    src: &mut SeriesSource,
+    store: &mut Store,
+    secs: u64,
+    what: &str,
+    mut done: impl FnMut(&SeriesSource, &Store) -> bool,
+) {
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    loop {
+        src.drain_into(store);
+        if done(src, store) {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{what}: gave up; link {:?}; series {:?}",
+            src.link(),
+            src.names()
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+fn values(store: &Store, name: &str) -> Vec<f32> {
+    store
+        .get(name)
+        .map(|s| s.iter().map(|(_, v)| v).collect())
+        .unwrap_or_default()
+}
+
+fn connected(src: &SeriesSource) -> bool {
+    src.link().is_some_and(|l| l.state == LinkState::Connected)
+}
+
+#[test]
+fn udp_json_datagrams_with_malformed_ones() {
+    let port = free_port();
+    let mut src = open(
+        &format!("udp://127.0.0.1:{port}"),
+        PayloadFormat::Auto,
+        None,
+    );
+    let mut store = Store::default();
+    let tx = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let to = ("127.0.0.1", port);
+    let bad: [&[u8]; 3] = [b"{\"a\": ", b"hello there", b"{\"text\": \"no numbers\"}"];
+    for k in 0..200 {
+        let msg = format!("{{\"a\": {k}, \"b\": {{\"c\": {}}}}}", 2 * k);
+        tx.send_to(msg.as_bytes(), to).unwrap();
+        if k % 50 == 7 {
+            tx.send_to(bad[(k / 50) % 3], to).unwrap();
+        }
+        // Loopback drops nothing at this pace (the kernel's count is checked below).
+        std::thread::sleep(Duration::from_micros(200));
+    }
+    until(&mut src, &mut store, 10, "udp", |_, s| {
+        values(s, "b/c").len() == 200
+    });
+    assert_eq!(src.names(), ["a", "b/c"]);
+    let want_a: Vec<f32> = (0..200).map(|k| k as f32).collect();
+    let want_c: Vec<f32> = (0..200).map(|k| 2.0 * k as f32).collect();
+    assert_eq!(values(&store, "a"), want_a);
+    assert_eq!(values(&store, "b/c"), want_c);
+    let link = src.link().unwrap();
+    assert_eq!(link.state, LinkState::Connected);
+    assert_eq!(link.messages, 204);
+    assert_eq!(link.parse_errors, 4);
+    assert_eq!(link.errors.len(), 4, "{:?}", link.errors);
+    assert!(
+        link.errors.iter().any(|e| e.contains("no numeric")),
+        "{:?}",
+        link.errors
+    );
+    assert_eq!(link.dropped, 0);
+    assert_eq!(link.transport_lost, Some(0));
+}
+
+/// A time field in epoch milliseconds gives each sample its own time, exactly.
+#[test]
+fn udp_time_field_sets_sample_times() {
+    let port = free_port();
+    let mut src = open(
+        &format!("udp://127.0.0.1:{port}"),
+        PayloadFormat::Json,
+        Some("ts"),
+    );
+    let mut store = Store::default();
+    let tx = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let t0_ms: i64 = 1_700_000_000_000;
+    for k in 0..50i64 {
+        let msg = format!("{{\"ts\": {}, \"v\": {k}}}", t0_ms + 250 * k);
+        tx.send_to(msg.as_bytes(), ("127.0.0.1", port)).unwrap();
+    }
+    until(&mut src, &mut store, 10, "udp ts", |_, s| {
+        values(s, "v").len() == 50
+    });
+    assert_eq!(src.names(), ["v"]);
+    let series = store.get("v").unwrap();
+    assert_eq!(series.origin_ns(), Some(t0_ms * 1_000_000));
+    let times: Vec<f64> = series
+        .iter()
+        .map(|(t, _)| t - series.origin().unwrap())
+        .collect();
+    let want: Vec<f64> = (0..50).map(|k| 0.25 * k as f64).collect();
+    assert_eq!(times, want);
+}
+
+#[test]
+fn bad_urls_name_the_source() {
+    for (url, needle) in [
+        ("http://example.com/x", "unknown scheme 'http'"),
+        ("mqtt://localhost", "topic filter"),
+        ("udp://127.0.0.1", "no port"),
+        ("zmq+tcp://:5556", "no host"),
+        ("mqtt://h/t?qos=2", "qos=2"),
+        ("nonsense", "not a URL"),
+    ] {
+        let e = SeriesSource::open(
+            &SeriesSelection::Net(NetOptions {
+                url: url.into(),
+                payload: PayloadOptions::default(),
+            }),
+            Pacing::WallClock,
+        )
+        .err()
+        .unwrap()
+        .to_string();
+        assert!(e.contains(needle) && e.contains(url), "{url}: {e}");
+    }
+    // A port someone else holds cannot be bound.
+    let held = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let url = format!("udp://{}", held.local_addr().unwrap());
+    let e = SeriesSource::open(
+        &SeriesSelection::Net(NetOptions {
+            url: url.clone(),
+            payload: PayloadOptions::default(),
+        }),
+        Pacing::WallClock,
+    )
+    .err()
+    .unwrap()
+    .to_string();
+    assert!(e.contains(&url) && e.contains("cannot listen"), "{e}");
+}
+
+/// Publishes `payload` on `topic` with `mosquitto_pub` (QoS `qos`).
+fn mosquitto_pub(port: u16, topic: &str, payload: &str, qos: u8) {
+    let ok = std::process::Command::new("mosquitto_pub")
+        .args([
+            "-h",
+            "127.0.0.1",
+            "-p",
+            &port.to_string(),
+            "-q",
+            &qos.to_string(),
+        ])
+        .args(["-t", topic, "-m", payload])
+        .status()
+        .expect("mosquitto_pub (apt-get install mosquitto-clients)")
+        .success();
+    assert!(ok, "mosquitto_pub {topic}");
+}
+
+/// A publishing client of the `rumqttc` crate driven on its own thread (detached: the event
+/// loop keeps its own handle on the request channel, so it does not end with the client).
+struct Publisher {
+    client: Option<rumqttc::Client>,
+}
+
+impl Publisher {
+    fn new(port: u16, id: &str, clean: bool) -> Publisher {
+        let mut opts = rumqttc::MqttOptions::new(id, "127.0.0.1", port);
+        opts.set_clean_session(clean)
+            .set_keep_alive(Duration::from_secs(5))
+            .set_max_packet_size(32 << 20, 32 << 20);
+        let (client, mut conn) = rumqttc::Client::new(opts, 100_000);
+        std::thread::spawn(move || {
+            for event in conn.iter() {
+                if let Err(rumqttc::ConnectionError::RequestsDone) = event {
+                    return;
+                }
+                if event.is_err() {
+                    std::thread::sleep(Duration::from_millis(100));
+                }
+            }
+        });
+        Publisher {
+            client: Some(client),
+        }
+    }
+
+    fn publish(&self, topic: &str, payload: impl Into<Vec<u8>>, qos1: bool) {
+        let qos = if qos1 {
+            rumqttc::QoS::AtLeastOnce
+        } else {
+            rumqttc::QoS::AtMostOnce
+        };
+        if let Some(c) = &self.client {
+            c.publish(topic, qos, false, payload).unwrap();
+        }
+    }
+}
+
+impl Drop for Publisher {
+    fn drop(&mut self) {
+        if let Some(c) = self.client.take() {
+            let _ = c.try_disconnect();
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs mosquitto: run through `cargo xtask test`"]
+fn mqtt_wildcards_and_json_fields() {
+    let mut broker = Broker::new("wild");
+    broker.start();
+    let url = format!("mqtt://127.0.0.1:{}/lab/+/data", broker.port);
+    let mut src = open(&url, PayloadFormat::Auto, None);
+    let mut store = Store::default();
+    until(&mut src, &mut store, 10, "connect", |s, _| connected(s));
+    // The subscription is made on the connection: give the broker its SUBACK.
+    std::thread::sleep(Duration::from_millis(200));
+    for k in 0..20 {
+        mosquitto_pub(broker.port, "lab/a/data", &k.to_string(), 1);
+        mosquitto_pub(
+            broker.port,
+            "lab/b/data",
+            &format!("{{\"temp\": {k}.5, \"imu\": {{\"x\": {}}}}}", -k),
+            1,
+        );
+        // Not matched by the filter.
+        mosquitto_pub(broker.port, "lab/a/other", "99", 1);
+        mosquitto_pub(broker.port, "lab/a/b/data", "98", 1);
+    }
+    until(&mut src, &mut store, 20, "mqtt", |_, s| {
+        values(s, "lab/a/data").len() == 20 && values(s, "lab/b/data/imu/x").len() == 20
+    });
+    let mut names = src.names().to_vec();
+    names.sort();
+    assert_eq!(names, ["lab/a/data", "lab/b/data/imu/x", "lab/b/data/temp"]);
+    assert_eq!(
+        values(&store, "lab/a/data"),
+        (0..20).map(|k| k as f32).collect::<Vec<_>>()
+    );
+    assert_eq!(
+        values(&store, "lab/b/data/temp"),
+        (0..20).map(|k| k as f32 + 0.5).collect::<Vec<_>>()
+    );
+    assert_eq!(
+        values(&store, "lab/b/data/imu/x"),
+        (0..20).map(|k| -k as f32).collect::<Vec<_>>()
+    );
+    assert_eq!(src.link().unwrap().messages, 40);
+}
+
+/// QoS 1 with a persistent session through a broker restart mid-stream: every message the
+/// publisher sent arrives (at least once), in order per value.
+#[test]
+#[ignore = "needs mosquitto: run through `cargo xtask test`"]
+fn mqtt_qos1_survives_a_broker_restart() {
+    let mut broker = Broker::new("restart");
+    broker.start();
+    let url = format!("mqtt://127.0.0.1:{}/seq?qos=1", broker.port);
+    let mut src = open(&url, PayloadFormat::Number, None);
+    let mut store = Store::default();
+    until(&mut src, &mut store, 10, "connect", |s, _| connected(s));
+    std::thread::sleep(Duration::from_millis(200));
+    let publisher = Publisher::new(broker.port, "vizdeck-test-pub", false);
+    let n = 300;
+    for k in 0..n {
+        publisher.publish("seq", k.to_string(), true);
+        if k == n / 2 {
+            // Let half arrive, then restart the broker (its database keeps both sessions and
+            // what is queued for vizdeck).
+            until(&mut src, &mut store, 20, "first half", |_, s| {
+                values(s, "seq").len() as u32 > n / 4
+            });
+            broker.stop();
+            std::thread::sleep(Duration::from_millis(300));
+            broker.start();
+        }
+    }
+    until(&mut src, &mut store, 60, "after restart", |_, s| {
+        let mut got: Vec<u32> = values(s, "seq").iter().map(|&v| v as u32).collect();
+        got.sort();
+        got.dedup();
+        got.len() as u32 == n
+    });
+    let link = src.link().unwrap();
+    assert!(link.connects >= 2, "{link:?}");
+}
+
+#[test]
+#[ignore = "needs mosquitto: run through `cargo xtask test`"]
+fn mqtt_broker_down_at_start_then_up() {
+    let mut broker = Broker::new("late");
+    let url = format!("mqtt://127.0.0.1:{}/late", broker.port);
+    let mut src = open(&url, PayloadFormat::Auto, None);
+    let mut store = Store::default();
+    until(&mut src, &mut store, 10, "reconnecting", |s, _| {
+        matches!(
+            s.link().unwrap().state,
+            LinkState::Reconnecting { ref reason, .. } if reason.contains("refused")
+        )
+    });
+    broker.start();
+    until(&mut src, &mut store, 20, "connect", |s, _| connected(s));
+    std::thread::sleep(Duration::from_millis(200));
+    mosquitto_pub(broker.port, "late", "42", 0);
+    until(&mut src, &mut store, 10, "message", |_, s| {
+        values(s, "late") == [42.0]
+    });
+}
+
+#[test]
+#[ignore = "needs mosquitto: run through `cargo xtask test`"]
+fn mqtt_wrong_password_fails_with_a_reason() {
+    let mut broker = Broker::with_config(
+        "auth",
+        "allow_anonymous false\npassword_file {dir}/passwd\n",
+    );
+    let ok = std::process::Command::new("mosquitto_passwd")
+        .args(["-c", "-b"])
+        .arg(broker.dir().join("passwd"))
+        .args(["alice", "secret"])
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok);
+    broker.start();
+    let url = format!("mqtt://alice:wrong@127.0.0.1:{}/t", broker.port);
+    let mut src = open(&url, PayloadFormat::Auto, None);
+    let mut store = Store::default();
+    until(&mut src, &mut store, 10, "refusal", |s, _| {
+        matches!(s.link().unwrap().state, LinkState::Failed(_))
+    });
+    let LinkState::Failed(reason) = src.link().unwrap().state else {
+        unreachable!()
+    };
+    assert!(
+        reason.contains(&url) && reason.contains("refused"),
+        "{reason}"
+    );
+    assert_eq!(src.error().as_deref(), Some(reason.as_str()));
+    // The right password works.
+    let url = format!("mqtt://alice:secret@127.0.0.1:{}/t", broker.port);
+    let mut src = open(&url, PayloadFormat::Auto, None);
+    until(&mut src, &mut store, 10, "connect", |s, _| connected(s));
+}
+
+/// A 10 MB message is refused by the payload cap and counted; the stream goes on. 10,000
+/// topics start the first 1024 series and count the rest.
+#[test]
+#[ignore = "needs mosquitto: run through `cargo xtask test`"]
+fn mqtt_huge_message_and_ten_thousand_topics() {
+    use vizdeck::series::source::MAX_SERIES;
+    let mut broker = Broker::new("huge");
+    broker.start();
+    let url = format!("mqtt://127.0.0.1:{}/big/#?qos=1", broker.port);
+    let mut src = open(&url, PayloadFormat::Auto, None);
+    let mut store = Store::default();
+    until(&mut src, &mut store, 10, "connect", |s, _| connected(s));
+    std::thread::sleep(Duration::from_millis(200));
+    let publisher = Publisher::new(broker.port, "vizdeck-test-big", true);
+    publisher.publish("big/x", "1", true);
+    let mut huge = b"[".to_vec();
+    while huge.len() < 10_000_000 {
+        huge.extend_from_slice(b"1.0,");
+    }
+    huge.extend_from_slice(b"1]");
+    publisher.publish("big/huge", huge, true);
+    publisher.publish("big/x", "2", true);
+    until(&mut src, &mut store, 30, "after the huge one", |_, s| {
+        values(s, "big/x") == [1.0, 2.0]
+    });
+    let link = src.link().unwrap();
+    assert_eq!(link.parse_errors, 1);
+    assert!(
+        link.errors[0].contains("big/huge") && link.errors[0].contains("cap"),
+        "{:?}",
+        link.errors
+    );
+    for k in 0..10_000 {
+        publisher.publish(&format!("big/t{k}"), "3", true);
+    }
+    // big/x took one series: 1023 of the new topics fit.
+    let refused = 10_000 - (MAX_SERIES as u64 - 1);
+    until(&mut src, &mut store, 60, "10k topics", |s, _| {
+        s.series_refused() >= refused
+    });
+    assert_eq!(src.link().unwrap().messages, 3 + 10_000);
+    assert_eq!(src.series_refused(), refused);
+    assert_eq!(src.names().len(), MAX_SERIES);
+    assert_eq!(store.series().len(), MAX_SERIES);
+}
+
+/// The `zeromq` crate's PUB socket on its own thread, multipart topic + JSON payload, two
+/// topics of which the subscription's prefix takes one.
+#[test]
+fn zmq_multipart_topic_and_prefix() {
+    let port = free_port();
+    let publisher = std::thread::spawn(move || {
+        use zeromq::{Socket, SocketSend};
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let mut publisher = zeromq::PubSocket::new();
+            publisher
+                .bind(&format!("tcp://127.0.0.1:{port}"))
+                .await
+                .unwrap();
+            for k in 0..2000u32 {
+                for topic in ["sensor/a", "other/a"] {
+                    let mut msg = zeromq::ZmqMessage::from(topic.to_string());
+                    msg.push_back(format!("{{\"v\": {k}}}").into_bytes().into());
+                    publisher.send(msg).await.unwrap();
+                }
+                tokio::time::sleep(Duration::from_millis(2)).await;
+            }
+        });
+    });
+    let url = format!("zmq+tcp://127.0.0.1:{port}/sensor");
+    let mut src = open(&url, PayloadFormat::Auto, None);
+    let mut store = Store::default();
+    until(&mut src, &mut store, 30, "zmq", |_, s| {
+        values(s, "sensor/a/v").last() == Some(&1999.0)
+    });
+    publisher.join().unwrap();
+    let got = values(&store, "sensor/a/v");
+    assert!(got.len() >= 200, "{}", got.len());
+    assert_eq!(src.link().unwrap().dropped, 0);
+    // Consecutive once joined: every value one more than the one before, none lost.
+    assert!(got.windows(2).all(|w| w[1] == w[0] + 1.0), "{got:?}");
+    assert_eq!(src.names(), ["sensor/a/v"]);
+    assert!(connected(&src) || src.link().unwrap().connects >= 1);
+}
+
+/// libzmq's own PUB socket (pyzmq), single-frame payloads: the pure-Rust SUB speaks to it.
+#[test]
+#[ignore = "needs python3-zmq: run through `cargo xtask test`"]
+fn zmq_from_libzmq_publisher() {
+    let port = free_port();
+    let script = format!(
+        "import zmq, time, sys\n\
+         s = zmq.Context().socket(zmq.PUB)\n\
+         s.bind('tcp://127.0.0.1:{port}')\n\
+         for k in range(3000):\n\
+         \x20   s.send_string('%d' % k)\n\
+         \x20   time.sleep(0.002)\n"
+    );
+    let mut py = std::process::Command::new("/usr/bin/python3")
+        .args(["-c", &script])
+        .spawn()
+        .expect("/usr/bin/python3");
+    let url = format!("zmq+tcp://127.0.0.1:{port}");
+    let mut src = open(&url, PayloadFormat::Number, None);
+    let mut store = Store::default();
+    until(&mut src, &mut store, 20, "libzmq", |_, s| {
+        values(s, "value").len() >= 100
+    });
+    let _ = py.kill();
+    let _ = py.wait();
+    let got = values(&store, "value");
+    // Consecutive once joined: every value one more than the one before.
+    assert!(got.windows(2).all(|w| w[1] == w[0] + 1.0), "{got:?}");
+}
