@@ -496,3 +496,71 @@ fn zmq_from_libzmq_publisher() {
     // Consecutive once joined: every value one more than the one before.
     assert!(got.windows(2).all(|w| w[1] == w[0] + 1.0), "{got:?}");
 }
+
+/// The app, headless, charting UDP datagrams sent while it runs: the report lists the series
+/// and the link's counters.
+#[test]
+fn headless_app_charts_a_udp_stream() {
+    let port = free_port();
+    let report =
+        std::env::temp_dir().join(format!("vizdeck_net_report_{}.json", std::process::id()));
+    let mut app = std::process::Command::new(env!("CARGO_BIN_EXE_vizdeck"))
+        .args(["--headless", "--scene", "timeseries", "--size", "320x200"])
+        .args(["--frames", "100000000", "--series-source"])
+        .arg(format!("udp://127.0.0.1:{port}"))
+        .arg("--report")
+        .arg(&report)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let tx = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    // The socket is bound once the scene opens: send until the app has had time to start,
+    // then 100 known messages.
+    std::thread::sleep(Duration::from_secs(3));
+    for k in 0..100 {
+        tx.send_to(
+            format!("{{\"x\": {k}, \"y\": -1}}").as_bytes(),
+            ("127.0.0.1", port),
+        )
+        .unwrap();
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    let _ = std::process::Command::new("kill")
+        .args(["-s", "TERM", &app.id().to_string()])
+        .status();
+    assert!(app.wait().unwrap().success());
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    std::fs::remove_file(&report).ok();
+    let ts = &json["scenes"]["timeseries"];
+    assert_eq!(ts["series_count"], 2, "{ts}");
+    assert_eq!(ts["link"]["messages"], 100, "{ts}");
+    assert_eq!(ts["link"]["parse_errors"], 0, "{ts}");
+    assert_eq!(ts["link"]["state"], "connected", "{ts}");
+}
+
+/// A refused password before anything arrived: the run ends non-zero with the broker's answer.
+#[test]
+#[ignore = "needs mosquitto: run through `cargo xtask test`"]
+fn headless_app_exits_non_zero_on_a_refused_login() {
+    let mut broker = Broker::with_config(
+        "cli_auth",
+        "allow_anonymous false\npassword_file {dir}/passwd\n",
+    );
+    std::fs::write(broker.dir().join("passwd"), "").unwrap();
+    broker.start();
+    let url = format!("mqtt://bob:nope@127.0.0.1:{}/t", broker.port);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_vizdeck"))
+        .args(["--headless", "--scene", "timeseries", "--size", "320x200"])
+        .args(["--frames", "120", "--series-source", &url])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(&url) && stderr.contains("refused"),
+        "{stderr}"
+    );
+}

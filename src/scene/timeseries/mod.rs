@@ -34,6 +34,7 @@ use crate::audio::{AudioOptions, AudioSelection, AudioSource};
 use crate::gpu::Gpu;
 use crate::gpu::frame::GpuFrame;
 use crate::series::decimate::{Column, decimate_m4_rel};
+use crate::series::source::payload::PayloadFormat;
 use crate::series::source::{Pacing, SeriesSelection, SeriesSource};
 use crate::series::store::{Series, Store};
 use gpu::{GpuM4Error, HostDraw, Pipelines, SeriesMirror, ViewUniform};
@@ -131,6 +132,8 @@ pub struct TimeSeries {
     selection: Option<(SeriesSelection, Pacing)>,
     /// Why the last [`reopen`](TimeSeries::reopen) failed, one line.
     open_error: Option<String>,
+    /// The side panel's *Connect* form: URL, payload format, time field.
+    connect: (String, PayloadFormat, String),
     store: Store,
     scene_time: f64,
     /// Width of the window while following, seconds.
@@ -218,6 +221,7 @@ impl TimeSeries {
             source,
             selection: None,
             open_error: None,
+            connect: (String::new(), PayloadFormat::Auto, String::new()),
             store: Store::new(STORE_CAP),
             scene_time: 0.0,
             window_s: 10.0,
@@ -660,6 +664,15 @@ impl Scene for TimeSeries {
             "time_unit": self.source.time_unit().map(|u| u.symbol()),
             "time_format": self.source.time_format(),
             "series_key": self.source.series_key(),
+            "link": self.source.link().map(|l| serde_json::json!({
+                "state": l.state.to_string(),
+                "messages": l.messages,
+                "parse_errors": l.parse_errors,
+                "first_errors": l.errors,
+                "dropped_by_vizdeck": l.dropped,
+                "lost_by_transport": l.transport_lost,
+                "connects": l.connects,
+            })),
             "series_refused": self.source.series_refused(),
             "notices": self.notices(),
             "markers": self.markers.len(),
@@ -671,6 +684,15 @@ impl Scene for TimeSeries {
     }
 
     /// The source's error, else the [`notices`](TimeSeries::notices) (one line each).
+    /// A source that stopped on an error before any sample arrived (e.g. a broker that refused
+    /// the password) ends the run with that error: nothing could be shown.
+    fn finish(&mut self, _gpu: &Gpu) -> Result<(), SceneError> {
+        match self.source.error() {
+            Some(e) if self.store.points_ingested() == 0 => Err(SceneError::Other(e)),
+            _ => Ok(()),
+        }
+    }
+
     fn problem(&self) -> Option<String> {
         self.source.error().or_else(|| {
             let notices = self.notices();

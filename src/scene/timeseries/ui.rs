@@ -7,6 +7,19 @@
 use super::{PALETTE, TimeSeries, axis, markers};
 use crate::series::SeriesSelection;
 use crate::series::source::CsvOptions;
+use crate::series::source::net::{LinkState, NetOptions};
+use crate::series::source::payload::{PayloadFormat, PayloadOptions};
+
+/// `bytes` per second as B/s, KB/s or MB/s.
+fn bytes_per_s(bytes: f64) -> String {
+    if bytes >= 1e6 {
+        format!("{:.1} MB/s", bytes / 1e6)
+    } else if bytes >= 1e3 {
+        format!("{:.1} KB/s", bytes / 1e3)
+    } else {
+        format!("{bytes:.0} B/s")
+    }
+}
 use crate::series::store::Series;
 
 impl TimeSeries {
@@ -24,6 +37,8 @@ impl TimeSeries {
         if let Some(e) = &self.open_error {
             ui.colored_label(egui::Color32::LIGHT_RED, e);
         }
+        self.link_ui(ui);
+        self.connect_ui(ui);
         self.key_ui(ui);
         for n in self.notices() {
             ui.colored_label(egui::Color32::YELLOW, n);
@@ -81,6 +96,92 @@ impl TimeSeries {
         }
         ui.separator();
         ui.small("wheel: zoom time · drag: pan · right/shift-drag: box zoom · double-click: live");
+    }
+
+    /// A network source's connection: state, rates, counters, the first parse errors.
+    fn link_ui(&self, ui: &mut egui::Ui) {
+        let Some(l) = self.source.link() else {
+            return;
+        };
+        let colour = match l.state {
+            LinkState::Connected => egui::Color32::LIGHT_GREEN,
+            LinkState::Connecting | LinkState::Reconnecting { .. } => egui::Color32::YELLOW,
+            LinkState::Failed(_) => egui::Color32::LIGHT_RED,
+        };
+        ui.colored_label(colour, l.state.to_string());
+        ui.label(format!(
+            "{:.0} messages/s · {} · {} series",
+            l.messages_per_s,
+            bytes_per_s(l.bytes_per_s),
+            l.series
+        ));
+        let lost = l
+            .transport_lost
+            .map_or_else(|| "not reported".to_string(), |n| n.to_string());
+        ui.label(format!(
+            "messages {} · parse errors {} · dropped by vizdeck (ring full) {} · lost by the \
+             transport {lost} · connections {}",
+            l.messages, l.parse_errors, l.dropped, l.connects
+        ))
+        .on_hover_text(
+            "dropped by vizdeck: decoded but not stored because the chart did not take them in \
+             time; lost by the transport: what the network layer says it dropped (UDP: the \
+             kernel's count for the socket; MQTT and ZeroMQ do not tell their subscribers)",
+        );
+        for e in &l.errors {
+            ui.colored_label(egui::Color32::LIGHT_RED, e);
+        }
+    }
+
+    /// *Connect*: a URL, payload format and time field, opened in place of the current source.
+    fn connect_ui(&mut self, ui: &mut egui::Ui) {
+        let mut go = false;
+        egui::CollapsingHeader::new("Connect")
+            .default_open(false)
+            .show(ui, |ui| {
+                let (url, format, field) = &mut self.connect;
+                ui.add(
+                    egui::TextEdit::singleline(url)
+                        .hint_text("mqtt://host:1883/topic/#")
+                        .desired_width(f32::INFINITY),
+                )
+                .on_hover_text(
+                    "mqtt://[user[:password]@]host[:port]/filter[?qos=1&v=5] · mqtts:// · \
+                     zmq+tcp://host:port[/prefix] · udp://addr:port",
+                );
+                egui::ComboBox::from_label("payload")
+                    .selected_text(format.name())
+                    .show_ui(ui, |ui| {
+                        for f in [
+                            PayloadFormat::Auto,
+                            PayloadFormat::Json,
+                            PayloadFormat::Number,
+                            PayloadFormat::Csv,
+                            PayloadFormat::MsgPack,
+                            PayloadFormat::Cbor,
+                        ] {
+                            ui.selectable_value(format, f, f.name());
+                        }
+                    });
+                ui.add(
+                    egui::TextEdit::singleline(field).hint_text("time field (default: arrival)"),
+                );
+                go = ui
+                    .add_enabled(!url.trim().is_empty(), egui::Button::new("connect"))
+                    .clicked();
+            });
+        if go {
+            let (url, format, field) = &self.connect;
+            let field = field.trim();
+            let sel = SeriesSelection::Net(NetOptions {
+                url: url.trim().to_string(),
+                payload: PayloadOptions {
+                    format: *format,
+                    time_field: (!field.is_empty()).then(|| field.to_string()),
+                },
+            });
+            let _ = self.reopen(sel);
+        }
     }
 
     /// Long format: the key column rows are split by, or the text columns that could be one,
