@@ -132,6 +132,11 @@ pub struct TimeSeries {
     selection: Option<(SeriesSelection, Pacing)>,
     /// Why the last [`reopen`](TimeSeries::reopen) failed, one line.
     open_error: Option<String>,
+    /// Network sources with a time field: publish → present latency, µs (payload time to the
+    /// present of the first frame that drew the message).
+    latency: Option<hdrhistogram::Histogram<u64>>,
+    /// Payload times of the messages ingested for the frame being drawn.
+    unpresented: Vec<i64>,
     /// The side panel's *Connect* form: URL, payload format, time field.
     connect: (String, PayloadFormat, String),
     store: Store,
@@ -222,6 +227,8 @@ impl TimeSeries {
             selection: None,
             open_error: None,
             connect: (String::new(), PayloadFormat::Auto, String::new()),
+            latency: None,
+            unpresented: Vec::new(),
             store: Store::new(STORE_CAP),
             scene_time: 0.0,
             window_s: 10.0,
@@ -487,12 +494,30 @@ impl Scene for TimeSeries {
         self.scene_time += frame.elapsed_s;
         self.source.advance_to(self.scene_time);
         self.source.drain_into(&mut self.store);
+        self.source.take_message_times(&mut self.unpresented);
         self.fit_whole_file();
         self.ingest_audio();
         self.visible.resize(self.store.series().len(), true);
     }
 
     fn presented(&mut self, at: std::time::Instant) {
+        if !self.unpresented.is_empty() {
+            // The present's wall-clock time: now, less how long ago it was.
+            let now_ns = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos() as i64);
+            let present_ns = now_ns - at.elapsed().as_nanos() as i64;
+            if self.latency.is_none() {
+                // 1 µs to 1 h, 3 significant digits.
+                self.latency = hdrhistogram::Histogram::new_with_bounds(1, 3_600_000_000, 3).ok();
+            }
+            if let Some(hist) = &mut self.latency {
+                for &t in &self.unpresented {
+                    hist.saturating_record(((present_ns - t) / 1000).max(1) as u64);
+                }
+            }
+            self.unpresented.clear();
+        }
         if let Some(prev) = self.last_presented
             && self.own_signals
             && self.source.is_clocked()
@@ -664,6 +689,12 @@ impl Scene for TimeSeries {
             "time_unit": self.source.time_unit().map(|u| u.symbol()),
             "time_format": self.source.time_format(),
             "series_key": self.source.series_key(),
+            "publish_to_present_ms": self.latency.as_ref().map(|h| serde_json::json!({
+                "messages": h.len(),
+                "p50": h.value_at_quantile(0.5) as f64 / 1e3,
+                "p99": h.value_at_quantile(0.99) as f64 / 1e3,
+                "max": h.max() as f64 / 1e3,
+            })),
             "link": self.source.link().map(|l| serde_json::json!({
                 "state": l.state.to_string(),
                 "messages": l.messages,

@@ -865,6 +865,7 @@ fn csv_source(
         series_key: None,
         link: None,
         rates: Rates::default(),
+        message_times: Vec::new(),
         finished: false,
         clocked: false,
         map: Vec::new(),

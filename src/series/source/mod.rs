@@ -231,6 +231,9 @@ struct Batch {
     point_rows: usize,
     /// Rows or messages not stored because their series would pass [`MAX_SERIES`].
     refused: u64,
+    /// Network sources: the payload time of each message whose time came from its time field
+    /// (integer ns since the Unix epoch), for the publish → present latency.
+    msg_times: Vec<i64>,
     /// Names of series this batch starts, appended in order to the source's names before the
     /// batch is stored (their indices follow the existing ones).
     new_names: Vec<String>,
@@ -249,6 +252,7 @@ impl Batch {
         self.points.clear();
         self.point_rows = 0;
         self.refused = 0;
+        self.msg_times.clear();
         self.new_names.clear();
     }
 
@@ -327,6 +331,10 @@ enum Msg {
 /// ([`series_refused`](SeriesSource::series_refused)) and not stored.
 pub const MAX_SERIES: usize = 1024;
 
+/// Payload times a network source keeps between two
+/// [`take_message_times`](SeriesSource::take_message_times).
+pub const MESSAGE_TIMES_KEPT: usize = 1 << 16;
+
 /// Batches in flight for the synthetic wall-clock source (about 1 ms of data each).
 const SYNTH_RING: usize = 1024;
 /// Batches in flight for the CSV source; bounds the rows one `drain_into` moves.
@@ -375,6 +383,9 @@ pub struct SeriesSource {
     link: Option<Arc<net::LinkStats>>,
     /// Network sources: messages and bytes per second, measured over about half a second.
     rates: Rates,
+    /// Payload times of the messages stored since the last
+    /// [`take_message_times`](SeriesSource::take_message_times) (at most [`MESSAGE_TIMES_KEPT`]).
+    message_times: Vec<i64>,
     finished: bool,
     /// Synthetic: sample times are seconds of the source's own clock from 0 (see
     /// [`is_clocked`](SeriesSource::is_clocked)).
@@ -450,6 +461,7 @@ impl SeriesSource {
             series_key: None,
             link: None,
             rates: Rates::default(),
+            message_times: Vec::new(),
             finished: false,
             clocked: false,
             map: Vec::new(),
@@ -474,6 +486,13 @@ impl SeriesSource {
             transport_lost: (lost != u64::MAX).then_some(lost),
             connects: l.connects.load(Ordering::Relaxed),
         })
+    }
+
+    /// Moves into `out` the payload times (integer ns since the Unix epoch) of the messages
+    /// stored since the last call, for messages whose time came from their time field
+    /// (`--time-field`); at most [`MESSAGE_TIMES_KEPT`] between calls, the rest not kept.
+    pub fn take_message_times(&mut self, out: &mut Vec<i64>) {
+        out.append(&mut self.message_times);
     }
 
     /// Samples the link's counters for the rates, at most every half second.
@@ -602,6 +621,10 @@ impl SeriesSource {
                         }
                         apply(&self.map, &batch, store);
                         note_batch(&mut counts, &batch);
+                        let room = MESSAGE_TIMES_KEPT.saturating_sub(self.message_times.len());
+                        let kept = batch.msg_times.len().min(room);
+                        self.message_times
+                            .extend_from_slice(&batch.msg_times[..kept]);
                         batch.clear();
                         // A full recycle ring just frees the batch.
                         let _ = recycle.push(batch);

@@ -254,6 +254,7 @@ pub(super) fn open_synthetic(
         series_key: None,
         link: None,
         rates: Rates::default(),
+        message_times: Vec::new(),
         finished: false,
         clocked: true,
         map: Vec::new(),

@@ -307,6 +307,9 @@ impl Ingest {
             .fetch_add(payload.len() as u64, Ordering::Relaxed);
         match self.decoder.decode(topic, payload) {
             Ok(t) => {
+                if let Some(t) = t {
+                    self.batch.msg_times.push(t);
+                }
                 let t_ns = t.unwrap_or_else(unix_ns);
                 let mut refused = false;
                 for (name, v) in self.decoder.samples() {
