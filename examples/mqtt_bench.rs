@@ -109,6 +109,7 @@ fn ingest(port: u16, n: u64) -> (f64, f64, f64, u64, u64) {
     let _ = pub_thread.join();
     let sub_got = if sub_time.is_some() { n } else { 0 };
     let _ = sub.kill();
+    let _ = sub.wait();
     let viz_got = store.points_ingested();
     let rate = |t: Option<Duration>| t.map_or(0.0, |t| n as f64 / t.as_secs_f64());
     (
