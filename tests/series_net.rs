@@ -564,3 +564,131 @@ fn headless_app_exits_non_zero_on_a_refused_login() {
         "{stderr}"
     );
 }
+
+/// MQTT 5 (`v=5`) over TLS with the broker's CA given by `ca=`: a CA and a server certificate
+/// for 127.0.0.1 made here with openssl; plain-number payloads on a wildcard filter.
+#[test]
+#[ignore = "needs mosquitto and openssl: run through `cargo xtask test`"]
+fn mqtt5_over_tls_with_a_ca_file() {
+    let mut broker = Broker::with_config(
+        "tls",
+        "allow_anonymous true\ncafile {dir}/ca.pem\ncertfile {dir}/server.pem\nkeyfile {dir}/server.key\n",
+    );
+    let dir = broker.dir().to_path_buf();
+    let openssl = |args: &[&str]| {
+        let ok = std::process::Command::new("openssl")
+            .args(args)
+            .current_dir(&dir)
+            .stderr(std::process::Stdio::null())
+            .status()
+            .expect("openssl")
+            .success();
+        assert!(ok, "openssl {args:?}");
+    };
+    openssl(&[
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-days",
+        "2",
+        "-subj",
+        "/CN=test CA",
+        "-keyout",
+        "ca.key",
+        "-out",
+        "ca.pem",
+    ]);
+    openssl(&[
+        "req",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-subj",
+        "/CN=127.0.0.1",
+        "-keyout",
+        "server.key",
+        "-out",
+        "server.csr",
+    ]);
+    std::fs::write(dir.join("ext.cnf"), "subjectAltName=IP:127.0.0.1\n").unwrap();
+    openssl(&[
+        "x509",
+        "-req",
+        "-in",
+        "server.csr",
+        "-CA",
+        "ca.pem",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-days",
+        "2",
+        "-extfile",
+        "ext.cnf",
+        "-out",
+        "server.pem",
+    ]);
+    // The broker runs as the `mosquitto` user when started as root: it must read its key.
+    for f in ["server.key", "server.pem", "ca.pem"] {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(dir.join(f), std::fs::Permissions::from_mode(0o644)).unwrap();
+    }
+    broker.start();
+    let ca = dir.join("ca.pem");
+    let url = format!(
+        "mqtts://127.0.0.1:{}/dev/+?v=5&ca={}",
+        broker.port,
+        ca.display()
+    );
+    let mut src = open(&url, PayloadFormat::Number, None);
+    let mut store = Store::default();
+    until(&mut src, &mut store, 15, "tls connect", |s, _| connected(s));
+    std::thread::sleep(Duration::from_millis(200));
+    for k in 0..10 {
+        let ok = std::process::Command::new("mosquitto_pub")
+            .args(["-h", "127.0.0.1", "-p", &broker.port.to_string(), "-V", "5"])
+            .arg("--cafile")
+            .arg(&ca)
+            .args(["-t", "dev/a", "-m", &k.to_string(), "-q", "1"])
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok);
+    }
+    until(&mut src, &mut store, 15, "tls messages", |_, s| {
+        values(s, "dev/a").len() == 10
+    });
+    assert_eq!(
+        values(&store, "dev/a"),
+        (0..10).map(|k| k as f32).collect::<Vec<_>>()
+    );
+    // Without the CA the broker's certificate is not trusted: the reason says so.
+    let url = format!("mqtts://127.0.0.1:{}/dev/+", broker.port);
+    let mut src = open(&url, PayloadFormat::Number, None);
+    until(&mut src, &mut store, 15, "untrusted", |s, _| {
+        matches!(
+            s.link().unwrap().state,
+            LinkState::Reconnecting { ref reason, .. } if reason.to_lowercase().contains("cert")
+        )
+    });
+}
+
+/// A host name that does not resolve: the source keeps trying and says why.
+#[test]
+fn mqtt_unknown_host_is_reported_while_retrying() {
+    let mut src = open(
+        "mqtt://no-such-host.invalid:1883/t",
+        PayloadFormat::Auto,
+        None,
+    );
+    let mut store = Store::default();
+    until(&mut src, &mut store, 20, "unknown host", |s, _| {
+        matches!(s.link().unwrap().state, LinkState::Reconnecting { .. })
+    });
+    let LinkState::Reconnecting { reason, .. } = src.link().unwrap().state else {
+        unreachable!()
+    };
+    assert!(!reason.is_empty(), "{reason}");
+}
