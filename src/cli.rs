@@ -90,6 +90,11 @@ pub struct Cli {
     #[arg(long, value_name = "PATH")]
     pub time_field: Option<String>,
 
+    /// The zone of --series-file dates written without one, and of the time axis and readout:
+    /// utc (default), local, or an offset such as +05:30.
+    #[arg(long, value_name = "utc|local|±HH:MM", default_value = "utc", value_parser = crate::series::source::dates::Zone::parse)]
+    pub time_zone: crate::series::source::dates::Zone,
+
     /// Long format: split the --series-file rows into one series per value of this column (e.g.
     /// a `symbol` column); the time column is then the first other column. Without it, a first
     /// column of a few repeated names followed by a time column is split by itself.
@@ -671,6 +676,7 @@ impl Cli {
                 time_format: self.time_format.clone(),
                 time_unit: self.time_unit,
                 series_key: self.series_key.clone(),
+                time_zone: self.time_zone,
             },
             series_net: self.series_source.as_ref().map(|url| {
                 crate::series::source::net::NetOptions {

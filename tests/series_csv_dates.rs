@@ -163,6 +163,7 @@ fn a_given_time_format_reads_as_given() {
                 time_format: Some(f.clone()),
                 time_unit: None,
                 series_key: None,
+                ..CsvOptions::default()
             },
         ),
         Pacing::WallClock,
@@ -188,6 +189,7 @@ fn a_given_time_format_reads_as_given() {
                 time_format: Some(f),
                 time_unit: None,
                 series_key: None,
+                ..CsvOptions::default()
             },
         ),
         Pacing::WallClock,
@@ -233,10 +235,61 @@ fn unix_times_read_in_the_unit_their_magnitude_says() {
                 time_format: None,
                 time_unit: Some(TimeUnit::Millis),
                 series_key: None,
+                ..CsvOptions::default()
             },
         ),
         Pacing::WallClock,
     )
     .unwrap();
     assert_eq!(src.time_unit(), Some(TimeUnit::Millis));
+}
+
+/// `--time-zone`: dates written without a zone are that zone's wall clock; dates with one keep
+/// their instant.
+#[test]
+fn time_zone_applies_to_dates_without_one() {
+    use vizdeck::series::source::dates::Zone;
+    let open_tz = |tag: &str, text: &str, zone: Zone| {
+        let path = temp_csv(tag, text);
+        let mut src = SeriesSource::open(
+            &SeriesSelection::CsvWith(
+                path.clone(),
+                CsvOptions {
+                    time_zone: zone,
+                    ..CsvOptions::default()
+                },
+            ),
+            Pacing::WallClock,
+        )
+        .unwrap();
+        let mut store = Store::default();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while !src.is_finished() {
+            src.drain_into(&mut store);
+            assert!(Instant::now() < deadline);
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        src.drain_into(&mut store);
+        std::fs::remove_file(&path).ok();
+        store
+            .get("v")
+            .unwrap()
+            .iter()
+            .map(|(t, _)| t)
+            .collect::<Vec<f64>>()
+    };
+    // 2010/01/01 00:00 at UTC+05:30 is 2009-12-31 18:30 UTC.
+    let naive = "t,v\n2010/01/01 00:00,1\n2010/01/01 01:00,2\n";
+    let got = open_tz("tz_naive", naive, Zone::Fixed(19_800));
+    let t0 = epoch(2010, 1, 1, 0, 0, 0.0) - 19_800.0;
+    assert_eq!(got, [t0, t0 + 3600.0]);
+    assert_eq!(
+        open_tz("tz_utc", naive, Zone::Utc),
+        [t0 + 19_800.0, t0 + 19_800.0 + 3600.0]
+    );
+    let zoned = "t,v\n2010-01-01T00:00:00+01:00,1\n";
+    assert_eq!(
+        open_tz("tz_zoned", zoned, Zone::Fixed(19_800)),
+        [epoch(2010, 1, 1, 0, 0, 0.0) - 3600.0]
+    );
 }

@@ -6,6 +6,7 @@
 //! UTC wall-clock time; otherwise times are labelled in s or ms.
 
 use crate::scene::spectrogram::axis::nice_step;
+use crate::series::source::dates::{DateFormat, Zone};
 use crate::series::store::Series;
 
 /// Origins at or beyond this many seconds are labelled as UTC wall-clock time.
@@ -116,11 +117,11 @@ fn civil_from_days(days: i128) -> (i128, u32, u32) {
     (yoe + era * 400 + i128::from(m <= 2), m, d)
 }
 
-/// Label of chart-relative time `t` for ticks `step` apart: for Unix-time origins UTC wall
-/// clock (nanoseconds exact when the origin is integer nanoseconds): `YYYY-MM-DD` for steps of a
+/// Label of chart-relative time `t` for ticks `step` apart: for Unix-time origins the wall
+/// clock of `zone` (UTC by default) (nanoseconds exact when the origin is integer nanoseconds): `YYYY-MM-DD` for steps of a
 /// day or more, `MM-DD HH:MM` for steps of an hour or more, else `HH:MM:SS.fff…`; for other
 /// origins `… s`, or `… ms` when ticks are closer than a second.
-pub fn format_time(origin: Option<(f64, Option<i64>)>, t: f64, step: f64) -> String {
+pub fn format_time(origin: Option<(f64, Option<i64>)>, t: f64, step: f64, zone: Zone) -> String {
     let (o, ons) = origin.unwrap_or((0.0, None));
     let d = decimals_for(step);
     if o.abs() >= WALL_CLOCK_FROM_S {
@@ -131,7 +132,8 @@ pub fn format_time(origin: Option<(f64, Option<i64>)>, t: f64, step: f64) -> Str
                 base as i128 * 1_000_000_000 + ((o - base + t) * 1e9).round() as i128
             }
         };
-        let secs = total_ns.div_euclid(1_000_000_000);
+        let utc_secs = total_ns.div_euclid(1_000_000_000);
+        let secs = utc_secs + i128::from(zone.offset_s(utc_secs as i64));
         let nanos = total_ns.rem_euclid(1_000_000_000);
         let day = secs.rem_euclid(86_400);
         let (y, m, dd) = civil_from_days(secs.div_euclid(86_400));
@@ -168,6 +170,7 @@ pub fn time_ticks(
     t0: f64,
     t1: f64,
     target: f64,
+    zone: Zone,
 ) -> Vec<(f64, String)> {
     let wall_clock = origin.is_some_and(|(o, _)| o.abs() >= WALL_CLOCK_FROM_S);
     let step = time_step(wall_clock, t1 - t0, target);
@@ -187,22 +190,28 @@ pub fn time_ticks(
                     break;
                 }
                 if rel >= t0 {
-                    out.push((rel, format_time(origin, rel, step)));
+                    out.push((rel, format_time(origin, rel, step, zone)));
                 }
                 k += step_ns;
             }
         }
         _ => {
             // Align on multiples of `step` from floor(origin); nice steps below 1 divide 1.
+            // Wall-clock steps align on the zone's clock (days at its midnight).
             let base = if step < 1.0 { o.floor() } else { 0.0 };
-            let frac = o - base;
+            let off = if wall_clock && step >= 1.0 {
+                f64::from(zone.offset_s((o + t0) as i64))
+            } else {
+                0.0
+            };
+            let frac = o + off - base;
             let mut k = ((frac + t0) / step).ceil();
             while out.len() < MAX_TICKS {
                 let rel = k * step - frac;
                 if rel >= t1 {
                     break;
                 }
-                out.push((rel, format_time(origin, rel, step)));
+                out.push((rel, format_time(origin, rel, step, zone)));
                 k += 1.0;
             }
         }
@@ -239,16 +248,18 @@ pub fn nearest_sample(s: &Series, r: f64) -> Option<(u64, f64, f32)> {
     best
 }
 
-/// The exact time of a sample at relative time `tr` of series `s`: integer nanoseconds as UTC
-/// wall clock for series fed nanoseconds, else the shortest decimal that round-trips the f64.
-pub fn exact_time(s: &Series, tr: f64) -> String {
+/// The exact time of a sample at relative time `tr` of series `s`: for series fed nanoseconds,
+/// in the file's own date format `file` when it has one, else as `zone`'s wall clock, with the
+/// integer nanoseconds; else the shortest decimal that round-trips the f64.
+pub fn exact_time(s: &Series, tr: f64, zone: Zone, file: Option<&DateFormat>) -> String {
     match (s.origin_ns(), s.origin()) {
         (Some(n), _) => {
             let ns = n as i128 + (tr * 1e9).round() as i128;
-            format!(
-                "{} ({ns} ns)",
-                format_time(Some((n as f64 * 1e-9, Some(n))), tr, 1e-9)
-            )
+            let shown = match (file, i64::try_from(ns)) {
+                (Some(f), Ok(ns)) => f.format_ns(ns, zone),
+                _ => format_time(Some((n as f64 * 1e-9, Some(n))), tr, 1e-9, zone),
+            };
+            format!("{shown} ({ns} ns)")
         }
         (None, Some(o)) => format!("{} s", o + tr),
         _ => String::new(),
@@ -279,14 +290,30 @@ mod tests {
         assert_eq!(civil_from_days(11_016), (2000, 2, 29));
         assert_eq!(civil_from_days(-1), (1969, 12, 31));
         let o = Some((1_262_304_000.0, Some(1_262_304_000_000_000_000)));
-        assert_eq!(format_time(o, 3.0 * 86_400.0, 86_400.0), "2010-01-04");
-        assert_eq!(format_time(o, 86_400.0 + 7200.0, 3600.0), "01-02 02:00");
+        assert_eq!(
+            format_time(o, 3.0 * 86_400.0, 86_400.0, Zone::Utc),
+            "2010-01-04"
+        );
+        assert_eq!(
+            format_time(o, 86_400.0 + 7200.0, 3600.0, Zone::Utc),
+            "01-02 02:00"
+        );
         // A month of hourly samples: weekly ticks, each at midnight UTC.
-        let ticks = time_ticks(o, 0.0, 30.0 * 86_400.0, 6.0);
+        let ticks = time_ticks(o, 0.0, 30.0 * 86_400.0, 6.0, Zone::Utc);
         assert!(ticks.len() >= 4, "{ticks:?}");
         for (t, label) in &ticks {
             assert_eq!((1_262_304_000.0 + t).rem_euclid(86_400.0), 0.0, "{label}");
             assert_eq!(label.len(), 10, "{label}");
+        }
+        // At UTC−08:00 the same ticks fall on the zone's midnight: 08:00 UTC.
+        let ticks = time_ticks(o, 0.0, 30.0 * 86_400.0, 6.0, Zone::Fixed(-28_800));
+        assert!(ticks.len() >= 4, "{ticks:?}");
+        for (t, label) in &ticks {
+            assert_eq!(
+                (1_262_304_000.0 + t).rem_euclid(86_400.0),
+                28_800.0,
+                "{label}"
+            );
         }
         assert_eq!(
             time_step(false, 30.0 * 86_400.0, 6.0),
@@ -296,13 +323,21 @@ mod tests {
 
     #[test]
     fn time_labels() {
-        assert_eq!(format_time(None, 1.5, 0.5), "1500 ms");
-        assert_eq!(format_time(None, 12.0, 2.0), "12 s");
+        assert_eq!(format_time(None, 1.5, 0.5, Zone::Utc), "1500 ms");
+        assert_eq!(format_time(None, 12.0, 2.0, Zone::Utc), "12 s");
         // 2023-11-14 22:13:20 UTC = 1_700_000_000 s.
         let o = Some((1.7e9, Some(1_700_000_000_000_000_000)));
-        assert_eq!(format_time(o, 3e-9, 1e-9), "22:13:20.000000003");
-        assert_eq!(format_time(Some((1.7e9, None)), 0.25, 0.05), "22:13:20.25");
-        let ticks = time_ticks(o, 0.0, 10e-9, 10.0);
+        assert_eq!(format_time(o, 3e-9, 1e-9, Zone::Utc), "22:13:20.000000003");
+        assert_eq!(
+            format_time(Some((1.7e9, None)), 0.25, 0.05, Zone::Utc),
+            "22:13:20.25"
+        );
+        // 1.7e9 s is 2023-11-14T22:13:20Z: 03:43:20 the next day at UTC+05:30.
+        assert_eq!(
+            format_time(Some((1.7e9, None)), 0.0, 1.0, Zone::Fixed(19_800)),
+            "03:43:20"
+        );
+        let ticks = time_ticks(o, 0.0, 10e-9, 10.0, Zone::Utc);
         let rel: Vec<f64> = ticks.iter().map(|t| t.0).collect();
         assert_eq!(rel.len(), 10);
         for (k, r) in rel.iter().enumerate() {

@@ -34,6 +34,7 @@ use crate::audio::{AudioOptions, AudioSelection, AudioSource};
 use crate::gpu::Gpu;
 use crate::gpu::frame::GpuFrame;
 use crate::series::decimate::{Column, decimate_m4_rel};
+use crate::series::source::dates::{DateFormat, Zone};
 use crate::series::source::payload::PayloadFormat;
 use crate::series::source::{Pacing, SeriesSelection, SeriesSource};
 use crate::series::store::{Series, Store};
@@ -98,6 +99,13 @@ pub fn series_color(i: usize) -> u32 {
     u32::from_le_bytes([r, g, b, 255])
 }
 
+/// The date format of a source whose times are dates (its pattern parsed again).
+fn date_format_of(source: &SeriesSource) -> Option<DateFormat> {
+    source
+        .time_format()
+        .and_then(|p| DateFormat::from_pattern(p).ok())
+}
+
 /// How one series is drawn this frame.
 enum Path {
     Hidden,
@@ -137,6 +145,10 @@ pub struct TimeSeries {
     latency: Option<hdrhistogram::Histogram<u64>>,
     /// Payload times of the messages ingested for the frame being drawn.
     unpresented: Vec<i64>,
+    /// Zone of the time axis and the readout (`--time-zone`).
+    zone: Zone,
+    /// The source's date format, when its times were dates (the readout writes them in it).
+    date_format: Option<DateFormat>,
     /// The side panel's *Connect* form: URL, payload format, time field.
     connect: (String, PayloadFormat, String),
     store: Store,
@@ -209,6 +221,7 @@ impl TimeSeries {
         let source = SeriesSource::open(&sel, pacing)?;
         let mut scene = TimeSeries::new(gpu, source);
         scene.selection = Some((sel, pacing));
+        scene.zone = cfg.series_csv.time_zone;
         scene.set_audio_input(
             cfg.audio.clone(),
             AudioOptions {
@@ -222,6 +235,7 @@ impl TimeSeries {
 
     /// Builds the scene around an opened source.
     pub fn new(gpu: &Gpu, source: SeriesSource) -> TimeSeries {
+        let date_format = date_format_of(&source);
         TimeSeries {
             source,
             selection: None,
@@ -229,6 +243,8 @@ impl TimeSeries {
             connect: (String::new(), PayloadFormat::Auto, String::new()),
             latency: None,
             unpresented: Vec::new(),
+            zone: Zone::Utc,
+            date_format,
             store: Store::new(STORE_CAP),
             scene_time: 0.0,
             window_s: 10.0,
@@ -271,6 +287,7 @@ impl TimeSeries {
         let pacing = self.selection.as_ref().map_or(Pacing::WallClock, |s| s.1);
         match SeriesSource::open(&sel, pacing) {
             Ok(source) => {
+                self.date_format = date_format_of(&source);
                 self.source = source;
                 self.selection = Some((sel, pacing));
                 self.store.clear();
@@ -475,7 +492,7 @@ impl TimeSeries {
 
     /// Formats chart-relative time `t` for labels (see [`axis::format_time`]).
     pub fn format_time(&self, t: f64, step: f64) -> String {
-        axis::format_time(self.chart_origin(), t, step)
+        axis::format_time(self.chart_origin(), t, step, self.zone)
     }
 }
 
@@ -689,6 +706,7 @@ impl Scene for TimeSeries {
             "time_unit": self.source.time_unit().map(|u| u.symbol()),
             "time_format": self.source.time_format(),
             "series_key": self.source.series_key(),
+            "time_zone": self.zone.name(),
             "publish_to_present_ms": self.latency.as_ref().map(|h| serde_json::json!({
                 "messages": h.len(),
                 "p50": h.value_at_quantile(0.5) as f64 / 1e3,

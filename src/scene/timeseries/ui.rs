@@ -28,7 +28,7 @@ impl TimeSeries {
         ui.heading("Time series");
         ui.label(self.source.label());
         if let Some(f) = self.source.time_format() {
-            ui.label(format!("time: dates as '{f}', UTC"))
+            ui.label(format!("time: dates as '{f}', {}", self.zone.name()))
                 .on_hover_text("recognised from the first rows; --time-format chooses another");
         }
         if let Some(e) = self.source.error() {
@@ -315,6 +315,7 @@ impl TimeSeries {
             v.t0,
             v.t1,
             (rect.width() / 130.0).max(2.0) as f64,
+            self.zone,
         ) {
             let x = x_of(t);
             painter.line_segment(
@@ -397,7 +398,7 @@ impl TimeSeries {
                         "{}: {} @ {} (#{idx})",
                         s.name,
                         val,
-                        axis::exact_time(s, tr)
+                        axis::exact_time(s, tr, self.zone, self.date_format.as_ref())
                     ));
                 }
             }

@@ -44,6 +44,8 @@ struct CsvLayout {
     time_col: usize,
     /// Long format: the column whose value names each row's series (`--series-key`).
     key_col: Option<usize>,
+    /// Zone of dates written without one.
+    zone: super::dates::Zone,
 }
 
 /// Long format: the series each key value has started, on the thread that reads the rows.
@@ -84,7 +86,14 @@ impl CsvLayout {
             return Err(self.row_error(line, "time cell is empty".into()));
         }
         if let Some(f) = &self.dates {
-            let Some(ns) = f.parse_ns(cell) else {
+            let parsed = f.parse_ns(cell).and_then(|ns| {
+                if f.is_zoned() {
+                    Some(ns)
+                } else {
+                    self.zone.to_utc_ns(ns)
+                }
+            });
+            let Some(ns) = parsed else {
                 return Err(self.row_error(
                     line,
                     format!(
@@ -583,6 +592,7 @@ fn start_csv<R: Read>(
         dates: detected.map(|d| d.format),
         time_col,
         key_col,
+        zone: opts.time_zone,
     };
     let mut keys = Keys::default();
     let mut batch0 = Batch::default();
@@ -718,6 +728,8 @@ pub struct CsvOptions {
     pub time_format: Option<super::dates::DateFormat>,
     /// `--time-unit`: numbers in this unit, instead of the header's suffix or the magnitude.
     pub time_unit: Option<TimeUnit>,
+    /// `--time-zone`: the zone of dates and date-times written without one (default UTC).
+    pub time_zone: super::dates::Zone,
     /// `--series-key`: long format, the rows split into one series per value of this column
     /// (the time column is then the first other column). Without it, a first column of a few
     /// repeated text values followed by a time column is taken as the key.

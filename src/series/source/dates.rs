@@ -1,6 +1,7 @@
 //! Date and date-time time columns: the formats people's CSVs use, recognised from the first
 //! rows and parsed with `chrono` (strftime patterns, never hand-rolled parsing) into integer
-//! nanoseconds since 1970-01-01T00:00:00 UTC. Times without a zone are read as UTC.
+//! nanoseconds since 1970-01-01T00:00:00 UTC. Times without a zone are read as UTC, or in the
+//! [`Zone`] given (`--time-zone`).
 //!
 //! Recognised, in this order (the first that reads every sample wins):
 //! RFC 3339 / ISO 8601 with a zone (`2020-01-01T12:00:00Z`, `…+02:00`, fractions of a second);
@@ -25,6 +26,105 @@ enum Kind {
     DateTime,
     /// A date alone (midnight UTC).
     Date,
+}
+
+/// The zone of times written without one (`--time-zone`), and of the time axis and readout:
+/// UTC (the default), the machine's local zone (its offset at each instant, daylight saving
+/// included, from chrono's `Local`), or a fixed offset from UTC.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Zone {
+    #[default]
+    Utc,
+    Local,
+    /// Seconds east of UTC.
+    Fixed(i32),
+}
+
+impl Zone {
+    /// `utc` (or `z`), `local`, or an offset `±HH:MM`, `±HHMM`, `±HH`.
+    ///
+    /// # Errors
+    ///
+    /// A message naming the text and the accepted forms.
+    pub fn parse(s: &str) -> Result<Zone, String> {
+        let t = s.trim();
+        let bad = || format!("'{t}' is not a zone: utc, local, or an offset such as +05:30 or -08");
+        match t.to_ascii_lowercase().as_str() {
+            "utc" | "z" | "gmt" => return Ok(Zone::Utc),
+            "local" => return Ok(Zone::Local),
+            _ => {}
+        }
+        let sign = match t.as_bytes().first() {
+            Some(b'+') => 1,
+            Some(b'-') => -1,
+            _ => return Err(bad()),
+        };
+        let digits: String = t[1..].chars().filter(|c| *c != ':').collect();
+        if !(digits.len() == 2 || digits.len() == 4) || !digits.bytes().all(|b| b.is_ascii_digit())
+        {
+            return Err(bad());
+        }
+        let h: i32 = digits[..2].parse().map_err(|_| bad())?;
+        let m: i32 = if digits.len() == 4 {
+            digits[2..].parse().map_err(|_| bad())?
+        } else {
+            0
+        };
+        if h > 18 || m > 59 {
+            return Err(bad());
+        }
+        Ok(Zone::Fixed(sign * (h * 3600 + m * 60)))
+    }
+
+    /// Seconds east of UTC at the instant `utc_s` (seconds since the Unix epoch).
+    pub fn offset_s(self, utc_s: i64) -> i32 {
+        use chrono::Offset;
+        match self {
+            Zone::Utc => 0,
+            Zone::Fixed(o) => o,
+            Zone::Local => chrono::DateTime::from_timestamp(utc_s, 0).map_or(0, |t| {
+                t.with_timezone(&chrono::Local)
+                    .offset()
+                    .fix()
+                    .local_minus_utc()
+            }),
+        }
+    }
+
+    /// The UTC instant (ns) of wall-clock time `naive_ns` in this zone (ns since 1970-01-01 on
+    /// this zone's clock); a local time skipped by a daylight-saving change is `None`, one that
+    /// occurs twice is its earlier instant.
+    pub fn to_utc_ns(self, naive_ns: i64) -> Option<i64> {
+        match self {
+            Zone::Utc => Some(naive_ns),
+            Zone::Fixed(o) => naive_ns.checked_sub(i64::from(o) * 1_000_000_000),
+            Zone::Local => {
+                use chrono::TimeZone;
+                let naive = chrono::DateTime::from_timestamp_nanos(naive_ns).naive_utc();
+                chrono::Local
+                    .from_local_datetime(&naive)
+                    .earliest()?
+                    .timestamp_nanos_opt()
+            }
+        }
+    }
+
+    /// `UTC`, `UTC+05:30`, or `local (UTC+01:00 now)`.
+    pub fn name(self) -> String {
+        let fmt = |o: i32| {
+            let sign = if o < 0 { '-' } else { '+' };
+            let a = o.abs();
+            format!("UTC{sign}{:02}:{:02}", a / 3600, a / 60 % 60)
+        };
+        match self {
+            Zone::Utc => "UTC".into(),
+            Zone::Fixed(o) => fmt(o),
+            Zone::Local => {
+                let now = chrono::Utc::now().timestamp();
+                format!("local ({} now)", fmt(Zone::Local.offset_s(now)))
+            }
+        }
+    }
 }
 
 /// A time-column format: a strftime pattern (parsed once into chrono's items) and how it reads.
@@ -131,7 +231,8 @@ impl DateFormat {
         }
     }
 
-    /// `cell` as nanoseconds since 1970-01-01T00:00:00 UTC, `None` when it does not read in
+    /// `cell` as nanoseconds since 1970-01-01T00:00:00 UTC (a time without a zone read as UTC;
+    /// see [`Zone::to_utc_ns`] for another zone), `None` when it does not read in
     /// this format or lies outside the i64 nanosecond range (years 1677–2262).
     pub fn parse_ns(&self, cell: &str) -> Option<i64> {
         let cell = cell.trim();
@@ -156,6 +257,27 @@ impl DateFormat {
                 .and_hms_opt(0, 0, 0)?
                 .and_utc()
                 .timestamp_nanos_opt(),
+        }
+    }
+
+    /// Whether the format's times carry their own zone (RFC 3339, `%z`): times without one are
+    /// wall-clock times of the `--time-zone`.
+    pub fn is_zoned(&self) -> bool {
+        matches!(self.kind, Kind::Zoned | Kind::Rfc3339)
+    }
+
+    /// The instant `ns` (ns since the Unix epoch) written in this format on `zone`'s clock
+    /// (RFC 3339 with the zone's offset for `rfc3339`); what a cell of the file would say.
+    pub fn format_ns(&self, ns: i64, zone: Zone) -> String {
+        let off = zone.offset_s(ns.div_euclid(1_000_000_000));
+        let Some(fixed) = chrono::FixedOffset::east_opt(off) else {
+            return String::new();
+        };
+        let t = chrono::DateTime::from_timestamp_nanos(ns).with_timezone(&fixed);
+        if self.kind == Kind::Rfc3339 {
+            t.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true)
+        } else {
+            t.format_with_items(self.items.iter()).to_string()
         }
     }
 
@@ -220,6 +342,35 @@ pub fn detect(samples: &[&str]) -> Option<Detected> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn zones() {
+        assert_eq!(Zone::parse("UTC"), Ok(Zone::Utc));
+        assert_eq!(Zone::parse("local"), Ok(Zone::Local));
+        assert_eq!(Zone::parse("+05:30"), Ok(Zone::Fixed(5 * 3600 + 1800)));
+        assert_eq!(Zone::parse("-0800"), Ok(Zone::Fixed(-8 * 3600)));
+        assert_eq!(Zone::parse("+01"), Ok(Zone::Fixed(3600)));
+        for bad in ["+5", "Europe/Paris", "+25:00", "+01:60", ""] {
+            assert!(Zone::parse(bad).is_err(), "{bad}");
+        }
+        // 2010-01-01 00:00 at UTC+05:30 is 2009-12-31 18:30 UTC: 1262304000 − 19800 s.
+        let naive = 1_262_304_000i64 * 1_000_000_000;
+        assert_eq!(
+            Zone::Fixed(19_800).to_utc_ns(naive),
+            Some((1_262_304_000 - 19_800) * 1_000_000_000)
+        );
+        assert_eq!(Zone::Fixed(19_800).name(), "UTC+05:30");
+        assert_eq!(Zone::Fixed(-28_800).name(), "UTC-08:00");
+        // The file's own pattern, on the zone's clock.
+        let f = DateFormat::from_pattern("%d/%m/%Y %H:%M").unwrap();
+        assert_eq!(f.format_ns(naive, Zone::Utc), "01/01/2010 00:00");
+        assert_eq!(f.format_ns(naive, Zone::Fixed(-3600)), "31/12/2009 23:00");
+        let r = DateFormat::from_pattern("rfc3339").unwrap();
+        assert_eq!(
+            r.format_ns(naive + 500_000_000, Zone::Fixed(3600)),
+            "2010-01-01T01:00:00.500+01:00"
+        );
+    }
 
     /// Seconds since the epoch of a UTC civil date and time, by Howard Hinnant's
     /// days-from-civil algorithm (independent of chrono).
