@@ -692,3 +692,46 @@ fn mqtt_unknown_host_is_reported_while_retrying() {
     };
     assert!(!reason.is_empty(), "{reason}");
 }
+
+/// MessagePack and CBOR datagrams (auto-detected) give the same series as their JSON.
+#[test]
+fn udp_msgpack_and_cbor_payloads() {
+    let port = free_port();
+    let mut src = open(
+        &format!("udp://127.0.0.1:{port}"),
+        PayloadFormat::Auto,
+        None,
+    );
+    let mut store = Store::default();
+    let tx = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    for k in 0..50 {
+        let value = serde_json::json!({"m": {"x": k, "y": [k * 2, 0.5]}});
+        let packed = rmp_serde::to_vec_named(&value).unwrap();
+        tx.send_to(&packed, ("127.0.0.1", port)).unwrap();
+        let value = serde_json::json!({"c": -k});
+        let mut cbor = Vec::new();
+        ciborium::into_writer(&value, &mut cbor).unwrap();
+        tx.send_to(&cbor, ("127.0.0.1", port)).unwrap();
+        std::thread::sleep(Duration::from_micros(300));
+    }
+    until(&mut src, &mut store, 10, "msgpack+cbor", |_, s| {
+        values(s, "c").len() == 50
+    });
+    let mut names = src.names().to_vec();
+    names.sort();
+    assert_eq!(names, ["c", "m/x", "m/y/0", "m/y/1"]);
+    assert_eq!(
+        values(&store, "m/x"),
+        (0..50).map(|k| k as f32).collect::<Vec<_>>()
+    );
+    assert_eq!(
+        values(&store, "m/y/0"),
+        (0..50).map(|k| 2.0 * k as f32).collect::<Vec<_>>()
+    );
+    assert_eq!(values(&store, "m/y/1"), vec![0.5; 50]);
+    assert_eq!(
+        values(&store, "c"),
+        (0..50).map(|k| -k as f32).collect::<Vec<_>>()
+    );
+    assert_eq!(src.link().unwrap().parse_errors, 0);
+}
