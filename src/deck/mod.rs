@@ -414,8 +414,9 @@ impl Deck {
         (self.clock.total_steps(), self.clock.total_dropped())
     }
 
-    /// Opens a file dropped onto the window or typed in *File* ▸ Open: `.csv`/`.tsv`/`.txt` in
-    /// the time-series scene, `.las`/`.laz` (COPC included, also an `http(s)://` URL of one) and
+    /// Opens a file dropped onto the window or typed in *File* ▸ Open: `.csv`/`.tsv`/`.txt` and
+    /// Parquet or Arrow IPC (`.parquet`/`.pq`/`.arrow`/`.feather`/`.ipc`/`.arrows`) in the
+    /// time-series scene, `.las`/`.laz` (COPC included, also an `http(s)://` URL of one) and
     /// `.ply` in the point-cloud scene, anything
     /// else as audio in the spectrogram, and shows that scene. On error the scene that was
     /// running keeps running and the message is shown.
@@ -424,7 +425,10 @@ impl Deck {
             .extension()
             .map(|e| e.to_string_lossy().to_lowercase())
             .unwrap_or_default();
-        let (id, cfg) = if matches!(ext.as_str(), "csv" | "tsv" | "txt") {
+        let (id, cfg) = if matches!(
+            ext.as_str(),
+            "csv" | "tsv" | "txt" | "parquet" | "pq" | "arrow" | "feather" | "ipc" | "arrows"
+        ) {
             let mut cfg = self.cfg.clone();
             cfg.series_file = Some(path.clone());
             ("timeseries", cfg)

@@ -202,6 +202,9 @@ impl TimeSeries {
     pub fn create(gpu: &Gpu, cfg: &SceneConfig) -> Result<Box<dyn Scene>, SceneError> {
         let sel = match (&cfg.series_net, &cfg.series_file) {
             (Some(net), _) => SeriesSelection::Net(net.clone()),
+            (None, Some(p)) if crate::series::source::ColumnarFormat::of_path(p).is_some() => {
+                SeriesSelection::Columnar(p.clone())
+            }
             (None, Some(p)) if cfg.series_csv == crate::series::source::CsvOptions::default() => {
                 SeriesSelection::Csv(p.clone())
             }

@@ -12,8 +12,8 @@
 //! least every few milliseconds).
 //!
 //! Files: `mod.rs` the source, its ring messages and catch-up pacing; `synth.rs` the synthetic
-//! generator; `csv_reader.rs` the CSV reader (layout, rows, tail mode, bytes); `time.rs` time units and
-//! the exact parse of time cells.
+//! generator; `csv_reader.rs` the CSV reader (layout, rows, tail mode, bytes); `columnar.rs` Parquet
+//! and Arrow IPC files; `time.rs` time units and the exact parse of time cells.
 
 use std::collections::VecDeque;
 use std::fs::File;
@@ -26,6 +26,7 @@ use std::time::{Duration, Instant};
 
 use rtrb::{Consumer, Producer, PushError, RingBuffer};
 
+mod columnar;
 mod csv_reader;
 pub mod dates;
 pub mod net;
@@ -33,6 +34,7 @@ pub mod payload;
 mod synth;
 mod time;
 
+pub use columnar::{ColumnarFormat, open_columnar};
 pub use csv_reader::{CsvOptions, open_csv_bytes, open_csv_opts, open_csv_with, sniff_delimiter};
 pub use synth::{SYNTH_SINE_BASE_HZ, SYNTH_TICK, SYNTH_TICK_START, SynthKind};
 use synth::{Synth, open_synthetic};
@@ -63,6 +65,9 @@ pub enum SeriesSelection {
     CsvWith(PathBuf, CsvOptions),
     /// A live network source (`--series-source URL`): MQTT, ZeroMQ or UDP; see [`net`].
     Net(net::NetOptions),
+    /// A Parquet or Arrow IPC (Feather v2) file: a timestamp, date or numeric time column, numeric
+    /// columns are series, read one row group or record batch at a time. See [`open_columnar`].
+    Columnar(PathBuf),
 }
 
 impl Default for SeriesSelection {
@@ -546,6 +551,7 @@ impl SeriesSource {
             SeriesSelection::CsvTail(path) => open_csv_with(path, true),
             SeriesSelection::CsvWith(path, opts) => open_csv_opts(path, false, opts),
             SeriesSelection::Net(opts) => net::open_net(opts),
+            SeriesSelection::Columnar(path) => open_columnar(path),
         }
     }
 
