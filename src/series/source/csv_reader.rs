@@ -859,30 +859,14 @@ fn csv_source(
     rows_skipped: u64,
     (unit, time_format): (TimeUnit, Option<String>),
 ) -> SeriesSource {
-    SeriesSource {
-        names,
-        label,
-        inner,
-        pending,
-        error: None,
-        warning,
-        rows_skipped,
-        values_clamped: 0,
-        clamp_note: None,
-        time_unit: Some(unit),
-        time_format,
-        rows_sorted: 0,
-        series_refused: 0,
-        key_candidates: Vec::new(),
-        series_key: None,
-        link: None,
-        rates: Rates::default(),
-        message_times: Vec::new(),
-        finished: false,
-        clocked: false,
-        map: Vec::new(),
-        catch_up: None,
-    }
+    let mut source = SeriesSource::empty(label, inner);
+    source.names = names;
+    source.pending = pending;
+    source.warning = warning;
+    source.rows_skipped = rows_skipped;
+    source.time_unit = Some(unit);
+    source.time_format = time_format;
+    source
 }
 
 /// Reads a whole CSV held in memory on the calling thread, as [`open_csv_with`] reads a file

@@ -236,30 +236,10 @@ pub(super) fn open_synthetic(
             }
         }
     };
-    Ok(SeriesSource {
-        names,
-        label,
-        inner,
-        pending: VecDeque::new(),
-        error: None,
-        warning: None,
-        rows_skipped: 0,
-        values_clamped: 0,
-        clamp_note: None,
-        time_unit: None,
-        time_format: None,
-        rows_sorted: 0,
-        series_refused: 0,
-        key_candidates: Vec::new(),
-        series_key: None,
-        link: None,
-        rates: Rates::default(),
-        message_times: Vec::new(),
-        finished: false,
-        clocked: true,
-        map: Vec::new(),
-        catch_up: None,
-    })
+    let mut source = SeriesSource::empty(label, inner);
+    source.names = names;
+    source.clocked = true;
+    Ok(source)
 }
 
 /// Wall-clock producer: every ~1 ms, generates the samples whose time has passed (paced by

@@ -228,6 +228,53 @@ fn refusal_is_final(reason: &str) -> bool {
     .any(|k| reason.contains(k))
 }
 
+/// After a connection error (`reason`; `refused`: the broker answered the CONNECT with a
+/// refusal): a final refusal fails the source; anything else waits the backoff. Returns
+/// whether to go on.
+fn after_error(
+    shown: &str,
+    reason: String,
+    refused: bool,
+    ingest: &mut Ingest,
+    backoff: &mut Backoff,
+    stop: &AtomicBool,
+) -> bool {
+    if refused && refusal_is_final(&reason) {
+        let reason = format!("source '{shown}': {reason}");
+        ingest.stats.failed(&reason);
+        ingest.close(Msg::Error(reason), stop);
+        return false;
+    }
+    ingest.flush();
+    backoff.wait(&ingest.stats, &reason, stop)
+}
+
+/// A SUBACK that refused the filter fails the source.
+fn subscription_refused(shown: &str, filter: &str, ingest: &mut Ingest, stop: &AtomicBool) {
+    let reason = format!("source '{shown}': the broker refused the subscription to '{filter}'");
+    ingest.stats.failed(&reason);
+    ingest.close(Msg::Error(reason), stop);
+}
+
+/// A CONNACK: the connection is up; subscribes unless the broker kept the session's
+/// subscription.
+fn connected(
+    session_present: bool,
+    url: &MqttUrl,
+    subscribe: impl FnOnce() -> Result<(), String>,
+    ingest: &Ingest,
+    backoff: &mut Backoff,
+    shown: &str,
+) {
+    backoff.reset();
+    ingest.stats.connected();
+    if (!session_present || url.clean)
+        && let Err(e) = subscribe()
+    {
+        log::warn!("source '{shown}': subscribe: {e}");
+    }
+}
+
 /// A connection error as one line.
 fn describe(e: &dyn std::fmt::Display) -> String {
     let s = e.to_string();
@@ -267,13 +314,19 @@ fn run_v4(
         match connection.recv_timeout(Duration::from_millis(FLUSH_MS)) {
             Ok(Ok(Event::Incoming(Packet::Publish(p)))) => ingest.message(&p.topic, &p.payload),
             Ok(Ok(Event::Incoming(Packet::ConnAck(ack)))) => {
-                backoff.reset();
-                ingest.stats.connected();
-                if (!ack.session_present || url.clean)
-                    && let Err(e) = client.try_subscribe(url.filter.clone(), qos)
-                {
-                    log::warn!("source '{shown}': subscribe: {e}");
-                }
+                let subscribe = || {
+                    client
+                        .try_subscribe(url.filter.clone(), qos)
+                        .map_err(|e| e.to_string())
+                };
+                connected(
+                    ack.session_present,
+                    url,
+                    subscribe,
+                    ingest,
+                    &mut backoff,
+                    shown,
+                );
             }
             Ok(Ok(Event::Incoming(Packet::SubAck(ack)))) => {
                 if ack
@@ -281,31 +334,18 @@ fn run_v4(
                     .iter()
                     .any(|c| matches!(c, rumqttc::SubscribeReasonCode::Failure))
                 {
-                    let reason = format!(
-                        "source '{shown}': the broker refused the subscription to '{}'",
-                        url.filter
-                    );
-                    ingest.stats.failed(&reason);
-                    ingest.close(Msg::Error(reason), stop);
-                    return;
+                    return subscription_refused(shown, &url.filter, ingest, stop);
                 }
             }
             Ok(Ok(_)) => {}
             Ok(Err(e)) => {
-                let reason = match &e {
+                let (reason, refused) = match &e {
                     ConnectionError::ConnectionRefused(code) => {
-                        format!("the broker refused the connection: {code:?}")
+                        (format!("the broker refused the connection: {code:?}"), true)
                     }
-                    other => describe(other),
+                    other => (describe(other), false),
                 };
-                if matches!(e, ConnectionError::ConnectionRefused(_)) && refusal_is_final(&reason) {
-                    let reason = format!("source '{shown}': {reason}");
-                    ingest.stats.failed(&reason);
-                    ingest.close(Msg::Error(reason), stop);
-                    return;
-                }
-                ingest.flush();
-                if !backoff.wait(&ingest.stats, &reason, stop) {
+                if !after_error(shown, reason, refused, ingest, &mut backoff, stop) {
                     return;
                 }
             }
@@ -356,42 +396,35 @@ fn run_v5(
                 ingest.message(&topic, &p.payload);
             }
             Ok(Ok(Event::Incoming(Packet::ConnAck(ack)))) => {
-                backoff.reset();
-                ingest.stats.connected();
-                if (!ack.session_present || url.clean)
-                    && let Err(e) = client.try_subscribe(url.filter.clone(), qos)
-                {
-                    log::warn!("source '{shown}': subscribe: {e}");
-                }
+                let subscribe = || {
+                    client
+                        .try_subscribe(url.filter.clone(), qos)
+                        .map_err(|e| e.to_string())
+                };
+                connected(
+                    ack.session_present,
+                    url,
+                    subscribe,
+                    ingest,
+                    &mut backoff,
+                    shown,
+                );
             }
             Ok(Ok(Event::Incoming(Packet::SubAck(ack)))) => {
                 use rumqttc::v5::mqttbytes::v5::SubscribeReasonCode as R;
                 if ack.return_codes.iter().any(|c| !matches!(c, R::Success(_))) {
-                    let reason = format!(
-                        "source '{shown}': the broker refused the subscription to '{}'",
-                        url.filter
-                    );
-                    ingest.stats.failed(&reason);
-                    ingest.close(Msg::Error(reason), stop);
-                    return;
+                    return subscription_refused(shown, &url.filter, ingest, stop);
                 }
             }
             Ok(Ok(_)) => {}
             Ok(Err(e)) => {
-                let reason = match &e {
+                let (reason, refused) = match &e {
                     ConnectionError::ConnectionRefused(code) => {
-                        format!("the broker refused the connection: {code:?}")
+                        (format!("the broker refused the connection: {code:?}"), true)
                     }
-                    other => describe(other),
+                    other => (describe(other), false),
                 };
-                if matches!(e, ConnectionError::ConnectionRefused(_)) && refusal_is_final(&reason) {
-                    let reason = format!("source '{shown}': {reason}");
-                    ingest.stats.failed(&reason);
-                    ingest.close(Msg::Error(reason), stop);
-                    return;
-                }
-                ingest.flush();
-                if !backoff.wait(&ingest.stats, &reason, stop) {
+                if !after_error(shown, reason, refused, ingest, &mut backoff, stop) {
                     return;
                 }
             }
