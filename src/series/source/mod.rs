@@ -1,19 +1,25 @@
 //! Series sources: a synthetic generator (random walks, ticks with bursts or sines, any number of
-//! series, up to 1e8 samples/s per series) and a CSV reader, each feeding a [`Store`] from its own
-//! producer thread.
+//! series, up to 1e8 samples/s per series), a CSV reader (wide or long format), a Parquet / Arrow
+//! IPC reader and live network sources (MQTT, ZeroMQ, UDP; [`net`]), each feeding a [`Store`]
+//! from its own producer thread.
 //!
-//! Threads: a source that streams owns one producer thread. Batches of rows travel to the render
-//! thread through an `rtrb` SPSC ring (wait-free on both sides); emptied batches travel back through a
-//! second ring so that steady-state streaming does not allocate. Late errors and the end of input
-//! travel through the same ring as messages, so the render thread never takes a lock.
-//! [`SeriesSource::drain_into`] only pops from the ring and never waits.
+//! Threads: a source that streams owns one producer thread. Batches travel to the render thread
+//! through an `rtrb` SPSC ring (wait-free on both sides); emptied batches travel back through a
+//! second ring so that steady-state streaming does not allocate. A batch holds rows of all the
+//! source's series (column-major), or points that each name their series (long-format rows,
+//! network messages), and the names of the series it starts: the source's series grow as they
+//! appear, up to [`MAX_SERIES`]. Late errors and the end of input travel through the same ring as
+//! messages, so the render thread never takes a lock. [`SeriesSource::drain_into`] only pops
+//! from the ring and never waits.
 //!
 //! Dropping a [`SeriesSource`] sets a stop flag and joins its thread (the thread checks the flag at
 //! least every few milliseconds).
 //!
 //! Files: `mod.rs` the source, its ring messages and catch-up pacing; `synth.rs` the synthetic
-//! generator; `csv_reader.rs` the CSV reader (layout, rows, tail mode, bytes); `columnar.rs` Parquet
-//! and Arrow IPC files; `time.rs` time units and the exact parse of time cells.
+//! generator; `csv_reader.rs` the CSV reader (layout, key column, rows, tail mode, bytes);
+//! `columnar.rs` Parquet and Arrow IPC files; `net/` network sources; `payload.rs` their message
+//! payloads; `time.rs` time units and the exact parse of time cells; `dates.rs` date cells and the
+//! time zone.
 
 use std::collections::VecDeque;
 use std::fs::File;
