@@ -58,7 +58,9 @@ pub struct Cli {
     pub audio_file: Option<PathBuf>,
 
     /// Stream a CSV into the time-series chart: a header row, a time column (seconds), then one
-    /// or more numeric value columns.
+    /// or more numeric value columns. Parquet and Arrow IPC files (.parquet, .pq, .arrow,
+    /// .feather v2, .ipc) are read too: a timestamp, date or numeric time column, every numeric
+    /// column a series.
     #[arg(long, value_name = "PATH")]
     pub series_file: Option<PathBuf>,
 
@@ -92,7 +94,7 @@ pub struct Cli {
 
     /// The zone of --series-file dates written without one, and of the time axis and readout:
     /// utc (default), local, or an offset such as +05:30.
-    #[arg(long, value_name = "utc|local|±HH:MM", default_value = "utc", value_parser = crate::series::source::dates::Zone::parse)]
+    #[arg(long, value_name = "utc|local|±HH:MM", default_value = "utc", allow_hyphen_values = true, value_parser = crate::series::source::dates::Zone::parse)]
     pub time_zone: crate::series::source::dates::Zone,
 
     /// Long format: split the --series-file rows into one series per value of this column (e.g.
@@ -742,6 +744,15 @@ mod tests {
         assert!(parse_size("10x0").unwrap_err().contains("height"));
         assert!(parse_size("abc").is_err());
         assert!(parse_size("99999x10").is_err());
+    }
+
+    #[test]
+    fn negative_time_zone_offsets_parse() {
+        use crate::series::source::dates::Zone;
+        for (arg, want) in [("-08:00", -28_800), ("-08", -28_800), ("+05:30", 19_800)] {
+            let cli = Cli::try_parse_from(["vizdeck", "--time-zone", arg]).unwrap();
+            assert_eq!(cli.time_zone, Zone::Fixed(want), "{arg}");
+        }
     }
 
     #[test]

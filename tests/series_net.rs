@@ -367,8 +367,14 @@ fn mqtt_wrong_password_fails_with_a_reason() {
     let LinkState::Failed(reason) = src.link().unwrap().state else {
         unreachable!()
     };
+    // The password is not shown.
+    let shown = vizdeck::series::source::net::redact(&url);
     assert!(
-        reason.contains(&url) && reason.contains("refused"),
+        shown.contains("alice:***@") && !reason.contains("wrong"),
+        "{reason}"
+    );
+    assert!(
+        reason.contains(&shown) && reason.contains("refused"),
         "{reason}"
     );
     assert_eq!(src.error().as_deref(), Some(reason.as_str()));
@@ -559,8 +565,29 @@ fn headless_app_exits_non_zero_on_a_refused_login() {
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "{stderr}");
+    let shown = vizdeck::series::source::net::redact(&url);
     assert!(
-        stderr.contains(&url) && stderr.contains("refused"),
+        stderr.contains(&shown) && stderr.contains("refused"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("nope"), "{stderr}");
+    // Said once.
+    assert_eq!(stderr.matches("refused").count(), 1, "{stderr}");
+}
+
+/// A broker nobody runs: the run ends non-zero saying nothing arrived and why.
+#[test]
+fn headless_app_exits_non_zero_when_nothing_arrives() {
+    let url = format!("mqtt://127.0.0.1:{}/t", free_port());
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_vizdeck"))
+        .args(["--headless", "--scene", "timeseries", "--size", "320x200"])
+        .args(["--frames", "60", "--series-source", &url])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(&url) && stderr.contains("nothing to show"),
         "{stderr}"
     );
 }

@@ -737,11 +737,28 @@ impl Scene for TimeSeries {
 
     /// The source's error, else the [`notices`](TimeSeries::notices) (one line each).
     /// A source that stopped on an error before any sample arrived (e.g. a broker that refused
-    /// the password) ends the run with that error: nothing could be shown.
+    /// the password), or a network source from which no sample arrived (never connected, every
+    /// message unreadable), ends the run with the reason: nothing could be shown.
     fn finish(&mut self, _gpu: &Gpu) -> Result<(), SceneError> {
-        match self.source.error() {
-            Some(e) if self.store.points_ingested() == 0 => Err(SceneError::Other(e)),
-            _ => Ok(()),
+        if self.store.points_ingested() > 0 {
+            return Ok(());
+        }
+        if let Some(e) = self.source.error() {
+            return Err(SceneError::Other(e));
+        }
+        match self.source.link() {
+            Some(l) => {
+                let why = match (l.messages, l.errors.first()) {
+                    (0, _) => format!("no message ({})", l.state),
+                    (n, Some(e)) => format!("{n} message(s), none readable; first: {e}"),
+                    (n, None) => format!("{n} message(s), no sample"),
+                };
+                Err(SceneError::Other(format!(
+                    "{}: nothing to show during the run: {why}",
+                    self.source.label()
+                )))
+            }
+            None => Ok(()),
         }
     }
 

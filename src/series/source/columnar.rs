@@ -1017,6 +1017,7 @@ fn narrow<T: ArrowPrimitiveType>(
 
 /// Appends rows `r` of primitive array `a` through `f` to f64, then to f32: non-finite as NaN,
 /// beyond the f32 range clamped to ±`f32::MAX` and counted in `clamps` (valid rows only).
+/// One pass that vectorises, then a fix-up pass over the rare cells that came out infinite.
 fn wide<T: ArrowPrimitiveType>(
     a: &dyn Array,
     r: Range<usize>,
@@ -1025,20 +1026,64 @@ fn wide<T: ArrowPrimitiveType>(
     f: impl Fn(T::Native) -> f64,
 ) {
     let p = a.as_primitive::<T>();
-    let start = r.start;
-    out.reserve(r.len());
-    for (k, &v) in p.values()[r].iter().enumerate() {
-        let x = f(v);
-        let y = x as f32;
+    let vals = &p.values()[r.clone()];
+    let base = out.len();
+    out.extend(vals.iter().map(|&v| f(v) as f32));
+    if out[base..].iter().all(|y| y.is_finite()) {
+        return;
+    }
+    for (k, y) in out[base..].iter_mut().enumerate() {
         if y.is_finite() {
-            out.push(y);
-        } else if x.is_finite() {
-            out.push(f32::MAX.copysign(y));
-            if p.is_valid(start + k) {
-                clamps.note(start + k, x);
+            continue;
+        }
+        let x = f(vals[k]);
+        if x.is_finite() {
+            *y = f32::MAX.copysign(*y);
+            if p.is_valid(r.start + k) {
+                clamps.note(r.start + k, x);
             }
         } else {
-            out.push(f32::NAN);
+            *y = f32::NAN;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn extensions_and_time_names() {
+        let of = |p: &str| ColumnarFormat::of_path(Path::new(p));
+        assert_eq!(of("a/b.PARQUET"), Some(ColumnarFormat::Parquet));
+        assert_eq!(of("x.pq"), Some(ColumnarFormat::Parquet));
+        for p in ["x.arrow", "x.feather", "x.ipc", "x.arrows"] {
+            assert_eq!(of(p), Some(ColumnarFormat::ArrowIpc), "{p}");
+        }
+        assert_eq!(of("x.csv"), None);
+        assert_eq!(of("parquet"), None);
+        for n in [
+            "time",
+            "Timestamp",
+            "DATE",
+            "datetime",
+            "t",
+            "t_ns",
+            "time_ms",
+            " time ",
+        ] {
+            assert!(is_time_name(n), "{n}");
+        }
+        for n in ["times", "tt", "value", "timestamp_x", "_ms", ""] {
+            assert!(!is_time_name(n), "{n}");
+        }
+    }
+
+    #[test]
+    fn rows_are_removed_by_record_batch_index() {
+        let mut v: Vec<u32> = (10..20).collect();
+        // The batch holds rows 10..20 of its record batch; rows 10, 13 and 19 go.
+        remove_rows(&mut v, &[10, 13, 19], 10);
+        assert_eq!(v, [11, 12, 14, 15, 16, 17, 18]);
     }
 }

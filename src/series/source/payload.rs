@@ -146,9 +146,6 @@ pub enum PayloadError {
     /// The payload decoded but holds no numeric leaf (strings, nulls and the time field aside).
     #[error("no numeric field")]
     NoNumeric,
-    /// The time field (named) is not in the payload.
-    #[error("time field '{0}' missing")]
-    TimeMissing(String),
     /// The time field (named) is neither a number nor a date-time (a boolean, null, string,
     /// map, array).
     #[error("time field '{0}' is not a number or a date")]
@@ -213,20 +210,19 @@ impl Decoder {
     /// is read as such a number, or as an RFC 3339 date-time (`2023-11-14T22:13:20.5+01:00`), or
     /// as `YYYY-MM-DDTHH:MM:SS[.f]` / `YYYY-MM-DD HH:MM:SS[.f]` taken as UTC. The time field is
     /// not a sample; when it occurs more than once the first wins (CSV: the first line's).
-    /// `Ok(None)` when no time field is set.
+    /// `Ok(None)` when no time field is set or the message has none (the caller then takes the
+    /// arrival time).
     ///
     /// # Errors
     ///
-    /// [`PayloadError`]: too large, not in the format, no numeric leaf, time field missing or
-    /// unreadable. After an error [`Decoder::samples`] is empty.
+    /// [`PayloadError`]: too large, not in the format, no numeric leaf, a time field that is
+    /// there but unreadable. After an error [`Decoder::samples`] is empty.
     pub fn decode(&mut self, topic: &str, payload: &[u8]) -> Result<Option<i64>, PayloadError> {
         self.sink.start(topic);
         let result = self.decode_inner(payload).and_then(|()| {
             let sink = &self.sink;
             if sink.len == 0 && sink.skipped == 0 {
                 Err(PayloadError::NoNumeric)
-            } else if sink.time_field.is_some() && sink.time.is_none() {
-                Err(sink.time_error(PayloadError::TimeMissing))
             } else {
                 Ok(sink.time)
             }
@@ -1164,12 +1160,10 @@ mod tests {
     }
 
     #[test]
-    fn time_field_missing_or_unreadable_is_an_error() {
+    fn time_field_missing_is_arrival_time_unreadable_is_an_error() {
         let mut d = decoder(PayloadFormat::Json, Some("ts"));
-        let e = d.decode("t", br#"{"v": 1}"#).unwrap_err();
-        assert_eq!(e, PayloadError::TimeMissing("ts".into()));
-        assert_eq!(e.to_string(), "time field 'ts' missing");
-        assert!(d.samples().is_empty());
+        assert_eq!(d.decode("t", br#"{"v": 1}"#), Ok(None));
+        assert_eq!(d.samples(), [("t/v".to_string(), 1.0)]);
         for payload in [
             &br#"{"ts": "soon", "v": 1}"#[..],
             br#"{"ts": true, "v": 1}"#,

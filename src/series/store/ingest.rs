@@ -35,7 +35,12 @@ impl Series {
                 self.origin = Some(t_ns as f64 / 1e9);
                 0.0
             }
-            (Some(_), Some(o)) => (t_ns as i128 - o as i128) as f64 / 1e9,
+            // The difference as i64 when it fits (always, but for spans beyond ±292 years):
+            // the same correctly rounded f64 as through i128, without its slow soft conversion.
+            (Some(_), Some(o)) => match t_ns.checked_sub(o) {
+                Some(d) => d as f64 / 1e9,
+                None => (t_ns as i128 - o as i128) as f64 / 1e9,
+            },
             (Some(o), None) => t_ns as f64 / 1e9 - o,
         }
     }

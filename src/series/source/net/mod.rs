@@ -68,7 +68,7 @@ impl Endpoint {
     /// One line naming the URL and the problem: an unknown scheme (the accepted ones listed),
     /// no host or port, a bad query option.
     pub fn parse(url: &str) -> Result<Endpoint, String> {
-        let shown = crate::text::one_line(url);
+        let shown = redact(&crate::text::one_line(url));
         let Some((scheme, rest)) = url.split_once("://") else {
             return Err(format!(
                 "source '{shown}': not a URL (expected mqtt://, mqtts://, zmq+tcp:// or udp://)"
@@ -101,6 +101,23 @@ impl Endpoint {
                 crate::text::one_line(other)
             )),
         }
+    }
+}
+
+/// `url` with the password of its `user:password@` part replaced by `***`, as messages, the
+/// side panel and the report show it.
+pub fn redact(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    let authority_end = rest.find('/').unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(authority_end);
+    match authority.rsplit_once('@') {
+        Some((creds, host)) if creds.contains(':') => {
+            let user = creds.split(':').next().unwrap_or_default();
+            format!("{scheme}://{user}:***@{host}{tail}")
+        }
+        _ => url.to_string(),
     }
 }
 
@@ -227,8 +244,10 @@ impl LinkStats {
         self.set(ST_CONNECTED, "");
     }
 
+    /// Gives up: the reason is shown by the side panel, the report and (when nothing arrived)
+    /// the run's exit, so it is only logged at debug level here.
     fn failed(&self, reason: &str) {
-        log::error!("{reason}");
+        log::debug!("{reason}");
         self.set(ST_FAILED, reason);
     }
 }
@@ -406,7 +425,7 @@ impl Ingest {
 pub fn open_net(opts: &NetOptions) -> Result<SeriesSource, SeriesError> {
     let net_err = |problem: String| SeriesError::Net(problem);
     let endpoint = Endpoint::parse(&opts.url).map_err(net_err)?;
-    let shown = crate::text::one_line(&opts.url);
+    let shown = redact(&crate::text::one_line(&opts.url));
     let stats = Arc::new(LinkStats::new(matches!(endpoint, Endpoint::Udp { .. })));
     let stop = Arc::new(AtomicBool::new(false));
     let (tx, rx) = RingBuffer::new(NET_RING);
@@ -464,4 +483,21 @@ pub fn open_net(opts: &NetOptions) -> Result<SeriesSource, SeriesError> {
     let mut source = SeriesSource::empty(label, inner);
     source.link = Some(stats);
     Ok(source)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn passwords_are_not_shown() {
+        assert_eq!(
+            redact("mqtt://bob:s3cret@host:1883/a/#?qos=1"),
+            "mqtt://bob:***@host:1883/a/#?qos=1"
+        );
+        assert_eq!(redact("mqtt://bob@host/a"), "mqtt://bob@host/a");
+        assert_eq!(redact("udp://0.0.0.0:9870"), "udp://0.0.0.0:9870");
+        let e = Endpoint::parse("foo://u:pw@h/x").unwrap_err();
+        assert!(e.contains("u:***@h") && !e.contains("pw"), "{e}");
+    }
 }

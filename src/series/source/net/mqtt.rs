@@ -55,6 +55,7 @@ impl MqttUrl {
         if filter.is_empty() {
             return Err("no topic filter (mqtt://host:port/topic/#)".into());
         }
+        check_filter(filter)?;
         let (creds, hostport) = match authority.rsplit_once('@') {
             Some((c, h)) => (Some(c), h),
             None => (None, authority),
@@ -128,16 +129,47 @@ impl MqttUrl {
         Ok(url)
     }
 
-    /// The client id: the one given, else `vizdeck-` and a hash of host, port and filter with
-    /// the process id (two vizdecks on one URL must not take each other's session).
+    /// The client id: the one given, else `vizdeck-` and a hash of host, port, user and filter,
+    /// so that a persistent session (`clean=0`) is resumed by the next run on the same URL; with
+    /// a clean session the process id is added (two vizdecks on one URL must not take each
+    /// other's connection).
     fn client_id(&self) -> String {
         self.client_id.clone().unwrap_or_else(|| {
-            use std::hash::{Hash, Hasher};
-            let mut h = std::collections::hash_map::DefaultHasher::new();
-            (&self.host, self.port, &self.filter).hash(&mut h);
-            format!("vizdeck-{}-{:08x}", std::process::id(), h.finish() as u32)
+            // FNV-1a: the same id on every run and build.
+            let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+            let key = format!(
+                "{}:{}:{:?}:{}",
+                self.host, self.port, self.user, self.filter
+            );
+            for b in key.bytes() {
+                h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+            }
+            if self.clean {
+                format!("vizdeck-{}-{:08x}", std::process::id(), h as u32)
+            } else {
+                format!("vizdeck-{:016x}", h)
+            }
         })
     }
+}
+
+/// An MQTT topic filter's wildcards: `+` a whole level, `#` a whole last level (MQTT 3.1.1
+/// § 4.7.1).
+fn check_filter(filter: &str) -> Result<(), String> {
+    let levels: Vec<&str> = filter.split('/').collect();
+    for (i, level) in levels.iter().enumerate() {
+        if level.contains('#') && (*level != "#" || i + 1 != levels.len()) {
+            return Err(format!(
+                "topic filter '{filter}': '#' must be a whole level, the last one"
+            ));
+        }
+        if level.contains('+') && *level != "+" {
+            return Err(format!(
+                "topic filter '{filter}': '+' must be a whole level"
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Decodes `%XX` escapes.
@@ -228,6 +260,17 @@ fn refusal_is_final(reason: &str) -> bool {
     .any(|k| reason.contains(k))
 }
 
+/// How long one poll of the event loop may wait: [`FLUSH_MS`] while connected (batches are handed
+/// over between polls), a second while connecting: a poll cut short in the middle of a connection
+/// attempt would drop it and start another.
+fn poll_timeout(stats: &LinkStats) -> Duration {
+    if stats.state() == LinkState::Connected {
+        Duration::from_millis(FLUSH_MS)
+    } else {
+        Duration::from_secs(1)
+    }
+}
+
 /// After a connection error (`reason`; `refused`: the broker answered the CONNECT with a
 /// refusal): a final refusal fails the source; anything else waits the backoff. Returns
 /// whether to go on.
@@ -311,7 +354,7 @@ fn run_v4(
     let (client, mut connection) = Client::new(opts, 16);
     let mut backoff = Backoff::new();
     while !stop.load(Ordering::Relaxed) {
-        match connection.recv_timeout(Duration::from_millis(FLUSH_MS)) {
+        match connection.recv_timeout(poll_timeout(&ingest.stats)) {
             Ok(Ok(Event::Incoming(Packet::Publish(p)))) => ingest.message(&p.topic, &p.payload),
             Ok(Ok(Event::Incoming(Packet::ConnAck(ack)))) => {
                 let subscribe = || {
@@ -389,7 +432,7 @@ fn run_v5(
     let mut backoff = Backoff::new();
     let mut topic = String::new();
     while !stop.load(Ordering::Relaxed) {
-        match connection.recv_timeout(Duration::from_millis(FLUSH_MS)) {
+        match connection.recv_timeout(poll_timeout(&ingest.stats)) {
             Ok(Ok(Event::Incoming(Packet::Publish(p)))) => {
                 topic.clear();
                 topic.push_str(&String::from_utf8_lossy(&p.topic));
