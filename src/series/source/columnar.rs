@@ -418,8 +418,10 @@ fn first_batch(
 /// unit suffix `_s`/`_ms`/`_us`/`_ns`), else the first column if it is an integer or float
 /// column: numbers in the unit of the name's suffix, else judged by the first value's magnitude
 /// as Unix time ([`TimeUnit::from_magnitude`]), else seconds. Rows with a null time, or one
-/// beyond the i64 nanosecond range (±292 years around 1970), are skipped, one warning per batch
-/// of rows ([`warning`](SeriesSource::warning), [`rows_skipped`](SeriesSource::rows_skipped)).
+/// beyond the i64 nanosecond range (±292 years around 1970), are skipped: each batch of up to
+/// 4096 rows that lost some adds 1 to [`rows_skipped`](SeriesSource::rows_skipped) (not one
+/// per row, so that a column of null times cannot flood the ring), and the first such batch's
+/// line, with its count of rows, is the [`warning`](SeriesSource::warning).
 ///
 /// Values: every other column of an integer, float (16, 32, 64 bits), decimal (to f64, then
 /// f32) or boolean (0/1) type, or a dictionary of those, is a series named by the column;
