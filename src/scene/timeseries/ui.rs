@@ -152,14 +152,7 @@ impl TimeSeries {
                 egui::ComboBox::from_label("payload")
                     .selected_text(format.name())
                     .show_ui(ui, |ui| {
-                        for f in [
-                            PayloadFormat::Auto,
-                            PayloadFormat::Json,
-                            PayloadFormat::Number,
-                            PayloadFormat::Csv,
-                            PayloadFormat::MsgPack,
-                            PayloadFormat::Cbor,
-                        ] {
+                        for f in PayloadFormat::ALL {
                             ui.selectable_value(format, f, f.name());
                         }
                     });

@@ -229,13 +229,7 @@ fn plan(schema: &Schema, shown: &str, fmt: ColumnarFormat) -> Result<Plan, Serie
         } else {
             f.name().clone()
         };
-        let mut name = base.clone();
-        let mut k = 2;
-        while values.iter().any(|(_, n)| *n == name) {
-            name = format!("{base} #{k}");
-            k += 1;
-        }
-        values.push((c, name));
+        values.push((c, unique_name(base, &values)));
     }
     if values.is_empty() {
         return Err(SeriesError::NoNumericColumn {

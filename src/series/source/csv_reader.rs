@@ -521,13 +521,7 @@ fn start_csv<R: Read>(
         if c == time_col || Some(c) == key_col || !(st.any && st.numeric) {
             continue;
         }
-        let base = column_name(c);
-        let mut name = base.clone();
-        let mut k = 2;
-        while value_cols.iter().any(|(_, n)| *n == name) {
-            name = format!("{base} #{k}");
-            k += 1;
-        }
+        let name = unique_name(column_name(c), &value_cols);
         value_cols.push((c, name));
     }
     if value_cols.is_empty() {

@@ -746,6 +746,18 @@ impl SeriesSource {
     }
 }
 
+/// `base`, or `base #2`, `base #3`… : the first not in `taken` (series names of one source are
+/// unique).
+fn unique_name(base: String, taken: &[(usize, String)]) -> String {
+    let mut name = base.clone();
+    let mut k = 2;
+    while taken.iter().any(|(_, n)| *n == name) {
+        name = format!("{base} #{k}");
+        k += 1;
+    }
+    name
+}
+
 /// Makes `map[i]` the store index of the series `names[i]`: entries that still point at a
 /// series of their name are kept, names beyond the map (series a batch started) are found or
 /// created, and a map the store no longer matches (e.g. a cleared store) is rebuilt.

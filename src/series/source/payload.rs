@@ -66,7 +66,7 @@ pub enum PayloadFormat {
 
 impl PayloadFormat {
     /// Every format, in the order of [`PayloadFormat::parse`]'s list.
-    const ALL: [PayloadFormat; 6] = [
+    pub const ALL: [PayloadFormat; 6] = [
         PayloadFormat::Auto,
         PayloadFormat::Json,
         PayloadFormat::Number,
