@@ -79,17 +79,17 @@ pub struct Cli {
     /// Live data for the time-series chart: mqtt://[user[:pass]@]host[:port]/topic/# (also
     /// mqtts://; options ?qos=1&v=5&client_id=ID&clean=0&ca=PATH), zmq+tcp://host:port[/prefix]
     /// or udp://addr:port. Every numeric field of a message is a series.
-    #[arg(long, value_name = "URL", value_parser = parse_series_source)]
+    #[arg(long, value_name = "URL", value_parser = parse_series_source, conflicts_with = "series_file")]
     pub series_source: Option<String>,
 
     /// --series-source payloads: auto, json, number, csv, msgpack or cbor.
-    #[arg(long, value_name = "FORMAT", default_value = "auto", value_parser = crate::series::source::payload::PayloadFormat::parse)]
+    #[arg(long, value_name = "FORMAT", default_value = "auto", requires = "series_source", value_parser = crate::series::source::payload::PayloadFormat::parse)]
     pub payload: crate::series::source::payload::PayloadFormat,
 
     /// --series-source: the payload field holding each message's time (e.g. `ts` or
     /// `header/stamp`; epoch s/ms/µs/ns by magnitude, or an RFC 3339 date); default: arrival
     /// time.
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH", requires = "series_source")]
     pub time_field: Option<String>,
 
     /// The zone of --series-file dates written without one, and of the time axis and readout:
@@ -100,7 +100,12 @@ pub struct Cli {
     /// Long format: split the --series-file rows into one series per value of this column (e.g.
     /// a `symbol` column); the time column is then the first other column. Without it, a first
     /// column of a few repeated names followed by a time column is split by itself.
-    #[arg(long, value_name = "COLUMN")]
+    #[arg(
+        long,
+        value_name = "COLUMN",
+        requires = "series_file",
+        conflicts_with = "series_source"
+    )]
     pub series_key: Option<String>,
 
     /// Synthetic time series (when no --series-file): number of series, 1 to 1024.
@@ -744,6 +749,41 @@ mod tests {
         assert!(parse_size("10x0").unwrap_err().contains("height"));
         assert!(parse_size("abc").is_err());
         assert!(parse_size("99999x10").is_err());
+    }
+
+    #[test]
+    fn series_flags_that_do_not_apply_are_refused() {
+        for args in [
+            &[
+                "--series-file",
+                "a.csv",
+                "--series-source",
+                "udp://127.0.0.1:9",
+            ][..],
+            &["--time-field", "ts"],
+            &["--payload", "json"],
+            &["--series-key", "symbol"],
+            &[
+                "--series-source",
+                "udp://127.0.0.1:9",
+                "--series-key",
+                "symbol",
+            ],
+        ] {
+            let argv = std::iter::once("vizdeck").chain(args.iter().copied());
+            assert!(Cli::try_parse_from(argv).is_err(), "{args:?}");
+        }
+        let ok = [
+            "vizdeck",
+            "--series-source",
+            "udp://127.0.0.1:9",
+            "--time-field",
+            "ts",
+        ];
+        assert!(Cli::try_parse_from(ok).is_ok());
+        assert!(
+            Cli::try_parse_from(["vizdeck", "--series-file", "a.csv", "--series-key", "s"]).is_ok()
+        );
     }
 
     #[test]

@@ -431,6 +431,8 @@ impl Deck {
         ) {
             let mut cfg = self.cfg.clone();
             cfg.series_file = Some(path.clone());
+            // A file opened replaces a network source given on the command line.
+            cfg.series_net = None;
             ("timeseries", cfg)
         } else if matches!(ext.as_str(), "las" | "laz" | "ply") {
             let mut cfg = self.cfg.clone();
