@@ -182,3 +182,14 @@ fn key_values_beyond_the_cap_are_counted() {
     assert_eq!(store.get("id1023").unwrap().len(), 2);
     assert!(store.get("id1024").is_none());
 }
+
+/// A long-format file too short to recognise: the error says how to split it.
+#[test]
+fn a_short_long_format_file_points_to_the_key_flag() {
+    let text = "sym,ts,v\nA,2020-01-01T12:00:00Z,1\nB,2020-01-01T12:00:00Z,2\n";
+    let e = open("short", text, None).err().unwrap();
+    assert!(e.contains("--series-key 'sym'"), "{e}");
+    let (src, store) = drain(open("short_key", text, Some("sym")).unwrap());
+    assert_eq!(src.names(), ["A", "B"]);
+    assert_eq!(store.get("B").unwrap().iter().next().unwrap().1, 2.0);
+}

@@ -600,6 +600,24 @@ fn start_csv<R: Read>(
                     None => format!("{e} (incomplete last row skipped)"),
                 });
                 rows_skipped = 1;
+            } else if key_col.is_none() && !stats[0].numeric && header.len() >= 3 {
+                // A first column of names, too few rows to tell: say how to split by it.
+                return Err(match e {
+                    SeriesError::Row {
+                        path,
+                        line,
+                        problem,
+                    } => SeriesError::Row {
+                        path,
+                        line,
+                        problem: format!(
+                            "{problem} (if the first column names the series, \
+                             --series-key '{}' splits the rows by it)",
+                            column_name(0)
+                        ),
+                    },
+                    other => other,
+                });
             } else {
                 return Err(e);
             }
