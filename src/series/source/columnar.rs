@@ -437,18 +437,7 @@ fn first_batch(
 /// batch that does not decode.
 pub fn open_columnar(path: &Path) -> Result<SeriesSource, SeriesError> {
     let shown = path.display().to_string();
-    let mut file = File::open(path).map_err(|source| match source.kind() {
-        std::io::ErrorKind::NotFound => SeriesError::NotFound {
-            path: shown.clone(),
-        },
-        _ => SeriesError::Io {
-            path: shown.clone(),
-            source,
-        },
-    })?;
-    if file.metadata().is_ok_and(|m| m.is_dir()) {
-        return Err(invalid(&shown, "is a directory".into()));
-    }
+    let mut file = open_input(path, &shown)?;
     let mut head = [0u8; 8];
     let mut got = 0;
     while got < head.len() {
@@ -554,24 +543,12 @@ pub fn open_columnar(path: &Path) -> Result<SeriesSource, SeriesError> {
         true
     });
 
-    let stop = Arc::new(AtomicBool::new(false));
-    let (tx, rx) = RingBuffer::new(CSV_RING);
-    let (recycle, recycled) = RingBuffer::new(CSV_RING);
-    let stop2 = stop.clone();
-    let handle = std::thread::Builder::new()
-        .name("vizdeck-series-columnar".into())
-        .spawn(move || run_columnar(batches, conv, tx, recycled, &stop2))
-        .map_err(|source| SeriesError::Spawn {
-            label: label.clone(),
-            source,
-        })?;
-    let inner = Inner::Thread {
-        rx,
-        recycle,
-        stop,
-        lost: Arc::new(AtomicU64::new(0)),
-        handle: Some(handle),
-    };
+    let inner = spawn_producer(
+        "vizdeck-series-columnar",
+        &label,
+        CSV_RING,
+        move |tx, recycled, stop| run_columnar(batches, conv, tx, recycled, stop),
+    )?;
     let mut source = SeriesSource::empty(label, inner);
     source.names = names;
     source.pending = pending;

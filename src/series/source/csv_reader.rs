@@ -769,21 +769,7 @@ pub fn open_csv_opts(
     let input: CsvInput = if stdin {
         Box::new(std::io::stdin())
     } else {
-        let file = File::open(path).map_err(|source| match source.kind() {
-            std::io::ErrorKind::NotFound => SeriesError::NotFound {
-                path: shown.clone(),
-            },
-            _ => SeriesError::Io {
-                path: shown.clone(),
-                source,
-            },
-        })?;
-        if file.metadata().is_ok_and(|m| m.is_dir()) {
-            return Err(SeriesError::Io {
-                path: shown,
-                source: std::io::Error::other("is a directory"),
-            });
-        }
+        let file = open_input(path, &shown)?;
         if tail {
             Box::new(Tail {
                 inner: file,

@@ -746,6 +746,59 @@ impl SeriesSource {
     }
 }
 
+/// Opens the series file `path` (`shown` in messages): missing, unreadable and a directory
+/// each an error naming it.
+fn open_input(path: &Path, shown: &str) -> Result<File, SeriesError> {
+    let file = File::open(path).map_err(|source| match source.kind() {
+        std::io::ErrorKind::NotFound => SeriesError::NotFound {
+            path: shown.to_string(),
+        },
+        _ => SeriesError::Io {
+            path: shown.to_string(),
+            source,
+        },
+    })?;
+    if file.metadata().is_ok_and(|m| m.is_dir()) {
+        return Err(SeriesError::Io {
+            path: shown.to_string(),
+            source: std::io::Error::other("is a directory"),
+        });
+    }
+    Ok(file)
+}
+
+/// Starts a producer thread named `name` with rings of `ring` batches: `run` gets the sending
+/// side, the recycled batches and the stop flag; the returned [`Inner`] is the render side.
+///
+/// # Errors
+///
+/// [`SeriesError::Spawn`] naming `label` when the thread cannot start.
+fn spawn_producer(
+    name: &str,
+    label: &str,
+    ring: usize,
+    run: impl FnOnce(Producer<Msg>, Consumer<Batch>, &AtomicBool) + Send + 'static,
+) -> Result<Inner, SeriesError> {
+    let stop = Arc::new(AtomicBool::new(false));
+    let (tx, rx) = RingBuffer::new(ring);
+    let (recycle, recycled) = RingBuffer::new(ring);
+    let thread_stop = stop.clone();
+    let handle = std::thread::Builder::new()
+        .name(name.into())
+        .spawn(move || run(tx, recycled, &thread_stop))
+        .map_err(|source| SeriesError::Spawn {
+            label: label.to_string(),
+            source,
+        })?;
+    Ok(Inner::Thread {
+        rx,
+        recycle,
+        stop,
+        lost: Arc::new(AtomicU64::new(0)),
+        handle: Some(handle),
+    })
+}
+
 /// `base`, or `base #2`, `base #3`… : the first not in `taken` (series names of one source are
 /// unique).
 fn unique_name(base: String, taken: &[(usize, String)]) -> String {

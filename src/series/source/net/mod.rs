@@ -427,58 +427,45 @@ pub fn open_net(opts: &NetOptions) -> Result<SeriesSource, SeriesError> {
     let endpoint = Endpoint::parse(&opts.url).map_err(net_err)?;
     let shown = redact(&crate::text::one_line(&opts.url));
     let stats = Arc::new(LinkStats::new(matches!(endpoint, Endpoint::Udp { .. })));
-    let stop = Arc::new(AtomicBool::new(false));
-    let (tx, rx) = RingBuffer::new(NET_RING);
-    let (recycle, recycled) = RingBuffer::new(NET_RING);
-    let ingest = Ingest {
-        decoder: Decoder::new(opts.payload.clone()),
+    let label = format!("{shown} ({} payloads)", opts.payload.format.name());
+    let (payload, link) = (opts.payload.clone(), stats.clone());
+    let ingest = move |tx, recycled| Ingest {
+        decoder: Decoder::new(payload),
         index: HashMap::new(),
         batch: Batch::default(),
         since: None,
         tx,
         recycled,
-        stats: stats.clone(),
+        stats: link,
     };
-    let label = format!("{shown} ({} payloads)", opts.payload.format.name());
-    let thread_stop = stop.clone();
-    let spawn = |name: &str, run: Box<dyn FnOnce() + Send>| {
-        std::thread::Builder::new()
-            .name(name.into())
-            .spawn(run)
-            .map_err(|source| SeriesError::Spawn {
-                label: label.clone(),
-                source,
-            })
-    };
-    let handle = match endpoint {
+    let inner = match endpoint {
         Endpoint::Udp { addr } => {
             let socket = udp::bind(&addr).map_err(|e| net_err(format!("source '{shown}': {e}")))?;
-            spawn(
+            spawn_producer(
                 "vizdeck-series-udp",
-                Box::new(move || udp::run(socket, ingest, &thread_stop)),
+                &label,
+                NET_RING,
+                move |tx, rx, stop| udp::run(socket, ingest(tx, rx), stop),
             )?
         }
         Endpoint::Mqtt(url) => {
             let shown = shown.clone();
-            spawn(
+            spawn_producer(
                 "vizdeck-series-mqtt",
-                Box::new(move || mqtt::run(&url, &shown, ingest, &thread_stop)),
+                &label,
+                NET_RING,
+                move |tx, rx, stop| mqtt::run(&url, &shown, ingest(tx, rx), stop),
             )?
         }
         Endpoint::Zmq { addr, prefix } => {
             let shown = shown.clone();
-            spawn(
+            spawn_producer(
                 "vizdeck-series-zmq",
-                Box::new(move || zmq::run(&addr, &prefix, &shown, ingest, &thread_stop)),
+                &label,
+                NET_RING,
+                move |tx, rx, stop| zmq::run(&addr, &prefix, &shown, ingest(tx, rx), stop),
             )?
         }
-    };
-    let inner = Inner::Thread {
-        rx,
-        recycle,
-        stop,
-        lost: Arc::new(AtomicU64::new(0)),
-        handle: Some(handle),
     };
     let mut source = SeriesSource::empty(label, inner);
     source.link = Some(stats);
