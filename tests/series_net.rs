@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use common::mosquitto::{Broker, free_port};
 use vizdeck::series::source::net::{LinkState, NetOptions};
-use vizdeck::series::source::payload::{PayloadFormat, PayloadOptions};
+use vizdeck::series::source::payload::{PayloadFormat, PayloadOptions, TimeBase};
 use vizdeck::series::{Pacing, SeriesSelection, SeriesSource, Store};
 
 fn open(url: &str, format: PayloadFormat, time_field: Option<&str>) -> SeriesSource {
@@ -58,6 +58,14 @@ fn values(store: &Store, name: &str) -> Vec<f32> {
         .unwrap_or_default()
 }
 
+/// Values of series `name`, gaps (NaN) as `None`.
+fn values_with_gaps(store: &Store, name: &str) -> Vec<Option<f32>> {
+    values(store, name)
+        .into_iter()
+        .map(|v| (!v.is_nan()).then_some(v))
+        .collect()
+}
+
 fn connected(src: &SeriesSource) -> bool {
     src.link().is_some_and(|l| l.state == LinkState::Connected)
 }
@@ -103,6 +111,107 @@ fn udp_json_datagrams_with_malformed_ones() {
     );
     assert_eq!(link.dropped, 0);
     assert_eq!(link.transport_lost, Some(0));
+}
+
+/// Nulls, Python's `NaN` / `Infinity` / `-Infinity` tokens and a MessagePack nil are gaps of
+/// the series their path names; a path that never held a number starts no series.
+#[test]
+fn udp_nulls_and_non_finite_tokens_are_gaps() {
+    let port = free_port();
+    let mut src = open(
+        &format!("udp://127.0.0.1:{port}"),
+        PayloadFormat::Auto,
+        None,
+    );
+    let mut store = Store::default();
+    let tx = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let nil = rmp_serde::to_vec_named(&serde_json::json!({"a": null})).unwrap();
+    let datagrams: [&[u8]; 7] = [
+        br#"{"a": 1, "n": null}"#,
+        br#"{"a": null}"#,
+        br#"{"a": NaN, "b": 5}"#,
+        br#"{"a": 2, "b": Infinity}"#,
+        br#"{"a": -Infinity}"#,
+        &nil,
+        br#"{"a": 3}"#,
+    ];
+    for d in datagrams {
+        tx.send_to(d, ("127.0.0.1", port)).unwrap();
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    until(&mut src, &mut store, 10, "gaps", |_, s| {
+        values(s, "a").len() == 7
+    });
+    assert_eq!(src.names(), ["a", "b"]);
+    assert_eq!(
+        values_with_gaps(&store, "a"),
+        [Some(1.0), None, None, Some(2.0), None, None, Some(3.0)]
+    );
+    assert_eq!(values_with_gaps(&store, "b"), [Some(5.0), None]);
+    assert_eq!(store.get("a").unwrap().gaps(), 4);
+    assert_eq!(store.get("b").unwrap().gaps(), 1);
+    assert!(store.get("n").is_none());
+    let link = src.link().unwrap();
+    assert_eq!(link.messages, 7);
+    assert_eq!(link.parse_errors, 0, "{:?}", link.errors);
+}
+
+/// A time field below 1e8 (seconds since the publisher started) gives the samples those
+/// seconds, on an axis of seconds; a Unix time among them is refused as a parse error; no
+/// payload times are handed over for the publish → present latency.
+#[test]
+fn udp_relative_time_field_is_seconds() {
+    use vizdeck::scene::timeseries::axis;
+    use vizdeck::series::source::dates::Zone;
+    let port = free_port();
+    let mut src = open(
+        &format!("udp://127.0.0.1:{port}"),
+        PayloadFormat::Json,
+        Some("t"),
+    );
+    let mut store = Store::default();
+    let tx = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    for k in 0..20 {
+        let msg = format!("{{\"t\": {}, \"v\": {k}}}", 0.5 * k as f64);
+        tx.send_to(msg.as_bytes(), ("127.0.0.1", port)).unwrap();
+        if k == 10 {
+            tx.send_to(br#"{"t": 1700000000000, "v": 99}"#, ("127.0.0.1", port))
+                .unwrap();
+        }
+    }
+    until(&mut src, &mut store, 10, "relative", |_, s| {
+        values(s, "v").len() == 20
+    });
+    assert_eq!(src.names(), ["v"]);
+    assert_eq!(src.link_time_base(), Some(TimeBase::Relative));
+    let series = store.get("v").unwrap();
+    // The first message's t = 0 s is the origin: 0 ns, not a date.
+    assert_eq!(series.origin_ns(), Some(0));
+    let times: Vec<f64> = series.iter().map(|(t, _)| t).collect();
+    let want: Vec<f64> = (0..20).map(|k| 0.5 * k as f64).collect();
+    assert_eq!(times, want);
+    assert_eq!(
+        values(&store, "v"),
+        (0..20).map(|k| k as f32).collect::<Vec<_>>()
+    );
+    let link = src.link().unwrap();
+    assert_eq!(link.parse_errors, 1);
+    assert!(
+        link.errors[0].contains("relative seconds"),
+        "{:?}",
+        link.errors
+    );
+    let mut times = Vec::new();
+    src.take_message_times(&mut times);
+    assert!(times.is_empty(), "{times:?}");
+    // The chart's axis over the data labels seconds, not dates.
+    let origin = Some((series.origin().unwrap(), series.origin_ns()));
+    let ticks = axis::time_ticks(origin, 0.0, 9.5, 5.0, Zone::Utc);
+    assert!(!ticks.is_empty());
+    for (_, label) in &ticks {
+        assert!(label.ends_with(" s") && !label.contains(':'), "{ticks:?}");
+    }
+    assert_eq!(ticks[0].1, "0 s");
 }
 
 /// A time field in epoch milliseconds gives each sample its own time, exactly.
@@ -503,17 +612,24 @@ fn zmq_from_libzmq_publisher() {
     assert!(got.windows(2).all(|w| w[1] == w[0] + 1.0), "{got:?}");
 }
 
-/// The app, headless, charting UDP datagrams sent while it runs: the report lists the series
-/// and the link's counters.
-#[test]
-fn headless_app_charts_a_udp_stream() {
+/// Runs the app headless on a UDP source (with `args` added), sends it the 100 payloads
+/// `payload(k)` (after giving it time to start), stops it, and returns its report's
+/// `scenes.timeseries`. `tag` names the report file.
+fn headless_udp_run(
+    tag: &str,
+    args: &[&str],
+    payload: impl Fn(u32) -> String,
+) -> serde_json::Value {
     let port = free_port();
-    let report =
-        std::env::temp_dir().join(format!("vizdeck_net_report_{}.json", std::process::id()));
+    let report = std::env::temp_dir().join(format!(
+        "vizdeck_net_report_{tag}_{}.json",
+        std::process::id()
+    ));
     let mut app = std::process::Command::new(env!("CARGO_BIN_EXE_vizdeck"))
         .args(["--headless", "--scene", "timeseries", "--size", "320x200"])
         .args(["--frames", "100000000", "--series-source"])
         .arg(format!("udp://127.0.0.1:{port}"))
+        .args(args)
         .arg("--report")
         .arg(&report)
         .stdout(std::process::Stdio::null())
@@ -525,11 +641,8 @@ fn headless_app_charts_a_udp_stream() {
     // then 100 known messages.
     std::thread::sleep(Duration::from_secs(3));
     for k in 0..100 {
-        tx.send_to(
-            format!("{{\"x\": {k}, \"y\": -1}}").as_bytes(),
-            ("127.0.0.1", port),
-        )
-        .unwrap();
+        tx.send_to(payload(k).as_bytes(), ("127.0.0.1", port))
+            .unwrap();
         std::thread::sleep(Duration::from_millis(5));
     }
     std::thread::sleep(Duration::from_millis(500));
@@ -540,11 +653,67 @@ fn headless_app_charts_a_udp_stream() {
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
     std::fs::remove_file(&report).ok();
-    let ts = &json["scenes"]["timeseries"];
+    json["scenes"]["timeseries"].clone()
+}
+
+/// The app, headless, charting UDP datagrams sent while it runs: the report lists the series
+/// and the link's counters.
+#[test]
+fn headless_app_charts_a_udp_stream() {
+    let ts = headless_udp_run("plain", &[], |k| format!("{{\"x\": {k}, \"y\": -1}}"));
     assert_eq!(ts["series_count"], 2, "{ts}");
     assert_eq!(ts["link"]["messages"], 100, "{ts}");
     assert_eq!(ts["link"]["parse_errors"], 0, "{ts}");
     assert_eq!(ts["link"]["state"], "connected", "{ts}");
+    // No time field: no latency, no time base.
+    assert_eq!(ts["publish_to_present_ms"], serde_json::Value::Null, "{ts}");
+    assert_eq!(ts["link"]["time_base"], serde_json::Value::Null, "{ts}");
+}
+
+/// Payload times 5 s ahead of this machine's clock (a publisher whose clock runs ahead): every
+/// message's latency is negative, clamped to 1 µs and counted, with the largest lead (at most
+/// 5000 ms: each message is presented after it was sent).
+#[test]
+fn headless_app_counts_payload_times_ahead_of_its_clock() {
+    let unix_ms = || {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis() as u64
+    };
+    let ts = headless_udp_run("ahead", &["--time-field", "t"], |k| {
+        format!("{{\"t\": {}, \"v\": {k}}}", unix_ms() + 5000)
+    });
+    assert_eq!(ts["link"]["messages"], 100, "{ts}");
+    assert_eq!(ts["link"]["parse_errors"], 0, "{ts}");
+    assert_eq!(ts["link"]["time_base"], "unix", "{ts}");
+    let lat = &ts["publish_to_present_ms"];
+    assert_eq!(lat["messages"], 100, "{ts}");
+    assert_eq!(lat["ahead_of_clock"], 100, "{ts}");
+    assert_eq!(lat["beyond_1h"], 0, "{ts}");
+    // All clamped to 1 µs.
+    assert_eq!(lat["p50"], 0.001, "{ts}");
+    assert_eq!(lat["max"], 0.001, "{ts}");
+    let lead = lat["max_lead_ms"].as_f64().unwrap();
+    assert!(lead > 0.0 && lead <= 5000.0, "{ts}");
+}
+
+/// Relative times (seconds since the publisher started): charted, but no publish → present
+/// latency (they are not wall-clock); the report says which times the source has.
+#[test]
+fn headless_app_relative_times_give_no_latency() {
+    let ts = headless_udp_run("relative", &["--time-field", "t"], |k| {
+        format!("{{\"t\": {}, \"v\": {k}}}", 0.1 * k as f64)
+    });
+    assert_eq!(ts["link"]["messages"], 100, "{ts}");
+    assert_eq!(ts["link"]["parse_errors"], 0, "{ts}");
+    assert_eq!(ts["link"]["time_base"], "relative", "{ts}");
+    assert_eq!(ts["publish_to_present_ms"], serde_json::Value::Null, "{ts}");
+    assert_eq!(ts["series"][0]["points"], 100, "{ts}");
+    // 0 to 9.9 s (k = 0 … 99 tenths): seconds, not Unix times.
+    let range = &ts["series"][0]["time_range_s"];
+    let (a, b) = (range[0].as_f64().unwrap(), range[1].as_f64().unwrap());
+    assert!(a.abs() < 1e-9 && (b - 9.9).abs() < 1e-9, "{ts}");
 }
 
 /// A refused password before anything arrived: the run ends non-zero with the broker's answer.

@@ -21,11 +21,13 @@
 //! drains (the series source, vizdeck's own frame times, the audio input's level), the view's
 //! time and value window, and the [`Scene`] hooks. The GPU decimation and drawing live in
 //! [`gpu`], the tick placement and labels in [`axis`], the dots in [`markers`], the benchmark
-//! table in [`bench`](mod@bench), and the egui side (side panel, `interact`, `overlay`) in `ui.rs`.
+//! table in [`bench`](mod@bench), the publish → present latency of network sources in
+//! [`latency`], and the egui side (side panel, `interact`, `overlay`) in `ui.rs`.
 
 pub mod axis;
 pub mod bench;
 pub mod gpu;
+pub mod latency;
 pub mod markers;
 mod ui;
 
@@ -140,9 +142,9 @@ pub struct TimeSeries {
     selection: Option<(SeriesSelection, Pacing)>,
     /// Why the last [`reopen`](TimeSeries::reopen) failed, one line.
     open_error: Option<String>,
-    /// Network sources with a time field: publish → present latency, µs (payload time to the
-    /// present of the first frame that drew the message).
-    latency: Option<hdrhistogram::Histogram<u64>>,
+    /// Network sources with a wall-clock time field: publish → present latency (payload time
+    /// to the present of the first frame that drew the message), with what was clamped.
+    latency: Option<latency::Latency>,
     /// Payload times of the messages ingested for the frame being drawn.
     unpresented: Vec<i64>,
     /// Zone of the time axis and the readout (`--time-zone`).
@@ -295,6 +297,8 @@ impl TimeSeries {
                 self.selection = Some((sel, pacing));
                 self.store.clear();
                 self.visible.clear();
+                self.latency = None;
+                self.unpresented.clear();
                 self.follow = true;
                 self.fitted_whole = false;
                 self.fixed_y = None;
@@ -526,14 +530,13 @@ impl Scene for TimeSeries {
             let now_ns = std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |d| d.as_nanos() as i64);
-            let present_ns = now_ns - at.elapsed().as_nanos() as i64;
+            let present_ns = now_ns.saturating_sub(at.elapsed().as_nanos() as i64);
             if self.latency.is_none() {
-                // 1 µs to 1 h, 3 significant digits.
-                self.latency = hdrhistogram::Histogram::new_with_bounds(1, 3_600_000_000, 3).ok();
+                self.latency = latency::Latency::new();
             }
-            if let Some(hist) = &mut self.latency {
+            if let Some(latency) = &mut self.latency {
                 for &t in &self.unpresented {
-                    hist.saturating_record(((present_ns - t) / 1000).max(1) as u64);
+                    latency.record(present_ns, t);
                 }
             }
             self.unpresented.clear();
@@ -710,12 +713,7 @@ impl Scene for TimeSeries {
             "time_format": self.source.time_format(),
             "series_key": self.source.series_key(),
             "time_zone": self.zone.name(),
-            "publish_to_present_ms": self.latency.as_ref().map(|h| serde_json::json!({
-                "messages": h.len(),
-                "p50": h.value_at_quantile(0.5) as f64 / 1e3,
-                "p99": h.value_at_quantile(0.99) as f64 / 1e3,
-                "max": h.max() as f64 / 1e3,
-            })),
+            "publish_to_present_ms": self.latency.as_ref().map(latency::Latency::to_json),
             "link": self.source.link().map(|l| serde_json::json!({
                 "state": l.state.to_string(),
                 "messages": l.messages,
@@ -724,6 +722,7 @@ impl Scene for TimeSeries {
                 "dropped_by_vizdeck": l.dropped,
                 "lost_by_transport": l.transport_lost,
                 "connects": l.connects,
+                "time_base": self.source.link_time_base().map(|b| b.name()),
             })),
             "series_refused": self.source.series_refused(),
             "notices": self.notices(),

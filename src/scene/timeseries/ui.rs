@@ -8,7 +8,7 @@ use super::{PALETTE, TimeSeries, axis, markers};
 use crate::series::SeriesSelection;
 use crate::series::source::CsvOptions;
 use crate::series::source::net::{LinkState, NetOptions};
-use crate::series::source::payload::{PayloadFormat, PayloadOptions};
+use crate::series::source::payload::{PayloadFormat, PayloadOptions, TimeBase};
 
 /// `bytes` per second as B/s, KB/s or MB/s.
 fn bytes_per_s(bytes: f64) -> String {
@@ -98,7 +98,8 @@ impl TimeSeries {
         ui.small("wheel: zoom time · drag: pan · right/shift-drag: box zoom · double-click: live");
     }
 
-    /// A network source's connection: state, rates, counters, the first parse errors.
+    /// A network source's connection: state, rates, counters, the first parse errors, what the
+    /// sample times are, the publish → present latency and what it clamped.
     fn link_ui(&self, ui: &mut egui::Ui) {
         let Some(l) = self.source.link() else {
             return;
@@ -130,6 +131,39 @@ impl TimeSeries {
         );
         for e in &l.errors {
             ui.colored_label(egui::Color32::LIGHT_RED, e);
+        }
+        let field = match &self.selection {
+            Some((SeriesSelection::Net(o), _)) => o.payload.time_field.as_deref(),
+            _ => None,
+        };
+        let field = field.map_or_else(|| "the time field".to_string(), |f| format!("'{f}'"));
+        match self.source.link_time_base() {
+            Some(TimeBase::Relative) => {
+                ui.label(format!(
+                    "times: {field} in seconds from the publisher's own origin (numbers below \
+                     1e8), charted as seconds"
+                ));
+                ui.label("no publish → present latency: relative times are not wall-clock time");
+            }
+            Some(TimeBase::Unix) => {
+                ui.label(format!("times: {field}, wall-clock"));
+            }
+            None => {}
+        }
+        if let Some(lat) = &self.latency {
+            ui.label(format!(
+                "publish → present: p50 {:.1} ms · p99 {:.1} ms ({} messages)",
+                lat.quantile_ms(0.5),
+                lat.quantile_ms(0.99),
+                lat.messages()
+            ))
+            .on_hover_text(
+                "present time of the first frame that drew a message − its payload time; \
+                 assumes the publisher's clock is this machine's",
+            );
+            for n in lat.notices() {
+                ui.colored_label(egui::Color32::YELLOW, n);
+            }
         }
     }
 

@@ -6,6 +6,17 @@
 //! samples, named by their paths; one bare number; CSV-like lines (`1.5,2,3`, `temp=21.5,hum=40`).
 //! `Auto` tells them apart message by message.
 //!
+//! Gaps: a null leaf, a NaN or an infinity (JSON `null`, the bare `NaN` / `Infinity` /
+//! `-Infinity` Python's `json.dumps` writes, MessagePack nil, CBOR null, non-finite MessagePack
+//! and CBOR floats, `nan` / `null` / `inf` as a plain number or CSV value) is a sample of value
+//! NaN, which the store keeps as a gap. The network ingest puts a gap only into a series that
+//! already exists: a path that never held a number starts no series.
+//!
+//! Time fields: a number of at least 1e8 in magnitude, or a date-time, is wall-clock (Unix) time;
+//! a smaller number is seconds from an origin of the publisher's own ([`TimeBase`]). The first
+//! message with a time field fixes which one a [`Decoder`] takes; messages of the other kind
+//! are refused ([`PayloadError::TimeBaseMixed`]).
+//!
 //! Speed: a [`Decoder`] keeps its sample names and buffers from one message to the next. JSON and
 //! MessagePack are streamed through serde straight into the samples (no tree is built); CBOR is
 //! read into ciborium's `Value` and walked without recursion; CSV lines are split by `csv_core`
@@ -46,17 +57,21 @@ const TRAILING: &str = "trailing bytes after the value";
 /// Payload encodings.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum PayloadFormat {
-    /// Told apart per message: first byte (after whitespace) `{` or `[`: JSON; else, for UTF-8
-    /// text, one number: `Number`; text containing `,`, `;`, `=`, `:`, a tab or a line break:
-    /// `Csv`; else MessagePack, then CBOR, whichever reads the whole payload as one map or array.
+    /// Told apart per message: first byte (after whitespace) `{` or `[`: JSON; a JSON string
+    /// holding a number (`"3.5"`): that number; else, for UTF-8 text, one number (or
+    /// `nan`, `inf`, `null`: a gap): `Number`; text containing `,`, `;`, `=`, `:`, a tab or a
+    /// line break: `Csv`; else MessagePack, then CBOR, whichever reads the whole payload as one
+    /// map or array.
     #[default]
     Auto,
     /// A JSON value (UTF-8). Every numeric leaf is a sample (see [`Decoder::decode`]).
     Json,
-    /// One number as UTF-8 text (surrounding whitespace ignored), e.g. `21.5`.
+    /// One number as UTF-8 text (surrounding whitespace ignored), e.g. `21.5`, or a JSON string
+    /// holding one (`"21.5"`); `nan`, `inf`, `null` (any case) are a gap.
     Number,
     /// Lines of fields separated by `,` (or `;`, or a tab, when the line has no comma): bare numbers
-    /// (`1.5,2,3`) or `name=value` / `name:value` pairs (`temp=21.5,hum=40`).
+    /// (`1.5,2,3`) or `name=value` / `name:value` pairs (`temp=21.5,hum=40`); a value `nan`,
+    /// `inf` or `null` (any case) is a gap, an empty one is skipped.
     Csv,
     /// A MessagePack value; as JSON.
     MsgPack,
@@ -118,6 +133,39 @@ pub struct PayloadOptions {
     pub time_field: Option<String>,
 }
 
+/// What the time-field values of a source count from, fixed by its first message that has one
+/// (see [`Decoder::decode`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TimeBase {
+    /// Wall-clock time: a number of at least 1e8 in magnitude, read as Unix seconds,
+    /// milliseconds, microseconds or nanoseconds by [`TimeUnit::from_magnitude`], or a
+    /// date-time string. Comparable with this machine's clock (publish → present latency).
+    Unix,
+    /// Seconds from an origin of the publisher's own (a number below 1e8 in magnitude, e.g.
+    /// `12.5` seconds since it started): charted as those seconds, not as dates; not
+    /// comparable with this machine's clock.
+    Relative,
+}
+
+impl TimeBase {
+    /// Short name for reports: `unix`, `relative`.
+    pub fn name(self) -> &'static str {
+        match self {
+            TimeBase::Unix => "unix",
+            TimeBase::Relative => "relative",
+        }
+    }
+}
+
+impl Display for TimeBase {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            TimeBase::Unix => "wall-clock (Unix) times",
+            TimeBase::Relative => "relative seconds (numbers below 1e8)",
+        })
+    }
+}
+
 /// Why a payload gave no samples. Each displays as one short line; quoted payload text is made
 /// one line ([`one_line`]) and cut to about 40 characters, binary bytes are shown in hex.
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -137,13 +185,15 @@ pub enum PayloadError {
     /// Not one CBOR value (format `Cbor`): the decoder's message.
     #[error("not CBOR: {0}")]
     NotCbor(String),
-    /// A payload (`Number`) or CSV field that is not a finite number: the text, quoted.
+    /// A payload (`Number`) or CSV field that is neither a finite number nor a gap (`nan`, `inf`,
+    /// `null`): the text, quoted.
     #[error("not a number: {0}")]
     NotNumber(String),
     /// Format `Auto` recognised nothing: the start of the payload, quoted or in hex.
     #[error("not JSON, a number, CSV, MessagePack or CBOR: {0}")]
     Unrecognized(String),
-    /// The payload decoded but holds no numeric leaf (strings, nulls and the time field aside).
+    /// The payload decoded but holds no numeric leaf and no gap (strings, byte strings,
+    /// extension values and the time field aside).
     #[error("no numeric field")]
     NoNumeric,
     /// The time field (named) is neither a number nor a date-time (a boolean, null, string,
@@ -154,6 +204,25 @@ pub enum PayloadError {
     /// 292 years either side of its origin: years 1677 to 2262 for Unix times).
     #[error("time field '{0}' is out of the nanosecond range")]
     TimeOutOfRange(String),
+    /// The time field (`field`) holds a time of one [`TimeBase`] (`found`) in a source whose
+    /// first timed message fixed the other (`base`): e.g. a Unix time among relative seconds.
+    #[error(
+        "time field '{field}' holds {found}, but this source's times are {base}, set by its first timed message"
+    )]
+    TimeBaseMixed {
+        /// The time field's path.
+        field: String,
+        /// What this message's value reads as.
+        found: TimeBase,
+        /// What the source's first timed message fixed.
+        base: TimeBase,
+    },
+    /// The message has no time field (named) although the source's times are relative seconds:
+    /// its arrival time (wall clock) cannot be placed among them.
+    #[error(
+        "no time field '{0}': this source's times are relative seconds, which an arrival time cannot join"
+    )]
+    TimeMissing(String),
 }
 
 /// A decoder that reuses its buffers across messages.
@@ -167,11 +236,17 @@ pub enum PayloadError {
 /// the topic, or `value` when the topic is empty. Other strings, nulls, byte strings and
 /// MessagePack extension values are skipped. Integer keys (MessagePack, CBOR) name by their
 /// digits, boolean and float keys by their text; entries with other keys are skipped.
-/// Non-finite floats (MessagePack, CBOR) are kept as they are (NaN is a gap in the store).
+/// Nulls (JSON `null`, MessagePack nil, CBOR null), non-finite floats (MessagePack, CBOR) and the
+/// bare JSON tokens `NaN`, `Infinity`, `-Infinity` are samples of value NaN: gaps (see the module
+/// docs).
 pub struct Decoder {
     format: PayloadFormat,
     sink: Sink,
     csv: CsvSplit,
+    /// Scratch of the second JSON reading (non-finite tokens as `null`).
+    retry: JsonRetry,
+    /// What the time fields count from, fixed by the first message with one.
+    base: Option<TimeBase>,
 }
 
 impl Decoder {
@@ -196,6 +271,8 @@ impl Decoder {
                 out: Vec::new(),
                 ends: Vec::new(),
             },
+            retry: JsonRetry::default(),
+            base: None,
         }
     }
 
@@ -205,26 +282,30 @@ impl Decoder {
     /// On success the samples are in [`Decoder::samples`] as (name, value) and the time, if the
     /// options name a time field, is returned as integer nanoseconds: a number is read by its
     /// magnitude ([`TimeUnit::from_magnitude`]: Unix seconds, milliseconds, microseconds or
-    /// nanoseconds) or, below 1e8, as seconds since an arbitrary origin; decimals are converted
-    /// exactly (a float through its shortest decimal form), rounded to the nanosecond. A string
-    /// is read as such a number, or as an RFC 3339 date-time (`2023-11-14T22:13:20.5+01:00`), or
-    /// as `YYYY-MM-DDTHH:MM:SS[.f]` / `YYYY-MM-DD HH:MM:SS[.f]` taken as UTC. The time field is
-    /// not a sample; when it occurs more than once the first wins (CSV: the first line's).
-    /// `Ok(None)` when no time field is set or the message has none (the caller then takes the
-    /// arrival time).
+    /// nanoseconds) or, below 1e8, as seconds since an origin of the publisher's own
+    /// ([`TimeBase::Relative`]); decimals are converted exactly (a float through its shortest
+    /// decimal form), rounded to the nanosecond. A string is read as such a number, or as an
+    /// RFC 3339 date-time (`2023-11-14T22:13:20.5+01:00`), or as `YYYY-MM-DDTHH:MM:SS[.f]` /
+    /// `YYYY-MM-DD HH:MM:SS[.f]` taken as UTC. The time field is not a sample; when it occurs
+    /// more than once the first wins (CSV: the first line's). The first message with a time
+    /// field fixes the decoder's [`TimeBase`] ([`Decoder::time_base`]). `Ok(None)` when no time
+    /// field is set or the message has none (the caller then takes the arrival time), unless the
+    /// base is [`TimeBase::Relative`].
     ///
     /// # Errors
     ///
     /// [`PayloadError`]: too large, not in the format, no numeric leaf, a time field that is
-    /// there but unreadable. After an error [`Decoder::samples`] is empty.
+    /// there but unreadable, a time of the other [`TimeBase`] than the first timed message's
+    /// ([`PayloadError::TimeBaseMixed`]), no time field where the base is relative
+    /// ([`PayloadError::TimeMissing`]). After an error [`Decoder::samples`] is empty and the
+    /// base is as before.
     pub fn decode(&mut self, topic: &str, payload: &[u8]) -> Result<Option<i64>, PayloadError> {
         self.sink.start(topic);
         let result = self.decode_inner(payload).and_then(|()| {
-            let sink = &self.sink;
-            if sink.len == 0 && sink.skipped == 0 {
+            if self.sink.len == 0 && self.sink.skipped == 0 {
                 Err(PayloadError::NoNumeric)
             } else {
-                Ok(sink.time)
+                self.settle_time()
             }
         });
         if result.is_err() {
@@ -232,6 +313,32 @@ impl Decoder {
             self.sink.skipped = 0;
         }
         result
+    }
+
+    /// What the time fields of the messages decoded so far count from: fixed by the first
+    /// message that had one; `None` before that (and always without a time field).
+    pub fn time_base(&self) -> Option<TimeBase> {
+        self.base
+    }
+
+    /// The message's time checked against the decoder's [`TimeBase`] (fixed here by the first
+    /// timed message).
+    fn settle_time(&mut self) -> Result<Option<i64>, PayloadError> {
+        let field = || one_line(self.sink.time_field.as_deref().unwrap_or_default());
+        match (self.sink.time, self.base) {
+            (Some((t, found)), None) => {
+                self.base = Some(found);
+                Ok(Some(t))
+            }
+            (Some((t, found)), Some(base)) if found == base => Ok(Some(t)),
+            (Some((_, found)), Some(base)) => Err(PayloadError::TimeBaseMixed {
+                field: field(),
+                found,
+                base,
+            }),
+            (None, Some(TimeBase::Relative)) => Err(PayloadError::TimeMissing(field())),
+            (None, _) => Ok(None),
+        }
     }
 
     /// The samples of the last message, (name, value), in payload order; at most
@@ -250,7 +357,7 @@ impl Decoder {
             return Err(PayloadError::TooLarge { len: payload.len() });
         }
         match self.format {
-            PayloadFormat::Json => json(&mut self.sink, payload),
+            PayloadFormat::Json => json(&mut self.sink, payload, &mut self.retry),
             PayloadFormat::Number => number_payload(&mut self.sink, payload),
             PayloadFormat::Csv => self.csv_payload(payload),
             PayloadFormat::MsgPack => msgpack(&mut self.sink, payload),
@@ -263,10 +370,18 @@ impl Decoder {
     fn auto(&mut self, payload: &[u8]) -> Result<(), PayloadError> {
         let first = payload.iter().find(|b| !b.is_ascii_whitespace());
         if matches!(first, Some(b'{' | b'[')) {
-            return json(&mut self.sink, payload);
+            return json(&mut self.sink, payload, &mut self.retry);
+        }
+        if first == Some(&b'"') {
+            // A JSON string holding a number (`"3.5"`); anything else that starts with a quote
+            // (`"x=1"`, a quoted CSV field) reads as below.
+            if json(&mut self.sink, payload, &mut self.retry).is_ok() && self.sink.len > 0 {
+                return Ok(());
+            }
+            self.sink.rewind();
         }
         if let Ok(text) = std::str::from_utf8(payload) {
-            if let Some(v) = number(text) {
+            if let Some(v) = number_or_gap(text) {
                 self.sink.emit(v);
                 return Ok(());
             }
@@ -336,7 +451,8 @@ struct Sink {
     rel_start: usize,
     /// Maps and arrays entered (1 while reading CSV fields).
     depth: usize,
-    time: Option<i64>,
+    /// The message's time, ns, and what it counts from.
+    time: Option<(i64, TimeBase)>,
     /// An error found by a serde walk, which serde carries out only as a message.
     fatal: Option<PayloadError>,
     /// Scratch for a float's decimal form.
@@ -392,7 +508,7 @@ impl Sink {
         make(one_line(self.time_field.as_deref().unwrap_or_default()))
     }
 
-    fn set_time(&mut self, t: i64) {
+    fn set_time(&mut self, t: (i64, TimeBase)) {
         self.time.get_or_insert(t);
     }
 
@@ -418,9 +534,10 @@ impl Sink {
         self.len += 1;
     }
 
+    /// A float leaf: a sample (NaN, a gap, when not finite), or the time.
     fn float(&mut self, v: f64) -> Result<(), PayloadError> {
         if !self.at_time() {
-            self.emit(v);
+            self.emit(if v.is_finite() { v } else { f64::NAN });
             return Ok(());
         }
         if !v.is_finite() {
@@ -429,10 +546,10 @@ impl Sink {
         // The shortest decimal that reads back as `v`, scaled exactly.
         self.num.clear();
         let _ = write!(self.num, "{v:e}");
-        let unit = TimeUnit::from_magnitude(v).unwrap_or_default();
+        let (unit, base) = unit_of(v);
         let t = parse_time_ns(&self.num, unit)
             .ok_or_else(|| self.time_error(PayloadError::TimeOutOfRange))?;
-        self.set_time(t);
+        self.set_time((t, base));
         Ok(())
     }
 
@@ -441,12 +558,12 @@ impl Sink {
             self.emit(v as f64);
             return Ok(());
         }
-        let unit = TimeUnit::from_magnitude(v as f64).unwrap_or_default();
+        let (unit, base) = unit_of(v as f64);
         let t = v
             .checked_mul(10i128.pow(unit.ns_exponent()))
             .and_then(|ns| i64::try_from(ns).ok())
             .ok_or_else(|| self.time_error(PayloadError::TimeOutOfRange))?;
-        self.set_time(t);
+        self.set_time((t, base));
         Ok(())
     }
 
@@ -468,11 +585,20 @@ impl Sink {
         Ok(())
     }
 
-    /// A null, byte string or extension value: skipped, unless it is the time field.
+    /// A byte string or extension value: skipped, unless it is the time field.
     fn other(&self) -> Result<(), PayloadError> {
         if self.at_time() {
             return Err(self.time_error(PayloadError::TimeNotReadable));
         }
+        Ok(())
+    }
+
+    /// A null: a gap (a NaN sample), unless it is the time field (an error).
+    fn null(&mut self) -> Result<(), PayloadError> {
+        if self.at_time() {
+            return Err(self.time_error(PayloadError::TimeNotReadable));
+        }
+        self.emit(f64::NAN);
         Ok(())
     }
 
@@ -485,21 +611,23 @@ impl Sink {
         Ok(())
     }
 
-    /// The time string `s` as nanoseconds (see [`Decoder::decode`]).
-    fn time_of_text(&self, s: &str) -> Result<i64, PayloadError> {
+    /// The time string `s` as nanoseconds, and what they count from (see [`Decoder::decode`]).
+    fn time_of_text(&self, s: &str) -> Result<(i64, TimeBase), PayloadError> {
         let s = s.trim();
-        let ns = if let Some(v) = number(s) {
-            parse_time_ns(s, TimeUnit::from_magnitude(v).unwrap_or_default())
+        let (ns, base) = if let Some(v) = number(s) {
+            let (unit, base) = unit_of(v);
+            (parse_time_ns(s, unit), base)
         } else if let Ok(t) = DateTime::parse_from_rfc3339(s) {
-            t.timestamp_nanos_opt()
+            (t.timestamp_nanos_opt(), TimeBase::Unix)
         } else if let Ok(t) = NaiveDateTime::parse_from_str(s, "%Y-%m-%dT%H:%M:%S%.f")
             .or_else(|_| NaiveDateTime::parse_from_str(s, "%Y-%m-%d %H:%M:%S%.f"))
         {
-            t.and_utc().timestamp_nanos_opt()
+            (t.and_utc().timestamp_nanos_opt(), TimeBase::Unix)
         } else {
             return Err(self.time_error(PayloadError::TimeNotReadable));
         };
-        ns.ok_or_else(|| self.time_error(PayloadError::TimeOutOfRange))
+        ns.map(|t| (t, base))
+            .ok_or_else(|| self.time_error(PayloadError::TimeOutOfRange))
     }
 
     /// One CSV field at `index` of its line: empty: skipped; `name=value`; a bare number (named
@@ -532,7 +660,8 @@ impl Sink {
         result
     }
 
-    /// The value of a CSV field named by the current path: empty: skipped.
+    /// The value of a CSV field named by the current path: empty: skipped; `nan`, `inf`,
+    /// `null`: a gap.
     fn csv_value(&mut self, value: &str) -> Result<(), PayloadError> {
         let value = value.trim();
         if value.is_empty() {
@@ -541,7 +670,7 @@ impl Sink {
             let t = self.time_of_text(value)?;
             self.set_time(t);
             Ok(())
-        } else if let Some(v) = number(value) {
+        } else if let Some(v) = number_or_gap(value) {
             self.emit(v);
             Ok(())
         } else {
@@ -580,6 +709,28 @@ fn number(s: &str) -> Option<f64> {
     s.trim().parse::<f64>().ok().filter(|v| v.is_finite())
 }
 
+/// `s` (surrounding whitespace aside) as a finite number, or NaN (a gap) for `null` and for the
+/// NaN and infinity spellings Rust reads (`nan`, `NaN`, `inf`, `-Infinity`, any case); not for a
+/// number written in digits beyond the f64 range (`1e400`).
+fn number_or_gap(s: &str) -> Option<f64> {
+    let s = s.trim();
+    number(s).or_else(|| {
+        let gap = s.eq_ignore_ascii_case("null")
+            || (!s.bytes().any(|b| b.is_ascii_digit())
+                && s.parse::<f64>().is_ok_and(|v| !v.is_finite()));
+        gap.then_some(f64::NAN)
+    })
+}
+
+/// The unit of a numeric time `v` and what it counts from: Unix time in the unit of its
+/// magnitude ([`TimeUnit::from_magnitude`]), or, below 1e8, relative seconds.
+fn unit_of(v: f64) -> (TimeUnit, TimeBase) {
+    match TimeUnit::from_magnitude(v) {
+        Some(unit) => (unit, TimeBase::Unix),
+        None => (TimeUnit::Seconds, TimeBase::Relative),
+    }
+}
+
 /// The start of `bytes` for an error message: quoted text on one line, cut to about
 /// [`SNIPPET_CHARS`] characters, or the first 16 bytes in hex when it is not UTF-8.
 fn snippet(bytes: &[u8]) -> String {
@@ -610,9 +761,15 @@ fn snippet(bytes: &[u8]) -> String {
     out
 }
 
-/// Format `Number`.
+/// Format `Number`: the text, or the text of a JSON string (`"3.5"`), as [`number_or_gap`].
 fn number_payload(sink: &mut Sink, payload: &[u8]) -> Result<(), PayloadError> {
-    match std::str::from_utf8(payload).ok().and_then(number) {
+    let text = std::str::from_utf8(payload).ok().map(|t| {
+        let t = t.trim();
+        t.strip_prefix('"')
+            .and_then(|t| t.strip_suffix('"'))
+            .unwrap_or(t)
+    });
+    match text.and_then(number_or_gap) {
         Some(v) => {
             sink.emit(v);
             Ok(())
@@ -621,13 +778,134 @@ fn number_payload(sink: &mut Sink, payload: &[u8]) -> Result<(), PayloadError> {
     }
 }
 
-/// Format `Json`: streamed into `sink`.
-fn json(sink: &mut Sink, payload: &[u8]) -> Result<(), PayloadError> {
-    let mut de = serde_json::Deserializer::from_slice(payload);
-    Walk(sink)
+/// Format `Json`: streamed into `sink`. A payload serde_json refuses as a syntax error that holds
+/// the bare tokens `NaN`, `Infinity` or `-Infinity` outside strings (what Python's `json.dumps`
+/// writes for non-finite floats; serde_json follows RFC 8259, which has none) is read a second
+/// time with those tokens as `null` (gaps; see [`nonfinite_to_null`]). An error of that second
+/// reading is reported at its place in the payload as sent.
+fn json(sink: &mut Sink, payload: &[u8], retry: &mut JsonRetry) -> Result<(), PayloadError> {
+    let Err(first) = json_walk(sink, payload) else {
+        return Ok(());
+    };
+    if sink.fatal.is_some()
+        || !first.is_syntax()
+        || !nonfinite_to_null(payload, &mut retry.text, &mut retry.grown)
+    {
+        return Err(sink.failed(first, PayloadError::NotJson));
+    }
+    sink.rewind();
+    let Err(second) = json_walk(sink, &retry.text) else {
+        return Ok(());
+    };
+    if let Some(e) = sink.fatal.take() {
+        return Err(e);
+    }
+    Err(PayloadError::NotJson(retry.message(&second)))
+}
+
+/// One serde walk of JSON `text` into `sink`, the whole text one value.
+fn json_walk(sink: &mut Sink, text: &[u8]) -> Result<(), serde_json::Error> {
+    let mut de = serde_json::Deserializer::from_slice(text);
+    Walk(&mut *sink)
         .deserialize(&mut de)
         .and_then(|()| de.end())
-        .map_err(|e| sink.failed(e, PayloadError::NotJson))
+}
+
+/// The rewritten JSON of a second reading (see [`json`]), kept across messages.
+#[derive(Default)]
+struct JsonRetry {
+    /// The payload with its non-finite tokens as `null`.
+    text: Vec<u8>,
+    /// Offsets in `text` just after each `null` one byte longer than the token it replaced.
+    grown: Vec<usize>,
+}
+
+impl JsonRetry {
+    /// serde_json's message of an error in `text`, its column moved back to the payload as sent
+    /// (one byte less for each grown `null` before it on its line).
+    fn message(&self, e: &serde_json::Error) -> String {
+        let full = e.to_string();
+        if e.line() == 0 {
+            return one_line(&full);
+        }
+        let suffix = format!(" at line {} column {}", e.line(), e.column());
+        let what = full.strip_suffix(&suffix).unwrap_or(&full);
+        // serde_json counts lines from 1 and columns in bytes from the line's start.
+        let line_start = if e.line() == 1 {
+            0
+        } else {
+            self.text
+                .iter()
+                .enumerate()
+                .filter(|&(_, &b)| b == b'\n')
+                .nth(e.line() - 2)
+                .map_or(self.text.len(), |(i, _)| i + 1)
+        };
+        let at = line_start + e.column();
+        let shift = self
+            .grown
+            .iter()
+            .filter(|&&g| g > line_start && g <= at)
+            .count();
+        one_line(&format!(
+            "{what} at line {} column {}",
+            e.line(),
+            e.column().saturating_sub(shift)
+        ))
+    }
+}
+
+/// Copies JSON `text` into `out` with the bare tokens `NaN`, `Infinity`, `-Infinity` and
+/// `-NaN` (outside strings, not part of a longer word) replaced by `null`: spaces pad it to the
+/// token's length, and a `NaN` after a space or tab takes that byte, so that positions stay
+/// those of `text`; where neither works (`[1,NaN]`) `out` grows by one byte and the offset
+/// after the `null` is pushed to `grown`. Returns whether any token was replaced (`out` and
+/// `grown` are cleared first).
+fn nonfinite_to_null(text: &[u8], out: &mut Vec<u8>, grown: &mut Vec<usize>) -> bool {
+    out.clear();
+    grown.clear();
+    let word = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'+' | b'-');
+    let mut replaced = false;
+    let (mut in_string, mut escaped) = (false, false);
+    let mut i = 0;
+    while let Some(&b) = text.get(i) {
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if b == b'\\' {
+                escaped = true;
+            } else if b == b'"' {
+                in_string = false;
+            }
+        } else if b == b'"' {
+            in_string = true;
+        } else if matches!(b, b'N' | b'I' | b'-')
+            && (i == 0 || !word(text[i - 1]))
+            && let Some(len) = [&b"NaN"[..], b"Infinity", b"-NaN", b"-Infinity"]
+                .iter()
+                .find(|t| {
+                    text[i..].starts_with(t) && text.get(i + t.len()).is_none_or(|&c| !word(c))
+                })
+                .map(|t| t.len())
+        {
+            if len >= 4 {
+                out.extend_from_slice(b"null");
+                out.resize(out.len() + len - 4, b' ');
+            } else if matches!(out.last(), Some(b' ' | b'\t')) {
+                out.pop();
+                out.extend_from_slice(b"null");
+            } else {
+                out.extend_from_slice(b"null");
+                grown.push(out.len());
+            }
+            replaced = true;
+            i += len;
+            continue;
+        }
+        out.push(b);
+        i += 1;
+    }
+    replaced
 }
 
 /// Format `MsgPack`: streamed into `sink`; the value must span the whole payload.
@@ -706,6 +984,7 @@ fn walk_cbor(sink: &mut Sink, root: &ciborium::Value) -> Result<(), PayloadError
                 Value::Float(f) => sink.float(*f)?,
                 Value::Bool(b) => sink.boolean(*b)?,
                 Value::Text(s) => sink.text(s)?,
+                Value::Null => sink.null()?,
                 _ => sink.other()?,
             }
         }
@@ -818,8 +1097,9 @@ impl<'de> Visitor<'de> for Walk<'_> {
         self.0.de(r)
     }
 
+    /// JSON `null`, MessagePack nil: a gap.
     fn visit_unit<E: de::Error>(self) -> Result<(), E> {
-        let r = self.0.other();
+        let r = self.0.null();
         self.0.de(r)
     }
 
@@ -834,7 +1114,8 @@ impl<'de> Visitor<'de> for Walk<'_> {
     /// A MessagePack extension value: skipped.
     fn visit_newtype_struct<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
         IgnoredAny::deserialize(d)?;
-        self.visit_unit()
+        let r = self.0.other();
+        self.0.de(r)
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
@@ -1031,6 +1312,18 @@ mod tests {
         pairs.iter().map(|&(n, v)| (n.to_owned(), v)).collect()
     }
 
+    /// Samples as (name, value) with gaps (NaN) as `None`, for comparisons.
+    fn gaps(d: &Decoder) -> Vec<(String, Option<f64>)> {
+        d.samples()
+            .iter()
+            .map(|(n, v)| (n.clone(), (!v.is_nan()).then_some(*v)))
+            .collect()
+    }
+
+    fn with_gaps(pairs: &[(&str, Option<f64>)]) -> Vec<(String, Option<f64>)> {
+        pairs.iter().map(|&(n, v)| (n.to_owned(), v)).collect()
+    }
+
     fn decode_ok(d: &mut Decoder, topic: &str, payload: &[u8]) -> Option<i64> {
         match d.decode(topic, payload) {
             Ok(t) => t,
@@ -1063,14 +1356,272 @@ mod tests {
     }
 
     #[test]
-    fn booleans_are_zero_and_one_and_strings_and_nulls_are_skipped() {
+    fn booleans_are_zero_and_one_strings_are_skipped_and_nulls_are_gaps() {
         let mut d = decoder(PayloadFormat::Json, None);
         decode_ok(
             &mut d,
             "t",
             br#"{"on": true, "off": false, "name": "pump", "x": null}"#,
         );
-        assert_eq!(owned(&d), named(&[("t/on", 1.0), ("t/off", 0.0)]));
+        assert_eq!(
+            gaps(&d),
+            with_gaps(&[("t/on", Some(1.0)), ("t/off", Some(0.0)), ("t/x", None)])
+        );
+        decode_ok(&mut d, "", br#"{"b": [1, null], "n": {"m": null}}"#);
+        assert_eq!(
+            gaps(&d),
+            with_gaps(&[("b/0", Some(1.0)), ("b/1", None), ("n/m", None)])
+        );
+        // A top-level null is a gap of the topic's series.
+        decode_ok(&mut d, "room", b"null");
+        assert_eq!(gaps(&d), with_gaps(&[("room", None)]));
+    }
+
+    /// What Python's `json.dumps` writes for NaN and ±infinity (checked with Python 3:
+    /// `json.dumps({"a": float("nan"), "b": float("inf"), "c": -float("inf"), "d": 1.5,
+    /// "s": "NaN Infinity"})`; `separators=(",", ":")` for the compact one).
+    #[test]
+    fn python_nan_and_infinity_tokens_are_gaps() {
+        let mut d = decoder(PayloadFormat::Json, None);
+        let payload =
+            br#"{"a": NaN, "b": Infinity, "c": -Infinity, "d": 1.5, "s": "NaN Infinity"}"#;
+        decode_ok(&mut d, "py", payload);
+        assert_eq!(
+            gaps(&d),
+            with_gaps(&[
+                ("py/a", None),
+                ("py/b", None),
+                ("py/c", None),
+                ("py/d", Some(1.5))
+            ])
+        );
+        decode_ok(&mut d, "", b"[1,NaN]");
+        assert_eq!(gaps(&d), with_gaps(&[("0", Some(1.0)), ("1", None)]));
+        decode_ok(&mut d, "", b"NaN");
+        assert_eq!(gaps(&d), with_gaps(&[("value", None)]));
+        // Tokens inside strings (keys, values, after an escaped quote) are left alone.
+        decode_ok(
+            &mut d,
+            "",
+            br#"{"k NaN": NaN, "e\"NaN": 2, "v": "Infinity"}"#,
+        );
+        assert_eq!(
+            gaps(&d),
+            with_gaps(&[("k NaN", None), ("e\"NaN", Some(2.0))])
+        );
+        // Auto reads them too.
+        let mut d = decoder(PayloadFormat::Auto, None);
+        decode_ok(&mut d, "", br#"{"a": NaN, "b": 2}"#);
+        assert_eq!(gaps(&d), with_gaps(&[("a", None), ("b", Some(2.0))]));
+    }
+
+    #[test]
+    fn words_that_only_contain_the_tokens_stay_errors() {
+        let mut d = decoder(PayloadFormat::Json, None);
+        for payload in [
+            &b"[NaNa]"[..],
+            b"[xNaN]",
+            b"[Infinity2]",
+            b"[nan]",
+            b"[+NaN]",
+        ] {
+            let e = d.decode("", payload).unwrap_err();
+            assert!(matches!(e, PayloadError::NotJson(_)), "{e}");
+        }
+    }
+
+    /// A payload with a NaN and a real syntax error: the error is placed in the payload as sent
+    /// (the `}` is byte 8 of `[1,NaN,}` and byte 10 of `[1, NaN, }`, counting from 1), though
+    /// the second reading had `null` (one byte longer) in place of the first `NaN`.
+    #[test]
+    fn errors_after_a_rewritten_token_point_into_the_payload_as_sent() {
+        let mut d = decoder(PayloadFormat::Json, None);
+        let e = d.decode("", b"[1,NaN,}").unwrap_err();
+        assert_eq!(e.to_string(), "not JSON: expected value at line 1 column 8");
+        let e = d.decode("", b"[1, NaN, }").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "not JSON: expected value at line 1 column 10"
+        );
+        // On the second line, after a grown token on the first: the column is the second line's.
+        let e = d.decode("", b"[NaN,\n1,NaN,}").unwrap_err();
+        assert_eq!(e.to_string(), "not JSON: expected value at line 2 column 7");
+        assert!(d.samples().is_empty());
+    }
+
+    #[test]
+    fn msgpack_and_cbor_nils_and_non_finite_floats_are_gaps() {
+        // [nil, NaN, inf, 2.0] as MessagePack (rmp_serde writes `None` as nil) and as CBOR.
+        let packed = rmp_serde::to_vec(&(None::<f64>, f64::NAN, f64::INFINITY, 2.0)).unwrap();
+        let mut cbor = Vec::new();
+        use ciborium::Value;
+        let value = Value::Array(vec![
+            Value::Null,
+            Value::Float(f64::NAN),
+            Value::Float(f64::NEG_INFINITY),
+            Value::Float(2.0),
+        ]);
+        ciborium::ser::into_writer(&value, &mut cbor).unwrap();
+        let want = with_gaps(&[
+            ("m/0", None),
+            ("m/1", None),
+            ("m/2", None),
+            ("m/3", Some(2.0)),
+        ]);
+        for (format, payload) in [
+            (PayloadFormat::MsgPack, &packed),
+            (PayloadFormat::Cbor, &cbor),
+            (PayloadFormat::Auto, &packed),
+            (PayloadFormat::Auto, &cbor),
+        ] {
+            let mut d = decoder(format, None);
+            decode_ok(&mut d, "m", payload);
+            assert_eq!(gaps(&d), want, "{format:?}");
+        }
+        // A nil time field is still unreadable.
+        let packed = rmp_serde::to_vec_named(&json!({"ts": null, "v": 1})).unwrap();
+        let e = decoder(PayloadFormat::MsgPack, Some("ts"))
+            .decode("", &packed)
+            .unwrap_err();
+        assert_eq!(e, PayloadError::TimeNotReadable("ts".into()));
+    }
+
+    #[test]
+    fn number_and_csv_gap_spellings() {
+        let mut d = decoder(PayloadFormat::Number, None);
+        for payload in [&b"nan"[..], b" NaN\n", b"null", b"inf", b"-Infinity"] {
+            decode_ok(&mut d, "n", payload);
+            assert_eq!(gaps(&d), with_gaps(&[("n", None)]));
+        }
+        // Digits beyond the f64 range are not a gap but an error.
+        assert!(d.decode("n", b"1e400").is_err());
+        let mut d = decoder(PayloadFormat::Csv, None);
+        decode_ok(&mut d, "c", b"a=1,b=nan,c=NULL,d=");
+        assert_eq!(
+            gaps(&d),
+            with_gaps(&[("c/a", Some(1.0)), ("c/b", None), ("c/c", None)])
+        );
+        decode_ok(&mut d, "", b"1,nan,3");
+        assert_eq!(
+            gaps(&d),
+            with_gaps(&[("0", Some(1.0)), ("1", None), ("2", Some(3.0))])
+        );
+        let mut d = decoder(PayloadFormat::Auto, None);
+        decode_ok(&mut d, "a", b"nan");
+        assert_eq!(gaps(&d), with_gaps(&[("a", None)]));
+    }
+
+    #[test]
+    fn a_json_string_holding_a_number_is_that_number() {
+        for format in [
+            PayloadFormat::Auto,
+            PayloadFormat::Json,
+            PayloadFormat::Number,
+        ] {
+            let mut d = decoder(format, None);
+            decode_ok(&mut d, "room/temp", br#""3.5""#);
+            assert_eq!(owned(&d), named(&[("room/temp", 3.5)]), "{format:?}");
+            decode_ok(&mut d, "", b" \"-2e1\" \n");
+            assert_eq!(owned(&d), named(&[("value", -20.0)]), "{format:?}");
+        }
+        // Auto: a quoted string that is no number reads as before (`"x=1"`: a CSV pair).
+        let mut d = decoder(PayloadFormat::Auto, None);
+        decode_ok(&mut d, "t", br#""x=1""#);
+        assert_eq!(owned(&d), named(&[("t/x", 1.0)]));
+        let e = d.decode("t", br#""abc""#).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            r#"not JSON, a number, CSV, MessagePack or CBOR: '"abc"'"#
+        );
+        let e = decoder(PayloadFormat::Number, None)
+            .decode("t", br#""abc""#)
+            .unwrap_err();
+        assert_eq!(e.to_string(), r#"not a number: '"abc"'"#);
+    }
+
+    #[test]
+    fn the_first_timed_message_fixes_relative_or_unix_times() {
+        let mut d = decoder(PayloadFormat::Json, Some("t"));
+        assert_eq!(d.time_base(), None);
+        // No time field yet: arrival time, nothing fixed.
+        assert_eq!(decode_ok(&mut d, "", br#"{"v": 0}"#), None);
+        assert_eq!(d.time_base(), None);
+        // An unreadable message fixes nothing either.
+        assert!(d.decode("", br#"{"t": 12.5, "v": }"#).is_err());
+        assert_eq!(d.time_base(), None);
+        // 12.5 s since the publisher started: 12_500_000_000 ns, relative.
+        assert_eq!(
+            decode_ok(&mut d, "", br#"{"t": 12.5, "v": 1}"#),
+            Some(12_500_000_000)
+        );
+        assert_eq!(d.time_base(), Some(TimeBase::Relative));
+        assert_eq!(
+            decode_ok(&mut d, "", br#"{"t": "13", "v": 2}"#),
+            Some(13_000_000_000)
+        );
+        assert_eq!(
+            decode_ok(&mut d, "", br#"{"t": -1, "v": 2}"#),
+            Some(-1_000_000_000)
+        );
+        // Unix times (a number of 1e8 or more, a date) are refused among relative ones.
+        for payload in [
+            &br#"{"t": 1700000000, "v": 3}"#[..],
+            br#"{"t": "2023-11-14T22:13:20Z", "v": 3}"#,
+        ] {
+            let e = d.decode("", payload).unwrap_err();
+            assert_eq!(
+                e,
+                PayloadError::TimeBaseMixed {
+                    field: "t".into(),
+                    found: TimeBase::Unix,
+                    base: TimeBase::Relative
+                }
+            );
+            assert!(d.samples().is_empty());
+        }
+        assert_eq!(
+            d.decode("", br#"{"t": 1700000000, "v": 3}"#)
+                .unwrap_err()
+                .to_string(),
+            "time field 't' holds wall-clock (Unix) times, but this source's times are relative \
+             seconds (numbers below 1e8), set by its first timed message"
+        );
+        // No time field: an arrival time cannot join relative seconds.
+        let e = d.decode("", br#"{"v": 4}"#).unwrap_err();
+        assert_eq!(e, PayloadError::TimeMissing("t".into()));
+        assert_eq!(
+            e.to_string(),
+            "no time field 't': this source's times are relative seconds, which an arrival time \
+             cannot join"
+        );
+        assert_eq!(d.time_base(), Some(TimeBase::Relative));
+
+        // The other way round: Unix first, then a relative time is refused; a message without
+        // the field still takes its arrival time.
+        let mut d = decoder(PayloadFormat::Json, Some("t"));
+        assert_eq!(
+            decode_ok(&mut d, "", br#"{"t": 1700000000, "v": 1}"#),
+            Some(1_700_000_000_000_000_000)
+        );
+        assert_eq!(d.time_base(), Some(TimeBase::Unix));
+        let e = d.decode("", br#"{"t": 5, "v": 1}"#).unwrap_err();
+        assert_eq!(
+            e,
+            PayloadError::TimeBaseMixed {
+                field: "t".into(),
+                found: TimeBase::Relative,
+                base: TimeBase::Unix
+            }
+        );
+        assert_eq!(decode_ok(&mut d, "", br#"{"v": 2}"#), None);
+        // CSV and MessagePack follow the same rule.
+        let mut d = decoder(PayloadFormat::Csv, Some("t"));
+        assert_eq!(decode_ok(&mut d, "", b"t=0.25,v=1"), Some(250_000_000));
+        assert!(d.decode("", b"t=1700000000,v=1").is_err());
+        let mut d = decoder(PayloadFormat::MsgPack, Some("t"));
+        let packed = rmp_serde::to_vec_named(&json!({"t": 3, "v": 1})).unwrap();
+        assert_eq!(decode_ok(&mut d, "", &packed), Some(3_000_000_000));
+        assert_eq!(d.time_base(), Some(TimeBase::Relative));
     }
 
     #[test]
@@ -1132,7 +1683,9 @@ mod tests {
         let payload = br#"{"header": {"stamp": 12.25, "seq": 3}, "x": 1}"#;
         assert_eq!(decode_ok(&mut d, "t", payload), Some(12_250_000_000));
         assert_eq!(owned(&d), named(&[("t/header/seq", 3.0), ("t/x", 1.0)]));
-        // As a string too, and epoch nanoseconds as an integer.
+        // As a string too, and epoch nanoseconds as an integer (a fresh decoder: the first
+        // one's times are relative now).
+        let mut d = decoder(PayloadFormat::Json, Some("header/stamp"));
         let payload = br#"{"header": {"stamp": "1700000000000000001"}, "x": 1}"#;
         assert_eq!(
             decode_ok(&mut d, "t", payload),
@@ -1192,7 +1745,8 @@ mod tests {
         assert_eq!(owned(&d), named(&[("value", -0.001)]));
         let e = d.decode("a", b"abc").unwrap_err();
         assert_eq!(e.to_string(), "not a number: 'abc'");
-        assert!(d.decode("a", b"inf").is_err());
+        // `inf` is a gap (see `number_and_csv_gap_spellings`), `1e400` an error.
+        assert!(d.decode("a", b"1e400").is_err());
     }
 
     #[test]
@@ -1404,8 +1958,12 @@ mod tests {
     #[test]
     fn no_numeric_field() {
         for format in [PayloadFormat::Json, PayloadFormat::Auto] {
-            let e = decoder(format, None).decode("t", br#"{"a": "x", "b": null, "c": []}"#);
+            let e = decoder(format, None).decode("t", br#"{"a": "x", "c": [], "d": {}}"#);
             assert_eq!(e, Err(PayloadError::NoNumeric));
+            // Only nulls: gaps, not an error (the ingest decides whether a series takes them).
+            let mut d = decoder(format, None);
+            decode_ok(&mut d, "t", br#"{"a": "x", "b": null}"#);
+            assert_eq!(gaps(&d), with_gaps(&[("t/b", None)]));
         }
         assert_eq!(PayloadError::NoNumeric.to_string(), "no numeric field");
     }

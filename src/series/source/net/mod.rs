@@ -9,6 +9,12 @@
 //! while) its samples are dropped and counted as dropped by vizdeck, apart from what the
 //! transport itself lost ([`LinkStats`]).
 //!
+//! Gaps: a sample of value NaN (a null, NaN or infinity in the payload) goes only to a series
+//! that already exists; a path that has never held a number starts no series, so a field that is
+//! always null charts nothing. Time fields: the decoder's [`TimeBase`] (fixed by the first timed
+//! message) is kept in [`LinkStats`]; only wall-clock payload times are handed to the scene for
+//! the publish → present latency ([`SeriesSource::link_time_base`] says which).
+//!
 //! Files: `mod.rs` the URL, the shared counters, the ingest and the reconnect backoff; `udp.rs`,
 //! `mqtt.rs`, `zmq.rs` one transport each.
 
@@ -16,7 +22,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::sync::atomic::AtomicU8;
 
-use super::payload::{Decoder, PayloadOptions};
+use super::payload::{Decoder, PayloadOptions, TimeBase};
 use super::*;
 
 mod mqtt;
@@ -179,6 +185,9 @@ pub struct LinkStats {
     pub transport_lost: AtomicU64,
     /// Connections made (1 after the first, more after reconnects).
     pub connects: AtomicU64,
+    /// What the time fields count from ([`TimeBase`]): 0 not known yet (no timed message, or
+    /// no time field), 1 Unix, 2 relative.
+    time_base: AtomicU8,
     state: AtomicU8,
     /// Reconnect deadline, ms since the Unix epoch.
     retry_at_ms: AtomicU64,
@@ -220,6 +229,16 @@ impl LinkStats {
             }
             ST_FAILED => LinkState::Failed(reason()),
             _ => LinkState::Connecting,
+        }
+    }
+
+    /// What the source's time fields count from, once its first timed message fixed it
+    /// (`None` before, and for sources without a time field).
+    pub fn time_base(&self) -> Option<TimeBase> {
+        match self.time_base.load(Ordering::Relaxed) {
+            1 => Some(TimeBase::Unix),
+            2 => Some(TimeBase::Relative),
+            _ => None,
         }
     }
 
@@ -326,14 +345,25 @@ impl Ingest {
             .fetch_add(payload.len() as u64, Ordering::Relaxed);
         match self.decoder.decode(topic, payload) {
             Ok(t) => {
-                if let Some(t) = t {
+                let base = self.decoder.time_base();
+                if let Some(t) = t
+                    && base == Some(TimeBase::Unix)
+                {
                     self.batch.msg_times.push(t);
                 }
+                let code = match base {
+                    None => 0,
+                    Some(TimeBase::Unix) => 1,
+                    Some(TimeBase::Relative) => 2,
+                };
+                self.stats.time_base.store(code, Ordering::Relaxed);
                 let t_ns = t.unwrap_or_else(unix_ns);
                 let mut refused = false;
                 for (name, v) in self.decoder.samples() {
                     let series = match self.index.get(name.as_str()) {
                         Some(&i) => i,
+                        // A gap where no number ever was: no series.
+                        None if v.is_nan() => continue,
                         None if self.index.len() < MAX_SERIES => {
                             let i = self.index.len() as u32;
                             self.index.insert(name.clone(), i);
@@ -472,9 +502,111 @@ pub fn open_net(opts: &NetOptions) -> Result<SeriesSource, SeriesError> {
     Ok(source)
 }
 
+impl SeriesSource {
+    /// A network source with a time field: what its payload times count from, fixed by its
+    /// first timed message ([`TimeBase::Relative`]: seconds of the publisher's own, charted as
+    /// seconds and giving no publish → present latency). `None` before that, without a time
+    /// field, and for files and synthetic sources.
+    pub fn link_time_base(&self) -> Option<TimeBase> {
+        self.link.as_ref().and_then(|l| l.time_base())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An ingest of JSON payloads with time field `time_field`, and the render side of its ring.
+    fn ingest(time_field: Option<&str>) -> (Ingest, Consumer<Msg>) {
+        let (tx, rx) = RingBuffer::new(16);
+        let (_recycle, recycled) = RingBuffer::<Batch>::new(16);
+        let ingest = Ingest {
+            decoder: Decoder::new(PayloadOptions {
+                format: super::super::payload::PayloadFormat::Json,
+                time_field: time_field.map(str::to_owned),
+            }),
+            index: HashMap::new(),
+            batch: Batch::default(),
+            since: None,
+            tx,
+            recycled,
+            stats: Arc::new(LinkStats::new(true)),
+        };
+        (ingest, rx)
+    }
+
+    /// The batch handed over by `flush`.
+    fn handed_over(ingest: &mut Ingest, rx: &mut Consumer<Msg>) -> Batch {
+        ingest.flush();
+        match rx.pop() {
+            Ok(Msg::Batch(b)) => b,
+            _ => panic!("no batch"),
+        }
+    }
+
+    /// Points as (series, value), gaps as `None`.
+    fn values(batch: &Batch) -> Vec<(u32, Option<f32>)> {
+        batch
+            .points
+            .iter()
+            .map(|&(s, _, v)| (s, (!v.is_nan()).then_some(v)))
+            .collect()
+    }
+
+    #[test]
+    fn gaps_go_only_to_series_that_exist() {
+        let (mut ingest, mut rx) = ingest(None);
+        ingest.message("", br#"{"a": null, "b": 1}"#);
+        ingest.message("", br#"{"a": 2, "b": null}"#);
+        ingest.message("", br#"{"a": NaN, "c": null}"#);
+        let batch = handed_over(&mut ingest, &mut rx);
+        // `b` started by the first message, `a` by the second; `c` never held a number.
+        assert_eq!(batch.new_names, ["b", "a"]);
+        assert_eq!(
+            values(&batch),
+            [(0, Some(1.0)), (1, Some(2.0)), (0, None), (1, None)]
+        );
+        assert_eq!(batch.point_rows, 3);
+        assert_eq!(ingest.stats.parse_errors.load(Ordering::Relaxed), 0);
+        assert_eq!(ingest.stats.time_base(), None);
+    }
+
+    #[test]
+    fn relative_times_are_seconds_and_give_no_latency_times() {
+        let (mut ingest, mut rx) = ingest(Some("t"));
+        ingest.message("", br#"{"t": 1.5, "v": 1}"#);
+        ingest.message("", br#"{"t": 1700000000, "v": 3}"#);
+        ingest.message("", br#"{"v": 4}"#);
+        ingest.message("", br#"{"t": 2, "v": 2}"#);
+        let batch = handed_over(&mut ingest, &mut rx);
+        let points: Vec<(u32, i64, f32)> = batch.points.clone();
+        assert_eq!(points, [(0, 1_500_000_000, 1.0), (0, 2_000_000_000, 2.0)]);
+        assert!(batch.msg_times.is_empty());
+        assert_eq!(ingest.stats.time_base(), Some(TimeBase::Relative));
+        assert_eq!(ingest.stats.parse_errors.load(Ordering::Relaxed), 2);
+        let errors = ingest.stats.errors();
+        assert_eq!(errors.len(), 2);
+        assert!(
+            errors[0].starts_with("message: time field 't' holds wall-clock (Unix) times"),
+            "{errors:?}"
+        );
+        assert!(
+            errors[1].starts_with("message: no time field 't'"),
+            "{errors:?}"
+        );
+    }
+
+    #[test]
+    fn unix_times_are_handed_over_for_the_latency() {
+        let (mut ingest, mut rx) = ingest(Some("t"));
+        ingest.message("", br#"{"t": 1700000000.5, "v": 1}"#);
+        ingest.message("", br#"{"t": 7, "v": 2}"#);
+        let batch = handed_over(&mut ingest, &mut rx);
+        assert_eq!(batch.msg_times, [1_700_000_000_500_000_000]);
+        assert_eq!(batch.points, [(0, 1_700_000_000_500_000_000, 1.0)]);
+        assert_eq!(ingest.stats.time_base(), Some(TimeBase::Unix));
+        assert_eq!(ingest.stats.parse_errors.load(Ordering::Relaxed), 1);
+    }
 
     #[test]
     fn passwords_are_not_shown() {
