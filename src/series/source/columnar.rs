@@ -6,7 +6,7 @@
 //! naming it. A producer thread (`vizdeck-series-columnar`) then reads the rest one row group
 //! (Parquet, in record batches of at most [`READ_ROWS`] rows) or one record batch (IPC) at a
 //! time, converts times to integer nanoseconds and values to f32, and sends batches of at most
-//! [`CSV_BATCH_ROWS`] rows through the same ring as the CSV reader. Only the chosen columns are
+//! [`BATCH_ROWS`] rows through the same ring as the CSV reader. Only the chosen columns are
 //! decoded (a projection): text columns cost nothing.
 
 use super::*;
@@ -32,8 +32,13 @@ use std::io::{Seek, SeekFrom};
 use std::ops::Range;
 
 /// Rows per Arrow record batch decoded from a Parquet row group; each is split into batches of
-/// [`CSV_BATCH_ROWS`] rows for the ring.
+/// [`BATCH_ROWS`] rows for the ring.
 const READ_ROWS: usize = 64 * 1024;
+
+/// Rows per batch handed to the frame thread: four times a CSV batch, so the ring
+/// ([`CSV_RING`] batches) holds 256 Ki rows and a 60 Hz frame loop can take up to about 15 M
+/// rows/s (the drain into the store costs about 6 ns a value).
+const BATCH_ROWS: usize = 16 * 1024;
 
 /// Nanoseconds per day (`Date32` counts days).
 const NS_PER_DAY: i64 = 86_400_000_000_000;
@@ -413,7 +418,7 @@ fn first_batch(
 /// column: numbers in the unit of the name's suffix, else judged by the first value's magnitude
 /// as Unix time ([`TimeUnit::from_magnitude`]), else seconds. Rows with a null time, or one
 /// beyond the i64 nanosecond range (±292 years around 1970), are skipped: each batch of up to
-/// 4096 rows that lost some adds 1 to [`rows_skipped`](SeriesSource::rows_skipped) (not one
+/// 16,384 rows that lost some adds 1 to [`rows_skipped`](SeriesSource::rows_skipped) (not one
 /// per row, so that a column of null times cannot flood the ring), and the first such batch's
 /// line, with its count of rows, is the [`warning`](SeriesSource::warning).
 ///
@@ -657,7 +662,7 @@ impl Clamps {
 }
 
 impl Converter {
-    /// Converts record batch `rb` into batches of at most [`CSV_BATCH_ROWS`] rows taken from
+    /// Converts record batch `rb` into batches of at most [`BATCH_ROWS`] rows taken from
     /// `fresh` and handed to `emit` (with a `Skipped` after a batch that lost rows with no
     /// time); returns `false` when `emit` did (stopped).
     fn convert(
@@ -683,7 +688,7 @@ impl Converter {
         let mut bad_at = 0;
         let mut start = 0;
         while start < n {
-            let end = (start + CSV_BATCH_ROWS).min(n);
+            let end = (start + BATCH_ROWS).min(n);
             let mut batch = fresh();
             batch.ensure_columns(self.values.len());
             batch.times_ns.extend_from_slice(&self.times[start..end]);

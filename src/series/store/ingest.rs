@@ -64,11 +64,38 @@ impl Series {
                 values: values.len(),
             });
         }
-        let mut rel = std::mem::take(&mut self.scratch);
-        rel.clear();
-        rel.extend(times_ns.iter().map(|&t| self.rel_of_ns(t)));
-        self.push_slice_from(&rel, values, true);
-        self.scratch = rel;
+        if times_ns.is_empty() {
+            return Ok(());
+        }
+        if self.origin.is_none() {
+            self.rel_of_ns(times_ns[0]);
+        }
+        match self.origin_ns {
+            // Integer origin and every difference fits in i64 (all but spans beyond ±292
+            // years): each time converts straight into the chunk, with no finiteness pass.
+            Some(o) if self.cap > 1 && fits_i64_differences(times_ns, o) => {
+                let mut i = 0;
+                while i < times_ns.len() {
+                    let room = match self.chunks.back() {
+                        Some(c) if c.times.len() < CHUNK_SAMPLES => CHUNK_SAMPLES - c.times.len(),
+                        _ => CHUNK_SAMPLES,
+                    };
+                    let end = times_ns.len().min(i + room);
+                    let run = &times_ns[i..end];
+                    self.append_run_with(run.len(), &values[i..end], true, |out| {
+                        out.extend(run.iter().map(|&t| (t - o) as f64 / 1e9));
+                    });
+                    i = end;
+                }
+            }
+            _ => {
+                let mut rel = std::mem::take(&mut self.scratch);
+                rel.clear();
+                rel.extend(times_ns.iter().map(|&t| self.rel_of_ns(t)));
+                self.push_slice_from(&rel, values, true);
+                self.scratch = rel;
+            }
+        }
         Ok(())
     }
 
@@ -136,6 +163,20 @@ impl Series {
     /// guarantees `times[0]` is, and that the run fits in the back chunk or in a new one), then
     /// drops the oldest samples over the cap. Returns the samples consumed.
     fn append_run(&mut self, origin: f64, times: &[f64], values: &[f32]) -> usize {
+        self.append_run_with(times.len(), values, false, |out| {
+            out.extend(times.iter().map(|&t| t - origin));
+        })
+    }
+
+    /// The body of [`append_run`](Series::append_run): `fill` appends the run's `len` relative
+    /// times to the back chunk's times; `finite`: they are known to be finite (no check pass).
+    fn append_run_with(
+        &mut self,
+        len: usize,
+        values: &[f32],
+        finite: bool,
+        fill: impl FnOnce(&mut Vec<f64>),
+    ) -> usize {
         let n_chunks = self.chunks.len();
         let need_new = self
             .chunks
@@ -152,6 +193,13 @@ impl Series {
             let mut chunk = self.spare.take().unwrap_or_default();
             chunk.reset();
             chunk.base = self.ingested;
+            if len >= BULK_RUN {
+                // A bulk load fills the chunk: allocate it once rather than by doubling
+                // (each doubling copies, and touches fresh pages again).
+                let want = CHUNK_SAMPLES.min(self.cap);
+                chunk.times.reserve_exact(want);
+                chunk.values.reserve_exact(want);
+            }
             self.chunks.push_back(chunk);
         }
         let last_rel = self.last_rel;
@@ -160,11 +208,13 @@ impl Series {
         let at = chunk.times.len();
 
         // Times: relative copy; a non-finite time poisons `check` (x·0 is NaN only for ±inf/NaN).
-        chunk.times.extend(times.iter().map(|&t| t - origin));
-        let check = sum_times_zero(&chunk.times[at..]);
-        let mut n = times.len();
-        if !check.is_finite() {
-            n = times.iter().position(|t| !t.is_finite()).unwrap_or(n);
+        fill(&mut chunk.times);
+        let mut n = len;
+        if !finite && !sum_times_zero(&chunk.times[at..]).is_finite() {
+            n = chunk.times[at..]
+                .iter()
+                .position(|t| !t.is_finite())
+                .unwrap_or(n);
             chunk.times.truncate(at + n);
         }
         let rel = &chunk.times[at..];
@@ -205,7 +255,7 @@ impl Series {
             self.drop_front(self.len - self.cap);
         }
         // A run cut short by a non-finite time: reject that time too.
-        if n < times.len() {
+        if n < len {
             self.rejected += 1;
             n += 1;
         }
@@ -367,6 +417,18 @@ pub struct LengthMismatch {
 /// registers (a single accumulator would serialise on the add/compare latency).
 const LANES: usize = 8;
 
+/// Runs of at least this many samples reserve a whole chunk when they start one.
+const BULK_RUN: usize = 1024;
+
+/// `true` when `t − origin` fits in i64 for every `t` (one branch-free pass).
+fn fits_i64_differences(times: &[i64], origin: i64) -> bool {
+    let mut overflow = false;
+    for &t in times {
+        overflow |= t.overflowing_sub(origin).1;
+    }
+    !overflow
+}
+
 /// Σ x·0 over `x`: 0.0 when every element is finite, NaN otherwise.
 fn sum_times_zero(x: &[f64]) -> f64 {
     let mut acc = [0.0f64; LANES];
@@ -395,25 +457,20 @@ fn count_inversions(x: &[f64]) -> u64 {
 /// `(NaN count, min, max)` of `v`, the bounds over the finite values only (`min > max` when
 /// there is none).
 fn value_stats(v: &[f32]) -> (u64, f32, f32) {
-    let mut lo = [f32::INFINITY; LANES];
-    let mut hi = [f32::NEG_INFINITY; LANES];
-    let mut nan = [0u32; LANES];
-    let mut it = v.chunks_exact(LANES);
-    for c in &mut it {
-        for j in 0..LANES {
-            let x = c[j];
-            let finite = x.is_finite();
-            nan[j] += x.is_nan() as u32;
-            let a = if finite { x } else { f32::INFINITY };
-            let b = if finite { x } else { f32::NEG_INFINITY };
-            lo[j] = if a < lo[j] { a } else { lo[j] };
-            hi[j] = if b > hi[j] { b } else { hi[j] };
-        }
+    #[cfg(target_arch = "x86_64")]
+    {
+        // SAFETY: SSE2 is part of the x86-64 baseline: every x86-64 CPU has it.
+        unsafe { value_stats_sse2(v) }
     }
-    let mut gaps: u64 = nan.iter().map(|&k| k as u64).sum();
-    let mut mn = lo.iter().copied().fold(f32::INFINITY, f32::min);
-    let mut mx = hi.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-    for &x in it.remainder() {
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        value_stats_scalar(v, 0, f32::INFINITY, f32::NEG_INFINITY)
+    }
+}
+
+/// [`value_stats`] one sample at a time, continuing from `(gaps, mn, mx)`.
+fn value_stats_scalar(v: &[f32], mut gaps: u64, mut mn: f32, mut mx: f32) -> (u64, f32, f32) {
+    for &x in v {
         if x.is_nan() {
             gaps += 1;
         } else if x.is_finite() {
@@ -422,6 +479,79 @@ fn value_stats(v: &[f32]) -> (u64, f32, f32) {
         }
     }
     (gaps, mn, mx)
+}
+
+/// [`value_stats`] with SSE2 (every x86-64 CPU has it): two 4-lane accumulators per bound, NaN
+/// and infinities recognised on the magnitude bits (above / at the infinity pattern) and
+/// replaced by the neutral bound before `minps`/`maxps`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "sse2")]
+fn value_stats_sse2(v: &[f32]) -> (u64, f32, f32) {
+    use std::arch::x86_64::*;
+    // Inside an SSE2 function its value intrinsics are safe to call; only the loads and stores
+    // through pointers need `unsafe`.
+    let mut it = v.chunks_exact(8);
+    let (mut gaps, mut mn, mut mx) = (0u64, f32::INFINITY, f32::NEG_INFINITY);
+    {
+        let abs_mask = _mm_set1_epi32(0x7fff_ffff);
+        let inf_bits = _mm_set1_epi32(0x7f80_0000);
+        let pos_inf = _mm_set1_ps(f32::INFINITY);
+        let neg_inf = _mm_set1_ps(f32::NEG_INFINITY);
+        let (mut lo0, mut lo1, mut hi0, mut hi1) = (pos_inf, pos_inf, neg_inf, neg_inf);
+        let mut nan = _mm_setzero_si128();
+        // Per 4-lane block: (finite mask, NaN mask) of `x`.
+        let classify = |x: __m128| {
+            let mag = _mm_and_si128(_mm_castps_si128(x), abs_mask);
+            let finite = _mm_castsi128_ps(_mm_cmplt_epi32(mag, inf_bits));
+            let is_nan = _mm_cmpgt_epi32(mag, inf_bits);
+            (finite, is_nan)
+        };
+        let select = |mask: __m128, a: __m128, b: __m128| {
+            _mm_or_ps(_mm_and_ps(mask, a), _mm_andnot_ps(mask, b))
+        };
+        let mut blocks = 0usize;
+        for c in &mut it {
+            let a: &[f32; 4] = c[..4].try_into().expect("8-element chunk");
+            let b: &[f32; 4] = c[4..].try_into().expect("8-element chunk");
+            // SAFETY: each pointer addresses 4 readable f32s (unaligned load allowed).
+            let (x0, x1) = unsafe { (_mm_loadu_ps(a.as_ptr()), _mm_loadu_ps(b.as_ptr())) };
+            let (f0, n0) = classify(x0);
+            let (f1, n1) = classify(x1);
+            nan = _mm_sub_epi32(_mm_sub_epi32(nan, n0), n1);
+            lo0 = _mm_min_ps(lo0, select(f0, x0, pos_inf));
+            lo1 = _mm_min_ps(lo1, select(f1, x1, pos_inf));
+            hi0 = _mm_max_ps(hi0, select(f0, x0, neg_inf));
+            hi1 = _mm_max_ps(hi1, select(f1, x1, neg_inf));
+            blocks += 1;
+            // Each lane counts at most 2 per block: flush long before i32 could overflow.
+            if blocks == 1 << 28 {
+                gaps += sum_lanes_i32(nan);
+                nan = _mm_setzero_si128();
+                blocks = 0;
+            }
+        }
+        gaps += sum_lanes_i32(nan);
+        let mut l = [0f32; 4];
+        let mut h = [0f32; 4];
+        // SAFETY: 4-element stack arrays (unaligned store allowed).
+        unsafe {
+            _mm_storeu_ps(l.as_mut_ptr(), _mm_min_ps(lo0, lo1));
+            _mm_storeu_ps(h.as_mut_ptr(), _mm_max_ps(hi0, hi1));
+        }
+        mn = l.iter().copied().fold(mn, f32::min);
+        mx = h.iter().copied().fold(mx, f32::max);
+    }
+    value_stats_scalar(it.remainder(), gaps, mn, mx)
+}
+
+/// Sum of the four i32 lanes of `x` (non-negative counts).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "sse2")]
+fn sum_lanes_i32(x: std::arch::x86_64::__m128i) -> u64 {
+    let mut a = [0i32; 4];
+    // SAFETY: a 4-element stack array (unaligned store allowed).
+    unsafe { std::arch::x86_64::_mm_storeu_si128(a.as_mut_ptr().cast(), x) };
+    a.iter().map(|&k| k as u64).sum()
 }
 
 /// `(min, max)` of `x` (no NaN expected).
@@ -436,6 +566,49 @@ fn min_max_f64(x: &[f64]) -> (f64, f64) {
 mod tests {
     use super::*;
     use crate::series::store::tests::{collect, unit};
+
+    #[test]
+    fn value_stats_matches_one_at_a_time() {
+        // Lengths around the 8-wide blocks; NaN, ±inf, ±0 and ordinary values mixed in.
+        let special = [
+            f32::NAN,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            -0.0,
+            0.0,
+            f32::MAX,
+        ];
+        let mut rng = 0x2545_F491_4F6C_DD1Du64;
+        for len in [0, 1, 7, 8, 9, 15, 16, 17, 100, 4096, 4099] {
+            for nan_every in [0usize, 3, 11] {
+                let v: Vec<f32> = (0..len)
+                    .map(|k| {
+                        rng ^= rng << 13;
+                        rng ^= rng >> 7;
+                        rng ^= rng << 17;
+                        if nan_every > 0 && k % nan_every == 0 {
+                            special[(rng % 6) as usize]
+                        } else {
+                            (rng % 20_001) as f32 / 100.0 - 100.0
+                        }
+                    })
+                    .collect();
+                let want = value_stats_scalar(&v, 0, f32::INFINITY, f32::NEG_INFINITY);
+                let got = value_stats(&v);
+                assert_eq!(got.0, want.0, "gaps, len {len}");
+                assert_eq!(
+                    got.1.to_bits() & 0x7fff_ffff,
+                    want.1.to_bits() & 0x7fff_ffff
+                );
+                assert_eq!(
+                    got.2.to_bits() & 0x7fff_ffff,
+                    want.2.to_bits() & 0x7fff_ffff
+                );
+                let nans = v.iter().filter(|x| x.is_nan()).count() as u64;
+                assert_eq!(got.0, nans);
+            }
+        }
+    }
 
     #[test]
     fn out_of_order_kept_and_counted() {
@@ -793,18 +966,31 @@ mod tests {
             .map(|k| base + if k % 1000 == 999 { k - 3000 } else { k } * 1000)
             .collect();
         let values: Vec<f32> = (0..times.len()).map(|k| (k % 7) as f32).collect();
+        // Batches below and above BULK_RUN (the latter reserve whole chunks).
         for cap in [1, 3, 1000, usize::MAX] {
             let mut each = Series::new("a", cap);
             for (&t, &v) in times.iter().zip(&values) {
                 each.push_ns(t, v);
             }
-            let mut bulk = Series::new("a", cap);
-            for (t, v) in times.chunks(777).zip(values.chunks(777)) {
-                bulk.push_slice_ns(t, v).unwrap();
+            for batch in [777, 4096, 70_000] {
+                let mut bulk = Series::new("a", cap);
+                for (t, v) in times.chunks(batch).zip(values.chunks(batch)) {
+                    bulk.push_slice_ns(t, v).unwrap();
+                }
+                assert_same(&bulk, &each, &format!("ns cap {cap} batch {batch}"));
+                assert_eq!(bulk.origin_ns(), Some(base));
             }
-            assert_same(&bulk, &each, &format!("ns cap {cap}"));
-            assert_eq!(bulk.origin_ns(), Some(base));
         }
+        // A span whose difference from the origin overflows i64 (the exact i128 path).
+        let far = [-9_000_000_000_000_000_000, 0, 9_000_000_000_000_000_000];
+        let mut each = Series::new("a", usize::MAX);
+        for &t in &far {
+            each.push_ns(t, 1.0);
+        }
+        let mut bulk = Series::new("a", usize::MAX);
+        bulk.push_slice_ns(&far, &[1.0; 3]).unwrap();
+        assert_same(&bulk, &each, "overflowing span");
+        assert_eq!(bulk.get_index(2).map(|p| p.0), Some(1.8e10));
         // k µs after the origin is stored as the f64 nearest to k·1e-6.
         let mut s = Series::new("a", usize::MAX);
         s.push_slice_ns(&[base, base + 1000, base + 7000], &[0.0; 3])
