@@ -1,16 +1,18 @@
 //! The desktop app in a real window under Xvfb, driven by xdotool clicks on the egui menu:
 //! opens, starts recording, switches scenes, stops recording, quits; the CSV has one complete
-//! row per recorded frame, and its scene column shows the switches in order.
+//! row per recorded frame, and its scene column shows the switches in order. And the
+//! time-series side panel's Connect form: a `udp://` URL typed in, *connect* pressed, datagrams
+//! sent by the test; the report shows the link connected and the series they carried.
 //!
 //! Needs an X display in `VIZDECK_TEST_DISPLAY` and xdotool; `cargo xtask test` provides both
 //! (and runs ignored tests). Menu coordinates are those of egui 0.37's default style at
 //! 1 pixel per point (Xvfb reports no DPI).
 
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// The two tests share one display: run them one at a time.
+/// The tests share one display: run them one at a time.
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 fn display() -> String {
@@ -62,6 +64,30 @@ impl Drop for KillOnDrop {
     }
 }
 
+/// Waits (up to 60 s) for `child`'s window to be mapped; returns its X window id.
+fn wait_for_window(display: &str, child: &mut Child) -> String {
+    let start = Instant::now();
+    loop {
+        let pid = child.id().to_string();
+        let id = xdotool(display, &["search", "--onlyvisible", "--pid", &pid]);
+        if let Some(first) = id.lines().next().filter(|l| !l.is_empty()) {
+            return first.to_string();
+        }
+        if let Ok(Some(status)) = child.try_wait() {
+            let mut stderr = String::new();
+            if let Some(mut e) = child.stderr.take() {
+                let _ = std::io::Read::read_to_string(&mut e, &mut stderr);
+            }
+            panic!("vizdeck exited early ({status}): {stderr}");
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "no window after 60 s"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
 const SCENE_MENU: u32 = 58;
 const RECORD_MENU: u32 = 149;
 const SPECTROGRAM: (u32, u32) = (91, 39);
@@ -110,27 +136,7 @@ fn menu_switches_scenes_and_records() {
         .expect("start vizdeck");
     let _kill = KillOnDrop(child.id());
 
-    // Wait for the window to be mapped.
-    let start = Instant::now();
-    let window = loop {
-        let pid = child.id().to_string();
-        let id = xdotool(&display, &["search", "--onlyvisible", "--pid", &pid]);
-        if let Some(first) = id.lines().next().filter(|l| !l.is_empty()) {
-            break first.to_string();
-        }
-        if let Ok(Some(status)) = child.try_wait() {
-            let out = child.wait_with_output().unwrap();
-            panic!(
-                "vizdeck exited early ({status}): {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(60),
-            "no window after 60 s"
-        );
-        std::thread::sleep(Duration::from_millis(200));
-    };
+    let window = wait_for_window(&display, &mut child);
     std::thread::sleep(Duration::from_secs(3));
 
     menu(&display, &window, RECORD_MENU, START);
@@ -268,4 +274,162 @@ fn sigterm_leaves_a_complete_recording() {
         rows += 1;
     }
     assert_eq!(rows, frames);
+}
+
+/// The Connect form of the time-series side panel (window coordinates, egui 0.37's default style
+/// at 1 pixel per point, read off a screenshot of `connect_form_charts_a_udp_stream`'s app: a
+/// one-line source label above the form, no link yet): the collapsed header, then, once it is
+/// open, the URL field and the *connect* button.
+const CONNECT_HEADER: (u32, u32) = (40, 79);
+const CONNECT_URL: (u32, u32) = (140, 102);
+const CONNECT_BUTTON: (u32, u32) = (57, 171);
+
+/// A UDP port on 127.0.0.1 that nothing listens on: bound by the test, then let go for the app.
+fn free_udp_port() -> u16 {
+    let socket = std::net::UdpSocket::bind("127.0.0.1:0").expect("a free UDP port");
+    socket.local_addr().unwrap().port()
+}
+
+/// The receive queue (bytes not yet read) of the UDP socket bound to 127.0.0.1:`port`, from the
+/// kernel's table (`/proc/net/udp`, Linux `proc(5)`); `None` while no socket is bound there.
+fn udp_receive_queue(port: u16) -> Option<u64> {
+    let local = format!("0100007F:{port:04X}");
+    let table = std::fs::read_to_string("/proc/net/udp").ok()?;
+    table.lines().skip(1).find_map(|line| {
+        // sl local_address rem_address st tx_queue:rx_queue …
+        let cols: Vec<&str> = line.split_whitespace().collect();
+        if cols.get(1) != Some(&local.as_str()) {
+            return None;
+        }
+        let rx = cols.get(4)?.split(':').nth(1)?;
+        u64::from_str_radix(rx, 16).ok()
+    })
+}
+
+/// Polls `done` every 100 ms for up to `limit`; whether it came true.
+fn wait_until(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
+    let start = Instant::now();
+    loop {
+        if done() {
+            return true;
+        }
+        if start.elapsed() > limit {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// A screenshot of the whole display into `path` (ImageMagick's `import`), for a failure's
+/// message; the path, or why there is none.
+fn screenshot(display: &str, path: &Path) -> String {
+    let made = Command::new("import")
+        .args(["-window", "root"])
+        .arg(path)
+        .env("DISPLAY", display)
+        .status()
+        .is_ok_and(|s| s.success());
+    if made {
+        format!("screenshot: {}", path.display())
+    } else {
+        "no screenshot (ImageMagick's import failed)".to_string()
+    }
+}
+
+#[test]
+#[ignore = "needs Xvfb and xdotool: run through `cargo xtask test`"]
+fn connect_form_charts_a_udp_stream() {
+    let _one_at_a_time = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let display = display();
+    let dir = std::env::temp_dir().join(format!("vizdeck-connect-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let report = dir.join("report.json");
+    let frames = dir.join("frames.csv");
+    let port = free_udp_port();
+    // One slow synthetic series: a one-line source label keeps the form where CONNECT_* say.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_vizdeck"))
+        .args(["--scene", "timeseries", "--series-count", "1"])
+        .args(["--series-rate", "100", "--size", "1000x700"])
+        .arg("--report")
+        .arg(&report)
+        .arg("--record-stats")
+        .arg(&frames)
+        .current_dir(&dir)
+        .env("DISPLAY", &display)
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start vizdeck");
+    let _kill = KillOnDrop(child.id());
+    let window = wait_for_window(&display, &mut child);
+    // The UI answers once frames are being drawn: a row a frame in the recording.
+    let drawing = wait_until(Duration::from_secs(60), || {
+        std::fs::read_to_string(&frames).is_ok_and(|t| t.lines().count() > 10)
+    });
+    assert!(drawing, "no frames drawn after 60 s");
+
+    // Open the form, type the URL (keys go to the focused window: no window manager here),
+    // connect.
+    click(&display, &window, CONNECT_HEADER.0, CONNECT_HEADER.1);
+    xdotool(&display, &["windowfocus", "--sync", &window]);
+    click(&display, &window, CONNECT_URL.0, CONNECT_URL.1);
+    let url = format!("udp://127.0.0.1:{port}");
+    xdotool(&display, &["type", "--delay", "30", &url]);
+    std::thread::sleep(Duration::from_millis(300));
+    click(&display, &window, CONNECT_BUTTON.0, CONNECT_BUTTON.1);
+    let bound = wait_until(Duration::from_secs(30), || {
+        udp_receive_queue(port).is_some()
+    });
+    assert!(
+        bound,
+        "nothing listens on UDP port {port} 30 s after connect; {}",
+        screenshot(&display, &dir.join("connect.png"))
+    );
+
+    // Datagrams of one JSON object each, all read by the app before it quits.
+    let values = [1.5, -2.25, 3.0, 1000.0, 0.125];
+    let tx = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    for v in values {
+        let datagram = format!("{{\"a\": {v}}}");
+        tx.send_to(datagram.as_bytes(), ("127.0.0.1", port))
+            .unwrap();
+    }
+    let read = wait_until(Duration::from_secs(30), || {
+        udp_receive_queue(port) == Some(0)
+    });
+    assert!(read, "the app did not read its socket within 30 s");
+    menu(&display, &window, SCENE_MENU, QUIT);
+    let quit = wait_until(Duration::from_secs(30), || {
+        child.try_wait().ok().flatten().is_some()
+    });
+    assert!(
+        quit,
+        "vizdeck did not quit from Scene ▸ Quit; {}",
+        screenshot(&display, &dir.join("quit.png"))
+    );
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "exit {:?}\n{stderr}", out.status);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    let ts = &json["scenes"]["timeseries"];
+    let source = ts["source"].as_str().unwrap_or_default();
+    assert!(source.starts_with(&url), "{ts}");
+    assert_eq!(ts["link"]["state"], "connected", "{ts}");
+    assert_eq!(ts["link"]["connects"], 1, "{ts}");
+    assert_eq!(ts["link"]["messages"], values.len(), "{ts}");
+    assert_eq!(ts["link"]["parse_errors"], 0, "{ts}");
+    assert_eq!(ts["link"]["dropped_by_vizdeck"], 0, "{ts}");
+    // The synthetic series went with the old source: only the datagrams' field is charted.
+    assert_eq!(ts["series_count"], 1, "{ts}");
+    let a = &ts["series"][0];
+    assert_eq!(a["name"], "a", "{ts}");
+    assert_eq!(a["points"], values.len(), "{ts}");
+    assert_eq!(a["stored"], values.len(), "{ts}");
+    assert_eq!(a["gaps"], 0, "{ts}");
+    std::fs::remove_dir_all(&dir).ok();
 }

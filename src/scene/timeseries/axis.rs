@@ -1,15 +1,23 @@
-//! Axis helpers of the time-series chart: value ranges, nice ticks, time labels (seconds,
-//! milliseconds, wall clock down to nanoseconds) and the nearest-sample lookup of the crosshair.
+//! Axis helpers of the time-series chart: value ranges, nice ticks, time ticks and labels
+//! (seconds, milliseconds, wall clock down to nanoseconds), the placement of axis labels and the
+//! nearest-sample lookup of the crosshair.
 //!
 //! Times are chart-relative seconds plus a chart origin `(absolute seconds, optional integer
 //! nanoseconds)`: an origin of at least 1e8 s (after 1973) is taken as Unix time and labelled as
-//! UTC wall-clock time; otherwise times are labelled in s or ms.
+//! wall-clock time in the chosen [`Zone`]; otherwise times are labelled in s or ms.
+//!
+//! Wall-clock ticks sit on calendar boundaries of the zone, computed with chrono (its calendar,
+//! its zone rules): years (1, 2, 5, 10, … years), months (1, 2, 3, 6), days (1, 2, 3, 7, 14;
+//! days of the month, restarting each month), hours (1, 2, 3, 6, 12), minutes and seconds (1, 2,
+//! 5, 10, 15, 30) and decimal fractions of a second down to a nanosecond — matplotlib's
+//! `AutoDateLocator` with `interval_multiples`. Labels show the unit that changes: `2012`,
+//! `Mar 2012`, `Mar 05`, `13:45` (`Mar 06` at midnight), `13:45:30`, `13:45:30.25`.
 
 use crate::scene::spectrogram::axis::nice_step;
 use crate::series::source::dates::{DateFormat, Zone};
 use crate::series::store::Series;
 
-/// Origins at or beyond this many seconds are labelled as UTC wall-clock time.
+/// Origins at or beyond this many seconds are labelled as wall-clock time.
 pub const WALL_CLOCK_FROM_S: f64 = 1e8;
 /// Most ticks one axis draws (guards against degenerate ranges).
 const MAX_TICKS: usize = 200;
@@ -67,89 +75,421 @@ pub fn value_ticks(lo: f64, hi: f64, target: f64) -> Vec<(f64, String)> {
     out
 }
 
-/// Steps of a wall-clock axis from a minute up, seconds: minutes, hours, days, a week, 30 and
-/// 365 days (multiples of a day fall on midnight UTC).
-const CALENDAR_STEPS: &[f64] = &[
-    60.0,
-    120.0,
-    300.0,
-    600.0,
-    900.0,
-    1800.0,
-    3600.0,
-    7200.0,
-    10800.0,
-    21600.0,
-    43200.0,
-    86400.0,
-    172_800.0,
-    604_800.0,
-    2_592_000.0,
-    31_536_000.0,
-];
+/// Nanoseconds in a second.
+const NS: i128 = 1_000_000_000;
+/// The mean Gregorian month and year, seconds (choosing a step, the label's level).
+const MONTH_S: f64 = 2_629_746.0;
+const YEAR_S: f64 = 31_556_952.0;
+/// Candidate local times looked at by one wall-clock axis at most (guards against huge targets).
+const MAX_CANDIDATES: usize = 100_000;
 
-/// The tick step of a time axis over `span` seconds (about `target` ticks): on a wall-clock
-/// axis, from a minute up, the first [`CALENDAR_STEPS`] entry at least the decimal nice step;
-/// else the decimal nice step.
-pub fn time_step(wall_clock: bool, span: f64, target: f64) -> f64 {
-    let step = nice_step(span, target);
-    if !wall_clock || step.is_nan() || step < 60.0 {
-        return step;
+/// The calendar unit of a wall-clock tick step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CalendarUnit {
+    /// Decimal fractions of a second (1, 2, 5 × 10ⁿ ns), aligned on the second.
+    Nanosecond,
+    /// Seconds of the minute, multiples of the count.
+    Second,
+    /// Minutes of the hour, multiples of the count.
+    Minute,
+    /// Hours of the day, multiples of the count (local midnight included).
+    Hour,
+    /// Local midnights of days of the month: 1, 1 + k, 1 + 2k, … restarting each month; for 7 and
+    /// 14 days the 1st, 8th, 15th and 22nd, or the 1st and 15th.
+    Day,
+    /// Local midnights of the first day of months that are multiples of the count (from January).
+    Month,
+    /// Local midnights of January 1st of years that are multiples of the count.
+    Year,
+}
+
+/// A wall-clock tick step: `count` [`CalendarUnit`]s.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CalendarStep {
+    /// The unit.
+    pub unit: CalendarUnit,
+    /// How many units apart the ticks are.
+    pub count: u32,
+}
+
+impl CalendarStep {
+    /// The step's length in seconds; months and years at their Gregorian mean (30.436875 and
+    /// 365.2425 days).
+    pub fn approx_s(self) -> f64 {
+        let c = f64::from(self.count);
+        match self.unit {
+            CalendarUnit::Nanosecond => c * 1e-9,
+            CalendarUnit::Second => c,
+            CalendarUnit::Minute => c * 60.0,
+            CalendarUnit::Hour => c * 3600.0,
+            CalendarUnit::Day => c * 86_400.0,
+            CalendarUnit::Month => c * MONTH_S,
+            CalendarUnit::Year => c * YEAR_S,
+        }
     }
-    CALENDAR_STEPS
-        .iter()
-        .copied()
-        .find(|&c| c >= step)
-        .unwrap_or_else(|| (step / 31_536_000.0).ceil() * 31_536_000.0)
 }
 
-/// The UTC civil date (year, month, day) of `days` since 1970-01-01 (Howard Hinnant's
-/// civil-from-days algorithm).
-fn civil_from_days(days: i128) -> (i128, u32, u32) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    (yoe + era * 400 + i128::from(m <= 2), m, d)
+/// Every wall-clock step, shortest first: 1 ns … 0.5 s (1, 2, 5 × 10ⁿ), seconds and minutes
+/// (1, 2, 5, 10, 15, 30), hours (1, 2, 3, 6, 12), days (1, 2, 3, 7, 14), months (1, 2, 3, 6),
+/// years (1, 2, 5 × 10ⁿ up to 500,000; chrono's calendar ends at year 262,143).
+fn calendar_steps() -> impl Iterator<Item = CalendarStep> {
+    use CalendarUnit::*;
+    let decades = |unit: CalendarUnit, exponents: u32| {
+        (0..=exponents).flat_map(move |e| {
+            [1, 2, 5].map(move |m| CalendarStep {
+                unit,
+                count: m * 10u32.pow(e),
+            })
+        })
+    };
+    let each = |unit: CalendarUnit, counts: &'static [u32]| {
+        counts
+            .iter()
+            .map(move |&count| CalendarStep { unit, count })
+    };
+    decades(Nanosecond, 8)
+        .chain(each(Second, &[1, 2, 5, 10, 15, 30]))
+        .chain(each(Minute, &[1, 2, 5, 10, 15, 30]))
+        .chain(each(Hour, &[1, 2, 3, 6, 12]))
+        .chain(each(Day, &[1, 2, 3, 7, 14]))
+        .chain(each(Month, &[1, 2, 3, 6]))
+        .chain(decades(Year, 5))
 }
 
-/// Label of chart-relative time `t` for ticks `step` apart: for Unix-time origins the wall
-/// clock of `zone` (UTC by default) (nanoseconds exact when the origin is integer nanoseconds): `YYYY-MM-DD` for steps of a
-/// day or more, `MM-DD HH:MM` for steps of an hour or more, else `HH:MM:SS.fff…`; for other
-/// origins `… s`, or `… ms` when ticks are closer than a second.
+/// The wall-clock step for `span` seconds and about `target` ticks: the shortest step at least
+/// `span / target` long (the longest step when none is).
+pub fn calendar_step(span: f64, target: f64) -> CalendarStep {
+    let raw = span / target.max(1.0);
+    let mut last = CalendarStep {
+        unit: CalendarUnit::Nanosecond,
+        count: 1,
+    };
+    for s in calendar_steps() {
+        if s.approx_s() >= raw {
+            return s;
+        }
+        last = s;
+    }
+    last
+}
+
+/// The step before `step` in [`calendar_steps`], if any.
+fn shorter_step(step: CalendarStep) -> Option<CalendarStep> {
+    let mut before = None;
+    for s in calendar_steps() {
+        if s == step {
+            return before;
+        }
+        before = Some(s);
+    }
+    None
+}
+
+/// The UTC instant `ns` (nanoseconds since the Unix epoch) as a chrono date-time; `None` beyond
+/// chrono's range.
+fn utc_at(ns: i128) -> Option<chrono::DateTime<chrono::Utc>> {
+    let secs = i64::try_from(ns.div_euclid(NS)).ok()?;
+    let nanos = u32::try_from(ns.rem_euclid(NS)).ok()?;
+    chrono::DateTime::from_timestamp(secs, nanos)
+}
+
+/// Nanoseconds since the Unix epoch of `d`.
+fn ns_of<Tz: chrono::TimeZone>(d: &chrono::DateTime<Tz>) -> i128 {
+    i128::from(d.timestamp()) * NS + i128::from(d.timestamp_subsec_nanos())
+}
+
+/// Runs `$body` with `$tz` bound to `&` the chrono time zone of [`Zone`] `$zone` (an offset
+/// chrono refuses, beyond ±24 h, reads as UTC).
+macro_rules! with_tz {
+    ($zone:expr, |$tz:ident| $body:expr) => {
+        match $zone {
+            Zone::Utc => {
+                let $tz = &chrono::Utc;
+                $body
+            }
+            Zone::Local => {
+                let $tz = &chrono::Local;
+                $body
+            }
+            Zone::Fixed(o) => match chrono::FixedOffset::east_opt(o) {
+                Some(f) => {
+                    let $tz = &f;
+                    $body
+                }
+                None => {
+                    let $tz = &chrono::Utc;
+                    $body
+                }
+            },
+        }
+    };
+}
+
+/// The UTC instant of local midnight starting `date` in `tz`; where a daylight-saving change
+/// skips midnight, the first local time after it (a quarter hour at a time, up to a day).
+fn midnight_in<Tz: chrono::TimeZone>(tz: &Tz, date: chrono::NaiveDate) -> Option<i128> {
+    let midnight = date.and_hms_opt(0, 0, 0)?;
+    (0..=96).find_map(|q| {
+        let local = midnight.checked_add_signed(chrono::TimeDelta::minutes(15 * q))?;
+        tz.from_local_datetime(&local).earliest().map(|d| ns_of(&d))
+    })
+}
+
+/// The local date-times of `tz` that instants in `[start, end]` (UTC ns) can have: from the
+/// start at the smallest offset to the end at the largest, the offsets sampled every hour (or
+/// every 1/2000 of a longer span): a daylight-saving change moves the local clock back or forth
+/// within the span.
+fn local_bounds<Tz: chrono::TimeZone>(
+    tz: &Tz,
+    start: i128,
+    end: i128,
+) -> Option<(chrono::NaiveDateTime, chrono::NaiveDateTime)> {
+    let offset_ns = |ns: i128| -> Option<i128> {
+        let d = utc_at(ns)?.with_timezone(tz);
+        let local = d.naive_local().and_utc();
+        Some(ns_of(&local) - ns)
+    };
+    let every = (3600 * NS).max((end - start) / 2000).max(1);
+    let (mut lo, mut hi) = (offset_ns(start)?, offset_ns(start)?);
+    let mut at = start;
+    loop {
+        at = (at + every).min(end);
+        let o = offset_ns(at)?;
+        lo = lo.min(o);
+        hi = hi.max(o);
+        if at >= end {
+            break;
+        }
+    }
+    Some((
+        utc_at(start + lo)?.naive_utc(),
+        utc_at(end + hi)?.naive_utc(),
+    ))
+}
+
+/// The instants (UTC ns, ascending, at most [`MAX_TICKS`]) in `[start, end)` that `step`
+/// marks on `tz`'s calendar (see [`CalendarUnit`]).
+fn ticks_in<Tz: chrono::TimeZone>(
+    tz: &Tz,
+    start: i128,
+    end: i128,
+    step: CalendarStep,
+) -> Vec<i128> {
+    use chrono::{Datelike, Timelike};
+    let mut out = Vec::new();
+    let count = step.count.max(1);
+    let keep = |ns: i128, out: &mut Vec<i128>| {
+        if (start..end).contains(&ns) {
+            out.push(ns);
+        }
+    };
+    match step.unit {
+        CalendarUnit::Nanosecond => {
+            // Offsets are whole seconds: fractions of a second are the same in every zone.
+            let s = i128::from(count);
+            let mut k = start.div_euclid(s) * s;
+            if k < start {
+                k += s;
+            }
+            while k < end && out.len() < MAX_TICKS {
+                out.push(k);
+                let Some(next) = k.checked_add(s) else {
+                    break;
+                };
+                k = next;
+            }
+            return out;
+        }
+        CalendarUnit::Second | CalendarUnit::Minute | CalendarUnit::Hour => {
+            let Some((lo, hi)) = local_bounds(tz, start, end) else {
+                return out;
+            };
+            let (h, m, s) = (lo.hour(), lo.minute(), lo.second());
+            let (first, unit_s) = match step.unit {
+                CalendarUnit::Second => ((h, m, s - s % count), 1),
+                CalendarUnit::Minute => ((h, m - m % count, 0), 60),
+                _ => ((h - h % count, 0, 0), 3600),
+            };
+            let Some(mut local) = lo.date().and_hms_opt(first.0, first.1, first.2) else {
+                return out;
+            };
+            let by = chrono::TimeDelta::seconds(i64::from(count) * unit_s);
+            for _ in 0..MAX_CANDIDATES {
+                if local > hi || out.len() >= MAX_TICKS {
+                    break;
+                }
+                match tz.from_local_datetime(&local) {
+                    chrono::LocalResult::Single(d) => keep(ns_of(&d), &mut out),
+                    chrono::LocalResult::Ambiguous(a, b) => {
+                        keep(ns_of(&a), &mut out);
+                        keep(ns_of(&b), &mut out);
+                    }
+                    chrono::LocalResult::None => {}
+                }
+                let Some(next) = local.checked_add_signed(by) else {
+                    break;
+                };
+                local = next;
+            }
+        }
+        CalendarUnit::Day | CalendarUnit::Month | CalendarUnit::Year => {
+            // A day each side: no zone's offset changes by more within the span.
+            let local = |ns: i128| utc_at(ns).map(|d| d.with_timezone(tz).date_naive());
+            let (Some(lo), Some(hi)) = (local(start), local(end)) else {
+                return out;
+            };
+            let lo = lo.pred_opt().unwrap_or(lo);
+            let hi = hi.succ_opt().unwrap_or(hi);
+            let mut date = match step.unit {
+                CalendarUnit::Day => Some(lo),
+                CalendarUnit::Month => {
+                    let m0 = lo.month0() - lo.month0() % count;
+                    chrono::NaiveDate::from_ymd_opt(lo.year(), m0 + 1, 1)
+                }
+                _ => {
+                    let c = i32::try_from(count).unwrap_or(i32::MAX);
+                    chrono::NaiveDate::from_ymd_opt(lo.year().div_euclid(c) * c, 1, 1)
+                }
+            };
+            for _ in 0..MAX_CANDIDATES {
+                let Some(d) = date.filter(|d| *d <= hi) else {
+                    break;
+                };
+                if out.len() >= MAX_TICKS {
+                    break;
+                }
+                let marked = match step.unit {
+                    CalendarUnit::Day => day_marked(d.day(), count),
+                    _ => true,
+                };
+                if marked && let Some(ns) = midnight_in(tz, d) {
+                    keep(ns, &mut out);
+                }
+                date = match step.unit {
+                    CalendarUnit::Day => d.succ_opt(),
+                    CalendarUnit::Month => d.checked_add_months(chrono::Months::new(count)),
+                    _ => i32::try_from(count)
+                        .ok()
+                        .and_then(|c| d.year().checked_add(c))
+                        .and_then(|y| chrono::NaiveDate::from_ymd_opt(y, 1, 1)),
+                };
+            }
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// Whether day of the month `day` carries a tick `count` days apart: 1, 1 + count, … (restarting
+/// each month); 7 and 14 days stop before the month's last week (1, 8, 15, 22; 1, 15), as
+/// matplotlib's `AutoDateLocator` does.
+fn day_marked(day: u32, count: u32) -> bool {
+    let k = day.saturating_sub(1);
+    k.is_multiple_of(count) && (count < 7 || k + count <= 28)
+}
+
+/// Ticks of a wall-clock axis over the UTC instants `[start_ns, end_ns)` (nanoseconds since the
+/// Unix epoch), about `target` of them, on calendar boundaries of `zone` (see
+/// [`CalendarUnit`]): the step [`calendar_step`] chooses, or up to three shorter ones while it
+/// marks fewer than two instants. Returns the step and the instants, ascending.
+pub fn wall_ticks(
+    start_ns: i128,
+    end_ns: i128,
+    target: f64,
+    zone: Zone,
+) -> (CalendarStep, Vec<i128>) {
+    let mut step = calendar_step(end_ns.saturating_sub(start_ns) as f64 * 1e-9, target);
+    if end_ns <= start_ns {
+        return (step, Vec::new());
+    }
+    // A few shorter steps at most: each is at most 3.5 times shorter than the one before.
+    for _ in 0..3 {
+        let ticks = with_tz!(zone, |tz| ticks_in(tz, start_ns, end_ns, step));
+        match shorter_step(step) {
+            Some(shorter) if ticks.len() < 2 => step = shorter,
+            _ => return (step, ticks),
+        }
+    }
+    let ticks = with_tz!(zone, |tz| ticks_in(tz, start_ns, end_ns, step));
+    (step, ticks)
+}
+
+/// The label of date-time `d` (in its zone) on a wall-clock axis of ticks `step_s` seconds
+/// apart: `2012` (steps of a year or more), `Mar 2012` (months), `Mar 05` (days, and sub-day
+/// ticks at local midnight), `13:45` (minutes, hours), `13:45:30` (seconds), `13:45:30.25`
+/// (fractions: as many digits as the step needs).
+fn wall_label<Tz: chrono::TimeZone>(d: &chrono::DateTime<Tz>, step_s: f64) -> String
+where
+    Tz::Offset: std::fmt::Display,
+{
+    use chrono::Timelike;
+    let midnight = d.hour() == 0 && d.minute() == 0 && d.second() == 0 && d.nanosecond() == 0;
+    let pattern = if step_s >= YEAR_S * 0.999 {
+        "%Y"
+    } else if step_s >= 28.0 * 86_400.0 {
+        "%b %Y"
+    } else if step_s >= 86_400.0 || (midnight && step_s >= 1.0) {
+        "%b %d"
+    } else if step_s >= 60.0 {
+        "%H:%M"
+    } else {
+        "%H:%M:%S"
+    };
+    let mut s = d.format(pattern).to_string();
+    let decimals = decimals_for(step_s);
+    if step_s < 1.0 && decimals > 0 {
+        let digits = format!("{:09}", d.nanosecond().min(999_999_999));
+        s.push('.');
+        s.push_str(&digits[..decimals]);
+    }
+    s
+}
+
+/// The label of UTC instant `ns` on a wall-clock axis of ticks `step_s` seconds apart, in
+/// `zone` (see [`wall_label`]); seconds since the epoch beyond chrono's calendar.
+fn wall_label_ns(ns: i128, step_s: f64, zone: Zone) -> String {
+    let Some(utc) = utc_at(ns) else {
+        return format!("{} s", ns.div_euclid(NS));
+    };
+    with_tz!(zone, |tz| wall_label(&utc.with_timezone(tz), step_s))
+}
+
+/// The absolute instant (ns since the Unix epoch) of chart-relative time `t` for an origin of
+/// `o` seconds, or `ons` integer nanoseconds when known (exact then).
+fn absolute_ns(o: f64, ons: Option<i64>, t: f64) -> i128 {
+    match ons {
+        Some(n) => i128::from(n).saturating_add((t * 1e9).round() as i128),
+        None => {
+            let base = o.floor();
+            (base as i128)
+                .saturating_mul(NS)
+                .saturating_add(((o - base + t) * 1e9).round() as i128)
+        }
+    }
+}
+
+/// Chart-relative seconds of absolute instant `ns` (the inverse of [`absolute_ns`]).
+fn relative_s(o: f64, ons: Option<i64>, ns: i128) -> f64 {
+    match ons {
+        Some(n) => ns.saturating_sub(i128::from(n)) as f64 * 1e-9,
+        None => {
+            let base = o.floor();
+            ns.saturating_sub((base as i128).saturating_mul(NS)) as f64 * 1e-9 - (o - base)
+        }
+    }
+}
+
+/// Label of chart-relative time `t` for ticks `step` seconds apart: for Unix-time origins the
+/// wall clock of `zone` (nanoseconds exact when the origin is integer nanoseconds): `2012` for
+/// steps of a year or more, `Mar 2012` for months, `Mar 05` for days (and at local midnight on
+/// finer axes), `13:45` for minutes and hours, `13:45:30` for seconds, else `13:45:30.25` with
+/// the digits the step needs; for other origins `… s`, or `… ms` when ticks are closer than a
+/// second.
 pub fn format_time(origin: Option<(f64, Option<i64>)>, t: f64, step: f64, zone: Zone) -> String {
     let (o, ons) = origin.unwrap_or((0.0, None));
-    let d = decimals_for(step);
     if o.abs() >= WALL_CLOCK_FROM_S {
-        let total_ns: i128 = match ons {
-            Some(n) => n as i128 + (t * 1e9).round() as i128,
-            None => {
-                let base = o.floor();
-                base as i128 * 1_000_000_000 + ((o - base + t) * 1e9).round() as i128
-            }
-        };
-        let utc_secs = total_ns.div_euclid(1_000_000_000);
-        let secs = utc_secs + i128::from(zone.offset_s(utc_secs as i64));
-        let nanos = total_ns.rem_euclid(1_000_000_000);
-        let day = secs.rem_euclid(86_400);
-        let (y, m, dd) = civil_from_days(secs.div_euclid(86_400));
-        if step >= 86_400.0 {
-            return format!("{y:04}-{m:02}-{dd:02}");
-        }
-        if step >= 3600.0 {
-            return format!("{m:02}-{dd:02} {:02}:{:02}", day / 3600, day / 60 % 60);
-        }
-        let mut s = format!("{:02}:{:02}:{:02}", day / 3600, day / 60 % 60, day % 60);
-        if d > 0 {
-            let digits = format!("{nanos:09}");
-            s.push('.');
-            s.push_str(&digits[..d]);
-        }
-        return s;
+        return wall_label_ns(absolute_ns(o, ons, t), step, zone);
     }
     let a = o + t;
     if step < 0.999 {
@@ -163,8 +503,10 @@ pub fn format_time(origin: Option<(f64, Option<i64>)>, t: f64, step: f64, zone: 
     }
 }
 
-/// Ticks of the time axis over chart-relative `[t0, t1)` (about `target`), placed at multiples
-/// of a nice step in *absolute* time (integer nanoseconds when the origin has them), with labels.
+/// Ticks of the time axis over chart-relative `[t0, t1)` (about `target`), with labels: for
+/// Unix-time origins on calendar boundaries of `zone` ([`wall_ticks`], labelled by
+/// [`format_time`]'s wall-clock forms); else at multiples of a decimal nice step in *absolute*
+/// time (integer nanoseconds when the origin has them).
 pub fn time_ticks(
     origin: Option<(f64, Option<i64>)>,
     t0: f64,
@@ -172,13 +514,28 @@ pub fn time_ticks(
     target: f64,
     zone: Zone,
 ) -> Vec<(f64, String)> {
-    let wall_clock = origin.is_some_and(|(o, _)| o.abs() >= WALL_CLOCK_FROM_S);
-    let step = time_step(wall_clock, t1 - t0, target);
     let mut out = Vec::new();
-    if t1.partial_cmp(&t0) != Some(std::cmp::Ordering::Greater) || !step.is_finite() {
+    if !t0.is_finite() || !t1.is_finite() || t1 <= t0 {
         return out;
     }
     let (o, ons) = origin.unwrap_or((0.0, None));
+    if o.abs() >= WALL_CLOCK_FROM_S {
+        let (step, ticks) = wall_ticks(
+            absolute_ns(o, ons, t0),
+            absolute_ns(o, ons, t1),
+            target,
+            zone,
+        );
+        let step_s = step.approx_s();
+        return ticks
+            .into_iter()
+            .map(|ns| (relative_s(o, ons, ns), wall_label_ns(ns, step_s, zone)))
+            .collect();
+    }
+    let step = nice_step(t1 - t0, target);
+    if !step.is_finite() {
+        return out;
+    }
     match ons {
         Some(n) if (1e-9..1.0).contains(&step) => {
             let step_ns = (step * 1e9).round().max(1.0) as i128;
@@ -197,14 +554,8 @@ pub fn time_ticks(
         }
         _ => {
             // Align on multiples of `step` from floor(origin); nice steps below 1 divide 1.
-            // Wall-clock steps align on the zone's clock (days at its midnight).
             let base = if step < 1.0 { o.floor() } else { 0.0 };
-            let off = if wall_clock && step >= 1.0 {
-                f64::from(zone.offset_s((o + t0) as i64))
-            } else {
-                0.0
-            };
-            let frac = o + off - base;
+            let frac = o - base;
             let mut k = ((frac + t0) / step).ceil();
             while out.len() < MAX_TICKS {
                 let rel = k * step - frac;
@@ -214,6 +565,48 @@ pub fn time_ticks(
                 out.push((rel, format_time(origin, rel, step, zone)));
                 k += 1.0;
             }
+        }
+    }
+    out
+}
+
+/// About how many time ticks a chart `width_px` wide shows: one per 130 px, at least 2.
+pub fn time_target(width_px: f32) -> f64 {
+    f64::from((width_px / 130.0).max(2.0))
+}
+
+/// Least space between two labels of the time axis, pixels.
+pub const LABEL_GAP_PX: f32 = 8.0;
+
+/// The font of the chart's axis labels.
+pub fn label_font() -> egui::FontId {
+    egui::FontId::proportional(12.0)
+}
+
+/// Axis label `text` laid out in [`label_font`] (one line): what the overlay paints, and its
+/// size is what [`place_labels`] is given.
+pub fn label_galley(ctx: &egui::Context, text: &str) -> std::sync::Arc<egui::Galley> {
+    ctx.fonts_mut(|f| f.layout_no_wrap(text.to_string(), label_font(), egui::Color32::PLACEHOLDER))
+}
+
+/// Where the labels of one axis go, as offsets from the axis' start: label `i` wants to start at
+/// `want[i]` and is `size[i]` long. Taken in order of `want`, each is moved inside
+/// `[0, length]` (a label that does not fit at all is dropped), and one that would start less
+/// than `gap` after the end of the label kept before it is dropped (`None`) rather than overlap.
+pub fn place_labels(want: &[f32], size: &[f32], length: f32, gap: f32) -> Vec<Option<f32>> {
+    let mut out = vec![None; want.len()];
+    let mut order: Vec<usize> = (0..want.len().min(size.len())).collect();
+    order.sort_by(|&a, &b| want[a].total_cmp(&want[b]));
+    let mut end = f32::NEG_INFINITY;
+    for i in order {
+        let (w, s) = (want[i], size[i]);
+        if !w.is_finite() || !s.is_finite() || s < 0.0 || s > length {
+            continue;
+        }
+        let start = w.clamp(0.0, length - s);
+        if start >= end + gap {
+            out[i] = Some(start);
+            end = start + s;
         }
     }
     out
@@ -249,14 +642,20 @@ pub fn nearest_sample(s: &Series, r: f64) -> Option<(u64, f64, f32)> {
 }
 
 /// The exact time of a sample at relative time `tr` of series `s`: for series fed nanoseconds,
-/// in the file's own date format `file` when it has one, else as `zone`'s wall clock, with the
+/// in the file's own date format `file` when it has one, else as `zone`'s wall clock with its
+/// date (`2023-11-14 22:13:20.000000003`; Unix times only, see [`WALL_CLOCK_FROM_S`]), with the
 /// integer nanoseconds; else the shortest decimal that round-trips the f64.
 pub fn exact_time(s: &Series, tr: f64, zone: Zone, file: Option<&DateFormat>) -> String {
     match (s.origin_ns(), s.origin()) {
         (Some(n), _) => {
-            let ns = n as i128 + (tr * 1e9).round() as i128;
-            let shown = match (file, i64::try_from(ns)) {
-                (Some(f), Ok(ns)) => f.format_ns(ns, zone),
+            let ns = absolute_ns(0.0, Some(n), tr);
+            let wall = (n as f64 * 1e-9).abs() >= WALL_CLOCK_FROM_S;
+            let shown = match (file, i64::try_from(ns), utc_at(ns)) {
+                (Some(f), Ok(ns), _) => f.format_ns(ns, zone),
+                (None, _, Some(utc)) if wall => with_tz!(zone, |tz| utc
+                    .with_timezone(tz)
+                    .format("%Y-%m-%d %H:%M:%S%.9f")
+                    .to_string()),
                 _ => format_time(Some((n as f64 * 1e-9, Some(n))), tr, 1e-9, zone),
             };
             format!("{shown} ({ns} ns)")
@@ -285,40 +684,32 @@ mod tests {
 
     #[test]
     fn wall_clock_axes_over_days_label_dates_at_midnight() {
-        // 2010-01-01T00:00:00Z = 1,262,304,000 s; 2000-02-29 = 11,016 days; 1969-12-31 = -1.
-        assert_eq!(civil_from_days(14_610), (2010, 1, 1));
-        assert_eq!(civil_from_days(11_016), (2000, 2, 29));
-        assert_eq!(civil_from_days(-1), (1969, 12, 31));
+        // 2010-01-01T00:00:00Z = 1,262,304,000 s.
         let o = Some((1_262_304_000.0, Some(1_262_304_000_000_000_000)));
         assert_eq!(
             format_time(o, 3.0 * 86_400.0, 86_400.0, Zone::Utc),
-            "2010-01-04"
+            "Jan 04"
         );
         assert_eq!(
             format_time(o, 86_400.0 + 7200.0, 3600.0, Zone::Utc),
-            "01-02 02:00"
+            "02:00"
         );
-        // A month of hourly samples: weekly ticks, each at midnight UTC.
+        assert_eq!(format_time(o, 86_400.0, 3600.0, Zone::Utc), "Jan 02");
+        assert_eq!(
+            format_time(o, 40.0 * 86_400.0, 30.0 * 86_400.0, Zone::Utc),
+            "Feb 2010"
+        );
+        assert_eq!(format_time(o, 400.0 * 86_400.0, YEAR_S, Zone::Utc), "2011");
+        // A month: 7-day ticks on the 1st, 8th, 15th and 22nd, each at midnight UTC.
         let ticks = time_ticks(o, 0.0, 30.0 * 86_400.0, 6.0, Zone::Utc);
-        assert!(ticks.len() >= 4, "{ticks:?}");
-        for (t, label) in &ticks {
-            assert_eq!((1_262_304_000.0 + t).rem_euclid(86_400.0), 0.0, "{label}");
-            assert_eq!(label.len(), 10, "{label}");
-        }
+        let days: Vec<f64> = ticks.iter().map(|t| t.0 / 86_400.0).collect();
+        assert_eq!(days, [0.0, 7.0, 14.0, 21.0], "{ticks:?}");
+        let labels: Vec<&str> = ticks.iter().map(|t| t.1.as_str()).collect();
+        assert_eq!(labels, ["Jan 01", "Jan 08", "Jan 15", "Jan 22"]);
         // At UTC−08:00 the same ticks fall on the zone's midnight: 08:00 UTC.
         let ticks = time_ticks(o, 0.0, 30.0 * 86_400.0, 6.0, Zone::Fixed(-28_800));
-        assert!(ticks.len() >= 4, "{ticks:?}");
-        for (t, label) in &ticks {
-            assert_eq!(
-                (1_262_304_000.0 + t).rem_euclid(86_400.0),
-                28_800.0,
-                "{label}"
-            );
-        }
-        assert_eq!(
-            time_step(false, 30.0 * 86_400.0, 6.0),
-            nice_step(30.0 * 86_400.0, 6.0)
-        );
+        let hours: Vec<f64> = ticks.iter().map(|t| t.0 / 3600.0).collect();
+        assert_eq!(hours, [8.0, 176.0, 344.0, 512.0], "{ticks:?}");
     }
 
     #[test]
@@ -343,5 +734,350 @@ mod tests {
         for (k, r) in rel.iter().enumerate() {
             assert_eq!(*r, k as f64 * 1e-9);
         }
+        // Relative origins keep their decimal steps in s.
+        let ticks = time_ticks(Some((0.0, None)), 0.0, 10.0, 5.0, Zone::Utc);
+        let labels: Vec<&str> = ticks.iter().map(|t| t.1.as_str()).collect();
+        assert_eq!(labels, ["0 s", "2 s", "4 s", "6 s", "8 s"]);
+    }
+
+    /// English month abbreviations, as chrono's `%b` writes them.
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+
+    /// The local date-time of UTC instant `ns` in `zone`, by chrono (not through the axis code).
+    fn zoned(ns: i128, zone: Zone) -> chrono::NaiveDateTime {
+        let secs = i64::try_from(ns.div_euclid(1_000_000_000)).unwrap();
+        let nanos = u32::try_from(ns.rem_euclid(1_000_000_000)).unwrap();
+        let utc = chrono::DateTime::from_timestamp(secs, nanos).unwrap();
+        match zone {
+            Zone::Utc => utc.naive_utc(),
+            Zone::Fixed(o) => utc
+                .with_timezone(&chrono::FixedOffset::east_opt(o).unwrap())
+                .naive_local(),
+            Zone::Local => utc.with_timezone(&chrono::Local).naive_local(),
+        }
+    }
+
+    /// The days of the month a day step of `count` marks, written out.
+    fn marked_days(count: u32) -> &'static [u32] {
+        match count {
+            1 => &[
+                1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23,
+                24, 25, 26, 27, 28, 29, 30, 31,
+            ],
+            2 => &[1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31],
+            3 => &[1, 4, 7, 10, 13, 16, 19, 22, 25, 28, 31],
+            7 => &[1, 8, 15, 22],
+            14 => &[1, 15],
+            _ => &[],
+        }
+    }
+
+    /// The boundary `dir` (+1 after, −1 before) local time `t` for a step of `count` `unit`s,
+    /// by chrono's calendar arithmetic.
+    fn boundary_from(
+        t: chrono::NaiveDateTime,
+        unit: CalendarUnit,
+        count: u32,
+        dir: i32,
+    ) -> chrono::NaiveDateTime {
+        use chrono::{Datelike, TimeDelta};
+        let c = i64::from(count) * i64::from(dir);
+        match unit {
+            CalendarUnit::Nanosecond => t + TimeDelta::nanoseconds(c),
+            CalendarUnit::Second => t + TimeDelta::seconds(c),
+            CalendarUnit::Minute => t + TimeDelta::minutes(c),
+            CalendarUnit::Hour => t + TimeDelta::hours(c),
+            CalendarUnit::Day => {
+                let day = TimeDelta::days(i64::from(dir));
+                let mut d = t + day;
+                while !marked_days(count).contains(&d.day()) {
+                    d += day;
+                }
+                d
+            }
+            CalendarUnit::Month if dir > 0 => {
+                t.checked_add_months(chrono::Months::new(count)).unwrap()
+            }
+            CalendarUnit::Month => t.checked_sub_months(chrono::Months::new(count)).unwrap(),
+            CalendarUnit::Year => t.with_year(t.year() + count as i32 * dir).unwrap(),
+        }
+    }
+
+    /// The label a tick at local time `t` should have on an axis of `count` `unit`s, written out
+    /// field by field.
+    fn expected_label(t: chrono::NaiveDateTime, unit: CalendarUnit, count: u32) -> String {
+        use chrono::{Datelike, Timelike};
+        let (mon, d) = (MONTHS[t.month0() as usize], t.day());
+        let midnight = t.time() == chrono::NaiveTime::MIN;
+        let hms = format!("{:02}:{:02}:{:02}", t.hour(), t.minute(), t.second());
+        match unit {
+            CalendarUnit::Year => format!("{}", t.year()),
+            CalendarUnit::Month => format!("{mon} {}", t.year()),
+            CalendarUnit::Day => format!("{mon} {d:02}"),
+            _ if midnight && unit != CalendarUnit::Nanosecond => format!("{mon} {d:02}"),
+            CalendarUnit::Hour | CalendarUnit::Minute => hms[..5].to_string(),
+            CalendarUnit::Second => hms,
+            CalendarUnit::Nanosecond => {
+                // 1, 2, 5 × 10ⁿ ns: 9 − n digits.
+                let digits = 9 - count.ilog10() as usize;
+                format!("{hms}.{}", &format!("{:09}", t.nanosecond())[..digits])
+            }
+        }
+    }
+
+    /// Whether local time `t` sits on a boundary of `count` `unit`s.
+    fn on_boundary(t: chrono::NaiveDateTime, unit: CalendarUnit, count: u32) -> bool {
+        use chrono::{Datelike, Timelike};
+        let (h, m, s, n) = (t.hour(), t.minute(), t.second(), t.nanosecond());
+        match unit {
+            CalendarUnit::Nanosecond => n % count == 0,
+            CalendarUnit::Second => n == 0 && s % count == 0,
+            CalendarUnit::Minute => n == 0 && s == 0 && m % count == 0,
+            CalendarUnit::Hour => n == 0 && s == 0 && m == 0 && h % count == 0,
+            CalendarUnit::Day => {
+                t.time() == chrono::NaiveTime::MIN && marked_days(count).contains(&t.day())
+            }
+            CalendarUnit::Month => {
+                t.time() == chrono::NaiveTime::MIN
+                    && t.day() == 1
+                    && t.month0().is_multiple_of(count)
+            }
+            CalendarUnit::Year => {
+                t.time() == chrono::NaiveTime::MIN
+                    && t.day() == 1
+                    && t.month() == 1
+                    && t.year().rem_euclid(count as i32) == 0
+            }
+        }
+    }
+
+    const SPAN_S: [f64; 6] = [
+        2.0,
+        90.0 * 60.0,
+        3.0 * 86_400.0,
+        5.0 * MONTH_S,
+        7.0 * YEAR_S,
+        60.0 * YEAR_S,
+    ];
+    const ZONES: [Zone; 3] = [Zone::Utc, Zone::Fixed(19_800), Zone::Local];
+    /// Starts: 2012-03-05T13:47:12.345678901Z; 1999-12-31T23:59:58.5Z (2000 begins within every
+    /// span in UTC); 1973-03-03T09:46:40Z (just after the wall-clock threshold); 2021-03-28 and
+    /// 2021-10-31 at 00:30Z, half an hour before Europe's clocks change (exercised where the
+    /// test runs with such a local zone, e.g. `TZ=Europe/Berlin`).
+    const STARTS_NS: [i128; 5] = [
+        1_330_955_232_345_678_901,
+        946_684_798_500_000_000,
+        100_000_000_000_000_000,
+        1_616_891_400_000_000_000,
+        1_635_640_200_000_000_000,
+    ];
+
+    /// The step each span of [`SPAN_S`] gets on a chart 1000 px wide (7.7 ticks) and 600 px
+    /// wide (4.6 ticks), worked out by hand: the shortest step at least span / ticks long.
+    fn expected_step(width: f32, span: usize) -> (CalendarUnit, u32) {
+        use CalendarUnit::*;
+        let (wide, narrow) = [
+            // 2 s / 7.7 = 0.26 s, / 4.6 = 0.43 s: half a second.
+            ((Nanosecond, 500_000_000), (Nanosecond, 500_000_000)),
+            // 90 min / 7.7 = 11.7 min: 15 min; / 4.6 = 19.5 min: 30 min.
+            ((Minute, 15), (Minute, 30)),
+            // 3 days / 7.7 = 9.4 h: 12 h; / 4.6 = 15.6 h: a day.
+            ((Hour, 12), (Day, 1)),
+            // 5 months / 7.7 = 0.65 month: 1; / 4.6 = 1.08 months: 2.
+            ((Month, 1), (Month, 2)),
+            // 7 years / 7.7 = 0.91 year: 1; / 4.6 = 1.52 years: 2.
+            ((Year, 1), (Year, 2)),
+            // 60 years / 7.7 = 7.8 years: 10; / 4.6 = 13 years: 20.
+            ((Year, 10), (Year, 20)),
+        ][span];
+        if width >= 1000.0 { wide } else { narrow }
+    }
+
+    #[test]
+    fn wall_clock_ticks_sit_on_calendar_boundaries_of_the_zone() {
+        for width in [1000.0f32, 600.0] {
+            let target = time_target(width);
+            for (k, span) in SPAN_S.into_iter().enumerate() {
+                let (unit, count) = expected_step(width, k);
+                for zone in ZONES {
+                    for start in STARTS_NS {
+                        let end = start + (span * 1e9) as i128;
+                        let case = format!("{width} px, {span} s, {zone:?}, from {start} ns");
+                        let (step, ticks) = wall_ticks(start, end, target, zone);
+                        assert_eq!((step.unit, step.count), (unit, count), "{case}");
+                        assert!((2..=12).contains(&ticks.len()), "{case}: {ticks:?}");
+                        assert!(ticks.windows(2).all(|w| w[0] < w[1]), "{case}: {ticks:?}");
+                        assert!(ticks[0] >= start && *ticks.last().unwrap() < end, "{case}");
+                        let local: Vec<_> = ticks.iter().map(|&ns| zoned(ns, zone)).collect();
+                        for t in &local {
+                            assert!(on_boundary(*t, unit, count), "{case}: {t}");
+                        }
+                        // None missing: each tick is the boundary after the one before, and
+                        // the boundaries either side of the ticks fall outside the span.
+                        let fixed_offset = |a: i128, b: i128| {
+                            zone != Zone::Local
+                                || (zoned(a, zone) - zoned(a, Zone::Utc))
+                                    == (zoned(b, zone) - zoned(b, Zone::Utc))
+                        };
+                        for (w, l) in ticks.windows(2).zip(local.windows(2)) {
+                            if fixed_offset(w[0], w[1]) {
+                                assert_eq!(boundary_from(l[0], unit, count, 1), l[1], "{case}");
+                            }
+                        }
+                        if fixed_offset(start, end) {
+                            let (first, last) = (local[0], local[local.len() - 1]);
+                            assert!(boundary_from(first, unit, count, -1) < zoned(start, zone));
+                            assert!(boundary_from(last, unit, count, 1) >= zoned(end, zone));
+                        }
+                        // The same ticks, chart-relative, with their labels.
+                        let o = (start as f64 * 1e-9, Some(i64::try_from(start).unwrap()));
+                        let labelled = time_ticks(Some(o), 0.0, span, target, zone);
+                        assert_eq!(labelled.len(), ticks.len(), "{case}");
+                        for ((rel, label), (&ns, t)) in
+                            labelled.iter().zip(ticks.iter().zip(&local))
+                        {
+                            assert_eq!(*rel, (ns - start) as f64 * 1e-9, "{case}");
+                            assert_eq!(*label, expected_label(*t, unit, count), "{case}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// An egui context with its fonts loaded (after one pass), as the overlay's is.
+    fn egui_ctx() -> egui::Context {
+        let ctx = egui::Context::default();
+        let _ = ctx.run_ui(egui::RawInput::default(), |_| {});
+        ctx
+    }
+
+    #[test]
+    fn labels_are_moved_inside_and_dropped_rather_than_overlap() {
+        // Wants -20 (leaves the start), 50, 55 (would overlap 50..80), 190 (leaves the end).
+        let placed = place_labels(
+            &[-20.0, 50.0, 55.0, 190.0],
+            &[40.0, 30.0, 30.0, 40.0],
+            200.0,
+            8.0,
+        );
+        assert_eq!(placed, [Some(0.0), Some(50.0), None, Some(160.0)]);
+        // Taken in order of position whatever the order given; too long for the axis: dropped.
+        let placed = place_labels(&[100.0, 0.0, 10.0], &[10.0, 10.0, 300.0], 200.0, 8.0);
+        assert_eq!(placed, [Some(100.0), Some(0.0), None]);
+        assert_eq!(place_labels(&[f32::NAN], &[10.0], 200.0, 8.0), [None]);
+    }
+
+    #[test]
+    fn time_labels_stay_inside_the_chart_and_apart() {
+        let ctx = egui_ctx();
+        let mut at_edge = 0;
+        for width in [1000.0f32, 600.0, 300.0] {
+            let target = time_target(width);
+            for span in SPAN_S {
+                for zone in ZONES {
+                    for start in STARTS_NS {
+                        // Also from a tick: its label would be centred on the left edge.
+                        let end = start + (span * 1e9) as i128;
+                        let edge = wall_ticks(start, end, target, zone).1[0];
+                        for s0 in [start, edge] {
+                            let case = format!("{width} px, {span} s, {zone:?}, from {s0} ns");
+                            let o = (s0 as f64 * 1e-9, Some(i64::try_from(s0).unwrap()));
+                            let ticks = time_ticks(Some(o), 0.0, span, target, zone);
+                            let sizes: Vec<f32> = ticks
+                                .iter()
+                                .map(|(_, l)| label_galley(&ctx, l).size().x)
+                                .collect();
+                            let want: Vec<f32> = ticks
+                                .iter()
+                                .zip(&sizes)
+                                .map(|((t, _), w)| (t / span) as f32 * width - w / 2.0)
+                                .collect();
+                            let placed = place_labels(&want, &sizes, width, LABEL_GAP_PX);
+                            let rects: Vec<(f32, f32)> = placed
+                                .iter()
+                                .zip(&sizes)
+                                .filter_map(|(p, w)| p.map(|x| (x, x + w)))
+                                .collect();
+                            let least = if width >= 600.0 { 2 } else { 1 };
+                            assert!(rects.len() >= least, "{case}: {ticks:?} {rects:?}");
+                            for (a, b) in &rects {
+                                assert!(*a >= 0.0 && *b <= width && b > a, "{case}: {rects:?}");
+                            }
+                            for w in rects.windows(2) {
+                                assert!(w[1].0 >= w[0].1 + LABEL_GAP_PX, "{case}: {rects:?}");
+                            }
+                            if ticks[0].0 == 0.0 {
+                                assert_eq!(placed[0], Some(0.0), "{case}: {ticks:?}");
+                                at_edge += 1;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        // Most starts from a tick keep it (a shorter step can move the first tick on).
+        assert!(
+            at_edge >= 3 * SPAN_S.len() * ZONES.len() * STARTS_NS.len() / 2,
+            "{at_edge}"
+        );
+    }
+
+    #[test]
+    fn value_labels_stay_inside_the_chart() {
+        let ctx = egui_ctx();
+        // 0 … 1 on 300 px: ticks every 0.2 (60 px), the top one on the chart's top edge.
+        let ticks = value_ticks(0.0, 1.0, 6.0);
+        assert_eq!(ticks.len(), 6);
+        let heights: Vec<f32> = ticks
+            .iter()
+            .map(|(_, l)| label_galley(&ctx, l).size().y)
+            .collect();
+        // A label sits on its line (its bottom at the line), 300 px tall chart.
+        let want: Vec<f32> = ticks
+            .iter()
+            .zip(&heights)
+            .map(|((v, _), h)| (1.0 - *v as f32) * 300.0 - h)
+            .collect();
+        let placed = place_labels(&want, &heights, 300.0, 2.0);
+        assert_eq!(
+            placed[5],
+            Some(0.0),
+            "the top label moves inside, below its line"
+        );
+        for ((p, h), w) in placed.iter().zip(&heights).zip(&want) {
+            let p = p.expect("every label fits");
+            assert!(p >= 0.0 && p + h <= 300.0);
+            assert!((p - w).abs() <= *h, "moved by at most its height");
+        }
+        for w in placed.windows(2) {
+            let (a, b) = (w[0].unwrap(), w[1].unwrap());
+            assert!(a >= b + heights[0] + 2.0, "apart: {placed:?}");
+        }
+    }
+
+    #[test]
+    fn exact_times_show_the_date_in_the_zone() {
+        let mut s = Series::new("a", 16);
+        // 2023-11-14T22:13:20Z, then 3 ns later.
+        s.push_ns(1_700_000_000_000_000_000, 1.0);
+        s.push_ns(1_700_000_000_000_000_003, 2.0);
+        assert_eq!(
+            exact_time(&s, 3e-9, Zone::Utc, None),
+            "2023-11-14 22:13:20.000000003 (1700000000000000003 ns)"
+        );
+        assert_eq!(
+            exact_time(&s, 0.0, Zone::Fixed(19_800), None),
+            "2023-11-15 03:43:20.000000000 (1700000000000000000 ns)"
+        );
+        // Nanoseconds that are not Unix time (since boot, say): milliseconds.
+        let mut s = Series::new("b", 16);
+        s.push_ns(2_000_000, 1.0);
+        assert_eq!(
+            exact_time(&s, 0.0, Zone::Utc, None),
+            "2.000000 ms (2000000 ns)"
+        );
     }
 }

@@ -332,44 +332,75 @@ impl TimeSeries {
             );
             return;
         };
-        let font = egui::FontId::proportional(12.0);
+        let font = axis::label_font();
         let color = egui::Color32::from_gray(220);
         let stroke = egui::Stroke::new(1.0, egui::Color32::from_white_alpha(40));
         let x_of = |t: f64| rect.left() + ((t - v.t0) / (v.t1 - v.t0)) as f32 * rect.width();
         let y_of = |y: f64| rect.bottom() - ((y - v.lo) / (v.hi - v.lo)) as f32 * rect.height();
-        for (t, label) in axis::time_ticks(
+        // Every tick gets its grid line; a label goes inside the chart, centred on its tick where
+        // it fits, dropped where it would overlap the one before (axis::place_labels).
+        let ticks = axis::time_ticks(
             self.chart_origin(),
             v.t0,
             v.t1,
-            (rect.width() / 130.0).max(2.0) as f64,
+            axis::time_target(rect.width()),
             self.zone,
-        ) {
-            let x = x_of(t);
+        );
+        let ctx = painter.ctx();
+        let galleys: Vec<_> = ticks
+            .iter()
+            .map(|(_, l)| axis::label_galley(ctx, l))
+            .collect();
+        let want: Vec<f32> = ticks
+            .iter()
+            .zip(&galleys)
+            .map(|((t, _), g)| x_of(*t) - rect.left() - g.size().x / 2.0)
+            .collect();
+        let sizes: Vec<f32> = galleys.iter().map(|g| g.size().x).collect();
+        let placed = axis::place_labels(&want, &sizes, rect.width(), axis::LABEL_GAP_PX);
+        let mut time_labels = Vec::new();
+        for (((t, _), galley), at) in ticks.iter().zip(galleys).zip(placed) {
+            let x = x_of(*t);
             painter.line_segment(
                 [egui::pos2(x, rect.top()), egui::pos2(x, rect.bottom())],
                 stroke,
             );
-            painter.text(
-                egui::pos2(x, rect.bottom() - 4.0),
-                egui::Align2::CENTER_BOTTOM,
-                label,
-                font.clone(),
-                color,
-            );
+            if let Some(left) = at {
+                let min = egui::pos2(rect.left() + left, rect.bottom() - 4.0 - galley.size().y);
+                time_labels.push(egui::Rect::from_min_size(min, galley.size()));
+                painter.galley(min, galley, color);
+            }
         }
-        for (y, label) in axis::value_ticks(v.lo, v.hi, (rect.height() / 50.0).max(2.0) as f64) {
-            let py = y_of(y);
+        // Value labels sit on their line (moved below it at the top edge); one that would
+        // cover a time label is dropped.
+        let values = axis::value_ticks(v.lo, v.hi, (rect.height() / 50.0).max(2.0) as f64);
+        let galleys: Vec<_> = values
+            .iter()
+            .map(|(_, l)| axis::label_galley(ctx, l))
+            .collect();
+        let want: Vec<f32> = values
+            .iter()
+            .zip(&galleys)
+            .map(|((y, _), g)| y_of(*y) - rect.top() - g.size().y)
+            .collect();
+        let sizes: Vec<f32> = galleys.iter().map(|g| g.size().y).collect();
+        let placed = axis::place_labels(&want, &sizes, rect.height(), 2.0);
+        for (((y, _), galley), at) in values.iter().zip(galleys).zip(placed) {
+            let py = y_of(*y);
             painter.line_segment(
                 [egui::pos2(rect.left(), py), egui::pos2(rect.right(), py)],
                 stroke,
             );
-            painter.text(
-                egui::pos2(rect.left() + 4.0, py),
-                egui::Align2::LEFT_BOTTOM,
-                label,
-                font.clone(),
-                color,
+            let Some(top) = at else {
+                continue;
+            };
+            let label = egui::Rect::from_min_size(
+                egui::pos2(rect.left() + 4.0, rect.top() + top),
+                galley.size(),
             );
+            if label.right() <= rect.right() && !time_labels.iter().any(|r| r.intersects(label)) {
+                painter.galley(label.min, galley, color);
+            }
         }
         if !self.follow {
             painter.text(
