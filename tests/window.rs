@@ -429,6 +429,10 @@ fn connect_form_charts_a_udp_stream() {
     let a = &ts["series"][0];
     assert_eq!(a["name"], "a", "{ts}");
     assert_eq!(a["points"], values.len(), "{ts}");
+    // The values sent, as the store holds them: their least and greatest.
+    let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    assert_eq!(a["value_range"], serde_json::json!([lo, hi]), "{ts}");
     assert_eq!(a["stored"], values.len(), "{ts}");
     assert_eq!(a["gaps"], 0, "{ts}");
     std::fs::remove_dir_all(&dir).ok();

@@ -695,6 +695,10 @@ impl Scene for TimeSeries {
                     "dropped": s.dropped(),
                     "stored": s.len(),
                     "time_range_s": s.time_range(),
+                    // Finite values stored: [min, max].
+                    "value_range": s
+                        .time_range_rel()
+                        .and_then(|(lo, _)| s.value_range_rel(lo, f64::INFINITY)),
                 })
             })
             .collect();
