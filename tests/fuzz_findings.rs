@@ -24,21 +24,21 @@ fn series_header_with_a_line_break_gives_a_one_line_error() {
     );
 }
 
-/// Same for a value cell and a time cell past the first 100 rows (late errors).
+/// Same for a value cell and a time cell past the first 100 rows (rows skipped, with a warning).
 #[test]
 fn series_cells_with_line_breaks_give_one_line_errors() {
     let good: String = (0..101).map(|i| format!("{i},1\n")).collect();
     let csv = format!("time,v\n{good}200,\"x\ny\"\n201,1\n");
     let source = drain(open_csv_bytes(csv.as_bytes(), "x.csv").unwrap());
     assert_eq!(
-        source.error().as_deref(),
-        Some("series file 'x.csv' line 103: column 'v': 'x\\ny' is not a number")
+        source.warning().as_deref(),
+        Some("series file 'x.csv' line 103: column 'v': 'x\\ny' is not a number (row skipped)")
     );
     let csv = format!("time,v\n{good}\"1\r\n2\",5\n201,1\n");
     let source = drain(open_csv_bytes(csv.as_bytes(), "x.csv").unwrap());
     assert_eq!(
-        source.error().as_deref(),
-        Some("series file 'x.csv' line 103: time '1\\r\\n2' is not a number")
+        source.warning().as_deref(),
+        Some("series file 'x.csv' line 103: time '1\\r\\n2' is not a number (row skipped)")
     );
 }
 

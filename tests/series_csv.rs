@@ -106,7 +106,7 @@ fn large_file_streams_through_the_thread_exactly() {
 }
 
 #[test]
-fn late_bad_row_reports_line_and_keeps_earlier_rows() {
+fn late_bad_row_is_skipped_with_its_line_and_the_others_kept() {
     let mut text = String::from("t,v\n");
     for i in 0..5000 {
         text.push_str(&format!("{i},{i}\n"));
@@ -117,18 +117,19 @@ fn late_bad_row_reports_line_and_keeps_earlier_rows() {
     let mut src = open(&path).unwrap();
     let mut store = Store::default();
     drain_all(&mut src, &mut store);
-    let err = src.error().expect("late error reported");
+    assert_eq!(src.error(), None);
     assert_eq!(
-        err,
+        src.warning().unwrap(),
         format!(
-            "series file '{}' line 5002: time 'oops' is not a number",
+            "series file '{}' line 5002: time 'oops' is not a number (row skipped)",
             path.display()
         )
     );
-    // Every row before the bad one arrives; nothing after it.
+    assert_eq!(src.rows_skipped(), 1);
+    // Every row but the bad one arrives, the one after it included.
     let v = store.get("v").unwrap();
-    assert_eq!(v.len(), 5000);
-    assert_eq!(v.time_range(), Some((0.0, 4999.0)));
+    assert_eq!(v.len(), 5001);
+    assert_eq!(v.time_range(), Some((0.0, 5001.0)));
     std::fs::remove_file(&path).ok();
 }
 
@@ -162,14 +163,31 @@ fn missing_file_is_an_error() {
 }
 
 #[test]
-fn bad_time_cell_is_an_error_with_its_line() {
+fn bad_time_cell_in_the_first_rows_is_skipped_with_its_line() {
     let path = temp_csv("badtime", "t,a\n0,1\n1,2\nabc,3\n4,5\n");
-    let err = open(&path).err().expect("bad time must fail");
-    assert!(matches!(err, SeriesError::Row { line: 4, .. }), "{err}");
+    let mut src = open(&path).unwrap();
+    let mut store = Store::default();
+    drain_all(&mut src, &mut store);
+    assert_eq!(
+        src.warning().unwrap(),
+        format!(
+            "series file '{}' line 4: time 'abc' is not a number (row skipped)",
+            path.display()
+        )
+    );
+    assert_eq!(src.rows_skipped(), 1);
+    let a: Vec<(f64, f32)> = store.get("a").unwrap().iter().collect();
+    assert_eq!(a, vec![(0.0, 1.0), (1.0, 2.0), (4.0, 5.0)]);
+    std::fs::remove_file(&path).ok();
+
+    // No row reads at all: refused, naming the first.
+    let path = temp_csv("badtimes", "t,a\nabc,1\ndef,2\n");
+    let err = open(&path).err().expect("no readable row must fail");
+    assert!(matches!(err, SeriesError::Row { line: 2, .. }), "{err}");
     assert_eq!(
         err.to_string(),
         format!(
-            "series file '{}' line 4: time 'abc' is not a number",
+            "series file '{}' line 2: time 'abc' is not a number",
             path.display()
         )
     );
@@ -193,36 +211,48 @@ fn empty_and_header_only_files_are_errors() {
 }
 
 #[test]
-fn wrong_field_count_and_bad_value_are_errors() {
+fn wrong_field_count_and_bad_value_rows_are_skipped() {
     let path = temp_csv("fields", "t,a,b\n0,1,2\n1,2\n2,3,4\n");
-    let err = open(&path).err().expect("short row must fail");
-    assert_eq!(
-        err.to_string(),
-        format!(
-            "series file '{}' line 3: 2 fields, the header has 3",
-            path.display()
-        )
-    );
-    std::fs::remove_file(&path).ok();
-
-    // A value column that turns non-numeric after the first rows: late error naming the column.
-    let mut text = String::from("t,a\n");
-    for i in 0..300 {
-        text.push_str(&format!("{i},{i}\n"));
-    }
-    text.push_str("300,n/a\n"); // line 302
-    text.push_str("301,301\n"); // a row after it: not a half-written last row
-    let path = temp_csv("badvalue", &text);
     let mut src = open(&path).unwrap();
     let mut store = Store::default();
     drain_all(&mut src, &mut store);
     assert_eq!(
-        src.error().unwrap(),
+        src.warning().unwrap(),
         format!(
-            "series file '{}' line 302: column 'a': 'n/a' is not a number",
+            "series file '{}' line 3: 2 fields, the header has 3 (row skipped)",
             path.display()
         )
     );
+    let b: Vec<(f64, f32)> = store.get("b").unwrap().iter().collect();
+    assert_eq!(b, vec![(0.0, 2.0), (2.0, 4.0)]);
+    std::fs::remove_file(&path).ok();
+
+    // A value column that turns non-numeric after the first rows: the row is skipped (no
+    // partial row: the other column keeps nothing of it either), the column named.
+    let mut text = String::from("t,a,b\n");
+    for i in 0..300 {
+        text.push_str(&format!("{i},{i},{i}\n"));
+    }
+    text.push_str("300,300,n/a\n"); // line 302
+    text.push_str("301,301,301\n"); // a row after it: not a half-written last row
+    let path = temp_csv("badvalue", &text);
+    let mut src = open(&path).unwrap();
+    let mut store = Store::default();
+    drain_all(&mut src, &mut store);
+    assert_eq!(src.error(), None);
+    assert_eq!(
+        src.warning().unwrap(),
+        format!(
+            "series file '{}' line 302: column 'b': 'n/a' is not a number (row skipped)",
+            path.display()
+        )
+    );
+    assert_eq!(src.rows_skipped(), 1);
+    for name in ["a", "b"] {
+        let s = store.get(name).unwrap();
+        assert_eq!(s.len(), 301, "{name}");
+        assert!(s.iter().all(|(t, _)| t != 300.0), "{name}");
+    }
     std::fs::remove_file(&path).ok();
 }
 

@@ -129,7 +129,7 @@ fn ambiguous_day_month_is_read_month_first_and_said() {
 }
 
 #[test]
-fn a_later_date_that_does_not_read_names_its_line() {
+fn a_later_date_that_does_not_read_is_skipped_naming_its_line() {
     let mut text = String::from("date,v\n");
     for d in 0..300 {
         text.push_str(&format!("2012-01-01 00:{:02}:{:02},{d}\n", d / 60, d % 60));
@@ -137,12 +137,16 @@ fn a_later_date_that_does_not_read_names_its_line() {
     text.push_str("2012-13-01 00:00:00,1\n"); // data row 301 → line 302
     text.push_str("2012-01-01 00:05:00,1\n"); // (a bad last row would be taken as half-written)
     let (src, store) = read("bad", &text);
-    let err = src.error().expect("the bad date is reported");
+    assert_eq!(src.error(), None);
+    let w = src.warning().expect("the bad date is reported");
     assert!(
-        err.contains("line 302") && err.contains("'2012-13-01 00:00:00'") && err.contains("date"),
-        "{err}"
+        w.contains("line 302") && w.contains("'2012-13-01 00:00:00'") && w.contains("date"),
+        "{w}"
     );
-    assert_eq!(store.get("v").unwrap().len(), 300);
+    assert!(w.ends_with("(row skipped)"), "{w}");
+    assert_eq!(src.rows_skipped(), 1);
+    // The rows around it are charted.
+    assert_eq!(store.get("v").unwrap().len(), 301);
 }
 
 /// `--time-format` settles what the recognised formats read wrong: the same ambiguous file read

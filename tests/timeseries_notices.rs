@@ -62,6 +62,33 @@ fn clamped_values_are_noticed_and_the_axis_spans_them() {
     assert!(v.lo.is_finite() && v.hi.is_finite());
 }
 
+/// A CSV of 60 s with one bad row (the first rows, read while opening): a notice naming its
+/// line, the other rows charted, and the whole file in view.
+#[test]
+fn a_bad_row_is_noticed_and_the_rest_charted_whole() {
+    let gpu = gpu();
+    let mut text = String::from("t,v\n");
+    for i in 0..=60 {
+        if i == 30 {
+            text.push_str("thirty,1\n"); // line 32
+        } else {
+            text.push_str(&format!("{i},{i}\n"));
+        }
+    }
+    let scene = scene_of(&gpu, "badrow", &text);
+    let problem = scene.problem().expect("a notice on the chart");
+    assert!(
+        problem.starts_with("1 row(s) not read, the others charted; first: series file")
+            && problem.contains("line 32: time 'thirty' is not a number (row skipped)"),
+        "{problem}"
+    );
+    let m = scene.metrics();
+    assert_eq!(m["rows_skipped"], 1);
+    assert_eq!(m["points_ingested"], 60);
+    let v = scene.view().unwrap();
+    assert!(v.t0 <= 0.0 && v.t1 >= 60.0, "whole file in view: {v:?}");
+}
+
 #[test]
 fn out_of_order_rows_are_noticed() {
     let gpu = gpu();

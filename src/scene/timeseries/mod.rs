@@ -397,6 +397,11 @@ impl TimeSeries {
     /// and last sample by time), and rows or messages refused by the series cap. Shown over the chart (through [`Scene::problem`]) and listed in the report.
     pub fn notices(&self) -> Vec<String> {
         let mut out = Vec::new();
+        let skipped = self.source.rows_skipped();
+        if skipped > 0 {
+            let first = self.source.warning().unwrap_or_default();
+            out.push(format!("{skipped} row(s) not read, the others charted; first: {first}"));
+        }
         let clamped = self.source.values_clamped();
         if clamped > 0 {
             let first = self.source.clamp_note().unwrap_or_default();

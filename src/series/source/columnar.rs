@@ -417,10 +417,10 @@ fn first_batch(
 /// unit suffix `_s`/`_ms`/`_us`/`_ns`), else the first column if it is an integer or float
 /// column: numbers in the unit of the name's suffix, else judged by the first value's magnitude
 /// as Unix time ([`TimeUnit::from_magnitude`]), else seconds. Rows with a null time, or one
-/// beyond the i64 nanosecond range (±292 years around 1970), are skipped: each batch of up to
-/// 16,384 rows that lost some adds 1 to [`rows_skipped`](SeriesSource::rows_skipped) (not one
-/// per row, so that a column of null times cannot flood the ring), and the first such batch's
-/// line, with its count of rows, is the [`warning`](SeriesSource::warning).
+/// beyond the i64 nanosecond range (±292 years around 1970), are skipped and counted in
+/// [`rows_skipped`](SeriesSource::rows_skipped) (one message per batch of up to 16,384 rows,
+/// so that a column of null times cannot flood the ring); the first such batch's line, with
+/// its count of rows, is the [`warning`](SeriesSource::warning).
 ///
 /// Values: every other column of an integer, float (16, 32, 64 bits), decimal (to f64, then
 /// f32) or boolean (0/1) type, or a dictionary of those, is a series named by the column;
@@ -539,9 +539,9 @@ pub fn open_columnar(path: &Path) -> Result<SeriesSource, SeriesError> {
     conv.convert(&first, &mut Batch::default, &mut |msg| {
         match msg {
             Msg::Batch(b) => pending.push_back(b),
-            Msg::Skipped(w) => {
-                rows_skipped += 1;
-                warning.get_or_insert(w);
+            Msg::Skipped { first, rows } => {
+                rows_skipped += rows;
+                warning.get_or_insert(first);
             }
             Msg::Error(_) | Msg::Done => {}
         }
@@ -736,7 +736,8 @@ impl Converter {
                     self.rows + start as u64 + 1,
                     self.rows + end as u64,
                 );
-                if !emit(Msg::Skipped(w)) {
+                let rows = skipped.len() as u64;
+                if !emit(Msg::Skipped { first: w, rows }) {
                     return false;
                 }
             }

@@ -592,36 +592,51 @@ fn start_csv<R: Read>(
     let mut batch0 = Batch::default();
     let mut rows_skipped = 0;
     let n_prefix = prefix.len();
+    // A row of the first rows that does not read is skipped (said in the warning) when another
+    // row reads; when none does, the file's rows are not what the layout says: refused.
+    let mut first_error: Option<SeriesError> = None;
+    let mut parsed_any = false;
     for (k, rec) in prefix.iter().enumerate() {
-        if let Err(e) = layout.parse_row(rec, &mut batch0, &mut keys) {
-            if eof && k + 1 == n_prefix && !tail {
-                warning = Some(match warning {
-                    Some(w) => format!("{w}; {e} (incomplete last row skipped)"),
-                    None => format!("{e} (incomplete last row skipped)"),
-                });
-                rows_skipped = 1;
-            } else if key_col.is_none() && !stats[0].numeric && header.len() >= 3 {
-                // A first column of names, too few rows to tell: say how to split by it.
-                return Err(match e {
-                    SeriesError::Row {
-                        path,
-                        line,
-                        problem,
-                    } => SeriesError::Row {
-                        path,
-                        line,
-                        problem: format!(
-                            "{problem} (if the first column names the series, \
-                             --series-key '{}' splits the rows by it)",
-                            column_name(0)
-                        ),
-                    },
-                    other => other,
-                });
-            } else {
-                return Err(e);
+        match layout.parse_row(rec, &mut batch0, &mut keys) {
+            Ok(()) => parsed_any = true,
+            Err(e) => {
+                let how = if eof && k + 1 == n_prefix && !tail {
+                    "incomplete last row skipped"
+                } else {
+                    "row skipped"
+                };
+                if rows_skipped == 0 {
+                    warning = Some(match warning {
+                        Some(w) => format!("{w}; {e} ({how})"),
+                        None => format!("{e} ({how})"),
+                    });
+                }
+                rows_skipped += 1;
+                first_error.get_or_insert(e);
             }
         }
+    }
+    if let (false, Some(e)) = (parsed_any, first_error) {
+        if key_col.is_none() && !stats[0].numeric && header.len() >= 3 {
+            // A first column of names, too few rows to tell: say how to split by it.
+            return Err(match e {
+                SeriesError::Row {
+                    path,
+                    line,
+                    problem,
+                } => SeriesError::Row {
+                    path,
+                    line,
+                    problem: format!(
+                        "{problem} (if the first column names the series, \
+                         --series-key '{}' splits the rows by it)",
+                        column_name(0)
+                    ),
+                },
+                other => other,
+            });
+        }
+        return Err(e);
     }
     batch0.sort_rows();
     let names = if key_col.is_some() {
@@ -968,8 +983,10 @@ fn run_csv(
 }
 
 /// The rows of a CSV after its first rows, as [`run_csv`] reads them: batches of rows (one row
-/// in tail mode) taken from `fresh` and handed to `emit` (which returns `false` to stop), then
-/// `Skipped` for a bad last row, then `Done` or `Error`.
+/// in tail mode) taken from `fresh` and handed to `emit` (which returns `false` to stop), each
+/// followed by a `Skipped` when rows of it did not read (a time or value cell that is not one,
+/// a row of the wrong length: skipped, the rows around it kept), then `Done` or `Error` (the
+/// file itself failed: I/O, not UTF-8).
 fn read_csv_rows<R: Read>(
     reader: &mut csv::Reader<R>,
     layout: &CsvLayout,
@@ -980,19 +997,23 @@ fn read_csv_rows<R: Read>(
     stop: &AtomicBool,
 ) {
     let mut rec = csv::StringRecord::new();
+    // The last row that did not read: skipped, and said how once the next row (or the end)
+    // tells whether it was a stray line or a half-written last row.
     let mut failed: Option<SeriesError> = None;
     // Tail mode: a row is sent as soon as it is read (the reader may then wait a long time).
     let batch_rows = if tail { 1 } else { CSV_BATCH_ROWS };
     loop {
         let mut batch = fresh();
         let mut end: Option<Msg> = None;
+        // Rows of this batch skipped as unreadable, and the first one's message.
+        let mut skipped: (u64, Option<String>) = (0, None);
         while batch.rows() < batch_rows {
             match reader.read_record(&mut rec) {
                 Ok(true) => {
                     if let Some(e) = failed.take() {
-                        // The failed row was not the last one: a real error.
-                        end = Some(Msg::Error(e.to_string()));
-                        break;
+                        // Not the last row: a stray line; the rows around it still count.
+                        skipped.0 += 1;
+                        skipped.1.get_or_insert_with(|| format!("{e} (row skipped)"));
                     }
                     if let Err(e) = layout.parse_row(&rec, &mut batch, keys) {
                         failed = Some(e);
@@ -1000,7 +1021,10 @@ fn read_csv_rows<R: Read>(
                 }
                 Ok(false) => {
                     if let Some(e) = failed.take() {
-                        let _ = emit(Msg::Skipped(format!("{e} (incomplete last row skipped)")));
+                        skipped.0 += 1;
+                        skipped
+                            .1
+                            .get_or_insert_with(|| format!("{e} (incomplete last row skipped)"));
                     }
                     end = Some(Msg::Done);
                     break;
@@ -1013,6 +1037,11 @@ fn read_csv_rows<R: Read>(
         }
         batch.sort_rows();
         if batch.rows() > 0 && !emit(Msg::Batch(batch)) {
+            return;
+        }
+        if let (rows @ 1.., Some(first)) = skipped
+            && !emit(Msg::Skipped { first, rows })
+        {
             return;
         }
         if let Some(msg) = end {

@@ -333,8 +333,8 @@ enum Msg {
     Error(String),
     /// All input delivered; the thread has stopped.
     Done,
-    /// A row was skipped (the message says where and why); the thread goes on.
-    Skipped(String),
+    /// `rows` rows were skipped; `first` says where the first was and why. The thread goes on.
+    Skipped { first: String, rows: u64 },
 }
 
 /// Most series one source starts from its data (long-format key values, network message
@@ -646,9 +646,9 @@ impl SeriesSource {
                         self.finished = true;
                     }
                     Msg::Done => self.finished = true,
-                    Msg::Skipped(w) => {
-                        self.rows_skipped += 1;
-                        self.warning.get_or_insert(w);
+                    Msg::Skipped { first, rows } => {
+                        self.rows_skipped += rows;
+                        self.warning.get_or_insert(first);
                     }
                 }
             }
@@ -661,7 +661,8 @@ impl SeriesSource {
         self.warning.clone()
     }
 
-    /// Rows read but not loaded (a half-written last row).
+    /// Rows read but not loaded: rows whose time or a value cell could not be read (a
+    /// half-written last row, a stray line), Parquet/Arrow rows with no time.
     pub fn rows_skipped(&self) -> u64 {
         self.rows_skipped
     }
