@@ -87,6 +87,10 @@ fn a_bad_row_is_noticed_and_the_rest_charted_whole() {
     assert_eq!(m["points_ingested"], 60);
     let v = scene.view().unwrap();
     assert!(v.t0 <= 0.0 && v.t1 >= 60.0, "whole file in view: {v:?}");
+    // The window field reads the width in view: 60 s and 1 % either side.
+    let w = m["window_s"].as_f64().unwrap();
+    assert!((w - 61.2).abs() < 1e-9, "window_s {w}");
+    assert!((v.t1 - v.t0 - w).abs() < 1e-9, "{v:?}");
 }
 
 #[test]

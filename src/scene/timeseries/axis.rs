@@ -665,9 +665,128 @@ pub fn exact_time(s: &Series, tr: f64, zone: Zone, file: Option<&DateFormat>) ->
     }
 }
 
+/// The unit a column header states after its name, in parentheses or brackets at its end:
+/// `temp (°C)` and `temp [°C]` give `°C`; `None` when there is none (or it is empty).
+/// Series named by a path (`lab/a/temp (°C)`) are read the same way.
+pub fn unit_of(name: &str) -> Option<&str> {
+    let name = name.trim_end();
+    let (open, close) = match name.chars().last()? {
+        ')' => ('(', ')'),
+        ']' => ('[', ']'),
+        _ => return None,
+    };
+    let start = name.rfind(open)?;
+    let unit = name[start + open.len_utf8()..name.len() - close.len_utf8()].trim();
+    (start > 0 && !unit.is_empty()).then_some(unit)
+}
+
+/// The value axis' title: the units of the series shown, in the order first met, each once
+/// (`°C`, `°C, hPa`); `None` when none states one.
+pub fn value_title<'a>(names: impl IntoIterator<Item = &'a str>) -> Option<String> {
+    let mut units: Vec<&str> = Vec::new();
+    for u in names.into_iter().filter_map(unit_of) {
+        if !units.contains(&u) {
+            units.push(u);
+        }
+    }
+    (!units.is_empty()).then(|| units.join(", "))
+}
+
+/// Legend lines shown at most; further series are summed up in one more line.
+pub const LEGEND_MAX_LINES: usize = 12;
+
+/// The legend's lines for the series shown (`(palette index, name)`): each series, or the first
+/// [`LEGEND_MAX_LINES`] − 1 and `… and N more` (palette index `None`).
+pub fn legend_lines(shown: &[(usize, &str)]) -> Vec<(Option<usize>, String)> {
+    if shown.len() <= LEGEND_MAX_LINES {
+        return shown.iter().map(|&(i, n)| (Some(i), n.to_string())).collect();
+    }
+    let keep = LEGEND_MAX_LINES - 1;
+    let mut out: Vec<(Option<usize>, String)> = shown[..keep]
+        .iter()
+        .map(|&(i, n)| (Some(i), n.to_string()))
+        .collect();
+    out.push((None, format!("… and {} more", shown.len() - keep)));
+    out
+}
+
+/// Where a box of `size` goes near `at` inside `rect` without covering `avoid` (the stats
+/// overlay's corner, [`crate::ui::overlay_area`]): right of and below `at` by `gap` where it fits,
+/// else left of it; clamped into `rect`; moved below `avoid` when it would cover it. Returns the
+/// box's top-left corner.
+pub fn place_box(
+    at: egui::Pos2,
+    size: egui::Vec2,
+    rect: egui::Rect,
+    avoid: egui::Rect,
+    gap: f32,
+) -> egui::Pos2 {
+    let mut x = at.x + gap;
+    if x + size.x > rect.right() {
+        x = at.x - gap - size.x;
+    }
+    x = x.clamp(rect.left(), (rect.right() - size.x).max(rect.left()));
+    let mut y = at.y.clamp(rect.top(), (rect.bottom() - size.y).max(rect.top()));
+    let placed = egui::Rect::from_min_size(egui::pos2(x, y), size);
+    if avoid.width() > 0.0 && placed.intersects(avoid) {
+        y = avoid.bottom() + gap;
+    }
+    egui::pos2(x, y)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn units_from_headers() {
+        assert_eq!(unit_of("temp (°C)"), Some("°C"));
+        assert_eq!(unit_of("pressure [hPa] "), Some("hPa"));
+        assert_eq!(unit_of("lab/a/speed (m/s)"), Some("m/s"));
+        assert_eq!(unit_of("temp"), None);
+        assert_eq!(unit_of("(°C)"), None, "a name that is only a unit");
+        assert_eq!(unit_of("x ()"), None);
+        assert_eq!(unit_of("f(x"), None);
+        assert_eq!(
+            value_title(["a (°C)", "b", "c [hPa]", "d (°C)"]),
+            Some("°C, hPa".to_string())
+        );
+        assert_eq!(value_title(["a", "b"]), None);
+    }
+
+    #[test]
+    fn legend_lines_sum_up_the_rest() {
+        let names: Vec<String> = (0..30).map(|i| format!("s{i}")).collect();
+        let shown: Vec<(usize, &str)> = names.iter().map(String::as_str).enumerate().collect();
+        let few = legend_lines(&shown[..LEGEND_MAX_LINES]);
+        assert_eq!(few.len(), LEGEND_MAX_LINES);
+        assert_eq!(few[3], (Some(3), "s3".to_string()));
+        let many = legend_lines(&shown);
+        assert_eq!(many.len(), LEGEND_MAX_LINES);
+        assert_eq!(many[LEGEND_MAX_LINES - 2], (Some(10), "s10".to_string()));
+        assert_eq!(many[LEGEND_MAX_LINES - 1], (None, "… and 19 more".to_string()));
+    }
+
+    #[test]
+    fn boxes_stay_inside_and_off_the_overlay() {
+        let rect = egui::Rect::from_min_size(egui::pos2(0.0, 0.0), egui::vec2(1000.0, 600.0));
+        let avoid = crate::ui::overlay_area(rect);
+        let size = egui::vec2(200.0, 60.0);
+        for x in [0.0, 100.0, 500.0, 700.0, 900.0, 999.0] {
+            for y in [0.0, 6.0, 100.0, 300.0, 590.0] {
+                let at = egui::pos2(x, y);
+                let p = place_box(at, size, rect, avoid, 8.0);
+                let b = egui::Rect::from_min_size(p, size);
+                assert!(rect.contains_rect(b), "{at:?} → {b:?}");
+                assert!(!b.intersects(avoid), "{at:?} → {b:?} covers {avoid:?}");
+                // Beside the pointer, not over it.
+                assert!(b.left() >= x + 8.0 || b.right() <= x - 8.0, "{at:?} → {b:?}");
+            }
+        }
+        // Room on the right: right of the pointer, at its height.
+        let p = place_box(egui::pos2(100.0, 300.0), size, rect, avoid, 8.0);
+        assert_eq!(p, egui::pos2(108.0, 300.0));
+    }
 
     #[test]
     fn ranges_are_sane() {

@@ -153,6 +153,8 @@ pub struct TimeSeries {
     date_format: Option<DateFormat>,
     /// The side panel's *Connect* form: URL, payload format, time field.
     connect: (String, PayloadFormat, String),
+    /// The side panel's *File* form: the path typed (filled in with the file shown).
+    file_path: String,
     store: Store,
     scene_time: f64,
     /// Width of the window while following, seconds.
@@ -246,6 +248,7 @@ impl TimeSeries {
             selection: None,
             open_error: None,
             connect: (String::new(), PayloadFormat::Auto, String::new()),
+            file_path: String::new(),
             latency: None,
             unpresented: Vec::new(),
             zone: Zone::Utc,
@@ -486,6 +489,7 @@ impl TimeSeries {
         {
             let pad = (b - a) * 0.01;
             self.paused_range = (a - pad, b + pad);
+            self.window_s = (b - a) + 2.0 * pad;
             self.follow = false;
         }
     }

@@ -38,6 +38,7 @@ impl TimeSeries {
             ui.colored_label(egui::Color32::LIGHT_RED, e);
         }
         self.link_ui(ui);
+        self.file_ui(ui);
         self.connect_ui(ui);
         self.key_ui(ui);
         for n in self.notices() {
@@ -70,11 +71,19 @@ impl TimeSeries {
         if let Some(n) = &self.audio_note {
             ui.colored_label(egui::Color32::YELLOW, n);
         }
-        ui.add(
-            egui::Slider::new(&mut self.window_s, 1e-6..=3600.0)
+        let window = ui.add(
+            // Up to 100 years: a whole file of dates fits.
+            egui::Slider::new(&mut self.window_s, 1e-6..=3.2e9)
                 .logarithmic(true)
                 .text("window (s)"),
         );
+        if window.changed() && !self.follow {
+            // Paused: the same centre, the new width.
+            let (a, b) = self.paused_range;
+            let c = 0.5 * (a + b);
+            let w = self.window_s.max(1e-12);
+            self.paused_range = (c - 0.5 * w, c + 0.5 * w);
+        }
         ui.label(format!("points ingested: {}", self.store.points_ingested()));
         ui.label(format!("points in view: {}", self.points_in_view));
         let cap = self.store.cap();
@@ -164,6 +173,55 @@ impl TimeSeries {
             for n in lat.notices() {
                 ui.colored_label(egui::Color32::YELLOW, n);
             }
+        }
+    }
+
+    /// *File*: open a CSV / Parquet / Arrow file by its path in place of the current source, or
+    /// reload the file shown (after it changed, or after an error). Open while the source
+    /// failed.
+    fn file_ui(&mut self, ui: &mut egui::Ui) {
+        let current = self
+            .selection
+            .as_ref()
+            .and_then(|(sel, _)| sel.file().map(|p| (p.to_path_buf(), sel.clone())));
+        if self.file_path.is_empty()
+            && let Some((p, _)) = &current
+        {
+            self.file_path = p.display().to_string();
+        }
+        let failed = self.source.error().is_some() || self.open_error.is_some();
+        let (mut open, mut reload) = (false, false);
+        egui::CollapsingHeader::new("File")
+            .default_open(failed)
+            .show(ui, |ui| {
+                let edit = ui.add(
+                    egui::TextEdit::singleline(&mut self.file_path)
+                        .hint_text("data.csv, data.parquet, data.arrow")
+                        .desired_width(f32::INFINITY),
+                );
+                open = edit.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
+                ui.horizontal(|ui| {
+                    open |= ui
+                        .add_enabled(
+                            !self.file_path.trim().is_empty(),
+                            egui::Button::new("open"),
+                        )
+                        .clicked();
+                    reload = ui
+                        .add_enabled(current.is_some(), egui::Button::new("reload"))
+                        .on_hover_text("reads the file shown again, from its start")
+                        .clicked();
+                });
+            });
+        if reload && let Some((_, sel)) = current {
+            let _ = self.reopen(sel);
+        } else if open {
+            let path = std::path::PathBuf::from(self.file_path.trim());
+            let csv = CsvOptions {
+                time_zone: self.zone,
+                ..CsvOptions::default()
+            };
+            let _ = self.reopen(SeriesSelection::of_file(path, csv));
         }
     }
 
@@ -371,8 +429,67 @@ impl TimeSeries {
                 painter.galley(min, galley, color);
             }
         }
+        // The legend (series shown, in their colours) and the value axis' title (the units the
+        // headers state) in the top-left corner, below the stats overlay's corner if they meet.
+        let avoid = crate::ui::overlay_area(rect);
+        let shown: Vec<(usize, &str)> = self
+            .store
+            .series()
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| self.visible.get(*i).copied().unwrap_or(true))
+            .map(|(i, s)| (i, s.name.as_str()))
+            .collect();
+        let mut covered: Vec<egui::Rect> = time_labels.clone();
+        let mut lines: Vec<(Option<egui::Color32>, std::sync::Arc<egui::Galley>)> = Vec::new();
+        if let Some(title) = axis::value_title(shown.iter().map(|s| s.1)) {
+            lines.push((None, axis::label_galley(ctx, &title)));
+        }
+        if shown.len() > 1 {
+            for (i, text) in axis::legend_lines(&shown) {
+                let c = i.map(|i| {
+                    let [r, g, b] = PALETTE[i % PALETTE.len()];
+                    egui::Color32::from_rgb(r, g, b)
+                });
+                lines.push((c, axis::label_galley(ctx, &text)));
+            }
+        }
+        if !lines.is_empty() {
+            const SWATCH: f32 = 10.0;
+            let w = lines
+                .iter()
+                .map(|(_, g)| g.size().x + SWATCH + 6.0)
+                .fold(0.0f32, f32::max);
+            let h: f32 = lines.iter().map(|(_, g)| g.size().y).sum();
+            let size = egui::vec2(w + 8.0, h + 6.0);
+            // Right of the value labels' column.
+            let at = egui::pos2(rect.left() + 48.0, rect.top() + 6.0);
+            let min = axis::place_box(at, size, rect, avoid, 0.0);
+            let bg = egui::Rect::from_min_size(min, size);
+            painter.rect_filled(bg, 3.0, egui::Color32::from_black_alpha(150));
+            let mut y = bg.top() + 3.0;
+            for (c, galley) in lines {
+                let h = galley.size().y;
+                let x = bg.left() + 4.0;
+                let text_color = match c {
+                    Some(c) => {
+                        let sw = egui::Rect::from_center_size(
+                            egui::pos2(x + SWATCH / 2.0, y + h / 2.0),
+                            egui::vec2(SWATCH, 3.0),
+                        );
+                        painter.rect_filled(sw, 0.0, c);
+                        color
+                    }
+                    None => egui::Color32::from_gray(180),
+                };
+                let tx = if c.is_some() { x + SWATCH + 6.0 } else { x };
+                painter.galley(egui::pos2(tx, y), galley, text_color);
+                y += h;
+            }
+            covered.push(bg);
+        }
         // Value labels sit on their line (moved below it at the top edge); one that would
-        // cover a time label is dropped.
+        // cover a time label or the legend is dropped.
         let values = axis::value_ticks(v.lo, v.hi, (rect.height() / 50.0).max(2.0) as f64);
         let galleys: Vec<_> = values
             .iter()
@@ -398,13 +515,19 @@ impl TimeSeries {
                 egui::pos2(rect.left() + 4.0, rect.top() + top),
                 galley.size(),
             );
-            if label.right() <= rect.right() && !time_labels.iter().any(|r| r.intersects(label)) {
+            if label.right() <= rect.right() && !covered.iter().any(|r| r.intersects(label)) {
                 painter.galley(label.min, galley, color);
             }
         }
         if !self.follow {
+            // Right-aligned under the stats overlay's corner (which it would otherwise hide under).
+            let top = if avoid.width() > 0.0 {
+                avoid.bottom() + 4.0
+            } else {
+                rect.top() + 4.0
+            };
             painter.text(
-                rect.right_top() + egui::vec2(-6.0, 4.0),
+                egui::pos2(rect.right() - 6.0, top),
                 egui::Align2::RIGHT_TOP,
                 "paused (double-click: live)",
                 font.clone(),
@@ -460,20 +583,24 @@ impl TimeSeries {
                     ));
                 }
             }
-            painter.text(
-                egui::pos2(p.x + 8.0, rect.top() + 6.0),
-                egui::Align2::LEFT_TOP,
-                lines.join("\n"),
-                font,
-                color,
-            );
+            // Beside the crosshair, off the stats overlay's corner, on a dark ground.
+            let galley = ctx.fonts_mut(|f| {
+                f.layout_no_wrap(lines.join("\n"), font, egui::Color32::PLACEHOLDER)
+            });
+            let size = galley.size() + egui::vec2(8.0, 6.0);
+            let min = axis::place_box(egui::pos2(p.x, rect.top() + 6.0), size, rect, avoid, 8.0);
+            let bg = egui::Rect::from_min_size(min, size);
+            painter.rect_filled(bg, 3.0, egui::Color32::from_black_alpha(170));
+            painter.galley(min + egui::vec2(4.0, 3.0), galley, color);
         }
     }
 
+    /// Stops following and shows `[t0, t1]`; the *window (s)* field then reads its width.
     fn pause_at(&mut self, t0: f64, t1: f64) {
         if t1 > t0 && (t1 - t0) > 1e-15 * t0.abs().max(1.0) {
             self.follow = false;
             self.paused_range = (t0, t1);
+            self.window_s = t1 - t0;
         }
     }
 }

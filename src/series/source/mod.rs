@@ -76,6 +76,32 @@ pub enum SeriesSelection {
     Columnar(PathBuf),
 }
 
+impl SeriesSelection {
+    /// The selection that reads file `path`: Parquet / Arrow IPC by its extension
+    /// ([`ColumnarFormat::of_path`]), else a CSV read with `csv` (the defaults: plain
+    /// [`Csv`](SeriesSelection::Csv)).
+    pub fn of_file(path: PathBuf, csv: CsvOptions) -> SeriesSelection {
+        if ColumnarFormat::of_path(&path).is_some() {
+            SeriesSelection::Columnar(path)
+        } else if csv == CsvOptions::default() {
+            SeriesSelection::Csv(path)
+        } else {
+            SeriesSelection::CsvWith(path, csv)
+        }
+    }
+
+    /// The file this selection reads, if it reads one.
+    pub fn file(&self) -> Option<&Path> {
+        match self {
+            SeriesSelection::Csv(p)
+            | SeriesSelection::CsvTail(p)
+            | SeriesSelection::CsvWith(p, _)
+            | SeriesSelection::Columnar(p) => Some(p),
+            _ => None,
+        }
+    }
+}
+
 impl Default for SeriesSelection {
     /// 4 series × 50 000 samples/s = 200 000 samples/s.
     fn default() -> SeriesSelection {
