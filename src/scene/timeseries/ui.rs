@@ -441,6 +441,26 @@ impl TimeSeries {
             .map(|(i, s)| (i, s.name.as_str()))
             .collect();
         let mut covered: Vec<egui::Rect> = time_labels.clone();
+        // The time axis' title, right-aligned above its labels: the zone of wall-clock labels.
+        let wall = self
+            .chart_origin()
+            .is_some_and(|(o, _)| o >= axis::WALL_CLOCK_FROM_S);
+        let title = if wall {
+            format!("time ({})", self.zone.name())
+        } else {
+            "time (s)".to_string()
+        };
+        let galley = axis::label_galley(ctx, &title);
+        let label_h = time_labels.first().map_or(16.0, |r| r.height());
+        let min = egui::pos2(
+            rect.right() - 6.0 - galley.size().x,
+            rect.bottom() - 4.0 - label_h - 2.0 - galley.size().y,
+        );
+        let title_rect = egui::Rect::from_min_size(min, galley.size());
+        if rect.contains_rect(title_rect) {
+            painter.galley(min, galley, egui::Color32::from_gray(170));
+            covered.push(title_rect);
+        }
         let mut lines: Vec<(Option<egui::Color32>, std::sync::Arc<egui::Galley>)> = Vec::new();
         if let Some(title) = axis::value_title(shown.iter().map(|s| s.1)) {
             lines.push((None, axis::label_galley(ctx, &title)));
