@@ -21,6 +21,14 @@ fn open(path: &Path) -> Result<SeriesSource, SeriesError> {
     SeriesSource::open(&SeriesSelection::Csv(path.to_path_buf()), Pacing::WallClock)
 }
 
+/// Opens `path` and drains it whole into a fresh store.
+fn read(path: &Path) -> (SeriesSource, Store) {
+    let mut src = open(path).unwrap();
+    let mut store = Store::default();
+    drain_all(&mut src, &mut store);
+    (src, store)
+}
+
 /// Drains until the source has delivered everything (at most 5 s).
 fn drain_all(src: &mut SeriesSource, store: &mut Store) {
     let deadline = Instant::now() + Duration::from_secs(5);
@@ -89,9 +97,7 @@ fn large_file_streams_through_the_thread_exactly() {
         text.push_str(&format!("{t},{},{}\n", i, -(i as i64)));
     }
     let path = temp_csv("large", &text);
-    let mut src = open(&path).unwrap();
-    let mut store = Store::default();
-    drain_all(&mut src, &mut store);
+    let (src, store) = read(&path);
     assert_eq!(src.error(), None);
     assert_eq!(store.points_ingested(), 2 * rows as u64);
     let x = store.get("x").unwrap();
@@ -114,9 +120,7 @@ fn late_bad_row_is_skipped_with_its_line_and_the_others_kept() {
     text.push_str("oops,1\n"); // data row 5001 → line 5002
     text.push_str("5001,1\n");
     let path = temp_csv("late", &text);
-    let mut src = open(&path).unwrap();
-    let mut store = Store::default();
-    drain_all(&mut src, &mut store);
+    let (src, store) = read(&path);
     assert_eq!(src.error(), None);
     assert_eq!(
         src.warning().unwrap(),
@@ -165,9 +169,7 @@ fn missing_file_is_an_error() {
 #[test]
 fn bad_time_cell_in_the_first_rows_is_skipped_with_its_line() {
     let path = temp_csv("badtime", "t,a\n0,1\n1,2\nabc,3\n4,5\n");
-    let mut src = open(&path).unwrap();
-    let mut store = Store::default();
-    drain_all(&mut src, &mut store);
+    let (src, store) = read(&path);
     assert_eq!(
         src.warning().unwrap(),
         format!(
@@ -213,9 +215,7 @@ fn empty_and_header_only_files_are_errors() {
 #[test]
 fn wrong_field_count_and_bad_value_rows_are_skipped() {
     let path = temp_csv("fields", "t,a,b\n0,1,2\n1,2\n2,3,4\n");
-    let mut src = open(&path).unwrap();
-    let mut store = Store::default();
-    drain_all(&mut src, &mut store);
+    let (src, store) = read(&path);
     assert_eq!(
         src.warning().unwrap(),
         format!(
@@ -236,9 +236,7 @@ fn wrong_field_count_and_bad_value_rows_are_skipped() {
     text.push_str("300,300,n/a\n"); // line 302
     text.push_str("301,301,301\n"); // a row after it: not a half-written last row
     let path = temp_csv("badvalue", &text);
-    let mut src = open(&path).unwrap();
-    let mut store = Store::default();
-    drain_all(&mut src, &mut store);
+    let (src, store) = read(&path);
     assert_eq!(src.error(), None);
     assert_eq!(
         src.warning().unwrap(),
