@@ -13,6 +13,18 @@ use vizdeck::series::source::net::{LinkState, NetOptions};
 use vizdeck::series::source::payload::{PayloadFormat, PayloadOptions, TimeBase};
 use vizdeck::series::{Pacing, SeriesSelection, SeriesSource, Store};
 
+/// A UDP source on a free loopback port with `format` and `time_field`, a fresh store, and a
+/// socket to send it datagrams from; the port last.
+fn udp(
+    format: PayloadFormat,
+    time_field: Option<&str>,
+) -> (SeriesSource, Store, std::net::UdpSocket, u16) {
+    let port = free_port();
+    let src = open(&format!("udp://127.0.0.1:{port}"), format, time_field);
+    let tx = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    (src, Store::default(), tx, port)
+}
+
 fn open(url: &str, format: PayloadFormat, time_field: Option<&str>) -> SeriesSource {
     SeriesSource::open(
         &SeriesSelection::Net(NetOptions {
@@ -72,14 +84,7 @@ fn connected(src: &SeriesSource) -> bool {
 
 #[test]
 fn udp_json_datagrams_with_malformed_ones() {
-    let port = free_port();
-    let mut src = open(
-        &format!("udp://127.0.0.1:{port}"),
-        PayloadFormat::Auto,
-        None,
-    );
-    let mut store = Store::default();
-    let tx = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let (mut src, mut store, tx, port) = udp(PayloadFormat::Auto, None);
     let to = ("127.0.0.1", port);
     let bad: [&[u8]; 3] = [b"{\"a\": ", b"hello there", b"{\"text\": \"no numbers\"}"];
     for k in 0..200 {
@@ -117,14 +122,7 @@ fn udp_json_datagrams_with_malformed_ones() {
 /// the series their path names; a path that never held a number starts no series.
 #[test]
 fn udp_nulls_and_non_finite_tokens_are_gaps() {
-    let port = free_port();
-    let mut src = open(
-        &format!("udp://127.0.0.1:{port}"),
-        PayloadFormat::Auto,
-        None,
-    );
-    let mut store = Store::default();
-    let tx = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let (mut src, mut store, tx, port) = udp(PayloadFormat::Auto, None);
     let nil = rmp_serde::to_vec_named(&serde_json::json!({"a": null})).unwrap();
     let datagrams: [&[u8]; 7] = [
         br#"{"a": 1, "n": null}"#,
@@ -163,14 +161,7 @@ fn udp_nulls_and_non_finite_tokens_are_gaps() {
 fn udp_relative_time_field_is_seconds() {
     use vizdeck::scene::timeseries::axis;
     use vizdeck::series::source::dates::Zone;
-    let port = free_port();
-    let mut src = open(
-        &format!("udp://127.0.0.1:{port}"),
-        PayloadFormat::Json,
-        Some("t"),
-    );
-    let mut store = Store::default();
-    let tx = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let (mut src, mut store, tx, port) = udp(PayloadFormat::Json, Some("t"));
     for k in 0..20 {
         let msg = format!("{{\"t\": {}, \"v\": {k}}}", 0.5 * k as f64);
         tx.send_to(msg.as_bytes(), ("127.0.0.1", port)).unwrap();
@@ -217,14 +208,7 @@ fn udp_relative_time_field_is_seconds() {
 /// A time field in epoch milliseconds gives each sample its own time, exactly.
 #[test]
 fn udp_time_field_sets_sample_times() {
-    let port = free_port();
-    let mut src = open(
-        &format!("udp://127.0.0.1:{port}"),
-        PayloadFormat::Json,
-        Some("ts"),
-    );
-    let mut store = Store::default();
-    let tx = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let (mut src, mut store, tx, port) = udp(PayloadFormat::Json, Some("ts"));
     let t0_ms: i64 = 1_700_000_000_000;
     for k in 0..50i64 {
         let msg = format!("{{\"ts\": {}, \"v\": {k}}}", t0_ms + 250 * k);
@@ -892,14 +876,7 @@ fn mqtt_unknown_host_is_reported_while_retrying() {
 /// MessagePack and CBOR datagrams (auto-detected) give the same series as their JSON.
 #[test]
 fn udp_msgpack_and_cbor_payloads() {
-    let port = free_port();
-    let mut src = open(
-        &format!("udp://127.0.0.1:{port}"),
-        PayloadFormat::Auto,
-        None,
-    );
-    let mut store = Store::default();
-    let tx = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let (mut src, mut store, tx, port) = udp(PayloadFormat::Auto, None);
     for k in 0..50 {
         let value = serde_json::json!({"m": {"x": k, "y": [k * 2, 0.5]}});
         let packed = rmp_serde::to_vec_named(&value).unwrap();
