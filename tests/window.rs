@@ -108,14 +108,20 @@ fn wait_for_csv(dir: &Path) -> Option<std::path::PathBuf> {
         })
 }
 
+/// An empty directory of this test process under the temp dir, named by `tag`.
+fn fresh_dir(tag: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("vizdeck-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
 #[test]
 #[ignore = "needs Xvfb and xdotool: run through `cargo xtask test`"]
 fn menu_switches_scenes_and_records() {
     let _one_at_a_time = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let display = display();
-    let dir = std::env::temp_dir().join(format!("vizdeck-window-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = fresh_dir("window");
     let mut child = Command::new(env!("CARGO_BIN_EXE_vizdeck"))
         .args([
             "--scene",
@@ -217,9 +223,7 @@ fn menu_switches_scenes_and_records() {
 fn sigterm_leaves_a_complete_recording() {
     let _one_at_a_time = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let display = display();
-    let dir = std::env::temp_dir().join(format!("vizdeck-sigterm-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = fresh_dir("sigterm");
     let csv = dir.join("run.csv");
     let child = Command::new(env!("CARGO_BIN_EXE_vizdeck"))
         .args(["--scene", "timeseries", "--record-stats"])
@@ -341,9 +345,7 @@ fn screenshot(display: &str, path: &Path) -> String {
 fn connect_form_charts_a_udp_stream() {
     let _one_at_a_time = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let display = display();
-    let dir = std::env::temp_dir().join(format!("vizdeck-connect-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = fresh_dir("connect");
     let report = dir.join("report.json");
     let frames = dir.join("frames.csv");
     let port = free_udp_port();
