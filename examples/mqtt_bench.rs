@@ -111,6 +111,7 @@ fn reap(pid: u32) -> Option<f64> {
 }
 
 /// Ingest of `n` messages through the broker at `port` (see the module docs).
+#[allow(clippy::zombie_processes)] // mosquitto_sub is reaped by `reap` (wait4), else waited
 fn ingest(port: u16, n: u64) -> Ingest {
     let topic = format!("bench/{n}");
     let mut src = SeriesSource::open(
@@ -209,6 +210,7 @@ fn ingest(port: u16, n: u64) -> Ingest {
 /// fast as each can read it. The broker sends a queued backlog without waiting for a
 /// publisher, so here the readers are the limit. Returns (mosquitto_sub msg/s, vizdeck msg/s
 /// received, vizdeck msg/s stored, messages each got).
+#[allow(clippy::zombie_processes)] // mosquitto_sub is reaped by `reap` (wait4), else waited
 fn backlog(port: u16, n: u64) -> (f64, f64, f64, u64, u64) {
     let topic = format!("backlog/{n}");
     let viz_url = format!("mqtt://127.0.0.1:{port}/{topic}?clean=0&client_id=bench-viz-{n}");

@@ -38,8 +38,8 @@ impl TimeSeries {
             ui.colored_label(egui::Color32::LIGHT_RED, e);
         }
         self.link_ui(ui);
-        self.file_ui(ui);
         self.connect_ui(ui);
+        self.file_ui(ui);
         self.key_ui(ui);
         for n in self.notices() {
             ui.colored_label(egui::Color32::YELLOW, n);
