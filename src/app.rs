@@ -73,11 +73,62 @@ pub struct App {
     finished: bool,
 }
 
+/// A winit error's text without the `os error at <winit source file>:<line>: ` that winit puts
+/// before every OS error (a path inside the cargo registry says nothing to a user).
+pub fn winit_error_text(text: &str) -> &str {
+    let Some(rest) = text.strip_prefix("os error at ") else {
+        return text;
+    };
+    // The location ends at the first ": " preceded by ":<line number>".
+    for (i, _) in rest.match_indices(": ") {
+        let before = &rest[..i];
+        if let Some((_, line)) = before.rsplit_once(':')
+            && !line.is_empty()
+            && line.bytes().all(|b| b.is_ascii_digit())
+        {
+            return &rest[i + 2..];
+        }
+    }
+    text
+}
+
+/// The one line vizdeck prints when winit cannot connect to a display: `error` is winit's text,
+/// `display` and `wayland` the values of `DISPLAY` and `WAYLAND_DISPLAY` (unset or empty: `None`).
+pub fn no_window_message(error: &str, display: Option<&str>, wayland: Option<&str>) -> String {
+    let reason = winit_error_text(error).trim().trim_end_matches('.');
+    match (display, wayland) {
+        (None, None) => "cannot open a window: no display (neither DISPLAY nor WAYLAND_DISPLAY \
+                         is set); run it on a desktop, set DISPLAY, or use --headless"
+            .to_string(),
+        _ => {
+            let mut on = Vec::new();
+            if let Some(w) = wayland {
+                on.push(format!("WAYLAND_DISPLAY={w}"));
+            }
+            if let Some(d) = display {
+                on.push(format!("DISPLAY={d}"));
+            }
+            format!(
+                "cannot open a window on {}: {reason}; is the display server running? (or use \
+                 --headless)",
+                on.join(", ")
+            )
+        }
+    }
+}
+
 /// Runs the windowed app until it is closed. Errors: no display, no GPU adapter.
 pub fn run(cli: &Cli) -> anyhow::Result<()> {
     let event_loop = EventLoop::<UserEvent>::with_user_event()
         .build()
-        .context("cannot open a window (is there a display? set DISPLAY or use --headless)")?;
+        .map_err(|e| {
+            let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+            anyhow::anyhow!(no_window_message(
+                &e.to_string(),
+                var("DISPLAY").as_deref(),
+                var("WAYLAND_DISPLAY").as_deref(),
+            ))
+        })?;
     if let Ok(mut p) = STOP_PROXY.lock() {
         *p = Some(event_loop.create_proxy());
     }
@@ -122,11 +173,12 @@ impl App {
         let attrs = Window::default_attributes()
             .with_title("vizdeck")
             .with_inner_size(winit::dpi::PhysicalSize::new(w, h));
-        let window = Arc::new(
-            event_loop
-                .create_window(attrs)
-                .context("cannot create the window")?,
-        );
+        let window = Arc::new(event_loop.create_window(attrs).map_err(|e| {
+            anyhow::anyhow!(
+                "cannot create the window: {}",
+                winit_error_text(&e.to_string())
+            )
+        })?);
         let display = Box::new(event_loop.owned_display_handle());
         let (mut gpu, surface) =
             Gpu::new(self.cli.backend, Some(display), Some(window.clone().into()))?;
@@ -515,4 +567,67 @@ impl ApplicationHandler<UserEvent> for App {
 /// size (one notice).
 pub fn clamp_surface_size(window: (u32, u32), max: u32) -> (u32, u32) {
     (window.0.clamp(1, max.max(1)), window.1.clamp(1, max.max(1)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{no_window_message, winit_error_text};
+
+    /// winit 0.30.13's texts, as printed before this was fixed.
+    const NO_VARS: &str = "os error at /root/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f/\
+                           winit-0.30.13/src/platform_impl/linux/mod.rs:765: neither \
+                           WAYLAND_DISPLAY nor WAYLAND_SOCKET nor DISPLAY is set.";
+    const NO_SERVER: &str = "os error at /root/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f/\
+                             winit-0.30.13/src/platform_impl/linux/mod.rs:788: Failed to open \
+                             connection to X server";
+
+    #[test]
+    fn winit_location_is_dropped() {
+        assert_eq!(
+            winit_error_text(NO_VARS),
+            "neither WAYLAND_DISPLAY nor WAYLAND_SOCKET nor DISPLAY is set."
+        );
+        assert_eq!(
+            winit_error_text(NO_SERVER),
+            "Failed to open connection to X server"
+        );
+        // A colon inside the reason stays; text without the prefix is kept whole.
+        assert_eq!(
+            winit_error_text("os error at src/x.rs:12: bad: thing"),
+            "bad: thing"
+        );
+        assert_eq!(
+            winit_error_text("EventLoop can't be recreated"),
+            "EventLoop can't be recreated"
+        );
+        assert_eq!(
+            winit_error_text("os error at nowhere"),
+            "os error at nowhere"
+        );
+    }
+
+    #[test]
+    fn no_window_is_one_line_without_source_paths() {
+        for (error, display, wayland) in [
+            (NO_VARS, None, None),
+            (NO_SERVER, Some(":77"), None),
+            (NO_SERVER, Some(":77"), Some("wayland-1")),
+        ] {
+            let m = no_window_message(error, display, wayland);
+            assert!(!m.contains('\n'), "{m}");
+            assert!(!m.contains(".rs"), "{m}");
+            assert!(!m.contains("cargo"), "{m}");
+            assert!(m.contains("--headless"), "{m}");
+        }
+        let m = no_window_message(NO_VARS, None, None);
+        assert!(
+            m.contains("neither DISPLAY nor WAYLAND_DISPLAY is set"),
+            "{m}"
+        );
+        let m = no_window_message(NO_SERVER, Some(":77"), None);
+        assert!(
+            m.contains("DISPLAY=:77") && m.contains("Failed to open connection to X server"),
+            "{m}"
+        );
+    }
 }

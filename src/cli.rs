@@ -463,7 +463,16 @@ pub fn parse_seconds(s: &str) -> Result<f64, String> {
     Ok(v)
 }
 
-/// Parses `WxH` (both 1..=16384).
+/// Most pixels `--size` accepts, whatever the adapter: 8192 × 8192 (64 Mi; 16384 × 4096, or
+/// twice 8K UHD). Every frame holds several images of the output's size (the scene texture, the
+/// output, a depth buffer; the point cloud's visibility buffer, the particles' splat buffer; a
+/// screenshot's readback), about 36 bytes a pixel together: 2.3 GB at this size, 9 GB at
+/// 16384 × 16384, where a software adapter takes some 40 s a frame.
+pub const MAX_PIXELS: u64 = 8192 * 8192;
+
+/// Parses `WxH`: both sides 1..=[`MAX_SIDE`], at most [`MAX_PIXELS`] in all. Checked before any
+/// GPU device exists; the adapter's own limits are checked once there is one
+/// ([`check_size_for_adapter`]).
 pub fn parse_size(s: &str) -> Result<(u32, u32), String> {
     let (w, h) = s
         .split_once(['x', 'X'])
@@ -480,7 +489,46 @@ pub fn parse_size(s: &str) -> Result<(u32, u32), String> {
         }
         Ok(n)
     };
-    Ok((side(w, "width")?, side(h, "height")?))
+    let (w, h) = (side(w, "width")?, side(h, "height")?);
+    let pixels = u64::from(w) * u64::from(h);
+    if pixels > MAX_PIXELS {
+        return Err(format!(
+            "{w}x{h} is {pixels} pixels, more than vizdeck draws ({MAX_PIXELS}, e.g. 8192x8192 \
+             or 16384x4096): every frame holds several images of that size"
+        ));
+    }
+    Ok((w, h))
+}
+
+/// Checks an output of `size` pixels against the adapter's `limits`: each side within its 2D
+/// texture limit, and the readback of a whole frame (rows padded to 256 bytes, 4 bytes a pixel:
+/// screenshots) within its buffer limit. `flag` names the option in the message.
+///
+/// # Errors
+///
+/// One line naming `flag`, the size and the limit it exceeds.
+pub fn check_size_for_adapter(
+    flag: &str,
+    size: (u32, u32),
+    limits: &wgpu::Limits,
+) -> Result<(), String> {
+    let (w, h) = size;
+    let max = limits.max_texture_dimension_2d;
+    if w > max || h > max {
+        return Err(format!(
+            "{flag} {w}x{h}: larger than this adapter's texture limit of {max} pixels a side"
+        ));
+    }
+    let row = (u64::from(w) * 4).div_ceil(256) * 256;
+    let bytes = row * u64::from(h);
+    if bytes > limits.max_buffer_size {
+        return Err(format!(
+            "{flag} {w}x{h}: a frame's readback needs {bytes} bytes, more than this adapter's \
+             buffer limit of {} bytes",
+            limits.max_buffer_size
+        ));
+    }
+    Ok(())
 }
 
 /// `--audio`: rejects `synthetic:NAME` with an unknown signal (see [`AudioSelection::parse`]).
@@ -749,6 +797,58 @@ mod tests {
         assert!(parse_size("10x0").unwrap_err().contains("height"));
         assert!(parse_size("abc").is_err());
         assert!(parse_size("99999x10").is_err());
+        // The pixel cap: 8192 × 8192 and 16384 × 4096 are in, one row or column more is out.
+        assert_eq!(parse_size("8192x8192"), Ok((8192, 8192)));
+        assert_eq!(parse_size("16384x4096"), Ok((16384, 4096)));
+        for big in ["16384x16384", "8192x8193", "16384x4097"] {
+            let e = parse_size(big).unwrap_err();
+            assert!(e.contains("more than vizdeck draws"), "{big}: {e}");
+        }
+        // Through clap, the message names the flag.
+        let e = match Cli::try_parse_from(["vizdeck", "--size", "16384x16384"]) {
+            Ok(_) => panic!("16384x16384 accepted"),
+            Err(e) => e.to_string(),
+        };
+        assert!(
+            e.contains("--size") && e.contains("268435456 pixels"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn sizes_against_the_adapter() {
+        let limits = wgpu::Limits {
+            max_texture_dimension_2d: 8192,
+            max_buffer_size: 256 << 20,
+            ..wgpu::Limits::default()
+        };
+        assert_eq!(
+            check_size_for_adapter("--size", (8192, 8192), &limits),
+            Ok(())
+        );
+        let e = check_size_for_adapter("--size", (8193, 100), &limits).unwrap_err();
+        assert!(
+            e.starts_with("--size 8193x100:") && e.contains("8192"),
+            "{e}"
+        );
+        // 4097 px rows are 16388 bytes, padded to 16640: 16131 rows fit in 256 MiB, 16132 do not.
+        assert_eq!(
+            check_size_for_adapter("--size", (4097, 16131), &limits_big_tex()),
+            Ok(())
+        );
+        let e = check_size_for_adapter("--size", (4097, 16132), &limits_big_tex()).unwrap_err();
+        assert!(
+            e.contains("268436480 bytes") && e.contains("268435456"),
+            "{e}"
+        );
+    }
+
+    fn limits_big_tex() -> wgpu::Limits {
+        wgpu::Limits {
+            max_texture_dimension_2d: 16384,
+            max_buffer_size: 256 << 20,
+            ..wgpu::Limits::default()
+        }
     }
 
     #[test]

@@ -127,10 +127,8 @@ pub fn run(cli: &Cli) -> anyhow::Result<()> {
     check_outputs(cli)?;
     let (mut gpu, _) = Gpu::new(cli.backend, None, None)?;
     let (w, h) = cli.size;
-    let max = gpu.device.limits().max_texture_dimension_2d;
-    if w > max || h > max {
-        bail!("--size {w}x{h}: larger than this adapter's texture limit of {max} pixels");
-    }
+    crate::cli::check_size_for_adapter("--size", (w, h), &gpu.device.limits())
+        .map_err(anyhow::Error::msg)?;
     let mut deck = Deck::new(&gpu, OUTPUT_FORMAT, cli.scene_index(), cli.scene_config());
     deck.plan_capture(
         cli.record_stats.clone(),

@@ -10,6 +10,7 @@ pub mod deck;
 pub mod fuzzing;
 pub mod gpu;
 pub mod headless;
+pub mod logging;
 pub mod pointcloud;
 pub mod report;
 pub mod scene;

@@ -4,14 +4,8 @@
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    env_logger::Builder::from_env(
-        // symphonia logs a failed format probe as an error and the PulseAudio client logs its own
-        // disconnect at exit; vizdeck reports both cases itself, in one line.
-        env_logger::Env::default().default_filter_or(
-            "warn,vizdeck=info,symphonia_core=off,pulseaudio::client::reactor=off",
-        ),
-    )
-    .init();
+    // First: ALSA's, libwayland's and winit's own messages go through vizdeck's log from here on.
+    vizdeck::logging::init();
     let cli = vizdeck::cli::Cli::parse_checked();
     let result = match &cli.command {
         Some(vizdeck::cli::Command::Stats { files, json }) => {

@@ -119,8 +119,9 @@ fn spectrogram_wav_file_dominant_frequency_and_level() {
     assert!((hz - 1000.0).abs() <= bin_hz, "dominant {hz} Hz");
     let db = m["dominant_dbfs"].as_f64().unwrap();
     assert!((db - 20.0 * 0.5f64.log10()).abs() < 0.2, "level {db} dBFS");
-    // 90 frames = 1.5 s = 66150 samples → (66150 − 2048) / 512 + 1 = 126 columns.
-    assert_eq!(m["columns"], 126);
+    // A file is analysed whole when it opens: 88200 samples → ⌊(88200 − 2048) / 512⌋ + 1 = 169
+    // columns, all within the 90 frames.
+    assert_eq!(m["columns"], 169);
 }
 
 #[test]
@@ -323,6 +324,12 @@ fn bad_inputs_exit_non_zero_with_a_message() {
         &["words.csv"],
     );
     assert_bad(&["--headless", "--size", "0x0"], &["--size", "width"]);
+    // A size no frame should be drawn at is refused before any GPU work: 16384 × 16384 is
+    // 268435456 pixels, four times the 8192 × 8192 most.
+    assert_bad(
+        &["--headless", "--frames", "3", "--size", "16384x16384"],
+        &["--size", "16384x16384", "268435456 pixels"],
+    );
     assert_bad(
         &["--headless", "--scene", "nope"],
         &["unknown scene 'nope'"],
@@ -373,28 +380,54 @@ fn bad_inputs_exit_non_zero_with_a_message() {
     );
 }
 
-/// The spectrum view is drawn by the image's own pass: its newest-column line (exactly
-/// (120, 220, 255)) crosses nearly every pixel column of the view, one span a column, and only
-/// in the bottom quarter of the scene, never below the view's bottom edge (26 px up).
+/// The spectrum strip is drawn by the image's own pass beside the image, never over it: its
+/// newest-column line (exactly (120, 220, 255)) crosses nearly every pixel row of the strip, one
+/// span a row, and only inside the strip's rect: `layout::Frame` of the 1010 × 695 scene right of
+/// the 270 px side panel and below the 25 px menu of a 1280 × 720 output.
 #[test]
-fn spectrum_view_lines_are_drawn_in_the_bottom_quarter() {
-    let (_, (w, h, rgba)) = scene_run("spectrogram", &["--audio", "synthetic", "--no-overlay"]);
-    let mut columns = std::collections::BTreeSet::new();
-    let (mut top, mut bottom) = (u32::MAX, 0);
+fn spectrum_strip_is_drawn_beside_the_image() {
+    let png = tmp("strip.png");
+    let o = run(&[
+        "--headless",
+        "--scene",
+        "spectrogram",
+        "--audio",
+        "synthetic",
+        "--no-overlay",
+        "--frames",
+        "40",
+        "--size",
+        "1280x720",
+        "--screenshot",
+        png.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let (w, h, rgba) = read_png(&png);
+    let frame = vizdeck::scene::spectrogram::layout::Frame::for_pixels((1010, 695), 1.0, true);
+    let px = |r: egui::Rect| {
+        let [x0, y0, x1, y1] = vizdeck::scene::spectrogram::layout::Frame::px(r, 1.0);
+        (x0 + 270, y0 + 25, x1 + 270, y1 + 25)
+    };
+    let strip = px(frame.strip.expect("a 1010 px wide scene has the strip"));
+    let plot = px(frame.plot);
+    let mut rows = std::collections::BTreeSet::new();
     for y in 0..h {
         for x in 0..w {
             let i = ((y * w + x) * 4) as usize;
             if rgba[i..i + 3] == [120, 220, 255] {
-                columns.insert(x);
-                top = top.min(y);
-                bottom = bottom.max(y);
+                rows.insert(y);
+                assert!(
+                    x >= strip.0 && x < strip.2 && y >= strip.1 && y < strip.3,
+                    "a line pixel at ({x}, {y}) outside the strip {strip:?}"
+                );
+                assert!(x >= plot.2, "over the image {plot:?}");
             }
         }
     }
-    // 480 × 320 output: the scene is right of the 270 px side panel and below the 25 px menu,
-    // the view from 60 px in to 8 px from its right edge (142 columns).
-    assert!(columns.len() >= 130, "{} columns", columns.len());
-    let scene_top = 25;
-    assert!(top >= scene_top + (h - scene_top) * 3 / 4 - 1, "top {top}");
-    assert!(bottom < h - 26, "bottom {bottom}");
+    let strip_rows = strip.3 - strip.1;
+    assert!(
+        rows.len() as u32 >= strip_rows * 9 / 10,
+        "{} of {strip_rows} rows",
+        rows.len()
+    );
 }

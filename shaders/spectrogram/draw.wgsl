@@ -1,38 +1,35 @@
-// Spectrogram: draws the ring texture (dBFS per column × row) over the scene texture, newest
-// shown column at the right edge, frequency axis linear, logarithmic or mel, colour from a
-// 256-entry colormap between the dB floor and ceiling. Each pixel shows the maximum of the texels
-// it covers (sampled with at most 8 × 8 loads), so peaks survive any zoom.
+// Spectrogram: draws the panel in one full-screen triangle: the ring texture (dBFS per column ×
+// row) into the image's rect, newest shown column at its right edge, frequency axis linear,
+// logarithmic or mel, colour from a 256-entry colormap between the dB floor and ceiling (each
+// pixel shows the maximum of the texels it covers, sampled with at most 8 × 8 loads, so peaks
+// survive any zoom); the spectrum strip beside it; the colour bar; the margins' background.
 // Mel scale: m = 2595·log10(1 + f/700) (O'Shaughnessy 1987).
 
 struct DrawParams {
     ring_width: u32, // texture width in columns
     newest: u32,     // ring column just after the newest shown column
-    visible: u32,    // columns across the viewport width
+    visible: u32,    // columns across the image's width
     rows: u32,       // texture rows
     bins: u32,       // FFT bins (N/2 + 1); row r covers bins ⌊r·B/R⌋..⌊(r+1)·B/R⌋
     scale: u32,      // 0 linear, 1 log, 2 mel
-    width_px: f32,   // viewport size in pixels
-    height_px: f32,
+    filled: u32,     // columns written so far (older ones show the floor colour)
+    _pad0: u32,
     nyquist: f32,    // Hz
     f_lo: f32,       // lowest frequency of the log axis, Hz
     db_floor: f32,   // colormap entry 0
     db_ceil: f32,    // colormap entry 255
-    filled: u32,     // columns written so far (older ones show the floor colour)
-    // The spectrum view: pixels [x0, x1) × [y0, y1) of the image (x1 = 0: none), darkened, with
-    // its two lines from `inset` (texel x − x0: peak-hold span min/max y, newest-column span).
-    inset_x0: u32,
-    inset_y0: u32,
-    inset_x1: u32,
-    inset_y1: u32,
-    _pad0: u32,
-    _pad1: u32,
-    _pad2: u32,
+    // The panel's parts in pixels [x0, y0, x1, y1) (x1 = 0: not shown): the image; the spectrum
+    // strip beside it (same rows; texel y − y0 of `inset`: peak-hold span min/max x,
+    // newest-column span min/max x); the colour bar (the colormap, floor at the bottom).
+    plot: vec4<u32>,
+    strip: vec4<u32>,
+    bar: vec4<u32>,
 }
 
 @group(0) @binding(0) var<uniform> params: DrawParams;
 @group(0) @binding(1) var ring: texture_2d<f32>;
 @group(0) @binding(2) var<storage, read> lut: array<u32>; // 256 × RGBA8 (R in the low byte)
-@group(0) @binding(3) var inset: texture_2d<f32>;        // rgba32float, one texel per column
+@group(0) @binding(3) var inset: texture_2d<f32>;        // rgba32float, one texel per strip row
 
 struct VsOut {
     @builtin(position) clip: vec4<f32>,
@@ -68,40 +65,61 @@ fn freq_at(t: f32) -> f32 {
     return t * params.nyquist;
 }
 
-// The spectrum view over the image, branch-free (the same pixels as the 1-pixel column spans
-// egui drew before, `ui/column_line.rs`): a pixel whose centre lies in [min − ½, max + ½) of a
-// line's span in its column takes the line's colour (newest column over peak hold); the rest of
-// the view is the image under black at alpha 110/255.
-fn with_inset(c: vec4<f32>, clip: vec4<f32>) -> vec4<f32> {
-    let p = vec2<u32>(clip.xy);
-    let inside = p.x >= params.inset_x0 && p.x < params.inset_x1 && p.y >= params.inset_y0
-        && p.y < params.inset_y1;
-    let texel = min(p.x - min(p.x, params.inset_x0), textureDimensions(inset, 0).x - 1u);
+// Whether pixel p lies in r = [x0, y0, x1, y1).
+fn inside(p: vec2<u32>, r: vec4<u32>) -> bool {
+    return p.x >= r.x && p.x < r.z && p.y >= r.y && p.y < r.w;
+}
+
+// The spectrum strip (the same pixels as the 1-pixel column spans egui drew before,
+// `ui/column_line.rs`, turned a quarter: one span per pixel row): a pixel whose centre lies in
+// [min − ½, max + ½) of a line's span in its row takes the line's colour (newest column over
+// peak hold); the rest is the strip's dark background.
+fn strip_color(p: vec2<u32>, clip: vec4<f32>) -> vec4<f32> {
+    let texel = min(p.y - params.strip.y, textureDimensions(inset, 0).x - 1u);
     let s = textureLoad(inset, vec2<u32>(texel, 0u), 0);
-    let y = clip.y;
-    let on_peak = inside && y >= s.x - 0.5 && y < s.y + 0.5;
-    let on_newest = inside && y >= s.z - 0.5 && y < s.w + 0.5;
-    var out = select(c, vec4<f32>(c.rgb * (1.0 - 110.0 / 255.0), 1.0), inside);
-    out = select(out, vec4<f32>(255.0, 170.0, 60.0, 255.0) / 255.0, on_peak);
-    return select(out, vec4<f32>(120.0, 220.0, 255.0, 255.0) / 255.0, on_newest);
+    let x = clip.x;
+    var out = vec4<f32>(0.06, 0.06, 0.08, 1.0);
+    out = select(out, vec4<f32>(255.0, 170.0, 60.0, 255.0) / 255.0, x >= s.x - 0.5 && x < s.y + 0.5);
+    return select(out, vec4<f32>(120.0, 220.0, 255.0, 255.0) / 255.0, x >= s.z - 0.5 && x < s.w + 0.5);
+}
+
+// The colour bar: the colormap from the floor (bottom row) to the ceiling (top row).
+fn bar_color(p: vec2<u32>) -> vec4<f32> {
+    let h = max(params.bar.w - params.bar.y, 2u) - 1u;
+    let t = f32(params.bar.w - 1u - p.y) / f32(h);
+    let c = unpack4x8unorm(lut[u32(clamp(t, 0.0, 1.0) * 255.0 + 0.5)]);
+    return vec4<f32>(c.rgb, 1.0);
 }
 
 @fragment
 fn fs_main(in: VsOut) -> @location(0) vec4<f32> {
-    return with_inset(image_color(in), in.clip);
+    let p = vec2<u32>(in.clip.xy);
+    if inside(p, params.plot) {
+        return image_color(p, in.clip);
+    }
+    if inside(p, params.strip) {
+        return strip_color(p, in.clip);
+    }
+    if inside(p, params.bar) {
+        return bar_color(p);
+    }
+    // The margins: the scene's background (labels are drawn over it by egui).
+    return vec4<f32>(0.02, 0.02, 0.03, 1.0);
 }
 
-// The spectrogram's colour at this pixel.
-fn image_color(in: VsOut) -> vec4<f32> {
+// The spectrogram's colour at pixel p of the image.
+fn image_color(p: vec2<u32>, clip: vec4<f32>) -> vec4<f32> {
+    let width = f32(params.plot.z - params.plot.x);
+    let height = f32(params.plot.w - params.plot.y);
     // Column range of this pixel (0 = oldest visible).
     let vis = f32(max(params.visible, 1u));
-    let px = floor(in.uv.x * params.width_px);
-    let c0 = u32(floor(px * vis / params.width_px));
-    let c1 = max(u32(floor((px + 1.0) * vis / params.width_px)), c0 + 1u);
-    // Frequency range of this pixel → bin range → row range.
-    let py = floor((1.0 - in.uv.y) * params.height_px);
-    let f0 = freq_at(py / params.height_px);
-    let f1 = freq_at((py + 1.0) / params.height_px);
+    let px = f32(p.x - params.plot.x);
+    let c0 = u32(floor(px * vis / width));
+    let c1 = max(u32(floor((px + 1.0) * vis / width)), c0 + 1u);
+    // Frequency range of this pixel (0 = the bottom row) → bin range → row range.
+    let py = f32(params.plot.w - 1u - p.y);
+    let f0 = freq_at(py / height);
+    let f1 = freq_at((py + 1.0) / height);
     let bins = f32(params.bins - 1u);
     let k0 = clamp(f0 / params.nyquist * bins, 0.0, bins);
     let k1 = clamp(f1 / params.nyquist * bins, 0.0, bins);
@@ -129,7 +147,7 @@ fn image_color(in: VsOut) -> vec4<f32> {
     }
     if m <= -1.0e29 {
         // A gap (no input data): grey hatching, never the colour of silence.
-        let stripe = (u32(in.clip.x + in.clip.y) / 4u) % 2u;
+        let stripe = (u32(clip.x + clip.y) / 4u) % 2u;
         return vec4<f32>(vec3<f32>(0.22 + 0.08 * f32(stripe)), 1.0);
     }
     let span = max(params.db_ceil - params.db_floor, 1e-6);

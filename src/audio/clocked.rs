@@ -18,9 +18,12 @@ impl AudioSource {
     /// many samples as the ring has room for (up to the file's end), so nothing is dropped.
     ///
     /// Going back in time, NaN or infinite `t_seconds` do nothing. No-op for live input.
+    ///
+    /// A file source with a stop position ([`set_stop_at`](Self::set_stop_at)) produces nothing
+    /// past it: on reaching it the source pauses (and the stop position is cleared).
     pub fn advance_to(&mut self, t_seconds: f64) {
         let sr = f64::from(self.sample_rate);
-        let (paused, fast) = (self.paused, self.fast);
+        let (paused, fast, stop_at) = (self.paused, self.fast, self.stop_at);
         let Feed::Clocked {
             producer,
             generator,
@@ -53,6 +56,11 @@ impl AudioSource {
             } => (samples.len() as u64).saturating_sub(*cursor),
             _ => u64::MAX,
         };
+        let stop = match generator {
+            Generator::File { .. } => stop_at.map(|s| s.saturating_sub(*cursor)),
+            Generator::Synth(_) => None,
+        };
+        let remaining = remaining.min(stop.unwrap_or(u64::MAX));
         let room = producer.slots() as u64;
         let wanted = if fast {
             room.min(remaining)
@@ -119,6 +127,23 @@ impl AudioSource {
             *t_base = t_seconds.max(*t_base);
             *pos_base = *produced;
         }
+        if stop.is_some_and(|s| wanted >= s) {
+            // The stop position is reached: pause there.
+            self.stop_at = None;
+            self.paused = true;
+        }
+    }
+
+    /// Makes a file source pause by itself once its cursor reaches file sample `at` (`None`:
+    /// no stop). Used to analyse the start of a file longer than the view holds, then wait.
+    /// No effect on live and synthetic sources.
+    pub fn set_stop_at(&mut self, at: Option<u64>) {
+        self.stop_at = at;
+    }
+
+    /// The stop position set by [`set_stop_at`](Self::set_stop_at), until it is reached.
+    pub fn stop_at(&self) -> Option<u64> {
+        self.stop_at
     }
 
     /// Whether the file source has delivered all its samples (its cursor reached the end and it
@@ -324,6 +349,46 @@ mod tests {
         s.fill(&mut expected);
         assert_eq!(got, expected);
         assert_eq!(src.dropped(), 1400);
+    }
+
+    #[test]
+    fn file_in_fast_mode_stops_at_its_stop_position_and_pauses() {
+        let path = std::env::temp_dir().join(format!("vizdeck-stop-at-{}.wav", std::process::id()));
+        let spec = hound::WavSpec {
+            channels: 1,
+            sample_rate: 8000,
+            bits_per_sample: 16,
+            sample_format: hound::SampleFormat::Int,
+        };
+        let mut w = hound::WavWriter::create(&path, spec).unwrap();
+        for i in 0..10_000i32 {
+            w.write_sample((i % 1000) as i16).unwrap();
+        }
+        w.finalize().unwrap();
+        let mut src = AudioSource::open(&AudioSelection::File(path.clone()), 1 << 16).unwrap();
+        let _ = std::fs::remove_file(&path);
+        src.set_stop_at(Some(6000));
+        src.set_fast(true);
+        src.advance_to(0.001);
+        let mut got = Vec::new();
+        src.drain_into(&mut got);
+        // Fast mode takes what the ring has room for, but not past the stop: 6000 samples, then
+        // paused there, the stop cleared.
+        assert_eq!(got.len(), 6000);
+        assert!(src.paused() && src.stop_at().is_none() && !src.finished());
+        assert_eq!(src.position(), Some(6000));
+        src.advance_to(0.002);
+        assert_eq!(src.available(), 0);
+        // Played on: the rest, to the end.
+        src.set_paused(false);
+        src.advance_to(0.003);
+        assert_eq!(src.drain_at_most(&mut got, 1000), 1000);
+        assert_eq!(src.available(), 3000);
+        src.drain_into(&mut got);
+        assert_eq!(got.len(), 10_000);
+        assert!(src.finished());
+        // Sample i of the file is i mod 1000 (16-bit, scaled by 1/32768).
+        assert_eq!(got[6500], 500.0 / 32768.0);
     }
 
     #[test]

@@ -88,7 +88,7 @@ pub enum AudioError {
     DeviceNotFound {
         /// The name as given.
         name: String,
-        /// Comma-separated names of the input devices of the default host, or `none`.
+        /// The input devices the default host offers, comma-separated as `name (id)`, or `none`.
         available: String,
     },
     /// The name is not an exact match and is a substring of several device names.

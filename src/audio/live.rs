@@ -16,13 +16,30 @@ impl AudioSource {
     /// stream, starts and collects reopen attempts on a background thread, and swaps in the new
     /// stream; none of it blocks. While reconnecting, what the old stream delivers is a gap.
     pub fn drain_into(&mut self, out: &mut Vec<f32>) {
+        self.drain_at_most(out, usize::MAX);
+    }
+
+    /// [`drain_into`](Self::drain_into), taking at most `max` samples, the oldest first; the rest
+    /// stay in the ring for the next call (an analysis that catches up on a backlog a bounded
+    /// amount per frame). Returns the samples appended. Samples discarded as a gap (a device gone,
+    /// a reconnection under way) are all discarded, whatever `max`.
+    pub fn drain_at_most(&mut self, out: &mut Vec<f32>, max: usize) -> usize {
         self.maintain_live();
-        let n = self.consumer.slots();
-        if n == 0 {
-            return;
+        let before = out.len();
+        let available = self.consumer.slots();
+        if available == 0 {
+            return 0;
         }
         let discard = self.reconnect.is_some()
             || matches!(&self.feed, Feed::Live(live) if live.device_gone());
+        let n = if discard {
+            available
+        } else {
+            available.min(max)
+        };
+        if n == 0 {
+            return 0;
+        }
         if let Ok(chunk) = self.consumer.read_chunk(n) {
             if discard {
                 self.gap_pending += n as u64;
@@ -42,6 +59,12 @@ impl AudioSource {
             }
             chunk.commit_all();
         }
+        out.len() - before
+    }
+
+    /// Samples waiting in the ring now (what the next drain could take).
+    pub fn available(&self) -> usize {
+        self.consumer.slots()
     }
 
     /// Why the live stream counts as lost now, if it does: a stream error, the device gone

@@ -112,6 +112,9 @@ pub struct AudioSource {
     options: AudioOptions,
     paused: bool,
     fast: bool,
+    /// Clocked file sources: pause by itself once this many file samples have been produced
+    /// ([`AudioSource::set_stop_at`]).
+    stop_at: Option<u64>,
     /// Gap samples counted but not yet handed out by `gap_samples`.
     gap_pending: u64,
     /// Up to when a stale live stream's gap has been counted.
@@ -168,13 +171,31 @@ impl std::fmt::Debug for AudioSource {
     }
 }
 
+/// A ring of `capacity` (at least 1) mono samples between a source and the analysis, every page
+/// of it written once here (filled with zeros, then emptied), so its memory is resident from the
+/// start rather than growing as the producer first goes round it.
+pub(crate) fn new_ring(capacity: usize) -> (Producer<f32>, Consumer<f32>) {
+    let capacity = capacity.max(1);
+    let (mut producer, mut consumer) = rtrb::RingBuffer::new(capacity);
+    if let Ok(chunk) = producer.write_chunk_uninit(capacity) {
+        chunk.fill_from_iter(std::iter::repeat(0.0));
+    }
+    if let Ok(chunk) = consumer.read_chunk(consumer.slots()) {
+        chunk.commit_all();
+    }
+    (producer, consumer)
+}
+
 /// Size of the chunks in which the synthesizer is rendered by `advance_to` (samples).
 const SYNTH_CHUNK: usize = 4096;
 
-/// Lists the input device names of cpal's default host (for messages and the UI). Empty when the
-/// host cannot enumerate devices. See [`input_devices`] for rates, channels and formats.
+/// Lists the names of the input devices cpal's default host offers (on ALSA, real capture routes
+/// only), for messages and the UI. Empty when the host cannot enumerate devices. See
+/// [`input_devices`] for ids, rates, channels and formats.
 pub fn input_device_names() -> Vec<String> {
-    capture::input_device_names_of(&cpal::default_host())
+    capture::default_host()
+        .map(|host| capture::input_device_names_of(&host))
+        .unwrap_or_default()
 }
 
 /// Averages interleaved frames of `channels` samples into mono, appending to `out`:

@@ -5,7 +5,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
 
-use rtrb::{Consumer, Producer, RingBuffer};
+use rtrb::{Consumer, Producer};
 
 use super::{
     AudioError, AudioOptions, AudioSelection, AudioSource, ChannelChoice, Feed, Generator,
@@ -155,6 +155,7 @@ impl AudioSource {
             options: AudioOptions::default(),
             paused: false,
             fast: false,
+            stop_at: None,
             gap_pending: 0,
             gap_until: None,
             last_advance: None,
@@ -200,7 +201,7 @@ impl AudioSource {
         seed: u64,
         notice: Option<String>,
     ) -> AudioSource {
-        let (producer, consumer) = RingBuffer::new(ring_capacity);
+        let (producer, consumer) = super::new_ring(ring_capacity);
         let label = match signal {
             SynthSignal::ChirpTones => format!("synthetic ({} Hz)", synth::SYNTH_SAMPLE_RATE),
             s => format!("synthetic: {s} ({} Hz)", synth::SYNTH_SAMPLE_RATE),
@@ -242,7 +243,7 @@ impl AudioSource {
             }
         }
         drop(decoded.samples);
-        let (producer, consumer) = RingBuffer::new(ring_capacity);
+        let (producer, consumer) = super::new_ring(ring_capacity);
         let ch = match channel {
             ChannelChoice::Mix => String::new(),
             ChannelChoice::Channel(c) => format!(", channel {}", c + 1),

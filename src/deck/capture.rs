@@ -142,6 +142,7 @@ impl Deck {
                 println!("recorded {}: {summary}", rec.path.display());
                 self.toast(format!("saved {}", rec.path.display()));
                 self.finished.push((rec.path.clone(), summary.clone()));
+                self.compare.recorded(&rec.path);
                 Some(summary)
             }
             Err(e) => {
@@ -156,6 +157,22 @@ impl Deck {
     pub fn set_record_path(&mut self, path: Option<PathBuf>) {
         self.record_path = path;
         self.recordings_made = 0;
+    }
+
+    /// The directory recordings go to: that of `--record-stats`, else the working directory.
+    pub fn recordings_dir(&self) -> PathBuf {
+        match self.next_record_path().parent() {
+            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+            _ => PathBuf::from("."),
+        }
+    }
+
+    /// Opens *Compare captures* with this run's recordings and the captures of
+    /// [`recordings_dir`](Deck::recordings_dir) to pick from.
+    pub fn open_compare(&mut self) {
+        let session: Vec<PathBuf> = self.finished.iter().map(|(p, _)| p.clone()).collect();
+        let dir = self.recordings_dir();
+        self.compare.open_with(&session, Some(dir));
     }
 
     /// Whether a recording is running.

@@ -80,6 +80,8 @@ impl Deck {
             Composite::EguiImage => self.target.as_ref().map(|t| t.egui_id),
             Composite::Copy | Composite::Blit => None,
         };
+        // A PNG asked for in the last frame is taken from this one, drawn for it.
+        self.png_now = self.png_next.take();
         let mut scene_rect = egui::Rect::NOTHING;
         let mut commands = Vec::new();
         let full = {
@@ -386,8 +388,6 @@ impl Deck {
         let timer = self.timer.as_ref();
         let shots = &mut self.screenshots;
         let slots = &mut self.slots;
-        let scene = SCENES[self.active].id;
-        let mut saved = Vec::new();
         let route = |a: crate::gpu::readback::Arrived<'_>| match a.consumer {
             Consumer::Timing => {
                 if let Some(&TimedFrame(frame)) = a.payload::<TimedFrame>()
@@ -397,9 +397,8 @@ impl Deck {
                 }
             }
             Consumer::Screenshot => {
-                if let Some(p) = shots.arrived(&a, scene) {
-                    saved.push(p);
-                }
+                // A PNG asked for is toasted with its path once written (`report_pngs`).
+                let _ = shots.arrived(&a);
             }
             Consumer::Scene(i) => {
                 if let Some(SceneSlot::Ready(s)) = slots.get_mut(i) {
@@ -412,9 +411,7 @@ impl Deck {
         } else {
             self.readback.poll(&gpu.device, route);
         }
-        for p in saved {
-            self.toast(format!("saving {}", p.display()));
-        }
+        self.report_pngs();
         gpu_times
     }
 }

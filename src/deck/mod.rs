@@ -17,6 +17,7 @@ use std::time::Instant;
 pub use capture::CapturePlan;
 pub use composite::Composite;
 pub use recovery::LOSE_DEVICE_ENV;
+pub use screenshots::{PngKind, png_path};
 
 use capture::Recording;
 use composite::{Background, SceneBlit};
@@ -155,8 +156,12 @@ pub struct Deck {
     pub memory: MemoryTrack,
     pub(crate) overlay: bool,
     quit: bool,
-    /// Save a PNG of the scene panel from this frame's output (set by [`UiCommand::SavePng`]).
-    screenshot_request: bool,
+    /// A PNG asked for ([`UiCommand::SavePng`]), taken from the next frame.
+    png_next: Option<PngKind>,
+    /// The PNG this frame is drawn for and copied into (moved from `png_next` before the UI).
+    png_now: Option<PngKind>,
+    /// The side panel's scroll area in the last frame.
+    panel_scroll: Option<PanelScroll>,
     /// The scene image's rect in output pixels (x, y, w, h) of the last frame.
     scene_rect_px: (u32, u32, u32, u32),
     last_present: Option<Instant>,
@@ -232,6 +237,8 @@ impl Deck {
                 writer: screenshot_writer(),
                 dir: None,
                 next_id: 0,
+                png_dir: None,
+                last_png: None,
             },
             readback_mark: 0,
             recording: None,
@@ -241,7 +248,9 @@ impl Deck {
             run_frame_ms: Vec::new(),
             overlay: true,
             quit: false,
-            screenshot_request: false,
+            png_next: None,
+            png_now: None,
+            panel_scroll: None,
             scene_rect_px: (0, 0, 1, 1),
             last_present: None,
             toast: None,
@@ -482,6 +491,7 @@ impl Deck {
             || self.capture.start_at.is_some()
             || self.reset_started.is_some()
             || self.egui_repaint_delay.is_zero()
+            || self.png_pending()
             || self.frame < 3
         {
             return Redraw::Now;
@@ -504,6 +514,27 @@ impl Deck {
     pub fn toast(&mut self, msg: String) {
         self.toast = Some((msg, Instant::now()));
     }
+
+    /// The last toast's text (shown for a few seconds after it was set), if any.
+    pub fn last_toast(&self) -> Option<&str> {
+        self.toast.as_ref().map(|(m, _)| m.as_str())
+    }
+
+    /// The side panel's scroll area in the last frame (`None` before the first frame).
+    pub fn side_panel_scroll(&self) -> Option<PanelScroll> {
+        self.panel_scroll
+    }
+}
+
+/// The side panel's scroll area as laid out in a frame, in points.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PanelScroll {
+    /// Height of the panel's contents (all of the scene's controls).
+    pub content_height: f32,
+    /// Height of the part shown.
+    pub viewport_height: f32,
+    /// How far the contents are scrolled down (0 = top).
+    pub offset: f32,
 }
 
 /// How long a toast stays on the scene, s.

@@ -2,7 +2,7 @@
 //! the scene image with its overlays, notices and toasts; and [`Deck::apply`], which carries out
 //! the [`UiCommand`]s the UI collected, once, right after it.
 
-use super::{Deck, SceneSlot};
+use super::{Deck, PngKind, SceneSlot};
 use crate::gpu::Gpu;
 use crate::scene::SCENES;
 use crate::ui::UiCommand;
@@ -14,9 +14,9 @@ impl Deck {
         match command {
             UiCommand::SwitchScene(i) => self.switch_to(i),
             UiCommand::SetOverlay(on) => self.overlay = on,
-            UiCommand::SavePng => self.screenshot_request = true,
+            UiCommand::SavePng(kind) => self.request_png(kind),
             UiCommand::ResetStats => self.reset_stats(),
-            UiCommand::OpenCompare => self.compare.open = true,
+            UiCommand::OpenCompare => self.open_compare(),
             UiCommand::SetUploadStrategy(s) => self.set_upload_strategy(s),
             UiCommand::ToggleRecording => {
                 if self.recording.is_some() {
@@ -47,22 +47,39 @@ impl Deck {
         self.keys(ui, commands);
         crate::ui::menu_bar(self, ui, commands);
         let active = self.active;
-        egui::Panel::left("scene-controls")
+        let scroll = egui::Panel::left("scene-controls")
             .resizable(true)
             .default_size(270.0)
             .show(ui, |ui| {
-                egui::ScrollArea::vertical().show(ui, |ui| match &mut self.slots[active] {
-                    SceneSlot::Ready(scene) => scene.ui(ui),
-                    SceneSlot::Failed(msg) => {
-                        ui.heading(SCENES[active].title);
-                        ui.colored_label(egui::Color32::LIGHT_RED, "This scene could not start:");
-                        ui.colored_label(egui::Color32::LIGHT_RED, msg.as_str());
-                    }
-                    SceneSlot::NotCreated => {
-                        ui.label("starting…");
-                    }
-                });
-            });
+                // A panel taller than the window scrolls (wheel, drag on the bar): its bar is
+                // drawn beside the controls whenever there is more below (egui's default bar
+                // stays hidden until hovered, so nothing told that the last rows exist). Each
+                // scene keeps its own scroll position.
+                ui.spacing_mut().scroll = egui::style::ScrollStyle::solid();
+                egui::ScrollArea::vertical()
+                    .id_salt(("scene-controls", active))
+                    .auto_shrink([false, false])
+                    .show(ui, |ui| match &mut self.slots[active] {
+                        SceneSlot::Ready(scene) => scene.ui(ui),
+                        SceneSlot::Failed(msg) => {
+                            ui.heading(SCENES[active].title);
+                            ui.colored_label(
+                                egui::Color32::LIGHT_RED,
+                                "This scene could not start:",
+                            );
+                            ui.colored_label(egui::Color32::LIGHT_RED, msg.as_str());
+                        }
+                        SceneSlot::NotCreated => {
+                            ui.label("starting…");
+                        }
+                    })
+            })
+            .inner;
+        self.panel_scroll = Some(super::PanelScroll {
+            content_height: scroll.content_size.y,
+            viewport_height: scroll.inner_rect.height(),
+            offset: scroll.state.clamped_offset().y,
+        });
         let mut rect = egui::Rect::NOTHING;
         egui::CentralPanel::default()
             .frame(egui::Frame::NONE)
@@ -112,10 +129,13 @@ impl Deck {
                     }
                     SceneSlot::NotCreated => {}
                 }
-                if self.overlay {
+                // A frame drawn for a PNG of the scene leaves out vizdeck's own overlay and toast.
+                let chrome = !self.drawing_scene_png();
+                if self.overlay && chrome {
                     crate::ui::stats_overlay(self, &painter, rect);
                 }
                 if let Some((msg, at)) = &self.toast
+                    && chrome
                     && at.elapsed().as_secs_f32() < super::TOAST_S
                 {
                     painter.text(
@@ -131,7 +151,7 @@ impl Deck {
     }
 
     pub(super) fn keys(&self, ui: &mut egui::Ui, commands: &mut Vec<UiCommand>) {
-        let (f1, f9, quit, digit, f12) = ui.input(|i| {
+        let (f1, f9, quit, digit, f12, shift) = ui.input(|i| {
             let digit = SCENES.iter().position(|s| {
                 let key = match s.key {
                     '1' => egui::Key::Num1,
@@ -147,6 +167,7 @@ impl Deck {
                 i.modifiers.command && i.key_pressed(egui::Key::Q),
                 digit,
                 i.key_pressed(egui::Key::F12),
+                i.modifiers.shift,
             )
         });
         if ui.memory(|m| m.focused().is_some()) {
@@ -159,7 +180,11 @@ impl Deck {
             commands.push(UiCommand::ToggleRecording);
         }
         if f12 {
-            commands.push(UiCommand::SavePng);
+            commands.push(UiCommand::SavePng(if shift {
+                PngKind::Window
+            } else {
+                PngKind::Scene
+            }));
         }
         if quit {
             commands.push(UiCommand::Quit);

@@ -16,8 +16,12 @@ enum PngPixels {
     Mapped(MappedReadback),
 }
 
-/// One PNG job: path, width, height, pixels.
-type PngJob = (PathBuf, u32, u32, PngPixels);
+/// One PNG job: path, width, height, pixels, and whether its outcome is reported
+/// ([`PngWriter::reports`]).
+type PngJob = (PathBuf, u32, u32, PngPixels, bool);
+
+/// The outcome of a reported PNG job: its path, and the error when it could not be written.
+pub type PngReport = (PathBuf, Result<(), String>);
 
 /// Writes PNGs on worker threads so the frame loop never waits for compression: frames are
 /// handed over through a queue of `depth` entries shared by the workers; when it is full the frame
@@ -33,6 +37,10 @@ pub struct PngWriter {
     capacity: usize,
     /// Spare pixel buffers handed back by the workers (no allocation per frame once warm).
     spare: std::sync::mpsc::Receiver<Vec<u8>>,
+    /// Outcomes of the jobs queued with [`submit_reported`](PngWriter::submit_reported).
+    reports: std::sync::mpsc::Receiver<PngReport>,
+    /// Reported jobs queued whose outcome has not been taken yet.
+    reports_pending: usize,
 }
 
 impl PngWriter {
@@ -47,11 +55,13 @@ impl PngWriter {
         let (tx, rx) = std::sync::mpsc::sync_channel::<PngJob>(depth);
         let rx = Arc::new(std::sync::Mutex::new(rx));
         let (spare_tx, spare) = std::sync::mpsc::channel();
+        let (report_tx, reports) = std::sync::mpsc::channel::<PngReport>();
         let busy = Arc::new(std::sync::atomic::AtomicUsize::new(0));
         let workers: Vec<_> = (0..workers.max(1))
             .filter_map(|w| {
                 let rx = rx.clone();
                 let spare_tx = spare_tx.clone();
+                let report_tx = report_tx.clone();
                 let busy = busy.clone();
                 std::thread::Builder::new()
                     .name(format!("vizdeck-png-{w}"))
@@ -61,7 +71,7 @@ impl PngWriter {
                         loop {
                             // The lock is held only while waiting for the next job.
                             let job = rx.lock().ok().and_then(|r| r.recv().ok());
-                            let Some((path, w, h, pixels)) = job else {
+                            let Some((path, w, h, pixels, report)) = job else {
                                 break;
                             };
                             let result = match &pixels {
@@ -70,13 +80,16 @@ impl PngWriter {
                                 }
                                 PngPixels::Mapped(m) => write_png_mapped(&path, m),
                             };
-                            match result {
+                            match &result {
                                 Ok(()) => written += 1,
                                 Err(e) => {
                                     if errors.len() < 8 {
                                         errors.push(e.to_string());
                                     }
                                 }
+                            }
+                            if report {
+                                let _ = report_tx.send((path, result.map_err(|e| e.to_string())));
                             }
                             if let PngPixels::Rgba(rgba) = pixels {
                                 let _ = spare_tx.send(rgba);
@@ -96,6 +109,8 @@ impl PngWriter {
             busy,
             capacity,
             spare,
+            reports,
+            reports_pending: 0,
         }
     }
 
@@ -128,7 +143,36 @@ impl PngWriter {
     /// Queues one PNG of tightly packed RGBA8 pixels; returns false (dropped) when the workers
     /// are behind.
     pub fn submit(&mut self, path: PathBuf, width: u32, height: u32, rgba: Vec<u8>) -> bool {
-        self.send((path, width, height, PngPixels::Rgba(rgba)))
+        self.send((path, width, height, PngPixels::Rgba(rgba), false))
+    }
+
+    /// [`submit`](PngWriter::submit), with the outcome (written, or the error) reported through
+    /// [`reports`](PngWriter::reports) once the worker is done.
+    pub fn submit_reported(
+        &mut self,
+        path: PathBuf,
+        width: u32,
+        height: u32,
+        rgba: Vec<u8>,
+    ) -> bool {
+        let sent = self.send((path, width, height, PngPixels::Rgba(rgba), true));
+        if sent {
+            self.reports_pending += 1;
+        }
+        sent
+    }
+
+    /// The outcomes of reported jobs finished since the last call, in the order they finished.
+    /// Never waits.
+    pub fn reports(&mut self) -> Vec<PngReport> {
+        let done: Vec<PngReport> = self.reports.try_iter().collect();
+        self.reports_pending = self.reports_pending.saturating_sub(done.len());
+        done
+    }
+
+    /// Whether a reported job is still queued or being written.
+    pub fn reports_pending(&self) -> bool {
+        self.reports_pending > 0
     }
 
     /// Queues one PNG of a mapped texture readback (its [`TextureLayout`](super::readback::TextureLayout) gives the size), read
@@ -139,7 +183,7 @@ impl PngWriter {
             self.dropped += 1;
             return false;
         };
-        self.send((path, t.width, t.height, PngPixels::Mapped(mapped)))
+        self.send((path, t.width, t.height, PngPixels::Mapped(mapped), false))
     }
 
     /// Counts a frame the caller dropped itself (e.g. when [`is_full`](PngWriter::is_full)).
@@ -152,8 +196,15 @@ impl PngWriter {
         self.dropped
     }
 
-    /// Waits for the queue to drain; returns (PNGs written, first errors).
-    pub fn finish(mut self) -> (u64, Vec<String>) {
+    /// Waits for the queue to drain; returns (PNGs written, first errors). The outcomes of
+    /// reported jobs not taken yet are dropped: take them with [`finish_reported`](PngWriter::finish_reported).
+    pub fn finish(self) -> (u64, Vec<String>) {
+        self.finish_reported().0
+    }
+
+    /// [`finish`](PngWriter::finish), also returning the outcomes of the reported jobs not taken
+    /// yet.
+    pub fn finish_reported(mut self) -> ((u64, Vec<String>), Vec<PngReport>) {
         self.tx = None;
         let mut written = 0;
         let mut errors = Vec::new();
@@ -164,7 +215,8 @@ impl PngWriter {
             }
         }
         errors.truncate(8);
-        (written, errors)
+        let reports = self.reports.try_iter().collect();
+        ((written, errors), reports)
     }
 }
 

@@ -14,8 +14,8 @@ pub enum UiCommand {
     SwitchScene(usize),
     /// Show or hide the stats overlay.
     SetOverlay(bool),
-    /// Save a PNG of the scene panel from this frame's output.
-    SavePng,
+    /// Save a PNG of the next frame: the scene without vizdeck's overlay, or the whole window.
+    SavePng(crate::deck::PngKind),
     /// Empty the overlay's statistics.
     ResetStats,
     /// Open the comparison window of two recorded CSVs.
@@ -73,8 +73,20 @@ pub fn menu_bar(deck: &mut Deck, ui: &mut egui::Ui, commands: &mut Vec<UiCommand
                     commands.push(UiCommand::SetOverlay(overlay));
                     ui.close();
                 }
-                if ui.button("Save PNG of the scene  (F12)").clicked() {
-                    commands.push(UiCommand::SavePng);
+                if ui
+                    .button("Save PNG of the scene  (F12)")
+                    .on_hover_text("the scene with its axes and labels, without the stats overlay")
+                    .clicked()
+                {
+                    commands.push(UiCommand::SavePng(crate::deck::PngKind::Scene));
+                    ui.close();
+                }
+                if ui
+                    .button("Save PNG of the window  (Shift+F12)")
+                    .on_hover_text("everything as shown: panels, scene and stats overlay")
+                    .clicked()
+                {
+                    commands.push(UiCommand::SavePng(crate::deck::PngKind::Window));
                     ui.close();
                 }
                 if ui.button("Reset statistics").clicked() {
@@ -149,7 +161,10 @@ pub fn menu_bar(deck: &mut Deck, ui: &mut egui::Ui, commands: &mut Vec<UiCommand
             }
         });
     });
-    deck.compare.show(ui.ctx());
+    // Floating windows are left out of a frame drawn for a PNG of the scene.
+    if !deck.drawing_scene_png() {
+        let _ = deck.compare.show(ui.ctx());
+    }
 }
 
 /// Where the stats overlay goes in the scene rectangle `rect` (points): 330 × 150 at the top

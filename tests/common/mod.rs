@@ -39,6 +39,20 @@ pub fn render_frames(
     size: (u32, u32),
     frames: u64,
 ) -> Vec<u8> {
+    render_frames_with(gpu, deck, format, size, frames, |_, _| Vec::new())
+}
+
+/// [`render_frames`], with `events(i, &mut deck)` called before frame `i`; it returns the input
+/// events of that frame (pointer, wheel, keys) and may act on the deck.
+#[allow(dead_code)]
+pub fn render_frames_with(
+    gpu: &Gpu,
+    deck: &mut vizdeck::deck::Deck,
+    format: wgpu::TextureFormat,
+    size: (u32, u32),
+    frames: u64,
+    mut events: impl FnMut(u64, &mut vizdeck::deck::Deck) -> Vec<egui::Event>,
+) -> Vec<u8> {
     let texture = gpu.device.create_texture(&wgpu::TextureDescriptor {
         label: Some("test:output"),
         size: wgpu::Extent3d {
@@ -63,7 +77,8 @@ pub fn render_frames(
         pixels_per_point: 1.0,
     };
     for i in 0..frames {
-        let raw = vizdeck::headless::raw_input(size, i);
+        let mut raw = vizdeck::headless::raw_input(size, i);
+        raw.events = events(i, deck);
         let (times, _) = deck.frame(gpu, &out, raw, 1.0 / 60.0);
         gpu.wait_idle();
         deck.end_frame(gpu, &times, std::time::Instant::now());

@@ -7,6 +7,7 @@
 
 use bytemuck::{Pod, Zeroable};
 
+use super::layout::Frame;
 use super::{FftOn, MAX_BATCH, MAX_RING_WIDTH, MAX_ROWS, SCROLLBACK_S, Settings, Spectrogram};
 use crate::audio::stft::{self, Stft};
 use crate::gpu::fft::GpuFft;
@@ -59,6 +60,8 @@ struct WriteParams {
     _pad: [u32; 2],
 }
 
+/// The draw pass's parameters: the view of the ring, and the panel's parts in pixels
+/// (`[x0, y0, x1, y1]`, from `layout::Frame`; an empty rect is not drawn).
 #[repr(C)]
 #[derive(Clone, Copy, Pod, Zeroable)]
 struct DrawParams {
@@ -68,21 +71,18 @@ struct DrawParams {
     rows: u32,
     bins: u32,
     scale: u32,
-    width_px: f32,
-    height_px: f32,
+    filled: u32,
+    _pad0: u32,
     nyquist: f32,
     f_lo: f32,
     db_floor: f32,
     db_ceil: f32,
-    filled: u32,
-    inset_x0: u32,
-    inset_y0: u32,
-    inset_x1: u32,
-    inset_y1: u32,
-    _pad: [u32; 3],
+    plot: [u32; 4],
+    strip: [u32; 4],
+    bar: [u32; 4],
 }
 
-/// Texels of the spectrum view's line texture (its widest view in pixels).
+/// Texels of the spectrum strip's line texture (its tallest view in pixels).
 pub(super) const INSET_TEXELS: u32 = 8192;
 
 /// The GPU objects of the scene that do not depend on the analysis settings.
@@ -422,8 +422,9 @@ impl Spectrogram {
             self.a.window_pending = false;
         }
         let bins = self.a.bins as u32;
-        // This frame's columns.
-        self.write_cols = if self.frozen { 0 } else { self.pending_cols };
+        // This frame's columns: written into the ring whether the view is frozen or not (a
+        // frozen view only stops following them).
+        self.write_cols = self.pending_cols;
         self.write_start = (self.written % self.a.ring_width as u64) as u32;
         // Columns computed on the CPU (or gap columns) go up through the upload buffer.
         self.cpu_route = self.a.fft_on == FftOn::Cpu || self.gap_cols > 0;
@@ -483,27 +484,28 @@ impl Spectrogram {
         }
     }
 
-    /// `prepare`: the spectrum view's line spans for this frame (one texel per pixel column of
-    /// its rect: peak-hold min/max y, newest-column min/max y; a column a line does not cross
-    /// holds an empty span), uploaded into the inset texture; its rect for the draw's
-    /// parameters (none when hidden, too small, or before the first column).
+    /// `prepare`: the spectrum strip's lines for this frame (one texel per pixel row of the
+    /// strip, the rows of the image beside it: peak-hold min/max x, newest-column min/max x; a
+    /// row a line does not cross holds an empty span), uploaded into the inset texture; the
+    /// strip's rect for the draw's parameters (none when hidden or when the panel has no room).
     pub(super) fn upload_inset(&mut self, f: &mut GpuFrame<'_>, frame: &FrameCtx) {
         self.inset_rect = [0; 4];
-        if !self.show_spectrum {
-            return;
-        }
-        let Some(mut area) = Self::spectrum_area_px(frame.size, self.ppp) else {
+        let layout = self.frame_layout(frame.size);
+        let Some(strip) = layout.strip else {
             return;
         };
-        area[2] = area[2].min(area[0] + self.inset.width());
-        let Some([peak, newest]) = self.spectrum_lines(area) else {
-            return;
-        };
+        let mut area = Frame::px(strip, self.ppp);
+        let plot = Frame::px(layout.plot, self.ppp);
+        area[3] = area[3].min(area[1] + self.inset.width());
+        // Before the first column the strip is drawn without lines.
+        let [peak, newest] = self
+            .strip_lines(area, plot)
+            .unwrap_or([Vec::new(), Vec::new()]);
         let (p0, p) = crate::ui::column_line::column_spans(&peak);
         let (n0, n) = crate::ui::column_line::column_spans(&newest);
         let empty = (1.0e30, -1.0e30);
-        let at = |first: f32, spans: &[(f32, f32)], x: u32| {
-            let i = x as f32 - first;
+        let at = |first: f32, spans: &[(f32, f32)], y: u32| {
+            let i = y as f32 - first;
             if i < 0.0 {
                 return empty;
             }
@@ -513,9 +515,9 @@ impl Spectrogram {
             }
         };
         self.inset_texels.clear();
-        for x in area[0]..area[2] {
-            let (a, b) = at(p0, &p, x);
-            let (c, d) = at(n0, &n, x);
+        for y in area[1]..area[3] {
+            let (a, b) = at(p0, &p, y);
+            let (c, d) = at(n0, &n, y);
             self.inset_texels.push([a, b, c, d]);
         }
         let w = self.inset_texels.len() as u32;
@@ -533,12 +535,14 @@ impl Spectrogram {
     }
 
     /// `prepare`'s last upload: the draw's parameters (the view: newest shown column, columns
-    /// across, frequency axis, dB range), once the written columns are counted.
+    /// across, frequency axis, dB range; the panel's parts), once the written columns are
+    /// counted.
     pub(super) fn upload_draw_params(&mut self, f: &mut GpuFrame<'_>, frame: &FrameCtx) {
         let bins = self.a.bins as u32;
         let axis = self.axis();
         let visible = self.visible();
         let filled = (self.written.min(self.a.ring_width as u64)).saturating_sub(self.view_back);
+        let layout = self.frame_layout(frame.size);
         let d = DrawParams {
             ring_width: self.a.ring_width,
             newest: ((self.written - self.view_back.min(self.written)) % self.a.ring_width as u64)
@@ -547,18 +551,15 @@ impl Spectrogram {
             rows: self.a.rows,
             bins,
             scale: self.scale.code(),
-            width_px: frame.size.0.max(1) as f32,
-            height_px: frame.size.1.max(1) as f32,
+            filled: filled.min(u32::MAX as u64) as u32,
+            _pad0: 0,
             nyquist: axis.nyquist as f32,
             f_lo: axis.f_lo as f32,
             db_floor: self.db_floor,
             db_ceil: self.db_ceil,
-            filled: filled.min(u32::MAX as u64) as u32,
-            inset_x0: self.inset_rect[0],
-            inset_y0: self.inset_rect[1],
-            inset_x1: self.inset_rect[2],
-            inset_y1: self.inset_rect[3],
-            _pad: [0; 3],
+            plot: Frame::px(layout.plot, self.ppp),
+            strip: self.inset_rect,
+            bar: layout.bar.map_or([0; 4], |b| Frame::px(b, self.ppp)),
         };
         self.draw_params.write(f, bytemuck::bytes_of(&d));
     }
@@ -752,8 +753,8 @@ pub(crate) fn wgsl_mirrors() -> Vec<crate::gpu::mirror::Mirror> {
             bins, rows, new_cols, write_start, ring_width, first_col, _pad,
         }),
         wgsl_mirror!(DrawParams => "DrawParams" {
-            ring_width, newest, visible, rows, bins, scale, width_px, height_px, nyquist, f_lo,
-            db_floor, db_ceil, filled, inset_x0, inset_y0, inset_x1, inset_y1, _pad,
+            ring_width, newest, visible, rows, bins, scale, filled, _pad0, nyquist, f_lo,
+            db_floor, db_ceil, plot, strip, bar,
         }),
     ]
 }

@@ -1,7 +1,14 @@
 //! Spectrogram: audio (live input, a sound file or the synthetic signals) → STFT columns in
 //! dBFS → a scrolling ring texture → drawn with a linear, log or mel frequency axis and a
-//! perceptual colormap. Axes (Hz, seconds), hover readout, spectrum view with peak hold, freeze
-//! with scrollback and export are drawn or handled by egui.
+//! perceptual colormap, beside a spectrum strip (newest column and peak hold) and a colour bar.
+//! Axes with titles, hover readout, freeze with scrollback, time zoom and export are drawn or
+//! handled by egui.
+//!
+//! Freezing is a view action: the analysis goes on and every column goes into the ring and the
+//! history; only the view stops following the newest. A sound file is analysed whole when it
+//! opens (as fast as the analysis goes, up to [`MAX_BATCH`] columns a frame) and the view fitted
+//! to it; a file longer than the scrollback is analysed up to what the ring holds, then waits
+//! (Play goes on at real-time rate).
 //!
 //! The STFT runs on the GPU ([`crate::gpu::fft::GpuFft`]: every hop that arrived since the last
 //! frame in one batched dispatch) or on the CPU ([`crate::audio::stft::Stft`]), switchable
@@ -19,13 +26,15 @@
 //! - `gpu.rs`: pipelines, the ring texture, bind groups, and what the frame records on the GPU
 //!   (uploads, the FFT and ring-write dispatches, the draw, the readback of the GPU's levels);
 //! - `ui.rs`: the egui side panel, pointer and keyboard over the image, and the overlay;
-//! - `axis.rs`: the frequency axis (linear, log, mel) and tick placement;
+//! - `layout.rs`: where the image, the strip, the colour bar and every label go;
+//! - `axis.rs`: the frequency axis (linear, log, mel) and tick steps;
 //! - `fft_choice.rs`: `--fft-on auto`, the faster FFT path measured on this adapter.
 
 pub mod axis;
 pub mod fft_choice;
 pub(crate) mod gpu;
 mod history;
+pub mod layout;
 mod timeline;
 mod ui;
 
@@ -43,10 +52,12 @@ use axis::FreqScale;
 use gpu::{Analysis, ScenePipes};
 pub use gpu::{COLORMAPS, colormap_lut, ring_width_for, rows_for};
 use history::ColumnHistory;
-use timeline::ColumnStarts;
+use timeline::{ColumnStarts, Hole};
 
-/// Samples in the audio ring between the source and the analysis.
-const RING_SAMPLES: usize = 1 << 21;
+/// Samples in the audio ring between the source and the analysis: 2²² mono samples (16 MiB),
+/// 87 s at 48 kHz, more than the scrollback, so a scene shown again after up to that long in the
+/// background analyses everything that arrived meanwhile (a longer absence is a hatched gap).
+const RING_SAMPLES: usize = 1 << 22;
 /// Seconds of scrollback the ring texture aims to hold.
 pub const SCROLLBACK_S: f64 = 70.0;
 /// Most texture rows (bins beyond this are max-pooled into rows).
@@ -117,7 +128,7 @@ pub struct Spectrogram {
     draw_pipeline: wgpu::RenderPipeline,
     draw_params: PingPong,
     lut: wgpu::Buffer,
-    /// The spectrum view: its line texture, this frame's texels, and its rect in image pixels
+    /// The spectrum strip: its line texture, this frame's texels, and its rect in image pixels
     /// (x0, y0, x1, y1; x1 = 0 when not shown); `ppp`: the UI's pixels per point.
     inset: wgpu::Texture,
     inset_view: wgpu::TextureView,
@@ -158,14 +169,25 @@ pub struct Spectrogram {
     colormap: usize,
     lut_dirty: bool,
     scale: FreqScale,
+    /// The view stands still (Space, a drag or the wheel); the analysis goes on.
     frozen: bool,
+    /// Times the view was frozen (for the report).
+    freezes: u64,
+    /// Columns between the newest written one and the right edge of the view.
     view_back: u64,
     cols_per_px: f32,
+    /// Columns across the view while it is fitted to a file (until the user zooms).
+    fit_cols: Option<u64>,
+    /// The fraction of a column `view_back` was rounded by at the last zoom step.
+    zoom_back_frac: f64,
     show_spectrum: bool,
     hover: Option<String>,
     hover_pos: Option<egui::Pos2>,
     drag_acc: f32,
-    width_px: u32,
+    /// Width of the image in pixels (the panel less the axes, the strip and the colour bar).
+    plot_w_px: u32,
+    /// A file is being analysed whole (fast mode, from its start); fast mode ends with it.
+    whole_file: bool,
     settings_ui: Settings,
     error: Option<String>,
     /// [`Spectrogram::dominant`] of the current `recent` columns, once computed.
@@ -174,12 +196,20 @@ pub struct Spectrogram {
     /// Samples drained from the source so far (analysed or skipped).
     drained_total: u64,
     /// Samples of missing input (gaps) counted into the timeline so far: the stream position of
-    /// drained sample j is `j + gap_total`.
+    /// drained sample j is `j + gap_total` (for the samples drained since the last hole).
     gap_total: u64,
+    /// Holes in the stream not reached yet: dropped samples (the ring overflowed) and time
+    /// without input, each after a given number of drained samples ([`Hole`]).
+    holes: VecDeque<Hole>,
+    /// Hatched columns still to be written for a hole reached: (stream position of the first,
+    /// how many); up to [`MAX_BATCH`] a frame.
+    gap_fill: Option<(u64, u64)>,
+    /// Dropped samples of the holes passed (the source's sample clock counts them).
+    dropped_passed: u64,
     /// Stream position (samples) of the first sample of the next column the STFT will produce.
     next_start: u64,
-    /// The source's dropped-sample count (ring overflow) last seen: new drops are put into the
-    /// timeline like a gap after the frame's drained samples.
+    /// The source's dropped-sample count (ring overflow) last seen: new drops are a hole after
+    /// the samples in the ring when they are seen.
     dropped_seen: u64,
     /// Stream position of the first column in `pending` / this frame's GPU batch (consecutive
     /// columns, one hop apart).
@@ -199,6 +229,9 @@ pub struct Spectrogram {
     seek_ui: Option<f64>,
     /// A source change asked for in the UI, applied in `prepare` (which has the GPU).
     reopen_request: Option<(AudioSelection, AudioOptions)>,
+    /// The file asked to start over from the side panel: `true` analysed whole, `false`
+    /// played at real-time rate.
+    replay_request: Option<bool>,
     /// The [`Spectrogram::short_file_notice`] last logged, so each is logged once.
     short_notice_logged: Option<String>,
 }
@@ -270,13 +303,17 @@ impl Spectrogram {
             lut_dirty: true,
             scale: FreqScale::Linear,
             frozen: false,
+            freezes: 0,
             view_back: 0,
             cols_per_px: 1.0,
+            fit_cols: None,
+            zoom_back_frac: 0.0,
             show_spectrum: true,
             hover: None,
             hover_pos: None,
             drag_acc: 0.0,
-            width_px: 1,
+            plot_w_px: 1,
+            whole_file: false,
             settings_ui: settings,
             error: None,
             short_notice_logged: None,
@@ -284,6 +321,9 @@ impl Spectrogram {
             options: AudioOptions::default(),
             drained_total: 0,
             gap_total: 0,
+            holes: VecDeque::new(),
+            gap_fill: None,
+            dropped_passed: 0,
             next_start: 0,
             dropped_seen: 0,
             pending_start: 0,
@@ -296,8 +336,11 @@ impl Spectrogram {
             file_path_ui: String::new(),
             seek_ui: None,
             reopen_request: None,
+            replay_request: None,
         };
         s.reset_history();
+        s.dropped_seen = s.source.dropped();
+        s.open_file_whole();
         Ok(s)
     }
 
@@ -317,16 +360,92 @@ impl Spectrogram {
             },
         )?;
         self.a = a;
+        self.next_start = self.drained_total + self.gap_total;
+        self.restart_history();
+        Ok(())
+    }
+
+    /// Starts the shown columns again at written index 0 (new analysis settings, a file analysed
+    /// again): the ring's old columns are no longer drawn, the history and metrics restart.
+    fn restart_history(&mut self) {
         self.written = 0;
         self.starts.clear();
-        self.next_start = self.drained_total + self.gap_total;
         self.columns_total = 0;
         self.pending.clear();
         self.pending_cols = 0;
         self.write_cols = 0;
+        self.gap_fill = None;
         self.view_back = 0;
         self.reset_history();
-        Ok(())
+    }
+
+    /// Starts a file source over from its beginning, with a new timeline (time 0 = the file's
+    /// start) and history; `whole`: analysed whole at once with the view fitted to it
+    /// ([`Spectrogram::open_file_whole`]), else played at real-time rate.
+    fn restart_file(&mut self, whole: bool) {
+        if self.source.file_samples().is_none() {
+            return;
+        }
+        self.source.seek(0.0);
+        self.source.set_paused(false);
+        self.source.set_stop_at(None);
+        self.source.set_fast(false);
+        self.drained_total = 0;
+        self.gap_total = 0;
+        self.holes.clear();
+        self.dropped_passed = 0;
+        self.dropped_seen = self.source.dropped();
+        self.next_start = 0;
+        self.a.cpu.reset();
+        self.a.tail.clear();
+        self.restart_history();
+        self.frozen = false;
+        self.fit_cols = None;
+        self.whole_file = false;
+        if whole {
+            self.open_file_whole();
+        }
+    }
+
+    /// For a file source (not looping): analyse it whole from here, as fast as the analysis
+    /// goes (fast mode), and fit the view to it, as Spek, Audacity and Sonic Visualiser show a
+    /// file whole the moment it opens. A file longer than the ring holds (the scrollback) is
+    /// analysed up to what the ring holds, then pauses there (Play goes on at real-time rate).
+    fn open_file_whole(&mut self) {
+        let Some(len) = self.source.file_samples() else {
+            return;
+        };
+        if self.source.looping() {
+            return;
+        }
+        let (n, hop) = (self.a.settings.fft_size, self.a.settings.hop);
+        let fit = whole_file_samples(self.a.ring_width, n, hop);
+        let start = (self.source.position_s().unwrap_or(0.0) * f64::from(self.source.sample_rate()))
+            .round() as usize;
+        let left = len.saturating_sub(start);
+        let take = left.min(fit);
+        self.source
+            .set_stop_at((left > fit).then_some((start + fit) as u64));
+        self.source.set_fast(true);
+        self.whole_file = true;
+        self.fit_cols = Some(file_columns(take, n, hop).max(1));
+    }
+
+    /// The notice of a file longer than the scrollback, while its analysis waits at the end of
+    /// what the ring holds.
+    fn long_file_notice(&self) -> Option<String> {
+        let dur = self.source.duration_s()?;
+        let pos = self.source.position_s()?;
+        if !self.source.paused() || pos >= dur || self.source.looping() {
+            return None;
+        }
+        let held = self.a.ring_width as f64 / self.columns_per_second();
+        (self.fit_cols.is_some() && pos > 0.0).then(|| {
+            format!(
+                "showing {pos:.1} s of the file's {dur:.1} s (the scrollback holds {held:.0} s); \
+                 Play goes on at real-time rate"
+            )
+        })
     }
 
     /// Current analysis settings.
@@ -351,14 +470,20 @@ impl Spectrogram {
                     self.scene_time = 0.0;
                     self.drained_total = 0;
                     self.gap_total = 0;
+                    self.holes.clear();
+                    self.dropped_passed = 0;
                     self.dropped_seen = self.source.dropped();
                     self.next_start = 0;
                     self.a.cpu.reset();
                     self.a.tail.clear();
+                    self.fit_cols = None;
+                    self.whole_file = false;
+                    self.frozen = false;
                     let settings = self.a.settings.clone();
                     if let Err(e) = self.apply_settings(gpu, settings) {
                         self.error = Some(e.to_string());
                     }
+                    self.open_file_whole();
                 }
                 Err(e) => self.error = Some(e.to_string()),
             }
@@ -372,19 +497,31 @@ impl Spectrogram {
         }
         if let Some(s) = self.seek_ui.take() {
             self.source.seek(s);
+            self.source.set_stop_at(None);
             self.a.cpu.reset();
             self.a.tail.clear();
+            // What was in the ring is gone: holes counted against it no longer apply.
+            self.holes.clear();
             self.next_start = self.drained_total + self.gap_total;
         }
         if self.settings_ui != self.a.settings {
             let wanted = self.settings_ui.clone();
             match self.apply_settings(gpu, wanted) {
-                Ok(()) => self.error = None,
+                Ok(()) => {
+                    self.error = None;
+                    // A file is analysed whole again with the new settings.
+                    if self.source.file_samples().is_some() && !self.source.looping() {
+                        self.restart_file(true);
+                    }
+                }
                 Err(e) => {
                     self.error = Some(e.to_string());
                     self.settings_ui = self.a.settings.clone();
                 }
             }
+        }
+        if let Some(whole) = self.replay_request.take() {
+            self.restart_file(whole);
         }
     }
 
@@ -461,13 +598,63 @@ impl Spectrogram {
         })
     }
 
-    /// The source's notice ([`AudioSource::notice`]) and the short-file notice, joined by "; ".
+    /// The source's notice ([`AudioSource::notice`]), the short-file and the long-file notices,
+    /// joined by "; ".
     fn notice(&self) -> Option<String> {
-        match (self.source.notice(), self.short_file_notice()) {
-            (Some(a), Some(b)) => Some(format!("{a}; {b}")),
-            (Some(a), None) => Some(a.to_string()),
-            (None, b) => b,
-        }
+        let parts: Vec<String> = [
+            self.source.notice().map(str::to_string),
+            self.short_file_notice(),
+            self.long_file_notice(),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        (!parts.is_empty()).then(|| parts.join("; "))
+    }
+
+    /// Whether new columns keep coming by themselves: live input, a playing file or synthetic
+    /// signal (not paused, not at its end), or samples or hatched columns still to analyse.
+    pub(super) fn producing(&self) -> bool {
+        self.source.kind() == "live"
+            || !(self.source.paused() || self.source.finished())
+            || self.source.available() > 0
+            || self.gap_fill.is_some()
+    }
+
+    /// The view as the report gives it: columns across, the centre times of the oldest and the
+    /// newest column shown (s), frozen or not, and how many times it was frozen.
+    fn view_metrics(&self) -> serde_json::Value {
+        let newest = self.written.saturating_sub(self.view_back);
+        let visible = u64::from(self.visible());
+        let span = (newest > 0).then(|| {
+            let hi = newest - 1;
+            let lo = hi.saturating_sub(visible - 1);
+            (self.column_time(lo), self.column_time(hi))
+        });
+        serde_json::json!({
+            "columns": visible,
+            "first_s": span.map(|s| s.0),
+            "last_s": span.map(|s| s.1),
+            "frozen": self.frozen,
+            "freezes": self.freezes,
+            "fitted_to_file": self.fit_cols.is_some(),
+        })
+    }
+}
+
+/// Samples of a file whose columns the ring of `ring_width` columns holds at FFT size `n` and
+/// hop `hop`: `(ring_width − 1)·hop + n`.
+pub fn whole_file_samples(ring_width: u32, n: usize, hop: usize) -> usize {
+    (ring_width.max(1) as usize - 1) * hop + n
+}
+
+/// Columns an STFT of size `n`, hop `hop` makes of `len` samples: `⌊(len − n)/hop⌋ + 1`, 0 when
+/// `len < n`.
+pub fn file_columns(len: usize, n: usize, hop: usize) -> u64 {
+    if len < n || hop == 0 {
+        0
+    } else {
+        ((len - n) / hop + 1) as u64
     }
 }
 
@@ -487,10 +674,11 @@ impl Scene for Spectrogram {
         true
     }
 
-    /// A frozen view stands still, unless live input keeps arriving (its ring is drained every
-    /// frame, so nothing the device captures is dropped).
+    /// Frames are needed while columns keep coming ([`Spectrogram::producing`]), frozen or not
+    /// (freezing stops the view, not the analysis); a paused file, or one analysed to its end,
+    /// stands still.
     fn animating(&self) -> bool {
-        !self.frozen || self.source.kind() == "live"
+        self.producing()
     }
 
     /// Drain the source and cut this frame's columns (`timeline.rs`).
@@ -501,7 +689,8 @@ impl Scene for Spectrogram {
     /// Apply what the panel asked for, upload this frame's columns (`gpu.rs`), move the
     /// written-column count on (`timeline.rs`), then upload the draw's parameters (`gpu.rs`).
     fn prepare(&mut self, f: &mut GpuFrame<'_>, frame: &FrameCtx) {
-        self.width_px = frame.size.0.max(1);
+        let plot = layout::Frame::px(self.frame_layout(frame.size).plot, self.ppp);
+        self.plot_w_px = plot[2].saturating_sub(plot[0]).max(1);
         self.apply_requests(f.gpu());
         self.log_short_file_notice();
         self.upload_refill(f);
@@ -569,6 +758,7 @@ impl Scene for Spectrogram {
             }),
             "ring_rows": self.a.rows,
             "reconnect": self.reconnect_metrics(),
+            "view": self.view_metrics(),
         })
     }
 
@@ -606,9 +796,9 @@ impl Scene for Spectrogram {
     fn finish(&mut self, _gpu: &Gpu) -> Result<(), SceneError> {
         if self.columns_skipped > 0 {
             log::warn!(
-                "spectrogram: {} columns were skipped, not shown (more than {MAX_BATCH} new columns \
-                 in one frame, or a backlog after a pause); {} were shown; the export has rows for \
-                 the shown columns only, each at its own time",
+                "spectrogram: {} columns were skipped, not shown (the analysis could not keep up: \
+                 more than {MAX_BATCH} new columns a frame at real-time rate); {} were shown; the \
+                 export has rows for the shown columns only, each at its own time",
                 self.columns_skipped,
                 self.written
             );

@@ -13,12 +13,6 @@ use std::collections::VecDeque;
 use super::{FftOn, GAP_DB, MAX_BATCH, Spectrogram};
 use crate::scene::FrameCtx;
 
-/// Gap columns drawn for `gap` samples of missing input: one per hop begun, at most
-/// [`MAX_BATCH`].
-pub(super) fn gap_columns(gap: u64, hop: usize) -> u32 {
-    (gap.div_ceil(hop as u64)).min(MAX_BATCH as u64) as u32
-}
-
 /// Samples skipped, oldest first, of `drained` new samples so that at most [`MAX_BATCH`]
 /// columns of FFT size `n` are analysed in one frame: all but the newest `(MAX_BATCH − 1)·hop + n`.
 pub(super) fn backlog_skip(drained: usize, n: usize, hop: usize) -> usize {
@@ -99,50 +93,124 @@ impl ColumnStarts {
     }
 }
 
+/// A hole in the stream: `samples` of time with no data (the source's ring overflowed and
+/// dropped them, or the input delivered nothing), lying after the first `at` samples drained.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Hole {
+    /// Drained samples before the hole.
+    pub(super) at: u64,
+    /// Samples of time it lasted.
+    pub(super) samples: u64,
+    /// Dropped samples (on the source's sample clock), rather than time without input.
+    pub(super) dropped: bool,
+}
+
+/// Samples the analysis takes from the source in one frame: at most what makes [`MAX_BATCH`]
+/// columns of FFT size `n` and hop `hop` with `pending` samples already held
+/// (`(MAX_BATCH − 1)·hop + n − pending`, at least one hop), so a backlog (the scene was in the
+/// background, the window stalled, a file opened whole) is caught up a batch a frame and
+/// nothing is skipped; unbounded when a source paced in real time brings more than a batch of
+/// hops a frame (`realtime` samples > `MAX_BATCH·hop`: the analysis cannot keep up, so the
+/// newest are analysed and the rest skipped and counted). `realtime` is 0 for a file analysed as
+/// fast as it goes.
+pub(super) fn drain_limit(n: usize, hop: usize, pending: usize, realtime: f64) -> usize {
+    if realtime > (MAX_BATCH as usize * hop) as f64 {
+        return usize::MAX;
+    }
+    ((MAX_BATCH as usize - 1) * hop + n)
+        .saturating_sub(pending)
+        .max(hop)
+}
+
+/// Hatched columns drawn for a hole from stream position `from` (where the next column would
+/// have started) to `restart` (where columns start again): one per hop begun, so the column at
+/// `restart` comes at most one hop after the last of them; at most `cap` (the ring's width).
+pub(super) fn hole_columns(from: u64, restart: u64, hop: u64, cap: u64) -> u64 {
+    restart.saturating_sub(from).div_ceil(hop.max(1)).min(cap)
+}
+
 impl Spectrogram {
-    /// `ingest`: drains the source, puts the new samples, gaps and dropped samples on the
-    /// timeline, and cuts the samples into this frame's columns: STFT columns on the CPU path
-    /// (`pending`), FFT frames on the GPU path (`a.frames`), or gap columns; the CPU path's and
-    /// gap columns go into the history here, the GPU path's when their levels come back.
+    /// `ingest`: moves a clocked source on, notes new holes (dropped samples after what the ring
+    /// holds now), then either writes hatched columns still owed for a hole (up to a batch; no
+    /// samples that frame) or drains up to a batch of samples, no further than the next hole,
+    /// and cuts them into this frame's columns: STFT columns on the CPU path (`pending`), FFT
+    /// frames on the GPU path (`a.frames`). Reaching a hole restarts the STFT after it and owes
+    /// its hatched columns. The CPU path's and gap columns go into the history here, the GPU
+    /// path's when their levels come back. All of it whether the view is frozen or not.
     pub(super) fn ingest_audio(&mut self, frame: &FrameCtx) {
         self.scene_time += frame.elapsed_s;
         self.source.advance_to(self.scene_time);
-        self.scratch.clear();
-        self.source.drain_into(&mut self.scratch);
-        let drained_before = self.drained_total;
-        self.drained_total += self.scratch.len() as u64;
         let n = self.a.settings.fft_size;
         let hop = self.a.settings.hop;
-        // No data for a while (device gone or silent): a gap, not silence; frames restart after.
-        let gap = self.source.gap_samples();
+        let hop64 = hop as u64;
         self.gap_cols = 0;
-        let gap_start = self.next_start;
-        if gap > 0 {
-            self.gap_cols = gap_columns(gap, hop);
-            self.gap_total += gap;
-            self.pending.clear();
-            self.pending_cols = 0;
-        }
         self.frame_capture = None;
-        // After a long pause (scene hidden), analyse only the newest MAX_BATCH columns' worth.
+        self.a.batch = 0;
+        self.a.frames.clear();
+        // Samples dropped since the last frame (the ring was full) came after everything the
+        // ring held when they were dropped, and nothing got in since (it is full until drained):
+        // a hole after what it holds now. (Read the count first, then what the ring holds.)
+        let dropped = self.source.dropped();
+        let lost = dropped.saturating_sub(self.dropped_seen);
+        self.dropped_seen = dropped;
+        if lost > 0 {
+            let at = self.drained_total + self.source.available() as u64;
+            self.holes.push_back(Hole {
+                at,
+                samples: lost,
+                dropped: true,
+            });
+        }
+        if self.gap_fill.is_some() {
+            self.write_gap_columns();
+            self.finish_whole_file();
+            return;
+        }
+        // Drain up to a batch, and no further than the next hole.
+        let pending = match self.a.fft_on {
+            FftOn::Cpu => self.a.cpu.pending(),
+            FftOn::Gpu | FftOn::Auto => self.a.tail.len(),
+        };
+        let sr = self.source.sample_rate().max(1) as f64;
+        let realtime = if self.source.fast() {
+            0.0
+        } else {
+            frame.elapsed_s * sr
+        };
+        let mut limit = drain_limit(n, hop, pending, realtime);
+        if let Some(h) = self.holes.front() {
+            limit = limit.min(
+                usize::try_from(h.at.saturating_sub(self.drained_total)).unwrap_or(usize::MAX),
+            );
+        }
+        self.scratch.clear();
+        self.source.drain_at_most(&mut self.scratch, limit);
+        let drained_before = self.drained_total;
+        self.drained_total += self.scratch.len() as u64;
+        // Time without input (a device gone or silent) lies after what the ring holds now.
+        let gap = self.source.gap_samples();
+        if gap > 0 {
+            let at = self.drained_total + self.source.available() as u64;
+            self.holes.push_back(Hole {
+                at,
+                samples: gap,
+                dropped: false,
+            });
+        }
+        // When the analysis cannot keep up, only the newest MAX_BATCH columns' worth is analysed.
         let skip = backlog_skip(self.scratch.len(), n, hop);
         self.samples_skipped += skip as u64;
         self.samples_total += self.scratch.len() as u64;
-        if gap > 0 || skip > 0 {
-            // The STFT restarts at the first sample analysed (stream position base + skip).
+        if skip > 0 {
+            // The STFT restarts at the first sample analysed (stream position base + skip);
+            // the columns an uninterrupted STFT would have started before it are skipped.
             let restart = drained_before + self.gap_total + skip as u64;
-            if skip > 0 {
-                // Columns an uninterrupted STFT would have started between the next column's
-                // position and the restart (the gap's own columns are drawn as gap columns).
-                self.columns_skipped +=
-                    columns_skipped_before(restart, gap, self.next_start, hop as u64);
-            }
+            self.columns_skipped += columns_skipped_before(restart, 0, self.next_start, hop64);
             self.a.cpu.reset();
             self.a.tail.clear();
             self.next_start = restart;
         }
         let bins = self.a.bins;
-        let hop64 = hop as u64;
         match self.a.fft_on {
             FftOn::Cpu => {
                 self.a.cpu.push(&self.scratch[skip..]);
@@ -166,8 +234,6 @@ impl Spectrogram {
             FftOn::Gpu | FftOn::Auto => {
                 let a = &mut self.a;
                 a.tail.extend_from_slice(&self.scratch[skip..]);
-                a.frames.clear();
-                a.batch = 0;
                 let mut start = 0;
                 while start + n <= a.tail.len() {
                     if a.batch == 0 {
@@ -192,7 +258,7 @@ impl Spectrogram {
         }
         // The newest column this frame ends at sample drained − pending − hop + N − 1 (pending =
         // samples kept for the next column); its capture instant comes from the source's clock,
-        // which counts dropped samples too (those before this frame's).
+        // which counts dropped samples too (those of the holes passed).
         if self.pending_cols > 0
             && let Some((delivered, at)) = self.source.sample_clock()
         {
@@ -202,56 +268,92 @@ impl Spectrogram {
             };
             let end = newest_column_end(
                 self.drained_total,
-                self.dropped_seen,
+                self.dropped_passed,
                 n as u64,
                 pending,
-                hop as u64,
+                hop64,
             );
             let behind = delivered.saturating_sub(end + 1);
-            let sr = self.source.sample_rate().max(1) as f64;
             self.frame_capture =
                 at.checked_sub(std::time::Duration::from_secs_f64(behind as f64 / sr));
         }
-        // Samples the source dropped (its ring overflowed, e.g. while the scene was hidden) are
-        // newer than the ones drained: a hole after them. The timeline steps over it and the STFT
-        // restarts after it, so later columns keep their true times.
-        let dropped = self.source.dropped();
-        let lost = dropped.saturating_sub(self.dropped_seen);
-        self.dropped_seen = dropped;
-        if lost > 0 {
-            self.gap_total += lost;
+        // Holes reached: the timeline steps over them, the STFT restarts after them (the samples
+        // it held are dropped), and their hatched columns are owed from where the next column
+        // would have started.
+        while let Some(h) = self
+            .holes
+            .front()
+            .copied()
+            .filter(|h| h.at <= self.drained_total)
+        {
+            self.holes.pop_front();
+            self.gap_total += h.samples;
+            if h.dropped {
+                self.dropped_passed += h.samples;
+            }
+            let restart = self.drained_total + self.gap_total;
+            let from = self.gap_fill.map_or(self.next_start, |(first, _)| first);
+            let cols = hole_columns(from, restart, hop64, u64::from(self.a.ring_width));
+            self.gap_fill = (cols > 0).then_some((from, cols));
             self.a.cpu.reset();
             self.a.tail.clear();
-            self.next_start = self.drained_total + self.gap_total;
+            self.next_start = restart;
         }
-        if self.gap_cols > 0 {
-            // Gap columns replace this frame's columns (data resuming right after a gap is rare).
-            let bins = self.a.bins;
-            self.columns_skipped += self.pending_cols as u64;
-            self.a.batch = 0;
-            self.pending.clear();
-            self.pending.resize(self.gap_cols as usize * bins, GAP_DB);
-            self.pending_cols = self.gap_cols;
-            self.pending_start = gap_start;
-            let gap_col = vec![GAP_DB; bins];
-            for j in 0..u64::from(self.gap_cols) {
-                let w = (!self.frozen).then_some(self.written + j);
-                self.push_history(&gap_col, w);
-            }
-        } else if self.a.fft_on == FftOn::Cpu {
+        if self.a.fft_on == FftOn::Cpu {
             // The history holds what the panel shows: the columns kept for this frame (the GPU
             // path's arrive through the readback).
             let pending = std::mem::take(&mut self.pending);
             for (j, col) in (0u64..).zip(pending.chunks_exact(bins)) {
-                let w = (!self.frozen).then_some(self.written + j);
-                self.push_history(col, w);
+                self.push_history(col, Some(self.written + j));
             }
             self.pending = pending;
+        }
+        if self.pending_cols == 0 && self.gap_fill.is_some() {
+            // No data columns this frame: the hatched ones go now.
+            self.write_gap_columns();
+        }
+        self.finish_whole_file();
+    }
+
+    /// This frame's columns are hatched ones owed for a hole: up to [`MAX_BATCH`] of them,
+    /// one hop apart from where the hole began, into `pending` and the history.
+    fn write_gap_columns(&mut self) {
+        let Some((first, left)) = self.gap_fill else {
+            return;
+        };
+        let k = left.min(u64::from(MAX_BATCH));
+        let bins = self.a.bins;
+        let hop = self.a.settings.hop as u64;
+        self.a.batch = 0;
+        self.a.frames.clear();
+        self.gap_cols = k as u32;
+        self.pending.clear();
+        self.pending.resize(k as usize * bins, GAP_DB);
+        self.pending_cols = k as u32;
+        self.pending_start = first;
+        let gap_col = vec![GAP_DB; bins];
+        for j in 0..k {
+            self.push_history(&gap_col, Some(self.written + j));
+        }
+        self.gap_fill = (left > k).then_some((first + k * hop, left - k));
+    }
+
+    /// A file analysed whole: once all of it (or all the ring holds) is analysed, fast mode
+    /// ends, so that Play goes on at real-time rate.
+    fn finish_whole_file(&mut self) {
+        if self.whole_file
+            && (self.source.finished() || self.source.paused())
+            && self.source.available() == 0
+        {
+            self.source.set_fast(false);
+            self.whole_file = false;
         }
     }
 
     /// `prepare`, once this frame's columns are uploaded: they are written into the ring, so the
-    /// written-column count (the display's clock) moves on and [`ColumnStarts`] places them.
+    /// written-column count (the display's clock) moves on and [`ColumnStarts`] places them. A
+    /// frozen view keeps showing the same columns (it moves back by as many as were written,
+    /// while the ring holds them); a view that follows shows the newest.
     pub(super) fn advance_written(&mut self) {
         if self.write_cols == 0 {
             return;
@@ -263,6 +365,12 @@ impl Spectrogram {
         // Keep the entries the ring still shows (the newest one always).
         self.starts
             .forget_before(self.written.saturating_sub(self.a.ring_width as u64));
+        if self.frozen {
+            let max_back = self.max_back(f64::from(self.visible()));
+            self.view_back = (self.view_back + self.write_cols as u64).min(max_back);
+        } else {
+            self.view_back = 0;
+        }
     }
 
     /// Columns per second of audio: sample rate / hop.
@@ -286,15 +394,33 @@ mod tests {
     use super::*;
 
     #[test]
-    fn gap_columns_one_per_hop_begun_at_most_a_batch() {
-        assert_eq!(gap_columns(0, 512), 0);
-        assert_eq!(gap_columns(1, 512), 1);
-        assert_eq!(gap_columns(512, 512), 1);
-        assert_eq!(gap_columns(513, 512), 2);
-        // 1000 samples at hop 512: hops begin at 0 and 512.
-        assert_eq!(gap_columns(1000, 512), 2);
-        // 10 s at 48 kHz, hop 480: 1000 columns, capped at MAX_BATCH = 512.
-        assert_eq!(gap_columns(480_000, 480), 512);
+    fn hole_columns_one_per_hop_begun_up_to_the_ring() {
+        // The next column would start at 10,000; columns restart at 20,000, hop 512: hatched
+        // columns at 10,000 + 512·k < 20,000, k = 0..=19 (10,000 + 19·512 = 19,728): 20.
+        assert_eq!(hole_columns(10_000, 20_000, 512, 6563), 20);
+        // Exactly a hop: one.
+        assert_eq!(hole_columns(0, 512, 512, 6563), 1);
+        assert_eq!(hole_columns(0, 513, 512, 6563), 2);
+        // Nothing between: none.
+        assert_eq!(hole_columns(7, 7, 512, 6563), 0);
+        // 74 s at 48 kHz, hop 512: 6937.5 → 6938 hops begun, capped at a ring of 6563.
+        assert_eq!(hole_columns(0, 74 * 48_000, 512, 6563), 6563);
+    }
+
+    #[test]
+    fn drain_limit_takes_a_batch_unless_real_time_is_more() {
+        // N = 2048, hop 512, nothing pending: (512 − 1)·512 + 2048 = 263,680 samples, which make
+        // exactly 512 columns.
+        assert_eq!(drain_limit(2048, 512, 0, 800.0), 263_680);
+        assert_eq!((263_680 - 2048) / 512 + 1, MAX_BATCH as usize);
+        // 1,500 samples already held: that much less.
+        assert_eq!(drain_limit(2048, 512, 1500, 800.0), 263_680 - 1500);
+        // Hop 1: 512 columns a frame take 512 samples of the stream, less than the 800 a 1/60 s
+        // frame brings at 48 kHz: the analysis cannot keep up, so nothing is held back.
+        assert_eq!(drain_limit(256, 1, 0, 800.0), usize::MAX);
+        // A file analysed as fast as it goes is never skipped: (512 − 1) + 256 − 255 held.
+        assert_eq!(drain_limit(256, 1, 255, 0.0), 512);
+        assert_eq!(drain_limit(256, 1, 0, 500.0), 767);
     }
 
     #[test]

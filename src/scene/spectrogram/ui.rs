@@ -1,12 +1,14 @@
 //! The scene's egui side: the side panel (source, analysis and view controls, readouts),
-//! pointer and keyboard over the image (`interact`: wheel and drag scroll the frozen view,
-//! ctrl+wheel zooms time, space freezes, the hover readout) and the overlay drawn over it
-//! (`overlay`: frequency and time axes, notices, the spectrum view with peak hold, the readout).
+//! pointer and keyboard over the image (`interact`: wheel and drag scroll the view back,
+//! ctrl+wheel zooms time around the pointer, space freezes, the hover readout) and the overlay
+//! drawn over the panel (`overlay`: the axes of the image, the spectrum strip and the colour bar
+//! with their titles, laid out by `layout.rs`; notices; the readout).
 //! Source changes, seeks and new settings asked for here are applied by the next `prepare`.
 
 use std::path::PathBuf;
 
-use super::axis::{FreqAxis, FreqScale, format_hz, nice_step, note_name};
+use super::axis::{FreqAxis, FreqScale, format_hz, note_name};
+use super::layout::{self, Frame, Tick, Ticks};
 use super::{COLORMAPS, FftOn, Spectrogram};
 use crate::audio::stft::{self, WindowKind};
 use crate::audio::{AudioSelection, ChannelChoice, SynthSignal};
@@ -124,7 +126,8 @@ impl Spectrogram {
             if ui.button(label).clicked() {
                 self.set_frozen(!self.frozen);
             }
-            ui.checkbox(&mut self.show_spectrum, "spectrum");
+            ui.checkbox(&mut self.show_spectrum, "spectrum strip")
+                .on_hover_text("the newest column's spectrum and the peak hold, beside the image");
         });
         if ui.button("Reset peak hold").clicked() {
             self.peak_hold.iter_mut().for_each(|p| *p = stft::DB_FLOOR);
@@ -234,8 +237,23 @@ impl Spectrogram {
                 {
                     ui.horizontal(|ui| {
                         let paused = self.source.paused();
-                        if ui.button(if paused { "Play" } else { "Pause" }).clicked() {
+                        if self.source.finished() {
+                            if ui
+                                .button("Play again")
+                                .on_hover_text("from the start, at real-time rate")
+                                .clicked()
+                            {
+                                self.replay_request = Some(false);
+                            }
+                        } else if ui.button(if paused { "Play" } else { "Pause" }).clicked() {
                             self.source.set_paused(!paused);
+                        }
+                        if ui
+                            .button("Whole")
+                            .on_hover_text("analyse the file whole and fit the view to it")
+                            .clicked()
+                        {
+                            self.replay_request = Some(true);
                         }
                         let mut looping = self.source.looping();
                         if ui.checkbox(&mut looping, "loop").changed() {
@@ -271,26 +289,32 @@ impl Spectrogram {
             });
     }
 
-    /// `interact`: pointer and keyboard over the image.
+    /// `interact`: pointer and keyboard over the image: Space freezes or resumes the view, a
+    /// drag or the wheel scrolls it back (freezing a view that follows new columns), ctrl+wheel
+    /// (egui's zoom gesture) zooms the time axis around the pointer, the hover readout.
     pub(super) fn handle_pointer(&mut self, response: &egui::Response, rect: egui::Rect) {
         let ppp = response.ctx.pixels_per_point();
         self.ppp = ppp;
         let (scroll, zoom, space) = response.ctx.input(|i| {
             (
                 i.smooth_scroll_delta,
-                i.modifiers.command,
+                i.zoom_delta(),
                 i.key_pressed(egui::Key::Space),
             )
         });
         if space && response.ctx.memory(|m| m.focused().is_none()) {
             self.set_frozen(!self.frozen);
         }
+        let frame = Frame::for_pixels(Self::size_px(rect, ppp), ppp, self.show_spectrum);
+        let plot = frame.plot.translate(rect.min.to_vec2());
+        let px = Frame::px(frame.plot, ppp);
+        self.plot_w_px = px[2].saturating_sub(px[0]).max(1);
         let visible = self.visible() as f32;
-        let cols_per_point = visible / rect.width().max(1.0);
+        let cols_per_point = visible / plot.width().max(1.0);
         if response.dragged() {
             let dx = response.drag_delta().x;
             if dx != 0.0 {
-                self.set_frozen(true);
+                self.freeze_if_following();
                 self.drag_acc += dx * cols_per_point;
                 let whole = self.drag_acc.trunc();
                 self.drag_acc -= whole;
@@ -298,24 +322,26 @@ impl Spectrogram {
             }
         }
         if response.hovered() {
-            if zoom && scroll.y != 0.0 {
-                let f = (1.0 - scroll.y * 0.002).clamp(0.5, 2.0);
-                let max = self.a.ring_width as f32 / self.width_px.max(1) as f32;
-                self.cols_per_px = (self.cols_per_px * f).clamp(0.125, max.max(0.125));
+            if zoom != 1.0 && zoom.is_finite() && zoom > 0.0 {
+                let fx = response.hover_pos().map_or(1.0, |p| {
+                    ((p.x - plot.left()) / plot.width().max(1.0)).clamp(0.0, 1.0)
+                });
+                self.zoom_time(f64::from(zoom), f64::from(fx));
             } else if scroll.x != 0.0 || scroll.y != 0.0 {
                 let d = (scroll.x + scroll.y) * cols_per_point;
                 if d.abs() >= 1.0 {
-                    self.set_frozen(true);
+                    self.freeze_if_following();
                     self.scroll_by(d as i64);
                 }
             }
         }
         self.hover = None;
         self.hover_pos = None;
-        if let Some(pos) = response.hover_pos() {
-            let fx = ((pos.x - rect.left()) / rect.width()).clamp(0.0, 0.999_999);
-            let fy = 1.0 - ((pos.y - rect.top()) / rect.height()).clamp(0.0, 1.0);
-            let back = visible as u64 - (fx * visible) as u64; // 1 = newest shown
+        if let Some(pos) = response.hover_pos().filter(|p| plot.contains(*p)) {
+            let visible = self.visible();
+            let fx = ((pos.x - plot.left()) / plot.width()).clamp(0.0, 0.999_999);
+            let fy = 1.0 - ((pos.y - plot.top()) / plot.height()).clamp(0.0, 1.0);
+            let back = u64::from(visible) - (fx * visible as f32) as u64; // 1 = newest shown
             let shown_newest = self.written.saturating_sub(self.view_back);
             let axis = self.axis();
             let hz = axis.freq_at(fy as f64);
@@ -331,147 +357,234 @@ impl Spectrogram {
                     let sr = self.source.sample_rate() as f64;
                     let k = ((hz * self.a.settings.fft_size as f64 / sr).round() as usize)
                         .min(c.len().saturating_sub(1));
-                    text += &format!("  {:.1} dBFS", c[k]);
+                    if c[k] <= super::GAP_DB {
+                        text += "  no input";
+                    } else {
+                        text += &format!("  {:.1} dBFS", c[k]);
+                    }
                 }
             }
             self.hover = Some(text);
             self.hover_pos = Some(pos);
         }
-        let _ = ppp;
     }
 
-    /// `overlay`: axes, notices, the spectrum view and the hover readout over the image.
+    /// The scene image's size in pixels for `rect` (points) at `ppp`, rounded as the deck does.
+    fn size_px(rect: egui::Rect, ppp: f32) -> (u32, u32) {
+        (
+            (rect.width() * ppp).round().max(1.0) as u32,
+            (rect.height() * ppp).round().max(1.0) as u32,
+        )
+    }
+
+    /// The panel's layout for a scene image of `size_px` pixels (the UI's pixels per point as
+    /// the last `interact` saw them).
+    pub(super) fn frame_layout(&self, size_px: (u32, u32)) -> Frame {
+        Frame::for_pixels(size_px, self.ppp, self.show_spectrum)
+    }
+
+    /// `overlay`: the axes (ticks, labels, titles; placed by [`layout::place`] in the margins
+    /// around the image, strip and colour bar), notices, and the hover readout.
     pub(super) fn draw_overlay(&self, painter: &egui::Painter, rect: egui::Rect) {
-        let font = egui::FontId::proportional(12.0);
-        let color = egui::Color32::from_gray(230);
-        let bg = egui::Color32::from_black_alpha(160);
-        let label = |pos: egui::Pos2, anchor: egui::Align2, text: String| {
-            let galley = painter.layout_no_wrap(text, font.clone(), color);
-            let r = anchor.anchor_size(pos, galley.size()).expand(2.0);
-            painter.rect_filled(r, 2.0, bg);
-            painter.galley(r.min + egui::vec2(2.0, 2.0), galley, color);
+        let ppp = painter.pixels_per_point();
+        let frame = Frame::for_pixels(Self::size_px(rect, ppp), ppp, self.show_spectrum);
+        let o = rect.min.to_vec2();
+        let color = egui::Color32::from_gray(225);
+        let stroke = egui::Stroke::new(1.0, egui::Color32::from_gray(170));
+        let (bar, strip) = layout::level_ticks(&frame, self.db_floor, self.db_ceil);
+        let ticks = Ticks {
+            freq: layout::freq_ticks(&frame, &self.axis()),
+            time: self.time_ticks(&frame),
+            bar,
+            strip,
         };
-        let axis = self.axis();
-        // Frequency axis (left).
-        for f in axis.ticks((rect.height() / 60.0).max(2.0) as f64) {
-            let y = rect.bottom() - axis.t_of(f) as f32 * rect.height();
-            painter.line_segment(
-                [egui::pos2(rect.left(), y), egui::pos2(rect.left() + 6.0, y)],
-                egui::Stroke::new(1.0, color),
-            );
-            let anchor = if y > rect.bottom() - 8.0 {
-                egui::Align2::LEFT_BOTTOM
-            } else {
-                egui::Align2::LEFT_CENTER
-            };
-            label(
-                egui::pos2(rect.left() + 8.0, y.max(rect.top() + 8.0)),
-                anchor,
-                format_hz(f),
-            );
-        }
-        // Time axis (bottom): seconds since the source started, newest shown column at the right.
-        // Each tick sits on the column whose centre time it labels, so columns that were never
-        // shown (a jump in time) move the labels with them; a tick time that falls in a jump is
-        // skipped.
-        let shown_newest = self.written.saturating_sub(self.view_back);
-        if shown_newest > 0 {
-            let cps = self.columns_per_second();
-            let v = u64::from(self.visible());
-            let w_hi = shown_newest - 1;
-            let w_lo = w_hi.saturating_sub(v - 1);
-            let (t_lo, t_hi) = (self.column_time(w_lo), self.column_time(w_hi));
-            let tstep = nice_step(v as f64 / cps, (rect.width() / 110.0).max(2.0) as f64);
-            // The first shown column whose centre is at or after time t.
-            let column_at = |t: f64| {
-                let (mut lo, mut hi) = (w_lo, w_hi + 1);
-                while lo < hi {
-                    let mid = lo + (hi - lo) / 2;
-                    if self.column_time(mid) < t {
-                        lo = mid + 1;
-                    } else {
-                        hi = mid;
-                    }
-                }
-                lo
-            };
-            // The panel's left edge, when fewer columns than it spans were written yet.
-            let t_left = t_lo - (v - 1 - (w_hi - w_lo)) as f64 / cps;
-            let mut t = (t_left.max(0.0) / tstep).ceil() * tstep;
-            let mut last_x = f32::NEG_INFINITY;
-            let x_of = |w: u64| rect.right() - ((w_hi - w) as f64 / v as f64) as f32 * rect.width();
-            while t <= t_hi {
-                let w = column_at(t);
-                let x = if t < t_lo {
-                    // Before the oldest shown column: one hop per column, as far as the panel.
-                    x_of(w_lo) - ((t_lo - t) * cps / v as f64) as f32 * rect.width()
-                } else {
-                    let tw = self.column_time(w.min(w_hi));
-                    if (tw - t).abs() > 1.0 / cps {
-                        // t falls in a jump: go on from the first column after it.
-                        t = ((tw / tstep).ceil() * tstep).max(t + tstep);
-                        continue;
-                    }
-                    x_of(w)
-                };
-                if t >= 0.0 && x >= rect.left() && x - last_x > 40.0 {
-                    last_x = x;
+        if frame.axes {
+            let plot = frame.plot.translate(o);
+            for t in &ticks.freq {
+                let y = t.at + o.y;
+                painter.line_segment(
+                    [
+                        egui::pos2(plot.left() - layout::TICK, y),
+                        egui::pos2(plot.left(), y),
+                    ],
+                    stroke,
+                );
+            }
+            for t in &ticks.time {
+                let x = t.at + o.x;
+                painter.line_segment(
+                    [
+                        egui::pos2(x, plot.bottom()),
+                        egui::pos2(x, plot.bottom() + layout::TICK),
+                    ],
+                    stroke,
+                );
+            }
+            if let Some(b) = frame.bar.map(|b| b.translate(o)) {
+                for t in &ticks.bar {
+                    let y = t.at + o.y;
                     painter.line_segment(
                         [
-                            egui::pos2(x, rect.bottom()),
-                            egui::pos2(x, rect.bottom() - 6.0),
+                            egui::pos2(b.right(), y),
+                            egui::pos2(b.right() + layout::TICK, y),
                         ],
-                        egui::Stroke::new(1.0, color),
-                    );
-                    let decimals = if tstep >= 1.0 {
-                        0
-                    } else {
-                        (-tstep.log10().floor()) as usize
-                    };
-                    label(
-                        egui::pos2(x, rect.bottom() - 8.0),
-                        egui::Align2::CENTER_BOTTOM,
-                        format!("{t:.decimals$} s"),
+                        stroke,
                     );
                 }
-                t += tstep;
+            }
+            if let Some(s) = frame.strip.map(|s| s.translate(o)) {
+                let grid = egui::Stroke::new(1.0, egui::Color32::from_white_alpha(28));
+                for t in &ticks.strip {
+                    let x = t.at + o.x;
+                    painter.line_segment([egui::pos2(x, s.top()), egui::pos2(x, s.bottom())], grid);
+                    painter.line_segment(
+                        [
+                            egui::pos2(x, s.bottom()),
+                            egui::pos2(x, s.bottom() + layout::TICK),
+                        ],
+                        stroke,
+                    );
+                }
             }
         }
-        if self.frozen {
-            label(
-                rect.left_top() + egui::vec2(rect.width() / 2.0, 8.0),
-                egui::Align2::CENTER_TOP,
-                format!(
-                    "FROZEN: {:.1} s back (space resumes)",
-                    self.view_back as f64 / self.columns_per_second()
-                ),
-            );
+        let measure = |text: &str| {
+            painter
+                .layout_no_wrap(text.to_string(), label_font(), color)
+                .size()
+        };
+        for l in layout::place(&frame, &ticks, &measure) {
+            let galley = painter.layout_no_wrap(l.text, label_font(), color);
+            let r = l.rect.translate(o);
+            match l.kind {
+                layout::LabelKind::Title { vertical: true } => {
+                    // Turned a quarter counter-clockwise: the text's top-left is the rect's
+                    // bottom-left.
+                    painter.add(
+                        egui::epaint::TextShape::new(r.left_bottom(), galley, color)
+                            .with_angle(-std::f32::consts::FRAC_PI_2),
+                    );
+                }
+                _ => {
+                    painter.galley(r.min, galley, color);
+                }
+            }
         }
-        if let Some(n) = self.notice() {
-            label(
-                rect.center_top() + egui::vec2(0.0, 28.0),
-                egui::Align2::CENTER_TOP,
-                n,
-            );
-        }
-        if self.show_spectrum {
-            self.draw_spectrum(painter, rect);
-        }
+        self.draw_notices(painter, rect, frame.plot.translate(o));
         if let (Some(text), Some(pos)) = (&self.hover, self.hover_pos) {
             let anchor = if pos.x > rect.center().x {
                 egui::Align2::RIGHT_BOTTOM
             } else {
                 egui::Align2::LEFT_BOTTOM
             };
-            label(
-                pos + egui::vec2(if pos.x > rect.center().x { -12.0 } else { 12.0 }, -8.0),
-                anchor,
-                text.clone(),
-            );
+            let galley = painter.layout_no_wrap(text.clone(), label_font(), color);
+            let at = pos + egui::vec2(if pos.x > rect.center().x { -12.0 } else { 12.0 }, -8.0);
+            let r = anchor.anchor_size(at, galley.size()).expand(2.0);
+            painter.rect_filled(r, 2.0, egui::Color32::from_black_alpha(180));
+            painter.galley(r.min + egui::vec2(2.0, 2.0), galley, color);
         }
     }
 
-    fn set_frozen(&mut self, frozen: bool) {
+    /// The notices over the image's top-left corner, wrapped to its width and kept clear of the
+    /// stats overlay (top right): below it where the room beside it is too narrow.
+    fn draw_notices(&self, painter: &egui::Painter, rect: egui::Rect, plot: egui::Rect) {
+        let mut notices = Vec::new();
+        if self.frozen {
+            notices.push(format!(
+                "FROZEN {:.1} s back (analysis goes on; space resumes)",
+                self.view_back as f64 / self.columns_per_second()
+            ));
+        }
+        if let Some(n) = self.notice() {
+            notices.push(n);
+        }
+        if notices.is_empty() {
+            return;
+        }
+        let stats = crate::ui::overlay_area(rect);
+        let beside = stats.left() - plot.left() - 16.0;
+        let (mut y, width) = if beside >= 220.0 {
+            (plot.top() + 6.0, beside)
+        } else {
+            (stats.bottom().max(plot.top()) + 6.0, plot.width() - 12.0)
+        };
+        let color = egui::Color32::from_rgb(255, 225, 120);
+        for n in notices {
+            let galley = painter.layout(n, label_font(), color, width.max(60.0));
+            let r = egui::Rect::from_min_size(egui::pos2(plot.left() + 6.0, y), galley.size())
+                .expand(3.0);
+            painter.rect_filled(r, 3.0, egui::Color32::from_black_alpha(190));
+            y = r.bottom() + 4.0;
+            painter.galley(r.min + egui::vec2(3.0, 3.0), galley, color);
+        }
+    }
+
+    /// The time axis' ticks (seconds since the source started) on the image of `frame`, newest
+    /// shown column at its right edge. Each tick sits on the column whose centre time it labels,
+    /// so columns never shown (a jump in time) move the labels with them; a tick time that
+    /// falls in a jump is skipped.
+    fn time_ticks(&self, frame: &Frame) -> Vec<Tick> {
+        let plot = frame.plot;
+        let shown_newest = self.written.saturating_sub(self.view_back);
+        if shown_newest == 0 {
+            return Vec::new();
+        }
+        let cps = self.columns_per_second();
+        let v = u64::from(self.visible());
+        let w_hi = shown_newest - 1;
+        let w_lo = w_hi.saturating_sub(v - 1);
+        let (t_lo, t_hi) = (self.column_time(w_lo), self.column_time(w_hi));
+        let (step, decimals) = layout::time_step(v as f64 / cps, plot.width());
+        // The first shown column whose centre is at or after time t.
+        let column_at = |t: f64| {
+            let (mut lo, mut hi) = (w_lo, w_hi + 1);
+            while lo < hi {
+                let mid = lo + (hi - lo) / 2;
+                if self.column_time(mid) < t {
+                    lo = mid + 1;
+                } else {
+                    hi = mid;
+                }
+            }
+            lo
+        };
+        // The centre of written column w, drawn v − 1 − (w_hi − w) columns from the left edge.
+        let x_of = |back: f64| plot.right() - ((back + 0.5) / v as f64) as f32 * plot.width();
+        // The image's left edge, when fewer columns than it spans were written yet.
+        let t_left = t_lo - (v - 1 - (w_hi - w_lo)) as f64 / cps;
+        let mut k = (t_left.max(0.0) / step).ceil();
+        let mut out = Vec::new();
+        while k * step <= t_hi && out.len() < 500 {
+            let t = k * step;
+            let w = column_at(t);
+            let x = if t < t_lo {
+                // Before the oldest shown column: one hop per column, as far as the image.
+                x_of((w_hi - w_lo) as f64 + (t_lo - t) * cps)
+            } else {
+                let tw = self.column_time(w.min(w_hi));
+                if (tw - t).abs() > 1.0 / cps {
+                    // t falls in a jump: go on from the first tick after it.
+                    k = (tw / step).ceil().max(k + 1.0);
+                    continue;
+                }
+                x_of((w_hi - w) as f64)
+            };
+            if x >= plot.left() - 0.5 && x <= plot.right() + 0.5 {
+                out.push(Tick {
+                    at: x,
+                    text: format!("{t:.decimals$}"),
+                });
+            }
+            k += 1.0;
+        }
+        out
+    }
+
+    /// Freezes or resumes the view (the analysis goes on either way); resuming shows the newest
+    /// columns again.
+    pub(super) fn set_frozen(&mut self, frozen: bool) {
+        if frozen && !self.frozen {
+            self.freezes += 1;
+        }
         self.frozen = frozen;
         if !frozen {
             self.view_back = 0;
@@ -479,14 +592,58 @@ impl Spectrogram {
         }
     }
 
-    /// Scrolls the frozen view `d` columns into the past (positive) or back towards now.
+    /// A drag or the wheel over a view that follows new columns freezes it first (a file that
+    /// stands still scrolls without freezing).
+    fn freeze_if_following(&mut self) {
+        if self.producing() {
+            self.set_frozen(true);
+        }
+    }
+
+    /// Scrolls the view `d` columns into the past (positive) or back towards now: no further
+    /// back than the oldest column held at the view's left edge (or than the view already is).
     fn scroll_by(&mut self, d: i64) {
-        let max_back = self
-            .written
-            .min(self.a.ring_width as u64)
-            .saturating_sub(self.visible() as u64);
+        let visible = u64::from(self.visible());
+        let held = self.written.min(self.a.ring_width as u64);
+        let max_back = held.saturating_sub(visible).max(self.view_back);
         let v = (self.view_back as i64 + d).clamp(0, max_back as i64);
         self.view_back = v as u64;
+    }
+
+    /// The farthest back the view's right edge may go with `visible` columns across: the
+    /// oldest column shown still in the ring, and at least the first column written shown.
+    pub(super) fn max_back(&self, visible: f64) -> u64 {
+        max_back(self.written, self.a.ring_width, visible)
+    }
+
+    /// Zooms the time axis by `factor` (> 1: in) around the pointer at fraction `fx` of the
+    /// image's width ([`zoom_view`]); a view that follows new columns keeps the newest at its
+    /// right edge. Ends a fit to a file.
+    fn zoom_time(&mut self, factor: f64, fx: f64) {
+        let w = f64::from(self.plot_w_px.max(1));
+        let max = f64::from(self.a.ring_width);
+        let min = (w / MAX_PX_PER_COLUMN).clamp(1.0, max);
+        let following = !self.frozen && self.producing();
+        // Unrounded, so that a zoom spread over many frames (egui smooths the wheel) keeps the
+        // column under the pointer without drifting by a rounding a frame.
+        let visible = match self.fit_cols {
+            Some(c) => c as f64,
+            None => w * f64::from(self.cols_per_px),
+        };
+        let back = self.view_back as f64 + self.zoom_back_frac;
+        let (v, back) = zoom_view(
+            visible,
+            back,
+            fx,
+            factor,
+            (min, max),
+            (self.written, self.a.ring_width),
+            following,
+        );
+        self.fit_cols = None;
+        self.cols_per_px = (v / w) as f32;
+        self.view_back = back.round() as u64;
+        self.zoom_back_frac = back - self.view_back as f64;
     }
 
     /// The newest shown column the CPU has (the GPU path's levels arrive 1–3 frames late).
@@ -498,76 +655,42 @@ impl Spectrogram {
             .and_then(|c| self.history.get(c))
     }
 
-    /// The spectrum view's rect in pixels of a `size` image shown at `ppp` pixels per point:
-    /// the bottom quarter, from 60 points in from the left to 8 from the right, up to 26 above
-    /// the bottom, rounded to whole pixels; `None` when under 20 × 20 points.
-    pub(super) fn spectrum_area_px(size: (u32, u32), ppp: f32) -> Option<[u32; 4]> {
-        let (w, h) = (size.0 as f32, size.1 as f32);
-        let area = [60.0 * ppp, 0.75 * h, w - 8.0 * ppp, h - 26.0 * ppp];
-        if area[2] - area[0] < 20.0 * ppp || area[3] - area[1] < 20.0 * ppp {
-            return None;
-        }
-        Some(area.map(|v| v.round().max(0.0) as u32))
-    }
-
-    /// The spectrum view's two lines (peak hold, newest shown column) as one point per pixel
-    /// column of `area` (x0, y0, x1, y1 image pixels): each column's loudest bin between its
-    /// edge frequencies on the current axis, y spanning the dB floor (bottom) .. ceiling (top).
-    pub(super) fn spectrum_lines(&self, area: [u32; 4]) -> Option<[Vec<egui::Pos2>; 2]> {
+    /// The spectrum strip's two lines (peak hold, newest shown column) as one point per pixel
+    /// row of `strip` (x0, y0, x1, y1 image pixels), the rows of the image `plot` beside it:
+    /// each row's loudest bin between its edge frequencies on the current axis, x spanning the
+    /// dB floor (left) … ceiling (right). Points are (row, x): the line runs down the rows.
+    pub(super) fn strip_lines(
+        &self,
+        strip: [u32; 4],
+        plot: [u32; 4],
+    ) -> Option<[Vec<egui::Pos2>; 2]> {
         let col = self.spectrum_column()?;
         let axis = self.axis();
         let sr = self.source.sample_rate() as f64;
         let n = self.a.settings.fft_size as f64;
         let span = (self.db_ceil - self.db_floor).max(1e-3);
-        let (top, bottom) = (area[1] as f32, area[3] as f32);
-        let y_of =
-            |db: f32| bottom - ((db - self.db_floor) / span).clamp(0.0, 1.0) * (bottom - top);
-        let w = area[2].saturating_sub(area[0]).max(1) as usize;
+        // Pixel centres: the floor on the strip's first pixel column, the ceiling on its last.
+        let (left, right) = (
+            strip[0] as f32 + 0.5,
+            strip[2].saturating_sub(1).max(strip[0]) as f32 + 0.5,
+        );
+        let x_of = |db: f32| left + ((db - self.db_floor) / span).clamp(0.0, 1.0) * (right - left);
+        let h = plot[3].saturating_sub(plot[1]).max(1) as f64;
         let line = |values: &[f32]| {
-            (0..w)
-                .map(|px| {
-                    let f0 = axis.freq_at(px as f64 / w as f64);
-                    let f1 = axis.freq_at((px + 1) as f64 / w as f64);
+            (strip[1]..strip[3])
+                .map(|y| {
+                    // Pixel row y of the image, counted from its bottom row.
+                    let py = (plot[3].saturating_sub(1).saturating_sub(y)) as f64;
+                    let f0 = axis.freq_at(py / h);
+                    let f1 = axis.freq_at((py + 1.0) / h);
                     let k0 = ((f0 * n / sr).round() as usize).min(values.len() - 1);
                     let k1 = ((f1 * n / sr).round() as usize).clamp(k0 + 1, values.len());
                     let m = values[k0..k1].iter().cloned().fold(f32::MIN, f32::max);
-                    egui::pos2((area[0] as usize + px) as f32, y_of(m))
+                    egui::pos2(y as f32, x_of(m))
                 })
                 .collect::<Vec<_>>()
         };
         Some([line(&self.peak_hold), line(col)])
-    }
-
-    /// The spectrum view's label. The view itself (darkened image, peak-hold line in orange,
-    /// newest column in cyan, one span per pixel column) is drawn by the image's own pass from
-    /// the spans `upload_inset` computed (`shaders/spectrogram/draw.wgsl`), not as egui shapes:
-    /// on lavapipe two lines of one triangle pair per column cost 2–3 ms of the egui pass.
-    fn draw_spectrum(&self, painter: &egui::Painter, rect: egui::Rect) {
-        if self.spectrum_column().is_none() {
-            return;
-        }
-        let ppp = painter.pixels_per_point();
-        let size = (
-            (rect.width() * ppp).round() as u32,
-            (rect.height() * ppp).round() as u32,
-        );
-        let Some(a) = Self::spectrum_area_px(size, ppp) else {
-            return;
-        };
-        let area = egui::Rect::from_min_max(
-            rect.min + egui::vec2(a[0] as f32, a[1] as f32) / ppp,
-            rect.min + egui::vec2(a[2] as f32, a[3] as f32) / ppp,
-        );
-        painter.text(
-            area.left_top() + egui::vec2(4.0, 2.0),
-            egui::Align2::LEFT_TOP,
-            format!(
-                "spectrum {:.0}…{:.0} dBFS (orange: peak hold)",
-                self.db_floor, self.db_ceil
-            ),
-            egui::FontId::proportional(11.0),
-            egui::Color32::from_gray(200),
-        );
     }
 
     /// The frequency axis of the view.
@@ -579,9 +702,121 @@ impl Spectrogram {
         )
     }
 
-    /// Columns across the viewport.
+    /// Columns across the image: the file's columns while the view is fitted to a file, else
+    /// its width in pixels × columns per pixel; between 1 and the ring's width.
     pub(super) fn visible(&self) -> u32 {
-        ((self.width_px.max(1) as f32 * self.cols_per_px).round() as u32)
-            .clamp(1, self.a.ring_width)
+        let v = match self.fit_cols {
+            Some(c) => c.min(u64::from(u32::MAX)) as u32,
+            None => (self.plot_w_px.max(1) as f32 * self.cols_per_px).round() as u32,
+        };
+        v.clamp(1, self.a.ring_width)
+    }
+}
+
+/// Most pixels one column may span when zoomed in.
+const MAX_PX_PER_COLUMN: f64 = 64.0;
+
+/// The font of the axis labels, the notices and the readout.
+pub(super) fn label_font() -> egui::FontId {
+    egui::FontId::proportional(12.0)
+}
+
+/// The farthest back the view's right edge may go, `written` columns written into a ring of
+/// `ring` columns, `visible` across: the oldest column shown still in the ring (`ring −
+/// visible`), and the first column written still shown (`written − 1`).
+pub(super) fn max_back(written: u64, ring: u32, visible: f64) -> u64 {
+    let in_ring = (f64::from(ring) - visible).max(0.0) as u64;
+    written.saturating_sub(1).min(in_ring)
+}
+
+/// The view after zooming the time axis by `factor` (> 1: in, fewer columns across) around the
+/// pointer at fraction `fx` of the image's width (0 = left edge): the columns across
+/// (`visible / factor`, clamped to `limits`), and the columns between the newest one written
+/// and the right edge (`back`, within `0 ..=` [`max_back`] of `(written, ring)`), such that the
+/// column under the pointer stays under it — `back + (1 − fx)·visible` columns back from the
+/// newest, before and after. With `keep_right` (a view that follows new columns) the right edge
+/// stays where it is.
+pub(super) fn zoom_view(
+    visible: f64,
+    back: f64,
+    fx: f64,
+    factor: f64,
+    limits: (f64, f64),
+    (written, ring): (u64, u32),
+    keep_right: bool,
+) -> (f64, f64) {
+    let v = (visible / factor).clamp(limits.0, limits.1.max(limits.0));
+    if keep_right {
+        return (v, back);
+    }
+    let under = back + (1.0 - fx) * visible;
+    let b = under - (1.0 - fx) * v;
+    (v, b.clamp(0.0, max_back(written, ring, v) as f64))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{max_back, zoom_view};
+
+    #[test]
+    fn zoom_keeps_the_column_under_the_pointer() {
+        let lim = (10.0, 6000.0);
+        let held = (100_000, 6000);
+        // 1000 columns across, right edge 200 back, pointer at 30 %: the column under it is
+        // 200 + 0.7·1000 = 900 back. Zooming in by 2: 500 across, right edge at
+        // 900 − 0.7·500 = 550 back; the column under the pointer is 550 + 0.7·500 = 900 back.
+        let (v, b) = zoom_view(1000.0, 200.0, 0.3, 2.0, lim, held, false);
+        assert_eq!((v, b), (500.0, 550.0));
+        assert!((b + 0.7 * v - 900.0).abs() < 1e-9);
+        // Zooming out by 2 around the same pointer: 2000 across, 900 − 1400 < 0: clamped to the
+        // newest column.
+        assert_eq!(
+            zoom_view(1000.0, 200.0, 0.3, 0.5, lim, held, false),
+            (2000.0, 0.0)
+        );
+        // Pointer at the right edge: the right edge stays.
+        assert_eq!(
+            zoom_view(1000.0, 200.0, 1.0, 4.0, lim, held, false),
+            (250.0, 200.0)
+        );
+        // A following view keeps its right edge whatever the pointer.
+        assert_eq!(
+            zoom_view(1000.0, 0.0, 0.3, 2.0, lim, held, true),
+            (500.0, 0.0)
+        );
+        // The limits: not under 10 columns, not over the ring.
+        assert_eq!(zoom_view(40.0, 0.0, 0.5, 8.0, lim, held, true).0, 10.0);
+        assert_eq!(zoom_view(4000.0, 0.0, 0.5, 0.25, lim, held, true).0, 6000.0);
+        // Not further back than the ring holds (6000 − visible): pointer at the left edge,
+        // 4900 back + 1000 across = 5900 under it; at 500 across the edge goes to 5400 (≤ 5500).
+        assert_eq!(
+            zoom_view(1000.0, 4900.0, 0.0, 2.0, lim, held, false),
+            (500.0, 5400.0)
+        );
+        // 6000 under it, 800 across: 5200, exactly the limit 6000 − 800.
+        assert_eq!(
+            zoom_view(1000.0, 5000.0, 0.0, 1.25, lim, held, false),
+            (800.0, 5200.0)
+        );
+        // Zooming out at the right edge 5900 back: 200 across allow 5800 at most.
+        assert_eq!(
+            zoom_view(100.0, 5900.0, 1.0, 0.5, lim, held, false),
+            (200.0, 5800.0)
+        );
+        // Nor before the first column written: 300 written, at most 299 back.
+        assert_eq!(
+            zoom_view(1000.0, 250.0, 0.0, 2.0, lim, (300, 6000), false),
+            (500.0, 299.0)
+        );
+    }
+
+    #[test]
+    fn the_view_goes_back_as_far_as_the_ring_and_the_first_column() {
+        // 300 written, 1000 across: the right edge may go back to the first column (299).
+        assert_eq!(max_back(300, 6000, 1000.0), 299);
+        // 100,000 written into 6000: the oldest shown must still be held, 6000 − 1000.
+        assert_eq!(max_back(100_000, 6000, 1000.0), 5000);
+        assert_eq!(max_back(0, 6000, 1000.0), 0);
+        assert_eq!(max_back(100_000, 6000, 7000.0), 0);
     }
 }

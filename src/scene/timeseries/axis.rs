@@ -699,7 +699,10 @@ pub const LEGEND_MAX_LINES: usize = 12;
 /// [`LEGEND_MAX_LINES`] − 1 and `… and N more` (palette index `None`).
 pub fn legend_lines(shown: &[(usize, &str)]) -> Vec<(Option<usize>, String)> {
     if shown.len() <= LEGEND_MAX_LINES {
-        return shown.iter().map(|&(i, n)| (Some(i), n.to_string())).collect();
+        return shown
+            .iter()
+            .map(|&(i, n)| (Some(i), n.to_string()))
+            .collect();
     }
     let keep = LEGEND_MAX_LINES - 1;
     let mut out: Vec<(Option<usize>, String)> = shown[..keep]
@@ -726,7 +729,8 @@ pub fn place_box(
         x = at.x - gap - size.x;
     }
     x = x.clamp(rect.left(), (rect.right() - size.x).max(rect.left()));
-    let mut y = at.y.clamp(rect.top(), (rect.bottom() - size.y).max(rect.top()));
+    let mut y =
+        at.y.clamp(rect.top(), (rect.bottom() - size.y).max(rect.top()));
     let placed = egui::Rect::from_min_size(egui::pos2(x, y), size);
     if avoid.width() > 0.0 && placed.intersects(avoid) {
         y = avoid.bottom() + gap;
@@ -764,7 +768,10 @@ mod tests {
         let many = legend_lines(&shown);
         assert_eq!(many.len(), LEGEND_MAX_LINES);
         assert_eq!(many[LEGEND_MAX_LINES - 2], (Some(10), "s10".to_string()));
-        assert_eq!(many[LEGEND_MAX_LINES - 1], (None, "… and 19 more".to_string()));
+        assert_eq!(
+            many[LEGEND_MAX_LINES - 1],
+            (None, "… and 19 more".to_string())
+        );
     }
 
     #[test]
@@ -780,7 +787,10 @@ mod tests {
                 assert!(rect.contains_rect(b), "{at:?} → {b:?}");
                 assert!(!b.intersects(avoid), "{at:?} → {b:?} covers {avoid:?}");
                 // Beside the pointer, not over it.
-                assert!(b.left() >= x + 8.0 || b.right() <= x - 8.0, "{at:?} → {b:?}");
+                assert!(
+                    b.left() >= x + 8.0 || b.right() <= x - 8.0,
+                    "{at:?} → {b:?}"
+                );
             }
         }
         // Room on the right: right of the pointer, at its height.

@@ -93,15 +93,29 @@ impl TimeSeries {
         ));
         ui.separator();
         ui.label("Series (click to toggle):");
-        for (i, s) in self.store.series().iter().enumerate() {
-            let [r, g, b] = PALETTE[i % PALETTE.len()];
-            if let Some(v) = self.visible.get_mut(i) {
-                ui.checkbox(
-                    v,
-                    egui::RichText::new(format!("{} ({} pts)", s.name, s.points_ingested()))
-                        .color(egui::Color32::from_rgb(r, g, b)),
-                );
+        // A long list scrolls on its own, laying out only the rows in sight (1024 series).
+        let n = self.store.series().len();
+        let mut rows = |ui: &mut egui::Ui, range: std::ops::Range<usize>| {
+            for i in range {
+                let s = &self.store.series()[i];
+                let [r, g, b] = PALETTE[i % PALETTE.len()];
+                if let Some(v) = self.visible.get_mut(i) {
+                    ui.checkbox(
+                        v,
+                        egui::RichText::new(format!("{} ({} pts)", s.name, s.points_ingested()))
+                            .color(egui::Color32::from_rgb(r, g, b)),
+                    );
+                }
             }
+        };
+        if n <= 64 {
+            rows(ui, 0..n);
+        } else {
+            let row = ui.spacing().interact_size.y;
+            egui::ScrollArea::vertical()
+                .id_salt("timeseries:series")
+                .max_height(row * 24.0)
+                .show_rows(ui, row, n, |ui, range| rows(ui, range));
         }
         ui.separator();
         ui.small("wheel: zoom time · drag: pan · right/shift-drag: box zoom · double-click: live");
@@ -202,10 +216,7 @@ impl TimeSeries {
                 open = edit.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
                 ui.horizontal(|ui| {
                     open |= ui
-                        .add_enabled(
-                            !self.file_path.trim().is_empty(),
-                            egui::Button::new("open"),
-                        )
+                        .add_enabled(!self.file_path.trim().is_empty(), egui::Button::new("open"))
                         .clicked();
                     reload = ui
                         .add_enabled(current.is_some(), egui::Button::new("reload"))

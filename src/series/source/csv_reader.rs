@@ -1013,7 +1013,9 @@ fn read_csv_rows<R: Read>(
                     if let Some(e) = failed.take() {
                         // Not the last row: a stray line; the rows around it still count.
                         skipped.0 += 1;
-                        skipped.1.get_or_insert_with(|| format!("{e} (row skipped)"));
+                        skipped
+                            .1
+                            .get_or_insert_with(|| format!("{e} (row skipped)"));
                     }
                     if let Err(e) = layout.parse_row(&rec, &mut batch, keys) {
                         failed = Some(e);

@@ -360,7 +360,10 @@ enum Msg {
     /// All input delivered; the thread has stopped.
     Done,
     /// `rows` rows were skipped; `first` says where the first was and why. The thread goes on.
-    Skipped { first: String, rows: u64 },
+    Skipped {
+        first: String,
+        rows: u64,
+    },
 }
 
 /// Most series one source starts from its data (long-format key values, network message

@@ -108,12 +108,8 @@ pub fn run_scene(gpu: &Gpu, b: &SceneBench, out_dir: &Path) -> Result<SceneResul
     // The run's own peak RSS, not the process's so far.
     ProcessMemory::reset_peak();
     let (w, h) = b.size;
-    let max = gpu.device.limits().max_texture_dimension_2d;
-    if w > max || h > max {
-        return Err(scene_err(format!(
-            "size {w}x{h} is larger than this adapter's limit of {max}"
-        )));
-    }
+    crate::cli::check_size_for_adapter("--size", (w, h), &gpu.device.limits())
+        .map_err(scene_err)?;
     let cli = <crate::cli::Cli as clap::Parser>::try_parse_from([
         "vizdeck".to_string(),
         "--headless".into(),
