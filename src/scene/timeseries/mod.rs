@@ -403,7 +403,9 @@ impl TimeSeries {
         let skipped = self.source.rows_skipped();
         if skipped > 0 {
             let first = self.source.warning().unwrap_or_default();
-            out.push(format!("{skipped} row(s) not read, the others charted; first: {first}"));
+            out.push(format!(
+                "{skipped} row(s) not read, the others charted; first: {first}"
+            ));
         }
         let clamped = self.source.values_clamped();
         if clamped > 0 {
