@@ -59,6 +59,9 @@ impl Deck {
                 egui::ScrollArea::vertical()
                     .id_salt(("scene-controls", active))
                     .auto_shrink([false, false])
+                    // Always laid out: a bar that came and went would change the panel's width,
+                    // and the scene's, from one frame to the next.
+                    .scroll_bar_visibility(egui::scroll_area::ScrollBarVisibility::AlwaysVisible)
                     .show(ui, |ui| match &mut self.slots[active] {
                         SceneSlot::Ready(scene) => scene.ui(ui),
                         SceneSlot::Failed(msg) => {
