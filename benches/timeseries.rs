@@ -305,6 +305,24 @@ fn egui_plot_comparison(c: &mut Criterion) {
         label: Some("timeseries:bench:egui-plot-comparison:target:view"),
         ..Default::default()
     });
+    // The depth attachment the scene asks for (as the deck gives it: cleared to 1.0).
+    let depth_view = scene.depth_format().map(|format| {
+        gpu.device
+            .create_texture(&wgpu::TextureDescriptor {
+                label: Some("timeseries:bench:egui-plot-comparison:depth"),
+                size: target.size(),
+                mip_level_count: 1,
+                sample_count: 1,
+                dimension: wgpu::TextureDimension::D2,
+                format,
+                usage: wgpu::TextureUsages::RENDER_ATTACHMENT,
+                view_formats: &[],
+            })
+            .create_view(&wgpu::TextureViewDescriptor {
+                label: Some("timeseries:bench:egui-plot-comparison:depth:view"),
+                ..Default::default()
+            })
+    });
     let vctx = egui::Context::default();
     let mut vframe = 0u64;
     // One frame of the scene as the deck runs it; returns the time spent before waiting for the
@@ -344,7 +362,16 @@ fn egui_plot_comparison(c: &mut Criterion) {
                         store: wgpu::StoreOp::Store,
                     },
                 })],
-                depth_stencil_attachment: None,
+                depth_stencil_attachment: depth_view.as_ref().map(|view| {
+                    wgpu::RenderPassDepthStencilAttachment {
+                        view,
+                        depth_ops: Some(wgpu::Operations {
+                            load: wgpu::LoadOp::Clear(1.0),
+                            store: wgpu::StoreOp::Discard,
+                        }),
+                        stencil_ops: None,
+                    }
+                }),
                 timestamp_writes: None,
                 occlusion_query_set: None,
                 multiview_mask: None,

@@ -1,58 +1,60 @@
-// Time series: build (or extend) one level of the min/max pyramid over a series' values.
+// Time series: build (or extend) one level of the min/max pyramid, for every series of one page
+// that completed nodes of that level, in one dispatch.
 //
 // Level 1 node k holds the min and max of values[16k .. 16k+16) (NaN skipped); level L > 1 node k
 // combines nodes 16k .. 16k+16 of level L-1. Min and max are stored as order-preserving u32 keys
 // of the f32 bits (negative: all bits flipped; positive: sign bit set), so comparisons are exact
 // integer ones, ±inf order correctly and NaN never enters. An all-NaN node is (0xffffffff, 0).
-// Only complete nodes are built; one dispatch covers nodes [node_start, node_end) of one level.
+// Only complete nodes are built. Job j builds `count` nodes: node k reads 16 values (level 1) or
+// 16 nodes (level > 1) from `src + 16·k` and writes `dst + k` (page-absolute indices).
 //
 // Preludes prepended by the registry (src/gpu/shaders.rs): common/timeseries.wgsl.
 
-struct BuildParams {
-    // Level being built (1 = from the raw values).
-    level: u32,
-    // Offset (in nodes) of the source level inside `pyramid` (unused for level 1).
-    src_offset: u32,
-    // Offset (in nodes) of the level being built inside `pyramid`.
-    dst_offset: u32,
-    node_start: u32,
-    node_end: u32,
-    _pad0: u32,
-    _pad1: u32,
-    _pad2: u32,
-}
+@group(0) @binding(0) var<uniform> d: Dispatch;
+@group(0) @binding(1) var<storage, read> jobs: array<Job>;
+// The page (group 1): `samples` and `pyramid`, declared in common/timeseries.wgsl.
 
-@group(0) @binding(0) var<uniform> p: BuildParams;
-// The values as f32 bits, four per element: a level-1 node reads its 16 values as 4 vec4 loads.
-@group(0) @binding(1) var<storage, read> values: array<vec4<u32>>;
-@group(0) @binding(2) var<storage, read_write> pyramid: array<vec2<u32>>;
+// The job of thread t: the last of jobs[d.first .. d.first + d.count) with start <= t.
+fn job_of(t: u32) -> Job {
+    var lo = d.first;
+    var hi = d.first + d.count - 1u;
+    while lo < hi {
+        let mid = hi - (hi - lo) / 2u;
+        if jobs[mid].start <= t {
+            lo = mid;
+        } else {
+            hi = mid - 1u;
+        }
+    }
+    return jobs[lo];
+}
 
 @compute @workgroup_size(64)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    let node = p.node_start + gid.x + gid.y * nwg.x * 64u;
-    if node >= p.node_end {
+    let t = thread_index(gid, nwg);
+    if t >= d.total {
         return;
     }
+    let job = job_of(t);
+    let k = t - job.start;
+    let src = job.src + k * 16u;
     var mn = 0xffffffffu;
     var mx = 0u;
-    if p.level == 1u {
-        for (var i = 0u; i < 4u; i++) {
-            let q = values[node * 4u + i];
-            for (var j = 0u; j < 4u; j++) {
-                let bits = q[j];
-                if !is_nan(bits) {
-                    let k = key(bits);
-                    mn = min(mn, k);
-                    mx = max(mx, k);
-                }
+    if d.level == 1u {
+        for (var i = 0u; i < 16u; i++) {
+            let bits = samples[src + i].x;
+            if !is_nan(bits) {
+                let kb = key(bits);
+                mn = min(mn, kb);
+                mx = max(mx, kb);
             }
         }
     } else {
         for (var i = 0u; i < 16u; i++) {
-            let c = pyramid[p.src_offset + node * 16u + i];
+            let c = pyramid[src + i];
             mn = min(mn, c.x);
             mx = max(mx, c.y);
         }
     }
-    pyramid[p.dst_offset + node] = vec2<u32>(mn, mx);
+    pyramid[job.dst + k] = vec2<u32>(mn, mx);
 }

@@ -2,36 +2,36 @@
 // the row of `hi` inclusive (closed), in pixel column `col`. Drawn as two triangles per span whose
 // edges lie on pixel boundaries, so coverage is exact: the union of the spans of consecutive
 // samples inside one column equals the span of the column's min and max (M4's argument).
+// One draw covers every series: vertex v belongs to record v / 6, whose series is its table entry
+// (colour and depth; the depth test keeps the painter's order of the series).
 //
 // Preludes prepended by the registry (src/gpu/shaders.rs): common/timeseries.wgsl.
 
 @group(0) @binding(0) var<uniform> view: SeriesView;
-@group(0) @binding(1) var<storage, read> spans: array<Span>;
-
-fn row_of(bits: u32) -> f32 {
-    let y = view.b - bitcast<f32>(bits) * view.a;
-    return floor(clamp(y, -2.0, view.height + 2.0));
-}
+@group(0) @binding(1) var<storage, read> table: array<SeriesDraw>;
+@group(0) @binding(2) var<storage, read> spans: array<Span>;
 
 @vertex
-fn vs_main(@builtin(vertex_index) vi: u32, @builtin(instance_index) ii: u32) -> VsOut {
+fn vs_main(@builtin(vertex_index) v: u32) -> VsOut {
     var out: VsOut;
-    out.color = unpack4x8unorm(view.color);
-    let s = spans[ii];
+    let record = v / 6u;
+    let vi = v - record * 6u;
+    let s = spans[record];
+    let series = table[s.slot];
+    out.color = unpack4x8unorm(series.color);
     // Rows top (hi) to bottom (lo), clipped to the image.
-    let r0 = max(row_of(s.hi), 0.0);
-    let r1 = min(row_of(s.lo), view.height - 1.0);
+    let r0 = max(span_row(s.hi, view.a, view.b, view.height), 0.0);
+    let r1 = min(span_row(s.lo, view.a, view.b, view.height), view.height - 1.0);
     if s.col == 0xffffffffu || r0 > r1 {
         out.clip = vec4<f32>(2.0, 2.0, 0.0, 1.0);
         return out;
     }
-    let corner = array<vec2<f32>, 6>(
-        vec2<f32>(0.0, 0.0), vec2<f32>(1.0, 0.0), vec2<f32>(0.0, 1.0),
-        vec2<f32>(0.0, 1.0), vec2<f32>(1.0, 0.0), vec2<f32>(1.0, 1.0),
-    )[vi];
-    let px = f32(s.col) + corner.x;
-    let py = select(r0, r1 + 1.0, corner.y > 0.5);
-    out.clip = vec4<f32>(px / view.width * 2.0 - 1.0, 1.0 - py / view.height * 2.0, 0.0, 1.0);
+    // Corners (0,0) (1,0) (0,1), then (0,1) (1,0) (1,1).
+    let right = vi == 1u || vi == 4u || vi == 5u;
+    let bottom = vi == 2u || vi == 3u || vi == 5u;
+    let px = f32(s.col) + select(0.0, 1.0, right);
+    let py = select(r0, r1 + 1.0, bottom);
+    out.clip = vec4<f32>(px / view.width * 2.0 - 1.0, 1.0 - py / view.height * 2.0, series.depth, 1.0);
     return out;
 }
 

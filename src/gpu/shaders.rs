@@ -149,18 +149,31 @@ pub const PARTICLES_STATS_REDUCE: ShaderSource =
 /// Time series: decimated min/max line segments (render).
 pub const TIMESERIES_LINES: ShaderSource =
     shader!("timeseries/lines.wgsl", "common/timeseries.wgsl");
-/// Time series: one level of the min/max pyramid over a series' values, appended incrementally
-/// (compute).
+/// Time series: the frame's new samples of every series of one page into their places (compute).
+pub const TIMESERIES_APPEND: ShaderSource =
+    shader!("timeseries/append.wgsl", "common/timeseries.wgsl");
+/// Time series: one level of the min/max pyramid over the new samples of every series of one
+/// page, appended incrementally (compute).
 pub const TIMESERIES_PYRAMID_BUILD: ShaderSource =
     shader!("timeseries/pyramid_build.wgsl", "common/timeseries.wgsl");
-/// Time series: M4 (min, max, first, last) per pixel column from the pyramid (compute).
+/// Time series: M4 (min, max, first, last) per pixel column of every series of one page, from
+/// the pyramid (compute).
 pub const TIMESERIES_M4: ShaderSource = shader!("timeseries/m4.wgsl", "common/timeseries.wgsl");
-/// Time series: closed one-pixel-wide vertical spans per column (render).
+/// Time series: M4 per pixel column of every series of one page rastered into an image of
+/// owners, in drawing order (compute; the path of CPU adapters).
+pub const TIMESERIES_M4_RASTER: ShaderSource =
+    shader!("timeseries/m4_raster.wgsl", "common/timeseries.wgsl");
+/// Time series: closed one-pixel-wide vertical spans per column, every series in one draw
+/// (render).
 pub const TIMESERIES_SPANS: ShaderSource =
     shader!("timeseries/spans.wgsl", "common/timeseries.wgsl");
-/// Time series: line segments between columns (render).
+/// Time series: line segments between columns, every series in one draw (render).
 pub const TIMESERIES_CONNECTORS: ShaderSource =
     shader!("timeseries/connectors.wgsl", "common/timeseries.wgsl");
+/// Time series: the pixels the raster M4 pass wrote → the colour and depth of their series
+/// (render).
+pub const TIMESERIES_RESOLVE: ShaderSource =
+    shader!("timeseries/resolve.wgsl", "common/timeseries.wgsl");
 /// Deck: the scene texture → its viewport of the output, texel for pixel (render).
 pub const SCENE_BLIT: ShaderSource = shader!("deck/scene_blit.wgsl");
 /// Deck: egui's tessellated shapes → the output (render).
@@ -212,10 +225,13 @@ pub const ALL: &[ShaderSource] = &[
     PARTICLES_NEIGHBOURS_BRUTE,
     PARTICLES_STATS_REDUCE,
     TIMESERIES_LINES,
+    TIMESERIES_APPEND,
     TIMESERIES_PYRAMID_BUILD,
     TIMESERIES_M4,
+    TIMESERIES_M4_RASTER,
     TIMESERIES_SPANS,
     TIMESERIES_CONNECTORS,
+    TIMESERIES_RESOLVE,
     POINTCLOUD_RASTER_DEPTH,
     POINTCLOUD_RASTER_ID,
     POINTCLOUD_POINTS_BASELINE,

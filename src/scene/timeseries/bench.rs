@@ -3,7 +3,7 @@
 
 use std::time::Instant;
 
-use super::gpu::{Pipelines, SeriesMirror, ViewUniform};
+use super::gpu::{Mirrors, Pipelines, ViewUniform};
 use crate::gpu::Gpu;
 use crate::gpu::frame::OwnedFrame;
 use crate::gpu::timing::time_compute_pass;
@@ -102,39 +102,30 @@ pub fn bench_rows(gpu: &Gpu, points: &[u64], reps: u32) -> Vec<Result<BenchRow, 
                 return Ok(cpu_fallback_row(n, reps, pipes.max_samples));
             }
             let series = random_walk_series(n, 7);
-            let mut m = SeriesMirror::new(&gpu.device, &pipes);
+            let all = std::slice::from_ref(&series);
+            let mut m = Mirrors::new();
             let r1 = n as f64 * 1e-6;
             let view = ViewUniform::new(-1.0, 1.0, BENCH_COLUMNS, 512, u32::MAX);
             let t = Instant::now();
             let mut f = OwnedFrame::new(gpu, Strategy::WriteBuffer);
-            m.sync(&mut f.frame(), &pipes, &series)
+            // The view: column bounds on the CPU (in `upload`) and the frame's few writes.
+            let set_view = |m: &mut Mirrors, f: &mut OwnedFrame<'_>| {
+                m.begin_views(BENCH_COLUMNS, &view);
+                m.add_view(&pipes, 0, &series, (0.0, r1), u32::MAX, 0)?;
+                m.upload(&mut f.frame(), &pipes, all);
+                Ok::<(), super::gpu::GpuM4Error>(())
+            };
+            m.sync(&mut f.frame(), &pipes, 0, &series)
                 .map_err(|e| e.to_string())?;
-            m.set_view(
-                &mut f.frame(),
-                &pipes,
-                &series,
-                0.0,
-                r1,
-                BENCH_COLUMNS,
-                &view,
-            )
-            .map_err(|e| e.to_string())?;
-            m.run_and_read(&mut f, &pipes)?;
+            set_view(&mut m, &mut f).map_err(|e| e.to_string())?;
+            m.run(&mut f, &pipes);
+            gpu.wait_idle();
             let upload_ms = t.elapsed().as_secs_f64() * 1e3;
             let mut bounds = Vec::new();
             let mut frames = Vec::new();
             for _ in 0..reps {
                 let t = Instant::now();
-                m.set_view(
-                    &mut f.frame(),
-                    &pipes,
-                    &series,
-                    0.0,
-                    r1,
-                    BENCH_COLUMNS,
-                    &view,
-                )
-                .map_err(|e| e.to_string())?;
+                set_view(&mut m, &mut f).map_err(|e| e.to_string())?;
                 bounds.push(t.elapsed().as_secs_f64() * 1e3);
                 let t = Instant::now();
                 let enc = f.encoder();
@@ -152,7 +143,8 @@ pub fn bench_rows(gpu: &Gpu, points: &[u64], reps: u32) -> Vec<Result<BenchRow, 
             let (_, m4_gpu) = time_compute_pass(gpu, "timeseries:bench:m4", reps, |pass| {
                 m.encode_m4(&pipes, pass)
             });
-            let build_bytes = m.queue_full_build(&mut f.frame());
+            let build_bytes = m.queue_full_build(0);
+            set_view(&mut m, &mut f).map_err(|e| e.to_string())?;
             f.submit();
             let (_, build_gpu) = time_compute_pass(gpu, "timeseries:bench:build", 3, |pass| {
                 m.encode_builds(&pipes, pass)

@@ -40,7 +40,7 @@ use crate::series::source::dates::{DateFormat, Zone};
 use crate::series::source::payload::PayloadFormat;
 use crate::series::source::{Pacing, SeriesSelection, SeriesSource};
 use crate::series::store::{Series, Store};
-use gpu::{GpuM4Error, HostDraw, Pipelines, SeriesMirror, ViewUniform};
+use gpu::{GpuM4Error, HostDraw, Mirrors, Pipelines, ViewUniform};
 
 /// Synthetic default: series count (`--series-count`).
 pub const SYNTH_SERIES: usize = 4;
@@ -60,6 +60,12 @@ pub const OWN_AUDIO_SERIES: &str = "audio level (dB RMS)";
 pub const AUDIO_LEVEL_BLOCK_S: f64 = 0.01;
 /// Level charted for a block of digital silence, dB.
 pub const AUDIO_LEVEL_FLOOR_DB: f64 = -120.0;
+/// Most dots ([`markers`]) drawn a frame. When the series sparser than the view's pixels have
+/// more samples in view than this together (many sparse series: a network source of 1024
+/// fields, or the first seconds of 1024 synthetic series), their samples are not dotted (the
+/// dots would cover the chart, and cost the UI a shape each), and the side panel says so;
+/// isolated samples keep their dots up to this many.
+pub const MARKER_BUDGET: usize = 8192;
 
 /// The audio input opened for [`TimeSeries::own_audio`], and where its blocks stand.
 struct AudioLevel {
@@ -106,13 +112,6 @@ fn date_format_of(source: &SeriesSource) -> Option<DateFormat> {
     source
         .time_format()
         .and_then(|p| DateFormat::from_pattern(p).ok())
-}
-
-/// How one series is drawn this frame.
-enum Path {
-    Hidden,
-    Gpu,
-    Cpu(HostDraw),
 }
 
 /// A sample drawn as a dot this frame (see [`markers`]).
@@ -169,8 +168,10 @@ pub struct TimeSeries {
     pub fixed_y: Option<(f64, f64)>,
     visible: Vec<bool>,
     pipes: Pipelines,
-    mirrors: Vec<SeriesMirror>,
-    paths: Vec<Path>,
+    /// The GPU copies of the series and the frame's batched passes and draws.
+    mirrors: Mirrors,
+    /// Series drawn from the CPU this frame (out of order, or beyond the GPU's limits).
+    host: Vec<HostDraw>,
     columns: Vec<Column>,
     /// Samples drawn as dots this frame.
     markers: Vec<Marker>,
@@ -196,9 +197,6 @@ pub struct TimeSeries {
     audio_input: (AudioSelection, AudioOptions),
     audio: Option<AudioLevel>,
     audio_note: Option<String>,
-    /// Series drawn from their GPU mirror this frame (their builds and M4 pass are recorded by
-    /// `compute`, inside the frame's timed compute pass).
-    gpu_used: Vec<usize>,
 }
 
 impl TimeSeries {
@@ -261,9 +259,9 @@ impl TimeSeries {
             fitted_whole: false,
             fixed_y: None,
             visible: Vec::new(),
-            pipes: Pipelines::new(&gpu.device, gpu.scene_format),
-            mirrors: Vec::new(),
-            paths: Vec::new(),
+            pipes: Pipelines::for_gpu(gpu),
+            mirrors: Mirrors::new(),
+            host: Vec::new(),
             columns: Vec::new(),
             markers: Vec::new(),
             marker_scratch: Vec::new(),
@@ -274,7 +272,6 @@ impl TimeSeries {
             box_start: None,
             box_end: None,
             gpu_notes: Vec::new(),
-            gpu_used: Vec::new(),
             own_signals: false,
             last_presented: None,
             own_audio: false,
@@ -385,6 +382,13 @@ impl TimeSeries {
     /// The view drawn by the last frame.
     pub fn view(&self) -> Option<View> {
         self.view
+    }
+
+    /// Shows or hides series `i` (the side panel's toggle); out of range: nothing.
+    pub fn set_visible(&mut self, i: usize, shown: bool) {
+        if let Some(v) = self.visible.get_mut(i) {
+            *v = shown;
+        }
     }
 
     /// The samples the last frame marks with a dot (isolated samples, and every sample of a
@@ -568,21 +572,15 @@ impl Scene for TimeSeries {
         self.size = (width, height);
         self.points_in_view = 0;
         self.view = None;
-        self.gpu_used.clear();
         self.gpu_notes.clear();
-        while self.mirrors.len() < self.store.series().len() {
-            self.mirrors
-                .push(SeriesMirror::new(gpu.device(), &self.pipes));
-        }
-        self.paths.clear();
+        self.host.clear();
         self.markers.clear();
-        let Some((t0, t1)) = self.time_window() else {
-            return;
-        };
+        let window = self.time_window();
         // Value range: fixed, or the finite values in view (±inf and NaN excluded).
-        let (lo, hi) = match self.fixed_y {
-            Some(r) => r,
-            None => {
+        let (lo, hi) = match (self.fixed_y, window) {
+            (Some(r), _) => r,
+            (None, None) => (-1.0, 1.0),
+            (None, Some((t0, t1))) => {
                 let mut lo = f64::INFINITY;
                 let mut hi = f64::NEG_INFINITY;
                 for (i, s) in self.store.series().iter().enumerate() {
@@ -598,38 +596,70 @@ impl Scene for TimeSeries {
                 axis::padded_range(lo, hi)
             }
         };
-        self.view = Some(View { t0, t1, lo, hi });
-        let mut gpu_used = std::mem::take(&mut self.gpu_used);
+        if let Some((t0, t1)) = window {
+            self.view = Some(View { t0, t1, lo, hi });
+        }
+        self.mirrors
+            .begin_views(width, &ViewUniform::new(lo, hi, width, height, 0));
+        // Samples in view of the series the sparse rule dots (all theirs), against the budget.
+        let sparse_dots: u64 = match window {
+            Some((t0, t1)) => self
+                .store
+                .series()
+                .iter()
+                .enumerate()
+                .filter(|&(i, s)| self.visible.get(i).copied().unwrap_or(true) && s.is_ordered())
+                .map(|(_, s)| {
+                    let off = self.offset_of(s);
+                    s.partition_index(|t| t < t1 - off) - s.partition_index(|t| t < t0 - off)
+                })
+                .filter(|&n| n < width as u64)
+                .sum(),
+            None => 0,
+        };
+        let dot_sparse = sparse_dots <= MARKER_BUDGET as u64;
+        if !dot_sparse {
+            self.gpu_notes.push(format!(
+                "{sparse_dots} samples in view of series sparser than the chart's pixels: not \
+                 dotted (more than {MARKER_BUDGET} dots)"
+            ));
+        }
         for i in 0..self.store.series().len() {
             let s = &self.store.series()[i];
-            let off = self.offset_of(s);
-            let (r0, r1) = (t0 - off, t1 - off);
-            let mirror = &mut self.mirrors[i];
-            // Keep the mirror current even while hidden, so showing it again is cheap.
-            let synced = mirror.sync(gpu, &self.pipes, s);
+            // Keep the mirror current even while hidden or out of view, so showing it is cheap.
+            let synced = self.mirrors.sync(gpu, &self.pipes, i, s);
+            let Some((t0, t1)) = window else {
+                continue;
+            };
             if !self.visible.get(i).copied().unwrap_or(true) {
-                self.paths.push(Path::Hidden);
-                gpu_used.push(i);
                 continue;
             }
+            let off = self.offset_of(s);
+            let (r0, r1) = (t0 - off, t1 - off);
+            let in_view = s.partition_index(|t| t < r1) - s.partition_index(|t| t < r0);
             self.marker_scratch.clear();
-            markers::marker_samples(s, r0, r1, width, &mut self.marker_scratch);
-            self.markers
-                .extend(self.marker_scratch.iter().map(|&(t, value)| Marker {
-                    series: i,
-                    t: t + off,
-                    value,
-                }));
-            let vu = ViewUniform::new(lo, hi, width, height, series_color(i));
-            let result =
-                synced.and_then(|()| mirror.set_view(gpu, &self.pipes, s, r0, r1, width, &vu));
+            if dot_sparse || !s.is_ordered() || in_view >= width as u64 {
+                markers::marker_samples(s, r0, r1, width, &mut self.marker_scratch);
+            }
+            let room = MARKER_BUDGET.saturating_sub(self.markers.len());
+            self.markers.extend(
+                self.marker_scratch
+                    .iter()
+                    .take(room)
+                    .map(|&(t, value)| Marker {
+                        series: i,
+                        t: t + off,
+                        value,
+                    }),
+            );
+            let color = series_color(i);
+            let order = i as u32;
+            let result = synced.and_then(|()| {
+                self.mirrors
+                    .add_view(&self.pipes, i, s, (r0, r1), color, order)
+            });
             match result {
-                Ok(()) => {
-                    self.points_in_view +=
-                        s.partition_index(|t| t < r1) - s.partition_index(|t| t < r0);
-                    self.paths.push(Path::Gpu);
-                    gpu_used.push(i);
-                }
+                Ok(()) => self.points_in_view += in_view,
                 Err(e) => {
                     if !matches!(e, GpuM4Error::Unordered { .. }) {
                         self.gpu_notes.push(e.to_string());
@@ -637,45 +667,41 @@ impl Scene for TimeSeries {
                     decimate_m4_rel(s, r0, r1, width as usize, &mut self.columns);
                     self.points_in_view += self.columns.iter().map(|c| c.count as u64).sum::<u64>();
                     let (spans, conns) = gpu::column_segments(&self.columns);
-                    self.paths.push(Path::Cpu(HostDraw::new(
-                        gpu,
-                        &self.pipes,
-                        &vu,
-                        &spans,
-                        &conns,
-                    )));
+                    let vu = ViewUniform::new(lo, hi, width, height, color);
+                    self.host
+                        .push(HostDraw::new(gpu, &self.pipes, &vu, order, &spans, &conns));
                 }
             }
         }
-        self.gpu_used = gpu_used;
+        self.mirrors.upload(gpu, &self.pipes, self.store.series());
     }
 
     fn compute(&mut self, pass: &mut wgpu::ComputePass<'_>, _frame: &FrameCtx) {
-        // Pyramid builds of the new samples and the M4 pass of the view, per series drawn from
-        // its GPU mirror; the builds are done once recorded (the deck submits this frame).
-        for &i in &self.gpu_used {
-            self.mirrors[i].encode(&self.pipes, pass);
-            self.mirrors[i].builds_submitted();
-        }
+        // The new samples of every series into place, the pyramid nodes they complete, and the
+        // M4 pass of every series drawn from its mirror, batched; recorded inside the frame's
+        // timed compute pass, and done once recorded (the deck submits this frame).
+        self.mirrors.encode(&self.pipes, pass);
+        self.mirrors.builds_submitted();
     }
 
     fn recreate_gpu(&mut self, gpu: &Gpu) -> Result<(), SceneError> {
         // The store, the view and the sources live on the CPU; the mirrors are rebuilt from the
         // store by the next `prepare` (every stored sample uploaded again).
-        self.pipes = Pipelines::new(&gpu.device, gpu.scene_format);
-        self.mirrors.clear();
-        self.paths.clear();
-        self.gpu_used.clear();
+        self.pipes = Pipelines::for_gpu(gpu);
+        self.mirrors = Mirrors::new();
+        self.host.clear();
         Ok(())
     }
 
+    /// Series are drawn in one batch; the depth test keeps their order ([`gpu::depth_of`]).
+    fn depth_format(&self) -> Option<wgpu::TextureFormat> {
+        Some(gpu::DEPTH_FORMAT)
+    }
+
     fn paint(&self, pass: &mut wgpu::RenderPass<'_>, _frame: &FrameCtx) {
-        for (i, path) in self.paths.iter().enumerate() {
-            match path {
-                Path::Hidden => {}
-                Path::Gpu => self.mirrors[i].paint(&self.pipes, pass),
-                Path::Cpu(h) => h.paint(&self.pipes, pass),
-            }
+        self.mirrors.paint(&self.pipes, pass);
+        for h in &self.host {
+            h.paint(&self.pipes, pass);
         }
     }
     fn ui(&mut self, ui: &mut egui::Ui) {
@@ -713,7 +739,7 @@ impl Scene for TimeSeries {
                 })
             })
             .collect();
-        let gpu_bytes: u64 = self.mirrors.iter().map(SeriesMirror::gpu_bytes).sum();
+        let gpu_bytes = self.mirrors.gpu_bytes();
         serde_json::json!({
             "source": self.source.label(),
             "warning": self.source.warning(),
@@ -744,6 +770,9 @@ impl Scene for TimeSeries {
             "markers": self.markers.len(),
             "decimation": "gpu-m4-pyramid",
             "gpu_mirror_bytes": gpu_bytes,
+            "gpu_mirror_pages": self.mirrors.pages(),
+            "gpu_series_batched": self.mirrors.views(),
+            "raster": self.pipes.raster.name(),
             "window_s": self.window_s,
             "follow": self.follow,
         })

@@ -2,17 +2,15 @@
 //! and series the GPU path cannot take), [`reference_segments`] (every sample drawn) and
 //! [`column_segments`] (records from CPU M4 columns).
 
-use super::{Conn, Pipelines, Span, ViewUniform, buffer, draw_group};
+use super::{Conn, Pipelines, SeriesDraw, Span, ViewUniform, buffer, depth_of, draw_group};
 use crate::gpu::frame::GpuFrame;
 use crate::series::decimate::{Column, column_of};
 use crate::series::store::Series;
 
 /// Span and connector records drawn from the CPU: used for the full-resolution reference and for
-/// series the GPU path cannot take (out-of-order samples).
+/// series the GPU path cannot take (out-of-order samples). Drawn with the same pipelines as the
+/// mirrors' records, at the depth of its series' order.
 pub struct HostDraw {
-    view: wgpu::Buffer,
-    spans: wgpu::Buffer,
-    conns: wgpu::Buffer,
     spans_bg: wgpu::BindGroup,
     conns_bg: wgpu::BindGroup,
     n_spans: u32,
@@ -20,38 +18,40 @@ pub struct HostDraw {
 }
 
 impl HostDraw {
-    /// Uploads `spans` and `conns` (buffers sized to fit) and the draw uniform.
+    /// Uploads `spans` and `conns` (buffers sized to fit), the draw uniform and the one-entry
+    /// table of `view.color` at the depth of the `order`-th series ([`depth_of`]).
     pub fn new(
         gpu: &mut GpuFrame<'_>,
         pipes: &Pipelines,
         view: &ViewUniform,
+        order: u32,
         spans: &[Span],
         conns: &[Conn],
     ) -> HostDraw {
         let device = gpu.device();
         let s = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
-        let vb = buffer(
-            device,
-            "timeseries:host:view",
-            std::mem::size_of::<ViewUniform>() as u64,
-            wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
-        );
-        let sb = buffer(device, "timeseries:host:spans", spans.len() as u64 * 12, s);
+        let u = wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST;
+        let vb = buffer(device, "timeseries:host:view", 16, u);
+        let tb = buffer(device, "timeseries:host:table", 16, s);
+        let sb = buffer(device, "timeseries:host:spans", spans.len() as u64 * 16, s);
         let cb = buffer(
             device,
             "timeseries:host:connectors",
-            conns.len() as u64 * 16,
+            conns.len() as u64 * 20,
             s,
         );
-        gpu.write_pod(&vb, 0, view);
+        gpu.write_pod(&vb, 0, &view.draw());
+        let entry = SeriesDraw {
+            color: view.color,
+            depth: depth_of(order),
+            _pad: [0; 2],
+        };
+        gpu.write_pod(&tb, 0, &entry);
         gpu.write_slice(&sb, 0, spans);
         gpu.write_slice(&cb, 0, conns);
         HostDraw {
-            spans_bg: draw_group(device, pipes, &vb, &sb, "host_spans"),
-            conns_bg: draw_group(device, pipes, &vb, &cb, "host_connectors"),
-            view: vb,
-            spans: sb,
-            conns: cb,
+            spans_bg: draw_group(device, pipes, &vb, &tb, &sb, "host_spans"),
+            conns_bg: draw_group(device, pipes, &vb, &tb, &cb, "host_connectors"),
             n_spans: spans.len() as u32,
             n_conns: conns.len() as u32,
         }
@@ -59,16 +59,15 @@ impl HostDraw {
 
     /// Draws the records.
     pub fn paint(&self, pipes: &Pipelines, pass: &mut wgpu::RenderPass<'_>) {
-        let _ = (&self.view, &self.spans, &self.conns);
         if self.n_spans > 0 {
             pass.set_pipeline(&pipes.spans);
             pass.set_bind_group(0, &self.spans_bg, &[]);
-            pass.draw(0..6, 0..self.n_spans);
+            pass.draw(0..self.n_spans.saturating_mul(6), 0..1);
         }
         if self.n_conns > 0 {
             pass.set_pipeline(&pipes.conns);
             pass.set_bind_group(0, &self.conns_bg, &[]);
-            pass.draw(0..2, 0..self.n_conns);
+            pass.draw(0..self.n_conns.saturating_mul(2), 0..1);
         }
     }
 }
@@ -104,6 +103,7 @@ pub fn reference_segments(
                 col: c,
                 lo: v.to_bits(),
                 hi: v.to_bits(),
+                slot: 0,
             });
             if let Some((pc, pv)) = prev {
                 if pc == c {
@@ -112,6 +112,7 @@ pub fn reference_segments(
                         col: c,
                         lo: lo.to_bits(),
                         hi: hi.to_bits(),
+                        slot: 0,
                     });
                 } else {
                     conns.push(Conn {
@@ -119,6 +120,7 @@ pub fn reference_segments(
                         v0: pv.to_bits(),
                         col1: c,
                         v1: v.to_bits(),
+                        slot: 0,
                     });
                 }
             }
@@ -143,6 +145,7 @@ pub fn column_segments(columns: &[Column]) -> (Vec<Span>, Vec<Conn>) {
             col: i,
             lo: c.min.to_bits(),
             hi: c.max.to_bits(),
+            slot: 0,
         });
         if let Some((j, last)) = prev {
             conns.push(Conn {
@@ -150,6 +153,7 @@ pub fn column_segments(columns: &[Column]) -> (Vec<Span>, Vec<Conn>) {
                 v0: last.to_bits(),
                 col1: i,
                 v1: c.first.to_bits(),
+                slot: 0,
             });
         }
         prev = Some((i, c.last));
