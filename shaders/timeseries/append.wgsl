@@ -3,28 +3,13 @@
 // in one buffer; job j copies `count` of them from `src` to the series' place `dst` in the page's
 // samples. Thread t serves the job whose [start, start + count) holds it.
 //
-// Preludes prepended by the registry (src/gpu/shaders.rs): common/timeseries.wgsl.
+// Preludes prepended by the registry (src/gpu/shaders.rs): common/timeseries.wgsl,
+// common/timeseries_jobs.wgsl.
 
-@group(0) @binding(0) var<uniform> d: Dispatch;
-@group(0) @binding(1) var<storage, read> jobs: array<Job>;
+// `d`, `jobs` and `job_of` (bindings 0 and 1): common/timeseries_jobs.wgsl.
 // (value bits, valid count up to and including the sample)
 @group(0) @binding(2) var<storage, read> staged: array<vec2<u32>>;
 // The page (group 1): `samples` and `pyramid`, declared in common/timeseries.wgsl.
-
-// The job of thread t: the last of jobs[d.first .. d.first + d.count) with start <= t.
-fn job_of(t: u32) -> Job {
-    var lo = d.first;
-    var hi = d.first + d.count - 1u;
-    while lo < hi {
-        let mid = hi - (hi - lo) / 2u;
-        if jobs[mid].start <= t {
-            lo = mid;
-        } else {
-            hi = mid - 1u;
-        }
-    }
-    return jobs[lo];
-}
 
 @compute @workgroup_size(64)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {

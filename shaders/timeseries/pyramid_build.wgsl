@@ -8,26 +8,11 @@
 // Only complete nodes are built. Job j builds `count` nodes: node k reads 16 values (level 1) or
 // 16 nodes (level > 1) from `src + 16·k` and writes `dst + k` (page-absolute indices).
 //
-// Preludes prepended by the registry (src/gpu/shaders.rs): common/timeseries.wgsl.
+// Preludes prepended by the registry (src/gpu/shaders.rs): common/timeseries.wgsl,
+// common/timeseries_jobs.wgsl.
 
-@group(0) @binding(0) var<uniform> d: Dispatch;
-@group(0) @binding(1) var<storage, read> jobs: array<Job>;
+// `d`, `jobs` and `job_of` (bindings 0 and 1): common/timeseries_jobs.wgsl.
 // The page (group 1): `samples` and `pyramid`, declared in common/timeseries.wgsl.
-
-// The job of thread t: the last of jobs[d.first .. d.first + d.count) with start <= t.
-fn job_of(t: u32) -> Job {
-    var lo = d.first;
-    var hi = d.first + d.count - 1u;
-    while lo < hi {
-        let mid = hi - (hi - lo) / 2u;
-        if jobs[mid].start <= t {
-            lo = mid;
-        } else {
-            hi = mid - 1u;
-        }
-    }
-    return jobs[lo];
-}
 
 @compute @workgroup_size(64)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {

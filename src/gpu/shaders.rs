@@ -49,6 +49,11 @@ pub const COMMON: &[(&str, &str)] = &[
         "common/timeseries.wgsl",
         wgsl_file!("common/timeseries.wgsl"),
     ),
+    // The time-series job table (`d`, `jobs`, `job_of`) of the append and pyramid passes.
+    (
+        "common/timeseries_jobs.wgsl",
+        wgsl_file!("common/timeseries_jobs.wgsl"),
+    ),
 ];
 
 /// `shader!("dir/file.wgsl")`, or `shader!("dir/file.wgsl", "common/a.wgsl", ...)` with its
@@ -150,12 +155,18 @@ pub const PARTICLES_STATS_REDUCE: ShaderSource =
 pub const TIMESERIES_LINES: ShaderSource =
     shader!("timeseries/lines.wgsl", "common/timeseries.wgsl");
 /// Time series: the frame's new samples of every series of one page into their places (compute).
-pub const TIMESERIES_APPEND: ShaderSource =
-    shader!("timeseries/append.wgsl", "common/timeseries.wgsl");
+pub const TIMESERIES_APPEND: ShaderSource = shader!(
+    "timeseries/append.wgsl",
+    "common/timeseries.wgsl",
+    "common/timeseries_jobs.wgsl"
+);
 /// Time series: one level of the min/max pyramid over the new samples of every series of one
 /// page, appended incrementally (compute).
-pub const TIMESERIES_PYRAMID_BUILD: ShaderSource =
-    shader!("timeseries/pyramid_build.wgsl", "common/timeseries.wgsl");
+pub const TIMESERIES_PYRAMID_BUILD: ShaderSource = shader!(
+    "timeseries/pyramid_build.wgsl",
+    "common/timeseries.wgsl",
+    "common/timeseries_jobs.wgsl"
+);
 /// Time series: M4 (min, max, first, last) per pixel column of every series of one page, from
 /// the pyramid (compute).
 pub const TIMESERIES_M4: ShaderSource = shader!("timeseries/m4.wgsl", "common/timeseries.wgsl");
