@@ -379,24 +379,12 @@ fn a_short_file_is_shown_whole_when_it_opens() {
     // 10 frames: a sixth of a second, far less than the file lasts at real-time rate.
     let csv = tmp("short.csv");
     let json = tmp("short.json");
-    let out = Command::new(env!("CARGO_BIN_EXE_vizdeck"))
-        .args(["--headless", "--scene", "spectrogram", "--frames", "10"])
-        .args(["--size", "1280x720", "--audio-file"])
-        .arg(&wav)
-        .arg("--export-spectrogram")
-        .arg(&csv)
-        .arg("--report")
-        .arg(&json)
-        .env("RUST_LOG", "warn")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let report = headless_file_report(
+        &wav,
+        &["--frames", "10", "--size", "1280x720"],
+        Some(&csv),
+        &json,
     );
-    let report: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let s = &report["scenes"]["spectrogram"];
     assert_eq!(s["columns"], 128, "{s}");
     let view = &s["view"];
@@ -427,22 +415,7 @@ fn a_long_file_is_shown_as_far_as_the_scrollback_holds() {
         0.5 * (std::f64::consts::TAU * 1000.0 * t).sin()
     });
     let json = tmp("long.json");
-    let out = Command::new(env!("CARGO_BIN_EXE_vizdeck"))
-        .args(["--headless", "--scene", "spectrogram", "--frames", "20"])
-        .args(["--size", "640x360", "--audio-file"])
-        .arg(&wav)
-        .arg("--report")
-        .arg(&json)
-        .env("RUST_LOG", "warn")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let report: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let report = headless_file_report(&wav, &["--frames", "20", "--size", "640x360"], None, &json);
     let s = &report["scenes"]["spectrogram"];
     assert_eq!(s["ring_columns"], 1094, "{s}");
     assert_eq!(s["columns"], 1094, "{s}");
@@ -453,4 +426,32 @@ fn a_long_file_is_shown_as_far_as_the_scrollback_holds() {
         notice.contains("showing 70.2 s of the file's 80.0 s"),
         "{notice:?}"
     );
+}
+
+/// A headless spectrogram run of sound file `wav` with `args`, exporting its columns to
+/// `export` when given; the run must succeed; its report, read from `json`.
+fn headless_file_report(
+    wav: &Path,
+    args: &[&str],
+    export: Option<&Path>,
+    json: &Path,
+) -> serde_json::Value {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_vizdeck"));
+    cmd.args(["--headless", "--scene", "spectrogram"])
+        .args(args)
+        .arg("--audio-file")
+        .arg(wav)
+        .arg("--report")
+        .arg(json)
+        .env("RUST_LOG", "warn");
+    if let Some(csv) = export {
+        cmd.arg("--export-spectrogram").arg(csv);
+    }
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap()
 }
