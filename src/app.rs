@@ -71,6 +71,8 @@ pub struct App {
     stop: Arc<AtomicBool>,
     error: Option<anyhow::Error>,
     finished: bool,
+    /// The settings this run started from, handed to the deck when the window opens.
+    settings: Option<crate::settings::Start>,
 }
 
 /// A winit error's text without the `os error at <winit source file>:<line>: ` that winit puts
@@ -117,8 +119,10 @@ pub fn no_window_message(error: &str, display: Option<&str>, wayland: Option<&st
     }
 }
 
-/// Runs the windowed app until it is closed. Errors: no display, no GPU adapter.
-pub fn run(cli: &Cli) -> anyhow::Result<()> {
+/// Runs the windowed app until it is closed, starting from `settings` (the window's size was
+/// applied to `cli` already; its position is taken here) and writing them back at the end.
+/// Errors: no display, no GPU adapter.
+pub fn run(cli: &Cli, settings: crate::settings::Start) -> anyhow::Result<()> {
     let event_loop = EventLoop::<UserEvent>::with_user_event()
         .build()
         .map_err(|e| {
@@ -143,6 +147,7 @@ pub fn run(cli: &Cli) -> anyhow::Result<()> {
         stop,
         error: None,
         finished: false,
+        settings: Some(settings),
     };
     event_loop.run_app(&mut app)?;
     match app.error.take() {
@@ -170,9 +175,17 @@ pub fn choose_format(
 impl App {
     fn start(&mut self, event_loop: &ActiveEventLoop) -> anyhow::Result<()> {
         let (w, h) = self.cli.size;
-        let attrs = Window::default_attributes()
+        let mut attrs = Window::default_attributes()
             .with_title("vizdeck")
             .with_inner_size(winit::dpi::PhysicalSize::new(w, h));
+        // Where the window was when it last closed (X11 honours it; Wayland places windows
+        // itself).
+        if let Some(s) = &self.settings
+            && let Some(p) = s.settings.window
+            && let (Some(x), Some(y)) = (p.x, p.y)
+        {
+            attrs = attrs.with_position(winit::dpi::PhysicalPosition::new(x, y));
+        }
         let window = Arc::new(event_loop.create_window(attrs).map_err(|e| {
             anyhow::anyhow!(
                 "cannot create the window: {}",
@@ -246,6 +259,21 @@ impl App {
         deck.set_upload_strategy(self.cli.upload_strategy);
         deck.set_composite(self.cli.composite);
         deck.memory = crate::stats::memory::MemoryTrack::new(self.cli.memory_warmup_frames);
+        if let Some(s) = self.settings.take() {
+            if let Some(m) = s.messages.first() {
+                deck.toast(m.clone());
+            }
+            deck.use_settings(s);
+        }
+        if let Some(path) = &self.cli.record_video {
+            // A problem (no ffmpeg) is a toast; the window runs on without the video.
+            let clock = crate::deck::VideoClock::RealTime;
+            if let Err(e) = deck.start_video(Some(path.clone()), clock) {
+                let msg = crate::deck::video_flag_message(path, &e);
+                log::error!("{msg}");
+                deck.toast(msg);
+            }
+        }
         let egui = egui_winit::State::new(
             deck.egui_ctx().clone(),
             egui::ViewportId::ROOT,
@@ -267,7 +295,8 @@ impl App {
         Ok(())
     }
 
-    /// Ends the run: stops recording (flushing every row), prints the summary, writes the report.
+    /// Ends the run: stops recording (flushing every row), ends the video file, prints the
+    /// summary, writes the report.
     fn finish(&mut self, event_loop: &ActiveEventLoop) {
         if self.finished {
             event_loop.exit();
@@ -276,9 +305,20 @@ impl App {
         self.finished = true;
         if let Some(r) = &mut self.running {
             r.deck.stop_recording(&r.gpu);
+            let inner = r.window.inner_size();
+            let pos = r.window.outer_position().ok();
+            r.deck.save_settings(Some(crate::settings::WindowPlacement {
+                width: inner.width,
+                height: inner.height,
+                x: pos.map(|p| p.x),
+                y: pos.map(|p| p.y),
+            }));
             if let Err(e) = r.deck.finish_scenes(&r.gpu) {
                 self.error = Some(anyhow::anyhow!(e));
             }
+            // The video file ended properly (ffmpeg waited for); a failure was said in its toast
+            // and the log when it happened.
+            let _ = r.deck.finish_video(&r.gpu);
             let summary = crate::stats::Summary::from_frame_times(&r.deck.run_frame_ms);
             println!("vizdeck: {summary}");
             if let Some(path) = &self.cli.report {

@@ -52,8 +52,11 @@ pub struct Cli {
     #[arg(long, default_value = "hann", value_name = "hann|hamming|blackman-harris|flat-top|rectangular", value_parser = parse_window)]
     pub window: WindowKind,
 
-    /// Play a sound file (WAV, FLAC, Ogg Vorbis, MP3) through the spectrogram at real-time rate
-    /// (overrides --audio).
+    /// Open a sound file (WAV, FLAC, Ogg Vorbis, MP3) in the spectrogram (overrides --audio): it
+    /// is decoded whole (in the window, a file of 4 MiB or more on its own thread with a progress
+    /// bar), then analysed whole at once and shown whole, the view fitted to it. A file longer
+    /// than the scrollback (70 s at the default hop) is analysed as far as the scrollback holds
+    /// and waits there; Play goes on from there at real-time rate.
     #[arg(long, value_name = "PATH")]
     pub audio_file: Option<PathBuf>,
 
@@ -173,6 +176,13 @@ pub struct Cli {
     #[arg(long, value_name = "PATH.csv")]
     pub record_stats: Option<PathBuf>,
 
+    /// Record the scene panel (what F12 saves, as shown) to a video file from the first frame
+    /// until the run ends: .mp4, .mkv, .mov (H.264) or .webm (VP9), 60 fps, through ffmpeg
+    /// (needed on PATH). Headless: every frame is one video frame (its clock is 1/60 s a frame);
+    /// in the window the video follows real time (frames repeated or left out against it).
+    #[arg(long, value_name = "PATH.mp4")]
+    pub record_video: Option<PathBuf>,
+
     /// Start recording frame times this many seconds after launch (into `--record-stats`, or the
     /// next `vizdeck-stats-N.csv`); also the delay of the Record menu and F9.
     #[arg(long, default_value_t = 0.0, value_name = "SECONDS", value_parser = parse_seconds, allow_negative_numbers = true)]
@@ -266,6 +276,25 @@ pub struct Cli {
     /// memcpy, the blit a pass of fill, the egui image several.
     #[arg(long, value_enum, default_value_t = crate::deck::Composite::Copy)]
     pub composite: crate::deck::Composite,
+
+    /// Settings file (window size and position, last scene, each scene's settings, recent
+    /// files): read at start, written when a file is opened and at the end. Default for the
+    /// window: `$XDG_CONFIG_HOME/vizdeck/settings.json` (else `~/.config/vizdeck/…`); headless
+    /// runs use one only when given. Flags given on the command line win over saved settings.
+    #[arg(long, value_name = "PATH.json", conflicts_with = "no_settings")]
+    pub settings: Option<PathBuf>,
+
+    /// Neither read nor write a settings file: everything from the flags and the defaults.
+    #[arg(long)]
+    pub no_settings: bool,
+
+    /// The command line as given (program name first), for [`Cli::apply_saved`].
+    #[arg(skip)]
+    pub argv: Vec<std::ffi::OsString>,
+
+    /// Ids of the flags given on the command line (not defaulted), e.g. `fft_size`.
+    #[arg(skip)]
+    pub explicit: Vec<String>,
 }
 
 /// Subcommands.
@@ -709,13 +738,155 @@ impl Cli {
         Ok(())
     }
 
-    /// `Cli::parse()` followed by [`check`](Self::check); exits with clap's message on error.
+    /// The process's command line through [`parse_from_checked`](Self::parse_from_checked);
+    /// exits with clap's message on error.
     pub fn parse_checked() -> Cli {
-        let cli = Cli::parse();
-        if let Err(e) = cli.check() {
-            e.exit();
+        match Cli::parse_from_checked(std::env::args_os()) {
+            Ok(cli) => cli,
+            Err(e) => e.exit(),
         }
-        cli
+    }
+
+    /// Parses `args` (program name first), runs [`check`](Self::check), and notes the command
+    /// line ([`argv`](Self::argv)) and which flags it gave ([`explicit`](Self::explicit)).
+    ///
+    /// # Errors
+    ///
+    /// clap's error for a bad flag or value.
+    pub fn parse_from_checked<I, T>(args: I) -> Result<Cli, clap::Error>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<std::ffi::OsString> + Clone,
+    {
+        use clap::{CommandFactory, FromArgMatches};
+        let argv: Vec<std::ffi::OsString> = args.into_iter().map(Into::into).collect();
+        let matches = Cli::command().try_get_matches_from(&argv)?;
+        let mut cli = Cli::from_arg_matches(&matches)?;
+        cli.check()?;
+        cli.explicit = matches
+            .ids()
+            .filter(|id| {
+                matches.value_source(id.as_str()) == Some(clap::parser::ValueSource::CommandLine)
+            })
+            .map(|id| id.to_string())
+            .collect();
+        cli.argv = argv;
+        Ok(cli)
+    }
+
+    /// Whether flag `id` (clap's id: `fft_size` for `--fft-size`) was given on the command line.
+    pub fn given(&self, id: &str) -> bool {
+        self.explicit.iter().any(|e| e == id)
+    }
+
+    /// The settings file this run reads and writes ([`crate::settings`]): none for subcommands
+    /// and with `--no-settings`; `--settings PATH`; else the default file for the window and none
+    /// for headless runs.
+    pub fn settings_path(&self) -> Option<PathBuf> {
+        if self.no_settings || self.command.is_some() {
+            return None;
+        }
+        match &self.settings {
+            Some(p) => Some(p.clone()),
+            None if self.headless => None,
+            None => crate::settings::default_path(),
+        }
+    }
+
+    /// Takes saved settings as if their flags had been given, for every flag the command line
+    /// did not give: the scene shown first, the window size (not in headless runs), the overlay,
+    /// and each scene's settings whose key is a flag's id (`fft_size`, `particle_mode`,
+    /// `pointcloud_budget`, …; the scenes restore the rest themselves,
+    /// [`crate::scene::Scene::restore_settings`]). Each saved value goes through the flag's own
+    /// parser and [`check`](Self::check); one that does not pass is skipped, with a note in the
+    /// returned list.
+    pub fn apply_saved(&mut self, saved: &crate::settings::Settings) -> Vec<String> {
+        use clap::CommandFactory;
+        let mut notes = Vec::new();
+        let mut extra: Vec<String> = Vec::new();
+        if !self.given("scene")
+            && let Some(id) = &saved.scene
+        {
+            if crate::scene::index_of(id).is_some() {
+                extra.push(format!("--scene={id}"));
+            } else {
+                notes.push(format!("scene: {id:?} is not a scene"));
+            }
+        }
+        if !self.headless
+            && !self.given("size")
+            && let Some(w) = saved.window
+        {
+            extra.push(format!(
+                "--size={}x{}",
+                w.width.clamp(320, 8192),
+                w.height.clamp(200, 8192)
+            ));
+        }
+        if saved.overlay == Some(false) && !self.given("no_overlay") {
+            extra.push("--no-overlay".into());
+        }
+        let cmd = Cli::command();
+        for (scene, obj) in &saved.scenes {
+            let Some(obj) = obj.as_object() else { continue };
+            for (key, value) in obj {
+                let Some(long) = cmd
+                    .get_arguments()
+                    .find(|a| a.get_id().as_str() == key)
+                    .and_then(|a| a.get_long())
+                else {
+                    continue;
+                };
+                if self.given(key) {
+                    continue;
+                }
+                let text = match value {
+                    serde_json::Value::String(t) => t.clone(),
+                    serde_json::Value::Number(n) => n.to_string(),
+                    serde_json::Value::Null => continue,
+                    other => {
+                        notes.push(format!("{scene}.{key}: {other} is not a value of --{long}"));
+                        continue;
+                    }
+                };
+                extra.push(format!("--{long}={text}"));
+            }
+        }
+        let argv = if self.argv.is_empty() {
+            vec![std::ffi::OsString::from("vizdeck")]
+        } else {
+            self.argv.clone()
+        };
+        let with = |args: &[String]| {
+            let mut all = vec![argv[0].clone()];
+            all.extend(args.iter().map(std::ffi::OsString::from));
+            all.extend(argv[1..].iter().cloned());
+            Cli::parse_from_checked(all)
+        };
+        // Each saved flag alone first, so one bad value loses only itself.
+        let mut kept = Vec::new();
+        for arg in extra {
+            match with(std::slice::from_ref(&arg)) {
+                Ok(_) => kept.push(arg),
+                Err(e) => notes.push(format!(
+                    "saved {arg}: {}",
+                    e.to_string()
+                        .lines()
+                        .next()
+                        .unwrap_or("")
+                        .trim_start_matches("error: ")
+                )),
+            }
+        }
+        match with(&kept) {
+            Ok(mut cli) => {
+                cli.explicit = std::mem::take(&mut self.explicit);
+                cli.argv = argv;
+                *self = cli;
+            }
+            Err(e) => notes.push(format!("saved settings together: {e}")),
+        }
+        notes
     }
 
     /// Scene inputs as the scenes see them.

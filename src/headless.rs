@@ -62,14 +62,16 @@ pub fn raw_input(size: (u32, u32), frame: u64) -> egui::RawInput {
     }
 }
 
-/// Output paths are checked before any frame is rendered: each one's directory must exist, and
-/// `--screenshot` must end in `.png` (only PNG is written).
+/// Output paths are checked before any frame is rendered: each one's directory must exist,
+/// `--screenshot` must end in `.png` (only PNG is written), and `--record-video` in a video
+/// extension, with `ffmpeg` on `PATH`.
 fn check_outputs(cli: &Cli) -> anyhow::Result<()> {
     let outputs = [
         ("--screenshot", cli.screenshot.as_ref()),
         ("--report", cli.report.as_ref()),
         ("--record-stats", cli.record_stats.as_ref()),
         ("--export-spectrogram", cli.export_spectrogram.as_ref()),
+        ("--record-video", cli.record_video.as_ref()),
     ];
     for (flag, path) in outputs {
         let Some(path) = path else { continue };
@@ -95,6 +97,10 @@ fn check_outputs(cli: &Cli) -> anyhow::Result<()> {
                 path.display()
             );
         }
+    }
+    if let Some(path) = &cli.record_video {
+        crate::deck::check_video_path(path)
+            .map_err(|e| anyhow::anyhow!(crate::deck::video_flag_message(path, &e)))?;
     }
     Ok(())
 }
@@ -123,13 +129,14 @@ pub fn replace_lost_gpu(deck: &mut Deck, lost: &Gpu, reason: &str) -> anyhow::Re
 }
 
 /// Runs `--headless`. Errors (bad input, no adapter, GPU validation errors) come back as one line.
-pub fn run(cli: &Cli) -> anyhow::Result<()> {
+pub fn run(cli: &Cli, settings: crate::settings::Start) -> anyhow::Result<()> {
     check_outputs(cli)?;
     let (mut gpu, _) = Gpu::new(cli.backend, None, None)?;
     let (w, h) = cli.size;
     crate::cli::check_size_for_adapter("--size", (w, h), &gpu.device.limits())
         .map_err(anyhow::Error::msg)?;
     let mut deck = Deck::new(&gpu, OUTPUT_FORMAT, cli.scene_index(), cli.scene_config());
+    deck.use_settings(settings);
     deck.plan_capture(
         cli.record_stats.clone(),
         cli.capture_delay,
@@ -148,6 +155,11 @@ pub fn run(cli: &Cli) -> anyhow::Result<()> {
     deck.set_upload_strategy(cli.upload_strategy);
     deck.set_composite(cli.composite);
     deck.memory = crate::stats::memory::MemoryTrack::new(cli.memory_warmup_frames);
+    if let Some(path) = &cli.record_video {
+        // Every frame one video frame: the simulated clock is 1/60 s a frame, the video 60 fps.
+        deck.start_video(Some(path.clone()), crate::deck::VideoClock::PerFrame)
+            .map_err(|e| anyhow::anyhow!(crate::deck::video_flag_message(path, &e)))?;
+    }
     deck.ensure_active(&gpu);
     if let Some(msg) = deck.active_failure() {
         bail!("{msg}");
@@ -184,7 +196,9 @@ pub fn run(cli: &Cli) -> anyhow::Result<()> {
     }
     gpu.wait_idle();
     deck.stop_recording(&gpu);
+    deck.save_settings(None);
     let finished = deck.finish_scenes(&gpu);
+    let video = deck.finish_video(&gpu);
     let summary = Summary::from_frame_times(&deck.run_frame_ms);
     println!("{}: {summary}", crate::scene::SCENES[deck.active].id);
     if let Some(path) = &cli.screenshot {
@@ -196,6 +210,9 @@ pub fn run(cli: &Cli) -> anyhow::Result<()> {
         crate::report::write(path, &report)?;
     }
     if let Err(e) = finished {
+        bail!("{e}");
+    }
+    if let Err(e) = video {
         bail!("{e}");
     }
     let errors = gpu.error_messages();

@@ -39,6 +39,11 @@ const DEMOTED: &[(&str, &str)] = &[
     ("winit", "XRandR reported that the display's 0mm in size"),
     // No XSETTINGS manager (Xvfb, bare window managers): font settings are read once.
     ("winit", "error setting XSETTINGS"),
+    // rfd falls back to zenity where no desktop portal answers; vizdeck says so itself when
+    // neither gives a dialog (deck/dialog.rs).
+    ("rfd", "Using zenity fallback"),
+    ("rfd", "Failed to pick file with zenity"),
+    ("rfd", "Failed to connect to session bus"),
 ];
 
 /// The libwayland-client line printed when `XDG_RUNTIME_DIR` is unset (see the module docs).
@@ -89,7 +94,10 @@ impl log::Log for Router {
             record.level()
         };
         if level == record.level() {
-            self.inner.log(record);
+            // Printed above a terminal progress bar, if one is shown (crate::progress).
+            if self.inner.matches(record) {
+                crate::progress::suspend(|| self.inner.log(record));
+            }
             return;
         }
         self.inner.log(

@@ -31,6 +31,8 @@ pub fn build(gpu: &Gpu, deck: &Deck, mode: &str, size: (u32, u32)) -> serde_json
         "upload_strategy": deck.upload_strategy(),
         "composite": deck.composite().name(),
         "composite_used": deck.composite_used().name(),
+        "scene_rect_px": deck.scene_rect_px(),
+        "videos": deck.videos(),
     })
 }
 

@@ -303,6 +303,7 @@ fn window_recovers_from_a_lost_device_while_recording() {
     let stats = tmp("window-stats.csv");
     let json = tmp("window.json");
     let child = Command::new(env!("CARGO_BIN_EXE_vizdeck"))
+        .arg("--no-settings")
         .args([
             "--scene",
             "particles",

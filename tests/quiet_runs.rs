@@ -114,6 +114,7 @@ fn library_noise_is_in_the_debug_log() {
 #[test]
 fn no_display_is_one_line_without_source_paths() {
     let o = Command::new(env!("CARGO_BIN_EXE_vizdeck"))
+        .arg("--no-settings")
         .args(["--frames", "1"])
         .env_remove("DISPLAY")
         .env_remove("WAYLAND_DISPLAY")
@@ -183,6 +184,8 @@ fn window_run_prints_no_library_noise() {
         .expect("VIZDECK_TEST_DISPLAY is not set: run through `cargo xtask services`");
     let run = |rust_log: Option<&str>| {
         let mut c = Command::new(env!("CARGO_BIN_EXE_vizdeck"));
+        // Never the user's settings file (a saved window size or scene would move the clicks).
+        c.arg("--no-settings");
         c.args(["--frames", "10", "--size", "480x320"])
             .env("DISPLAY", &display)
             .env_remove("XDG_RUNTIME_DIR")
@@ -222,4 +225,91 @@ fn window_run_prints_no_library_noise() {
     for l in winit {
         assert!(l.contains(" DEBUG winit::"), "{l}");
     }
+}
+
+/// What a terminal progress bar writes (indicatif's bar, its line rewrites and cursor moves).
+fn progress_marks(err: &str) -> Vec<&str> {
+    let mut found = Vec::new();
+    for mark in ["\r", "\x1b[", "[=", "=>", " left"] {
+        if err.contains(mark) {
+            found.push(mark);
+        }
+    }
+    found
+}
+
+#[test]
+fn long_work_with_stderr_piped_prints_no_progress_bar() {
+    let dir = std::env::temp_dir().join(format!("vizdeck-quiet-progress-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    // `vizdeck bench`: seconds of scene runs, a bar on a terminal (src/progress.rs).
+    let out = dir.join("bench");
+    let o = Command::new(env!("CARGO_BIN_EXE_vizdeck"))
+        .args([
+            "bench",
+            "--scenes",
+            "particles,spectrogram",
+            "--frames",
+            "120",
+            "--warmup",
+            "5",
+            "--size",
+            "320x200",
+            "--particles",
+            "4096",
+            "--out",
+        ])
+        .arg(&out)
+        .env("RUST_LOG", "warn")
+        .output()
+        .expect("run vizdeck bench");
+    let err = stderr(&o);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        progress_marks(&err).is_empty(),
+        "{:?} in:\n{err}",
+        progress_marks(&err)
+    );
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("| particles | 320x200 | 120 |"),
+        "{}",
+        text(&o)
+    );
+    // A headless run decoding a 12-minute file up front (a bar on a terminal while it decodes,
+    // half a second on the 2-core machine).
+    let wav = dir.join("twelve-minutes.wav");
+    let spec = hound::WavSpec {
+        channels: 1,
+        sample_rate: 48_000,
+        bits_per_sample: 16,
+        sample_format: hound::SampleFormat::Int,
+    };
+    let mut w = hound::WavWriter::create(&wav, spec).expect("create the WAV");
+    for i in 0..48_000 * 720 {
+        let v = ((i as f64 * 2.0 * std::f64::consts::PI * 440.0 / 48_000.0).sin() * 8000.0) as i16;
+        w.write_sample(v).expect("write");
+    }
+    w.finalize().expect("finish the WAV");
+    let o = Command::new(env!("CARGO_BIN_EXE_vizdeck"))
+        .args([
+            "--headless",
+            "--frames",
+            "2",
+            "--size",
+            "160x120",
+            "--audio-file",
+        ])
+        .arg(&wav)
+        .env("RUST_LOG", "warn")
+        .output()
+        .expect("run vizdeck");
+    let err = stderr(&o);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        progress_marks(&err).is_empty(),
+        "{:?} in:\n{err}",
+        progress_marks(&err)
+    );
+    assert!(err.is_empty(), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -123,6 +123,7 @@ fn menu_switches_scenes_and_records() {
     let display = display();
     let dir = fresh_dir("window");
     let mut child = Command::new(env!("CARGO_BIN_EXE_vizdeck"))
+        .arg("--no-settings")
         .args([
             "--scene",
             "particles",
@@ -226,6 +227,7 @@ fn sigterm_leaves_a_complete_recording() {
     let dir = fresh_dir("sigterm");
     let csv = dir.join("run.csv");
     let child = Command::new(env!("CARGO_BIN_EXE_vizdeck"))
+        .arg("--no-settings")
         .args(["--scene", "timeseries", "--record-stats"])
         .arg(&csv)
         .env("DISPLAY", &display)
@@ -351,6 +353,7 @@ fn connect_form_charts_a_udp_stream() {
     let port = free_udp_port();
     // One slow synthetic series: a one-line source label keeps the form where CONNECT_* say.
     let mut child = Command::new(env!("CARGO_BIN_EXE_vizdeck"))
+        .arg("--no-settings")
         .args(["--scene", "timeseries", "--series-count", "1"])
         .args(["--series-rate", "100", "--size", "1000x700"])
         .arg("--report")
@@ -438,4 +441,134 @@ fn connect_form_charts_a_udp_stream() {
     assert_eq!(a["stored"], values.len(), "{ts}");
     assert_eq!(a["gaps"], 0, "{ts}");
     std::fs::remove_dir_all(&dir).ok();
+}
+
+/// The settings file of `path`, as JSON.
+fn settings_json(path: &Path) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(path).unwrap_or_default()).unwrap_or_default()
+}
+
+/// *File* ▸ Open… (Ctrl+O) shows the desktop's file dialog (zenity here: no portal runs under
+/// Xvfb); the CSV picked in it opens in the time series. The settings file then lists it first
+/// among the recent files, and after Scene ▸ Quit it holds the scene shown last and the window's
+/// size; a second run without `--scene` or `--size` starts on that scene at that size.
+#[test]
+#[ignore = "needs Xvfb, xdotool and zenity: run through `cargo xtask test`"]
+fn file_dialog_opens_a_file_and_settings_come_back() {
+    let _one_at_a_time = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let display = display();
+    let dir = fresh_dir("dialog");
+    let settings = dir.join("settings.json");
+    let csv = dir.join("picked.csv");
+    std::fs::write(&csv, "t,level\n0,1\n1,3\n2,2\n3,5\n").unwrap();
+    let frames = dir.join("frames.csv");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_vizdeck"))
+        .arg("--settings")
+        .arg(&settings)
+        .args([
+            "--scene",
+            "particles",
+            "--particles",
+            "4096",
+            "--size",
+            "900x600",
+        ])
+        .arg("--record-stats")
+        .arg(&frames)
+        .current_dir(&dir)
+        .env("DISPLAY", &display)
+        .env("RUST_LOG", "warn")
+        .env_remove("DBUS_SESSION_BUS_ADDRESS")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start vizdeck");
+    let _kill = KillOnDrop(child.id());
+    let window = wait_for_window(&display, &mut child);
+    let drawing = wait_until(Duration::from_secs(60), || {
+        std::fs::read_to_string(&frames).is_ok_and(|t| t.lines().count() > 10)
+    });
+    assert!(drawing, "no frames drawn after 60 s");
+
+    // Ctrl+O again after 10 s without a dialog (a key sent while the window was not yet
+    // focused is lost; a second press while the dialog opens is ignored by the app).
+    let mut dialog = String::new();
+    let mut shown = false;
+    for _ in 0..3 {
+        xdotool(&display, &["windowfocus", "--sync", &window]);
+        xdotool(&display, &["key", "ctrl+o"]);
+        shown = wait_until(Duration::from_secs(10), || {
+            dialog = xdotool(&display, &["search", "--onlyvisible", "--class", "zenity"])
+                .lines()
+                .next()
+                .unwrap_or("")
+                .to_string();
+            !dialog.is_empty()
+        });
+        if shown {
+            break;
+        }
+    }
+    if !shown {
+        let shot = screenshot(&display, &dir.join("dialog.png"));
+        let _ = child.kill();
+        let out = child.wait_with_output().unwrap();
+        panic!(
+            "no file dialog 30 s after three Ctrl+O; {shot}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    std::thread::sleep(Duration::from_millis(1500));
+    xdotool(&display, &["windowfocus", "--sync", &dialog]);
+    // GTK's chooser opens its location field on a typed "/".
+    xdotool(
+        &display,
+        &["type", "--delay", "40", &csv.display().to_string()],
+    );
+    std::thread::sleep(Duration::from_millis(500));
+    xdotool(&display, &["key", "Return"]);
+    let opened = wait_until(Duration::from_secs(30), || {
+        settings_json(&settings)["recent"][0] == csv.display().to_string()
+    });
+    assert!(
+        opened,
+        "the file picked is not among the recent files 30 s later: {}; {}",
+        settings_json(&settings),
+        screenshot(&display, &dir.join("picked.png"))
+    );
+    menu(&display, &window, SCENE_MENU, QUIT);
+    let quit = wait_until(Duration::from_secs(30), || {
+        child.try_wait().ok().flatten().is_some()
+    });
+    assert!(quit, "vizdeck did not quit from Scene ▸ Quit");
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "exit {:?}\n{stderr}", out.status);
+    let saved = settings_json(&settings);
+    assert_eq!(saved["scene"], "timeseries", "{saved}");
+    assert_eq!(saved["window"]["width"], 900, "{saved}");
+    assert_eq!(saved["window"]["height"], 600, "{saved}");
+    assert_eq!(saved["recent"][0], csv.display().to_string(), "{saved}");
+
+    // The second run: no --scene, no --size.
+    let report = dir.join("report.json");
+    let out = Command::new(env!("CARGO_BIN_EXE_vizdeck"))
+        .arg("--settings")
+        .arg(&settings)
+        .args(["--frames", "20"])
+        .arg("--report")
+        .arg(&report)
+        .current_dir(&dir)
+        .env("DISPLAY", &display)
+        .env("RUST_LOG", "warn")
+        .output()
+        .expect("run vizdeck");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    assert_eq!(r["scene"], "timeseries", "{r}");
+    assert_eq!(r["size"], serde_json::json!([900, 600]), "{r}");
 }

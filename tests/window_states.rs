@@ -62,6 +62,7 @@ impl Desktop {
     /// Starts vizdeck in a window on this desktop; returns it and its X window id.
     fn launch(&self, report: &PathBuf) -> (Child, String) {
         let child = Command::new(env!("CARGO_BIN_EXE_vizdeck"))
+            .arg("--no-settings")
             .args([
                 "--scene",
                 "particles",

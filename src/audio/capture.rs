@@ -34,7 +34,7 @@ use std::time::{Duration, Instant};
 
 use cpal::traits::{DeviceTrait, HostTrait, StreamTrait};
 use cpal::{FromSample, Sample, SampleFormat, SizedSample};
-use rtrb::{Consumer, Producer, RingBuffer};
+use rtrb::{Consumer, Producer};
 
 use super::{AudioError, ChannelChoice};
 
@@ -387,7 +387,9 @@ impl LiveCapture {
                 ));
             }
         };
-        let (producer, consumer) = RingBuffer::new(ring_capacity.max(1));
+        // Every page written once now (the ring holds 87 s at 48 kHz): its memory is resident
+        // from the start instead of growing while the callback first goes round it.
+        let (producer, consumer) = super::new_ring(ring_capacity);
         let dropped = Arc::new(AtomicU64::new(0));
         let last_error = Arc::new(Mutex::new(None));
         let xruns = Arc::new(AtomicU64::new(0));
@@ -850,6 +852,7 @@ pub fn open_default(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rtrb::RingBuffer;
 
     #[test]
     fn integer_and_float_conversion() {

@@ -7,8 +7,12 @@
 //! `u8` is centred, 128 → 0.0; `f64` is rounded to `f32`).
 //!
 //! **Up front, not streamed.** [`decode_file`] reads the whole file on the calling thread before
-//! playback starts (a 5-minute 44.1 kHz stereo MP3 takes well under a second in release builds),
-//! which makes seeking, looping and fast analysis trivial and keeps the frame loop free of I/O.
+//! playback starts (a 5-minute 44.1 kHz stereo MP3 takes well under a second in release builds,
+//! an hour-long one about 6 s on the 2-core machine), which makes seeking, looping and fast
+//! analysis trivial and keeps the frame loop free of I/O. [`decode_file_with`] reports how far
+//! it has come ([`DecodeStage`], bytes done of bytes in all) and can be stopped part-way: the
+//! spectrogram decodes a long file on its own thread with a progress bar in the window
+//! (`scene/spectrogram/loading.rs`), and a headless run shows a terminal bar while it waits.
 //!
 //! **WAV headers as players read them.** symphonia's WAV reader is strict (it refuses a RIFF
 //! size 8 bytes short, or `WAVE_FORMAT_EXTENSIBLE` whose cbSize is not exactly 22), so a file
@@ -31,12 +35,14 @@
 
 use std::io::{Cursor, Read};
 use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use symphonia::core::codecs::audio::AudioDecoderOptions;
 use symphonia::core::errors::Error as SymError;
 use symphonia::core::formats::probe::Hint;
 use symphonia::core::formats::{FormatOptions, FormatReader, TrackType};
-use symphonia::core::io::{MediaSourceStream, ReadOnlySource};
+use symphonia::core::io::{MediaSource, MediaSourceStream, ReadOnlySource};
 use symphonia::core::meta::MetadataOptions;
 
 use super::AudioError;
@@ -72,6 +78,80 @@ impl DecodedFile {
     }
 }
 
+/// A sound file decoded and reduced to the channel analysed (or the mix of all): what a file
+/// source plays ([`AudioSource::from_mono_file`]). Made by [`MonoFile::decode`] on any thread.
+///
+/// [`AudioSource::from_mono_file`]: super::AudioSource::from_mono_file
+#[derive(Clone, Debug, PartialEq)]
+pub struct MonoFile {
+    /// The file.
+    pub path: std::path::PathBuf,
+    /// Mono samples, one per frame.
+    pub samples: Vec<f32>,
+    /// Sample rate, Hz (≥ 1).
+    pub sample_rate: u32,
+    /// The file's own channel count.
+    pub channels: u16,
+    /// The channel taken (or the mix).
+    pub channel: super::ChannelChoice,
+    /// [`DecodedFile::warning`].
+    pub warning: Option<String>,
+}
+
+impl MonoFile {
+    /// Decodes `path` ([`decode_file_with`], reporting to `progress`) and takes `channel` of it.
+    ///
+    /// # Errors
+    ///
+    /// Those of [`decode_file`], and [`AudioError::InvalidChannel`] for a channel the file does
+    /// not have.
+    pub fn decode(
+        path: &Path,
+        channel: super::ChannelChoice,
+        progress: OnProgress<'_>,
+    ) -> Result<MonoFile, AudioError> {
+        use super::ChannelChoice;
+        let decoded = decode_file_with(path, progress)?;
+        let channels = usize::from(decoded.channels);
+        let mut mono = Vec::with_capacity(decoded.samples.len() / channels.max(1));
+        match channel {
+            ChannelChoice::Mix => super::mix_to_mono(&decoded.samples, channels, &mut mono),
+            ChannelChoice::Channel(c) if c < channels => {
+                mono.extend(decoded.samples.chunks_exact(channels).map(|f| f[c]));
+            }
+            ChannelChoice::Channel(c) => {
+                return Err(AudioError::InvalidChannel {
+                    source_name: format!("file '{}'", path.display()),
+                    channel: c + 1,
+                    channels,
+                });
+            }
+        }
+        Ok(MonoFile {
+            path: path.to_path_buf(),
+            samples: mono,
+            sample_rate: decoded.sample_rate,
+            channels: decoded.channels,
+            channel,
+            warning: decoded.warning,
+        })
+    }
+}
+
+/// What a decode reported through its progress callback is doing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DecodeStage {
+    /// Reading the file into memory: bytes read of the file's size.
+    Reading,
+    /// Decoding: bytes of the (repaired) file the format reader has consumed, of its size.
+    Decoding,
+}
+
+/// A progress callback of [`decode_file_with`] and [`decode_bytes_with`]: `(stage, bytes done,
+/// bytes in all)`, called every few packets; returning `false` stops the decode there (the
+/// result then holds what was decoded so far, with a warning saying it was stopped).
+pub type OnProgress<'a> = &'a mut dyn FnMut(DecodeStage, u64, u64) -> bool;
+
 /// Decodes the file at `path` (format found from its content, the extension is only a hint).
 /// The file is read into memory and decoded by [`decode_bytes`].
 ///
@@ -80,6 +160,16 @@ impl DecodedFile {
 /// Each naming the path: [`AudioError::FileNotFound`], [`AudioError::FileRead`], and those of
 /// [`decode_bytes`].
 pub fn decode_file(path: &Path) -> Result<DecodedFile, AudioError> {
+    decode_file_with(path, &mut |_, _, _| true)
+}
+
+/// [`decode_file`] reporting its progress to `progress` (read, then decode; see
+/// [`OnProgress`]).
+///
+/// # Errors
+///
+/// As [`decode_file`].
+pub fn decode_file_with(path: &Path, progress: OnProgress<'_>) -> Result<DecodedFile, AudioError> {
     let p = || path.to_path_buf();
     let read_err = |e: std::io::Error| {
         if e.kind() == std::io::ErrorKind::NotFound {
@@ -99,11 +189,75 @@ pub fn decode_file(path: &Path) -> Result<DecodedFile, AudioError> {
             reason: "is a directory".to_string(),
         });
     }
-    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
-    file.read_to_end(&mut bytes).map_err(read_err)?;
+    let len = meta.len();
+    let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
+    // In pieces, so that a long read reports how far it has come.
+    loop {
+        let before = bytes.len();
+        let n = (&mut file)
+            .take(READ_PIECE)
+            .read_to_end(&mut bytes)
+            .map_err(read_err)?;
+        if n == 0 {
+            break;
+        }
+        if !progress(DecodeStage::Reading, (before + n) as u64, len) {
+            break;
+        }
+    }
     drop(file);
     let ext = path.extension().and_then(|e| e.to_str());
-    decode_bytes(&bytes, path, ext)
+    decode_bytes_with(&bytes, path, ext, progress)
+}
+
+/// Bytes read at a time by [`decode_file_with`].
+const READ_PIECE: u64 = 8 << 20;
+
+/// Packets decoded between two calls of a progress callback.
+const PACKETS_PER_REPORT: u32 = 64;
+
+/// A [`MediaSource`] that publishes how far it has been read (its position), for progress.
+struct Counted<M> {
+    inner: M,
+    pos: Arc<AtomicU64>,
+}
+
+impl<M: MediaSource> Read for Counted<M> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.pos.fetch_add(n as u64, Ordering::Relaxed);
+        Ok(n)
+    }
+}
+
+impl<M: MediaSource> std::io::Seek for Counted<M> {
+    fn seek(&mut self, to: std::io::SeekFrom) -> std::io::Result<u64> {
+        let at = self.inner.seek(to)?;
+        self.pos.store(at, Ordering::Relaxed);
+        Ok(at)
+    }
+}
+
+impl<M: MediaSource> MediaSource for Counted<M> {
+    fn is_seekable(&self) -> bool {
+        self.inner.is_seekable()
+    }
+
+    fn byte_len(&self) -> Option<u64> {
+        self.inner.byte_len()
+    }
+}
+
+/// `source` as a stream whose read position goes to `pos`.
+fn counted<'s>(source: impl MediaSource + 's, pos: &Arc<AtomicU64>) -> MediaSourceStream<'s> {
+    pos.store(0, Ordering::Relaxed);
+    MediaSourceStream::new(
+        Box::new(Counted {
+            inner: source,
+            pos: pos.clone(),
+        }),
+        Default::default(),
+    )
 }
 
 /// Decodes a whole audio file held in memory: `bytes` are the file's content (format found from
@@ -122,6 +276,21 @@ pub fn decode_bytes(
     bytes: &[u8],
     name: &Path,
     ext_hint: Option<&str>,
+) -> Result<DecodedFile, AudioError> {
+    decode_bytes_with(bytes, name, ext_hint, &mut |_, _, _| true)
+}
+
+/// [`decode_bytes`] reporting its progress to `progress` ([`DecodeStage::Decoding`]; see
+/// [`OnProgress`]).
+///
+/// # Errors
+///
+/// As [`decode_bytes`].
+pub fn decode_bytes_with(
+    bytes: &[u8],
+    name: &Path,
+    ext_hint: Option<&str>,
+    progress: OnProgress<'_>,
 ) -> Result<DecodedFile, AudioError> {
     let p = || name.to_path_buf();
     if bytes.is_empty() {
@@ -146,23 +315,21 @@ pub fn decode_bytes(
             Default::default(),
         ));
         if before.is_err() {
-            return decode_bytes(&bytes[at..], name, ext_hint);
+            return decode_bytes_with(&bytes[at..], name, ext_hint, progress);
         }
     }
+    // How far the format reader has read, of `stream_len` bytes.
+    let pos = Arc::new(AtomicU64::new(0));
+    let mut stream_len = bytes.len() as u64;
     let mut wav: Option<RepairedWav> = None;
     let probed = if is_wav {
         let mut repaired = repair_wav(bytes, name)?;
         let canonical = std::mem::take(&mut repaired.bytes);
+        stream_len = canonical.len() as u64;
         wav = Some(repaired);
-        probe(MediaSourceStream::new(
-            Box::new(Cursor::new(canonical)),
-            Default::default(),
-        ))
+        probe(counted(Cursor::new(canonical), &pos))
     } else {
-        probe(MediaSourceStream::new(
-            Box::new(Cursor::new(bytes)),
-            Default::default(),
-        ))
+        probe(counted(Cursor::new(bytes), &pos))
     };
     let mut format = match probed {
         Ok(f) => f,
@@ -171,8 +338,7 @@ pub fn decode_bytes(
         // (Not for WAV: that would hand symphonia's strict reader the original header.)
         Err(SymError::IoError(_)) if wav.is_none() => {
             let ro = ReadOnlySource::new(bytes);
-            probe(MediaSourceStream::new(Box::new(ro), Default::default()))
-                .map_err(|e| unsupported(describe(&e)))?
+            probe(counted(ro, &pos)).map_err(|e| unsupported(describe(&e)))?
         }
         Err(e) => return Err(unsupported(describe(&e))),
     };
@@ -206,12 +372,37 @@ pub fn decode_bytes(
     let codec = decoder.codec_info().short_name.to_string();
 
     let mut samples: Vec<f32> = Vec::new();
+    // The declared length, when there is one, is allocated at once (no copies while the vector
+    // doubles: an hour of 44.1 kHz stereo is 1.3 GB of f32); a header can claim anything, so at
+    // most one sample per byte of a WAV's data, 32 per byte of a compressed file (more than any
+    // codec here packs).
+    if let (Some(frames), true) = (declared_frames, channels > 0) {
+        let cap = if wav.is_some() {
+            stream_len
+        } else {
+            (bytes.len() as u64).saturating_mul(32)
+        };
+        let want = frames.saturating_mul(channels as u64).min(cap);
+        samples.reserve_exact(usize::try_from(want).unwrap_or(0));
+    }
     let mut packet_buf: Vec<f32> = Vec::new();
     let mut bad_packets = 0usize;
     let mut consecutive_bad = 0usize;
     let mut first_error: Option<String> = None;
     let mut stopped: Option<String> = None;
+    let mut packets = 0u32;
     loop {
+        packets = packets.wrapping_add(1);
+        if packets.is_multiple_of(PACKETS_PER_REPORT)
+            && !progress(
+                DecodeStage::Decoding,
+                pos.load(Ordering::Relaxed).min(stream_len),
+                stream_len,
+            )
+        {
+            stopped = Some("decoding was stopped".to_string());
+            break;
+        }
         let packet = match format.next_packet() {
             Ok(Some(packet)) => packet,
             Ok(None) => break,

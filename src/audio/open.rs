@@ -10,7 +10,7 @@ use rtrb::{Consumer, Producer};
 use super::{
     AudioError, AudioOptions, AudioSelection, AudioSource, ChannelChoice, Feed, Generator,
 };
-use super::{ReopenStats, SynthSignal, capture, file, mix_to_mono, reconnect, synth};
+use super::{ReopenStats, SynthSignal, capture, file, reconnect, synth};
 
 impl AudioSource {
     /// `open_with(sel, ring_capacity, &AudioOptions::default())`: mix of all channels, seed 1.
@@ -221,58 +221,113 @@ impl AudioSource {
         src
     }
 
+    /// Decodes the file here, on the calling thread, with a terminal progress bar on stderr
+    /// while it takes long ([`crate::progress::Progress`]: a terminal only).
     fn open_file(
         path: &Path,
         ring_capacity: usize,
         channel: ChannelChoice,
     ) -> Result<AudioSource, AudioError> {
-        let decoded = file::decode_file(path)?;
-        let channels = usize::from(decoded.channels);
-        let mut mono = Vec::with_capacity(decoded.samples.len() / channels.max(1));
-        match channel {
-            ChannelChoice::Mix => mix_to_mono(&decoded.samples, channels, &mut mono),
-            ChannelChoice::Channel(c) if c < channels => {
-                mono.extend(decoded.samples.chunks_exact(channels).map(|f| f[c]));
+        let mut bar =
+            crate::progress::Progress::new(format!("decoding {}", path.display()), 0, "bytes")
+                .in_bytes();
+        let mono = file::MonoFile::decode(path, channel, &mut |stage, done, total| {
+            if bar.total() != total {
+                bar.set_total(total);
             }
-            ChannelChoice::Channel(c) => {
-                return Err(AudioError::InvalidChannel {
-                    source_name: format!("file '{}'", path.display()),
-                    channel: c + 1,
-                    channels,
-                });
-            }
+            bar.set_item(match stage {
+                file::DecodeStage::Reading => "reading",
+                file::DecodeStage::Decoding => "decoding",
+            });
+            bar.set(done);
+            true
+        })?;
+        bar.finish();
+        Ok(Self::mono_source(mono, ring_capacity))
+    }
+
+    /// A file source playing `file` (decoded elsewhere, e.g. on a loader thread), opened as
+    /// [`open_with`](Self::open_with) opens `AudioSelection::File(file.path)` with `options`
+    /// (whose channel `file` was made with).
+    ///
+    /// # Errors
+    ///
+    /// [`AudioError::InvalidRingCapacity`] for 0.
+    pub fn from_mono_file(
+        file: file::MonoFile,
+        ring_capacity: usize,
+        options: &AudioOptions,
+    ) -> Result<AudioSource, AudioError> {
+        if ring_capacity == 0 {
+            return Err(AudioError::InvalidRingCapacity {
+                capacity: ring_capacity,
+            });
         }
-        drop(decoded.samples);
+        let sel = AudioSelection::File(file.path.clone());
+        let mut src = Self::mono_source(file, ring_capacity);
+        src.selection = sel;
+        src.options = *options;
+        Ok(src)
+    }
+
+    /// A file source with no samples, paused, labelled `"file: PATH (NOTE)"`: what the
+    /// spectrogram holds while `path` is decoded on another thread (NOTE `"decoding"`) or after
+    /// that failed. Its rate is [`synth::SYNTH_SAMPLE_RATE`] until the file replaces it.
+    pub fn pending_file(
+        path: &Path,
+        note: &str,
+        ring_capacity: usize,
+        options: &AudioOptions,
+    ) -> AudioSource {
+        let mut src = Self::mono_source(
+            file::MonoFile {
+                path: path.to_path_buf(),
+                samples: Vec::new(),
+                sample_rate: synth::SYNTH_SAMPLE_RATE,
+                channels: 1,
+                channel: options.channel,
+                warning: None,
+            },
+            ring_capacity.max(1),
+        );
+        src.label = format!("file: {} ({note})", path.display());
+        src.selection = AudioSelection::File(path.to_path_buf());
+        src.options = *options;
+        src.paused = true;
+        src
+    }
+
+    fn mono_source(file: file::MonoFile, ring_capacity: usize) -> AudioSource {
         let (producer, consumer) = super::new_ring(ring_capacity);
-        let ch = match channel {
+        let ch = match file.channel {
             ChannelChoice::Mix => String::new(),
             ChannelChoice::Channel(c) => format!(", channel {}", c + 1),
         };
         let label = format!(
             "file: {} ({} Hz, {} ch{ch})",
-            path.display(),
-            decoded.sample_rate,
-            decoded.channels
+            file.path.display(),
+            file.sample_rate,
+            file.channels
         );
         let mut src = Self::base(
             Self::clocked(
                 producer,
                 Generator::File {
-                    samples: mono,
+                    samples: file.samples,
                     looping: false,
                 },
             ),
             consumer,
             Arc::new(AtomicU64::new(0)),
-            decoded.sample_rate,
+            file.sample_rate,
             label,
             "file",
         );
-        if let Some(w) = &decoded.warning {
-            log::warn!("audio file '{}': {w}", path.display());
+        if let Some(w) = &file.warning {
+            log::warn!("audio file '{}': {w}", file.path.display());
         }
-        src.warning = decoded.warning;
-        Ok(src)
+        src.warning = file.warning;
+        src
     }
 
     /// Sample rate of the mono samples in the ring, in Hz (never 0).

@@ -1,7 +1,8 @@
 //! One frame, in order: clock → fixed updates → ingest → egui UI (its commands applied after
 //! it) → uploads through the frame's uploader → compute pass → scene render pass → readback
-//! copies → egui pass → screenshot copies → the frame's one submit; then, after the present,
-//! the statistics of the frame ([`Deck::end_frame`]) and the readbacks that have arrived.
+//! copies → egui pass → screenshot and video copies → the frame's one submit; then, after the
+//! present, the statistics of the frame ([`Deck::end_frame`]) and the readbacks that have
+//! arrived.
 
 use std::time::Instant;
 
@@ -28,6 +29,7 @@ impl Deck {
     ) -> (FrameTimes, egui::PlatformOutput) {
         let start = Instant::now();
         let uploaded_before = self.uploader.counters.bytes;
+        self.poll_dialog(gpu);
         self.ensure_active(gpu);
         let tick = self.clock.tick(elapsed_s);
         if elapsed_s.is_finite() && elapsed_s > 0.0 {
@@ -258,6 +260,7 @@ impl Deck {
             t.resolve(&gpu.device, &mut encoder, &mut self.readback);
         }
         self.record_screenshots(gpu, &mut encoder, out.texture);
+        self.record_video(gpu, &mut encoder, out.texture);
         self.painter.free_textures(&full.textures_delta);
         let encode_ms = lap();
         self.uploader.finish();
@@ -288,7 +291,8 @@ impl Deck {
     }
 
     /// Records the frame's statistics after it was presented at `presented`. Never blocks: the
-    /// readback ring is polled once (GPU times and screenshots that have arrived are handed out).
+    /// readback ring is polled once (GPU times, screenshots and video frames that have arrived
+    /// are handed out), and the video writer's news taken (a failure, a file finished).
     pub fn end_frame(&mut self, gpu: &Gpu, times: &FrameTimes, presented: Instant) {
         let cpu_frame_ms = duration_ms(presented.duration_since(times.start));
         let present_interval_ms = match self.last_present {
@@ -314,6 +318,7 @@ impl Deck {
         self.run_frame_ms.push(present_interval_ms);
         self.memory.frame_ended(self.run_frame_ms.len() as u64);
         let gpu_times = self.drain_readbacks(gpu, false);
+        self.poll_video();
         if let Some(last) = gpu_times.last() {
             self.gpu_live = [last.compute_ms, last.render_ms, last.ui_ms.unwrap_or(0.0)];
         }
@@ -379,14 +384,15 @@ impl Deck {
     }
 
     /// Polls the readback ring once (or, with `wait`, waits for every copy in flight) and routes
-    /// what arrived: GPU times are decoded and returned, screenshots go to the PNG writer, and
-    /// copies for [`Consumer::Scene`]`(i)` to scene i
+    /// what arrived: GPU times are decoded and returned, screenshots go to the PNG writer, video
+    /// frames to the video writer, and copies for [`Consumer::Scene`]`(i)` to scene i
     /// ([`Scene::readback_arrived`](crate::scene::Scene::readback_arrived)); copies their consumer
     /// invalidated are dropped by the ring itself.
     pub(super) fn drain_readbacks(&mut self, gpu: &Gpu, wait: bool) -> Vec<PassTimes> {
         let mut gpu_times = Vec::new();
         let timer = self.timer.as_ref();
         let shots = &mut self.screenshots;
+        let video = &mut self.video;
         let slots = &mut self.slots;
         let route = |a: crate::gpu::readback::Arrived<'_>| match a.consumer {
             Consumer::Timing => {
@@ -396,6 +402,7 @@ impl Deck {
                     gpu_times.push(t);
                 }
             }
+            Consumer::Video => video.arrived(&a),
             Consumer::Screenshot => {
                 // A PNG asked for is toasted with its path once written (`report_pngs`).
                 let _ = shots.arrived(&a);

@@ -5,11 +5,14 @@
 
 mod capture;
 mod composite;
+mod dialog;
 mod frame;
 mod panel;
 mod recovery;
+mod saved;
 mod screenshots;
 mod targets;
+mod video;
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -18,6 +21,9 @@ pub use capture::CapturePlan;
 pub use composite::Composite;
 pub use recovery::LOSE_DEVICE_ENV;
 pub use screenshots::{PngKind, png_path};
+pub use video::{
+    MAX_GAP_S, VIDEO_FPS, VideoClock, VideoSummary, check_video_path, video_flag_message,
+};
 
 use capture::Recording;
 use composite::{Background, SceneBlit};
@@ -132,7 +138,7 @@ pub struct Deck {
     /// The uploader of egui's textures and buffers (same strategy; counted apart, so a frame's
     /// `BytesUploaded` is the scene's own).
     ui_uploader: Uploader,
-    /// The asynchronous readback ring (GPU timings, screenshots).
+    /// The asynchronous readback ring (GPU timings, screenshots, video frames, scenes' copies).
     pub readback: ReadbackRing,
     pub(crate) live: Live,
     /// Last GPU pass times: compute, scene render, egui (ms).
@@ -144,6 +150,8 @@ pub struct Deck {
     /// The path typed in *File* ▸ Open.
     pub(crate) open_path: String,
     screenshots: Screenshots,
+    /// The video recording of the scene panel and the files of the run (`video.rs`).
+    video: video::Video,
     readback_mark: u64,
     recording: Option<Recording>,
     record_path: Option<PathBuf>,
@@ -180,6 +188,10 @@ pub struct Deck {
     lose_at_frame: Option<u64>,
     /// How soon egui asked to be run again after the last frame (`Duration::MAX`: not at all).
     egui_repaint_delay: std::time::Duration,
+    /// Settings kept between runs (`saved.rs`).
+    kept: saved::Kept,
+    /// *File* ▸ Open…'s dialog, while it is open (`dialog.rs`).
+    dialog: Option<crate::ui::file_dialog::FilePick>,
 }
 
 /// When the window should draw its next frame ([`Deck::next_redraw`]).
@@ -260,6 +272,9 @@ impl Deck {
             device_reset_ms: Vec::new(),
             reset_started: None,
             egui_repaint_delay: std::time::Duration::ZERO,
+            kept: saved::Kept::none(),
+            dialog: None,
+            video: video::Video::default(),
             lose_at_frame: std::env::var(LOSE_DEVICE_ENV)
                 .ok()
                 .and_then(|v| v.trim().parse().ok()),
@@ -351,7 +366,11 @@ impl Deck {
         if let SceneSlot::NotCreated = self.slots[self.active] {
             let entry = &SCENES[self.active];
             self.slots[self.active] = match (entry.create)(gpu, &self.cfg) {
-                Ok(s) => SceneSlot::Ready(s),
+                Ok(mut s) => {
+                    self.restore_saved(self.active, s.as_mut());
+                    self.note_input(self.active);
+                    SceneSlot::Ready(s)
+                }
                 Err(e) => {
                     // Shown in place of the scene (window) or returned as the run's error
                     // (headless): logged at debug level only, so it is not printed twice.
@@ -461,9 +480,11 @@ impl Deck {
             return;
         };
         match (SCENES[index].create)(gpu, &cfg) {
-            Ok(scene) => {
+            Ok(mut scene) => {
+                self.carry_settings(index, scene.as_mut());
                 self.insert_scene(index, scene);
                 self.cfg = cfg;
+                self.note_opened(&path);
                 self.toast(format!("opened {}", path.display()));
             }
             Err(e) => {
@@ -475,7 +496,7 @@ impl Deck {
 
     /// When the window should draw next, after a frame: [`Redraw::Now`] while anything changes
     /// by itself (the active scene is [`animating`](Scene::animating) or not open yet, a
-    /// recording runs or a delayed capture waits, a lost device was just replaced, egui asked
+    /// recording (statistics or video) runs or a delayed capture waits, a lost device was just replaced, egui asked
     /// for an immediate repaint); else [`Redraw::At`] the earlier of egui's requested repaint and
     /// the end of a toast; else [`Redraw::OnInput`]. Stats mean the same either way: a recorded
     /// frame is a presented frame, and recordings keep the loop running, so `MsBetweenPresents`
@@ -492,11 +513,16 @@ impl Deck {
             || self.reset_started.is_some()
             || self.egui_repaint_delay.is_zero()
             || self.png_pending()
+            || self.video_busy()
             || self.frame < 3
         {
             return Redraw::Now;
         }
         let now = Instant::now();
+        if self.dialog.is_some() {
+            // The dialog's answer is looked for ten times a second.
+            return Redraw::At(now + std::time::Duration::from_millis(100));
+        }
         let egui_at = now.checked_add(self.egui_repaint_delay);
         let toast_at = self
             .toast
@@ -545,11 +571,12 @@ pub fn duration_ms(d: std::time::Duration) -> f64 {
     d.as_nanos() as f64 / 1e6
 }
 
-/// The deck's readback ring: 12 buffers, of which screenshots may hold 8 (GPU timings and the
-/// scenes' copies keep the rest).
+/// The deck's readback ring: 16 buffers, of which screenshots may hold 8 and video frames 5 (GPU
+/// timings and the scenes' copies keep the rest).
 fn new_readback_ring() -> ReadbackRing {
-    let mut ring = ReadbackRing::new("readback:ring", 12);
+    let mut ring = ReadbackRing::new("readback:ring", 16);
     ring.limit(Consumer::Screenshot, 8);
+    ring.limit(Consumer::Video, video::RING_BUFFERS);
     ring
 }
 

@@ -15,6 +15,7 @@ impl Deck {
             UiCommand::SwitchScene(i) => self.switch_to(i),
             UiCommand::SetOverlay(on) => self.overlay = on,
             UiCommand::SavePng(kind) => self.request_png(kind),
+            UiCommand::ToggleVideo => self.toggle_video(),
             UiCommand::ResetStats => self.reset_stats(),
             UiCommand::OpenCompare => self.open_compare(),
             UiCommand::SetUploadStrategy(s) => self.set_upload_strategy(s),
@@ -32,6 +33,13 @@ impl Deck {
                 let path = std::path::PathBuf::from(self.open_path.trim());
                 self.open_file(gpu, path);
             }
+            UiCommand::OpenDialog => self.show_open_dialog(),
+            UiCommand::OpenRecent(i) => {
+                if let Some(path) = self.recent_files().get(i).cloned() {
+                    self.open_file(gpu, path);
+                }
+            }
+            UiCommand::ResetSettings => self.reset_settings(),
             UiCommand::Quit => self.quit = true,
         }
     }
@@ -44,6 +52,8 @@ impl Deck {
         tex_id: Option<egui::TextureId>,
         commands: &mut Vec<UiCommand>,
     ) -> egui::Rect {
+        // Before the scene's panel and overlay, which keep the overlay's corner clear.
+        crate::ui::set_overlay_shown(ui.ctx(), self.overlay && !self.drawing_scene_png());
         self.keys(ui, commands);
         crate::ui::menu_bar(self, ui, commands);
         let active = self.active;
@@ -154,6 +164,8 @@ impl Deck {
     }
 
     pub(super) fn keys(&self, ui: &mut egui::Ui, commands: &mut Vec<UiCommand>) {
+        let open = ui.input(|i| i.modifiers.command && i.key_pressed(egui::Key::O));
+        let f10 = ui.input(|i| i.key_pressed(egui::Key::F10));
         let (f1, f9, quit, digit, f12, shift) = ui.input(|i| {
             let digit = SCENES.iter().position(|s| {
                 let key = match s.key {
@@ -182,6 +194,9 @@ impl Deck {
         if f9 {
             commands.push(UiCommand::ToggleRecording);
         }
+        if f10 {
+            commands.push(UiCommand::ToggleVideo);
+        }
         if f12 {
             commands.push(UiCommand::SavePng(if shift {
                 PngKind::Window
@@ -191,6 +206,9 @@ impl Deck {
         }
         if quit {
             commands.push(UiCommand::Quit);
+        }
+        if open {
+            commands.push(UiCommand::OpenDialog);
         }
         if let Some(i) = digit {
             commands.push(UiCommand::SwitchScene(i));

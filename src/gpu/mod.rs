@@ -12,6 +12,7 @@ pub mod readback;
 pub mod shaders;
 pub mod timing;
 pub mod upload;
+pub mod video;
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};

@@ -148,14 +148,16 @@ const RB_LENT: u8 = 5;
 const RB_RETURNED: u8 = 6;
 
 /// Who a readback is for. The deck routes each result to its consumer: GPU pass times to the
-/// statistics, screenshots to the PNG workers, scene i's copies to that scene
-/// (`Scene::readback_arrived`).
+/// statistics, screenshots to the PNG workers, video frames to the video writer, scene i's copies
+/// to that scene (`Scene::readback_arrived`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Consumer {
     /// Timestamp queries of the timed passes ([`crate::gpu::timing`]).
     Timing,
     /// Screenshots of the output.
     Screenshot,
+    /// Video frames: the scene panel's crop of the output ([`crate::gpu::video`]).
+    Video,
     /// Scene `i` of [`SCENES`](crate::scene::SCENES).
     Scene(usize),
 }
@@ -514,12 +516,38 @@ impl ReadbackRing {
         consumer: Consumer,
         payload: impl Any + Send,
     ) -> Result<bool, ReadbackError> {
+        let whole = (0, 0, texture.width(), texture.height());
+        self.copy_texture_region(device, encoder, texture, whole, consumer, payload)
+    }
+
+    /// [`copy_texture`](ReadbackRing::copy_texture) of the part `rect` (x, y, width, height in
+    /// texels) of `texture`: the bytes arrive as a `width × height` image ([`TextureLayout`]),
+    /// rows padded to 256 bytes. `rect` is clipped to the texture; `Ok(false)` (nothing
+    /// recorded, not counted) when nothing of it is left.
+    ///
+    /// # Errors
+    ///
+    /// [`ReadbackError::Format`] for formats other than 8-bit RGBA/BGRA.
+    pub fn copy_texture_region(
+        &mut self,
+        device: &wgpu::Device,
+        encoder: &mut wgpu::CommandEncoder,
+        texture: &wgpu::Texture,
+        rect: (u32, u32, u32, u32),
+        consumer: Consumer,
+        payload: impl Any + Send,
+    ) -> Result<bool, ReadbackError> {
         let bgra = match texture.format().remove_srgb_suffix() {
             wgpu::TextureFormat::Rgba8Unorm => false,
             wgpu::TextureFormat::Bgra8Unorm => true,
             f => return Err(ReadbackError::Format(f)),
         };
-        let (width, height) = (texture.width(), texture.height());
+        let (x, y) = (rect.0.min(texture.width()), rect.1.min(texture.height()));
+        let width = rect.2.min(texture.width() - x);
+        let height = rect.3.min(texture.height() - y);
+        if width == 0 || height == 0 {
+            return Ok(false);
+        }
         let padded_bpr = padded_bytes_per_row(width);
         let len = padded_bpr as u64 * height as u64;
         if self.full(consumer) {
@@ -531,7 +559,10 @@ impl ReadbackRing {
             return Ok(false);
         };
         encoder.copy_texture_to_buffer(
-            texture.as_image_copy(),
+            wgpu::TexelCopyTextureInfo {
+                origin: wgpu::Origin3d { x, y, z: 0 },
+                ..texture.as_image_copy()
+            },
             wgpu::TexelCopyBufferInfo {
                 buffer: &self.slots[i].buffer,
                 layout: wgpu::TexelCopyBufferLayout {
@@ -540,7 +571,11 @@ impl ReadbackRing {
                     rows_per_image: Some(height),
                 },
             },
-            texture.size(),
+            wgpu::Extent3d {
+                width,
+                height,
+                depth_or_array_layers: 1,
+            },
         );
         let layout = TextureLayout {
             width,

@@ -195,6 +195,20 @@ pub trait Scene {
     /// A [`SceneError`] when the objects cannot be made on the new device (the scene is then
     /// shown failed, the others keep running).
     fn recreate_gpu(&mut self, gpu: &Gpu) -> Result<(), SceneError>;
+    /// The settings a user changes in the scene's side panel, kept between runs
+    /// ([`crate::settings`]): a JSON object whose keys are, where a flag sets the same thing, the
+    /// flag's clap id (`fft_size` for `--fft-size`), so that a flag given on the command line
+    /// wins over the saved value. `Null`: nothing to keep.
+    fn saved_settings(&self) -> serde_json::Value {
+        serde_json::Value::Null
+    }
+    /// Applies settings an earlier run saved ([`saved_settings`](Scene::saved_settings)'s
+    /// object), from the next frame on. Fields missing are left as they are; fields of the wrong
+    /// type or out of range are skipped, each with a note in the returned list
+    /// ([`crate::settings::Fields`]).
+    fn restore_settings(&mut self, _saved: &serde_json::Value) -> Vec<String> {
+        Vec::new()
+    }
     /// A problem to show (e.g. the audio device disappeared), if any.
     fn problem(&self) -> Option<String> {
         None

@@ -13,6 +13,7 @@
 pub mod bench;
 pub mod cpu;
 pub mod render;
+mod saved;
 pub mod sim;
 
 use glam::{Vec2, Vec3};
@@ -71,7 +72,7 @@ impl StepRate {
 pub const PRESET_COUNTS: [u32; 6] = [16_384, 65_536, 262_144, 1_048_576, 4_194_304, 16_777_216];
 
 /// User-adjustable forces, emitter and flocking weights (side panel).
-#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Controls {
     /// Gravity along −y (units/s²).
     pub gravity: f32,
@@ -481,6 +482,14 @@ impl Particles {
 impl Scene for Particles {
     fn id(&self) -> &'static str {
         "particles"
+    }
+
+    fn saved_settings(&self) -> serde_json::Value {
+        self.settings_json()
+    }
+
+    fn restore_settings(&mut self, saved: &serde_json::Value) -> Vec<String> {
+        self.restore_json(saved)
     }
 
     fn fixed_update(&mut self, dt: f32) {

@@ -31,6 +31,8 @@ pub struct CompareView {
     dir: Option<PathBuf>,
     /// The captures offered, newest first ([`candidates`]).
     offered: Vec<Candidate>,
+    /// A file dialog open for slot A (0) or B (1): *Browse…*.
+    browsing: Option<(usize, crate::ui::file_dialog::FilePick)>,
 }
 
 /// Most captures the window lists.
@@ -226,6 +228,21 @@ impl CompareView {
     }
 
     fn contents(&mut self, ui: &mut egui::Ui) {
+        use crate::ui::file_dialog::{FilePick, Picked};
+        if let Some((slot, pick)) = &mut self.browsing {
+            let slot = *slot;
+            match pick.poll() {
+                Picked::Waiting => ui
+                    .ctx()
+                    .request_repaint_after(std::time::Duration::from_millis(100)),
+                Picked::File(p) => {
+                    self.browsing = None;
+                    self.paths[slot] = p.display().to_string();
+                    self.load(slot);
+                }
+                Picked::Nothing => self.browsing = None,
+            }
+        }
         for (i, color) in COLORS.iter().enumerate() {
             ui.horizontal(|ui| {
                 ui.colored_label(*color, if i == 0 { "A" } else { "B" });
@@ -263,6 +280,18 @@ impl CompareView {
                 );
                 if ui.button("Load").clicked() {
                     self.load(i);
+                }
+                if ui
+                    .add_enabled(self.browsing.is_none(), egui::Button::new("Browse…"))
+                    .on_hover_text("pick a CSV in the desktop's file dialog")
+                    .clicked()
+                {
+                    let filters: &[(&str, &[&str])] = &[("Captures (CSV)", &["csv"])];
+                    match FilePick::start("Compare captures — vizdeck", filters, self.dir.clone())
+                    {
+                        Ok(p) => self.browsing = Some((i, p)),
+                        Err(e) => self.error = Some(e),
+                    }
                 }
             });
         }

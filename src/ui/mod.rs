@@ -1,6 +1,7 @@
 //! The menu bar and the frame-time overlay, and [`UiCommand`]: what the UI asks the frame to do.
 
 pub mod column_line;
+pub mod file_dialog;
 
 use crate::deck::Deck;
 use crate::scene::SCENES;
@@ -16,6 +17,9 @@ pub enum UiCommand {
     SetOverlay(bool),
     /// Save a PNG of the next frame: the scene without vizdeck's overlay, or the whole window.
     SavePng(crate::deck::PngKind),
+    /// Start recording the scene panel to a video file, or stop the recording (View ▸ Record
+    /// video / Stop recording, F10).
+    ToggleVideo,
     /// Empty the overlay's statistics.
     ResetStats,
     /// Open the comparison window of two recorded CSVs.
@@ -28,6 +32,12 @@ pub enum UiCommand {
     ArmCapture,
     /// Open the file whose path is typed in *File* ▸ Open (`Deck::open_path`).
     OpenTypedPath,
+    /// Show the desktop's file dialog (*File* ▸ Open…).
+    OpenDialog,
+    /// Open recent file `i` (*File* ▸ Open recent, most recent first).
+    OpenRecent(usize),
+    /// Every scene's settings back to the defaults (*View* ▸ Reset settings).
+    ResetSettings,
     /// End the run.
     Quit,
 }
@@ -38,7 +48,34 @@ pub fn menu_bar(deck: &mut Deck, ui: &mut egui::Ui, commands: &mut Vec<UiCommand
     egui::Panel::top("menu").show(ui, |ui| {
         egui::MenuBar::new().ui(ui, |ui| {
             ui.menu_button("File", |ui| {
-                ui.label("Open a file (or drop it on the window):");
+                if ui
+                    .add_enabled(!deck.dialog_open(), egui::Button::new("Open…  (Ctrl+O)"))
+                    .clicked()
+                {
+                    commands.push(UiCommand::OpenDialog);
+                    ui.close();
+                }
+                ui.menu_button("Open recent", |ui| {
+                    if deck.recent_files().is_empty() {
+                        ui.label("(no files opened yet)");
+                    }
+                    for (i, p) in deck.recent_files().iter().enumerate() {
+                        let name = p.file_name().map_or_else(
+                            || p.display().to_string(),
+                            |n| n.to_string_lossy().into_owned(),
+                        );
+                        if ui
+                            .button(name)
+                            .on_hover_text(p.display().to_string())
+                            .clicked()
+                        {
+                            commands.push(UiCommand::OpenRecent(i));
+                            ui.close();
+                        }
+                    }
+                });
+                ui.separator();
+                ui.label("Open a path (or drop a file on the window):");
                 ui.small(
                     "sound (WAV, FLAC, Ogg, MP3) → spectrogram · CSV → time series · \
                      LAS, LAZ, COPC (also an http(s) URL), PLY → point cloud",
@@ -89,8 +126,35 @@ pub fn menu_bar(deck: &mut Deck, ui: &mut egui::Ui, commands: &mut Vec<UiCommand
                     commands.push(UiCommand::SavePng(crate::deck::PngKind::Window));
                     ui.close();
                 }
+                let video = if deck.video_recording() {
+                    "Stop recording  (F10)"
+                } else {
+                    "Record video  (F10)"
+                };
+                if ui
+                    .button(video)
+                    .on_hover_text(
+                        "the scene panel as shown, to vizdeck-<scene>-<time>.mp4 (H.264, 60 fps \
+                         following real time) through ffmpeg",
+                    )
+                    .clicked()
+                {
+                    commands.push(UiCommand::ToggleVideo);
+                    ui.close();
+                }
                 if ui.button("Reset statistics").clicked() {
                     commands.push(UiCommand::ResetStats);
+                    ui.close();
+                }
+                if ui
+                    .button("Reset settings")
+                    .on_hover_text(
+                        "every scene's settings back to the defaults (and the flags given); the \
+                         scenes reopen on the inputs open now",
+                    )
+                    .clicked()
+                {
+                    commands.push(UiCommand::ResetSettings);
                     ui.close();
                 }
                 if ui.button("Compare captures…").clicked() {
@@ -151,6 +215,16 @@ pub fn menu_bar(deck: &mut Deck, ui: &mut egui::Ui, commands: &mut Vec<UiCommand
                     ui.close();
                 }
             });
+            if let Some((path, secs)) = deck.video_status() {
+                ui.colored_label(
+                    egui::Color32::from_rgb(255, 80, 80),
+                    format!("● REC {}", clock_text(secs)),
+                )
+                .on_hover_text(format!(
+                    "recording video to {}  (F10 stops)",
+                    path.display()
+                ));
+            }
             if deck.recording() {
                 ui.colored_label(egui::Color32::from_rgb(255, 80, 80), "REC");
             } else if let Some(t) = deck.capture_countdown() {
@@ -167,6 +241,32 @@ pub fn menu_bar(deck: &mut Deck, ui: &mut egui::Ui, commands: &mut Vec<UiCommand
     }
 }
 
+/// `secs` as `mm:ss`, or `h:mm:ss` from an hour on (the video indicator).
+pub fn clock_text(secs: f64) -> String {
+    let s = secs.max(0.0) as u64;
+    match s / 3600 {
+        0 => format!("{:02}:{:02}", s / 60, s % 60),
+        h => format!("{h}:{:02}:{:02}", s / 60 % 60, s % 60),
+    }
+}
+
+/// Notes in `ctx` whether the deck draws the stats overlay over the scene this frame (its
+/// corner, [`overlay_area`], is then kept clear by scenes that lay out parts of their own there:
+/// the spectrogram's colour bar).
+pub fn set_overlay_shown(ctx: &egui::Context, shown: bool) {
+    ctx.data_mut(|d| d.insert_temp(overlay_shown_id(), shown));
+}
+
+/// Whether the deck draws the stats overlay over the scene ([`set_overlay_shown`]; until it has
+/// said, yes).
+pub fn overlay_shown(ctx: &egui::Context) -> bool {
+    ctx.data(|d| d.get_temp(overlay_shown_id())).unwrap_or(true)
+}
+
+fn overlay_shown_id() -> egui::Id {
+    egui::Id::unique("vizdeck-stats-overlay-shown")
+}
+
 /// Where the stats overlay goes in the scene rectangle `rect` (points): 330 × 150 at the top
 /// right with an 8-point margin; in a scene narrower than 346 points it is as wide as the scene
 /// allows and starts 8 points from its left edge (labels first), never under the side panel.
@@ -178,9 +278,38 @@ pub fn overlay_area(rect: egui::Rect) -> egui::Rect {
     )
 }
 
+/// Tooltip of the overlay's first two rows.
+const TIP_FRAME_TIME: &str = "Frame time: the time from one present to the next (the CSV's \
+MsBetweenPresents), the figure every summary uses; FPS and the mean over the frames in the graph, \
+percentiles over every frame since View ▸ Reset statistics.";
+
+/// Tooltip of the simulation-steps row.
+const TIP_STEPS: &str = "Fixed-timestep simulation (1/120 s a step) since the start. A frame \
+runs at most 8 steps (66.7 ms of simulation); when a frame takes longer, the time beyond that is \
+skipped, not caught up: the simulation falls behind the clock (slow motion) rather than making the \
+next frames slower still. Skipped steps mean frames slower than 66.7 ms (start-up, a slow scene, \
+a window being moved). Per frame in the CSV: SimSteps, DroppedSteps. A scene may step at its \
+own rate within these (the particles: their panel counts their steps).";
+
+/// Tooltip of the GPU bars.
+const TIP_GPU: &str = "GPU time of each timed pass of the last frame whose times came back \
+(they arrive 1–3 frames late): the scene's compute pass, its render pass, and the UI (the \
+scene image composited, egui drawn), from timestamp queries at each pass's begin and end. They \
+need not add up to the frame time: frames are pipelined (the GPU works on one frame while the CPU \
+prepares the next), and on a CPU adapter such as lavapipe the \"GPU\" is the CPU: its timestamps \
+are clock readings taken by lavapipe's threads (after waiting for the work queued before them), \
+which share the cores with vizdeck's own threads, so a pass's time includes waiting for a core. \
+On lavapipe they can add up to more than the frame time; on a GPU, read them as the passes' \
+own cost.";
+
+/// Tooltip of the graph and histogram.
+const TIP_GRAPH: &str = "Frame times of the last frames (the green line: 16.7 ms, 60 FPS) and \
+their histogram.";
+
 /// The overlay in the scene's top-right corner ([`overlay_area`]): FPS and live percentiles (HDR
-/// histogram of every frame since the last reset), per-pass GPU bars, a frame-time graph of the
-/// last frames and a histogram of them.
+/// histogram of every frame since the last reset), the simulation steps run and skipped, per-pass
+/// GPU bars, a frame-time graph of the last frames and a histogram of them. Each row explains
+/// itself in a tooltip when hovered.
 pub fn stats_overlay(deck: &Deck, painter: &egui::Painter, rect: egui::Rect) {
     // Kept to the top 160 px so the scene below stays visible (tests compare it).
     let area = overlay_area(rect);
@@ -204,7 +333,14 @@ pub fn stats_overlay(deck: &Deck, painter: &egui::Painter, rect: egui::Rect) {
         ),
     ];
     let (steps, dropped) = deck.clock_totals();
-    lines.push(format!("steps {steps}  dropped {dropped}"));
+    lines.push(format!("sim steps {steps} · skipped {dropped}"));
+    let row = |y: f32, h: f32| {
+        egui::Rect::from_min_size(egui::pos2(area.left(), y), egui::vec2(area.width(), h))
+    };
+    let mut tips: Vec<(egui::Rect, &str)> = vec![
+        (row(area.top(), 32.0), TIP_FRAME_TIME),
+        (row(area.top() + 32.0, 14.0), TIP_STEPS),
+    ];
     let mut y = area.top() + 4.0;
     for l in &lines {
         painter.text(
@@ -227,6 +363,7 @@ pub fn stats_overlay(deck: &Deck, painter: &egui::Painter, rect: egui::Rect) {
                 egui::Color32::from_rgb(170, 140, 230),
             ];
             let full = deck.gpu_live.iter().copied().fold(16.7, f64::max);
+            tips.push((row(y, 36.0), TIP_GPU));
             let bar_left = area.left() + 82.0;
             let bar_w = (area.right() - 6.0 - bar_left - 60.0).max(0.0);
             for i in 0..3 {
@@ -265,6 +402,10 @@ pub fn stats_overlay(deck: &Deck, painter: &egui::Painter, rect: egui::Rect) {
             y += 15.0;
         }
     }
+    tips.push((
+        egui::Rect::from_min_max(egui::pos2(area.left(), y), area.max),
+        TIP_GRAPH,
+    ));
     let hist: Vec<f64> = live.history().collect();
     let top = hist.iter().cloned().fold(33.4, f64::max);
     // Frame-time graph (left 60 %): last frames, 0..max(33 ms, max) ms tall; histogram of the
@@ -334,11 +475,32 @@ pub fn stats_overlay(deck: &Deck, painter: &egui::Painter, rect: egui::Rect) {
         egui::FontId::monospace(10.0),
         color,
     );
+    // What each row means, where the pointer rests on it.
+    let ctx = painter.ctx();
+    if let Some(p) = ctx.input(|i| i.pointer.hover_pos())
+        && let Some((i, (_, tip))) = tips.iter().enumerate().find(|(_, (r, _))| r.contains(p))
+    {
+        egui::Tooltip::always_open(
+            ctx.clone(),
+            painter.layer_id(),
+            egui::Id::unique(("vizdeck-stats-overlay-tip", i)),
+            egui::PopupAnchor::Pointer,
+        )
+        .show(|ui| ui.label(*tip));
+    }
 }
 
 #[cfg(test)]
 mod overlay_tests {
     use super::overlay_area;
+
+    #[test]
+    fn clock_text_is_minutes_and_seconds() {
+        assert_eq!(super::clock_text(0.0), "00:00");
+        assert_eq!(super::clock_text(12.9), "00:12");
+        assert_eq!(super::clock_text(754.0), "12:34");
+        assert_eq!(super::clock_text(3723.0), "1:02:03");
+    }
 
     #[test]
     fn overlay_stays_inside_narrow_and_wide_scenes() {

@@ -42,6 +42,12 @@ pub const TEST: &[&str] = &[
     "mosquitto",
     "mosquitto-clients",
     "python3-zmq",
+    // File ▸ Open…'s dialog where no desktop portal runs (rfd falls back to zenity): the
+    // window test picks a file in it.
+    "zenity",
+    // Video recording (`--record-video`): vizdeck pipes frames into ffmpeg; the tests read the
+    // files back with ffprobe and ffmpeg.
+    "ffmpeg",
 ];
 
 /// Makes sure every package of `lists` is installed, installing the missing ones if it can.

@@ -62,6 +62,9 @@ impl Services {
             ("VIZDECK_TEST_PULSE_SINK", SINK.into()),
             ("VIZDECK_TEST_PULSE_CTL", pulse_ctl(dir).into()),
             ("RUST_BACKTRACE", "1".into()),
+            // vizdeck's settings file (and anything else kept per user) in the run's own
+            // directory, never the user's ~/.config.
+            ("XDG_CONFIG_HOME", dir.join("config").into()),
         ]
     }
 

@@ -10,7 +10,7 @@ use crate::gpu::upload::PingPong;
 use crate::gpu::{Gpu, layout, shaders};
 
 /// What the sprite colour shows.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum ColorBy {
     /// Speed |v|.
     #[default]
@@ -126,7 +126,7 @@ pub struct ViewUniform {
 pub const SPLAT_FROM: u32 = 1 << 20;
 
 /// How particles are drawn.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Style {
     /// Sprites below [`SPLAT_FROM`] particles, the point splat from there on.
     #[default]

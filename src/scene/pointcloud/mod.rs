@@ -140,6 +140,8 @@ enum Phase {
     /// opened), or a remote COPC file's header and hierarchy fetched.
     Indexing {
         progress: Arc<Progress>,
+        /// When opening started (for the rate and the time left).
+        started: std::time::Instant,
         done: Receiver<Result<Opened, PointCloudError>>,
     },
     /// Streaming.
@@ -248,6 +250,8 @@ pub struct PointCloud {
     renderer: render::Renderer,
     camera: Option<Camera>,
     budget: u64,
+    /// The adapter's default point budget ([`BUDGET_CPU`] or [`BUDGET_GPU`]).
+    default_budget: u64,
     upload_budget: u64,
     wait_for_nodes: bool,
     color: ColorMode,
@@ -328,6 +332,7 @@ impl PointCloud {
             renderer: render::Renderer::new(gpu, capacity),
             camera: None,
             budget,
+            default_budget: if cpu { BUDGET_CPU } else { BUDGET_GPU },
             upload_budget: if cpu { UPLOAD_CPU } else { UPLOAD_GPU },
             wait_for_nodes: settings.wait_for_nodes.unwrap_or(simulated_clock),
             color: settings.color.unwrap_or(ColorMode::Elevation),
@@ -367,13 +372,33 @@ impl PointCloud {
         }
     }
 
-    /// Moves from indexing to streaming when the index is done (`block`: waits for it).
+    /// Moves from indexing to streaming when the index is done (`block`: waits for it, with a
+    /// terminal progress bar on stderr while it takes long, [`crate::progress::Progress`]).
     fn finish_indexing(&mut self, block: bool) {
-        let Phase::Indexing { done, .. } = &self.phase else {
+        let Phase::Indexing {
+            done,
+            progress,
+            started,
+        } = &self.phase
+        else {
             return;
         };
         let result = if block {
-            done.recv().map_err(|_| TryRecvError::Disconnected)
+            let mut bar = crate::progress::Progress::new("point cloud", 1000, "").in_percent();
+            loop {
+                match done.recv_timeout(std::time::Duration::from_millis(100)) {
+                    Ok(r) => break Ok(r),
+                    Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                        break Err(TryRecvError::Disconnected);
+                    }
+                    Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                        let (e, text) = progress.describe(started.elapsed().as_secs_f64());
+                        // The bar's own time left is the fraction's; the line has the stage.
+                        bar.set_item(text.split(" · ").next().unwrap_or_default().to_string());
+                        bar.set((e.fraction * 1000.0) as u64);
+                    }
+                }
+            }
         } else {
             done.try_recv()
         };
@@ -602,6 +627,7 @@ fn open(source: &CloudSource, seed: u64, cache_dir: &Option<PathBuf>) -> Result<
                 })?;
             Ok(Phase::Indexing {
                 progress: Arc::new(Progress::default()),
+                started: std::time::Instant::now(),
                 done: rx,
             })
         }
@@ -650,7 +676,11 @@ fn open(source: &CloudSource, seed: u64, cache_dir: &Option<PathBuf>) -> Result<
                 .map_err(|e| {
                     SceneError::Other(format!("point cloud: cannot start indexing: {e}"))
                 })?;
-            Ok(Phase::Indexing { progress, done: rx })
+            Ok(Phase::Indexing {
+                progress,
+                started: std::time::Instant::now(),
+                done: rx,
+            })
         }
     }
 }
@@ -709,6 +739,14 @@ impl Stream {
 impl Scene for PointCloud {
     fn id(&self) -> &'static str {
         "pointcloud"
+    }
+
+    fn saved_settings(&self) -> serde_json::Value {
+        self.settings_json()
+    }
+
+    fn restore_settings(&mut self, saved: &serde_json::Value) -> Vec<String> {
+        self.restore_json(saved)
     }
 
     fn animating(&self) -> bool {

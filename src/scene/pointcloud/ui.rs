@@ -44,11 +44,15 @@ fn color32(rgba: u32) -> egui::Color32 {
 pub(super) fn side_panel(s: &mut PointCloud, ui: &mut egui::Ui) {
     ui.heading("Point cloud");
     match &s.phase {
-        Phase::Indexing { progress, .. } => {
+        Phase::Indexing {
+            progress, started, ..
+        } => {
             ui.label(
                 "indexing the file (decoding every point, then the octree, cached for next time)…",
             );
-            ui.add(egui::ProgressBar::new(progress.fraction()).show_percentage());
+            let (e, text) = progress.describe(started.elapsed().as_secs_f64());
+            ui.add(egui::ProgressBar::new(e.fraction as f32).show_percentage());
+            ui.label(text);
         }
         Phase::Failed(e) => {
             ui.colored_label(egui::Color32::LIGHT_RED, e);
@@ -329,10 +333,19 @@ pub(super) fn overlay(s: &PointCloud, painter: &egui::Painter, rect: egui::Rect)
         painter.rect_filled(bg, 3.0, egui::Color32::from_black_alpha(180));
         painter.galley(bg.min + egui::vec2(4.0, 4.0), galley, egui::Color32::WHITE);
     }
+    if let Phase::Indexing {
+        progress, started, ..
+    } = &s.phase
+    {
+        let (e, text) = progress.describe(started.elapsed().as_secs_f64());
+        crate::progress::paint_bar(
+            painter,
+            rect,
+            e.fraction as f32,
+            &format!("opening: {text}"),
+        );
+    }
     let status = match &s.phase {
-        Phase::Indexing { progress, .. } => {
-            Some(format!("opening… {:.0} %", 100.0 * progress.fraction()))
-        }
         Phase::Ready(_) if s.loading() => Some("loading nodes…".to_string()),
         _ => None,
     };
@@ -344,6 +357,36 @@ pub(super) fn overlay(s: &PointCloud, painter: &egui::Painter, rect: egui::Rect)
             font,
             egui::Color32::LIGHT_YELLOW,
         );
+    }
+}
+
+/// The side panel's settings kept between runs ([`crate::scene::Scene::saved_settings`]):
+/// `pointcloud_budget` (only when it is not the adapter's default, so a budget chosen on one
+/// machine is not forced onto another by default), `point_radius` and `edl` (the flags' ids).
+/// The colour mode is not kept: its default depends on the cloud (RGB where it has colour).
+impl PointCloud {
+    pub(super) fn settings_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "pointcloud_budget": (self.budget != self.default_budget).then_some(self.budget),
+            "point_radius": self.radius,
+            "edl": self.edl,
+        })
+    }
+
+    pub(super) fn restore_json(&mut self, saved: &serde_json::Value) -> Vec<String> {
+        let mut f = crate::settings::Fields::new("pointcloud", saved);
+        if let Some(b) = f.get_if::<u64>("pointcloud_budget", "in 10000..=1000000000", |b| {
+            (10_000..=1_000_000_000).contains(b)
+        }) {
+            self.budget = b;
+        }
+        if let Some(r) = f.get_if::<u32>("point_radius", "in 0..=3", |r| *r <= MAX_RADIUS) {
+            self.radius = r;
+        }
+        if let Some(e) = f.get_if::<f32>("edl", "in 0..=4", |e| (0.0..=4.0).contains(e)) {
+            self.edl = e;
+        }
+        f.notes
     }
 }
 

@@ -12,12 +12,24 @@ use crate::scene::SceneError;
 impl Spectrogram {
     /// Starts a new history at the current written index (after new analysis settings): older
     /// GPU readbacks become stale; the metrics and the peak hold start again.
+    ///
+    /// The history's memory is allocated and written here, for as many columns as the source
+    /// will fill (the whole scrollback for live input and the synthetic signals, a file's own
+    /// columns for a file), so the process's memory stays flat while the scrollback fills
+    /// (70 s at the default hop) instead of growing with it.
     pub(super) fn reset_history(&mut self) {
         self.readbacks_stale = true;
         let cap = (self.a.ring_width as usize)
             .min(HISTORY_VALUES / self.a.bins.max(1))
             .max(1);
-        self.history = ColumnHistory::new(self.written, cap);
+        let expected = match self.source.file_samples() {
+            Some(len) if !self.source.looping() => {
+                super::file_columns(len, self.a.settings.fft_size, self.a.settings.hop) as usize
+            }
+            _ => cap,
+        };
+        let old = std::mem::take(&mut self.history);
+        self.history = ColumnHistory::with_room(self.written, cap, expected, self.a.bins, old);
         self.recent.clear();
         self.dominant_cache.set(None);
         self.peak_hold = vec![stft::DB_FLOOR; self.a.bins];
@@ -131,6 +143,8 @@ pub(super) struct ColumnHistory {
     slots: VecDeque<Vec<f32>>,
     first: u64,
     cap: usize,
+    /// Columns allocated (and written) up front, taken before any new allocation.
+    spare: Vec<Vec<f32>>,
 }
 
 impl ColumnHistory {
@@ -140,7 +154,43 @@ impl ColumnHistory {
             slots: VecDeque::new(),
             first,
             cap: cap.max(1),
+            spare: Vec::new(),
         }
+    }
+
+    /// [`ColumnHistory::new`] with room made now for `columns` (at most `cap`) columns of
+    /// `bins` values: allocated and written once, so their pages are resident before the first
+    /// column arrives. The columns of `old` (a history replaced) are reused first.
+    pub(super) fn with_room(
+        first: u64,
+        cap: usize,
+        columns: usize,
+        bins: usize,
+        old: ColumnHistory,
+    ) -> ColumnHistory {
+        let mut h = ColumnHistory::new(first, cap);
+        let want = columns.min(h.cap);
+        h.slots = VecDeque::with_capacity(want);
+        h.spare = old.spare;
+        h.spare.extend(old.slots);
+        h.spare.truncate(want);
+        h.spare.reserve_exact(want - h.spare.len());
+        for v in &mut h.spare {
+            if v.capacity() < bins {
+                *v = Vec::new();
+            }
+        }
+        h.spare.resize_with(want, Vec::new);
+        for v in &mut h.spare {
+            if v.capacity() < bins {
+                v.reserve_exact(bins);
+                // Written, not just reserved: untouched pages would be faulted in one by one
+                // as columns arrive.
+                v.resize(bins, 0.0);
+            }
+            v.clear();
+        }
+        h
     }
 
     /// One past the newest slot.
@@ -161,7 +211,7 @@ impl ColumnHistory {
             return;
         }
         if w - self.end() >= self.cap as u64 {
-            self.slots.clear();
+            self.spare.extend(self.slots.drain(..));
             self.first = w;
         }
         while self.end() < w {
@@ -171,6 +221,14 @@ impl ColumnHistory {
     }
 
     fn push(&mut self, col: &[f32]) {
+        if self.slots.len() < self.cap
+            && let Some(mut v) = self.spare.pop()
+        {
+            v.clear();
+            v.extend_from_slice(col);
+            self.slots.push_back(v);
+            return;
+        }
         if push_recycled(&mut self.slots, self.cap, col) {
             self.first += 1;
         }
@@ -237,5 +295,26 @@ mod tests {
         assert_eq!(h.first, 11);
         h.place(100, &[4.0]);
         assert_eq!((h.first, h.end(), h.get(100)), (100, 101, Some(&[4.0][..])));
+    }
+
+    #[test]
+    fn room_made_up_front_is_used_before_any_allocation() {
+        let h = ColumnHistory::with_room(0, 4, 10, 3, ColumnHistory::default());
+        // At most `cap` columns, each with room for 3 values.
+        assert_eq!(h.spare.len(), 4);
+        assert!(h.spare.iter().all(|v| v.is_empty() && v.capacity() >= 3));
+        let ptrs: Vec<*const f32> = h.spare.iter().map(|v| v.as_ptr()).collect();
+        let mut h = h;
+        for w in 0..6 {
+            h.place(w, &[w as f32; 3]);
+        }
+        // Every column lives in one of the allocations made up front (the oldest recycled).
+        assert_eq!((h.first, h.end()), (2, 6));
+        assert!(h.slots.iter().all(|v| ptrs.contains(&v.as_ptr())));
+        assert_eq!(h.get(5), Some(&[5.0; 3][..]));
+        // A new history reuses the old one's columns; a short file makes room for its own.
+        let h = ColumnHistory::with_room(6, 4, 2, 3, h);
+        assert_eq!(h.spare.len(), 2);
+        assert!(h.spare.iter().all(|v| ptrs.contains(&v.as_ptr())));
     }
 }

@@ -42,6 +42,8 @@ const BAR_W: f32 = 12.0;
 const TOP: f32 = 8.0;
 /// Least space between two labels along an axis, points.
 const LABEL_GAP: f32 = 6.0;
+/// Shortest colour bar shown, points.
+pub const MIN_BAR_H: f32 = 60.0;
 
 /// The parts of the spectrogram panel, in points from its top-left corner.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -56,6 +58,8 @@ pub struct Frame {
     pub bar: Option<Rect>,
     /// Whether there are margins for axes (false in a panel too small: the image fills it).
     pub axes: bool,
+    /// A corner no label may cover (the stats overlay's, [`Frame::new_clear_of`]).
+    pub clear: Option<Rect>,
 }
 
 impl Frame {
@@ -64,6 +68,15 @@ impl Frame {
     /// points wide; the spectrum strip (`spectrum` on) when the image stays at least 480 points
     /// wide beside it (a fifth of the width, 100–220 points).
     pub fn new(size: Vec2, spectrum: bool) -> Frame {
+        Frame::new_clear_of(size, spectrum, None)
+    }
+
+    /// [`Frame::new`] with the colour bar, its labels and its title clear of `keep_clear` (in the
+    /// panel's points: the corner of the deck's stats overlay, [`crate::ui::overlay_area`]):
+    /// where the bar's column meets it, the bar starts below it. The bar is left out when less
+    /// than [`MIN_BAR_H`] points of it would remain. The image and the strip keep their places
+    /// (the strip shares the image's rows).
+    pub fn new_clear_of(size: Vec2, spectrum: bool, keep_clear: Option<Rect>) -> Frame {
         let (w, h) = (size.x.max(0.0), size.y.max(0.0));
         let full = Rect::from_min_size(Pos2::ZERO, vec2(w, h));
         let left = TITLE_W + FREQ_LABELS_W + TICK + 4.0;
@@ -75,14 +88,23 @@ impl Frame {
                 strip: None,
                 bar: None,
                 axes: false,
+                clear: keep_clear,
             };
         }
         let bar_block = 10.0 + BAR_W + TICK + 2.0 + BAR_LABELS_W + TITLE_W + 2.0;
-        let show_bar = w >= left + bar_block + 200.0;
+        // The bar's column (bar, labels, title) from its left edge to the panel's right.
+        let column_left = w - bar_block + 10.0;
+        let bar_top = match keep_clear {
+            Some(k) if k.right() > column_left && k.left() < w && k.bottom() > 0.0 => {
+                TOP.max(k.bottom() + TOP)
+            }
+            _ => TOP,
+        };
+        let show_bar = w >= left + bar_block + 200.0 && h - bottom - bar_top >= MIN_BAR_H;
         let mut right = w - if show_bar { bar_block } else { 8.0 };
         let bar = show_bar.then(|| {
             Rect::from_min_max(
-                pos2(right + 10.0, TOP),
+                pos2(right + 10.0, bar_top),
                 pos2(right + 10.0 + BAR_W, h - bottom),
             )
         });
@@ -100,21 +122,34 @@ impl Frame {
             strip,
             bar,
             axes: true,
+            clear: keep_clear,
         }
     }
 
     /// The frame of a panel of `size_px` pixels shown at `ppp` pixels per point (the size in
-    /// points is `size_px / ppp`): what the overlay and the draw pass both use.
+    /// points is `size_px / ppp`).
     pub fn for_pixels(size_px: (u32, u32), ppp: f32, spectrum: bool) -> Frame {
+        Frame::for_pixels_with(size_px, ppp, spectrum, false)
+    }
+
+    /// [`Frame::for_pixels`], the colour bar clear of the stats overlay's corner when
+    /// `stats_overlay` (the deck shows it, [`crate::ui::overlay_shown`]): what the scene's overlay
+    /// and its draw pass both use.
+    pub fn for_pixels_with(
+        size_px: (u32, u32),
+        ppp: f32,
+        spectrum: bool,
+        stats_overlay: bool,
+    ) -> Frame {
         let ppp = if ppp.is_finite() && ppp > 0.0 {
             ppp
         } else {
             1.0
         };
-        Frame::new(
-            vec2(size_px.0 as f32 / ppp, size_px.1 as f32 / ppp),
-            spectrum,
-        )
+        let size = vec2(size_px.0 as f32 / ppp, size_px.1 as f32 / ppp);
+        let keep_clear =
+            stats_overlay.then(|| crate::ui::overlay_area(Rect::from_min_size(Pos2::ZERO, size)));
+        Frame::new_clear_of(size, spectrum, keep_clear)
     }
 
     /// `r` in whole pixels at `ppp` pixels per point: `[x0, y0, x1, y1]`, each edge rounded.
@@ -318,7 +353,9 @@ pub fn place(frame: &Frame, ticks: &Ticks, measure: &dyn Fn(&str) -> Vec2) -> Ve
     let panel = Rect::from_min_size(Pos2::ZERO, frame.size);
     let plot = frame.plot;
     let push = |out: &mut Vec<Label>, rect: Rect, text: &str, kind: LabelKind| {
-        let inside = panel.contains_rect(rect) && rect.is_finite();
+        let inside = panel.contains_rect(rect)
+            && rect.is_finite()
+            && frame.clear.is_none_or(|c| !c.intersects(rect));
         let apart = out.iter().all(|l| !l.rect.intersects(rect));
         if inside && apart {
             out.push(Label {
@@ -548,6 +585,73 @@ mod tests {
     /// time range (from the first second to hours in, sub-second views, the jump the issue saw)
     /// and dB range, with and without the strip, no two label rectangles overlap, none leaves
     /// the panel, and each axis keeps at least two labels where the panel is large enough.
+    #[test]
+    fn the_colour_bar_and_its_labels_keep_clear_of_the_stats_overlay() {
+        let ctx = egui_ctx();
+        let measure = measure(&ctx);
+        // 1010 × 695: the scene of a 1280 × 720 window beside the side panel.
+        for (w, h) in [
+            (1010.0, 695.0),
+            (640.0, 360.0),
+            (1600.0, 900.0),
+            (500.0, 300.0),
+        ] {
+            for spectrum in [false, true] {
+                let panel = Rect::from_min_size(Pos2::ZERO, vec2(w, h));
+                let stats = crate::ui::overlay_area(panel);
+                let plain = Frame::new(vec2(w, h), spectrum);
+                let f = Frame::for_pixels_with((w as u32, h as u32), 1.0, spectrum, true);
+                let case = format!("{w}×{h} spectrum {spectrum}");
+                // The image and the strip keep their places; only the bar moves down.
+                assert_eq!((f.plot, f.strip), (plain.plot, plain.strip), "{case}");
+                if let Some(bar) = f.bar {
+                    assert!(
+                        !bar.intersects(stats),
+                        "{case}: bar {bar:?} under {stats:?}"
+                    );
+                    assert!(bar.height() >= MIN_BAR_H, "{case}: {bar:?}");
+                    assert_eq!(
+                        bar.bottom(),
+                        plain.bar.map_or(0.0, |b| b.bottom()),
+                        "{case}"
+                    );
+                }
+                let (bar, strip) = level_ticks(&f, -120.0, 0.0);
+                let ticks = Ticks {
+                    freq: freq_ticks(&f, &FreqAxis::new(FreqScale::Linear, 48_000, 2048)),
+                    time: time_ticks_linear(&f, 0.0, 70.0),
+                    bar,
+                    strip,
+                };
+                let labels = place(&f, &ticks, &measure);
+                for l in &labels {
+                    assert!(!l.rect.intersects(stats), "{case}: {l:?} under {stats:?}");
+                }
+                // The bar keeps its ticks and title where it is shown.
+                if f.bar.is_some() {
+                    assert!(
+                        labels.iter().any(|l| l.text == BAR_TITLE)
+                            && labels.iter().filter(|l| l.kind == LabelKind::Bar).count() >= 3,
+                        "{case}: {labels:?}"
+                    );
+                }
+            }
+        }
+        // Without the overlay's corner kept clear (as before), the bar ran up under it.
+        let panel = Rect::from_min_size(Pos2::ZERO, vec2(1010.0, 695.0));
+        let plain = Frame::new(panel.size(), true);
+        assert!(
+            plain
+                .bar
+                .is_some_and(|b| b.intersects(crate::ui::overlay_area(panel)))
+        );
+        let f = Frame::for_pixels_with((1010, 695), 1.0, true, true);
+        assert!(
+            f.bar.is_some(),
+            "a 1010 × 695 panel still has its colour bar"
+        );
+    }
+
     #[test]
     fn labels_never_overlap_or_leave_the_panel() {
         let ctx = egui_ctx();

@@ -28,13 +28,16 @@
 //! - `ui.rs`: the egui side panel, pointer and keyboard over the image, and the overlay;
 //! - `layout.rs`: where the image, the strip, the colour bar and every label go;
 //! - `axis.rs`: the frequency axis (linear, log, mel) and tick steps;
-//! - `fft_choice.rs`: `--fft-on auto`, the faster FFT path measured on this adapter.
+//! - `fft_choice.rs`: `--fft-on auto`, the faster FFT path measured on this adapter;
+//! - `loading.rs`: a long sound file decoded on its own thread in the window, with a progress
+//!   bar.
 
 pub mod axis;
 pub mod fft_choice;
 pub(crate) mod gpu;
 mod history;
 pub mod layout;
+pub mod loading;
 mod timeline;
 mod ui;
 
@@ -234,6 +237,14 @@ pub struct Spectrogram {
     replay_request: Option<bool>,
     /// The [`Spectrogram::short_file_notice`] last logged, so each is logged once.
     short_notice_logged: Option<String>,
+    /// A long file being decoded on its own thread (window runs, `loading.rs`); the source
+    /// shown meanwhile is a paused placeholder or the previous source.
+    loading: Option<loading::FileLoad>,
+    /// Driven by a simulated clock (headless): files are decoded before the first frame.
+    simulated_clock: bool,
+    /// The deck draws its stats overlay over the scene ([`crate::ui::overlay_shown`], as the
+    /// last `ui` saw it): the colour bar keeps clear of its corner.
+    stats_overlay: bool,
 }
 
 impl Spectrogram {
@@ -244,9 +255,23 @@ impl Spectrogram {
             seed: cfg.seed,
             sample_format: None,
         };
-        let source = AudioSource::open_with(&cfg.audio, RING_SAMPLES, &options)?;
+        // A long file in the window: decoded on its own thread behind a placeholder.
+        let background = match &cfg.audio {
+            AudioSelection::File(path) if loading::in_background(path, cfg.simulated_clock) => {
+                Some(path.clone())
+            }
+            _ => None,
+        };
+        let source = match &background {
+            Some(path) => AudioSource::pending_file(path, "decoding", RING_SAMPLES, &options),
+            None => AudioSource::open_with(&cfg.audio, RING_SAMPLES, &options)?,
+        };
         let mut s = Spectrogram::new(gpu, source, settings_from(cfg))?;
         s.options = options;
+        s.simulated_clock = cfg.simulated_clock;
+        if let Some(path) = background {
+            s.loading = Some(loading::FileLoad::start(&path, options)?);
+        }
         Ok(Box::new(s))
     }
 
@@ -337,6 +362,9 @@ impl Spectrogram {
             seek_ui: None,
             reopen_request: None,
             replay_request: None,
+            loading: None,
+            simulated_clock: false,
+            stats_overlay: true,
         };
         s.reset_history();
         s.dropped_seen = s.source.dropped();
@@ -415,7 +443,8 @@ impl Spectrogram {
         let Some(len) = self.source.file_samples() else {
             return;
         };
-        if self.source.looping() {
+        // A placeholder while a file decodes has nothing to analyse.
+        if self.source.looping() || len == 0 {
             return;
         }
         let (n, hop) = (self.a.settings.fft_size, self.a.settings.hop);
@@ -463,29 +492,45 @@ impl Spectrogram {
     /// new analysis settings from the side panel (errors are shown, the old settings kept).
     fn apply_requests(&mut self, gpu: &Gpu) {
         if let Some((sel, opts)) = self.reopen_request.take() {
-            match self.source.reopen_with(&sel, &opts) {
-                Ok(()) => {
-                    self.options = opts;
-                    self.error = None;
-                    self.scene_time = 0.0;
-                    self.drained_total = 0;
-                    self.gap_total = 0;
-                    self.holes.clear();
-                    self.dropped_passed = 0;
-                    self.dropped_seen = self.source.dropped();
-                    self.next_start = 0;
-                    self.a.cpu.reset();
-                    self.a.tail.clear();
-                    self.fit_cols = None;
-                    self.whole_file = false;
-                    self.frozen = false;
-                    let settings = self.a.settings.clone();
-                    if let Err(e) = self.apply_settings(gpu, settings) {
-                        self.error = Some(e.to_string());
+            // Another source chosen: a file still decoding is no longer wanted.
+            self.loading = None;
+            match &sel {
+                AudioSelection::File(path)
+                    if loading::in_background(path, self.simulated_clock) =>
+                {
+                    match loading::FileLoad::start(path, opts) {
+                        Ok(l) => self.loading = Some(l),
+                        Err(e) => self.error = Some(e.to_string()),
                     }
-                    self.open_file_whole();
                 }
-                Err(e) => self.error = Some(e.to_string()),
+                _ => match self.source.reopen_with(&sel, &opts) {
+                    Ok(()) => self.source_replaced(gpu, opts),
+                    Err(e) => self.error = Some(e.to_string()),
+                },
+            }
+        }
+        if let Some(result) = self.loading.as_ref().and_then(loading::FileLoad::poll) {
+            let Some(load) = self.loading.take() else {
+                return;
+            };
+            let opts = load.options();
+            match result.and_then(|f| AudioSource::from_mono_file(f, RING_SAMPLES, &opts)) {
+                Ok(source) => {
+                    self.source = source;
+                    self.source_replaced(gpu, opts);
+                }
+                Err(e) => {
+                    log::error!("{e}");
+                    self.error = Some(e.to_string());
+                    if self.source.file_samples() == Some(0) {
+                        self.source = AudioSource::pending_file(
+                            load.path(),
+                            "could not be decoded",
+                            RING_SAMPLES,
+                            &opts,
+                        );
+                    }
+                }
             }
         }
         if self.source.take_rate_changed() {
@@ -525,6 +570,30 @@ impl Spectrogram {
         }
     }
 
+    /// A new source took the place of the old one (opened with `opts`): a new timeline from
+    /// time 0, the analysis rebuilt for its rate, a file analysed whole.
+    fn source_replaced(&mut self, gpu: &Gpu, opts: AudioOptions) {
+        self.options = opts;
+        self.error = None;
+        self.scene_time = 0.0;
+        self.drained_total = 0;
+        self.gap_total = 0;
+        self.holes.clear();
+        self.dropped_passed = 0;
+        self.dropped_seen = self.source.dropped();
+        self.next_start = 0;
+        self.a.cpu.reset();
+        self.a.tail.clear();
+        self.fit_cols = None;
+        self.whole_file = false;
+        self.frozen = false;
+        let settings = self.a.settings.clone();
+        if let Err(e) = self.apply_settings(gpu, settings) {
+            self.error = Some(e.to_string());
+        }
+        self.open_file_whole();
+    }
+
     /// A file shorter than the FFT never makes a column: said once in the log (the panel,
     /// the overlay and the report show it while it holds).
     fn log_short_file_notice(&mut self) {
@@ -557,7 +626,9 @@ impl Spectrogram {
     fn short_file_notice(&self) -> Option<String> {
         let k = self.source.file_samples()?;
         let n = self.a.settings.fft_size;
-        if k >= n || self.source.looping() {
+        // Only a placeholder has no samples (a file is decoded while it stands in; an empty
+        // file does not open).
+        if k >= n || k == 0 || self.source.looping() {
             return None;
         }
         let samples = if k == 1 { "sample" } else { "samples" };
@@ -667,6 +738,14 @@ impl Scene for Spectrogram {
         "spectrogram"
     }
 
+    fn saved_settings(&self) -> serde_json::Value {
+        self.settings_json()
+    }
+
+    fn restore_settings(&mut self, saved: &serde_json::Value) -> Vec<String> {
+        self.restore_json(saved)
+    }
+
     /// Audio is drained after the UI is laid out, just before the uploads and the FFT dispatch,
     /// which takes the UI's CPU time (≈ 3 ms on the 2-core container) out of the capture →
     /// present latency; the side panel's spectrum line and readouts are one frame older.
@@ -715,6 +794,7 @@ impl Scene for Spectrogram {
     }
 
     fn ui(&mut self, ui: &mut egui::Ui) {
+        self.stats_overlay = crate::ui::overlay_shown(ui.ctx());
         self.side_panel(ui);
     }
 
@@ -724,6 +804,9 @@ impl Scene for Spectrogram {
 
     fn overlay(&self, painter: &egui::Painter, rect: egui::Rect) {
         self.draw_overlay(painter, rect);
+        if let Some(l) = &self.loading {
+            l.paint(painter, rect);
+        }
     }
 
     fn metrics(&self) -> serde_json::Value {
@@ -751,6 +834,7 @@ impl Scene for Spectrogram {
             "db_floor": self.db_floor,
             "db_ceil": self.db_ceil,
             "frequency_axis": self.scale.name(),
+            "colormap": COLORMAPS[self.colormap].0,
             "ring_columns": self.a.ring_width,
             "latency_ms": (!self.latencies.is_empty()).then(|| {
                 let (last, p50, p99) = self.latency_summary();

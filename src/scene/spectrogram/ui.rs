@@ -17,6 +17,9 @@ impl Spectrogram {
     /// `ui`: the side panel.
     pub(super) fn side_panel(&mut self, ui: &mut egui::Ui) {
         ui.heading("Spectrogram");
+        if let Some(l) = &self.loading {
+            l.panel(ui);
+        }
         self.source_ui(ui);
         if let Some(n) = self.notice() {
             ui.colored_label(egui::Color32::YELLOW, n);
@@ -380,14 +383,19 @@ impl Spectrogram {
     /// The panel's layout for a scene image of `size_px` pixels (the UI's pixels per point as
     /// the last `interact` saw them).
     pub(super) fn frame_layout(&self, size_px: (u32, u32)) -> Frame {
-        Frame::for_pixels(size_px, self.ppp, self.show_spectrum)
+        Frame::for_pixels_with(size_px, self.ppp, self.show_spectrum, self.stats_overlay)
     }
 
     /// `overlay`: the axes (ticks, labels, titles; placed by [`layout::place`] in the margins
     /// around the image, strip and colour bar), notices, and the hover readout.
     pub(super) fn draw_overlay(&self, painter: &egui::Painter, rect: egui::Rect) {
         let ppp = painter.pixels_per_point();
-        let frame = Frame::for_pixels(Self::size_px(rect, ppp), ppp, self.show_spectrum);
+        let frame = Frame::for_pixels_with(
+            Self::size_px(rect, ppp),
+            ppp,
+            self.show_spectrum,
+            self.stats_overlay,
+        );
         let o = rect.min.to_vec2();
         let color = egui::Color32::from_gray(225);
         let stroke = egui::Stroke::new(1.0, egui::Color32::from_gray(170));
@@ -752,6 +760,92 @@ pub(super) fn zoom_view(
     let under = back + (1.0 - fx) * visible;
     let b = under - (1.0 - fx) * v;
     (v, b.clamp(0.0, max_back(written, ring, v) as f64))
+}
+
+/// The side panel's settings kept between runs ([`crate::scene::Scene::saved_settings`]):
+/// `fft_size`, `hop`, `window`, `fft_on` (the flags' ids), `scale`, `db_floor`, `db_ceil`,
+/// `colormap` (by name) and `spectrum_strip`.
+impl Spectrogram {
+    pub(super) fn settings_json(&self) -> serde_json::Value {
+        let s = &self.settings_ui;
+        serde_json::json!({
+            "fft_size": s.fft_size,
+            "hop": s.hop,
+            "window": s.window.name(),
+            "fft_on": s.fft_on,
+            "scale": self.scale.name(),
+            "db_floor": self.db_floor,
+            "db_ceil": self.db_ceil,
+            "colormap": COLORMAPS[self.colormap].0,
+            "spectrum_strip": self.show_spectrum,
+        })
+    }
+
+    /// Applies saved settings; the analysis ones are rebuilt by the next `prepare`, as when the
+    /// panel changes them.
+    pub(super) fn restore_json(&mut self, saved: &serde_json::Value) -> Vec<String> {
+        let mut f = crate::settings::Fields::new("spectrogram", saved);
+        let power_of_two = format!(
+            "a power of two in {}..={}",
+            stft::MIN_ANALYSIS_FFT_SIZE,
+            stft::MAX_ANALYSIS_FFT_SIZE
+        );
+        if let Some(n) = f.get_if::<usize>("fft_size", &power_of_two, |n| {
+            n.is_power_of_two()
+                && (stft::MIN_ANALYSIS_FFT_SIZE..=stft::MAX_ANALYSIS_FFT_SIZE).contains(n)
+        }) {
+            self.settings_ui.fft_size = n;
+        }
+        if let Some(h) = f.get_if::<usize>("hop", "at least 1", |h| *h >= 1) {
+            self.settings_ui.hop = h;
+        }
+        self.settings_ui.hop = self.settings_ui.hop.clamp(1, self.settings_ui.fft_size);
+        if let Some(w) = f.get_if::<String>("window", "a window name", |w| {
+            WindowKind::from_name(w).is_some()
+        }) && let Some(w) = WindowKind::from_name(&w)
+        {
+            self.settings_ui.window = w;
+        }
+        if let Some(on) = f.get_if::<String>("fft_on", "auto, gpu or cpu", |s| {
+            matches!(s.as_str(), "auto" | "gpu" | "cpu")
+        }) {
+            self.settings_ui.fft_on = match on.as_str() {
+                "gpu" => FftOn::Gpu,
+                "cpu" => FftOn::Cpu,
+                _ => FftOn::Auto,
+            };
+        }
+        let scales = [FreqScale::Linear, FreqScale::Log, FreqScale::Mel];
+        if let Some(name) = f.get_if::<String>("scale", "linear, log or mel", |s| {
+            scales.iter().any(|sc| sc.name() == s)
+        }) && let Some(sc) = scales.iter().find(|sc| sc.name() == name)
+        {
+            self.scale = *sc;
+        }
+        if let Some(v) = f.get_if::<f32>("db_floor", "in -160..=-20 dB", |v| {
+            (-160.0..=-20.0).contains(v)
+        }) {
+            self.db_floor = v;
+        }
+        if let Some(v) =
+            f.get_if::<f32>("db_ceil", "in -60..=20 dB", |v| (-60.0..=20.0).contains(v))
+        {
+            self.db_ceil = v;
+        }
+        self.db_ceil = self.db_ceil.max(self.db_floor + 1.0);
+        if let Some(name) = f.get_if::<String>("colormap", "a colormap name", |n| {
+            COLORMAPS.iter().any(|(c, _)| c == n)
+        }) && let Some(i) = COLORMAPS.iter().position(|(c, _)| *c == name)
+            && i != self.colormap
+        {
+            self.colormap = i;
+            self.lut_dirty = true;
+        }
+        if let Some(b) = f.get::<bool>("spectrum_strip") {
+            self.show_spectrum = b;
+        }
+        f.notes
+    }
 }
 
 #[cfg(test)]

@@ -523,6 +523,14 @@ impl Scene for TimeSeries {
         "timeseries"
     }
 
+    fn saved_settings(&self) -> serde_json::Value {
+        self.settings_json()
+    }
+
+    fn restore_settings(&mut self, saved: &serde_json::Value) -> Vec<String> {
+        self.restore_json(saved)
+    }
+
     /// A paused chart stands still once its source has delivered everything (a file read to
     /// its end); a following chart, or a source still delivering, keeps drawing.
     fn animating(&self) -> bool {

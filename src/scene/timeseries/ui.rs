@@ -635,3 +635,21 @@ impl TimeSeries {
         }
     }
 }
+
+/// The side panel's settings kept between runs ([`crate::scene::Scene::saved_settings`]):
+/// `window_s`, the chart's time window in seconds.
+impl TimeSeries {
+    pub(super) fn settings_json(&self) -> serde_json::Value {
+        serde_json::json!({ "window_s": self.window_s })
+    }
+
+    pub(super) fn restore_json(&mut self, saved: &serde_json::Value) -> Vec<String> {
+        let mut f = crate::settings::Fields::new("timeseries", saved);
+        if let Some(w) = f.get_if::<f64>("window_s", "in 1e-6..=3.2e9 s", |w| {
+            (1e-6..=3.2e9).contains(w)
+        }) {
+            self.window_s = w;
+        }
+        f.notes
+    }
+}

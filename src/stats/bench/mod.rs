@@ -22,7 +22,8 @@ mod transfer;
 
 pub use kernel::{Kernel, KernelOptions, default_particle_counts, kernel_tables};
 pub use scene::{
-    BenchError, SceneBench, SceneResult, run_scene, scene_markdown, scene_report, write_json,
+    BenchError, SceneBench, SceneResult, run_scene, run_scene_with, scene_markdown, scene_report,
+    write_json,
 };
 pub use transfer::{
     ReadbackRow, UPLOAD_SIZES, UploadRow, human_bytes, payload, readback_table, transfer_markdown,
@@ -33,6 +34,7 @@ use std::fmt::Write as _;
 
 use crate::gpu::Gpu;
 use crate::gpu::upload::Strategy;
+use crate::progress::Progress;
 use crate::scene::SCENES;
 
 use scene::{mb, ratio};
@@ -46,7 +48,9 @@ pub fn all_scenes() -> Vec<String> {
 }
 
 /// Runs `vizdeck bench` (see the module docs): scene runs, then `--upload` tables, then
-/// `--kernels` tables; prints every table and writes the reports into `--out`.
+/// `--kernels` tables; prints every table and writes the reports into `--out`. A terminal
+/// progress bar on stderr ([`Progress`]) counts the runs (each scene run, its run with
+/// screenshots, the transfer tables, each kernel table) and names the one going on.
 ///
 /// # Errors
 ///
@@ -80,6 +84,10 @@ pub fn run(args: &crate::cli::BenchArgs) -> anyhow::Result<()> {
             );
         }
     }
+    let runs = scenes.len() * (1 + usize::from(args.screenshots))
+        + usize::from(!args.upload.is_empty())
+        + args.kernels.len();
+    let mut progress = Progress::new("bench", runs as u64, "runs");
     let mut overview = String::new();
     if !scenes.is_empty() {
         overview.push_str(
@@ -104,7 +112,13 @@ pub fn run(args: &crate::cli::BenchArgs) -> anyhow::Result<()> {
             upload: args.scene_upload,
             composite: args.composite,
         };
-        let r = run_scene(&gpu, &b, &args.out)?;
+        let r = run_scene_with(
+            &gpu,
+            &b,
+            &args.out,
+            &mut scene_frames(&mut progress, &b, ""),
+        )?;
+        progress.inc(1);
         composite_used = r.composite_used;
         if let Some(reason) = r.metrics.get("auto_reason").and_then(|v| v.as_str()) {
             let drawn = r
@@ -146,7 +160,13 @@ pub fn run(args: &crate::cli::BenchArgs) -> anyhow::Result<()> {
                 screenshot_dir: Some(dir.clone()),
                 ..b.clone()
             };
-            let rs = run_scene(&gpu, &bs, &args.out)?;
+            let rs = run_scene_with(
+                &gpu,
+                &bs,
+                &args.out,
+                &mut scene_frames(&mut progress, &bs, " with screenshots"),
+            )?;
+            progress.inc(1);
             if !args.keep_screenshots {
                 let _ = std::fs::remove_dir_all(&dir);
             }
@@ -243,8 +263,10 @@ pub fn run(args: &crate::cli::BenchArgs) -> anyhow::Result<()> {
                 })
                 .collect::<anyhow::Result<_>>()?
         };
+        progress.set_item("upload and readback tables");
         let up = upload_table(&gpu, &strategies, &args.upload_sizes, args.upload_frames);
         let rb = readback_table(&gpu, &args.upload_sizes, args.upload_frames);
+        progress.inc(1);
         let md = transfer_markdown(&gpu, &up, &rb);
         println!("\n{md}");
         write_json(
@@ -278,10 +300,16 @@ pub fn run(args: &crate::cli::BenchArgs) -> anyhow::Result<()> {
                 .then(|| args.pointcloud_clouds.clone()),
             pointcloud_budget: args.pointcloud_budget,
         };
-        let text = kernel_tables(&gpu, &args.kernels, &o);
+        let mut text = String::new();
+        for k in &args.kernels {
+            progress.set_item(format!("kernel table {}", kernel_name(*k)));
+            text.push_str(&kernel_tables(&gpu, std::slice::from_ref(k), &o));
+            progress.inc(1);
+        }
         println!("\n{text}");
         std::fs::write(args.out.join("bench-kernels.md"), &text)?;
     }
+    progress.finish();
     let errors = gpu.error_messages();
     if let Some(first) = errors.first() {
         anyhow::bail!(
@@ -291,4 +319,24 @@ pub fn run(args: &crate::cli::BenchArgs) -> anyhow::Result<()> {
         );
     }
     Ok(())
+}
+
+/// The `on_frame` of a scene run: the bar's item is the run and its frame count.
+fn scene_frames<'a>(
+    progress: &'a mut Progress,
+    b: &'a SceneBench,
+    tag: &'a str,
+) -> impl FnMut(u64, u64) + 'a {
+    move |done, total| {
+        progress.set_item(format!(
+            "{} {}x{}{tag}, frame {done}/{total}",
+            b.scene, b.size.0, b.size.1
+        ));
+    }
+}
+
+/// The name `--kernels` gives kernel `k`.
+fn kernel_name(k: Kernel) -> String {
+    clap::ValueEnum::to_possible_value(&k)
+        .map_or_else(|| format!("{k:?}"), |v| v.get_name().to_string())
 }

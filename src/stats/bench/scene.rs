@@ -99,6 +99,21 @@ fn file_err(path: &Path, e: impl std::fmt::Display) -> BenchError {
 /// [`BenchError::Scene`] when the scene does not start or the size exceeds the adapter's limit;
 /// [`BenchError::File`] when the CSV cannot be written.
 pub fn run_scene(gpu: &Gpu, b: &SceneBench, out_dir: &Path) -> Result<SceneResult, BenchError> {
+    run_scene_with(gpu, b, out_dir, &mut |_, _| {})
+}
+
+/// [`run_scene`], calling `on_frame(frames done, frames in all)` after every frame (warm-up
+/// included), for a progress display.
+///
+/// # Errors
+///
+/// As [`run_scene`].
+pub fn run_scene_with(
+    gpu: &Gpu,
+    b: &SceneBench,
+    out_dir: &Path,
+    on_frame: &mut dyn FnMut(u64, u64),
+) -> Result<SceneResult, BenchError> {
     let scene_err = |reason: String| BenchError::Scene {
         scene: b.scene.clone(),
         reason,
@@ -167,6 +182,7 @@ pub fn run_scene(gpu: &Gpu, b: &SceneBench, out_dir: &Path) -> Result<SceneResul
         let (times, _) = deck.frame(gpu, &out, raw, FRAME_DT);
         gpu.wait_idle();
         deck.end_frame(gpu, &times, Instant::now());
+        on_frame(i + 1, total);
     }
     gpu.wait_idle();
     let memory = ProcessMemory::read();
