@@ -13,6 +13,7 @@ pub mod headless;
 pub mod logging;
 pub mod pointcloud;
 pub mod progress;
+pub mod publish;
 pub mod report;
 pub mod scene;
 pub mod series;

@@ -336,10 +336,21 @@ impl Progress {
         self.redraw(true);
     }
 
-    /// Names the item being worked on (shown after the counts).
+    /// Names the item being worked on (shown after the counts; drawn at once when it changed).
     pub fn set_item(&mut self, item: impl Into<String>) {
-        self.item = item.into();
-        self.redraw(true);
+        let item = item.into();
+        let changed = item != self.item;
+        self.item = item;
+        self.redraw(changed);
+    }
+
+    /// [`set`](Self::set) and [`set_item`](Self::set_item) in one update.
+    pub fn update(&mut self, done: u64, item: impl Into<String>) {
+        let item = item.into();
+        let changed = item != self.item;
+        self.done = done;
+        self.item = item;
+        self.redraw(changed);
     }
 
     /// The bar's text: `"3/12 runs · particles 1280x720 · 1:40 left"`.

@@ -235,11 +235,11 @@ impl AudioSource {
             if bar.total() != total {
                 bar.set_total(total);
             }
-            bar.set_item(match stage {
+            let what = match stage {
                 file::DecodeStage::Reading => "reading",
                 file::DecodeStage::Decoding => "decoding",
-            });
-            bar.set(done);
+            };
+            bar.update(done, what);
             true
         })?;
         bar.finish();

@@ -394,8 +394,8 @@ impl PointCloud {
                     Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
                         let (e, text) = progress.describe(started.elapsed().as_secs_f64());
                         // The bar's own time left is the fraction's; the line has the stage.
-                        bar.set_item(text.split(" · ").next().unwrap_or_default().to_string());
-                        bar.set((e.fraction * 1000.0) as u64);
+                        let stage = text.split(" · ").next().unwrap_or_default();
+                        bar.update((e.fraction * 1000.0) as u64, stage);
                     }
                 }
             }

@@ -1,0 +1,5 @@
+//! Many screens on one logical frame: `--publish URL` sends what the active scenes ingest
+//! through an MQTT broker, as data (keyframes retained, deltas in between); `--follow URL`
+//! renders the publisher's logical frame from them. [`protocol`]: the wire format.
+
+pub mod protocol;
