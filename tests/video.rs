@@ -508,3 +508,99 @@ fn resizing_ends_the_recording_with_a_complete_file() {
     assert!(frames >= 1);
     assert!(deck.videos()[0].stopped_because.is_some());
 }
+
+/// A window whose surface is BGRA (as X11 surfaces are) records the same colours: the frames are
+/// handed to ffmpeg as `bgra`. The last video frame (every frame one video frame here) is the
+/// output as read back, cropped to the scene panel, and its mean of red minus blue (far from zero
+/// for the particles) is the output's, not its negative.
+#[test]
+#[ignore = "needs ffmpeg: run through `cargo xtask test`"]
+fn bgra_output_keeps_its_colours() {
+    let gpu = common::gpu();
+    let format = wgpu::TextureFormat::Bgra8Unorm;
+    let cli = <vizdeck::cli::Cli as clap::Parser>::try_parse_from([
+        "vizdeck",
+        "--scene",
+        "particles",
+        "--seed",
+        "3",
+    ])
+    .expect("flags");
+    let mut deck = Deck::new(&gpu, format, cli.scene_index(), cli.scene_config());
+    deck.set_overlay(false);
+    let video = tmp("bgra.mkv");
+    deck.start_video(Some(video.clone()), vizdeck::deck::VideoClock::PerFrame)
+        .expect("start");
+    let size = (480, 320);
+    let rgba = common::render_frames(&gpu, &mut deck, format, size, 20);
+    deck.finish_video(&gpu).expect("finished");
+    let (x, y, w, h) = deck.scene_rect_px();
+    let (frames, vw, vh, _) = probe(&video);
+    assert_eq!((frames, vw, vh), (20, w & !1, h & !1));
+    let decoded = decode(&video, vw, vh);
+    let want = crop(&rgba, size.0, (x, y, vw, vh));
+    // The mean of red minus blue: the particles' warm colours make it far from zero, and a swap
+    // would flip its sign.
+    let red_minus_blue = |rgba: &[u8]| {
+        let n = (rgba.len() / 4) as f64;
+        rgba.chunks_exact(4)
+            .map(|p| f64::from(p[0]) - f64::from(p[2]))
+            .sum::<f64>()
+            / n
+    };
+    let last = decoded.last().expect("a frame");
+    let same = block_diff(last, &want, vw);
+    let (got, expected) = (red_minus_blue(last), red_minus_blue(&want));
+    eprintln!("bgra: block diff {same:.3}; red - blue: video {got:.2}, output {expected:.2}");
+    assert!(same < 3.0, "{same:.2}");
+    assert!(
+        expected.abs() > 2.0,
+        "a test image with colour: {expected:.2}"
+    );
+    assert!(
+        (got - expected).abs() < 0.25 * expected.abs(),
+        "{got:.2} vs {expected:.2}"
+    );
+}
+
+/// The window without ffmpeg on PATH: `--record-video` is one message (a toast, and the log) and
+/// the window runs on to its last frame, exiting 0; no file.
+#[test]
+#[ignore = "needs Xvfb: run through `cargo xtask test` or `cargo xtask services`"]
+fn window_without_ffmpeg_runs_on() {
+    let display = std::env::var("VIZDECK_TEST_DISPLAY")
+        .expect("VIZDECK_TEST_DISPLAY is not set: run through `cargo xtask services`");
+    let video = tmp("window-never.mp4");
+    let o = bin()
+        .env("PATH", path_without_ffmpeg())
+        .env("DISPLAY", &display)
+        .env_remove("WAYLAND_DISPLAY")
+        .args([
+            "--scene",
+            "timeseries",
+            "--frames",
+            "20",
+            "--size",
+            "480x320",
+            "--record-video",
+            video.to_str().unwrap(),
+        ])
+        .output()
+        .expect("run vizdeck");
+    let all = text(&o);
+    assert!(o.status.success(), "{all}");
+    assert!(!all.contains("panicked"), "{all}");
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(
+        stderr
+            .matches("video recording needs ffmpeg on PATH: apt-get install ffmpeg")
+            .count(),
+        1,
+        "{all}"
+    );
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("vizdeck: frames 20"),
+        "{all}"
+    );
+    assert!(!video.exists());
+}
