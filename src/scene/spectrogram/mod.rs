@@ -418,18 +418,8 @@ impl Spectrogram {
         self.source.set_paused(false);
         self.source.set_stop_at(None);
         self.source.set_fast(false);
-        self.drained_total = 0;
-        self.gap_total = 0;
-        self.holes.clear();
-        self.dropped_passed = 0;
-        self.dropped_seen = self.source.dropped();
-        self.next_start = 0;
-        self.a.cpu.reset();
-        self.a.tail.clear();
+        self.reset_stream();
         self.restart_history();
-        self.frozen = false;
-        self.fit_cols = None;
-        self.whole_file = false;
         if whole {
             self.open_file_whole();
         }
@@ -570,12 +560,9 @@ impl Spectrogram {
         }
     }
 
-    /// A new source took the place of the old one (opened with `opts`): a new timeline from
-    /// time 0, the analysis rebuilt for its rate, a file analysed whole.
-    fn source_replaced(&mut self, gpu: &Gpu, opts: AudioOptions) {
-        self.options = opts;
-        self.error = None;
-        self.scene_time = 0.0;
+    /// The stream counters and the analysis' carried state back to the start of a stream
+    /// (time 0, nothing drained, no gaps), unfrozen and not fitted to a file.
+    fn reset_stream(&mut self) {
         self.drained_total = 0;
         self.gap_total = 0;
         self.holes.clear();
@@ -587,6 +574,15 @@ impl Spectrogram {
         self.fit_cols = None;
         self.whole_file = false;
         self.frozen = false;
+    }
+
+    /// A new source took the place of the old one (opened with `opts`): a new timeline from
+    /// time 0, the analysis rebuilt for its rate, a file analysed whole.
+    fn source_replaced(&mut self, gpu: &Gpu, opts: AudioOptions) {
+        self.options = opts;
+        self.error = None;
+        self.scene_time = 0.0;
+        self.reset_stream();
         let settings = self.a.settings.clone();
         if let Err(e) = self.apply_settings(gpu, settings) {
             self.error = Some(e.to_string());
