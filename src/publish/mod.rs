@@ -1,5 +1,7 @@
 //! Many screens on one logical frame: `--publish URL` sends what the active scenes ingest
 //! through an MQTT broker, as data (keyframes retained, deltas in between); `--follow URL`
-//! renders the publisher's logical frame from them. [`protocol`]: the wire format.
+//! renders the publisher's logical frame from them. [`protocol`]: the wire format; [`follow`]:
+//! the follower's ordering of keyframes and deltas.
 
+pub mod follow;
 pub mod protocol;

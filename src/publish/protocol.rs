@@ -1,5 +1,4 @@
-//! The wire format of `--publish` / `--follow` (version [`VERSION`]; documented in
-//! `docs/publish-protocol.md`).
+//! The wire format of `--publish` / `--follow`, version [`VERSION`] (this is its specification).
 //!
 //! Every MQTT message is one frame:
 //!
@@ -66,8 +65,8 @@ pub struct SeriesSamples {
     pub name: String,
     /// Sample times, s.
     pub times: Vec<f64>,
-    /// Sample values.
-    pub values: Vec<f64>,
+    /// Sample values (the store keeps f32).
+    pub values: Vec<f32>,
 }
 
 /// A keyframe of the time-series scene: every series with its samples of the last
@@ -188,7 +187,7 @@ mod tests {
                     id: 3,
                     name: "a".into(),
                     times: (0..n).map(|i| i as f64 * 0.01).collect(),
-                    values: (0..n).map(|i| (i as f64).sin()).collect(),
+                    values: (0..n).map(|i| (i as f32).sin()).collect(),
                 }],
             }),
         }

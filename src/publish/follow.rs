@@ -1,0 +1,275 @@
+//! The follower's ordering of a publisher's time-series messages ([`SeriesFollow`]): keyframes
+//! and deltas arrive on two topics (MQTT orders messages within a topic only), possibly
+//! repeated (a retained keyframe, a QoS 1 redelivery) or with some missing (a broker restart, a
+//! follower that fell behind). One sequence number per publisher and scene puts them in order.
+//!
+//! Rules: nothing is applied before the first keyframe (deltas that come first are held, a
+//! bounded number); a keyframe applies its samples and makes the next sequence number the one
+//! after it; a delta with the expected number is applied; one already applied is ignored; one
+//! past the expected number is a gap: it is counted, and deltas are held (at most
+//! [`MAX_HELD`], the oldest dropped) until the next keyframe, which the publisher sends every
+//! few seconds — a follower skips to it instead of buffering without bound. Samples are applied
+//! once: per series, only those newer than the newest applied (a keyframe overlaps the deltas
+//! before it).
+
+use std::collections::{BTreeMap, HashMap};
+
+use super::protocol::{Body, Envelope, SeriesSamples};
+
+/// Most deltas held while waiting for a keyframe.
+pub const MAX_HELD: usize = 512;
+
+/// The follower's state for one publisher's time series.
+#[derive(Debug, Default)]
+pub struct SeriesFollow {
+    /// The publisher followed (the first one heard).
+    publisher: Option<u64>,
+    /// The sequence number the next delta should have.
+    next_seq: Option<u64>,
+    /// Deltas held until a keyframe, by sequence number.
+    held: BTreeMap<u64, Envelope>,
+    /// The newest sample time applied, per series id.
+    newest: HashMap<u32, f64>,
+    /// Messages missing in the sequence (a gap of 3 counts 3).
+    pub gaps: u64,
+    /// Keyframes applied.
+    pub keyframes_used: u64,
+    /// Messages from another publisher on the same topic (ignored).
+    pub other_publisher: u64,
+    /// Messages that came again (already applied).
+    pub repeated: u64,
+    /// Deltas dropped because too many were held.
+    pub dropped_held: u64,
+    /// The last applied message's publisher frame and stream time, s.
+    pub at: Option<(u64, f64)>,
+}
+
+impl SeriesFollow {
+    /// Takes one message; returns the samples to ingest, in order, each series' samples newer
+    /// than any applied before.
+    pub fn accept(&mut self, e: Envelope) -> Vec<SeriesSamples> {
+        match self.publisher {
+            None => self.publisher = Some(e.publisher),
+            Some(p) if p != e.publisher => {
+                self.other_publisher += 1;
+                return Vec::new();
+            }
+            Some(_) => {}
+        }
+        let mut out = Vec::new();
+        match &e.body {
+            Body::SeriesKey(_) => {
+                let waiting = self.next_seq.is_none();
+                if waiting || e.seq >= self.next_seq.unwrap_or(0) {
+                    self.keyframes_used += 1;
+                    self.next_seq = Some(e.seq + 1);
+                    self.apply(e, &mut out);
+                    self.replay(&mut out);
+                } else {
+                    // An older keyframe (the retained one, heard late): its samples are known.
+                    self.repeated += 1;
+                }
+            }
+            Body::SeriesDelta(_) => match self.next_seq {
+                None => self.hold(e),
+                Some(n) if e.seq < n => self.repeated += 1,
+                Some(n) if e.seq == n => {
+                    self.next_seq = Some(n + 1);
+                    self.apply(e, &mut out);
+                    self.replay(&mut out);
+                }
+                Some(n) => {
+                    // A gap: wait for the next keyframe.
+                    self.gaps += e.seq - n;
+                    self.next_seq = None;
+                    self.hold(e);
+                }
+            },
+        }
+        out
+    }
+
+    /// Whether the follower waits for a keyframe (at the start, or after a gap).
+    pub fn waiting_for_keyframe(&self) -> bool {
+        self.next_seq.is_none()
+    }
+
+    /// Deltas held now.
+    pub fn held(&self) -> usize {
+        self.held.len()
+    }
+
+    fn hold(&mut self, e: Envelope) {
+        self.held.insert(e.seq, e);
+        while self.held.len() > MAX_HELD {
+            self.held.pop_first();
+            self.dropped_held += 1;
+        }
+    }
+
+    /// Applies the held deltas that follow on from the expected number; drops those before it.
+    fn replay(&mut self, out: &mut Vec<SeriesSamples>) {
+        while let Some(n) = self.next_seq {
+            let Some((&first, _)) = self.held.first_key_value() else {
+                return;
+            };
+            if first < n {
+                self.held.pop_first();
+            } else if first == n {
+                if let Some((_, e)) = self.held.pop_first() {
+                    self.next_seq = Some(n + 1);
+                    self.apply(e, out);
+                }
+            } else {
+                return;
+            }
+        }
+    }
+
+    fn apply(&mut self, e: Envelope, out: &mut Vec<SeriesSamples>) {
+        self.at = Some((e.frame, e.stream_s));
+        let series = match e.body {
+            Body::SeriesKey(k) => k.series,
+            Body::SeriesDelta(d) => d.series,
+        };
+        for mut s in series {
+            let newest = self.newest.get(&s.id).copied().unwrap_or(f64::NEG_INFINITY);
+            let from = s.times.partition_point(|&t| t <= newest);
+            if from == s.times.len() {
+                continue;
+            }
+            s.times.drain(..from);
+            s.values.drain(..from);
+            if let Some(&t) = s.times.last() {
+                self.newest.insert(s.id, t);
+            }
+            out.push(s);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::publish::protocol::{SeriesDelta, SeriesKeyframe};
+
+    /// Samples at times t0..t1 (one a second), value = time × 10.
+    fn samples(t0: u32, t1: u32) -> SeriesSamples {
+        SeriesSamples {
+            id: 0,
+            name: "a".into(),
+            times: (t0..t1).map(f64::from).collect(),
+            values: (t0..t1).map(|t| t as f32 * 10.0).collect(),
+        }
+    }
+
+    fn msg(seq: u64, key: bool, t0: u32, t1: u32) -> Envelope {
+        Envelope {
+            publisher: 9,
+            seq,
+            frame: seq,
+            stream_s: f64::from(t1),
+            scene: "timeseries".into(),
+            body: if key {
+                Body::SeriesKey(SeriesKeyframe {
+                    window_s: 10.0,
+                    series: vec![samples(t0, t1)],
+                })
+            } else {
+                Body::SeriesDelta(SeriesDelta {
+                    series: vec![samples(t0, t1)],
+                })
+            },
+        }
+    }
+
+    /// The times applied, in order.
+    fn times(f: &mut SeriesFollow, msgs: Vec<Envelope>) -> Vec<f64> {
+        msgs.into_iter()
+            .flat_map(|m| f.accept(m))
+            .flat_map(|s| s.times)
+            .collect()
+    }
+
+    fn range(t0: u32, t1: u32) -> Vec<f64> {
+        (t0..t1).map(f64::from).collect()
+    }
+
+    #[test]
+    fn in_order_with_deltas_before_the_first_keyframe() {
+        let mut f = SeriesFollow::default();
+        // Deltas 5 and 6 arrive before keyframe 4 (samples 0..10); 3 is older than it.
+        let got = times(
+            &mut f,
+            vec![
+                msg(5, false, 10, 12),
+                msg(3, false, 6, 8),
+                msg(6, false, 12, 13),
+                msg(4, true, 0, 10),
+                msg(7, false, 13, 15),
+            ],
+        );
+        assert_eq!(got, range(0, 15));
+        assert_eq!((f.keyframes_used, f.gaps, f.held()), (1, 0, 0));
+        assert_eq!(f.at, Some((7, 15.0)));
+    }
+
+    #[test]
+    fn repeats_are_applied_once_and_keyframes_overlap() {
+        let mut f = SeriesFollow::default();
+        let got = times(
+            &mut f,
+            vec![
+                msg(1, true, 0, 5),
+                msg(2, false, 5, 7),
+                msg(2, false, 5, 7),
+                // A keyframe overlapping what was applied: only the newer samples.
+                msg(3, true, 2, 9),
+                msg(1, true, 0, 5),
+            ],
+        );
+        assert_eq!(got, range(0, 9));
+        assert_eq!(f.repeated, 2);
+        assert_eq!(f.keyframes_used, 2);
+    }
+
+    #[test]
+    fn a_gap_waits_for_the_next_keyframe() {
+        let mut f = SeriesFollow::default();
+        let got = times(
+            &mut f,
+            vec![
+                msg(1, true, 0, 2),
+                msg(2, false, 2, 3),
+                // 3 and 4 are lost: 5 is held, as is 6, until keyframe 7 (samples 0..8).
+                msg(5, false, 5, 6),
+                msg(6, false, 6, 7),
+            ],
+        );
+        assert_eq!(got, range(0, 3));
+        assert!(f.waiting_for_keyframe());
+        assert_eq!(f.gaps, 2);
+        let got = times(&mut f, vec![msg(7, true, 0, 8), msg(8, false, 8, 9)]);
+        assert_eq!(got, range(3, 9));
+        assert_eq!(
+            f.held(),
+            0,
+            "the held deltas before the keyframe are dropped"
+        );
+    }
+
+    #[test]
+    fn memory_is_bounded_while_waiting_and_other_publishers_are_ignored() {
+        let mut f = SeriesFollow::default();
+        let n = MAX_HELD as u64 + 100;
+        for seq in 0..n {
+            assert!(f.accept(msg(seq + 10, false, 0, 1)).is_empty());
+        }
+        assert_eq!(f.held(), MAX_HELD);
+        assert_eq!(f.dropped_held, 100);
+        let mut other = msg(1, true, 0, 3);
+        other.publisher = 10;
+        assert!(f.accept(other).is_empty());
+        assert_eq!(f.other_publisher, 1);
+    }
+}
