@@ -774,6 +774,21 @@ impl Cli {
         Ok(cli)
     }
 
+    /// Whether `id` is the clap id of one of the flags (`fft_size` for `--fft-size`).
+    pub fn is_flag_id(id: &str) -> bool {
+        static IDS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+        IDS.get_or_init(|| {
+            use clap::CommandFactory;
+            Cli::command()
+                .get_arguments()
+                .filter(|a| a.get_long().is_some())
+                .map(|a| a.get_id().to_string())
+                .collect()
+        })
+        .iter()
+        .any(|i| i == id)
+    }
+
     /// Whether flag `id` (clap's id: `fft_size` for `--fft-size`) was given on the command line.
     pub fn given(&self, id: &str) -> bool {
         self.explicit.iter().any(|e| e == id)
@@ -804,6 +819,8 @@ impl Cli {
         use clap::CommandFactory;
         let mut notes = Vec::new();
         let mut extra: Vec<String> = Vec::new();
+        // What each saved flag came from, for the notes (`spectrogram.fft_size = 1000`).
+        let mut names: std::collections::HashMap<String, String> = Default::default();
         if !self.given("scene")
             && let Some(id) = &saved.scene
         {
@@ -849,7 +866,9 @@ impl Cli {
                         continue;
                     }
                 };
-                extra.push(format!("--{long}={text}"));
+                let arg = format!("--{long}={text}");
+                names.insert(arg.clone(), format!("{scene}.{key} = {text}"));
+                extra.push(arg);
             }
         }
         let argv = if self.argv.is_empty() {
@@ -868,14 +887,16 @@ impl Cli {
         for arg in extra {
             match with(std::slice::from_ref(&arg)) {
                 Ok(_) => kept.push(arg),
-                Err(e) => notes.push(format!(
-                    "saved {arg}: {}",
-                    e.to_string()
+                Err(e) => {
+                    let why = e.to_string();
+                    let why = why
                         .lines()
                         .next()
                         .unwrap_or("")
-                        .trim_start_matches("error: ")
-                )),
+                        .trim_start_matches("error: ");
+                    let from = names.get(&arg).map_or(arg.as_str(), String::as_str);
+                    notes.push(format!("{from}: {why}"));
+                }
             }
         }
         match with(&kept) {

@@ -89,8 +89,9 @@ pub struct Loaded {
 }
 
 /// Reads the settings file at `path`. A missing file gives the defaults silently. A file that
-/// does not read as settings is renamed to `<path>.corrupt-<unix seconds>` (kept aside, not
-/// overwritten later) and the defaults are returned with a message naming both paths.
+/// is not a JSON object is renamed to `<path>.corrupt-<unix seconds>` (kept aside, not
+/// overwritten later) and the defaults are returned with a message naming both paths; in an
+/// object, a field of the wrong shape is skipped (named in the message) and the others are used.
 pub fn load(path: &Path) -> Loaded {
     let text = match std::fs::read(path) {
         Ok(t) => t,
@@ -110,25 +111,57 @@ pub fn load(path: &Path) -> Loaded {
             };
         }
     };
-    match serde_json::from_slice::<Settings>(&text) {
-        Ok(settings) => Loaded {
-            settings,
-            message: None,
-        },
-        Err(e) => {
-            let aside = aside_path(path);
-            let kept = match std::fs::rename(path, &aside) {
-                Ok(()) => format!("kept as {}", aside.display()),
-                Err(re) => format!("and it could not be renamed aside ({re})"),
-            };
+    match serde_json::from_slice::<serde_json::Value>(&text) {
+        Ok(serde_json::Value::Object(fields)) => {
+            // Field by field: one of the wrong shape is skipped, the others kept.
+            let mut settings = Settings::default();
+            let mut skipped = Vec::new();
+            for (key, value) in fields {
+                let mut one = serde_json::Map::new();
+                one.insert(key.clone(), value);
+                match serde_json::from_value::<Settings>(serde_json::Value::Object(one)) {
+                    Ok(s) => match key.as_str() {
+                        "version" => settings.version = s.version,
+                        "window" => settings.window = s.window,
+                        "scene" => settings.scene = s.scene,
+                        "overlay" => settings.overlay = s.overlay,
+                        "scenes" => settings.scenes = s.scenes,
+                        "recent" => settings.recent = s.recent,
+                        _ => {}
+                    },
+                    Err(e) => skipped.push(format!("{key}: {e}")),
+                }
+            }
             Loaded {
-                settings: Settings::default(),
-                message: Some(format!(
-                    "settings file {} does not read ({e}): using the defaults; the file was {kept}",
-                    path.display()
-                )),
+                settings,
+                message: (!skipped.is_empty()).then(|| {
+                    format!(
+                        "settings file {}: skipped {} (the rest is used)",
+                        path.display(),
+                        skipped.join("; ")
+                    )
+                }),
             }
         }
+        Ok(_) => corrupt(path, "not a JSON object"),
+        Err(e) => corrupt(path, &e.to_string()),
+    }
+}
+
+/// The defaults, with the message for a settings file at `path` that does not read (`why`),
+/// renamed aside first.
+fn corrupt(path: &Path, why: &str) -> Loaded {
+    let aside = aside_path(path);
+    let kept = match std::fs::rename(path, &aside) {
+        Ok(()) => format!("kept as {}", aside.display()),
+        Err(re) => format!("and it could not be renamed aside ({re})"),
+    };
+    Loaded {
+        settings: Settings::default(),
+        message: Some(format!(
+            "settings file {} does not read ({why}): using the defaults; the file was {kept}",
+            path.display()
+        )),
     }
 }
 
@@ -176,9 +209,6 @@ pub struct Start {
     pub settings: Settings,
     /// The scene config of the flags and defaults alone, before the saved settings were applied.
     pub defaults: crate::scene::SceneConfig,
-    /// Ids of the flags given on the command line: the scenes' saved fields of these names are
-    /// not restored (the flag wins).
-    pub explicit: Vec<String>,
     /// One line each for the user: the file did not read, a saved value was skipped.
     pub messages: Vec<String>,
 }
@@ -192,7 +222,6 @@ pub fn start(cli: &mut crate::cli::Cli) -> Start {
             path: None,
             settings: Settings::default(),
             defaults,
-            explicit: cli.explicit.clone(),
             messages: Vec::new(),
         };
     };
@@ -207,7 +236,6 @@ pub fn start(cli: &mut crate::cli::Cli) -> Start {
         path: Some(path),
         settings: loaded.settings,
         defaults,
-        explicit: cli.explicit.clone(),
         messages,
     }
 }
@@ -391,10 +419,23 @@ mod tests {
             std::fs::read(&aside[0]).expect("kept"),
             b"{\"scene\": \"spectro"
         );
-        // A wrongly shaped file (valid JSON) is treated the same.
-        std::fs::write(&path, b"{\"recent\": 5}").expect("write");
+        // Valid JSON that is not an object is treated the same.
+        std::fs::write(&path, b"[1, 2]").expect("write");
         assert!(load(&path).message.is_some());
         assert_eq!(std::fs::read_dir(&d).expect("dir").count(), 2);
+        // In an object, a field of the wrong shape is skipped and named; the others are kept,
+        // and the file stays where it is.
+        std::fs::write(
+            &path,
+            b"{\"recent\": 5, \"scene\": \"particles\", \"window\": {\"width\": -5}}",
+        )
+        .expect("write");
+        let l = load(&path);
+        let m = l.message.expect("a message");
+        assert!(m.contains("recent:") && m.contains("window:"), "{m}");
+        assert!(!m.contains("scene:"), "{m}");
+        assert_eq!(l.settings.scene.as_deref(), Some("particles"));
+        assert!(path.exists());
     }
 
     #[test]

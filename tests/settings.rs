@@ -153,13 +153,15 @@ fn saved_values_pass_the_flags_parsers_and_given_flags_win() {
     assert_eq!(cli.fft_size, vizdeck::audio::stft::DEFAULT_FFT_SIZE);
     assert_eq!(notes.len(), 2, "{notes:?}");
     assert!(
-        notes.iter().any(|n| n.contains("--fft-size=1000")),
+        notes
+            .iter()
+            .any(|n| n.starts_with("spectrogram.fft_size = 1000: ") && n.contains("--fft-size")),
         "{notes:?}"
     );
     assert!(
         notes
             .iter()
-            .any(|n| n.contains("--particle-mode=no-such-mode")),
+            .any(|n| n.starts_with("particles.particle_mode = no-such-mode: ")),
         "{notes:?}"
     );
     // A saved hop above an FFT size given on the command line fails `check` and is skipped.
@@ -211,7 +213,6 @@ fn panel_settings_round_trip_through_the_file() {
             path: Some(path.clone()),
             settings: saved,
             defaults: cli.scene_config(),
-            explicit: Vec::new(),
             messages: Vec::new(),
         });
         deck

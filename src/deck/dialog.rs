@@ -39,7 +39,7 @@ impl Deck {
         match FilePick::start("Open a file — vizdeck", FILTERS, start) {
             Ok(d) => self.dialog = Some(d),
             Err(e) => self.toast(format!(
-                "{e} in File ▸ Open, or drop the file on the window"
+                "{e} in File > Open, or drop the file on the window"
             )),
         }
     }

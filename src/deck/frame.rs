@@ -31,6 +31,13 @@ impl Deck {
         let uploaded_before = self.uploader.counters.bytes;
         self.poll_dialog(gpu);
         self.ensure_active(gpu);
+        if self.frame == 0
+            && let Some((_, at)) = &mut self.toast
+        {
+            // A toast given before the first frame (a settings file that did not read) is
+            // shown from the first frame on, not from before the window and scene opened.
+            *at = Instant::now();
+        }
         let tick = self.clock.tick(elapsed_s);
         if elapsed_s.is_finite() && elapsed_s > 0.0 {
             self.run_s += elapsed_s;

@@ -164,9 +164,15 @@ impl Deck {
     }
 
     pub(super) fn keys(&self, ui: &mut egui::Ui, commands: &mut Vec<UiCommand>) {
-        let open = ui.input(|i| i.modifiers.command && i.key_pressed(egui::Key::O));
-        let f10 = ui.input(|i| i.key_pressed(egui::Key::F10));
-        let (f1, f9, quit, digit, f12, shift) = ui.input(|i| {
+        // Each key with the modifiers held when it went down (the event's own): a quick
+        // Ctrl+Q whose Ctrl is up again by the time the frame reads the input still counts.
+        let (open, f10, f1, f9, quit, digit, f12, shift) = ui.input(|i| {
+            let down = |key: egui::Key, mods: fn(egui::Modifiers) -> bool| {
+                i.events.iter().any(|e| {
+                    matches!(e, egui::Event::Key { key: k, pressed: true, repeat: false, modifiers, .. }
+                        if *k == key && mods(*modifiers))
+                })
+            };
             let digit = SCENES.iter().position(|s| {
                 let key = match s.key {
                     '1' => egui::Key::Num1,
@@ -174,15 +180,17 @@ impl Deck {
                     '3' => egui::Key::Num3,
                     _ => egui::Key::Num4,
                 };
-                i.key_pressed(key) && !i.modifiers.any()
+                down(key, |m| !m.any())
             });
             (
-                i.key_pressed(egui::Key::F1),
-                i.key_pressed(egui::Key::F9),
-                i.modifiers.command && i.key_pressed(egui::Key::Q),
+                down(egui::Key::O, |m| m.command),
+                down(egui::Key::F10, |_| true),
+                down(egui::Key::F1, |_| true),
+                down(egui::Key::F9, |_| true),
+                down(egui::Key::Q, |m| m.command),
                 digit,
-                i.key_pressed(egui::Key::F12),
-                i.modifiers.shift,
+                down(egui::Key::F12, |_| true),
+                down(egui::Key::F12, |m| m.shift),
             )
         });
         if ui.memory(|m| m.focused().is_some()) {

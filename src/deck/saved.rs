@@ -17,8 +17,6 @@ pub(super) struct Kept {
     /// The scenes' inputs and settings from the flags and defaults alone (what *Reset settings*
     /// goes back to; the inputs opened since are kept).
     pub(super) defaults: Option<SceneConfig>,
-    /// Flags given on the command line: saved scene fields of these names are not restored.
-    pub(super) explicit: Vec<String>,
 }
 
 impl Kept {
@@ -27,21 +25,19 @@ impl Kept {
             path: None,
             settings: Settings::default(),
             defaults: None,
-            explicit: Vec::new(),
         }
     }
 }
 
 impl Deck {
     /// Keeps settings as [`crate::settings::start`] found them: the file (`None`: not kept),
-    /// what it held (each scene's part is restored when the scene opens, but for the fields named
-    /// like a flag the command line gave), and the scene config of the flags and defaults alone.
+    /// what it held (each scene's part is restored when the scene opens), and the scene config
+    /// of the flags and defaults alone.
     pub fn use_settings(&mut self, start: crate::settings::Start) {
         self.kept = Kept {
             path: start.path,
             settings: start.settings,
             defaults: Some(start.defaults),
-            explicit: start.explicit,
         };
     }
 
@@ -87,13 +83,14 @@ impl Deck {
         }
     }
 
-    /// Restores scene `index`'s saved settings into `scene`, just made; notes on fields skipped
-    /// are logged.
+    /// Restores scene `index`'s saved settings into `scene`, just made, but for the fields named
+    /// like a flag: those went through the flag's parser already ([`crate::cli::Cli::apply_saved`],
+    /// which said what it skipped). Notes on fields skipped are logged.
     pub(super) fn restore_saved(&self, index: usize, scene: &mut dyn Scene) {
         if let Some(v) = self.kept.settings.scenes.get(SCENES[index].id) {
             let mut v = v.clone();
             if let Some(fields) = v.as_object_mut() {
-                fields.retain(|k, _| !self.kept.explicit.contains(k));
+                fields.retain(|k, _| !crate::cli::Cli::is_flag_id(k));
             }
             for note in scene.restore_settings(&v) {
                 log::warn!("settings: {note} (skipped)");

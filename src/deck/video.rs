@@ -454,7 +454,7 @@ impl Video {
             let spec = writer.spec();
             if size != (spec.width, spec.height) {
                 return Err(format!(
-                    "the scene panel changed size, {}x{} → {}x{} px",
+                    "the scene panel changed size, {}x{} to {}x{} px",
                     spec.width, spec.height, size.0, size.1
                 ));
             }

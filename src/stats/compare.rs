@@ -257,7 +257,7 @@ impl CompareView {
                     .width(260.0)
                     .show_ui(ui, |ui| {
                         if self.offered.is_empty() {
-                            ui.label("no captures yet: Record ▸ Start (F9)");
+                            ui.label("no captures yet: Record > Start (F9)");
                         }
                         for c in &self.offered {
                             if ui

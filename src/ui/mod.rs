@@ -77,8 +77,8 @@ pub fn menu_bar(deck: &mut Deck, ui: &mut egui::Ui, commands: &mut Vec<UiCommand
                 ui.separator();
                 ui.label("Open a path (or drop a file on the window):");
                 ui.small(
-                    "sound (WAV, FLAC, Ogg, MP3) → spectrogram · CSV → time series · \
-                     LAS, LAZ, COPC (also an http(s) URL), PLY → point cloud",
+                    "sound (WAV, FLAC, Ogg, MP3): spectrogram · CSV: time series · \
+                     LAS, LAZ, COPC (also an http(s) URL), PLY: point cloud",
                 );
                 let edit = ui.add(
                     egui::TextEdit::singleline(&mut deck.open_path)
@@ -218,7 +218,7 @@ pub fn menu_bar(deck: &mut Deck, ui: &mut egui::Ui, commands: &mut Vec<UiCommand
             if let Some((path, secs)) = deck.video_status() {
                 ui.colored_label(
                     egui::Color32::from_rgb(255, 80, 80),
-                    format!("● REC {}", clock_text(secs)),
+                    format!("• REC {}", clock_text(secs)),
                 )
                 .on_hover_text(format!(
                     "recording video to {}  (F10 stops)",
@@ -281,7 +281,7 @@ pub fn overlay_area(rect: egui::Rect) -> egui::Rect {
 /// Tooltip of the overlay's first two rows.
 const TIP_FRAME_TIME: &str = "Frame time: the time from one present to the next (the CSV's \
 MsBetweenPresents), the figure every summary uses; FPS and the mean over the frames in the graph, \
-percentiles over every frame since View ▸ Reset statistics.";
+percentiles over every frame since View > Reset statistics.";
 
 /// Tooltip of the simulation-steps row.
 const TIP_STEPS: &str = "Fixed-timestep simulation (1/120 s a step) since the start. A frame \

@@ -258,8 +258,10 @@ impl Spectrogram {
         }
         // The newest column this frame ends at sample drained − pending − hop + N − 1 (pending =
         // samples kept for the next column); its capture instant comes from the source's clock,
-        // which counts dropped samples too (those of the holes passed).
+        // which counts dropped samples too (those of the holes passed). Not for files: they are
+        // analysed ahead of any clock (whole at open), so capture-to-present says nothing.
         if self.pending_cols > 0
+            && self.source.kind() != "file"
             && let Some((delivered, at)) = self.source.sample_clock()
         {
             let pending = match self.a.fft_on {

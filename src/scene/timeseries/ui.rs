@@ -166,7 +166,7 @@ impl TimeSeries {
                     "times: {field} in seconds from the publisher's own origin (numbers below \
                      1e8), charted as seconds"
                 ));
-                ui.label("no publish → present latency: relative times are not wall-clock time");
+                ui.label("no publish-to-present latency: relative times are not wall-clock time");
             }
             Some(TimeBase::Unix) => {
                 ui.label(format!("times: {field}, wall-clock"));
@@ -175,7 +175,7 @@ impl TimeSeries {
         }
         if let Some(lat) = &self.latency {
             ui.label(format!(
-                "publish → present: p50 {:.1} ms · p99 {:.1} ms ({} messages)",
+                "publish to present: p50 {:.1} ms · p99 {:.1} ms ({} messages)",
                 lat.quantile_ms(0.5),
                 lat.quantile_ms(0.99),
                 lat.messages()
