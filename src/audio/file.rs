@@ -358,6 +358,7 @@ pub fn decode_bytes_with(
         .and_then(|c| c.audio())
         .ok_or_else(|| unsupported("the audio track has no codec parameters".to_string()))?
         .clone();
+    let packet_frames = params.max_frames_per_packet;
     let mut sample_rate = params.sample_rate.unwrap_or(0);
     let mut channels = params.channels.as_ref().map_or(0, |c| c.count());
     if params.sample_rate == Some(0) {
@@ -489,7 +490,16 @@ pub fn decode_bytes_with(
     let frames = (samples.len() / channels) as u64;
     let secs = |f: u64| secs(f, sample_rate);
     let mut notes: Vec<String> = Vec::new();
-    if let Some(declared) = declared_frames.filter(|&d| d > frames) {
+    // A compressed stream's declared length (MP3's Xing/LAME header) may count one packet more
+    // than a decoder yields after trimming the encoder's delay and padding (sox's MP3s: one
+    // 1152-frame packet, which ffmpeg does not call an error either): up to one packet short is
+    // not a truncation. A WAV's declared size is exact.
+    let slack = if wav.is_some() {
+        0
+    } else {
+        packet_frames.unwrap_or(1152)
+    };
+    if let Some(declared) = declared_frames.filter(|&d| d > frames + slack) {
         notes.push(format!(
             "truncated: decoded {} of the {} the header declares",
             secs(frames),

@@ -15,7 +15,7 @@ use crate::gpu::shaders::{RenderOptions, SCENE_BLIT};
 #[serde(rename_all = "kebab-case")]
 pub enum Composite {
     /// `copy_texture_to_texture` into the scene's rect of the output, between a clear pass and
-    /// egui's pass; [`Composite::Blit`] where the output's format is not the scene's or the
+    /// egui's pass; the blit (below) where the output's format is not the scene's or the
     /// output cannot be copied into.
     #[default]
     Copy,

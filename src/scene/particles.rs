@@ -43,7 +43,7 @@ pub const SLOW_FRAME_S: f64 = 1.0 / 30.0;
 /// tick and renders with the interpolation alpha of its own step.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
 pub enum StepRate {
-    /// 60 Hz on a `DeviceType::Cpu` adapter (lavapipe: every step is a pass over all particles
+    /// 60 Hz on a CPU adapter (lavapipe: every step is a pass over all particles
     /// on the CPU, 4.9 ms at 131,072 and 43 ms at 1,048,576 on the 2-core project machine),
     /// 120 Hz elsewhere.
     #[default]

@@ -332,15 +332,22 @@ pub fn stats_overlay(deck: &Deck, painter: &egui::Painter, rect: egui::Rect) {
             live.hdr_percentile(99.9)
         ),
     ];
+    // The fixed-timestep counts mean something only where a simulation steps (the row stays,
+    // empty, elsewhere, so the overlay's rows do not move when the scene changes).
+    let simulating = SCENES[deck.active].id == "particles";
     let (steps, dropped) = deck.clock_totals();
-    lines.push(format!("sim steps {steps} · skipped {dropped}"));
+    lines.push(if simulating {
+        format!("sim steps {steps} · skipped {dropped}")
+    } else {
+        String::new()
+    });
     let row = |y: f32, h: f32| {
         egui::Rect::from_min_size(egui::pos2(area.left(), y), egui::vec2(area.width(), h))
     };
-    let mut tips: Vec<(egui::Rect, &str)> = vec![
-        (row(area.top(), 32.0), TIP_FRAME_TIME),
-        (row(area.top() + 32.0, 14.0), TIP_STEPS),
-    ];
+    let mut tips: Vec<(egui::Rect, &str)> = vec![(row(area.top(), 32.0), TIP_FRAME_TIME)];
+    if simulating {
+        tips.push((row(area.top() + 32.0, 14.0), TIP_STEPS));
+    }
     let mut y = area.top() + 4.0;
     for l in &lines {
         painter.text(

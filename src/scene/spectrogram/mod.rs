@@ -83,12 +83,12 @@ pub const MAX_BATCH: u32 = 512;
 #[serde(rename_all = "lowercase")]
 pub enum FftOn {
     /// Whichever of the two is faster on this adapter for these settings, measured when the
-    /// analysis is built ([`fft_choice`]): the GPU on a hardware GPU, the CPU on lavapipe.
+    /// analysis is built (`fft_choice.rs`): the GPU on a hardware GPU, the CPU on lavapipe.
     #[default]
     Auto,
     /// WGSL compute FFT, batched.
     Gpu,
-    /// On the CPU ([`crate::audio::stft::Stft`]: rustfft of N/2 + real split; the reference).
+    /// On the CPU (rustfft of N/2 and a real split, `audio/stft.rs`; the reference).
     Cpu,
 }
 

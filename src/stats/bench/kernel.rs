@@ -6,15 +6,17 @@ use crate::gpu::Gpu;
 /// Which kernel tables to print.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Kernel {
-    /// `gpu::fft::bench_table`.
+    /// The GPU FFT against the CPU FFT, by size (from `gpu::fft::bench_table`).
     Fft,
-    /// `scene::particles::bench::bench_table`.
+    /// Particle steps and draws, by count (from `scene::particles::bench::bench_table`).
     Particles,
-    /// `scene::timeseries::bench::bench_table` (GPU M4 decimation).
+    /// GPU M4 decimation of time series (from `scene::timeseries::bench::bench_table`).
     Timeseries,
-    /// `pointcloud::bench::bench_table` (the compute rasterizer against point primitives).
+    /// The point-cloud compute rasterizer against point primitives (from
+    /// `pointcloud::bench::bench_table`).
     Pointcloud,
-    /// `scene::pointcloud::bench::stream_table` (frame time at rest and while nodes stream in).
+    /// Point-cloud frame time at rest and while nodes stream in (from
+    /// `scene::pointcloud::bench::stream_table`).
     PointcloudStream,
 }
 
