@@ -410,6 +410,7 @@ impl App {
         let hidden = self.occluded || r.window.is_minimized() == Some(true);
         if window_size.width == 0 || window_size.height == 0 || hidden {
             // Nothing to draw into: nap, then look again (`new_events`); no busy loop.
+            r.deck.note_wait();
             Self::nap(&mut self.last_frame, event_loop);
             return;
         }
@@ -452,6 +453,7 @@ impl App {
             }
             wgpu::CurrentSurfaceTexture::Timeout | wgpu::CurrentSurfaceTexture::Occluded => {
                 // Asking again at once spins while the compositor holds the images back.
+                r.deck.note_wait();
                 Self::nap(&mut self.last_frame, event_loop);
                 return;
             }
@@ -530,8 +532,14 @@ impl App {
         match next {
             Redraw::Now => r.window.request_redraw(),
             _ if self.cli.frames.is_some() => r.window.request_redraw(),
-            Redraw::At(t) => event_loop.set_control_flow(ControlFlow::WaitUntil(t)),
-            Redraw::OnInput => event_loop.set_control_flow(ControlFlow::Wait),
+            Redraw::At(t) => {
+                r.deck.note_wait();
+                event_loop.set_control_flow(ControlFlow::WaitUntil(t));
+            }
+            Redraw::OnInput => {
+                r.deck.note_wait();
+                event_loop.set_control_flow(ControlFlow::Wait);
+            }
         }
     }
 }

@@ -24,6 +24,7 @@ pub fn build(gpu: &Gpu, deck: &Deck, mode: &str, size: (u32, u32)) -> serde_json
         "scenes": deck.metrics(),
         "memory": deck.memory.report(&gpu.device),
         "gpu_errors": gpu.error_messages(),
+        "idle_intervals": deck.idle_intervals,
         "device_resets": deck.device_resets,
         "device_reset_ms": deck.device_reset_ms,
         "upload": deck.upload_counters(),

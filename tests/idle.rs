@@ -104,3 +104,58 @@ fn a_still_scene_waits_for_input_and_a_moving_one_does_not() {
     assert_ne!(frame(&mut deck, 12), Redraw::Now, "after the recording");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The interval after the window waited (idle, for input) is left out of the frame-time
+/// statistics (the overlay showed "p99.9 12156 ms" after a file was analysed and the window
+/// idled): a 300 ms pause after `note_wait` is not a frame time; the same pause without it is.
+#[test]
+fn idle_time_is_not_frame_time() {
+    let gpu = gpu();
+    let size = (320, 200);
+    let (texture, view) = vizdeck::headless::offscreen_target(&gpu, "test:idle", size);
+    let out = Output {
+        view: &view,
+        texture: Some(&texture),
+        size,
+        pixels_per_point: 1.0,
+    };
+    let cli = <vizdeck::cli::Cli as clap::Parser>::try_parse_from(["vizdeck", "--headless"])
+        .expect("flags");
+    let mut deck = Deck::new(
+        &gpu,
+        vizdeck::headless::OUTPUT_FORMAT,
+        0,
+        cli.scene_config(),
+    );
+    deck.set_overlay(false);
+    deck.insert_scene(0, Box::new(Still(Rc::new(Cell::new(false)))));
+    let frame = |deck: &mut Deck, i: u64| {
+        let (times, _) = deck.frame(
+            &gpu,
+            &out,
+            vizdeck::headless::raw_input(size, i),
+            1.0 / 60.0,
+        );
+        gpu.wait_idle();
+        deck.end_frame(&gpu, &times, std::time::Instant::now());
+    };
+    for i in 0..4 {
+        frame(&mut deck, i);
+    }
+    let pause = std::time::Duration::from_millis(300);
+    deck.note_wait();
+    std::thread::sleep(pause);
+    frame(&mut deck, 4);
+    assert_eq!(deck.idle_intervals, 1);
+    assert_eq!(deck.run_frame_ms.len(), 4);
+    assert!(
+        deck.run_frame_ms.iter().all(|&ms| ms < 300.0),
+        "{:?}",
+        deck.run_frame_ms
+    );
+    // Without a wait, a slow frame is a frame time.
+    std::thread::sleep(pause);
+    frame(&mut deck, 5);
+    assert_eq!(deck.idle_intervals, 1);
+    assert!(deck.run_frame_ms[4] >= 300.0, "{:?}", deck.run_frame_ms);
+}

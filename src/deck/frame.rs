@@ -321,8 +321,15 @@ impl Deck {
         if let SceneSlot::Ready(scene) = &mut self.slots[self.active] {
             scene.presented(presented);
         }
-        self.live.push(present_interval_ms);
-        self.run_frame_ms.push(present_interval_ms);
+        // An interval that began with the window waiting (for input, a toast's end, a nap) is
+        // time spent idle, not drawing: it stays out of the overlay and the run's summary
+        // (a recording never waits: it keeps the loop running).
+        if std::mem::take(&mut self.after_wait) {
+            self.idle_intervals += 1;
+        } else {
+            self.live.push(present_interval_ms);
+            self.run_frame_ms.push(present_interval_ms);
+        }
         self.memory.frame_ended(self.run_frame_ms.len() as u64);
         let gpu_times = self.drain_readbacks(gpu, false);
         self.poll_video();

@@ -188,6 +188,10 @@ pub struct Deck {
     lose_at_frame: Option<u64>,
     /// How soon egui asked to be run again after the last frame (`Duration::MAX`: not at all).
     egui_repaint_delay: std::time::Duration,
+    /// The window waited (idle) after the last frame ([`Deck::note_wait`]).
+    after_wait: bool,
+    /// Present intervals left out of the statistics because they began with a wait.
+    pub idle_intervals: u64,
     /// Settings kept between runs (`saved.rs`).
     kept: saved::Kept,
     /// *File* ▸ Open…'s dialog, while it is open (`dialog.rs`).
@@ -272,6 +276,8 @@ impl Deck {
             device_reset_ms: Vec::new(),
             reset_started: None,
             egui_repaint_delay: std::time::Duration::ZERO,
+            after_wait: false,
+            idle_intervals: 0,
             kept: saved::Kept::none(),
             dialog: None,
             video: video::Video::default(),
@@ -534,6 +540,13 @@ impl Deck {
             (Some(a), None) | (None, Some(a)) => Redraw::At(a),
             (None, None) => Redraw::OnInput,
         }
+    }
+
+    /// The window is about to wait (for input, a time, or a nap) instead of drawing at once:
+    /// the next present interval is idle time, left out of the overlay's and the run's
+    /// frame-time statistics (counted in [`Deck::idle_intervals`]).
+    pub fn note_wait(&mut self) {
+        self.after_wait = true;
     }
 
     /// Shows `msg` on the scene for a few seconds (a toast).
