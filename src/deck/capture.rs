@@ -139,7 +139,10 @@ impl Deck {
         }
         match rec.recorder.finish() {
             Ok(summary) => {
-                println!("recorded {}: {summary}", rec.path.display());
+                // Above a terminal progress bar (`vizdeck bench`), not through it.
+                crate::progress::suspend(|| {
+                    println!("recorded {}: {summary}", rec.path.display());
+                });
                 self.toast(format!("saved {}", rec.path.display()));
                 self.finished.push((rec.path.clone(), summary.clone()));
                 self.compare.recorded(&rec.path);

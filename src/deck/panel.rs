@@ -151,13 +151,17 @@ impl Deck {
                     && chrome
                     && at.elapsed().as_secs_f32() < super::TOAST_S
                 {
-                    painter.text(
-                        rect.center_bottom() - egui::vec2(0.0, 30.0),
-                        egui::Align2::CENTER_BOTTOM,
-                        msg,
+                    // Wrapped to the scene's width, on its own dark box: a long path stays
+                    // whole and readable over whatever the scene draws there.
+                    let galley = painter.layout(
+                        msg.clone(),
                         egui::FontId::proportional(14.0),
                         egui::Color32::LIGHT_GREEN,
+                        toast_wrap_width(rect),
                     );
+                    let at = toast_rect(rect, galley.size());
+                    painter.rect_filled(at.expand(6.0), 4.0, egui::Color32::from_black_alpha(210));
+                    painter.galley(at.min, galley, egui::Color32::LIGHT_GREEN);
                 }
             });
         rect
@@ -220,6 +224,42 @@ impl Deck {
         }
         if let Some(i) = digit {
             commands.push(UiCommand::SwitchScene(i));
+        }
+    }
+}
+
+/// The width a toast's text wraps at in a scene rect (points): the scene's width less margins.
+pub fn toast_wrap_width(scene: egui::Rect) -> f32 {
+    (scene.width() - 40.0).max(40.0)
+}
+
+/// Where a toast of `size` (points, wrapped at [`toast_wrap_width`]) goes in the scene rect:
+/// centred, its bottom 30 points above the scene's bottom, kept inside the scene.
+pub fn toast_rect(scene: egui::Rect, size: egui::Vec2) -> egui::Rect {
+    let r = egui::Rect::from_center_size(
+        egui::pos2(scene.center().x, scene.bottom() - 30.0 - size.y / 2.0),
+        size,
+    );
+    let dx = (scene.left() + 8.0 - r.left()).max(0.0) - (r.right() - scene.right() + 8.0).max(0.0);
+    let dy = (scene.top() + 8.0 - r.top()).max(0.0);
+    r.translate(egui::vec2(dx, dy))
+}
+
+#[cfg(test)]
+mod toast_tests {
+    use super::{toast_rect, toast_wrap_width};
+
+    /// A toast wrapped at the scene's width stays inside the scene, wide or narrow.
+    #[test]
+    fn toasts_stay_inside_the_scene() {
+        for (w, h) in [(1000.0, 600.0), (300.0, 200.0), (90.0, 120.0)] {
+            let scene = egui::Rect::from_min_size(egui::pos2(280.0, 20.0), egui::vec2(w, h));
+            let wrap = toast_wrap_width(scene);
+            // A long message wraps to `wrap` wide and a few lines tall.
+            let size = egui::vec2(wrap.min(w - 16.0), 54.0);
+            let r = toast_rect(scene, size);
+            assert!(scene.contains_rect(r), "{scene:?} {r:?}");
+            assert!((r.center().x - scene.center().x).abs() < 1e-3 || w < 120.0);
         }
     }
 }

@@ -240,8 +240,11 @@ pub fn run(args: &crate::cli::BenchArgs) -> anyhow::Result<()> {
             },
             defaults_note.unwrap_or_default() + &fft_note.unwrap_or_default()
         );
-        println!("\n{overview}");
-        println!("reports: {}", args.out.display());
+        // Above the bar, not through it: a terminal shows stdout and stderr on one screen.
+        crate::progress::suspend(|| {
+            println!("\n{overview}");
+            println!("reports: {}", args.out.display());
+        });
     }
     if !args.upload.is_empty() {
         let strategies: Vec<Strategy> = if args.upload.iter().any(|s| s == "all") {
@@ -268,7 +271,7 @@ pub fn run(args: &crate::cli::BenchArgs) -> anyhow::Result<()> {
         let rb = readback_table(&gpu, &args.upload_sizes, args.upload_frames);
         progress.inc(1);
         let md = transfer_markdown(&gpu, &up, &rb);
-        println!("\n{md}");
+        crate::progress::suspend(|| println!("\n{md}"));
         write_json(
             &args.out.join("bench-transfers.json"),
             &serde_json::json!({
@@ -306,7 +309,7 @@ pub fn run(args: &crate::cli::BenchArgs) -> anyhow::Result<()> {
             text.push_str(&kernel_tables(&gpu, std::slice::from_ref(k), &o));
             progress.inc(1);
         }
-        println!("\n{text}");
+        crate::progress::suspend(|| println!("\n{text}"));
         std::fs::write(args.out.join("bench-kernels.md"), &text)?;
     }
     progress.finish();
