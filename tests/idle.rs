@@ -37,39 +37,49 @@ impl Scene for Still {
     }
 }
 
+const SIZE: (u32, u32) = (320, 200);
+
+/// The offscreen output the idle tests draw into.
+struct Target(wgpu::Texture, wgpu::TextureView);
+
+impl Target {
+    fn new(gpu: &Gpu) -> Target {
+        let (texture, view) = vizdeck::headless::offscreen_target(gpu, "test:idle", SIZE);
+        Target(texture, view)
+    }
+
+    /// Frame `i` of `deck`, waited for; returns when the deck asks to draw next.
+    fn frame(&self, gpu: &Gpu, deck: &mut Deck, i: u64) -> Redraw {
+        let out = Output {
+            view: &self.1,
+            texture: Some(&self.0),
+            size: SIZE,
+            pixels_per_point: 1.0,
+        };
+        let (times, _) = deck.frame(gpu, &out, vizdeck::headless::raw_input(SIZE, i), 1.0 / 60.0);
+        gpu.wait_idle();
+        deck.end_frame(gpu, &times, std::time::Instant::now());
+        deck.next_redraw()
+    }
+}
+
+/// A deck showing a [`Still`] scene that animates while `moving` says so, overlay off.
+fn still_deck(gpu: &Gpu, moving: Rc<Cell<bool>>) -> Deck {
+    let cli = <vizdeck::cli::Cli as clap::Parser>::try_parse_from(["vizdeck", "--headless"])
+        .expect("flags");
+    let mut deck = Deck::new(gpu, vizdeck::headless::OUTPUT_FORMAT, 0, cli.scene_config());
+    deck.set_overlay(false);
+    deck.insert_scene(0, Box::new(Still(moving)));
+    deck
+}
+
 #[test]
 fn a_still_scene_waits_for_input_and_a_moving_one_does_not() {
     let gpu = gpu();
-    let size = (320, 200);
-    let (texture, view) = vizdeck::headless::offscreen_target(&gpu, "test:idle", size);
-    let out = Output {
-        view: &view,
-        texture: Some(&texture),
-        size,
-        pixels_per_point: 1.0,
-    };
-    let cli = <vizdeck::cli::Cli as clap::Parser>::try_parse_from(["vizdeck", "--headless"])
-        .expect("flags");
-    let mut deck = Deck::new(
-        &gpu,
-        vizdeck::headless::OUTPUT_FORMAT,
-        0,
-        cli.scene_config(),
-    );
-    deck.set_overlay(false);
+    let target = Target::new(&gpu);
     let moving = Rc::new(Cell::new(false));
-    deck.insert_scene(0, Box::new(Still(moving.clone())));
-    let frame = |deck: &mut Deck, i: u64| {
-        let (times, _) = deck.frame(
-            &gpu,
-            &out,
-            vizdeck::headless::raw_input(size, i),
-            1.0 / 60.0,
-        );
-        gpu.wait_idle();
-        deck.end_frame(&gpu, &times, std::time::Instant::now());
-        deck.next_redraw()
-    };
+    let mut deck = still_deck(&gpu, moving.clone());
+    let frame = |deck: &mut Deck, i: u64| target.frame(&gpu, deck, i);
     // The first frames always draw (egui lays out twice at start).
     assert_eq!(frame(&mut deck, 0), Redraw::Now);
     let mut last = Redraw::Now;
@@ -111,33 +121,10 @@ fn a_still_scene_waits_for_input_and_a_moving_one_does_not() {
 #[test]
 fn idle_time_is_not_frame_time() {
     let gpu = gpu();
-    let size = (320, 200);
-    let (texture, view) = vizdeck::headless::offscreen_target(&gpu, "test:idle", size);
-    let out = Output {
-        view: &view,
-        texture: Some(&texture),
-        size,
-        pixels_per_point: 1.0,
-    };
-    let cli = <vizdeck::cli::Cli as clap::Parser>::try_parse_from(["vizdeck", "--headless"])
-        .expect("flags");
-    let mut deck = Deck::new(
-        &gpu,
-        vizdeck::headless::OUTPUT_FORMAT,
-        0,
-        cli.scene_config(),
-    );
-    deck.set_overlay(false);
-    deck.insert_scene(0, Box::new(Still(Rc::new(Cell::new(false)))));
+    let target = Target::new(&gpu);
+    let mut deck = still_deck(&gpu, Rc::new(Cell::new(false)));
     let frame = |deck: &mut Deck, i: u64| {
-        let (times, _) = deck.frame(
-            &gpu,
-            &out,
-            vizdeck::headless::raw_input(size, i),
-            1.0 / 60.0,
-        );
-        gpu.wait_idle();
-        deck.end_frame(&gpu, &times, std::time::Instant::now());
+        target.frame(&gpu, deck, i);
     };
     for i in 0..4 {
         frame(&mut deck, i);

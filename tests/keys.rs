@@ -40,39 +40,36 @@ fn tap(key: egui::Key, modifiers: egui::Modifiers) -> Vec<egui::Event> {
         .collect()
 }
 
+/// Four frames of `d`, with `key` tapped with `modifiers` in the third.
+fn frames_with_tap(
+    gpu: &vizdeck::gpu::Gpu,
+    d: &mut Deck,
+    key: egui::Key,
+    modifiers: egui::Modifiers,
+) {
+    common::render_frames_with(
+        gpu,
+        d,
+        vizdeck::headless::OUTPUT_FORMAT,
+        (320, 200),
+        4,
+        |i, _| {
+            if i == 2 {
+                tap(key, modifiers)
+            } else {
+                Vec::new()
+            }
+        },
+    );
+}
+
 #[test]
 #[ignore = "needs a GPU (lavapipe): run through `cargo xtask test`"]
 fn a_quick_ctrl_q_quits_and_a_plain_q_does_not() {
     let gpu = common::gpu();
     let mut d = deck(&gpu);
-    common::render_frames_with(
-        &gpu,
-        &mut d,
-        vizdeck::headless::OUTPUT_FORMAT,
-        (320, 200),
-        4,
-        |i, _| {
-            if i == 2 {
-                tap(egui::Key::Q, egui::Modifiers::NONE)
-            } else {
-                Vec::new()
-            }
-        },
-    );
+    frames_with_tap(&gpu, &mut d, egui::Key::Q, egui::Modifiers::NONE);
     assert!(!d.quit_requested());
-    common::render_frames_with(
-        &gpu,
-        &mut d,
-        vizdeck::headless::OUTPUT_FORMAT,
-        (320, 200),
-        4,
-        |i, _| {
-            if i == 2 {
-                tap(egui::Key::Q, egui::Modifiers::COMMAND)
-            } else {
-                Vec::new()
-            }
-        },
-    );
+    frames_with_tap(&gpu, &mut d, egui::Key::Q, egui::Modifiers::COMMAND);
     assert!(d.quit_requested());
 }
