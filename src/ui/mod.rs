@@ -218,7 +218,7 @@ pub fn menu_bar(deck: &mut Deck, ui: &mut egui::Ui, commands: &mut Vec<UiCommand
             if let Some((path, secs)) = deck.video_status() {
                 ui.colored_label(
                     egui::Color32::from_rgb(255, 80, 80),
-                    format!("• REC {}", clock_text(secs)),
+                    format!("• video {}", clock_text(secs)),
                 )
                 .on_hover_text(format!(
                     "recording video to {}  (F10 stops)",
@@ -226,11 +226,12 @@ pub fn menu_bar(deck: &mut Deck, ui: &mut egui::Ui, commands: &mut Vec<UiCommand
                 ));
             }
             if deck.recording() {
-                ui.colored_label(egui::Color32::from_rgb(255, 80, 80), "REC");
+                ui.colored_label(egui::Color32::from_rgb(255, 80, 80), "REC stats")
+                    .on_hover_text("recording frame times (F9 stops)");
             } else if let Some(t) = deck.capture_countdown() {
                 ui.colored_label(
                     egui::Color32::from_rgb(255, 200, 80),
-                    format!("REC in {t:.1} s"),
+                    format!("REC stats in {t:.1} s"),
                 );
             }
         });
