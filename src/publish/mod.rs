@@ -4,4 +4,5 @@
 //! the follower's ordering of keyframes and deltas.
 
 pub mod follow;
+pub mod link;
 pub mod protocol;

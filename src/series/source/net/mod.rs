@@ -25,7 +25,7 @@ use std::sync::atomic::AtomicU8;
 use super::payload::{Decoder, PayloadOptions, TimeBase};
 use super::*;
 
-mod mqtt;
+pub(crate) mod mqtt;
 mod udp;
 mod zmq;
 

@@ -133,7 +133,7 @@ impl MqttUrl {
     /// so that a persistent session (`clean=0`) is resumed by the next run on the same URL; with
     /// a clean session the process id is added (two vizdecks on one URL must not take each
     /// other's connection).
-    fn client_id(&self) -> String {
+    pub(crate) fn client_id(&self) -> String {
         self.client_id.clone().unwrap_or_else(|| {
             // FNV-1a: the same id on every run and build.
             let mut h: u64 = 0xcbf2_9ce4_8422_2325;
@@ -194,7 +194,7 @@ fn unescape(s: &str) -> Result<String, String> {
 }
 
 /// The TLS configuration: the CA file's certificates, else the webpki roots.
-fn tls_config(url: &MqttUrl) -> Result<Arc<rustls::ClientConfig>, String> {
+pub(crate) fn tls_config(url: &MqttUrl) -> Result<Arc<rustls::ClientConfig>, String> {
     use rustls::pki_types::CertificateDer;
     use rustls::pki_types::pem::PemObject;
     let mut roots = rustls::RootCertStore::empty();
