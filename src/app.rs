@@ -265,6 +265,12 @@ impl App {
             }
             deck.use_settings(s);
         }
+        if let Err(e) = deck.start_sharing(self.cli.publish.as_deref(), self.cli.follow.as_deref())
+        {
+            // The URLs were checked by the parser; what is left (TLS set-up) is a toast.
+            log::error!("{e}");
+            deck.toast(e);
+        }
         if let Some(path) = &self.cli.record_video {
             // A problem (no ffmpeg) is a toast; the window runs on without the video.
             let clock = crate::deck::VideoClock::RealTime;

@@ -85,6 +85,24 @@ pub struct Cli {
     #[arg(long, value_name = "URL", value_parser = parse_series_source, conflicts_with = "series_file")]
     pub series_source: Option<String>,
 
+    /// Publish what the shown scene ingests, as data, through an MQTT broker, for vizdecks
+    /// started with `--follow` on the same URL: mqtt://[user[:pass]@]host[:port]/base/topic
+    /// (also mqtts://). Keyframes (retained) go to base/SCENE/key every 2 s, each frame's new
+    /// data to base/SCENE/delta; the format is src/publish/protocol.rs. Scenes published: the
+    /// time series.
+    #[arg(long, value_name = "URL", value_parser = parse_share_url)]
+    pub publish: Option<String>,
+
+    /// Show what a vizdeck started with `--publish` on this URL sends: its scene, its data at
+    /// its stream time, its view (the side panel detaches and re-attaches), with the lag.
+    #[arg(long, value_name = "URL", value_parser = parse_share_url, conflicts_with_all = ["publish", "series_source", "series_file"])]
+    pub follow: Option<String>,
+
+    /// Write the time-series chart's stored samples as CSV when the run ends (long format:
+    /// series,time_s,value; times are absolute seconds, each written so it reads back exactly).
+    #[arg(long, value_name = "PATH.csv")]
+    pub export_series: Option<PathBuf>,
+
     /// --series-source payloads: auto, json, number, csv, msgpack or cbor.
     #[arg(long, value_name = "FORMAT", default_value = "auto", requires = "series_source", value_parser = crate::series::source::payload::PayloadFormat::parse)]
     pub payload: crate::series::source::payload::PayloadFormat,
@@ -608,6 +626,11 @@ pub fn parse_series_source(s: &str) -> Result<String, String> {
     crate::series::source::net::Endpoint::parse(s).map(|_| s.to_string())
 }
 
+/// `--publish`, `--follow`: an `mqtt://` or `mqtts://` URL with a base topic and no wildcard.
+pub fn parse_share_url(s: &str) -> Result<String, String> {
+    crate::publish::link::parse_url(s).map(|_| s.to_string())
+}
+
 /// `--series-count`: a whole number of series, 1..=1024.
 pub fn parse_series_count(s: &str) -> Result<usize, String> {
     use crate::scene::timeseries::SYNTH_MAX_SERIES;
@@ -968,6 +991,8 @@ impl Cli {
                 cache_dir: self.pointcloud_cache.clone(),
             },
             simulated_clock: self.headless,
+            following: self.follow.is_some(),
+            series_export: self.export_series.clone(),
         }
     }
 

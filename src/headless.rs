@@ -71,6 +71,7 @@ fn check_outputs(cli: &Cli) -> anyhow::Result<()> {
         ("--report", cli.report.as_ref()),
         ("--record-stats", cli.record_stats.as_ref()),
         ("--export-spectrogram", cli.export_spectrogram.as_ref()),
+        ("--export-series", cli.export_series.as_ref()),
         ("--record-video", cli.record_video.as_ref()),
     ];
     for (flag, path) in outputs {
@@ -160,6 +161,8 @@ pub fn run(cli: &Cli, settings: crate::settings::Start) -> anyhow::Result<()> {
         deck.start_video(Some(path.clone()), crate::deck::VideoClock::PerFrame)
             .map_err(|e| anyhow::anyhow!(crate::deck::video_flag_message(path, &e)))?;
     }
+    deck.start_sharing(cli.publish.as_deref(), cli.follow.as_deref())
+        .map_err(anyhow::Error::msg)?;
     deck.ensure_active(&gpu);
     if let Some(msg) = deck.active_failure() {
         bail!("{msg}");
@@ -183,6 +186,8 @@ pub fn run(cli: &Cli, settings: crate::settings::Start) -> anyhow::Result<()> {
             gpu = replace_lost_gpu(&mut deck, &gpu, &reason)?;
             (target, view) = offscreen_target(&gpu, "headless:output", (w, h));
         }
+        // A follower draws when the publisher's data arrives (at most a frame's time apart).
+        deck.wait_for_publisher(std::time::Duration::from_secs_f64(FRAME_DT));
         let out = Output {
             view: &view,
             texture: Some(&target),
@@ -225,6 +230,9 @@ pub fn run(cli: &Cli, settings: crate::settings::Start) -> anyhow::Result<()> {
     }
     if let Some(p) = deck.active_failure() {
         bail!("{p}");
+    }
+    if let Some(why) = deck.follow_failure() {
+        bail!("{why}");
     }
     Ok(())
 }

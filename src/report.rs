@@ -10,7 +10,7 @@ use crate::stats::Summary;
 pub fn build(gpu: &Gpu, deck: &Deck, mode: &str, size: (u32, u32)) -> serde_json::Value {
     let summary = Summary::from_frame_times(&deck.run_frame_ms);
     let (steps, dropped) = deck.clock_totals();
-    serde_json::json!({
+    let mut report = serde_json::json!({
         "vizdeck": env!("CARGO_PKG_VERSION"),
         "mode": mode,
         "size": [size.0, size.1],
@@ -34,7 +34,11 @@ pub fn build(gpu: &Gpu, deck: &Deck, mode: &str, size: (u32, u32)) -> serde_json
         "composite_used": deck.composite_used().name(),
         "scene_rect_px": deck.scene_rect_px(),
         "videos": deck.videos(),
-    })
+    });
+    if let Some(o) = report.as_object_mut() {
+        o.extend(deck.share_metrics());
+    }
+    report
 }
 
 /// Writes the report as pretty JSON. Errors name the path.

@@ -11,13 +11,16 @@ use std::time::Duration;
 use common::mosquitto::{Broker, free_port};
 use vizdeck::publish::link::Link;
 use vizdeck::publish::protocol::{
-    Body, Envelope, SeriesDelta, SeriesKeyframe, SeriesSamples, decode, encode,
+    Body, Envelope, SeriesDelta, SeriesKeyframe, SeriesSamples, SeriesView, decode, encode,
 };
 
 fn envelope(seq: u64, key: bool, n: u32) -> Envelope {
     let samples = SeriesSamples {
         id: 0,
         name: "a".into(),
+        first_index: seq * 100,
+        origin: 1.5,
+        origin_ns: None,
         times: (0..n).map(|i| f64::from(i) * 0.5 + seq as f64).collect(),
         values: (0..n).map(|i| i as f32 * 0.25).collect(),
     };
@@ -26,15 +29,23 @@ fn envelope(seq: u64, key: bool, n: u32) -> Envelope {
         seq,
         frame: seq * 2,
         stream_s: seq as f64 / 60.0,
+        sent_unix_ns: 1_700_000_000_000_000_000 + seq as i64,
         scene: "timeseries".into(),
         body: if key {
             Body::SeriesKey(SeriesKeyframe {
-                window_s: 10.0,
+                generation: 0,
+                view: SeriesView {
+                    window_s: 10.0,
+                    follow: true,
+                    paused: (0.0, 10.0),
+                    fixed_y: None,
+                },
                 series: vec![samples],
             })
         } else {
             Body::SeriesDelta(SeriesDelta {
                 series: vec![samples],
+                view: None,
             })
         },
     }

@@ -30,6 +30,7 @@ impl Deck {
         let start = Instant::now();
         let uploaded_before = self.uploader.counters.bytes;
         self.poll_dialog(gpu);
+        self.follow_poll();
         self.ensure_active(gpu);
         if self.frame == 0
             && let Some((_, at)) = &mut self.toast
@@ -74,6 +75,7 @@ impl Deck {
             }
             ingest_ms = lap();
         }
+        self.follow_apply();
 
         // UI: lays out the panels and tells us the scene's pixel size for this frame.
         self.ensure_target(gpu, (1, 1));
@@ -131,6 +133,7 @@ impl Deck {
             scene.ingest(&ctx);
             ingest_ms += lap();
         }
+        self.publish_frame();
 
         // Uploads (through the frame's uploader, into the frame's one encoder), then one compute
         // pass and the scene's render pass, both timed.
@@ -321,6 +324,7 @@ impl Deck {
         if let SceneSlot::Ready(scene) = &mut self.slots[self.active] {
             scene.presented(presented);
         }
+        self.share_presented(presented);
         // An interval that began with the window waiting (for input, a toast's end, a nap) is
         // time spent idle, not drawing: it stays out of the overlay and the run's summary
         // (a recording never waits: it keeps the loop running).

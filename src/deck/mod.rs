@@ -11,6 +11,7 @@ mod panel;
 mod recovery;
 mod saved;
 mod screenshots;
+mod share;
 mod targets;
 mod video;
 
@@ -196,6 +197,8 @@ pub struct Deck {
     kept: saved::Kept,
     /// *File* ▸ Open…'s dialog, while it is open (`dialog.rs`).
     dialog: Option<crate::ui::file_dialog::FilePick>,
+    /// `--publish` / `--follow` (`share.rs`).
+    sharing: share::Sharing,
 }
 
 /// When the window should draw its next frame ([`Deck::next_redraw`]).
@@ -280,6 +283,7 @@ impl Deck {
             idle_intervals: 0,
             kept: saved::Kept::none(),
             dialog: None,
+            sharing: share::Sharing::default(),
             video: video::Video::default(),
             lose_at_frame: std::env::var(LOSE_DEVICE_ENV)
                 .ok()

@@ -72,18 +72,21 @@ impl Deck {
                     // Always laid out: a bar that came and went would change the panel's width,
                     // and the scene's, from one frame to the next.
                     .scroll_bar_visibility(egui::scroll_area::ScrollBarVisibility::AlwaysVisible)
-                    .show(ui, |ui| match &mut self.slots[active] {
-                        SceneSlot::Ready(scene) => scene.ui(ui),
-                        SceneSlot::Failed(msg) => {
-                            ui.heading(SCENES[active].title);
-                            ui.colored_label(
-                                egui::Color32::LIGHT_RED,
-                                "This scene could not start:",
-                            );
-                            ui.colored_label(egui::Color32::LIGHT_RED, msg.as_str());
-                        }
-                        SceneSlot::NotCreated => {
-                            ui.label("starting…");
+                    .show(ui, |ui| {
+                        self.share_ui(ui);
+                        match &mut self.slots[active] {
+                            SceneSlot::Ready(scene) => scene.ui(ui),
+                            SceneSlot::Failed(msg) => {
+                                ui.heading(SCENES[active].title);
+                                ui.colored_label(
+                                    egui::Color32::LIGHT_RED,
+                                    "This scene could not start:",
+                                );
+                                ui.colored_label(egui::Color32::LIGHT_RED, msg.as_str());
+                            }
+                            SceneSlot::NotCreated => {
+                                ui.label("starting…");
+                            }
                         }
                     })
             })
@@ -121,7 +124,7 @@ impl Deck {
                             );
                         }
                         scene.overlay(&painter, rect);
-                        if let Some(p) = scene.problem() {
+                        if let Some(p) = scene.problem().or_else(|| self.share_notice()) {
                             painter.text(
                                 rect.center_top() + egui::vec2(0.0, 30.0),
                                 egui::Align2::CENTER_TOP,

@@ -1,41 +1,41 @@
-//! The follower's ordering of a publisher's time-series messages ([`SeriesFollow`]): keyframes
-//! and deltas arrive on two topics (MQTT orders messages within a topic only), possibly
-//! repeated (a retained keyframe, a QoS 1 redelivery) or with some missing (a broker restart, a
-//! follower that fell behind). One sequence number per publisher and scene puts them in order.
+//! The follower's ordering of one publisher scene's messages ([`Sequencer`]): keyframes and
+//! deltas arrive on two topics (MQTT orders messages within a topic only), possibly repeated (a
+//! retained keyframe, a QoS 1 redelivery) or with some missing (a broker restart, a follower
+//! that fell behind). One sequence number per publisher and scene puts them in order.
 //!
 //! Rules: nothing is applied before the first keyframe (deltas that come first are held, a
-//! bounded number); a keyframe applies its samples and makes the next sequence number the one
-//! after it; a delta with the expected number is applied; one already applied is ignored; one
-//! past the expected number is a gap: it is counted, and deltas are held (at most
-//! [`MAX_HELD`], the oldest dropped) until the next keyframe, which the publisher sends every
-//! few seconds — a follower skips to it instead of buffering without bound. Samples are applied
-//! once: per series, only those newer than the newest applied (a keyframe overlaps the deltas
-//! before it).
+//! bounded number); a keyframe is applied and makes the next sequence number the one after it;
+//! a delta with the expected number is applied; one already applied is ignored; one past the
+//! expected number is a gap: it is counted, and deltas are held (at most [`MAX_HELD`], the
+//! oldest dropped) until the next keyframe, which the publisher sends every few seconds — a
+//! follower skips to it instead of buffering without bound. A keyframe overlaps what the deltas
+//! before it carried: the scene applying it keeps what it has (the time series applies each
+//! series' samples newer than its newest).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
-use super::protocol::{Body, Envelope, SeriesSamples};
+use super::protocol::Envelope;
 
 /// Most deltas held while waiting for a keyframe.
 pub const MAX_HELD: usize = 512;
 
-/// The follower's state for one publisher's time series.
+/// The follower's ordering state for one publisher scene.
 #[derive(Debug, Default)]
-pub struct SeriesFollow {
-    /// The publisher followed (the first one heard).
+pub struct Sequencer {
+    /// The publisher followed (the first one heard, or the one of the newest keyframe).
     publisher: Option<u64>,
     /// The sequence number the next delta should have.
     next_seq: Option<u64>,
     /// Deltas held until a keyframe, by sequence number.
     held: BTreeMap<u64, Envelope>,
-    /// The newest sample time applied, per series id.
-    newest: HashMap<u32, f64>,
     /// Messages missing in the sequence (a gap of 3 counts 3).
     pub gaps: u64,
     /// Keyframes applied.
     pub keyframes_used: u64,
     /// Messages from another publisher on the same topic (ignored).
     pub other_publisher: u64,
+    /// The other publisher's id, when one was heard.
+    pub other_id: Option<u64>,
     /// Messages that came again (already applied).
     pub repeated: u64,
     /// Deltas dropped because too many were held.
@@ -44,33 +44,33 @@ pub struct SeriesFollow {
     pub at: Option<(u64, f64)>,
 }
 
-impl SeriesFollow {
-    /// Takes one message; returns the samples to ingest, in order, each series' samples newer
-    /// than any applied before.
-    pub fn accept(&mut self, e: Envelope) -> Vec<SeriesSamples> {
+impl Sequencer {
+    /// Takes one message; returns the messages to apply now, in order (none, or this one and
+    /// held ones that follow on from it).
+    pub fn accept(&mut self, e: Envelope) -> Vec<Envelope> {
         match self.publisher {
             None => self.publisher = Some(e.publisher),
             Some(p) if p != e.publisher => {
                 self.other_publisher += 1;
+                self.other_id = Some(e.publisher);
                 return Vec::new();
             }
             Some(_) => {}
         }
         let mut out = Vec::new();
-        match &e.body {
-            Body::SeriesKey(_) => {
-                let waiting = self.next_seq.is_none();
-                if waiting || e.seq >= self.next_seq.unwrap_or(0) {
-                    self.keyframes_used += 1;
-                    self.next_seq = Some(e.seq + 1);
-                    self.apply(e, &mut out);
-                    self.replay(&mut out);
-                } else {
-                    // An older keyframe (the retained one, heard late): its samples are known.
-                    self.repeated += 1;
-                }
+        if e.body.is_keyframe() {
+            let waiting = self.next_seq.is_none();
+            if waiting || e.seq >= self.next_seq.unwrap_or(0) {
+                self.keyframes_used += 1;
+                self.next_seq = Some(e.seq + 1);
+                self.apply(e, &mut out);
+                self.replay(&mut out);
+            } else {
+                // An older keyframe (the retained one, heard late): its content is known.
+                self.repeated += 1;
             }
-            Body::SeriesDelta(_) => match self.next_seq {
+        } else {
+            match self.next_seq {
                 None => self.hold(e),
                 Some(n) if e.seq < n => self.repeated += 1,
                 Some(n) if e.seq == n => {
@@ -84,7 +84,7 @@ impl SeriesFollow {
                     self.next_seq = None;
                     self.hold(e);
                 }
-            },
+            }
         }
         out
     }
@@ -92,6 +92,11 @@ impl SeriesFollow {
     /// Whether the follower waits for a keyframe (at the start, or after a gap).
     pub fn waiting_for_keyframe(&self) -> bool {
         self.next_seq.is_none()
+    }
+
+    /// The publisher followed, once one was heard.
+    pub fn publisher(&self) -> Option<u64> {
+        self.publisher
     }
 
     /// Deltas held now.
@@ -108,7 +113,7 @@ impl SeriesFollow {
     }
 
     /// Applies the held deltas that follow on from the expected number; drops those before it.
-    fn replay(&mut self, out: &mut Vec<SeriesSamples>) {
+    fn replay(&mut self, out: &mut Vec<Envelope>) {
         while let Some(n) = self.next_seq {
             let Some((&first, _)) = self.held.first_key_value() else {
                 return;
@@ -126,38 +131,25 @@ impl SeriesFollow {
         }
     }
 
-    fn apply(&mut self, e: Envelope, out: &mut Vec<SeriesSamples>) {
+    fn apply(&mut self, e: Envelope, out: &mut Vec<Envelope>) {
         self.at = Some((e.frame, e.stream_s));
-        let series = match e.body {
-            Body::SeriesKey(k) => k.series,
-            Body::SeriesDelta(d) => d.series,
-        };
-        for mut s in series {
-            let newest = self.newest.get(&s.id).copied().unwrap_or(f64::NEG_INFINITY);
-            let from = s.times.partition_point(|&t| t <= newest);
-            if from == s.times.len() {
-                continue;
-            }
-            s.times.drain(..from);
-            s.values.drain(..from);
-            if let Some(&t) = s.times.last() {
-                self.newest.insert(s.id, t);
-            }
-            out.push(s);
-        }
+        out.push(e);
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::publish::protocol::{SeriesDelta, SeriesKeyframe};
+    use crate::publish::protocol::{Body, SeriesDelta, SeriesKeyframe, SeriesSamples, SeriesView};
 
     /// Samples at times t0..t1 (one a second), value = time × 10.
     fn samples(t0: u32, t1: u32) -> SeriesSamples {
         SeriesSamples {
             id: 0,
             name: "a".into(),
+            first_index: u64::from(t0),
+            origin: 0.0,
+            origin_ns: None,
             times: (t0..t1).map(f64::from).collect(),
             values: (t0..t1).map(|t| t as f32 * 10.0).collect(),
         }
@@ -169,26 +161,46 @@ mod tests {
             seq,
             frame: seq,
             stream_s: f64::from(t1),
+            sent_unix_ns: 0,
             scene: "timeseries".into(),
             body: if key {
                 Body::SeriesKey(SeriesKeyframe {
-                    window_s: 10.0,
+                    generation: 0,
+                    view: SeriesView {
+                        window_s: 10.0,
+                        follow: true,
+                        paused: (0.0, 10.0),
+                        fixed_y: None,
+                    },
                     series: vec![samples(t0, t1)],
                 })
             } else {
                 Body::SeriesDelta(SeriesDelta {
                     series: vec![samples(t0, t1)],
+                    view: None,
                 })
             },
         }
     }
 
-    /// The times applied, in order.
-    fn times(f: &mut SeriesFollow, msgs: Vec<Envelope>) -> Vec<f64> {
-        msgs.into_iter()
-            .flat_map(|m| f.accept(m))
-            .flat_map(|s| s.times)
-            .collect()
+    /// The times of the messages applied, in order, each series' samples newer than the
+    /// newest applied (as the time-series scene applies them).
+    fn times(f: &mut Sequencer, msgs: Vec<Envelope>) -> Vec<f64> {
+        let mut newest = f64::NEG_INFINITY;
+        let mut out = Vec::new();
+        for m in msgs.into_iter().flat_map(|m| f.accept(m)) {
+            let series = match m.body {
+                Body::SeriesKey(k) => k.series,
+                Body::SeriesDelta(d) => d.series,
+            };
+            for t in series.into_iter().flat_map(|s| s.times) {
+                if t > newest {
+                    newest = t;
+                    out.push(t);
+                }
+            }
+        }
+        out
     }
 
     fn range(t0: u32, t1: u32) -> Vec<f64> {
@@ -197,7 +209,7 @@ mod tests {
 
     #[test]
     fn in_order_with_deltas_before_the_first_keyframe() {
-        let mut f = SeriesFollow::default();
+        let mut f = Sequencer::default();
         // Deltas 5 and 6 arrive before keyframe 4 (samples 0..10); 3 is older than it.
         let got = times(
             &mut f,
@@ -216,7 +228,7 @@ mod tests {
 
     #[test]
     fn repeats_are_applied_once_and_keyframes_overlap() {
-        let mut f = SeriesFollow::default();
+        let mut f = Sequencer::default();
         let got = times(
             &mut f,
             vec![
@@ -235,7 +247,7 @@ mod tests {
 
     #[test]
     fn a_gap_waits_for_the_next_keyframe() {
-        let mut f = SeriesFollow::default();
+        let mut f = Sequencer::default();
         let got = times(
             &mut f,
             vec![
@@ -260,7 +272,7 @@ mod tests {
 
     #[test]
     fn memory_is_bounded_while_waiting_and_other_publishers_are_ignored() {
-        let mut f = SeriesFollow::default();
+        let mut f = Sequencer::default();
         let n = MAX_HELD as u64 + 100;
         for seq in 0..n {
             assert!(f.accept(msg(seq + 10, false, 0, 1)).is_empty());
@@ -271,5 +283,6 @@ mod tests {
         other.publisher = 10;
         assert!(f.accept(other).is_empty());
         assert_eq!(f.other_publisher, 1);
+        assert_eq!(f.other_id, Some(10));
     }
 }

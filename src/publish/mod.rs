@@ -4,5 +4,7 @@
 //! the follower's ordering of keyframes and deltas.
 
 pub mod follow;
+pub mod follower;
 pub mod link;
 pub mod protocol;
+pub mod publisher;

@@ -41,6 +41,10 @@ pub struct Envelope {
     pub frame: u64,
     /// The publisher's stream time, s (its run clock: the logical frame's time).
     pub stream_s: f64,
+    /// The publisher's wall clock when the frame was handed to its connection, ns since the
+    /// Unix epoch (the follower's lag is its present time less this: exact on one machine,
+    /// offset by the clocks' difference between two).
+    pub sent_unix_ns: i64,
     /// The scene's id ([`crate::scene::SCENES`]).
     pub scene: String,
     /// What it carries.
@@ -56,25 +60,64 @@ pub enum Body {
     SeriesDelta(SeriesDelta),
 }
 
-/// One series' samples: times (s, the chart's time base) and values, the same length.
+impl Body {
+    /// Whether this body is a keyframe (a follower can start from it).
+    pub fn is_keyframe(&self) -> bool {
+        matches!(self, Body::SeriesKey(_))
+    }
+
+    /// Topic suffix under `{base}/{scene}/`: `key` (retained) or `delta`.
+    pub fn topic(&self) -> &'static str {
+        if self.is_keyframe() { "key" } else { "delta" }
+    }
+}
+
+/// One series' samples: times relative to the series' origin and values, the same length.
+/// The origin travels with them, so a follower stores the very same relative times as the
+/// publisher (the chart is drawn from them) rather than a rounding of `origin + t`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SeriesSamples {
     /// The series' index in the publisher's store (stable for its run).
     pub id: u32,
     /// Its name.
     pub name: String,
-    /// Sample times, s.
+    /// The publisher's index of the first sample (its store numbers a series' samples 0, 1, …
+    /// for the run): a follower applies each sample once by it, even out of time order.
+    pub first_index: u64,
+    /// Absolute time of the series' first sample, s (the store's [`origin`]).
+    ///
+    /// [`origin`]: crate::series::store::Series::origin
+    pub origin: f64,
+    /// The same origin in integer ns, when the series was fed integer nanoseconds.
+    pub origin_ns: Option<i64>,
+    /// Sample times, s after `origin`.
     pub times: Vec<f64>,
     /// Sample values (the store keeps f32).
     pub values: Vec<f32>,
 }
 
+/// The chart's view: what a follower attached to the publisher's view shows.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SeriesView {
+    /// Width of the window while following the newest data, s.
+    pub window_s: f64,
+    /// `true`: the window follows the newest sample; `false`: `paused` is shown.
+    pub follow: bool,
+    /// The time range shown while paused, s after the chart origin.
+    pub paused: (f64, f64),
+    /// A fixed value range (`None`: automatic).
+    pub fixed_y: Option<(f64, f64)>,
+}
+
 /// A keyframe of the time-series scene: every series with its samples of the last
-/// `window_s` seconds (at most the publisher's store holds).
+/// `window_s` seconds (at most the publisher's store holds), and the view.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SeriesKeyframe {
-    /// The chart's time window, s.
-    pub window_s: f64,
+    /// The publisher's store generation, +1 each time it starts empty again (another source
+    /// opened): a follower holding another generation starts empty too.
+    pub generation: u64,
+    /// The chart's view when it was sent.
+    pub view: SeriesView,
     /// The series, in the publisher's order.
     pub series: Vec<SeriesSamples>,
 }
@@ -85,6 +128,8 @@ pub struct SeriesKeyframe {
 pub struct SeriesDelta {
     /// The new samples.
     pub series: Vec<SeriesSamples>,
+    /// The chart's view, when it changed since the previous message.
+    pub view: Option<SeriesView>,
 }
 
 /// Why a frame did not decode.
@@ -181,14 +226,19 @@ mod tests {
             seq: 7,
             frame: 42,
             stream_s: 1.5,
+            sent_unix_ns: 1_780_000_000_123_456_789,
             scene: "timeseries".into(),
             body: Body::SeriesDelta(SeriesDelta {
                 series: vec![SeriesSamples {
                     id: 3,
                     name: "a".into(),
+                    first_index: 1000,
+                    origin: 1.78e9,
+                    origin_ns: Some(1_780_000_000_000_000_000),
                     times: (0..n).map(|i| i as f64 * 0.01).collect(),
                     values: (0..n).map(|i| (i as f32).sin()).collect(),
                 }],
+                view: None,
             }),
         }
     }

@@ -89,6 +89,11 @@ pub struct SceneConfig {
     /// True when driven by a simulated clock (headless): sources are paced by the frame clock,
     /// not by the wall clock.
     pub simulated_clock: bool,
+    /// `--export-series`: where the time series writes its stored samples at the end.
+    pub series_export: Option<std::path::PathBuf>,
+    /// `--follow`: the scene shows what a publisher sends ([`Scene::follow`]) instead of
+    /// ingesting its own input.
+    pub following: bool,
 }
 
 /// Error creating a scene: one line naming the input and the problem.
@@ -213,6 +218,19 @@ pub trait Scene {
     fn problem(&self) -> Option<String> {
         None
     }
+    /// `--publish`: what this frame ingested, as one message body — a keyframe when `keyframe`
+    /// (everything a follower needs to start from: [`crate::publish`]), else a delta (what
+    /// changed since the last body returned). `None`: nothing to send (the default: the scene
+    /// is not published).
+    fn publish(&mut self, _keyframe: bool) -> Option<crate::publish::protocol::Body> {
+        None
+    }
+    /// `--follow`: applies one of publisher `publisher`'s message bodies, in its order (a
+    /// keyframe first; a keyframe of another publisher than the last replaces what the scene
+    /// holds). `attached`: the follower shows the publisher's view, so the view state
+    /// a body carries is applied too. Only called on a scene created with
+    /// [`SceneConfig::following`].
+    fn follow(&mut self, _publisher: u64, _body: crate::publish::protocol::Body, _attached: bool) {}
 }
 
 /// Runs `scene.prepare` for the frame `ctx` outside the deck (tests, benches, tools): its uploads

@@ -26,9 +26,11 @@
 
 pub mod axis;
 pub mod bench;
+mod export;
 pub mod gpu;
 pub mod latency;
 pub mod markers;
+mod share;
 mod ui;
 
 use super::{FrameCtx, Scene, SceneConfig, SceneError};
@@ -197,11 +199,29 @@ pub struct TimeSeries {
     audio_input: (AudioSelection, AudioOptions),
     audio: Option<AudioLevel>,
     audio_note: Option<String>,
+    /// `--publish` / `--follow` state ([`share`]).
+    share: share::Share,
+    /// `--export-series`: where the stored samples are written when the run ends.
+    export: Option<std::path::PathBuf>,
 }
 
 impl TimeSeries {
     /// Table constructor: opens the CSV (errors name the file) or the synthetic source.
     pub fn create(gpu: &Gpu, cfg: &SceneConfig) -> Result<Box<dyn Scene>, SceneError> {
+        if cfg.following {
+            // A follower shows the publisher's samples: its own source is a synthetic one that
+            // is never advanced (no thread, no samples).
+            let sel = SeriesSelection::Synthetic {
+                series: 1,
+                rate_hz: 1.0,
+                seed: cfg.seed,
+                kind: cfg.series_kind,
+            };
+            let mut scene = TimeSeries::new(gpu, SeriesSource::open(&sel, Pacing::Driven)?);
+            scene.share.following = true;
+            scene.export = cfg.series_export.clone();
+            return Ok(Box::new(scene));
+        }
         let sel = match (&cfg.series_net, &cfg.series_file) {
             (Some(net), _) => SeriesSelection::Net(net.clone()),
             (None, Some(p)) if crate::series::source::ColumnarFormat::of_path(p).is_some() => {
@@ -226,6 +246,7 @@ impl TimeSeries {
         let source = SeriesSource::open(&sel, pacing)?;
         let mut scene = TimeSeries::new(gpu, source);
         scene.selection = Some((sel, pacing));
+        scene.export = cfg.series_export.clone();
         scene.zone = cfg.series_csv.time_zone;
         scene.set_audio_input(
             cfg.audio.clone(),
@@ -278,6 +299,8 @@ impl TimeSeries {
             audio_input: (AudioSelection::Default, AudioOptions::default()),
             audio: None,
             audio_note: None,
+            share: share::Share::default(),
+            export: None,
         }
     }
 
@@ -296,6 +319,7 @@ impl TimeSeries {
                 self.source = source;
                 self.selection = Some((sel, pacing));
                 self.store.clear();
+                self.share.generation += 1;
                 self.visible.clear();
                 self.latency = None;
                 self.unpresented.clear();
@@ -538,6 +562,9 @@ impl Scene for TimeSeries {
     }
 
     fn ingest(&mut self, frame: &FrameCtx) {
+        if self.share.following {
+            return;
+        }
         self.scene_time += frame.elapsed_s;
         self.source.advance_to(self.scene_time);
         self.source.drain_into(&mut self.store);
@@ -791,6 +818,10 @@ impl Scene for TimeSeries {
     /// the password), or a network source from which no sample arrived (never connected, every
     /// message unreadable), ends the run with the reason: nothing could be shown.
     fn finish(&mut self, _gpu: &Gpu) -> Result<(), SceneError> {
+        if let Some(path) = &self.export {
+            let rows = self.export_csv(path)?;
+            log::info!("--export-series {}: {rows} samples", path.display());
+        }
         if self.store.points_ingested() > 0 {
             return Ok(());
         }
@@ -811,6 +842,14 @@ impl Scene for TimeSeries {
             }
             None => Ok(()),
         }
+    }
+
+    fn publish(&mut self, keyframe: bool) -> Option<crate::publish::protocol::Body> {
+        self.publish_body(keyframe)
+    }
+
+    fn follow(&mut self, publisher: u64, body: crate::publish::protocol::Body, attached: bool) {
+        self.follow_body(publisher, body, attached);
     }
 
     fn problem(&self) -> Option<String> {

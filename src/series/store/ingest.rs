@@ -99,6 +99,52 @@ impl Series {
         Ok(())
     }
 
+    /// Appends samples whose times are seconds after `origin` (absolute s; `origin_ns` the same
+    /// in integer ns, when known): another store's series copied sample for sample (a
+    /// `--follow` follower). An empty series takes this origin, so its stored times are exactly
+    /// `rel`; a series with another origin stores `rel` moved onto its own (rounded once).
+    ///
+    /// # Errors
+    ///
+    /// [`LengthMismatch`] when `rel` and `values` differ in length; nothing is pushed then.
+    pub fn push_slice_rel(
+        &mut self,
+        origin: f64,
+        origin_ns: Option<i64>,
+        rel: &[f64],
+        values: &[f32],
+    ) -> Result<(), LengthMismatch> {
+        if rel.len() != values.len() {
+            return Err(LengthMismatch {
+                times: rel.len(),
+                values: values.len(),
+            });
+        }
+        if rel.is_empty() {
+            return Ok(());
+        }
+        if self.origin.is_none() && origin.is_finite() {
+            self.origin = Some(origin);
+            self.origin_ns = origin_ns;
+        }
+        let shift = match (self.origin_ns, origin_ns, self.origin) {
+            (Some(a), Some(b), _) => (b as i128 - a as i128) as f64 / 1e9,
+            (_, _, Some(o)) => origin - o,
+            _ => 0.0,
+        };
+        if shift == 0.0 && rel.iter().all(|t| t.is_finite()) {
+            self.push_slice_from(rel, values, true);
+        } else {
+            let mut moved = std::mem::take(&mut self.scratch);
+            moved.clear();
+            let o = self.origin.unwrap_or(0.0);
+            moved.extend(rel.iter().map(|&t| o + shift + t));
+            self.push_slice_from(&moved, values, false);
+            self.scratch = moved;
+        }
+        Ok(())
+    }
+
     /// Appends `times.len()` samples at once: the bulk form of [`push`](Series::push), with the
     /// same result sample for sample (stored contents, chunk layout, counters, ordering flags,
     /// drop-oldest under the cap) but copying whole runs into the chunks and computing the

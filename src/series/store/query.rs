@@ -152,6 +152,20 @@ impl Series {
         })
     }
 
+    /// Stored samples from global index `from` on (clamped to the stored range), as runs
+    /// `(times relative to the origin, values)` in index order.
+    pub fn samples_from(&self, from: u64) -> impl Iterator<Item = (&[f64], &[f32])> + '_ {
+        let from = from.max(self.first_index());
+        self.chunks.iter().filter_map(move |c| {
+            let end = c.base + c.times.len() as u64;
+            if end <= from {
+                return None;
+            }
+            let a = (from.max(c.base + c.start as u64) - c.base) as usize;
+            Some((&c.times[a..], &c.values[a..]))
+        })
+    }
+
     /// `(earliest, latest)` absolute time of the stored samples; `None` when empty.
     pub fn time_range(&self) -> Option<(f64, f64)> {
         let origin = self.origin?;

@@ -1,0 +1,244 @@
+//! `--publish URL`: each frame, the shown scene's new data goes to the broker as one message
+//! ([`Scene::publish`]), with the publisher's frame index and stream time. A keyframe replaces
+//! the frame's delta every [`KEYFRAME_EVERY_S`] of stream time, when the scene is first
+//! published (or shown again), after each reconnection (a restarted broker has lost the retained
+//! one) and when the side panel asks for one.
+
+use std::collections::HashMap;
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+use super::link::Link;
+use super::protocol::{Envelope, VERSION};
+use crate::scene::Scene;
+
+/// Stream time between two keyframes of a scene, s.
+pub const KEYFRAME_EVERY_S: f64 = 2.0;
+
+/// Messages and bytes per second over the last whole second.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Rates {
+    /// Messages handed to the broker per second.
+    pub messages: f64,
+    /// Bytes handed to the broker per second (after compression).
+    pub bytes: f64,
+}
+
+/// A running publisher.
+pub struct Publisher {
+    link: Link,
+    url: String,
+    /// This run's random id (followers tell two publishers apart by it).
+    id: u64,
+    /// The next sequence number of each scene.
+    seq: HashMap<&'static str, u64>,
+    /// Stream time of each scene's last keyframe, s.
+    last_key_s: HashMap<&'static str, f64>,
+    /// When the last keyframe was sent (the side panel's keyframe age).
+    last_key_at: Option<Instant>,
+    /// The scene published in the last frame.
+    last_scene: Option<&'static str>,
+    /// The link's connection count when last looked at.
+    connects_seen: u64,
+    /// A keyframe asked for by the side panel.
+    key_asked: bool,
+    /// (when, messages sent, bytes) at the start of the current rate window.
+    mark: (Instant, u64, u64),
+    rates: Rates,
+    /// Messages made (handed over or dropped) and bytes of the scene data before encoding are
+    /// not known here; messages made:
+    made: u64,
+}
+
+impl Publisher {
+    /// Connects to `url` (in the background) and announces a new random publisher id.
+    ///
+    /// # Errors
+    ///
+    /// [`Link::publish`]'s one line (the URL does not parse, TLS set-up failed).
+    pub fn start(url: &str) -> Result<Publisher, String> {
+        let id = random_id();
+        let hello = serde_json::json!({
+            "publisher": format!("{id:016x}"),
+            "protocol": VERSION,
+            "vizdeck": env!("CARGO_PKG_VERSION"),
+        });
+        let link = Link::publish(url, Some((id, hello.to_string().into_bytes())))?;
+        Ok(Publisher {
+            link,
+            url: url.to_string(),
+            id,
+            seq: HashMap::new(),
+            last_key_s: HashMap::new(),
+            last_key_at: None,
+            last_scene: None,
+            connects_seen: 0,
+            key_asked: false,
+            mark: (Instant::now(), 0, 0),
+            rates: Rates::default(),
+            made: 0,
+        })
+    }
+
+    /// After the frame's ingest: publishes what `scene` ingested (or a keyframe when one is
+    /// due). `frame`: the frame index; `stream_s`: the run clock, s. Never waits.
+    pub fn frame(&mut self, scene: &mut dyn Scene, frame: u64, stream_s: f64) {
+        let id = scene.id();
+        let connects = self.link.stats().connects.load(Ordering::Relaxed);
+        let reconnected = connects > self.connects_seen;
+        self.connects_seen = connects;
+        let key = reconnected
+            || std::mem::take(&mut self.key_asked)
+            || self.last_scene != Some(id)
+            || self
+                .last_key_s
+                .get(id)
+                .is_none_or(|&t| stream_s - t >= KEYFRAME_EVERY_S);
+        self.last_scene = Some(id);
+        if let Some(body) = scene.publish(key) {
+            if body.is_keyframe() {
+                self.last_key_s.insert(id, stream_s);
+                self.last_key_at = Some(Instant::now());
+            }
+            let seq = self.seq.entry(id).or_insert(0);
+            let e = Envelope {
+                publisher: self.id,
+                seq: *seq,
+                frame,
+                stream_s,
+                sent_unix_ns: unix_ns(),
+                scene: id.to_string(),
+                body,
+            };
+            *seq += 1;
+            self.made += 1;
+            self.link.send_envelope(e);
+        }
+        self.update_rates();
+    }
+
+    /// Asks for a keyframe with the next frame (the side panel's button).
+    pub fn ask_keyframe(&mut self) {
+        self.key_asked = true;
+    }
+
+    fn update_rates(&mut self) {
+        let dt = self.mark.0.elapsed().as_secs_f64();
+        if dt >= 1.0 {
+            let s = self.link.stats();
+            let sent = s.sent.load(Ordering::Relaxed);
+            let bytes = s.bytes.load(Ordering::Relaxed);
+            self.rates = Rates {
+                messages: (sent - self.mark.1) as f64 / dt,
+                bytes: (bytes - self.mark.2) as f64 / dt,
+            };
+            self.mark = (Instant::now(), sent, bytes);
+        }
+    }
+
+    /// Messages and bytes per second over the last second.
+    pub fn rates(&self) -> Rates {
+        self.rates
+    }
+
+    /// One line for the side panel's state: connected, connecting (with the error), or another
+    /// publisher heard on the same topic.
+    pub fn state(&self) -> String {
+        let s = self.link.stats();
+        let conn = if s.connected.load(Ordering::Relaxed) {
+            "connected".to_string()
+        } else {
+            match s.error.lock().ok().and_then(|e| e.clone()) {
+                Some(e) => format!("connecting ({e})"),
+                None => "connecting".to_string(),
+            }
+        };
+        match s.other_publisher.lock().ok().and_then(|o| o.clone()) {
+            Some(other) => format!(
+                "{conn}; another publisher ({other}) also publishes to {}: followers follow \
+                 the first one they hear",
+                self.link.base()
+            ),
+            None => conn,
+        }
+    }
+
+    /// The side panel's section.
+    pub fn ui(&mut self, ui: &mut egui::Ui) {
+        let s = self.link.stats();
+        ui.label(format!("Publishing to {}", self.url));
+        ui.label(self.state());
+        let r = self.rates;
+        ui.label(format!(
+            "{:.0} messages/s · {}/s",
+            r.messages,
+            human_bytes(r.bytes)
+        ));
+        let age = self.last_key_at.map_or("none yet".to_string(), |t| {
+            format!("{:.1} s ago", t.elapsed().as_secs_f64())
+        });
+        ui.label(format!(
+            "keyframe {age} ({})",
+            human_bytes(s.last_key_bytes.load(Ordering::Relaxed) as f64)
+        ));
+        let dropped = s.dropped.load(Ordering::Relaxed);
+        if dropped > 0 {
+            ui.colored_label(
+                egui::Color32::YELLOW,
+                format!("{dropped} message(s) dropped: the broker is behind"),
+            );
+        }
+        if ui
+            .button("Keyframe now")
+            .on_hover_text("Send a keyframe with the next frame (followers start from it)")
+            .clicked()
+        {
+            self.ask_keyframe();
+        }
+    }
+
+    /// The report's `publish` object.
+    pub fn metrics(&self) -> serde_json::Value {
+        let s = self.link.stats();
+        serde_json::json!({
+            "url": self.url,
+            "publisher": format!("{:016x}", self.id),
+            "protocol": VERSION,
+            "messages_made": self.made,
+            "messages_sent": s.sent.load(Ordering::Relaxed),
+            "messages_acked": s.acked.load(Ordering::Relaxed),
+            "bytes_sent": s.bytes.load(Ordering::Relaxed),
+            "dropped": s.dropped.load(Ordering::Relaxed),
+            "connects": s.connects.load(Ordering::Relaxed),
+            "last_keyframe_bytes": s.last_key_bytes.load(Ordering::Relaxed),
+            "other_publisher": s.other_publisher.lock().ok().and_then(|o| o.clone()),
+            "error": s.error.lock().ok().and_then(|e| e.clone()),
+        })
+    }
+}
+
+/// Now, ns since the Unix epoch.
+pub fn unix_ns() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as i64)
+}
+
+/// A publisher id: the clock's nanoseconds and the process id, mixed (SplitMix64's finalizer).
+fn random_id() -> u64 {
+    let mut z = (unix_ns() as u64) ^ (u64::from(std::process::id()) << 32);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// `n` bytes as B, KiB or MiB.
+pub fn human_bytes(n: f64) -> String {
+    if n >= 1024.0 * 1024.0 {
+        format!("{:.1} MiB", n / (1024.0 * 1024.0))
+    } else if n >= 1024.0 {
+        format!("{:.1} KiB", n / 1024.0)
+    } else {
+        format!("{n:.0} B")
+    }
+}
