@@ -215,6 +215,12 @@ pub struct Cli {
     #[arg(long)]
     pub headless: bool,
 
+    /// Headless: pace frames to the wall clock (60 a second, each still advancing 1/60 s), as a
+    /// window with vsync would, instead of as fast as the GPU allows: for live sources and
+    /// `--publish` runs that others watch.
+    #[arg(long, requires = "headless")]
+    pub realtime: bool,
+
     /// Frames to render, then exit (headless default: 300; window default: run until closed).
     #[arg(long, value_name = "N")]
     pub frames: Option<u64>,

@@ -132,6 +132,9 @@ pub fn replace_lost_gpu(deck: &mut Deck, lost: &Gpu, reason: &str) -> anyhow::Re
 /// Runs `--headless`. Errors (bad input, no adapter, GPU validation errors) come back as one line.
 pub fn run(cli: &Cli, settings: crate::settings::Start) -> anyhow::Result<()> {
     check_outputs(cli)?;
+    // From the start: a signal while the GPU and the connections open still ends the run
+    // cleanly (report and exports written).
+    let stop = crate::app::install_stop_flag();
     let (mut gpu, _) = Gpu::new(cli.backend, None, None)?;
     let (w, h) = cli.size;
     crate::cli::check_size_for_adapter("--size", (w, h), &gpu.device.limits())
@@ -174,8 +177,14 @@ pub fn run(cli: &Cli, settings: crate::settings::Start) -> anyhow::Result<()> {
     }
     let (mut target, mut view) = offscreen_target(&gpu, "headless:output", (w, h));
     let frames = cli.frames.unwrap_or(DEFAULT_FRAMES);
-    let stop = crate::app::install_stop_flag();
+    let paced_from = Instant::now();
     for i in 0..frames {
+        if cli.realtime {
+            let due = paced_from + std::time::Duration::from_secs_f64(i as f64 * FRAME_DT);
+            if let Some(wait) = due.checked_duration_since(Instant::now()) {
+                std::thread::sleep(wait);
+            }
+        }
         if stop.load(std::sync::atomic::Ordering::Relaxed) {
             log::warn!("stopped by signal after {i} frames");
             break;

@@ -61,6 +61,11 @@ impl Sequencer {
         if e.body.is_keyframe() {
             let waiting = self.next_seq.is_none();
             if waiting || e.seq >= self.next_seq.unwrap_or(0) {
+                if let Some(n) = self.next_seq {
+                    // Messages between the last applied and this keyframe were lost (the
+                    // keyframe makes up for them): a gap all the same.
+                    self.gaps += e.seq - n;
+                }
                 self.keyframes_used += 1;
                 self.next_seq = Some(e.seq + 1);
                 self.apply(e, &mut out);
@@ -268,6 +273,19 @@ mod tests {
             0,
             "the held deltas before the keyframe are dropped"
         );
+    }
+
+    #[test]
+    fn a_keyframe_after_lost_messages_counts_them_as_a_gap() {
+        let mut f = Sequencer::default();
+        // 3..=5 are lost; keyframe 6 carries everything up to it.
+        let got = times(
+            &mut f,
+            vec![msg(1, true, 0, 2), msg(2, false, 2, 3), msg(6, true, 0, 8)],
+        );
+        assert_eq!(got, range(0, 8));
+        assert_eq!((f.gaps, f.keyframes_used), (3, 2));
+        assert!(!f.waiting_for_keyframe());
     }
 
     #[test]

@@ -329,10 +329,11 @@ fn run(
             true,
         ));
     }
-    let (client, mut connection) = Client::new(opts, QUEUE);
+    let (mut client, mut connection) = Client::new(opts.clone(), QUEUE);
     let mut closed_at: Option<Instant> = None;
     let mut in_flight: u64 = 0;
     let mut hello_cleared = false;
+    let mut subacks = 0u32;
     loop {
         match &role {
             Role::Publish { rx, .. } => {
@@ -376,6 +377,7 @@ fn run(
             Ok(Ok(Event::Incoming(Packet::ConnAck(_)))) => {
                 stats.connected.store(true, Ordering::Relaxed);
                 stats.connects.fetch_add(1, Ordering::Relaxed);
+                subacks = 0;
                 if let Ok(mut e) = stats.error.lock() {
                     *e = None;
                 }
@@ -396,6 +398,13 @@ fn run(
                             let _ = client.try_subscribe(format!("{base}/+/{t}"), QoS::AtLeastOnce);
                         }
                     }
+                }
+            }
+            Ok(Ok(Event::Incoming(Packet::SubAck(_)))) => {
+                // Both subscriptions of this connection acknowledged.
+                subacks += 1;
+                if matches!(role, Role::Follow { .. }) && subacks == 2 {
+                    log::info!("following {base}: subscribed to {base}/+/key and {base}/+/delta");
                 }
             }
             Ok(Ok(Event::Incoming(Packet::PubAck(_)))) => {
@@ -435,11 +444,20 @@ fn run(
                 if let Ok(mut err) = stats.error.lock() {
                     *err = Some(e.to_string());
                 }
-                // rumqttc reconnects on the next poll; a refused or absent broker is not
-                // hammered.
+                // A refused or absent broker is not hammered.
                 let until = Instant::now() + Duration::from_millis(500);
                 while Instant::now() < until && !stop.load(Ordering::Relaxed) {
                     std::thread::sleep(Duration::from_millis(20));
+                }
+                if matches!(role, Role::Publish { .. }) {
+                    // A new client rather than rumqttc's own reconnection: with a clean
+                    // session its packet ids of unacknowledged publishes collide after a
+                    // broker restart and publishing stalls (bytebeamio/rumqtt#1014). What was
+                    // not acknowledged is lost, counted; the follower sees the gap and resumes
+                    // from the keyframe sent after the reconnection.
+                    stats.dropped.fetch_add(in_flight, Ordering::Relaxed);
+                    in_flight = 0;
+                    (client, connection) = Client::new(opts.clone(), QUEUE);
                 }
             }
             Err(RecvTimeoutError::Timeout) => {}

@@ -1,0 +1,295 @@
+//! `--publish` / `--follow` of the time series through a real mosquitto, headless on both
+//! sides: the follower's stored series equal the publisher's sample for sample (both exported
+//! with `--export-series`); a follower that joins late starts from a keyframe and then equals
+//! the publisher's tail; a broker restarted mid-stream is survived by both, and the follower
+//! reports the gap; a follower with no publisher waits and says so; a corrupt message and one
+//! of a newer protocol version are counted, not fatal.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::Duration;
+
+use common::mosquitto::Broker;
+
+fn dir(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("vizdeck_pubfollow_{}_{tag}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn vizdeck() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_vizdeck"));
+    c.args(["--headless", "--no-settings", "--size", "320x200"]);
+    c
+}
+
+/// A headless follower that runs until it is sent SIGTERM, and its standard error.
+struct Follower {
+    child: Child,
+    stderr: std::thread::JoinHandle<String>,
+}
+
+/// A headless follower of `url` writing `{name}.json` and `{name}.csv` in `d`; returns once it
+/// has subscribed (it logs so) when `subscribed`.
+fn spawn_follower(url: &str, d: &Path, name: &str, subscribed: bool) -> Follower {
+    use std::io::BufRead;
+    let mut child = vizdeck()
+        .args([
+            "--scene",
+            "timeseries",
+            "--follow",
+            url,
+            "--frames",
+            "1000000",
+        ])
+        .arg("--report")
+        .arg(d.join(format!("{name}.json")))
+        .arg("--export-series")
+        .arg(d.join(format!("{name}.csv")))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("vizdeck");
+    let mut lines = std::io::BufReader::new(child.stderr.take().expect("stderr")).lines();
+    let mut seen = String::new();
+    if subscribed {
+        for line in lines.by_ref() {
+            let line = line.unwrap_or_default();
+            seen.push_str(&line);
+            seen.push('\n');
+            if line.contains("subscribed to") {
+                break;
+            }
+        }
+        assert!(
+            seen.contains("subscribed to"),
+            "the follower did not subscribe: {seen}"
+        );
+    }
+    let stderr = std::thread::spawn(move || {
+        for line in lines {
+            seen.push_str(&line.unwrap_or_default());
+            seen.push('\n');
+        }
+        seen
+    });
+    Follower { child, stderr }
+}
+
+/// Stops the follower (SIGTERM: it ends its run, writing its report and export); returns
+/// whether it exited successfully and its standard error.
+fn stop(f: Follower) -> (bool, String) {
+    let Follower { mut child, stderr } = f;
+    let _ = Command::new("kill").arg(child.id().to_string()).status();
+    let ok = child.wait().expect("wait").success();
+    (ok, stderr.join().unwrap_or_default())
+}
+
+/// Stops a follower after the broker has had time to deliver everything published (QoS 1 on
+/// loopback), and reads its report.
+fn stop_follower(f: Follower, d: &Path, name: &str) -> serde_json::Value {
+    std::thread::sleep(Duration::from_secs(2));
+    let (ok, err) = stop(f);
+    assert!(ok, "{name} failed: {err}");
+    report(&d.join(format!("{name}.json")))
+}
+
+/// A headless publisher to `url`: `frames` frames (`realtime`: paced at 60 a second), writing
+/// `p.json` and `p.csv` in `d`.
+fn spawn_publisher(url: &str, d: &Path, frames: u32, realtime: bool) -> Child {
+    let mut c = vizdeck();
+    c.args(["--scene", "timeseries", "--publish", url])
+        .args(["--frames", &frames.to_string()])
+        .arg("--report")
+        .arg(d.join("p.json"))
+        .arg("--export-series")
+        .arg(d.join("p.csv"));
+    if realtime {
+        c.arg("--realtime");
+    }
+    c.stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("vizdeck")
+}
+
+fn finish(child: Child, what: &str) -> Output {
+    let out = child.wait_with_output().expect("wait");
+    assert!(
+        out.status.success(),
+        "{what} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+fn report(path: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).expect("report")).expect("json")
+}
+
+/// The exported samples by series: (time, value) strings in storage order.
+fn series(path: &Path) -> BTreeMap<String, Vec<(String, String)>> {
+    let mut r = csv::Reader::from_path(path).expect("csv");
+    let mut out: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
+    for rec in r.records() {
+        let rec = rec.expect("row");
+        out.entry(rec[0].to_string())
+            .or_default()
+            .push((rec[1].to_string(), rec[2].to_string()));
+    }
+    out
+}
+
+#[test]
+#[ignore = "needs mosquitto: run through `cargo xtask test`"]
+fn follower_equals_publisher_sample_for_sample() {
+    let mut broker = Broker::new("pf_same");
+    broker.start();
+    let d = dir("same");
+    let url = format!("mqtt://127.0.0.1:{}/vz/same", broker.port);
+    // The follower is subscribed before the publisher's first keyframe.
+    let follower = spawn_follower(&url, &d, "f", true);
+    finish(spawn_publisher(&url, &d, 600, false), "publisher");
+    let f = stop_follower(follower, &d, "f");
+    let p = report(&d.join("p.json"));
+    assert_eq!(p["publish"]["dropped"], 0, "{}", p["publish"]);
+    assert_eq!(
+        f["follow"]["scenes"]["timeseries"]["gaps"], 0,
+        "{}",
+        f["follow"]
+    );
+    assert_eq!(f["follow"]["scenes"]["timeseries"]["at_frame"], 599);
+    let (ps, fs) = (series(&d.join("p.csv")), series(&d.join("f.csv")));
+    // 600 frames of the default synthetic source: 4 series × 50,000 samples/s × 10 s.
+    assert_eq!(ps.len(), 4);
+    for (name, samples) in &ps {
+        assert_eq!(samples.len(), 500_001, "{name}");
+    }
+    assert!(
+        ps == fs,
+        "the follower's series differ from the publisher's"
+    );
+    let lag = &f["follow"]["lag_ms"];
+    assert!(lag["messages"].as_u64().unwrap() >= 600, "{lag}");
+}
+
+#[test]
+#[ignore = "needs mosquitto: run through `cargo xtask test`"]
+fn a_late_follower_starts_from_a_keyframe() {
+    let mut broker = Broker::new("pf_late");
+    broker.start();
+    let d = dir("late");
+    let url = format!("mqtt://127.0.0.1:{}/vz/late", broker.port);
+    // 7 s at 60 frames a second; the follower joins 3 s in.
+    let publisher = spawn_publisher(&url, &d, 420, true);
+    std::thread::sleep(Duration::from_secs(3));
+    let follower = spawn_follower(&url, &d, "f", true);
+    finish(publisher, "publisher");
+    let f = stop_follower(follower, &d, "f");
+    let scene = &f["follow"]["scenes"]["timeseries"];
+    assert!(scene["keyframes_used"].as_u64().unwrap() >= 1, "{scene}");
+    assert_eq!(scene["at_frame"], 419, "{scene}");
+    let (ps, fs) = (series(&d.join("p.csv")), series(&d.join("f.csv")));
+    assert_eq!(ps.keys().collect::<Vec<_>>(), fs.keys().collect::<Vec<_>>());
+    for (name, got) in &fs {
+        let all = &ps[name];
+        // The follower holds the publisher's samples from its first one on, with none
+        // missing: the keyframe's window (10 s, here the whole run) and every delta after it.
+        let start = all.iter().position(|s| *s == got[0]).unwrap_or_else(|| {
+            panic!("{name}: the follower's first sample is not the publisher's")
+        });
+        assert_eq!(&all[start..], &got[..], "{name}");
+        assert_eq!(start, 0, "{name}: the keyframe carries the whole 7 s run");
+    }
+}
+
+#[test]
+#[ignore = "needs mosquitto: run through `cargo xtask test`"]
+fn both_sides_survive_a_broker_restart_and_the_follower_reports_the_gap() {
+    let mut broker = Broker::new("pf_restart");
+    broker.start();
+    let d = dir("restart");
+    let url = format!("mqtt://127.0.0.1:{}/vz/restart", broker.port);
+    let follower = spawn_follower(&url, &d, "f", true);
+    // 15 s at 60 frames a second; the broker is down from 3 s to 10 s, longer than the
+    // publisher's queue holds (256 messages, 4.3 s): messages are lost.
+    let publisher = spawn_publisher(&url, &d, 900, true);
+    std::thread::sleep(Duration::from_secs(3));
+    broker.stop();
+    std::thread::sleep(Duration::from_secs(7));
+    broker.start();
+    finish(publisher, "publisher");
+    let f = stop_follower(follower, &d, "f");
+    let p = report(&d.join("p.json"));
+    assert!(
+        p["publish"]["connects"].as_u64().unwrap() >= 2,
+        "{}",
+        p["publish"]
+    );
+    let follow = &f["follow"];
+    assert!(follow["connects"].as_u64().unwrap() >= 2, "{follow}");
+    let scene = &follow["scenes"]["timeseries"];
+    assert!(
+        scene["gaps"].as_u64().unwrap() >= 1,
+        "the gap is reported: {scene}"
+    );
+    assert!(scene["keyframes_used"].as_u64().unwrap() >= 2, "{scene}");
+    assert_eq!(scene["at_frame"], 899, "{scene}");
+    // After the gap the follower resumed from a keyframe: its newest 10 s (the keyframe's
+    // window) equal the publisher's.
+    let (ps, fs) = (series(&d.join("p.csv")), series(&d.join("f.csv")));
+    for (name, all) in &ps {
+        let got = &fs[name];
+        let tail = 50_000 * 4;
+        assert_eq!(&all[all.len() - tail..], &got[got.len() - tail..], "{name}");
+    }
+}
+
+#[test]
+#[ignore = "needs mosquitto: run through `cargo xtask test`"]
+fn a_follower_without_publisher_waits_and_bad_messages_are_counted() {
+    let mut broker = Broker::new("pf_wait");
+    broker.start();
+    let d = dir("wait");
+    let url = format!("mqtt://127.0.0.1:{}/vz/wait", broker.port);
+    let follower = spawn_follower(&url, &d, "f", true);
+    // A corrupt message, and one of protocol version 9.
+    let publish = |payload: &[u8]| {
+        let path = d.join("payload.bin");
+        std::fs::write(&path, payload).unwrap();
+        let st = Command::new("mosquitto_pub")
+            .args(["-h", "127.0.0.1", "-p", &broker.port.to_string()])
+            .args(["-t", "vz/wait/timeseries/delta", "-q", "1", "-f"])
+            .arg(&path)
+            .status()
+            .expect("mosquitto_pub");
+        assert!(st.success());
+    };
+    publish(b"VZDK\x01\x00\x00\xc1\xc1garbage");
+    publish(b"VZDK\x09\x00\x00whatever");
+    std::thread::sleep(Duration::from_millis(500));
+    let (ok, err) = stop(follower);
+    // Nothing was followed: the run fails, saying why (the newer version first).
+    assert!(!ok);
+    assert!(
+        err.contains("protocol version 9") && err.contains("update it"),
+        "{err}"
+    );
+    let f = report(&d.join("f.json"));
+    assert_eq!(f["follow"]["corrupt"], 1, "{}", f["follow"]);
+    assert_eq!(f["follow"]["newer_version"], 9);
+    assert_eq!(f["follow"]["messages_applied"], 0);
+    // With no message at all, the notice says it waits for a publisher.
+    let d2 = dir("wait2");
+    let follower = spawn_follower(&format!("{url}/none"), &d2, "f", true);
+    let (ok, err) = stop(follower);
+    assert!(!ok);
+    assert!(
+        err.contains("waiting for a publisher on vz/wait/none"),
+        "{err}"
+    );
+}
