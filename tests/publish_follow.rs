@@ -193,6 +193,8 @@ fn a_late_follower_starts_from_a_keyframe() {
     let scene = &f["follow"]["scenes"]["timeseries"];
     assert!(scene["keyframes_used"].as_u64().unwrap() >= 1, "{scene}");
     assert_eq!(scene["at_frame"], 419, "{scene}");
+    // Joining from the retained keyframe is not a loss.
+    assert_eq!(scene["gaps"], 0, "{scene}");
     let (ps, fs) = (series(&d.join("p.csv")), series(&d.join("f.csv")));
     assert_eq!(ps.keys().collect::<Vec<_>>(), fs.keys().collect::<Vec<_>>());
     for (name, got) in &fs {

@@ -42,12 +42,17 @@ pub struct Sequencer {
     pub dropped_held: u64,
     /// The last applied message's publisher frame and stream time, s.
     pub at: Option<(u64, f64)>,
+    /// The last message applied was a retained keyframe (the broker's copy, heard when the
+    /// follower subscribed): the live messages after it skip those sent since, which is
+    /// joining, not a loss.
+    joined: bool,
 }
 
 impl Sequencer {
-    /// Takes one message; returns the messages to apply now, in order (none, or this one and
-    /// held ones that follow on from it).
-    pub fn accept(&mut self, e: Envelope) -> Vec<Envelope> {
+    /// Takes one message (`retained`: the broker's retained copy, delivered on subscribing);
+    /// returns the messages to apply now, in order (none, or this one and held ones that follow
+    /// on from it).
+    pub fn accept(&mut self, e: Envelope, retained: bool) -> Vec<Envelope> {
         match self.publisher {
             None => self.publisher = Some(e.publisher),
             Some(p) if p != e.publisher => {
@@ -61,11 +66,14 @@ impl Sequencer {
         if e.body.is_keyframe() {
             let waiting = self.next_seq.is_none();
             if waiting || e.seq >= self.next_seq.unwrap_or(0) {
-                if let Some(n) = self.next_seq {
+                if let Some(n) = self.next_seq
+                    && !self.joined
+                {
                     // Messages between the last applied and this keyframe were lost (the
                     // keyframe makes up for them): a gap all the same.
                     self.gaps += e.seq - n;
                 }
+                self.joined = retained;
                 self.keyframes_used += 1;
                 self.next_seq = Some(e.seq + 1);
                 self.apply(e, &mut out);
@@ -79,13 +87,17 @@ impl Sequencer {
                 None => self.hold(e),
                 Some(n) if e.seq < n => self.repeated += 1,
                 Some(n) if e.seq == n => {
+                    self.joined = false;
                     self.next_seq = Some(n + 1);
                     self.apply(e, &mut out);
                     self.replay(&mut out);
                 }
                 Some(n) => {
-                    // A gap: wait for the next keyframe.
-                    self.gaps += e.seq - n;
+                    // A gap: wait for the next keyframe (not counted right after joining
+                    // from the retained keyframe).
+                    if !std::mem::take(&mut self.joined) {
+                        self.gaps += e.seq - n;
+                    }
                     self.next_seq = None;
                     self.hold(e);
                 }
@@ -191,12 +203,15 @@ mod tests {
     /// The times of the messages applied, in order, each series' samples newer than the
     /// newest applied (as the time-series scene applies them).
     fn times(f: &mut Sequencer, msgs: Vec<Envelope>) -> Vec<f64> {
-        let mut newest = f64::NEG_INFINITY;
+        // The newest time applied so far, kept with the sequencer's state (its `at` frame is
+        // the newest message's, and each message's last time is its frame's).
+        let mut newest = f.at.map_or(f64::NEG_INFINITY, |(_, t)| t - 1.0);
         let mut out = Vec::new();
-        for m in msgs.into_iter().flat_map(|m| f.accept(m)) {
+        for m in msgs.into_iter().flat_map(|m| f.accept(m, false)) {
             let series = match m.body {
                 Body::SeriesKey(k) => k.series,
                 Body::SeriesDelta(d) => d.series,
+                _ => Vec::new(),
             };
             for t in series.into_iter().flat_map(|s| s.times) {
                 if t > newest {
@@ -289,17 +304,33 @@ mod tests {
     }
 
     #[test]
+    fn joining_from_the_retained_keyframe_is_not_a_gap() {
+        let mut f = Sequencer::default();
+        // The retained keyframe 4, then live messages from 9 on: held until keyframe 11.
+        assert_eq!(f.accept(msg(4, true, 0, 4), true).len(), 1);
+        for seq in [9, 10] {
+            assert!(f.accept(msg(seq, false, 9, 10), false).is_empty());
+        }
+        assert_eq!(f.accept(msg(11, true, 0, 11), false).len(), 1);
+        assert_eq!(f.accept(msg(12, false, 11, 12), false).len(), 1);
+        assert_eq!(f.gaps, 0);
+        // A loss after that counts.
+        assert!(f.accept(msg(14, false, 13, 14), false).is_empty());
+        assert_eq!(f.gaps, 1);
+    }
+
+    #[test]
     fn memory_is_bounded_while_waiting_and_other_publishers_are_ignored() {
         let mut f = Sequencer::default();
         let n = MAX_HELD as u64 + 100;
         for seq in 0..n {
-            assert!(f.accept(msg(seq + 10, false, 0, 1)).is_empty());
+            assert!(f.accept(msg(seq + 10, false, 0, 1), false).is_empty());
         }
         assert_eq!(f.held(), MAX_HELD);
         assert_eq!(f.dropped_held, 100);
         let mut other = msg(1, true, 0, 3);
         other.publisher = 10;
-        assert!(f.accept(other).is_empty());
+        assert!(f.accept(other, false).is_empty());
         assert_eq!(f.other_publisher, 1);
         assert_eq!(f.other_id, Some(10));
     }

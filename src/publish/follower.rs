@@ -150,7 +150,7 @@ impl Follower {
                 *stream = fresh;
                 self.switches += 1;
             } else {
-                stream.seq.accept(e);
+                stream.seq.accept(e, retained);
                 return;
             }
         }
@@ -160,7 +160,7 @@ impl Follower {
             stream.live = Some(Instant::now());
         }
         self.publisher_scene = Some(e.scene.clone());
-        for m in stream.seq.accept(e) {
+        for m in stream.seq.accept(e, retained) {
             if m.body.is_keyframe() {
                 // Everything before a keyframe is in it.
                 stream.ready.clear();

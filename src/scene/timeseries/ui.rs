@@ -26,7 +26,11 @@ impl TimeSeries {
     /// `ui`: the side panel.
     pub(super) fn side_panel(&mut self, ui: &mut egui::Ui) {
         ui.heading("Time series");
-        ui.label(self.source.label());
+        if self.share.following {
+            ui.label("the publisher's series (--follow)");
+        } else {
+            ui.label(self.source.label());
+        }
         if let Some(f) = self.source.time_format() {
             ui.label(format!("time: dates as '{f}', {}", self.zone.name()))
                 .on_hover_text("recognised from the first rows; --time-format chooses another");
@@ -37,10 +41,13 @@ impl TimeSeries {
         if let Some(e) = &self.open_error {
             ui.colored_label(egui::Color32::LIGHT_RED, e);
         }
-        self.link_ui(ui);
-        self.connect_ui(ui);
-        self.file_ui(ui);
-        self.key_ui(ui);
+        if !self.share.following {
+            // A follower's data is the publisher's: no source of its own to choose.
+            self.link_ui(ui);
+            self.connect_ui(ui);
+            self.file_ui(ui);
+            self.key_ui(ui);
+        }
         for n in self.notices() {
             ui.colored_label(egui::Color32::YELLOW, n);
         }
@@ -61,11 +68,11 @@ impl TimeSeries {
             }
         });
         ui.add_enabled(
-            self.source.is_clocked(),
+            self.source.is_clocked() && !self.share.following,
             egui::Checkbox::new(&mut self.own_signals, "chart vizdeck's own frame times"),
         );
         ui.add_enabled(
-            self.source.is_clocked(),
+            self.source.is_clocked() && !self.share.following,
             egui::Checkbox::new(&mut self.own_audio, "chart the audio input's level"),
         );
         if let Some(n) = &self.audio_note {
