@@ -89,7 +89,8 @@ pub struct Cli {
     /// started with `--follow` on the same URL: mqtt://[user[:pass]@]host[:port]/base/topic
     /// (also mqtts://). Keyframes (retained) go to base/SCENE/key every 2 s, each frame's new
     /// data to base/SCENE/delta; the format is src/publish/protocol.rs. Scenes published: the
-    /// time series.
+    /// time series (samples), the spectrogram (dB columns), the particles (each step's
+    /// parameters; the state in keyframes).
     #[arg(long, value_name = "URL", value_parser = parse_share_url)]
     pub publish: Option<String>,
 

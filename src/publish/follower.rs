@@ -79,6 +79,8 @@ pub struct Follower {
     switches: u64,
     /// (publisher, seq) of the last retained message taken: its age is not a lag.
     retained: Option<(u64, u64)>,
+    /// When a keyframe was last asked for.
+    asked_at: Option<Instant>,
 }
 
 impl Follower {
@@ -106,6 +108,7 @@ impl Follower {
             newer: None,
             switches: 0,
             retained: None,
+            asked_at: None,
         })
     }
 
@@ -129,6 +132,20 @@ impl Follower {
                     self.first_corrupt.get_or_insert_with(|| e.to_string());
                 }
             }
+        }
+        // Deltas held while waiting for a keyframe (joined after the retained one, or lost
+        // messages): ask for one now rather than wait for the periodic one (once a second).
+        let waiting = self
+            .streams
+            .values()
+            .any(|s| s.seq.waiting_for_keyframe() && s.seq.held() > 0);
+        if waiting
+            && self
+                .asked_at
+                .is_none_or(|t| t.elapsed() >= Duration::from_secs(1))
+        {
+            self.link.request_keyframe();
+            self.asked_at = Some(Instant::now());
         }
     }
 

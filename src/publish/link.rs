@@ -13,6 +13,8 @@
 //! Following: the thread subscribes to `{base}/+/key` and `{base}/+/delta` at QoS 1, decodes
 //! each message and hands it over through a bounded channel; a full channel (a follower that
 //! fell behind) drops the message, counted, and the follower then waits for the next keyframe.
+//! A follower that waits for one (it joined, or lost messages) asks for it on
+//! `{base}/want-key` (QoS 0, empty payload), to which publishers subscribe.
 //!
 //! [`protocol::encode`]: super::protocol::encode
 
@@ -57,6 +59,12 @@ pub struct LinkStats {
     pub error: Mutex<Option<String>>,
     /// Publishing: another publisher's id (hex) heard on `{base}/hello`.
     pub other_publisher: Mutex<Option<String>>,
+    /// Publishing: a follower asked for a keyframe on `{base}/want-key` (taken by the frame).
+    pub key_wanted: AtomicBool,
+    /// Publishing: keyframes asked for by followers.
+    pub key_requests: AtomicU64,
+    /// Following: ask the publisher for a keyframe (set by the frame, sent by the thread).
+    pub want_key: AtomicBool,
 }
 
 /// What goes out: ready bytes, or an envelope the thread encodes.
@@ -204,6 +212,11 @@ impl Link {
         }
     }
 
+    /// Following: asks the publisher for a keyframe (sent by the thread, QoS 0).
+    pub fn request_keyframe(&self) {
+        self.stats.want_key.store(true, Ordering::Relaxed);
+    }
+
     /// Following: the next message received, if one is waiting (never waits).
     pub fn try_recv(&self) -> Option<Heard> {
         self.rx.as_ref()?.try_recv().ok()
@@ -312,6 +325,7 @@ fn run(
 ) {
     use rumqttc::{Client, Event, LastWill, Packet, QoS, RecvTimeoutError};
     let hello_topic = format!("{base}/hello");
+    let want_topic = format!("{base}/want-key");
     let mut opts = match &role {
         Role::Publish { .. } => options(url, "vizdeck-pub", transport),
         Role::Follow { .. } => options(url, "vizdeck-follow", transport),
@@ -334,6 +348,7 @@ fn run(
     let mut in_flight: u64 = 0;
     let mut hello_cleared = false;
     let mut subacks = 0u32;
+    let mut was_connected = false;
     loop {
         match &role {
             Role::Publish { rx, .. } => {
@@ -371,6 +386,11 @@ fn run(
                     let _ = client.try_disconnect();
                     return;
                 }
+                if stats.connected.load(Ordering::Relaxed)
+                    && stats.want_key.swap(false, Ordering::Relaxed)
+                {
+                    let _ = client.try_publish(&want_topic, QoS::AtMostOnce, false, Vec::new());
+                }
             }
         }
         match connection.recv_timeout(Duration::from_millis(5)) {
@@ -378,11 +398,13 @@ fn run(
                 stats.connected.store(true, Ordering::Relaxed);
                 stats.connects.fetch_add(1, Ordering::Relaxed);
                 subacks = 0;
+                was_connected = true;
                 if let Ok(mut e) = stats.error.lock() {
                     *e = None;
                 }
                 match &role {
                     Role::Publish { .. } => {
+                        let _ = client.try_subscribe(&want_topic, QoS::AtMostOnce);
                         if let Some((_, bytes)) = &hello {
                             let _ = client.try_subscribe(&hello_topic, QoS::AtLeastOnce);
                             if client
@@ -412,6 +434,10 @@ fn run(
                 stats.acked.fetch_add(1, Ordering::Relaxed);
             }
             Ok(Ok(Event::Incoming(Packet::Publish(p)))) => match &role {
+                Role::Publish { .. } if p.topic == want_topic => {
+                    stats.key_wanted.store(true, Ordering::Relaxed);
+                    stats.key_requests.fetch_add(1, Ordering::Relaxed);
+                }
                 Role::Publish { .. } => {
                     if let Some((id, _)) = &hello
                         && p.topic == hello_topic
@@ -449,12 +475,14 @@ fn run(
                 while Instant::now() < until && !stop.load(Ordering::Relaxed) {
                     std::thread::sleep(Duration::from_millis(20));
                 }
-                if matches!(role, Role::Publish { .. }) {
-                    // A new client rather than rumqttc's own reconnection: with a clean
-                    // session its packet ids of unacknowledged publishes collide after a
-                    // broker restart and publishing stalls (bytebeamio/rumqtt#1014). What was
-                    // not acknowledged is lost, counted; the follower sees the gap and resumes
-                    // from the keyframe sent after the reconnection.
+                if matches!(role, Role::Publish { .. }) && std::mem::take(&mut was_connected) {
+                    // A connection lost: a new client rather than rumqttc's own reconnection,
+                    // which with a clean session lets the packet ids of unacknowledged
+                    // publishes collide after a broker restart, and publishing stalls
+                    // (bytebeamio/rumqtt#1014). What was not acknowledged is lost, counted;
+                    // followers see the gap and resume from the keyframe sent after the
+                    // reconnection. (Before a first connection nothing was sent: the client
+                    // keeps its queue and sends it once the broker answers.)
                     stats.dropped.fetch_add(in_flight, Ordering::Relaxed);
                     in_flight = 0;
                     (client, connection) = Client::new(opts.clone(), QUEUE);

@@ -58,12 +58,25 @@ pub enum Body {
     SeriesKey(SeriesKeyframe),
     /// Time series: the samples ingested in one publisher frame.
     SeriesDelta(SeriesDelta),
+    /// Particles: a keyframe (the configuration, the particle state at a step, and the steps
+    /// run since).
+    ParticlesKey(ParticlesKeyframe),
+    /// Particles: the steps one publisher frame ran (and a restart or flocking change before
+    /// them).
+    ParticlesDelta(ParticlesDelta),
+    /// Spectrogram: a keyframe (the analysis, the view and the scrollback's dB columns).
+    SpectrogramKey(SpectrogramKeyframe),
+    /// Spectrogram: the dB columns new since the last message (and the view when it changed).
+    SpectrogramDelta(SpectrogramDelta),
 }
 
 impl Body {
     /// Whether this body is a keyframe (a follower can start from it).
     pub fn is_keyframe(&self) -> bool {
-        matches!(self, Body::SeriesKey(_))
+        matches!(
+            self,
+            Body::SeriesKey(_) | Body::ParticlesKey(_) | Body::SpectrogramKey(_)
+        )
     }
 
     /// Topic suffix under `{base}/{scene}/`: `key` (retained) or `delta`.
@@ -132,6 +145,266 @@ pub struct SeriesDelta {
     pub view: Option<SeriesView>,
 }
 
+/// Bytes of one particle in [`ParticlesKeyframe::state`]: the layout of
+/// [`Particle`](crate::scene::particles::Particle) (`pos` xyz + age, `vel` xyz + lifetime, eight
+/// little-endian f32).
+pub const PARTICLE_BYTES: usize = 32;
+/// Bytes of one step's parameters in [`ParticleFrame::params`]: the layout of
+/// [`StepParams`](crate::scene::particles::StepParams) (`StepParams` in `integrate.wgsl`,
+/// little-endian).
+pub const STEP_PARAMS_BYTES: usize = 208;
+/// Most steps one [`ParticleFrame`] carries: a frame runs at most
+/// [`crate::clock::MAX_STEPS`].
+pub const MAX_FRAME_STEPS: usize = crate::clock::MAX_STEPS as usize;
+/// Most frames a [`ParticlesKeyframe`] carries after its state (the state readback comes back
+/// 1–3 frames after it was asked for; a publisher gives up on one that takes longer).
+pub const MAX_KEY_FRAMES: usize = 120;
+
+/// Raw bytes, as one MessagePack `bin` (a `Vec<u8>` would be an array of integers); `Debug`
+/// shows the length only.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct Bytes(pub Vec<u8>);
+
+impl std::fmt::Debug for Bytes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Bytes({} B)", self.0.len())
+    }
+}
+
+impl Serialize for Bytes {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_bytes(&self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for Bytes {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Bytes, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = Bytes;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("bytes")
+            }
+            fn visit_bytes<E: serde::de::Error>(self, v: &[u8]) -> Result<Bytes, E> {
+                Ok(Bytes(v.to_vec()))
+            }
+            fn visit_byte_buf<E: serde::de::Error>(self, v: Vec<u8>) -> Result<Bytes, E> {
+                Ok(Bytes(v))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut a: A) -> Result<Bytes, A::Error> {
+                let mut v = Vec::with_capacity(a.size_hint().unwrap_or(0).min(1 << 16));
+                while let Some(b) = a.next_element::<u8>()? {
+                    v.push(b);
+                }
+                Ok(Bytes(v))
+            }
+        }
+        d.deserialize_bytes(Visitor)
+    }
+}
+
+/// What the particle simulation starts from: the follower rebuilds it the same way (the
+/// initial state is a function of count and seed).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ParticleConfig {
+    /// The publisher's configuration number, +1 each time its simulation restarts from the
+    /// seed (another count or mode, a lost device): step numbers count from 0 in each.
+    pub epoch: u64,
+    /// Particles simulated (after the publisher's adapter clamped the count asked for).
+    pub count: u32,
+    /// Simulation mode: `free`, `grid` or `brute` (`--particle-mode`).
+    pub mode: String,
+    /// Seed of the initial state.
+    pub seed: u64,
+}
+
+/// The steps one publisher frame ran, in order: the follower runs exactly these.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ParticleFrame {
+    /// The publisher's step count (in its configuration) before these steps.
+    pub step: u64,
+    /// Flocking radius (world units) and speed cap (world units / s) set before the steps,
+    /// when they changed since the last frame sent.
+    pub flocking: Option<(f32, f32)>,
+    /// Each step's parameters, [`STEP_PARAMS_BYTES`] each, at most [`MAX_FRAME_STEPS`] steps
+    /// (empty: a frame without a step).
+    pub params: Bytes,
+    /// Whether the publisher reduced its statistics (kinetic energy …) after these steps: a
+    /// follower reduces at the same step, so the two can be compared.
+    pub stats: bool,
+}
+
+/// A particles keyframe: the configuration, the state at step `step` (read back from the
+/// publisher's GPU, or the seeded initial state), and the frames the publisher ran after
+/// that step up to the one sending it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ParticlesKeyframe {
+    /// The configuration the state belongs to.
+    pub config: ParticleConfig,
+    /// The step count (in the configuration) of `state`.
+    pub step: u64,
+    /// Flocking radius (world units) and speed cap (world units / s) in effect at `step`.
+    pub flocking: (f32, f32),
+    /// Simulated time at `step`, s (the camera's auto-rotation follows it).
+    pub sim_time_s: f32,
+    /// The particle state at `step`: `config.count` × [`PARTICLE_BYTES`] bytes (4 MiB at the
+    /// default 131,072 particles; 3.0–3.2 MiB after zstd). `None`: the seeded initial state
+    /// (`step` is 0), or a state too large for a message (`step` > 0: a follower cannot start
+    /// from this keyframe and says so).
+    pub state: Option<Bytes>,
+    /// The frames run after `step`, in order (at most [`MAX_KEY_FRAMES`]).
+    pub frames: Vec<ParticleFrame>,
+}
+
+/// One publisher frame of the particle simulation.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ParticlesDelta {
+    /// The simulation restarted from the seed before this frame (its steps then count from 0).
+    pub restart: Option<ParticleConfig>,
+    /// The frame's steps.
+    pub frame: ParticleFrame,
+}
+
+/// Most dB values one spectrogram message carries (48 MiB of levels, under [`MAX_BODY`] with
+/// the rest of the message): a scrollback larger than this at the chosen settings is sent as
+/// its newest columns that fit (at the defaults, N = 2048 and hop 512 at 48 kHz, the whole
+/// scrollback is 6,563 columns × 1,025 bins = 6.7 M values, 26.9 MB before compression).
+pub const SPECTROGRAM_MAX_VALUES: usize = 12 << 20;
+/// Most columns one spectrogram message carries (more than the widest ring, 16,384 columns).
+pub const SPECTROGRAM_MAX_COLUMNS: usize = 1 << 16;
+/// Largest stream position or written index a spectrogram message may carry (2⁴⁷, beyond any
+/// run: 2⁴⁷ samples at 1 MHz are 4.4 years), so a follower's arithmetic on them (an index
+/// difference times a hop of at most 2¹⁵) cannot overflow and each converts to f64 exactly.
+pub const SPECTROGRAM_MAX_INDEX: u64 = 1 << 47;
+/// Highest sample rate a spectrogram message may carry, Hz.
+pub const SPECTROGRAM_MAX_RATE: u32 = 1_000_000;
+
+/// The spectrogram's analysis settings: what a follower needs to label the rows (bin
+/// frequencies `k · sample_rate / fft_size`) and to place the columns in time (a column's
+/// centre is `(start + fft_size / 2) / sample_rate`). A follower whose own settings differ adopts
+/// these (and starts its history again).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SpectrogramAnalysis {
+    /// Sample rate of the analysed (mono) stream, Hz (1..=[`SPECTROGRAM_MAX_RATE`]).
+    pub sample_rate: u32,
+    /// FFT size N, a power of two in [`MIN_ANALYSIS_FFT_SIZE`]..=[`MAX_ANALYSIS_FFT_SIZE`].
+    ///
+    /// [`MIN_ANALYSIS_FFT_SIZE`]: crate::audio::stft::MIN_ANALYSIS_FFT_SIZE
+    /// [`MAX_ANALYSIS_FFT_SIZE`]: crate::audio::stft::MAX_ANALYSIS_FFT_SIZE
+    pub fft_size: u32,
+    /// Hop between columns, samples (1..=N).
+    pub hop: u32,
+    /// Analysis window, by name (`hann`, `hamming`, `blackman-harris`, `flat-top`,
+    /// `rectangular`).
+    pub window: String,
+    /// Bins per column: N/2 + 1.
+    pub bins: u32,
+}
+
+/// The spectrogram's view: what a follower attached to the publisher's view shows.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SpectrogramView {
+    /// Level drawn with the colormap's first colour, dBFS.
+    pub db_floor: f32,
+    /// Level drawn with its last colour, dBFS (above the floor).
+    pub db_ceil: f32,
+    /// Colormap, by name ([`COLORMAPS`](crate::scene::spectrogram::COLORMAPS)).
+    pub colormap: String,
+    /// Frequency axis: `linear`, `log` or `mel`.
+    pub frequency_axis: String,
+    /// The spectrum strip beside the image is shown.
+    pub spectrum_strip: bool,
+    /// Columns across the image (the time zoom; the follower shows as many, whatever its
+    /// width).
+    pub columns: u32,
+    /// A frozen view: the publisher's written index one past the newest column shown; `None`:
+    /// the view follows the newest column.
+    pub frozen_at: Option<u64>,
+}
+
+/// Consecutive spectrogram columns, by the publisher's written index (the ring's column count:
+/// 0, 1, … from the start of its history, see [`SpectrogramKeyframe::epoch`]).
+///
+/// What goes on the wire are the dB columns the publisher shows (its history: the CPU or the
+/// GPU FFT's levels, exactly as its export writes them), not its audio: a follower then shows
+/// the publisher's values bit for bit, whichever FFT path either side would use. Audio would be
+/// 1 value per sample against N/2 + 1 per hop, smaller whenever hop < N/2 + 1 (half at the
+/// default N = 2048, hop 512), but a follower would have to run the very same analysis (the
+/// same FFT path and floating-point order, the STFT's state across messages, the gaps and the
+/// skipped backlog) to show the same values, and a keyframe would still need the scrollback's
+/// columns or its 70 s of audio and an analysis of all of it on joining.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SpectrogramColumns {
+    /// Written index of the first column.
+    pub first: u64,
+    /// Values per column (the analysis' bins).
+    pub bins: u32,
+    /// Stream position of each column's first sample (samples since the publisher's source
+    /// started, gaps counted as the time they lasted): one per column.
+    pub starts: Vec<u64>,
+    /// The columns' levels, dBFS: `starts.len() × bins` little-endian f32, column after column,
+    /// bin 0 first. A column of the publisher's hatched gap (no input) holds
+    /// [`GAP_DB`](crate::scene::spectrogram::GAP_DB) in every bin; a column whose levels the
+    /// publisher never got back from its GPU holds NaN in every bin (it has no values: the
+    /// export writes NaN).
+    pub levels: Bytes,
+}
+
+impl SpectrogramColumns {
+    /// Columns carried.
+    pub fn len(&self) -> usize {
+        self.starts.len()
+    }
+
+    /// Whether it carries no column.
+    pub fn is_empty(&self) -> bool {
+        self.starts.is_empty()
+    }
+
+    /// Column `j`'s levels (dBFS, `bins` values); `None` past the end.
+    pub fn column(&self, j: usize) -> Option<Vec<f32>> {
+        let b = self.bins as usize * 4;
+        let bytes = self.levels.0.get(j * b..(j + 1) * b)?;
+        Some(
+            bytes
+                .chunks_exact(4)
+                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                .collect(),
+        )
+    }
+}
+
+/// A spectrogram keyframe: the analysis, the view, and the scrollback (every column the
+/// publisher's history holds whose levels are final, at most [`SPECTROGRAM_MAX_VALUES`]
+/// values: the newest that fit), so that a follower joining late shows what the publisher
+/// shows.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SpectrogramKeyframe {
+    /// The publisher's history number, +1 each time its written index starts again at 0 (new
+    /// analysis settings, a file analysed again): a follower holding another one starts again
+    /// from this keyframe.
+    pub epoch: u64,
+    /// The analysis the columns come from.
+    pub analysis: SpectrogramAnalysis,
+    /// The view when it was sent.
+    pub view: SpectrogramView,
+    /// The scrollback.
+    pub columns: SpectrogramColumns,
+}
+
+/// The spectrogram columns whose levels became final since the last message (each column is
+/// sent once, in written order: the GPU path's levels come back 1–3 frames after their frame),
+/// and the view when it changed.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SpectrogramDelta {
+    /// The publisher's history number ([`SpectrogramKeyframe::epoch`]) the columns belong to.
+    pub epoch: u64,
+    /// The new columns (possibly none).
+    pub columns: SpectrogramColumns,
+    /// The view, when it changed since the previous message.
+    pub view: Option<SpectrogramView>,
+}
+
 /// Why a frame did not decode.
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum DecodeError {
@@ -195,6 +468,8 @@ pub fn decode(bytes: &[u8]) -> Result<Envelope, DecodeError> {
     };
     let e: Envelope =
         rmp_serde::from_slice(body).map_err(|e| DecodeError::Corrupt(e.to_string()))?;
+    check_particles(&e.body).map_err(DecodeError::Corrupt)?;
+    check_spectrogram(&e.body).map_err(DecodeError::Corrupt)?;
     for s in series_of(&e.body) {
         if s.times.len() != s.values.len() {
             return Err(DecodeError::Corrupt(format!(
@@ -213,6 +488,148 @@ fn series_of(b: &Body) -> &[SeriesSamples] {
     match b {
         Body::SeriesKey(k) => &k.series,
         Body::SeriesDelta(d) => &d.series,
+        Body::ParticlesKey(_) | Body::ParticlesDelta(_) => &[],
+        Body::SpectrogramKey(_) | Body::SpectrogramDelta(_) => &[],
+    }
+}
+
+/// The lengths a particles body carries: each frame's parameters a whole number of steps, at
+/// most [`MAX_FRAME_STEPS`]; a keyframe's state `count` particles and at most
+/// [`MAX_KEY_FRAMES`] frames; a known mode.
+fn check_particles(b: &Body) -> Result<(), String> {
+    let frame = |f: &ParticleFrame| {
+        let n = f.params.0.len();
+        if !n.is_multiple_of(STEP_PARAMS_BYTES) || n / STEP_PARAMS_BYTES > MAX_FRAME_STEPS {
+            Err(format!(
+                "particles: {n} bytes of step parameters (a whole number of \
+                 {STEP_PARAMS_BYTES}-byte steps, at most {MAX_FRAME_STEPS}, expected)"
+            ))
+        } else {
+            Ok(())
+        }
+    };
+    let config = |c: &ParticleConfig| {
+        if matches!(c.mode.as_str(), "free" | "grid" | "brute") {
+            Ok(())
+        } else {
+            Err(format!("particles: unknown mode {:?}", c.mode))
+        }
+    };
+    match b {
+        Body::ParticlesKey(k) => {
+            config(&k.config)?;
+            if let Some(state) = &k.state {
+                let want = k.config.count as usize * PARTICLE_BYTES;
+                if state.0.len() != want {
+                    return Err(format!(
+                        "particles: a state of {} bytes for {} particles ({want} expected)",
+                        state.0.len(),
+                        k.config.count
+                    ));
+                }
+            }
+            if k.frames.len() > MAX_KEY_FRAMES {
+                return Err(format!(
+                    "particles: a keyframe of {} frames (at most {MAX_KEY_FRAMES})",
+                    k.frames.len()
+                ));
+            }
+            k.frames.iter().try_for_each(frame)
+        }
+        Body::ParticlesDelta(d) => {
+            if let Some(c) = &d.restart {
+                config(c)?;
+            }
+            frame(&d.frame)
+        }
+        Body::SeriesKey(_) | Body::SeriesDelta(_) => Ok(()),
+        Body::SpectrogramKey(_) | Body::SpectrogramDelta(_) => Ok(()),
+    }
+}
+
+/// The shapes a spectrogram body carries: a known analysis (FFT size, hop, window, rate, bins =
+/// N/2 + 1), columns whose levels are `columns × bins` values within the bounds
+/// ([`SPECTROGRAM_MAX_VALUES`], [`SPECTROGRAM_MAX_COLUMNS`], [`SPECTROGRAM_MAX_INDEX`]), a
+/// keyframe's columns of its analysis' bins, a view with finite levels.
+fn check_spectrogram(b: &Body) -> Result<(), String> {
+    use crate::audio::stft::{MAX_ANALYSIS_FFT_SIZE, MIN_ANALYSIS_FFT_SIZE, WindowKind};
+    let columns = |c: &SpectrogramColumns| {
+        let n = c.starts.len();
+        let bins = c.bins as usize;
+        if bins == 0 || bins > MAX_ANALYSIS_FFT_SIZE / 2 + 1 {
+            return Err(format!("spectrogram: columns of {bins} bins"));
+        }
+        if n > SPECTROGRAM_MAX_COLUMNS || n * bins > SPECTROGRAM_MAX_VALUES {
+            return Err(format!(
+                "spectrogram: {n} columns of {bins} bins (at most {SPECTROGRAM_MAX_COLUMNS} \
+                 columns and {SPECTROGRAM_MAX_VALUES} values)"
+            ));
+        }
+        if c.levels.0.len() != n * bins * 4 {
+            return Err(format!(
+                "spectrogram: {} bytes of levels for {n} columns of {bins} bins ({} expected)",
+                c.levels.0.len(),
+                n * bins * 4
+            ));
+        }
+        let last = c.first.checked_add(n as u64);
+        if last.is_none_or(|l| l > SPECTROGRAM_MAX_INDEX)
+            || c.starts.iter().any(|&s| s > SPECTROGRAM_MAX_INDEX)
+        {
+            return Err("spectrogram: a column index or stream position out of range".into());
+        }
+        Ok(())
+    };
+    let view = |v: &SpectrogramView| {
+        if !(v.db_floor.is_finite() && v.db_ceil.is_finite() && v.db_floor < v.db_ceil) {
+            return Err(format!(
+                "spectrogram: a view from {} to {} dB",
+                v.db_floor, v.db_ceil
+            ));
+        }
+        if v.frozen_at.is_some_and(|w| w > SPECTROGRAM_MAX_INDEX) {
+            return Err("spectrogram: a frozen view out of range".into());
+        }
+        Ok(())
+    };
+    match b {
+        Body::SpectrogramKey(k) => {
+            let a = &k.analysis;
+            let n = a.fft_size as usize;
+            if !n.is_power_of_two() || !(MIN_ANALYSIS_FFT_SIZE..=MAX_ANALYSIS_FFT_SIZE).contains(&n)
+            {
+                return Err(format!("spectrogram: an FFT size of {n}"));
+            }
+            if a.hop == 0 || a.hop > a.fft_size {
+                return Err(format!("spectrogram: a hop of {} at N = {n}", a.hop));
+            }
+            if a.sample_rate == 0 || a.sample_rate > SPECTROGRAM_MAX_RATE {
+                return Err(format!(
+                    "spectrogram: a sample rate of {} Hz",
+                    a.sample_rate
+                ));
+            }
+            if WindowKind::from_name(&a.window).is_none() {
+                return Err(format!("spectrogram: unknown window {:?}", a.window));
+            }
+            if a.bins as usize != n / 2 + 1 || k.columns.bins != a.bins {
+                return Err(format!(
+                    "spectrogram: {} bins at N = {n}, columns of {} ({} expected)",
+                    a.bins,
+                    k.columns.bins,
+                    n / 2 + 1
+                ));
+            }
+            view(&k.view)?;
+            columns(&k.columns)
+        }
+        Body::SpectrogramDelta(d) => {
+            if let Some(v) = &d.view {
+                view(v)?;
+            }
+            columns(&d.columns)
+        }
+        _ => Ok(()),
     }
 }
 
@@ -291,5 +708,100 @@ mod tests {
         }
         let bytes = encode(&e).expect("encode");
         assert!(matches!(decode(&bytes), Err(DecodeError::Corrupt(_))));
+    }
+}
+
+#[cfg(test)]
+mod particle_tests {
+    use super::*;
+
+    fn frame(steps: usize) -> ParticleFrame {
+        ParticleFrame {
+            step: 120,
+            flocking: Some((0.05, 3.0)),
+            params: Bytes((0..steps * STEP_PARAMS_BYTES).map(|i| i as u8).collect()),
+            stats: true,
+        }
+    }
+
+    fn envelope(body: Body) -> Envelope {
+        Envelope {
+            publisher: 1,
+            seq: 2,
+            frame: 3,
+            stream_s: 0.05,
+            sent_unix_ns: 4,
+            scene: "particles".into(),
+            body,
+        }
+    }
+
+    fn key(count: u32, state_len: Option<usize>, frames: usize) -> Envelope {
+        envelope(Body::ParticlesKey(ParticlesKeyframe {
+            config: ParticleConfig {
+                epoch: 1,
+                count,
+                mode: "grid".into(),
+                seed: 42,
+            },
+            step: 120,
+            flocking: (0.05, 3.0),
+            sim_time_s: 2.0,
+            state: state_len.map(|n| Bytes((0..n).map(|i| (i * 7) as u8).collect())),
+            frames: (0..frames).map(|_| frame(1)).collect(),
+        }))
+    }
+
+    #[test]
+    fn particle_bodies_round_trip_with_their_bytes_as_bin() {
+        let d = envelope(Body::ParticlesDelta(ParticlesDelta {
+            restart: None,
+            frame: frame(1),
+        }));
+        let bytes = encode(&d).expect("encode");
+        // One step: its 208 bytes as one MessagePack bin, under the compression threshold.
+        assert!(bytes.len() < 420, "{} bytes", bytes.len());
+        assert_eq!(decode(&bytes).expect("decode"), d);
+        let k = key(1000, Some(1000 * PARTICLE_BYTES), 3);
+        assert!(k.body.is_keyframe() && k.body.topic() == "key");
+        assert_eq!(decode(&encode(&k).expect("encode")).expect("decode"), k);
+        let seed = key(1000, None, 1);
+        assert_eq!(
+            decode(&encode(&seed).expect("encode")).expect("decode"),
+            seed
+        );
+    }
+
+    #[test]
+    fn particle_lengths_are_checked() {
+        let bad = [
+            key(1000, Some(1000 * PARTICLE_BYTES - 1), 1),
+            key(10, Some(11 * PARTICLE_BYTES), 1),
+            key(10, None, MAX_KEY_FRAMES + 1),
+            envelope(Body::ParticlesDelta(ParticlesDelta {
+                restart: None,
+                frame: ParticleFrame {
+                    params: Bytes(vec![0; STEP_PARAMS_BYTES + 1]),
+                    ..frame(0)
+                },
+            })),
+            envelope(Body::ParticlesDelta(ParticlesDelta {
+                restart: None,
+                frame: frame(MAX_FRAME_STEPS + 1),
+            })),
+            envelope(Body::ParticlesDelta(ParticlesDelta {
+                restart: Some(ParticleConfig {
+                    epoch: 0,
+                    count: 1,
+                    mode: "fast".into(),
+                    seed: 0,
+                }),
+                frame: frame(0),
+            })),
+        ];
+        for e in bad {
+            let r = decode(&encode(&e).expect("encode"));
+            assert!(matches!(r, Err(DecodeError::Corrupt(_))), "{r:?}");
+        }
     }
 }

@@ -1,8 +1,13 @@
 //! `--publish URL`: each frame, the shown scene's new data goes to the broker as one message
 //! ([`Scene::publish`]), with the publisher's frame index and stream time. A keyframe replaces
-//! the frame's delta every [`KEYFRAME_EVERY_S`] of stream time, when the scene is first
-//! published (or shown again), after each reconnection (a restarted broker has lost the retained
-//! one) and when the side panel asks for one.
+//! the frame's delta when the scene is first published (or shown again), after each
+//! reconnection (a restarted broker may have lost the retained one), when a follower asks
+//! (`{base}/want-key`: it joined, or lost messages; at most one per [`KEYFRAME_MIN_S`]), when the
+//! side panel asks, and periodically: every [`KEYFRAME_EVERY_S`] of stream time, or less often
+//! when keyframes are large against the deltas — the next is due once the deltas since the last
+//! one add up to twice its size (keyframes then take at most a third of the bytes), and at the
+//! latest after [`KEYFRAME_MAX_S`]. Followers that join ask for one, so a long interval does not
+//! make them wait.
 
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
@@ -12,8 +17,12 @@ use super::link::Link;
 use super::protocol::{Envelope, VERSION};
 use crate::scene::Scene;
 
-/// Stream time between two keyframes of a scene, s.
+/// Shortest stream time between two periodic keyframes of a scene, s.
 pub const KEYFRAME_EVERY_S: f64 = 2.0;
+/// Longest stream time between two keyframes of a scene, s.
+pub const KEYFRAME_MAX_S: f64 = 30.0;
+/// Shortest wall-clock time between two keyframes followers asked for, s.
+pub const KEYFRAME_MIN_S: f64 = 0.5;
 
 /// Messages and bytes per second over the last whole second.
 #[derive(Clone, Copy, Debug, Default)]
@@ -42,6 +51,8 @@ pub struct Publisher {
     connects_seen: u64,
     /// A keyframe asked for by the side panel.
     key_asked: bool,
+    /// The link's byte count when the last keyframe was handed over (deltas since = now − it).
+    bytes_at_key: u64,
     /// (when, messages sent, bytes) at the start of the current rate window.
     mark: (Instant, u64, u64),
     rates: Rates,
@@ -74,6 +85,7 @@ impl Publisher {
             last_scene: None,
             connects_seen: 0,
             key_asked: false,
+            bytes_at_key: 0,
             mark: (Instant::now(), 0, 0),
             rates: Rates::default(),
             made: 0,
@@ -87,18 +99,35 @@ impl Publisher {
         let connects = self.link.stats().connects.load(Ordering::Relaxed);
         let reconnected = connects > self.connects_seen;
         self.connects_seen = connects;
+        let stats = self.link.stats();
+        let since = self.last_key_s.get(id).map(|&t| stream_s - t);
+        let periodic = since.is_none_or(|s| {
+            let deltas = stats
+                .bytes
+                .load(Ordering::Relaxed)
+                .saturating_sub(self.bytes_at_key);
+            let key = stats.last_key_bytes.load(Ordering::Relaxed);
+            // `deltas` counts the last keyframe too (its bytes are counted once encoded).
+            s >= KEYFRAME_MAX_S || (s >= KEYFRAME_EVERY_S && deltas >= 3 * key)
+        });
+        let asked = stats.key_wanted.load(Ordering::Relaxed)
+            && self
+                .last_key_at
+                .is_none_or(|t| t.elapsed().as_secs_f64() >= KEYFRAME_MIN_S);
+        if asked {
+            stats.key_wanted.store(false, Ordering::Relaxed);
+        }
         let key = reconnected
+            || asked
             || std::mem::take(&mut self.key_asked)
             || self.last_scene != Some(id)
-            || self
-                .last_key_s
-                .get(id)
-                .is_none_or(|&t| stream_s - t >= KEYFRAME_EVERY_S);
+            || periodic;
         self.last_scene = Some(id);
         if let Some(body) = scene.publish(key) {
             if body.is_keyframe() {
                 self.last_key_s.insert(id, stream_s);
                 self.last_key_at = Some(Instant::now());
+                self.bytes_at_key = self.link.stats().bytes.load(Ordering::Relaxed);
             }
             let seq = self.seq.entry(id).or_insert(0);
             let e = Envelope {
@@ -211,6 +240,7 @@ impl Publisher {
             "dropped": s.dropped.load(Ordering::Relaxed),
             "connects": s.connects.load(Ordering::Relaxed),
             "last_keyframe_bytes": s.last_key_bytes.load(Ordering::Relaxed),
+            "keyframes_asked_by_followers": s.key_requests.load(Ordering::Relaxed),
             "other_publisher": s.other_publisher.lock().ok().and_then(|o| o.clone()),
             "error": s.error.lock().ok().and_then(|e| e.clone()),
         })

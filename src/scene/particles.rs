@@ -9,11 +9,14 @@
 //! neighbour-count histogram) come from a GPU reduction read back through the deck's shared
 //! [`ReadbackRing`](crate::gpu::readback::ReadbackRing), 1–3 frames late. The initial state and every emission are seeded, so runs with the
 //! same seed and frame count give the same result. CPU references of every pass: [`cpu`].
+//! Under `--publish` / `--follow` the steps' parameters travel and a follower runs exactly
+//! them ([`share`]).
 
 pub mod bench;
 pub mod cpu;
 pub mod render;
 mod saved;
+pub mod share;
 pub mod sim;
 
 use glam::{Vec2, Vec3};
@@ -169,6 +172,8 @@ pub struct Particles {
     mode_input: Mode,
     message: Option<String>,
     limits: wgpu::Limits,
+    /// `--publish` / `--follow` state ([`share`]).
+    share: share::Share,
 }
 
 impl Particles {
@@ -179,6 +184,7 @@ impl Particles {
         if scene.cpu_adapter {
             scene.sim_mut().set_stats_every(sim::STATS_EVERY_CPU);
         }
+        scene.set_following(cfg.following);
         Ok(Box::new(scene))
     }
 
@@ -227,6 +233,7 @@ impl Particles {
             mode_input: mode,
             message,
             limits: gpu.device.limits(),
+            share: share::Share::default(),
         }
     }
 
@@ -241,6 +248,7 @@ impl Particles {
             self.step_rate,
         );
         let stats_every = self.sim.stats_every();
+        let mut share = std::mem::take(&mut self.share);
         *self = Particles::with_mode(gpu, count, mode, self.seed);
         (
             self.camera,
@@ -250,6 +258,22 @@ impl Particles {
             self.step_rate,
         ) = keep;
         self.sim.set_stats_every(stats_every);
+        // A new configuration: copies in flight describe the old one.
+        share.epoch += 1;
+        share.invalidate = true;
+        self.share = share;
+    }
+
+    /// Makes the scene a follower (`--follow`): it runs only the steps a publisher's messages
+    /// carry ([`Scene::follow`]), never its own clock's; count, mode, seed and forces are the
+    /// publisher's.
+    pub fn set_following(&mut self, following: bool) {
+        self.share.following = following;
+    }
+
+    /// Whether the scene follows a publisher.
+    pub fn following(&self) -> bool {
+        self.share.following
     }
 
     /// How particles are drawn (sprites, point splat, opaque depth-tested sprites).
@@ -493,6 +517,10 @@ impl Scene for Particles {
     }
 
     fn fixed_update(&mut self, dt: f32) {
+        if self.share.following {
+            // A follower steps only as the publisher's messages say (`prepare`).
+            return;
+        }
         if self.paused || self.frame_params.len() >= crate::clock::MAX_STEPS as usize {
             return;
         }
@@ -517,24 +545,48 @@ impl Scene for Particles {
         ring: &mut crate::gpu::readback::ReadbackRing,
         me: crate::gpu::readback::Consumer,
     ) {
+        if std::mem::take(&mut self.share.invalidate) {
+            ring.invalidate(me);
+        }
         self.sim.record_stats_copy(device, encoder, ring, me);
+        self.record_state_copy(device, encoder, ring, me);
     }
 
     fn readback_arrived(&mut self, arrived: &crate::gpu::readback::Arrived<'_>) {
         if let Some(&sim::StatsCopy(step)) = arrived.payload::<sim::StatsCopy>() {
             self.sim.stats_arrived(step, arrived.data);
+        } else if let Some(&copy) = arrived.payload::<share::StateCopy>() {
+            self.state_arrived(copy, arrived.data);
+        }
+    }
+
+    fn publish(&mut self, keyframe: bool) -> Option<crate::publish::protocol::Body> {
+        self.publish_body(keyframe)
+    }
+
+    fn follow(&mut self, publisher: u64, body: crate::publish::protocol::Body, _attached: bool) {
+        if self.share.following {
+            self.follow_body(publisher, body);
         }
     }
 
     fn prepare(&mut self, gpu: &mut GpuFrame<'_>, frame: &FrameCtx) {
         self.slow_frame = frame.elapsed_s > SLOW_FRAME_S;
-        if let Some((count, mode)) = self.rebuild.take() {
+        let rebuild = self.rebuild.take();
+        // A follower's count, mode and steps are the publisher's (a saved count is dropped).
+        let follower_stats = self.share.following.then(|| self.follow_plan(gpu));
+        if let (Some((count, mode)), None) = (rebuild, follower_stats) {
             self.reconfigure(gpu.gpu(), count, mode);
         }
         self.sim
             .set_flocking(gpu, self.controls.radius, self.controls.max_speed);
         self.controls.radius = self.sim.consts().radius;
-        self.sim.begin_frame(gpu, &self.frame_params);
+        match follower_stats {
+            Some(stats) => self
+                .sim
+                .begin_frame_with_stats(gpu, &self.frame_params, stats),
+            None => self.sim.begin_frame(gpu, &self.frame_params),
+        }
         self.frame_params.clear();
 
         let (w, h) = (frame.size.0.max(1) as f32, frame.size.1.max(1) as f32);
@@ -549,7 +601,12 @@ impl Scene for Particles {
         let u = ViewUniform {
             view_proj: view_proj.to_cols_array_2d(),
             proj_scale: [proj.x_axis.x, proj.y_axis.y, 2.0 / w, 2.0 / h],
-            alpha: self.step_alpha(frame.alpha),
+            // A follower draws the newest state it ran.
+            alpha: if self.share.following {
+                1.0
+            } else {
+                self.step_alpha(frame.alpha)
+            },
             size: self.sprite_size,
             min_px: 0.75,
             intensity,
@@ -578,6 +635,9 @@ impl Scene for Particles {
         self.reconfigure(gpu, count, mode);
         self.renderer.style = style;
         self.controls = controls;
+        if self.share.following {
+            self.share.lost_state();
+        }
         let restart =
             "the GPU device was lost and recreated: particle positions restarted from the seed";
         self.message = Some(match self.message.take() {
@@ -609,7 +669,7 @@ impl Scene for Particles {
 
     /// A paused simulation stands still (a drag or zoom is input, which draws anyway).
     fn animating(&self) -> bool {
-        !self.paused
+        self.share.following || !self.paused
     }
 
     fn interact(&mut self, response: &egui::Response, rect: egui::Rect) {
@@ -662,6 +722,17 @@ impl Scene for Particles {
             self.sim.steps_total(),
             self.sim_time
         ));
+        if self.share.following {
+            ui.label("following a publisher: its count, mode, forces and steps");
+            if let Some(n) = &self.share.notice {
+                ui.colored_label(egui::Color32::YELLOW, n);
+            }
+            ui.separator();
+            ui.strong("statistics (GPU)");
+            self.stats_ui(ui);
+            self.view_ui(ui);
+            return;
+        }
         ui.checkbox(&mut self.paused, "paused (Space)")
             .on_hover_text("no steps while paused; the window then draws only on input");
         if let Some(m) = &self.message {
@@ -743,6 +814,24 @@ impl Scene for Particles {
             ui.add(egui::Slider::new(&mut c.radius, 0.001..=cell).text("radius"));
         }
         ui.add(egui::Slider::new(&mut c.max_speed, 0.1..=10.0).text("speed cap"));
+        self.view_ui(ui);
+    }
+
+    fn metrics(&self) -> serde_json::Value {
+        self.metrics_json()
+    }
+
+    fn problem(&self) -> Option<String> {
+        match (&self.message, &self.share.notice) {
+            (Some(m), Some(n)) => Some(format!("{m}; {n}")),
+            (m, n) => m.clone().or_else(|| n.clone()),
+        }
+    }
+}
+
+impl Particles {
+    /// The side panel's view section (colours, sprites, draw style, rate, camera).
+    fn view_ui(&mut self, ui: &mut egui::Ui) {
         ui.separator();
         ui.strong("view");
         egui::ComboBox::from_label("colour by")
@@ -802,7 +891,8 @@ impl Scene for Particles {
         ui.label("left drag: orbit · wheel: zoom");
     }
 
-    fn metrics(&self) -> serde_json::Value {
+    /// The report's `particles` object.
+    fn metrics_json(&self) -> serde_json::Value {
         let s = self.sim.latest_stats();
         let c = self.sim.consts();
         serde_json::json!({
@@ -842,14 +932,21 @@ impl Scene for Particles {
             "max_neighbours": s.map(|s| s.max_neighbours),
             "neighbour_histogram": s.map(|s| s.histogram.to_vec()),
             "stats_at_step": s.map(|s| s.step),
+            // The step count (in this configuration) the kinetic energy above belongs to.
+            "kinetic_energy_step": s.map(|s| s.step),
+            // [step, kinetic energy] of the last reductions that came back, oldest first (a
+            // follower's and its publisher's are compared step by step).
+            "kinetic_energy_history": self
+                .sim
+                .stats_history()
+                .map(|(step, ke)| serde_json::json!([step, ke]))
+                .collect::<Vec<_>>(),
+            // `--publish` / `--follow`.
+            "share": self.share_metrics(),
             // The reduction runs every n-th frame (4 on a CPU adapter, 1 elsewhere).
             "stats_every": self.sim.stats_every(),
             "radius": c.radius,
             "grid_cells": c.dims[3],
         })
-    }
-
-    fn problem(&self) -> Option<String> {
-        self.message.clone()
     }
 }

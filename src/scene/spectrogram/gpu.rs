@@ -741,6 +741,10 @@ impl Spectrogram {
         for (j, col) in levels.chunks_exact(bins).enumerate() {
             self.push_history(col, written.map(|w| w + j as u64));
         }
+        if let Some(w) = written {
+            // Readbacks arrive in order: an empty slot below these stays empty (`share.rs`).
+            self.share.levels_end = self.share.levels_end.max(w + u64::from(columns));
+        }
     }
 }
 

@@ -193,14 +193,20 @@ impl ColumnHistory {
         h
     }
 
+    /// Written index of the oldest slot.
+    pub(super) fn first(&self) -> u64 {
+        self.first
+    }
+
     /// One past the newest slot.
     pub(super) fn end(&self) -> u64 {
         self.first + self.slots.len() as u64
     }
 
     /// Puts column `w`: fills its slot if held (a late arrival), appends it after empty slots for
-    /// any columns between, or ignores it if older than the oldest slot.
-    fn place(&mut self, w: u64, col: &[f32]) {
+    /// any columns between, or ignores it if older than the oldest slot. An empty `col` leaves
+    /// the slot empty (a column without levels).
+    pub(super) fn place(&mut self, w: u64, col: &[f32]) {
         if w < self.first {
             return;
         }

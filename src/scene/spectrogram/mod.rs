@@ -30,7 +30,9 @@
 //! - `axis.rs`: the frequency axis (linear, log, mel) and tick steps;
 //! - `fft_choice.rs`: `--fft-on auto`, the faster FFT path measured on this adapter;
 //! - `loading.rs`: a long sound file decoded on its own thread in the window, with a progress
-//!   bar.
+//!   bar;
+//! - `share.rs`: `--publish` (the dB columns, each once, and the view) and `--follow` (the
+//!   columns received shown through the CPU path's upload, no audio input of its own).
 
 pub mod axis;
 pub mod fft_choice;
@@ -38,6 +40,7 @@ pub(crate) mod gpu;
 mod history;
 pub mod layout;
 pub mod loading;
+mod share;
 mod timeline;
 mod ui;
 
@@ -245,11 +248,25 @@ pub struct Spectrogram {
     /// The deck draws its stats overlay over the scene ([`crate::ui::overlay_shown`], as the
     /// last `ui` saw it): the colour bar keeps clear of its corner.
     stats_overlay: bool,
+    /// `--publish` / `--follow` state (`share.rs`).
+    share: share::Share,
 }
 
 impl Spectrogram {
-    /// Table constructor: opens the audio selection (errors name the input).
+    /// Table constructor: opens the audio selection (errors name the input). A follower
+    /// (`cfg.following`) opens no input: it shows the columns a publisher sends, with the
+    /// publisher's analysis settings once its first keyframe arrives (`share.rs`).
     pub fn create(gpu: &Gpu, cfg: &SceneConfig) -> Result<Box<dyn Scene>, SceneError> {
+        if cfg.following {
+            let mut settings = settings_from(cfg);
+            // No FFT runs: the columns received go up through the CPU path's upload.
+            settings.fft_on = FftOn::Cpu;
+            let source = share::placeholder(crate::audio::synth::SYNTH_SAMPLE_RATE)?;
+            let mut s = Spectrogram::new(gpu, source, settings)?;
+            s.share.following = true;
+            s.simulated_clock = cfg.simulated_clock;
+            return Ok(Box::new(s));
+        }
         let options = AudioOptions {
             channel: cfg.audio_channel,
             seed: cfg.seed,
@@ -365,6 +382,7 @@ impl Spectrogram {
             loading: None,
             simulated_clock: false,
             stats_overlay: true,
+            share: share::Share::default(),
         };
         s.reset_history();
         s.dropped_seen = s.source.dropped();
@@ -404,6 +422,7 @@ impl Spectrogram {
         self.write_cols = 0;
         self.gap_fill = None;
         self.view_back = 0;
+        self.share.restarted();
         self.reset_history();
     }
 
@@ -665,6 +684,15 @@ impl Spectrogram {
         })
     }
 
+    /// The source as the panel and the report name it (a follower: the publisher's stream).
+    fn source_label(&self) -> String {
+        if self.share.following {
+            format!("a publisher's columns ({} Hz)", self.source.sample_rate())
+        } else {
+            self.source.label().to_string()
+        }
+    }
+
     /// The source's notice ([`AudioSource::notice`]), the short-file and the long-file notices,
     /// joined by "; ".
     fn notice(&self) -> Option<String> {
@@ -682,7 +710,8 @@ impl Spectrogram {
     /// Whether new columns keep coming by themselves: live input, a playing file or synthetic
     /// signal (not paused, not at its end), or samples or hatched columns still to analyse.
     pub(super) fn producing(&self) -> bool {
-        self.source.kind() == "live"
+        self.share.following
+            || self.source.kind() == "live"
             || !(self.source.paused() || self.source.finished())
             || self.source.available() > 0
             || self.gap_fill.is_some()
@@ -756,9 +785,12 @@ impl Scene for Spectrogram {
         self.producing()
     }
 
-    /// Drain the source and cut this frame's columns (`timeline.rs`).
+    /// Drain the source and cut this frame's columns (`timeline.rs`); a follower has no
+    /// source (its columns come through [`Scene::follow`]).
     fn ingest(&mut self, frame: &FrameCtx) {
-        self.ingest_audio(frame);
+        if !self.share.following {
+            self.ingest_audio(frame);
+        }
     }
 
     /// Apply what the panel asked for, upload this frame's columns (`gpu.rs`), move the
@@ -766,6 +798,7 @@ impl Scene for Spectrogram {
     fn prepare(&mut self, f: &mut GpuFrame<'_>, frame: &FrameCtx) {
         let plot = layout::Frame::px(self.frame_layout(frame.size).plot, self.ppp);
         self.plot_w_px = plot[2].saturating_sub(plot[0]).max(1);
+        self.apply_followed(f.gpu());
         self.apply_requests(f.gpu());
         self.log_short_file_notice();
         self.upload_refill(f);
@@ -808,8 +841,8 @@ impl Scene for Spectrogram {
     fn metrics(&self) -> serde_json::Value {
         let dom = self.dominant();
         serde_json::json!({
-            "source": self.source.kind(),
-            "source_label": self.source.label(),
+            "source": if self.share.following { "follow" } else { self.source.kind() },
+            "source_label": self.source_label(),
             "notice": self.notice(),
             "warning": self.source.warning(),
             "sample_rate": self.source.sample_rate(),
@@ -839,7 +872,19 @@ impl Scene for Spectrogram {
             "ring_rows": self.a.rows,
             "reconnect": self.reconnect_metrics(),
             "view": self.view_metrics(),
+            "share": self.share_metrics(),
         })
+    }
+
+    /// The dB columns new since the last message (or a keyframe: analysis, view, scrollback),
+    /// `share.rs`.
+    fn publish(&mut self, keyframe: bool) -> Option<crate::publish::protocol::Body> {
+        self.publish_body(keyframe)
+    }
+
+    /// Applied by the next `prepare` (`share.rs`).
+    fn follow(&mut self, publisher: u64, body: crate::publish::protocol::Body, attached: bool) {
+        self.follow_body(publisher, body, attached);
     }
 
     fn problem(&self) -> Option<String> {

@@ -360,9 +360,12 @@ impl Spectrogram {
         if self.write_cols == 0 {
             return;
         }
-        // A new entry only where the columns do not continue one hop on from the last one.
+        // A new entry only where the columns do not continue one hop on from the last one (a
+        // follower placed each column received already, `share.rs`).
         let hop = self.a.settings.hop as u64;
-        self.starts.record(self.written, self.pending_start, hop);
+        if !self.following() {
+            self.starts.record(self.written, self.pending_start, hop);
+        }
         self.written += self.write_cols as u64;
         // Keep the entries the ring still shows (the newest one always).
         self.starts

@@ -20,7 +20,9 @@ impl Spectrogram {
         if let Some(l) = &self.loading {
             l.panel(ui);
         }
-        self.source_ui(ui);
+        if !self.following() {
+            self.source_ui(ui);
+        }
         if let Some(n) = self.notice() {
             ui.colored_label(egui::Color32::YELLOW, n);
         }
@@ -30,7 +32,7 @@ impl Spectrogram {
         if let Some(e) = &self.error {
             ui.colored_label(egui::Color32::LIGHT_RED, e);
         }
-        ui.label(format!("source: {}", self.source.label()));
+        ui.label(format!("source: {}", self.source_label()));
         let sr = self.source.sample_rate();
         ui.label(format!(
             "{} bins of {:.2} Hz, {:.1} columns/s",
@@ -49,6 +51,65 @@ impl Spectrogram {
         }
         ui.separator();
         ui.label("Analysis");
+        if self.following() {
+            ui.label(format!(
+                "the publisher's: N = {}, hop {}, {} window (columns received, no FFT here)",
+                self.a.settings.fft_size,
+                self.a.settings.hop,
+                self.a.settings.window.name()
+            ));
+        } else {
+            self.analysis_ui(ui);
+        }
+        ui.separator();
+        ui.label("View");
+        ui.horizontal(|ui| {
+            ui.label("frequency axis");
+            for sc in [FreqScale::Linear, FreqScale::Log, FreqScale::Mel] {
+                ui.selectable_value(&mut self.scale, sc, sc.name());
+            }
+        });
+        ui.add(egui::Slider::new(&mut self.db_floor, -160.0..=-20.0).text("dB floor"));
+        ui.add(egui::Slider::new(&mut self.db_ceil, -60.0..=20.0).text("dB ceiling"));
+        if self.db_ceil <= self.db_floor + 1.0 {
+            self.db_ceil = self.db_floor + 1.0;
+        }
+        let before = self.colormap;
+        egui::ComboBox::from_label("colormap")
+            .selected_text(COLORMAPS[self.colormap].0)
+            .show_ui(ui, |ui| {
+                for (i, (name, _)) in COLORMAPS.iter().enumerate() {
+                    ui.selectable_value(&mut self.colormap, i, *name);
+                }
+            });
+        if before != self.colormap {
+            self.lut_dirty = true;
+        }
+        ui.horizontal(|ui| {
+            let label = if self.frozen {
+                "Resume (space)"
+            } else {
+                "Freeze (space)"
+            };
+            if ui.button(label).clicked() {
+                self.set_frozen(!self.frozen);
+            }
+            ui.checkbox(&mut self.show_spectrum, "spectrum strip")
+                .on_hover_text("the newest column's spectrum and the peak hold, beside the image");
+        });
+        if ui.button("Reset peak hold").clicked() {
+            self.peak_hold.iter_mut().for_each(|p| *p = stft::DB_FLOOR);
+        }
+        ui.label(format!(
+            "scrollback: {:.0} s ({} columns); drag or wheel to scroll, ctrl+wheel to zoom time",
+            self.a.ring_width as f64 / self.columns_per_second(),
+            self.a.ring_width
+        ));
+    }
+
+    /// The analysis settings (FFT size, overlap, window, where the FFT runs), applied by the
+    /// next `prepare`.
+    fn analysis_ui(&mut self, ui: &mut egui::Ui) {
         let s = &mut self.settings_ui;
         egui::ComboBox::from_label("FFT size")
             .selected_text(s.fft_size.to_string())
@@ -96,50 +157,6 @@ impl Spectrogram {
                 c.columns
             ));
         }
-        ui.separator();
-        ui.label("View");
-        ui.horizontal(|ui| {
-            ui.label("frequency axis");
-            for sc in [FreqScale::Linear, FreqScale::Log, FreqScale::Mel] {
-                ui.selectable_value(&mut self.scale, sc, sc.name());
-            }
-        });
-        ui.add(egui::Slider::new(&mut self.db_floor, -160.0..=-20.0).text("dB floor"));
-        ui.add(egui::Slider::new(&mut self.db_ceil, -60.0..=20.0).text("dB ceiling"));
-        if self.db_ceil <= self.db_floor + 1.0 {
-            self.db_ceil = self.db_floor + 1.0;
-        }
-        let before = self.colormap;
-        egui::ComboBox::from_label("colormap")
-            .selected_text(COLORMAPS[self.colormap].0)
-            .show_ui(ui, |ui| {
-                for (i, (name, _)) in COLORMAPS.iter().enumerate() {
-                    ui.selectable_value(&mut self.colormap, i, *name);
-                }
-            });
-        if before != self.colormap {
-            self.lut_dirty = true;
-        }
-        ui.horizontal(|ui| {
-            let label = if self.frozen {
-                "Resume (space)"
-            } else {
-                "Freeze (space)"
-            };
-            if ui.button(label).clicked() {
-                self.set_frozen(!self.frozen);
-            }
-            ui.checkbox(&mut self.show_spectrum, "spectrum strip")
-                .on_hover_text("the newest column's spectrum and the peak hold, beside the image");
-        });
-        if ui.button("Reset peak hold").clicked() {
-            self.peak_hold.iter_mut().for_each(|p| *p = stft::DB_FLOOR);
-        }
-        ui.label(format!(
-            "scrollback: {:.0} s ({} columns); drag or wheel to scroll, ctrl+wheel to zoom time",
-            self.a.ring_width as f64 / self.columns_per_second(),
-            self.a.ring_width
-        ));
     }
 
     /// Source controls: input device picker with channel choice, synthetic signals, a file path,

@@ -115,6 +115,8 @@ impl TimeSeries {
                 (k.series, Some(k.view))
             }
             Body::SeriesDelta(d) => (d.series, d.view),
+            // Another scene's body: not the chart's.
+            _ => return,
         };
         if attached && let Some(v) = view {
             self.window_s = v.window_s;

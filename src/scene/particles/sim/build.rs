@@ -200,6 +200,7 @@ impl Sim {
             buffer: stats_buffer,
             to_copy: None,
             latest: None,
+            history: std::collections::VecDeque::new(),
         };
         let params_generation = step_params.generation();
         Sim {

@@ -224,7 +224,13 @@ struct StatsPass {
     /// Step of the reduction this frame records, waiting for `record_stats_copy`.
     to_copy: Option<u64>,
     latest: Option<Stats>,
+    /// (step, kinetic energy) of the last [`STATS_HISTORY`] reductions that came back, oldest
+    /// first.
+    history: std::collections::VecDeque<(u64, f64)>,
 }
+
+/// Reductions kept in [`Sim::stats_history`].
+pub const STATS_HISTORY: usize = 64;
 
 /// Payload of a statistics readback: the step whose state the reduction summed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -350,5 +356,52 @@ impl Sim {
     /// Newest statistics that came back from the GPU (1–3 frames late), if any.
     pub fn latest_stats(&self) -> Option<&Stats> {
         self.stats.latest.as_ref()
+    }
+
+    /// (step, kinetic energy Σ ½|v|²) of the last [`STATS_HISTORY`] reductions that came back,
+    /// in the order they arrived (a follower and its publisher compare them step by step).
+    pub fn stats_history(&self) -> impl Iterator<Item = (u64, f64)> + '_ {
+        self.stats.history.iter().copied()
+    }
+
+    /// Bytes of one state buffer: count × 32.
+    pub fn state_bytes(&self) -> u64 {
+        self.consts.count as u64 * std::mem::size_of::<Particle>() as u64
+    }
+
+    /// Replaces the state with `bytes` (particles in [`Particle`]'s layout; at most
+    /// [`count`](Sim::count) of them, a shorter state fills the first ones) as the state after
+    /// step `step`: both state buffers are written through the frame's uploader (the previous
+    /// state drawn for interpolation is the same), the step count becomes `step`, and the
+    /// statistics kept so far are forgotten (the caller invalidates the copies in flight).
+    ///
+    /// # Errors
+    ///
+    /// A state that is not a whole number of particles or holds more than
+    /// [`count`](Sim::count): one line; nothing is written.
+    pub fn upload_state(
+        &mut self,
+        gpu: &mut GpuFrame<'_>,
+        bytes: &[u8],
+        step: u64,
+    ) -> Result<(), String> {
+        let one = std::mem::size_of::<Particle>();
+        if !bytes.len().is_multiple_of(one) || bytes.len() as u64 > self.state_bytes() {
+            return Err(format!(
+                "a particle state of {} bytes does not fit {} particles of {one} bytes",
+                bytes.len(),
+                self.consts.count
+            ));
+        }
+        if !bytes.is_empty() {
+            for b in &self.particles {
+                gpu.write(b, 0, bytes);
+            }
+        }
+        self.steps_total = step;
+        self.stats.latest = None;
+        self.stats.history.clear();
+        self.stats.to_copy = None;
+        Ok(())
     }
 }

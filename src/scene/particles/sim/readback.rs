@@ -47,9 +47,39 @@ impl Sim {
     }
 
     fn keep_newest(&mut self, s: Stats) {
+        if self.stats.history.len() == super::STATS_HISTORY {
+            self.stats.history.pop_front();
+        }
+        self.stats.history.push_back((s.step, s.kinetic_energy));
         if self.stats.latest.as_ref().is_none_or(|l| l.step <= s.step) {
             self.stats.latest = Some(s);
         }
+    }
+
+    /// Records a copy of the newest state (after this frame's steps; [`state_bytes`] bytes)
+    /// into `ring` for `me`, with `payload`, in `encoder` after the frame's compute pass.
+    /// Returns false when the ring refused it (busy) or there are no particles.
+    ///
+    /// [`state_bytes`]: Sim::state_bytes
+    pub fn record_state_copy(
+        &self,
+        device: &wgpu::Device,
+        encoder: &mut wgpu::CommandEncoder,
+        ring: &mut ReadbackRing,
+        me: Consumer,
+        payload: impl std::any::Any + Send,
+    ) -> bool {
+        let size = self.state_bytes();
+        size > 0
+            && ring.copy_buffer(
+                device,
+                encoder,
+                &self.particles[self.cur],
+                0,
+                size,
+                me,
+                payload,
+            )
     }
 
     #[allow(clippy::disallowed_methods)] // a blocking read for tests and tools

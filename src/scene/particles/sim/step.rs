@@ -11,6 +11,27 @@ impl Sim {
     /// their parameters into the ping-pong slot of the frame and marks this frame's statistics
     /// reduction for [`record_stats_copy`](Sim::record_stats_copy). Never blocks.
     pub fn begin_frame(&mut self, gpu: &mut GpuFrame<'_>, params: &[StepParams]) {
+        let stats = self.stats_due();
+        self.begin_frame_with_stats(gpu, params, stats);
+    }
+
+    /// Whether the next [`begin_frame`](Sim::begin_frame) runs the statistics reduction
+    /// (enabled, and every [`stats_every`](Sim::stats_every)-th frame).
+    pub fn stats_due(&self) -> bool {
+        self.stats_enabled
+            && self
+                .frames_begun
+                .is_multiple_of(u64::from(self.stats_every))
+    }
+
+    /// [`begin_frame`](Sim::begin_frame) with the reduction run (`stats`) or not, whatever the
+    /// schedule (a follower reduces after the steps its publisher reduced after).
+    pub fn begin_frame_with_stats(
+        &mut self,
+        gpu: &mut GpuFrame<'_>,
+        params: &[StepParams],
+        stats: bool,
+    ) {
         let params = &params[..params.len().min(crate::clock::MAX_STEPS as usize)];
         let mut bytes = vec![0u8; PARAM_STRIDE as usize * params.len().max(1)];
         for (i, p) in params.iter().enumerate() {
@@ -35,10 +56,7 @@ impl Sim {
         self.cur ^= (self.steps_this_frame % 2) as usize;
         self.steps_total += self.steps_this_frame as u64;
         // The reduction `encode` records this frame is copied out by record_stats_copy.
-        self.stats_now = self.stats_enabled
-            && self
-                .frames_begun
-                .is_multiple_of(u64::from(self.stats_every));
+        self.stats_now = stats;
         self.frames_begun += 1;
         self.stats.to_copy = self.stats_now.then_some(self.steps_total);
     }
