@@ -12,7 +12,10 @@ impl Deck {
     /// in order, right after the UI of the frame.
     pub fn apply(&mut self, gpu: &Gpu, command: UiCommand) {
         match command {
-            UiCommand::SwitchScene(i) => self.switch_to(i),
+            UiCommand::SwitchScene(i) => {
+                self.user_switched(i);
+                self.switch_to(i);
+            }
             UiCommand::SetOverlay(on) => self.overlay = on,
             UiCommand::SavePng(kind) => self.request_png(kind),
             UiCommand::ToggleVideo => self.toggle_video(),

@@ -65,6 +65,21 @@ impl Deck {
         }
     }
 
+    /// The user picked scene `index` from the menu: a follower attached to the publisher's view
+    /// detaches when it is not the publisher's scene (else the next frame would switch back),
+    /// and says so.
+    pub(super) fn user_switched(&mut self, index: usize) {
+        let Some(f) = &mut self.sharing.follower else {
+            return;
+        };
+        if f.wanted_scene().is_some_and(|w| w != SCENES[index].id) {
+            f.attached = false;
+            self.toast(
+                "detached from the publisher's view: Attach in the side panel returns to it".into(),
+            );
+        }
+    }
+
     /// After the frame's early ingest: the publisher's messages applied to the shown scene.
     pub(super) fn follow_apply(&mut self) {
         if let (Some(f), SceneSlot::Ready(scene)) =
