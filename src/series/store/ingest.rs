@@ -611,6 +611,39 @@ fn min_max_f64(x: &[f64]) -> (f64, f64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn relative_samples_keep_the_other_series_times_or_move_onto_this_origin() {
+        // A publisher's series at epoch-scale times: 1.7e9 s + k/7 s.
+        let mut a = Series::new("a", 1 << 20);
+        for k in 0..1000 {
+            a.push(1.7e9 + f64::from(k) / 7.0, k as f32);
+        }
+        let (rel, vals): (Vec<f64>, Vec<f32>) = a
+            .samples_from(0)
+            .flat_map(|(t, v)| t.iter().copied().zip(v.iter().copied()))
+            .unzip();
+        // Copied in two runs into an empty series: the very same relative times and origin.
+        let mut b = Series::new("b", 1 << 20);
+        let origin = a.origin().unwrap();
+        b.push_slice_rel(origin, None, &rel[..400], &vals[..400])
+            .unwrap();
+        b.push_slice_rel(origin, None, &rel[400..], &vals[400..])
+            .unwrap();
+        assert_eq!(b.origin(), a.origin());
+        let copied: Vec<(f64, f32)> = b.iter().collect();
+        let original: Vec<(f64, f32)> = a.iter().collect();
+        assert_eq!(copied, original);
+        // Into a series with an earlier origin (5 s before): moved onto it, t + 5 s.
+        let mut c = Series::new("c", 16);
+        c.push(origin - 5.0, -1.0);
+        c.push_slice_rel(origin, None, &[1.0, 2.5], &[1.0, 2.0])
+            .unwrap();
+        let got: Vec<(u64, f64)> = (1..3).map(|i| (i, c.get_index(i).unwrap().0)).collect();
+        assert_eq!(got, [(1, 6.0), (2, 7.5)]);
+        assert!(c.push_slice_rel(origin, None, &[1.0], &[]).is_err());
+    }
+
     use crate::series::store::tests::{collect, unit};
 
     #[test]

@@ -141,28 +141,24 @@ impl Series {
     /// Stored values from global index `from` on (clamped to the stored range), as runs
     /// `(global index of the run's first value, values)` in index order.
     pub fn values_from(&self, from: u64) -> impl Iterator<Item = (u64, &[f32])> + '_ {
-        let from = from.max(self.first_index());
-        self.chunks.iter().filter_map(move |c| {
-            let end = c.base + c.times.len() as u64;
-            if end <= from {
-                return None;
-            }
-            let a = (from.max(c.base + c.start as u64) - c.base) as usize;
-            Some((c.base + a as u64, &c.values[a..]))
-        })
+        self.runs_from(from)
+            .map(|(c, a)| (c.base + a as u64, &c.values[a..]))
     }
 
     /// Stored samples from global index `from` on (clamped to the stored range), as runs
     /// `(times relative to the origin, values)` in index order.
     pub fn samples_from(&self, from: u64) -> impl Iterator<Item = (&[f64], &[f32])> + '_ {
+        self.runs_from(from)
+            .map(|(c, a)| (&c.times[a..], &c.values[a..]))
+    }
+
+    /// The chunks holding samples from global index `from` on, each with the offset in it of
+    /// the first such stored sample.
+    fn runs_from(&self, from: u64) -> impl Iterator<Item = (&Chunk, usize)> + '_ {
         let from = from.max(self.first_index());
         self.chunks.iter().filter_map(move |c| {
             let end = c.base + c.times.len() as u64;
-            if end <= from {
-                return None;
-            }
-            let a = (from.max(c.base + c.start as u64) - c.base) as usize;
-            Some((&c.times[a..], &c.values[a..]))
+            (end > from).then(|| (c, (from.max(c.base + c.start as u64) - c.base) as usize))
         })
     }
 
