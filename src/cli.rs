@@ -90,7 +90,7 @@ pub struct Cli {
     /// (also mqtts://). Keyframes (retained) go to base/SCENE/key every 2 s, each frame's new
     /// data to base/SCENE/delta; the format is src/publish/protocol.rs. Scenes published: the
     /// time series (samples), the spectrogram (dB columns), the particles (each step's
-    /// parameters; the state in keyframes).
+    /// parameters; the state in keyframes), the point cloud (its source and camera).
     #[arg(long, value_name = "URL", value_parser = parse_share_url)]
     pub publish: Option<String>,
 

@@ -10,6 +10,7 @@ pub mod deck;
 pub mod fuzzing;
 pub mod gpu;
 pub mod headless;
+pub mod interop;
 pub mod logging;
 pub mod pointcloud;
 pub mod progress;

@@ -319,6 +319,7 @@ fn odd_input_is_clamped_or_refused() {
         sent_unix_ns: 0,
         scene: "particles".into(),
         body: Body::ParticlesKey(ParticlesKeyframe {
+            view: None,
             config: ParticleConfig {
                 epoch,
                 count,
@@ -356,6 +357,7 @@ fn odd_input_is_clamped_or_refused() {
         sent_unix_ns: 0,
         scene: "particles".into(),
         body: Body::ParticlesDelta(ParticlesDelta {
+            view: None,
             restart: None,
             frame: ParticleFrame {
                 step: 77,
@@ -398,19 +400,21 @@ fn dir(tag: &str) -> PathBuf {
 }
 
 fn vizdeck(report: &Path) -> Command {
+    vizdeck_with(report, None)
+}
+
+/// [`vizdeck`] with the settings file `settings` (its saved particle view) instead of none.
+fn vizdeck_with(report: &Path, settings: Option<&Path>) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_vizdeck"));
-    c.args([
-        "--headless",
-        "--no-settings",
-        "--size",
-        "320x200",
-        "--scene",
-        "particles",
-    ])
-    .arg("--report")
-    .arg(report)
-    .stdout(Stdio::null())
-    .stderr(Stdio::piped());
+    match settings {
+        Some(p) => c.arg("--settings").arg(p),
+        None => c.arg("--no-settings"),
+    };
+    c.args(["--headless", "--size", "320x200", "--scene", "particles"])
+        .arg("--report")
+        .arg(report)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
     c
 }
 
@@ -473,6 +477,16 @@ fn compare(p: &serde_json::Value, f: &serde_json::Value) -> usize {
 /// Publisher and follower binaries through mosquitto: the follower (started first, or
 /// `late_s` after the publisher) reports the publisher's kinetic energy at the same steps.
 fn run_pair(tag: &str, frames: u32, late_s: Option<f64>) -> (serde_json::Value, serde_json::Value) {
+    run_pair_with(tag, frames, late_s, None)
+}
+
+/// [`run_pair`] with the publisher reading the settings file `settings`.
+fn run_pair_with(
+    tag: &str,
+    frames: u32,
+    late_s: Option<f64>,
+    settings: Option<&Path>,
+) -> (serde_json::Value, serde_json::Value) {
     let mut broker = common::mosquitto::Broker::new(tag);
     broker.start();
     let url = format!("mqtt://127.0.0.1:{}/vz/{tag}", broker.port);
@@ -482,7 +496,7 @@ fn run_pair(tag: &str, frames: u32, late_s: Option<f64>) -> (serde_json::Value, 
     if late_s.is_none() {
         follower = Some(spawn_follower(&url, &fp));
     }
-    let publisher = vizdeck(&pp)
+    let publisher = vizdeck_with(&pp, settings)
         .args([
             "--publish",
             &url,
@@ -542,4 +556,27 @@ fn late_follower_binary_resumes_from_a_keyframe() {
     );
     let n = compare(&p, &f);
     assert!(n >= 5, "{n} common reductions\n{ps}\n{fs}");
+}
+
+#[test]
+#[ignore = "needs mosquitto: run through `cargo xtask test`"]
+fn an_attached_follower_shows_the_publishers_view() {
+    // The publisher's saved view: coloured by age, larger sprites, the camera standing still.
+    let d = dir("view_settings");
+    let settings = d.join("settings.json");
+    std::fs::write(
+        &settings,
+        r#"{"version": 1, "scenes": {"particles": {"color_by": "Age", "sprite_size": 0.01, "auto_rotate": false}}}"#,
+    )
+    .unwrap();
+    let (p, f) = run_pair_with("view", 120, None, Some(&settings));
+    let (pv, fv) = (
+        &p["scenes"]["particles"]["view"],
+        &f["scenes"]["particles"]["view"],
+    );
+    assert_eq!(pv["color_by"], "age", "{pv}");
+    assert_eq!(pv["auto_rotate"], false, "{pv}");
+    assert_eq!(pv["sprite_size"], 0.01f32 as f64, "{pv}");
+    assert_eq!(pv, fv, "the follower shows the publisher's view");
+    let _ = std::fs::remove_dir_all(&d);
 }

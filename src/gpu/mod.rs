@@ -3,6 +3,7 @@
 //! queries.
 
 pub mod egui_painter;
+pub mod external;
 pub mod fft;
 pub mod frame;
 pub mod layout;

@@ -1,5 +1,5 @@
 //! `vizdeck bench --kernels pointcloud`: the compute rasterizer ([`super::raster`], both passes
-//! into a 1280×720 visibility buffer, then the resolve into colours) against the same points drawn as one-pixel point primitives
+//! into a `--size` visibility buffer (default 1280×720), then the resolve into colours) against the same points drawn as one-pixel point primitives
 //! with a depth test (`points_baseline.wgsl`, what GL_POINTS viewers do), same points, same
 //! view, same run.
 //!
@@ -16,7 +16,7 @@ use super::raster::{
 use crate::gpu::Gpu;
 use crate::gpu::shaders::{POINTCLOUD_POINTS_BASELINE, RenderOptions};
 
-/// Size of the target of both sides.
+/// Size of the target of both sides when none is given (`vizdeck bench --size`'s default).
 pub const SIZE: (u32, u32) = (1280, 720);
 
 /// `n` terrain points (x, y, z, 0) in [−1, 1]² × [0, 0.3].
@@ -36,7 +36,7 @@ pub fn terrain(n: u32) -> Vec<[f32; 4]> {
 }
 
 /// The view of both sides: orthographic from above, x and y to the target, depth 1 − z.
-fn params() -> RasterParams {
+fn params(size: (u32, u32)) -> RasterParams {
     RasterParams::new(
         [
             [0.999, 0.0, 0.0, 0.0],
@@ -44,7 +44,7 @@ fn params() -> RasterParams {
             [0.0, 0.0, -1.0, 0.0],
             [0.0, 0.0, 1.0, 1.0],
         ],
-        SIZE,
+        size,
     )
 }
 
@@ -98,10 +98,11 @@ fn baseline(gpu: &Gpu, params: &wgpu::Buffer) -> (wgpu::RenderPipeline, wgpu::Bi
 }
 
 /// Seconds per repetition of `record` (called `reps` times inside one render pass into a
-/// [`SIZE`] colour target, with a depth attachment when `depth`), after one warm-up run.
+/// `size` colour target, with a depth attachment when `depth`), after one warm-up run.
 #[allow(clippy::disallowed_methods)] // a benchmark outside the deck
 fn time_render(
     gpu: &Gpu,
+    size: (u32, u32),
     reps: u32,
     depth: bool,
     record: impl Fn(&mut wgpu::RenderPass<'_>),
@@ -111,8 +112,8 @@ fn time_render(
         d.create_texture(&wgpu::TextureDescriptor {
             label: Some(label),
             size: wgpu::Extent3d {
-                width: SIZE.0,
-                height: SIZE.1,
+                width: size.0,
+                height: size.1,
                 depth_or_array_layers: 1,
             },
             mip_level_count: 1,
@@ -181,11 +182,12 @@ fn time_rasterizer(
     batches: &wgpu::Buffer,
     n: u32,
     reps: u32,
+    size: (u32, u32),
 ) -> f64 {
     use wgpu::util::DeviceExt;
     let d = &gpu.device;
     let mut r = Rasterizer::with_path(d, crate::scene::SCENE_FORMAT, path);
-    let target = r.target(d, SIZE);
+    let target = r.target(d, size);
     let group = r.bind(d, params_buf, vertices, batches, &target);
     let (raster, _) =
         crate::gpu::timing::time_compute_pass(gpu, "pointcloud:bench:raster", reps, |pass| {
@@ -197,8 +199,8 @@ fn time_rasterizer(
         usage: wgpu::BufferUsages::STORAGE,
     });
     let rp = ResolveParams {
-        width: SIZE.0,
-        height: SIZE.1,
+        width: size.0,
+        height: size.1,
         ..bytemuck::Zeroable::zeroed()
     };
     let resolve_buf = d.create_buffer_init(&wgpu::util::BufferInitDescriptor {
@@ -213,13 +215,16 @@ fn time_rasterizer(
         edl: false,
     };
     r.prepare_variant(d, variant);
-    raster + time_render(gpu, reps, false, |pass| r.paint(pass, variant, &resolve))
+    raster
+        + time_render(gpu, size, reps, false, |pass| {
+            r.paint(pass, variant, &resolve)
+        })
 }
 
 /// The table for each of `counts` points, `reps` repetitions per side (at least 1): the
 /// compute rasterizer's 64-bit path (where the adapter has it) and 32-bit path, each with the
-/// resolve, against point primitives.
-pub fn bench_table(gpu: &Gpu, counts: &[u32], reps: u32) -> String {
+/// resolve, against point primitives, into a target of `size` pixels.
+pub fn bench_table(gpu: &Gpu, counts: &[u32], reps: u32, size: (u32, u32)) -> String {
     use super::raster::RasterPath;
     use wgpu::util::DeviceExt;
     let reps = reps.max(1);
@@ -233,8 +238,8 @@ pub fn bench_table(gpu: &Gpu, counts: &[u32], reps: u32) -> String {
         gpu.summary.name,
         gpu.summary.backend,
         gpu.summary.device_type,
-        SIZE.0,
-        SIZE.1,
+        size.0,
+        size.1,
         if has64 {
             ""
         } else {
@@ -255,7 +260,7 @@ pub fn bench_table(gpu: &Gpu, counts: &[u32], reps: u32) -> String {
             contents: bytemuck::cast_slice(&pts),
             usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::VERTEX,
         });
-        let p = params();
+        let p = params(size);
         let params_buf = d.create_buffer_init(&wgpu::util::BufferInitDescriptor {
             label: Some("pointcloud:bench:params"),
             contents: bytemuck::bytes_of(&p),
@@ -267,11 +272,12 @@ pub fn bench_table(gpu: &Gpu, counts: &[u32], reps: u32) -> String {
             contents: bytemuck::cast_slice(&table),
             usage: wgpu::BufferUsages::STORAGE,
         });
-        let time = |path| time_rasterizer(gpu, path, &vertices, &params_buf, &batches, n, reps);
+        let time =
+            |path| time_rasterizer(gpu, path, &vertices, &params_buf, &batches, n, reps, size);
         let wall64 = has64.then(|| time(RasterPath::Atomic64));
         let wall32 = time(RasterPath::TwoPass32);
         let (pipeline, base_group) = baseline(gpu, &params_buf);
-        let base = time_render(gpu, reps, true, |pass| {
+        let base = time_render(gpu, size, reps, true, |pass| {
             pass.set_pipeline(&pipeline);
             pass.set_bind_group(0, &base_group, &[]);
             pass.set_vertex_buffer(0, vertices.slice(..));

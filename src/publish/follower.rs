@@ -348,6 +348,11 @@ impl Follower {
         };
         if ui.button(label).clicked() {
             self.attached = !self.attached;
+            if self.attached {
+                // The publisher's current view comes with a keyframe, now rather than at its
+                // next change.
+                self.link.request_keyframe();
+            }
         }
     }
 

@@ -68,6 +68,10 @@ pub enum Body {
     SpectrogramKey(SpectrogramKeyframe),
     /// Spectrogram: the dB columns new since the last message (and the view when it changed).
     SpectrogramDelta(SpectrogramDelta),
+    /// Point cloud: a keyframe (where the cloud comes from, the camera and the view).
+    PointCloudKey(PointCloudKeyframe),
+    /// Point cloud: the camera and / or the view, when they changed since the last message.
+    PointCloudDelta(PointCloudDelta),
 }
 
 impl Body {
@@ -75,7 +79,10 @@ impl Body {
     pub fn is_keyframe(&self) -> bool {
         matches!(
             self,
-            Body::SeriesKey(_) | Body::ParticlesKey(_) | Body::SpectrogramKey(_)
+            Body::SeriesKey(_)
+                | Body::ParticlesKey(_)
+                | Body::SpectrogramKey(_)
+                | Body::PointCloudKey(_)
         )
     }
 
@@ -254,6 +261,32 @@ pub struct ParticlesKeyframe {
     pub state: Option<Bytes>,
     /// The frames run after `step`, in order (at most [`MAX_KEY_FRAMES`]).
     pub frames: Vec<ParticleFrame>,
+    /// The view when it was sent.
+    pub view: Option<ParticlesView>,
+}
+
+/// How the particle scene is looked at: what a follower attached to the publisher's view shows.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ParticlesView {
+    /// Orbit camera: the point looked at (world units).
+    pub target: [f32; 3],
+    /// Eye distance from the target (world units, > 0).
+    pub distance: f32,
+    /// Rotation about +y, radians (0 while `auto_rotate`: the follower's own rotation follows
+    /// the simulated time, which is the publisher's).
+    pub yaw: f32,
+    /// Elevation, radians.
+    pub pitch: f32,
+    /// Vertical field of view, radians (0 < fov < π).
+    pub fov_y: f32,
+    /// The camera turns with the simulated time.
+    pub auto_rotate: bool,
+    /// What the colour shows: `speed`, `density` or `age`.
+    pub color_by: String,
+    /// Sprite size, world units (> 0).
+    pub sprite_size: f32,
+    /// Draw style: `auto`, `sprites`, `splat` or `opaque`.
+    pub style: String,
 }
 
 /// One publisher frame of the particle simulation.
@@ -263,6 +296,8 @@ pub struct ParticlesDelta {
     pub restart: Option<ParticleConfig>,
     /// The frame's steps.
     pub frame: ParticleFrame,
+    /// The view, when it changed since the previous message.
+    pub view: Option<ParticlesView>,
 }
 
 /// Most dB values one spectrogram message carries (48 MiB of levels, under [`MAX_BODY`] with
@@ -405,6 +440,86 @@ pub struct SpectrogramDelta {
     pub view: Option<SpectrogramView>,
 }
 
+/// Longest file path or URL a point-cloud keyframe may name, bytes.
+pub const POINTCLOUD_MAX_NAME: usize = 4096;
+
+/// Where a published point cloud comes from. The points never travel: a follower opens the
+/// same source itself.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum PointCloudSource {
+    /// A LAS, LAZ, COPC or PLY file: its absolute path on the publisher's machine (UTF-8, a
+    /// non-UTF-8 name lossily), 1..=[`POINTCLOUD_MAX_NAME`] bytes. A follower opens the same
+    /// path on its own machine.
+    File(String),
+    /// A COPC file over HTTP(S): its `http://` or `https://` URL,
+    /// 1..=[`POINTCLOUD_MAX_NAME`] bytes.
+    Url(String),
+    /// The synthetic terrain: `points` points (1..=10¹⁰), deterministic from `seed`.
+    Synthetic {
+        /// Points in the cloud.
+        points: u64,
+        /// The publisher's `--seed`.
+        seed: u64,
+    },
+}
+
+/// The point-cloud camera: an orbit camera around a pivot, file coordinates (z up). Every
+/// value is finite.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PointCloudCamera {
+    /// The point orbited: x, y, z in file units (the cloud's own coordinates, f64).
+    pub pivot: [f64; 3],
+    /// The eye's angle around the pivot in the xy plane, radians (0: the eye on the +x side).
+    pub yaw: f64,
+    /// The eye's elevation, radians, within ±π/2 (+π/2: straight above).
+    pub pitch: f64,
+    /// The eye's distance from the pivot, file units (> 0).
+    pub distance: f64,
+    /// Orthographic projection (else perspective, 50° vertical field of view); either way
+    /// the viewport's height spans `2 · distance · tan 25°` at the pivot.
+    pub ortho: bool,
+}
+
+/// How the point cloud is drawn: what a follower attached to the publisher's view shows.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PointCloudView {
+    /// Colour mode, by name ([`ColorMode::name`]: `RGB`, `intensity`, `elevation`,
+    /// `classification`, `return number`).
+    ///
+    /// [`ColorMode::name`]: crate::pointcloud::raster::ColorMode::name
+    pub color: String,
+    /// Point radius, pixels (0..=3).
+    pub point_radius: u32,
+    /// Eye-dome lighting strength, 0 (off) to 4.
+    pub edl: f32,
+    /// The point budget (most points drawn a frame, 1..=10¹⁰) the publisher's user chose;
+    /// `None`: the publisher's adapter default, a follower keeps its own.
+    pub budget: Option<u64>,
+    /// ASPRS classes hidden in the legend: class `c` is bit `c % 32` of word `c / 32`.
+    pub hidden_classes: [u32; 8],
+}
+
+/// A point-cloud keyframe: everything a follower needs to show what the publisher shows.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PointCloudKeyframe {
+    /// The cloud.
+    pub source: PointCloudSource,
+    /// The camera; `None` while the publisher has not framed the cloud yet (still opening).
+    pub camera: Option<PointCloudCamera>,
+    /// The view settings.
+    pub view: PointCloudView,
+}
+
+/// What changed in the point-cloud scene since the publisher's last message (at least one of
+/// the two is `Some`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PointCloudDelta {
+    /// The camera, when it moved.
+    pub camera: Option<PointCloudCamera>,
+    /// The view settings, when they changed.
+    pub view: Option<PointCloudView>,
+}
+
 /// Why a frame did not decode.
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum DecodeError {
@@ -470,6 +585,7 @@ pub fn decode(bytes: &[u8]) -> Result<Envelope, DecodeError> {
         rmp_serde::from_slice(body).map_err(|e| DecodeError::Corrupt(e.to_string()))?;
     check_particles(&e.body).map_err(DecodeError::Corrupt)?;
     check_spectrogram(&e.body).map_err(DecodeError::Corrupt)?;
+    check_pointcloud(&e.body).map_err(DecodeError::Corrupt)?;
     for s in series_of(&e.body) {
         if s.times.len() != s.values.len() {
             return Err(DecodeError::Corrupt(format!(
@@ -490,6 +606,7 @@ fn series_of(b: &Body) -> &[SeriesSamples] {
         Body::SeriesDelta(d) => &d.series,
         Body::ParticlesKey(_) | Body::ParticlesDelta(_) => &[],
         Body::SpectrogramKey(_) | Body::SpectrogramDelta(_) => &[],
+        Body::PointCloudKey(_) | Body::PointCloudDelta(_) => &[],
     }
 }
 
@@ -515,6 +632,27 @@ fn check_particles(b: &Body) -> Result<(), String> {
             Err(format!("particles: unknown mode {:?}", c.mode))
         }
     };
+    let view = |v: &Option<ParticlesView>| match v {
+        Some(v)
+            if !(v.target.iter().all(|x| x.is_finite())
+                && v.distance.is_finite()
+                && v.distance > 0.0
+                && v.yaw.is_finite()
+                && v.pitch.is_finite()
+                && v.fov_y > 0.0
+                && v.fov_y < std::f32::consts::PI
+                && v.sprite_size.is_finite()
+                && v.sprite_size > 0.0) =>
+        {
+            Err("particles: a view with a non-finite or out-of-range camera or size".to_string())
+        }
+        _ => Ok(()),
+    };
+    match b {
+        Body::ParticlesDelta(d) if d.view.is_some() => view(&d.view)?,
+        Body::ParticlesKey(k) => view(&k.view)?,
+        _ => {}
+    }
     match b {
         Body::ParticlesKey(k) => {
             config(&k.config)?;
@@ -544,6 +682,7 @@ fn check_particles(b: &Body) -> Result<(), String> {
         }
         Body::SeriesKey(_) | Body::SeriesDelta(_) => Ok(()),
         Body::SpectrogramKey(_) | Body::SpectrogramDelta(_) => Ok(()),
+        Body::PointCloudKey(_) | Body::PointCloudDelta(_) => Ok(()),
     }
 }
 
@@ -628,6 +767,74 @@ fn check_spectrogram(b: &Body) -> Result<(), String> {
                 view(v)?;
             }
             columns(&d.columns)
+        }
+        _ => Ok(()),
+    }
+}
+
+/// The values a point-cloud body carries: a source of a known kind and length, a camera of
+/// finite values (distance > 0, pitch within ±π/2), a view of a known colour mode, radius,
+/// strength and budget.
+fn check_pointcloud(b: &Body) -> Result<(), String> {
+    use crate::pointcloud::raster::{ColorMode, MAX_RADIUS};
+    use crate::pointcloud::synthetic::MAX_POINTS;
+    let camera = |c: &PointCloudCamera| {
+        let finite = c
+            .pivot
+            .iter()
+            .chain([&c.yaw, &c.pitch, &c.distance])
+            .all(|v| v.is_finite());
+        if finite && c.distance > 0.0 && c.pitch.abs() <= std::f64::consts::FRAC_PI_2 {
+            Ok(())
+        } else {
+            Err(format!(
+                "point cloud: a camera at {:?}, yaw {}, pitch {}, distance {}",
+                c.pivot, c.yaw, c.pitch, c.distance
+            ))
+        }
+    };
+    let view = |v: &PointCloudView| {
+        if !ColorMode::ALL.iter().any(|m| m.name() == v.color) {
+            return Err(format!("point cloud: unknown colour mode {:?}", v.color));
+        }
+        if v.point_radius > MAX_RADIUS || !(0.0..=4.0).contains(&v.edl) {
+            return Err(format!(
+                "point cloud: a point radius of {} px, an EDL strength of {}",
+                v.point_radius, v.edl
+            ));
+        }
+        if v.budget.is_some_and(|b| b == 0 || b > MAX_POINTS) {
+            return Err(format!("point cloud: a point budget of {:?}", v.budget));
+        }
+        Ok(())
+    };
+    match b {
+        Body::PointCloudKey(k) => {
+            match &k.source {
+                PointCloudSource::File(s) | PointCloudSource::Url(s)
+                    if s.is_empty() || s.len() > POINTCLOUD_MAX_NAME =>
+                {
+                    return Err(format!(
+                        "point cloud: a source name of {} bytes (1 to {POINTCLOUD_MAX_NAME})",
+                        s.len()
+                    ));
+                }
+                PointCloudSource::Url(u) if !crate::pointcloud::http::is_url(u) => {
+                    return Err(format!("point cloud: {u:?} is not an http(s) URL"));
+                }
+                PointCloudSource::Synthetic { points, .. }
+                    if *points == 0 || *points > MAX_POINTS =>
+                {
+                    return Err(format!("point cloud: a synthetic cloud of {points} points"));
+                }
+                _ => {}
+            }
+            k.camera.as_ref().map_or(Ok(()), camera)?;
+            view(&k.view)
+        }
+        Body::PointCloudDelta(d) => {
+            d.camera.as_ref().map_or(Ok(()), camera)?;
+            d.view.as_ref().map_or(Ok(()), view)
         }
         _ => Ok(()),
     }
@@ -738,6 +945,7 @@ mod particle_tests {
 
     fn key(count: u32, state_len: Option<usize>, frames: usize) -> Envelope {
         envelope(Body::ParticlesKey(ParticlesKeyframe {
+            view: None,
             config: ParticleConfig {
                 epoch: 1,
                 count,
@@ -755,6 +963,7 @@ mod particle_tests {
     #[test]
     fn particle_bodies_round_trip_with_their_bytes_as_bin() {
         let d = envelope(Body::ParticlesDelta(ParticlesDelta {
+            view: None,
             restart: None,
             frame: frame(1),
         }));
@@ -779,6 +988,7 @@ mod particle_tests {
             key(10, Some(11 * PARTICLE_BYTES), 1),
             key(10, None, MAX_KEY_FRAMES + 1),
             envelope(Body::ParticlesDelta(ParticlesDelta {
+                view: None,
                 restart: None,
                 frame: ParticleFrame {
                     params: Bytes(vec![0; STEP_PARAMS_BYTES + 1]),
@@ -786,10 +996,12 @@ mod particle_tests {
                 },
             })),
             envelope(Body::ParticlesDelta(ParticlesDelta {
+                view: None,
                 restart: None,
                 frame: frame(MAX_FRAME_STEPS + 1),
             })),
             envelope(Body::ParticlesDelta(ParticlesDelta {
+                view: None,
                 restart: Some(ParticleConfig {
                     epoch: 0,
                     count: 1,

@@ -564,10 +564,20 @@ impl Scene for Particles {
         self.publish_body(keyframe)
     }
 
-    fn follow(&mut self, publisher: u64, body: crate::publish::protocol::Body, _attached: bool) {
-        if self.share.following {
-            self.follow_body(publisher, body);
+    fn follow(&mut self, publisher: u64, body: crate::publish::protocol::Body, attached: bool) {
+        use crate::publish::protocol::Body;
+        if !self.share.following {
+            return;
         }
+        let view = match &body {
+            Body::ParticlesKey(k) => k.view.as_ref(),
+            Body::ParticlesDelta(d) => d.view.as_ref(),
+            _ => None,
+        };
+        if attached && let Some(v) = view {
+            self.apply_view(&v.clone());
+        }
+        self.follow_body(publisher, body);
     }
 
     fn prepare(&mut self, gpu: &mut GpuFrame<'_>, frame: &FrameCtx) {
@@ -902,6 +912,7 @@ impl Particles {
             // The draw style asked for, what this adapter's default made of it, and why.
             "draw_style": format!("{:?}", self.renderer.style),
             "drawn_as": if self.renderer.splatting() { "points" } else { "sprites" },
+            "view": self.view_metrics(),
             "auto_splat_from": self.renderer.splat_from,
             "auto_reason": if self.renderer.splat_from == 0 {
                 "CPU adapter: sprites are bound by fill rate, the point splat by the particle count"

@@ -31,12 +31,13 @@
 use std::collections::VecDeque;
 
 use super::cpu::StepParams;
+use super::render::{ColorBy, Style};
 use super::sim::{self, Mode};
 use super::{Particles, clamp_count};
 use crate::gpu::frame::GpuFrame;
 use crate::publish::protocol::{
     Body, Bytes, PARTICLE_BYTES, ParticleConfig, ParticleFrame, ParticlesDelta, ParticlesKeyframe,
-    STEP_PARAMS_BYTES,
+    ParticlesView, STEP_PARAMS_BYTES,
 };
 
 const _: () = assert!(std::mem::size_of::<StepParams>() == STEP_PARAMS_BYTES);
@@ -113,6 +114,8 @@ pub struct Share {
     // Publishing.
     published_epoch: Option<u64>,
     published_flocking: Option<(f32, f32)>,
+    /// The view last sent.
+    published_view: Option<ParticlesView>,
     copy_wanted: bool,
     next_copy_id: u64,
     in_flight: Option<InFlight>,
@@ -181,7 +184,101 @@ impl Particles {
 
     /// [`Scene::publish`](crate::scene::Scene::publish) for the particles: called after the
     /// frame's clock ticks queued its steps and before `prepare` runs them.
+    /// The view as a follower would show it (yaw 0 while auto-rotating: it follows the
+    /// simulated time on both sides).
+    fn view_state(&self) -> ParticlesView {
+        let c = &self.camera;
+        ParticlesView {
+            target: c.target.to_array(),
+            distance: c.distance,
+            yaw: if self.auto_rotate { 0.0 } else { c.yaw },
+            pitch: c.pitch,
+            fov_y: c.fov_y,
+            auto_rotate: self.auto_rotate,
+            color_by: match self.color_by {
+                ColorBy::Speed => "speed",
+                ColorBy::Density => "density",
+                ColorBy::Age => "age",
+            }
+            .into(),
+            sprite_size: self.sprite_size,
+            style: match self.renderer.style {
+                Style::Auto => "auto",
+                Style::Sprites => "sprites",
+                Style::Splat => "splat",
+                Style::Opaque => "opaque",
+            }
+            .into(),
+        }
+    }
+
+    /// The view for the report (what [`publish_body`](Self::publish_body) sends).
+    pub(super) fn view_metrics(&self) -> serde_json::Value {
+        serde_json::to_value(self.view_state()).unwrap_or_default()
+    }
+
+    /// Shows the publisher's view (an attached follower).
+    pub(super) fn apply_view(&mut self, v: &ParticlesView) {
+        self.camera.target = glam::Vec3::from_array(v.target);
+        self.camera.distance = v.distance;
+        self.camera.pitch = v.pitch;
+        self.camera.fov_y = v.fov_y;
+        self.auto_rotate = v.auto_rotate;
+        if !v.auto_rotate {
+            self.camera.yaw = v.yaw;
+        }
+        self.sprite_size = v.sprite_size;
+        match v.color_by.as_str() {
+            "speed" => self.set_color_by(ColorBy::Speed),
+            "density" => self.set_color_by(ColorBy::Density),
+            "age" => self.set_color_by(ColorBy::Age),
+            _ => {}
+        }
+        match v.style.as_str() {
+            "auto" => self.set_draw_style(Style::Auto),
+            "sprites" => self.set_draw_style(Style::Sprites),
+            "splat" => self.set_draw_style(Style::Splat),
+            "opaque" => self.set_draw_style(Style::Opaque),
+            _ => {}
+        }
+    }
+
+    /// [`Scene::publish`](crate::scene::Scene::publish) for the particles: the simulation's
+    /// message ([`publish_sim`](Self::publish_sim)) with the view, in every keyframe and in a
+    /// delta when it changed (a delta of no steps when only the view changed).
     pub(super) fn publish_body(&mut self, keyframe: bool) -> Option<Body> {
+        if self.share.following {
+            return None;
+        }
+        let view = self.view_state();
+        let changed = self.share.published_view.as_ref() != Some(&view);
+        let body = match self.publish_sim(keyframe) {
+            Some(Body::ParticlesKey(mut k)) => {
+                k.view = Some(view.clone());
+                Body::ParticlesKey(k)
+            }
+            Some(Body::ParticlesDelta(mut d)) => {
+                d.view = changed.then(|| view.clone());
+                Body::ParticlesDelta(d)
+            }
+            Some(other) => other,
+            None if changed => Body::ParticlesDelta(ParticlesDelta {
+                restart: None,
+                frame: ParticleFrame {
+                    step: self.sim.steps_total(),
+                    flocking: None,
+                    params: Bytes(Vec::new()),
+                    stats: false,
+                },
+                view: Some(view.clone()),
+            }),
+            None => return None,
+        };
+        self.share.published_view = Some(view);
+        Some(body)
+    }
+
+    fn publish_sim(&mut self, keyframe: bool) -> Option<Body> {
         if self.share.following {
             // A follower does not republish (its frames are the publisher's).
             return None;
@@ -253,6 +350,7 @@ impl Particles {
                 sh.published_flocking = Some(flocking_now);
             }
             return Some(Body::ParticlesKey(ParticlesKeyframe {
+                view: None,
                 config,
                 step: k.step,
                 flocking: k.flocking,
@@ -282,6 +380,7 @@ impl Particles {
                 None => (self.sim.consts().radius, self.sim.consts().max_speed),
             };
             return Some(Body::ParticlesKey(ParticlesKeyframe {
+                view: None,
                 config,
                 step: 0,
                 flocking: initial,
@@ -300,6 +399,7 @@ impl Particles {
                     sh.published_flocking = Some(flocking_now);
                 }
                 return Some(Body::ParticlesKey(ParticlesKeyframe {
+                    view: None,
                     config,
                     step,
                     flocking: (self.sim.consts().radius, self.sim.consts().max_speed),
@@ -319,6 +419,7 @@ impl Particles {
             sh.published_flocking = Some(flocking_now);
         }
         Some(Body::ParticlesDelta(ParticlesDelta {
+            view: None,
             restart: restarted.then_some(config),
             frame,
         }))

@@ -2,7 +2,8 @@
 //! while its nodes stream in, same view, same run, per cloud (`--pointcloud-clouds`).
 //!
 //! The scene is driven as the deck drives it (prepare with uploads through a frame's uploader,
-//! the compute pass, the resolve into a 1280×720 target, one submit), without the UI; a frame's
+//! the compute pass, the resolve into a `--size` target (default 1280×720), one submit), without
+//! the UI; a frame's
 //! time is its wall time from prepare to the GPU idle. Frames do not wait for nodes: loader
 //! threads decode while frames go on, as in the window. Each cycle empties the resident set
 //! (the GPU pool and the decoded nodes waiting), then runs frames until nothing in view is
@@ -17,8 +18,6 @@ use crate::gpu::upload::Strategy;
 use crate::pointcloud::camera::ViewPreset;
 use crate::scene::{FrameCtx, Scene};
 
-/// Size of the target.
-pub const SIZE: (u32, u32) = (1280, 720);
 /// Most loading frames per cycle (a cloud that never settles is cut off and said so).
 const MAX_LOADING_FRAMES: u32 = 2000;
 
@@ -52,7 +51,13 @@ fn percentile(v: &mut [f64], p: f64) -> f64 {
 
 /// Runs one frame of `scene` into `view`; returns its wall time in seconds.
 #[allow(clippy::disallowed_methods)] // a benchmark outside the deck submits its own frame
-fn frame(gpu: &Gpu, scene: &mut PointCloud, view: &wgpu::TextureView, index: u64) -> f64 {
+fn frame(
+    gpu: &Gpu,
+    scene: &mut PointCloud,
+    view: &wgpu::TextureView,
+    index: u64,
+    size: (u32, u32),
+) -> f64 {
     let t = Instant::now();
     let ctx = FrameCtx {
         frame: index,
@@ -61,7 +66,7 @@ fn frame(gpu: &Gpu, scene: &mut PointCloud, view: &wgpu::TextureView, index: u64
         alpha: 0.0,
         advanced_s: 1.0 / 60.0,
         elapsed_s: 1.0 / 60.0,
-        size: SIZE,
+        size,
     };
     let mut f = crate::gpu::frame::OwnedFrame::new(gpu, Strategy::WriteBuffer);
     f.set_index(index);
@@ -100,7 +105,7 @@ fn frame(gpu: &Gpu, scene: &mut PointCloud, view: &wgpu::TextureView, index: u64
 }
 
 /// Measures `cloud` (with `budget`, or the adapter's default; iso view) over `cycles` counted
-/// cycles of `rest` frames at rest each.
+/// cycles of `rest` frames at rest each, drawn into `size` pixels.
 ///
 /// # Errors
 ///
@@ -111,6 +116,7 @@ pub fn stream_row(
     budget: Option<u64>,
     cycles: u32,
     rest: u32,
+    size: (u32, u32),
 ) -> Result<StreamRow, crate::scene::SceneError> {
     let settings = Settings {
         source: cloud.clone(),
@@ -123,8 +129,8 @@ pub fn stream_row(
     let texture = gpu.device.create_texture(&wgpu::TextureDescriptor {
         label: Some("pointcloud:bench:target"),
         size: wgpu::Extent3d {
-            width: SIZE.0,
-            height: SIZE.1,
+            width: size.0,
+            height: size.1,
             depth_or_array_layers: 1,
         },
         mip_level_count: 1,
@@ -139,7 +145,7 @@ pub fn stream_row(
     let mut index = 0u64;
     // Indexing (LAS/LAZ) finishes before the cycles.
     while scene.indexing() {
-        frame(gpu, &mut scene, &view, index);
+        frame(gpu, &mut scene, &view, index, size);
         index += 1;
     }
     for cycle in 0..=cycles {
@@ -148,7 +154,7 @@ pub fn stream_row(
         let mut n = 0;
         let mut times = Vec::new();
         loop {
-            times.push(frame(gpu, &mut scene, &view, index) * 1e3);
+            times.push(frame(gpu, &mut scene, &view, index, size) * 1e3);
             index += 1;
             n += 1;
             if !scene.loading() || n >= MAX_LOADING_FRAMES {
@@ -158,7 +164,7 @@ pub fn stream_row(
         let settled = start.elapsed().as_secs_f64();
         let rest_times: Vec<f64> = (0..rest)
             .map(|_| {
-                let t = frame(gpu, &mut scene, &view, index) * 1e3;
+                let t = frame(gpu, &mut scene, &view, index, size) * 1e3;
                 index += 1;
                 t
             })
@@ -202,6 +208,7 @@ pub fn stream_table(
     budget: Option<u64>,
     cycles: u32,
     rest: u32,
+    size: (u32, u32),
 ) -> String {
     let mut out = format!(
         "Point-cloud streaming, adapter: {} ({}, {}), {}x{}, iso view, budget {}, \
@@ -212,12 +219,12 @@ pub fn stream_table(
         gpu.summary.name,
         gpu.summary.backend,
         gpu.summary.device_type,
-        SIZE.0,
-        SIZE.1,
+        size.0,
+        size.1,
         budget.map_or_else(|| "the adapter's default".to_string(), |b| b.to_string())
     );
     for c in clouds {
-        match stream_row(gpu, c, budget, cycles, rest) {
+        match stream_row(gpu, c, budget, cycles, rest, size) {
             Ok(r) => out.push_str(&format!(
                 "| {} | {} | {} | {:.1} | {:.1} | {:.1} | {:.1} | {} | {:.2} | {:.2}× |\n",
                 r.name,

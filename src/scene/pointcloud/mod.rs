@@ -16,6 +16,7 @@
 
 pub mod bench;
 mod render;
+mod share;
 mod ui;
 
 use std::collections::VecDeque;
@@ -35,6 +36,7 @@ use crate::pointcloud::raster::{ColorMode, ResolveParams, ResolveVariant};
 use crate::pointcloud::source::{NodeData, NodeSource};
 use crate::pointcloud::{PointCloudError, copc::CopcSource, synthetic::Synthetic};
 pub use render::{CLASS_COLORS, CLASS_NAMES, class_rgba};
+pub use share::SETTLE_FRAMES;
 
 /// Points of the default synthetic cloud.
 pub const DEFAULT_SYNTHETIC: u64 = 2_000_000;
@@ -136,6 +138,8 @@ impl Default for Settings {
 
 /// Where opening the cloud stands.
 enum Phase {
+    /// Following: no keyframe from the publisher yet (nothing opened).
+    Waiting,
     /// Being opened on `vizdeck-pointcloud-index`: a LAS/LAZ/PLY file indexed (or its cache
     /// opened), or a remote COPC file's header and hierarchy fetched.
     Indexing {
@@ -246,6 +250,8 @@ struct HoverCopy {
 /// The scene.
 pub struct PointCloud {
     settings: Settings,
+    /// Seed of a synthetic cloud.
+    seed: u64,
     phase: Phase,
     renderer: render::Renderer,
     camera: Option<Camera>,
@@ -275,6 +281,8 @@ pub struct PointCloud {
     /// RGBA8 per ASPRS class 0–31 and the 256-entry elevation colormap (viridis), as the
     /// resolve's uniform holds them.
     color_tables: ([[u32; 4]; 8], [[u32; 4]; 64]),
+    /// `--publish` / `--follow` state ([`share`]).
+    share: share::Share,
 }
 
 /// The resolve's colour tables: the ASPRS class colours and the viridis colormap.
@@ -299,6 +307,13 @@ impl PointCloud {
     /// [`SceneError::Other`] naming the file and the problem when it cannot be opened (its
     /// header, for LAS/LAZ; header and hierarchy, for COPC), or a bad synthetic count.
     pub fn create(gpu: &Gpu, cfg: &SceneConfig) -> Result<Box<dyn Scene>, SceneError> {
+        if cfg.following {
+            return Ok(Box::new(PointCloud::following(
+                gpu,
+                &cfg.pointcloud,
+                cfg.simulated_clock,
+            )));
+        }
         Ok(Box::new(PointCloud::new(
             gpu,
             &cfg.pointcloud,
@@ -319,15 +334,56 @@ impl PointCloud {
         seed: u64,
         simulated_clock: bool,
     ) -> Result<PointCloud, SceneError> {
+        let phase = open(&settings.source, seed, &settings.cache_dir)?;
+        let mut scene = PointCloud::with_phase(gpu, settings, seed, simulated_clock, phase);
+        scene.share.source = Some(share::wire_source(&settings.source, seed));
+        if scene.wait_for_nodes {
+            scene.finish_indexing(true);
+            if let Phase::Failed(e) = &scene.phase {
+                return Err(SceneError::Other(e.clone()));
+            }
+        }
+        scene.default_color();
+        Ok(scene)
+    }
+
+    /// A scene that shows what a publisher sends (`--follow`): nothing is opened until its
+    /// first keyframe names the cloud (`settings.source` is not opened; its cache directory,
+    /// budget and view flags apply until the publisher's view replaces them).
+    pub fn following(gpu: &Gpu, settings: &Settings, simulated_clock: bool) -> PointCloud {
+        let mut scene = PointCloud::with_phase(gpu, settings, 0, simulated_clock, Phase::Waiting);
+        scene.share.following = true;
+        scene.share.own_budget = scene.budget;
+        scene
+    }
+
+    /// The camera, once the cloud has been framed.
+    pub fn camera(&self) -> Option<Camera> {
+        self.camera
+    }
+
+    /// Replaces the camera (as the pointer and keys move it).
+    pub fn set_camera(&mut self, camera: Camera) {
+        self.camera = Some(camera);
+    }
+
+    /// The scene's state around `phase`, from the flags.
+    fn with_phase(
+        gpu: &Gpu,
+        settings: &Settings,
+        seed: u64,
+        simulated_clock: bool,
+        phase: Phase,
+    ) -> PointCloud {
         let cpu = gpu.is_cpu_adapter();
         let budget = settings
             .budget
             .unwrap_or(if cpu { BUDGET_CPU } else { BUDGET_GPU })
             .max(1);
-        let phase = open(&settings.source, seed, &settings.cache_dir)?;
         let capacity = pool_capacity(gpu, budget);
-        let mut scene = PointCloud {
+        PointCloud {
             settings: settings.clone(),
+            seed,
             phase,
             renderer: render::Renderer::new(gpu, capacity),
             camera: None,
@@ -353,15 +409,8 @@ impl PointCloud {
             uploads_waiting: 0,
             message: None,
             color_tables: color_tables(),
-        };
-        if scene.wait_for_nodes {
-            scene.finish_indexing(true);
-            if let Phase::Failed(e) = &scene.phase {
-                return Err(SceneError::Other(e.clone()));
-            }
+            share: share::Share::default(),
         }
-        scene.default_color();
-        Ok(scene)
     }
 
     /// The stream, once the cloud is open.
@@ -415,6 +464,13 @@ impl PointCloud {
                 Phase::Failed("point cloud: the indexing thread stopped".to_string())
             }
         };
+        if self.share.following
+            && self.share.notice.is_none()
+            && let Phase::Failed(e) = &self.phase
+        {
+            let e = e.clone();
+            self.follow_failed(&e);
+        }
         self.default_color();
     }
 
@@ -422,6 +478,7 @@ impl PointCloud {
     fn default_color(&mut self) {
         if let Phase::Ready(s) = &self.phase
             && self.settings.color.is_none()
+            && !self.share.view_applied
         {
             self.color = if s.source.info().has_color {
                 ColorMode::Rgb
@@ -543,7 +600,7 @@ impl PointCloud {
             Phase::Ready(s) => {
                 !self.selection.wanted.is_empty() || !s.ready.is_empty() || s.loader.busy() > 0
             }
-            Phase::Failed(_) => false,
+            Phase::Failed(_) | Phase::Waiting => false,
         }
     }
 
@@ -742,6 +799,10 @@ impl Scene for PointCloud {
     }
 
     fn saved_settings(&self) -> serde_json::Value {
+        if self.share.view_applied {
+            // The publisher's radius, strength and budget are not this user's to keep.
+            return serde_json::Value::Null;
+        }
         self.settings_json()
     }
 
@@ -907,11 +968,23 @@ impl Scene for PointCloud {
                 "distance": c.distance, "ortho": c.ortho,
             })),
             "hover": self.hover,
+            "share": self.share_metrics(),
             "http": s.and_then(|s| s.http.as_ref()).map(|f| f.metrics()),
             "cache": s.and_then(|s| s.cache.as_ref()).map(|c| serde_json::json!({
                 "path": c.path, "hit": c.hit,
             })),
         })
+    }
+
+    /// A follower that could not open the publisher's cloud (and showed nothing since) ends
+    /// the run with that reason: the CLI exits non-zero.
+    fn finish(&mut self, _gpu: &Gpu) -> Result<(), SceneError> {
+        match (&self.phase, &self.share.notice) {
+            (Phase::Failed(_), Some(n)) if self.share.following => {
+                Err(SceneError::Other(n.clone()))
+            }
+            _ => Ok(()),
+        }
     }
 
     fn problem(&self) -> Option<String> {
@@ -924,8 +997,16 @@ impl Scene for PointCloud {
                 .clone()
                 .or_else(|| s.first_error.clone())
                 .or_else(|| self.message.clone()),
-            Phase::Indexing { .. } => None,
+            Phase::Indexing { .. } | Phase::Waiting => None,
         }
+    }
+
+    fn publish(&mut self, keyframe: bool) -> Option<crate::publish::protocol::Body> {
+        self.publish_body(keyframe)
+    }
+
+    fn follow(&mut self, _publisher: u64, body: crate::publish::protocol::Body, attached: bool) {
+        self.follow_body(body, attached);
     }
 
     fn recreate_gpu(&mut self, gpu: &Gpu) -> Result<(), SceneError> {

@@ -54,6 +54,9 @@ pub(super) fn side_panel(s: &mut PointCloud, ui: &mut egui::Ui) {
             ui.add(egui::ProgressBar::new(e.fraction as f32).show_percentage());
             ui.label(text);
         }
+        Phase::Waiting => {
+            ui.label("following: waiting for the publisher's keyframe (its cloud and view)");
+        }
         Phase::Failed(e) => {
             ui.colored_label(egui::Color32::LIGHT_RED, e);
         }
@@ -83,6 +86,9 @@ pub(super) fn side_panel(s: &mut PointCloud, ui: &mut egui::Ui) {
                     egui::Color32::YELLOW,
                     format!("{} node(s) failed: {e}", st.load_errors),
                 );
+            }
+            if s.share.following {
+                ui.label("following: the publisher's cloud, camera and view");
             }
         }
     }

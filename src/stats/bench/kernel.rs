@@ -46,6 +46,8 @@ pub struct KernelOptions {
     pub pointcloud_clouds: Option<Vec<crate::scene::pointcloud::CloudSource>>,
     /// Point budget of the streaming table (`None`: the adapter's default).
     pub pointcloud_budget: Option<u64>,
+    /// Target size of the point-cloud tables, pixels (`--size`).
+    pub size: (u32, u32),
 }
 
 /// Default particle counts: ×4 steps from 16384 to 16777216 on a GPU, 4096 to 65536 on a CPU
@@ -106,7 +108,9 @@ pub fn kernel_tables(gpu: &Gpu, kernels: &[Kernel], o: &KernelOptions) -> String
                         vec![1_000_000, 10_000_000, 100_000_000]
                     }
                 });
-                s.push_str(&crate::pointcloud::bench::bench_table(gpu, &counts, 5));
+                s.push_str(&crate::pointcloud::bench::bench_table(
+                    gpu, &counts, 5, o.size,
+                ));
             }
             Kernel::PointcloudStream => {
                 use crate::scene::pointcloud::CloudSource;
@@ -126,6 +130,7 @@ pub fn kernel_tables(gpu: &Gpu, kernels: &[Kernel], o: &KernelOptions) -> String
                     o.pointcloud_budget,
                     3,
                     60,
+                    o.size,
                 ));
             }
         }

@@ -302,6 +302,7 @@ pub fn run(args: &crate::cli::BenchArgs) -> anyhow::Result<()> {
             pointcloud_clouds: (!args.pointcloud_clouds.is_empty())
                 .then(|| args.pointcloud_clouds.clone()),
             pointcloud_budget: args.pointcloud_budget,
+            size: args.size,
         };
         let mut text = String::new();
         for k in &args.kernels {

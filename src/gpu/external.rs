@@ -1,0 +1,435 @@
+//! GPU buffers another process (CUDA, or any Vulkan client) can write into with no host copy
+//! (issue 18): [`ExternalMemoryBuffer`], Vulkan *external memory* allocated by vizdeck through
+//! wgpu-hal and ash, exported as an opaque POSIX file descriptor and wrapped as a `wgpu::Buffer`.
+//!
+//! wgpu 30 cannot export its own allocations (gfx-rs/wgpu#7819), so the buffer and its memory are
+//! made here with the raw `ash::Device` wgpu-hal hands out (`wgpu::Device::as_hal`), then given to
+//! wgpu with `wgpu::hal::vulkan::Buffer::from_raw_managed` and
+//! `wgpu::Device::create_buffer_from_hal`. From then on wgpu owns both: the buffer is destroyed and
+//! its memory freed (`vkDestroyBuffer`, then `vkFreeMemory`) when the last `wgpu::Buffer` handle is
+//! gone and the GPU no longer uses it. Every fd exported ([`ExternalMemoryBuffer::export_fd`]) is a
+//! reference of its own to the memory (Vulkan 1.3 spec §11.2.6, "File Descriptor External
+//! Memory"): an importer keeps the memory alive after vizdeck dropped it, and vice versa.
+//!
+//! Vulkan spec sections used: §12.1 "Buffers" (`VkExternalMemoryBufferCreateInfo`), §11.2.4
+//! "Device Memory Allocation" (`VkExportMemoryAllocateInfo`, `VkMemoryDedicatedAllocateInfo`),
+//! §11.2.6 (`vkGetMemoryFdKHR`, `VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT`), §12.7 "Resource
+//! Memory Association" (`vkGetBufferMemoryRequirements2`, `VkMemoryDedicatedRequirements`), §36.4
+//! "External Memory Handle Types" (`vkGetPhysicalDeviceExternalBufferProperties`) and §5.1
+//! "Physical Devices" (`VkPhysicalDeviceIDProperties`: the device UUID a CUDA device is matched
+//! against).
+//!
+//! Only the memory is shared here; ordering the producer's writes against vizdeck's reads (a
+//! shared timeline semaphore, the queue family ownership transfer to `VK_QUEUE_FAMILY_EXTERNAL`)
+//! is still to come.
+
+use std::ffi::CStr;
+use std::os::fd::{FromRawFd, OwnedFd};
+
+use ash::vk;
+use wgpu::hal::api::Vulkan;
+
+/// The one handle type shared: an opaque POSIX fd (what `cudaImportExternalMemory` takes as
+/// `cudaExternalMemoryHandleTypeOpaqueFd`).
+pub const HANDLE_TYPE: vk::ExternalMemoryHandleTypeFlags =
+    vk::ExternalMemoryHandleTypeFlags::OPAQUE_FD;
+
+/// The device extension exporting memory as an fd; wgpu-hal 30 enables it whenever the device
+/// supports it.
+pub const EXTERNAL_MEMORY_FD: &CStr = ash::khr::external_memory_fd::NAME;
+
+/// Why a shared buffer cannot be made or exported. Each message is one line, fit to be shown as
+/// the reason `--share` is refused.
+#[derive(Debug, thiserror::Error)]
+pub enum ExternalMemoryError {
+    /// The wgpu device does not run on Vulkan (GL, or no wgpu-core device).
+    #[error("shared GPU buffers need the Vulkan backend (this device is not a Vulkan device)")]
+    NotVulkan,
+    /// The Vulkan instance or device is older than 1.1 (external memory is core from 1.1).
+    #[error("shared GPU buffers need Vulkan 1.1 (instance {instance}, device {device})")]
+    OldVulkan {
+        /// The instance's API version, "major.minor".
+        instance: String,
+        /// The physical device's API version, "major.minor".
+        device: String,
+    },
+    /// A device extension is missing (not supported, or not enabled by wgpu-hal).
+    #[error(
+        "the Vulkan device {device:?} lacks {extension}, needed to share GPU memory with another process"
+    )]
+    MissingExtension {
+        /// The extension's name, e.g. `VK_KHR_external_memory_fd`.
+        extension: String,
+        /// The device's name.
+        device: String,
+    },
+    /// The driver cannot export a buffer of this usage as an opaque fd
+    /// (`VkExternalBufferProperties` lacks `EXPORTABLE`).
+    #[error(
+        "the Vulkan device cannot export buffer memory as an opaque fd (external memory features {0:?})"
+    )]
+    NotExportable(vk::ExternalMemoryFeatureFlags),
+    /// The size or usage asked for cannot be shared.
+    #[error("cannot share this buffer: {0}")]
+    BadRequest(String),
+    /// No memory type of the device fits the buffer's requirements.
+    #[error("no Vulkan memory type fits the shared buffer (memory type bits {0:#x})")]
+    NoMemoryType(u32),
+    /// The `wgpu::Buffer` was destroyed (`Buffer::destroy`): its memory can no longer be exported.
+    #[error("the shared buffer was destroyed")]
+    Destroyed,
+    /// A Vulkan call failed.
+    #[error("{call} failed: {result}")]
+    Vulkan {
+        /// The Vulkan function, e.g. `vkAllocateMemory`.
+        call: &'static str,
+        /// Its result code.
+        result: vk::Result,
+    },
+}
+
+/// What an importer needs besides the fd, and what the JSON description of `--share` carries.
+/// The importer must allocate exactly `allocation_size` bytes of memory type `memory_type_index`
+/// (Vulkan: `VkMemoryAllocateInfo`; CUDA: `cudaExternalMemoryHandleDesc::size`), as a dedicated
+/// allocation when `dedicated` (`VkMemoryDedicatedAllocateInfo`; CUDA: `cudaExternalMemoryDedicated`),
+/// on the device whose `device_uuid` matches (CUDA: `cudaDeviceProp::uuid`).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ExternalMemoryInfo {
+    /// Bytes of the buffer (the `wgpu::Buffer`'s size; the range a producer writes).
+    pub size: u64,
+    /// Bytes of the exported `VkDeviceMemory` (≥ `size`: the buffer's memory requirements).
+    pub allocation_size: u64,
+    /// The memory type index the memory was allocated from.
+    pub memory_type_index: u32,
+    /// Whether the memory is a dedicated allocation for this one buffer.
+    pub dedicated: bool,
+    /// `VkPhysicalDeviceIDProperties::deviceUUID` of vizdeck's device.
+    pub device_uuid: [u8; vk::UUID_SIZE],
+    /// `VkPhysicalDeviceIDProperties::driverUUID`: importer and exporter must match it too.
+    pub driver_uuid: [u8; vk::UUID_SIZE],
+    /// The physical device's name, for messages.
+    pub device_name: String,
+}
+
+/// A `wgpu::Buffer` whose memory is Vulkan external memory another process can import: vizdeck
+/// allocates it, a producer (CUDA through `cudaImportExternalMemory`, or a Vulkan client through
+/// `VkImportMemoryFdInfoKHR`) writes into it on the same GPU, and vizdeck reads or draws it.
+///
+/// Dropping it drops vizdeck's `wgpu::Buffer` handle; wgpu frees the Vulkan buffer, then its
+/// memory, once no other handle (bind groups, clones) and no GPU work uses it. fds exported and
+/// not yet imported are the caller's to close (they are `OwnedFd`s).
+pub struct ExternalMemoryBuffer {
+    buffer: wgpu::Buffer,
+    memory: vk::DeviceMemory,
+    fd_fn: ash::khr::external_memory_fd::Device,
+    info: ExternalMemoryInfo,
+}
+
+impl std::fmt::Debug for ExternalMemoryBuffer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ExternalMemoryBuffer")
+            .field("buffer", &self.buffer)
+            .field("memory", &self.memory)
+            .field("info", &self.info)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The Vulkan buffer and memory made so far, destroyed (buffer first) unless handed to wgpu.
+struct Pending<'a> {
+    device: &'a ash::Device,
+    buffer: vk::Buffer,
+    memory: vk::DeviceMemory,
+}
+
+impl Drop for Pending<'_> {
+    fn drop(&mut self) {
+        // SAFETY: both handles were made on `device` by `ExternalMemoryBuffer::new`, no GPU work
+        // uses them yet, and they are null once handed to wgpu.
+        unsafe {
+            if self.buffer != vk::Buffer::null() {
+                self.device.destroy_buffer(self.buffer, None);
+            }
+            if self.memory != vk::DeviceMemory::null() {
+                self.device.free_memory(self.memory, None);
+            }
+        }
+    }
+}
+
+fn vk_err(call: &'static str) -> impl Fn(vk::Result) -> ExternalMemoryError {
+    move |result| ExternalMemoryError::Vulkan { call, result }
+}
+
+fn version(v: u32) -> String {
+    format!("{}.{}", vk::api_version_major(v), vk::api_version_minor(v))
+}
+
+/// The Vulkan buffer usage of a wgpu usage (as wgpu-hal's `conv::map_buffer_usage`); `MAP_READ`
+/// and `MAP_WRITE` are refused: wgpu cannot map a buffer made outside it.
+///
+/// Errors: [`ExternalMemoryError::BadRequest`] for a mappable usage or an empty one.
+pub fn vk_buffer_usage(
+    usage: wgpu::BufferUsages,
+) -> Result<vk::BufferUsageFlags, ExternalMemoryError> {
+    use wgpu::BufferUsages as U;
+    if usage.intersects(U::MAP_READ | U::MAP_WRITE) {
+        return Err(ExternalMemoryError::BadRequest(format!(
+            "usage {usage:?}: wgpu cannot map a buffer it did not allocate"
+        )));
+    }
+    let pairs = [
+        (U::COPY_SRC, vk::BufferUsageFlags::TRANSFER_SRC),
+        (U::COPY_DST, vk::BufferUsageFlags::TRANSFER_DST),
+        (U::UNIFORM, vk::BufferUsageFlags::UNIFORM_BUFFER),
+        (U::STORAGE, vk::BufferUsageFlags::STORAGE_BUFFER),
+        (U::INDEX, vk::BufferUsageFlags::INDEX_BUFFER),
+        (U::VERTEX, vk::BufferUsageFlags::VERTEX_BUFFER),
+        (U::INDIRECT, vk::BufferUsageFlags::INDIRECT_BUFFER),
+    ];
+    let mut flags = vk::BufferUsageFlags::empty();
+    for (wgpu_usage, vk_usage) in pairs {
+        if usage.contains(wgpu_usage) {
+            flags |= vk_usage;
+        }
+    }
+    if flags.is_empty() {
+        return Err(ExternalMemoryError::BadRequest(format!(
+            "usage {usage:?} has no usage a shared buffer can take"
+        )));
+    }
+    Ok(flags)
+}
+
+/// The memory type index for the buffer: device-local where one fits `type_bits` (the buffer's
+/// `VkMemoryRequirements::memoryTypeBits`), else the first that fits (a software rasterizer's
+/// memory is host memory either way); `None` when none fits.
+pub fn memory_type(props: &vk::PhysicalDeviceMemoryProperties, type_bits: u32) -> Option<u32> {
+    let fits = |i: u32| type_bits & (1 << i) != 0;
+    let types = &props.memory_types[..props.memory_type_count as usize];
+    (0..props.memory_type_count)
+        .find(|&i| {
+            fits(i)
+                && types[i as usize]
+                    .property_flags
+                    .contains(vk::MemoryPropertyFlags::DEVICE_LOCAL)
+        })
+        .or_else(|| (0..props.memory_type_count).find(|&i| fits(i)))
+}
+
+impl ExternalMemoryBuffer {
+    /// The usage of a shared data buffer: a storage buffer (the scene reads it in its passes)
+    /// that can be copied from and into.
+    pub const USAGE: wgpu::BufferUsages = wgpu::BufferUsages::STORAGE
+        .union(wgpu::BufferUsages::COPY_SRC)
+        .union(wgpu::BufferUsages::COPY_DST);
+
+    /// Allocates `size` bytes (a multiple of 4, at most the device's `max_buffer_size`) of
+    /// exportable Vulkan memory on `device` and wraps it as a `wgpu::Buffer` labelled `label` with
+    /// `usage` ([`Self::USAGE`] for scene data; no `MAP_*`). The buffer's contents start undefined
+    /// (a producer writes them); wgpu treats them as initialized and never clears them.
+    ///
+    /// Steps: `vkGetPhysicalDeviceExternalBufferProperties` (exportable? dedicated only?),
+    /// `vkCreateBuffer` with `VkExternalMemoryBufferCreateInfo` (OPAQUE_FD),
+    /// `vkGetBufferMemoryRequirements2` with `VkMemoryDedicatedRequirements`, `vkAllocateMemory`
+    /// with `VkExportMemoryAllocateInfo` (+ `VkMemoryDedicatedAllocateInfo` when the driver requires
+    /// or prefers it), `vkBindBufferMemory`, then `Buffer::from_raw_managed` and
+    /// `Device::create_buffer_from_hal`.
+    ///
+    /// # Errors
+    ///
+    /// One-line [`ExternalMemoryError`]s: not a Vulkan device, Vulkan older than 1.1,
+    /// `VK_KHR_external_memory_fd` missing, not exportable, bad size or usage, no memory type, or
+    /// the failing Vulkan call. Nothing is left allocated on an error.
+    pub fn new(
+        device: &wgpu::Device,
+        label: &str,
+        size: u64,
+        usage: wgpu::BufferUsages,
+    ) -> Result<ExternalMemoryBuffer, ExternalMemoryError> {
+        let vk_usage = vk_buffer_usage(usage)?;
+        let max = device.limits().max_buffer_size;
+        if size == 0 || !size.is_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT) || size > max {
+            return Err(ExternalMemoryError::BadRequest(format!(
+                "size {size} bytes (needs a non-zero multiple of {} up to {max})",
+                wgpu::COPY_BUFFER_ALIGNMENT
+            )));
+        }
+        // SAFETY: the hal device is only used to create, query and (on failure) destroy objects
+        // of our own; the guard is dropped before wgpu takes the buffer.
+        let (fd_fn, memory, raw_buffer, info) = {
+            let hal = unsafe { device.as_hal::<Vulkan>() }.ok_or(ExternalMemoryError::NotVulkan)?;
+            let raw_device = hal.raw_device().clone();
+            let physical = hal.raw_physical_device();
+            let shared = hal.shared_instance();
+            let instance = shared.raw_instance();
+
+            // §5.1: version, name and the UUIDs.
+            let props = unsafe { instance.get_physical_device_properties(physical) };
+            let device_name = props
+                .device_name_as_c_str()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            if shared.instance_api_version() < vk::API_VERSION_1_1
+                || props.api_version < vk::API_VERSION_1_1
+            {
+                return Err(ExternalMemoryError::OldVulkan {
+                    instance: version(shared.instance_api_version()),
+                    device: version(props.api_version),
+                });
+            }
+            if !hal
+                .enabled_device_extensions()
+                .contains(&EXTERNAL_MEMORY_FD)
+            {
+                return Err(ExternalMemoryError::MissingExtension {
+                    extension: EXTERNAL_MEMORY_FD.to_string_lossy().into_owned(),
+                    device: device_name,
+                });
+            }
+            let mut id = vk::PhysicalDeviceIDProperties::default();
+            let mut props2 = vk::PhysicalDeviceProperties2::default().push_next(&mut id);
+            unsafe { instance.get_physical_device_properties2(physical, &mut props2) };
+            let (device_uuid, driver_uuid) = (id.device_uuid, id.driver_uuid);
+
+            // §36.4: can a buffer of this usage be exported as an opaque fd?
+            let mut external = vk::ExternalBufferProperties::default();
+            unsafe {
+                instance.get_physical_device_external_buffer_properties(
+                    physical,
+                    &vk::PhysicalDeviceExternalBufferInfo::default()
+                        .usage(vk_usage)
+                        .handle_type(HANDLE_TYPE),
+                    &mut external,
+                )
+            };
+            let features = external.external_memory_properties.external_memory_features;
+            if !features.contains(vk::ExternalMemoryFeatureFlags::EXPORTABLE) {
+                return Err(ExternalMemoryError::NotExportable(features));
+            }
+
+            // §12.1: the buffer, declared exportable.
+            let mut external_info =
+                vk::ExternalMemoryBufferCreateInfo::default().handle_types(HANDLE_TYPE);
+            let buffer_info = vk::BufferCreateInfo::default()
+                .size(size)
+                .usage(vk_usage)
+                .sharing_mode(vk::SharingMode::EXCLUSIVE)
+                .push_next(&mut external_info);
+            let mut pending = Pending {
+                device: &raw_device,
+                buffer: vk::Buffer::null(),
+                memory: vk::DeviceMemory::null(),
+            };
+            pending.buffer = unsafe { raw_device.create_buffer(&buffer_info, None) }
+                .map_err(vk_err("vkCreateBuffer"))?;
+
+            // §12.7: its requirements, dedicated or not.
+            let mut dedicated_req = vk::MemoryDedicatedRequirements::default();
+            let mut req2 = vk::MemoryRequirements2::default().push_next(&mut dedicated_req);
+            unsafe {
+                raw_device.get_buffer_memory_requirements2(
+                    &vk::BufferMemoryRequirementsInfo2::default().buffer(pending.buffer),
+                    &mut req2,
+                )
+            };
+            let req = req2.memory_requirements;
+            let dedicated = features.contains(vk::ExternalMemoryFeatureFlags::DEDICATED_ONLY)
+                || dedicated_req.requires_dedicated_allocation == vk::TRUE
+                || dedicated_req.prefers_dedicated_allocation == vk::TRUE;
+            let mem_props = unsafe { instance.get_physical_device_memory_properties(physical) };
+            let memory_type_index = memory_type(&mem_props, req.memory_type_bits)
+                .ok_or(ExternalMemoryError::NoMemoryType(req.memory_type_bits))?;
+
+            // §11.2.4: exportable memory, bound to the buffer.
+            let mut export = vk::ExportMemoryAllocateInfo::default().handle_types(HANDLE_TYPE);
+            let mut dedicated_info =
+                vk::MemoryDedicatedAllocateInfo::default().buffer(pending.buffer);
+            let mut alloc = vk::MemoryAllocateInfo::default()
+                .allocation_size(req.size)
+                .memory_type_index(memory_type_index)
+                .push_next(&mut export);
+            if dedicated {
+                alloc = alloc.push_next(&mut dedicated_info);
+            }
+            pending.memory = unsafe { raw_device.allocate_memory(&alloc, None) }
+                .map_err(vk_err("vkAllocateMemory"))?;
+            unsafe { raw_device.bind_buffer_memory(pending.buffer, pending.memory, 0) }
+                .map_err(vk_err("vkBindBufferMemory"))?;
+
+            let fd_fn = ash::khr::external_memory_fd::Device::new(instance, &raw_device);
+            let (raw_buffer, memory) = (pending.buffer, pending.memory);
+            pending.buffer = vk::Buffer::null();
+            pending.memory = vk::DeviceMemory::null();
+            drop(pending);
+            let info = ExternalMemoryInfo {
+                size,
+                allocation_size: req.size,
+                memory_type_index,
+                dedicated,
+                device_uuid,
+                driver_uuid,
+                device_name,
+            };
+            (fd_fn, memory, raw_buffer, info)
+        };
+
+        // SAFETY: the buffer is bound to the whole of `memory` (offset 0, `allocation_size`
+        // bytes); wgpu owns both from here (destroy, then free) and never maps them.
+        let buffer = unsafe {
+            let hal_buffer = wgpu::hal::vulkan::Buffer::from_raw_managed(
+                raw_buffer,
+                memory,
+                0,
+                info.allocation_size,
+            );
+            device.create_buffer_from_hal::<Vulkan>(
+                hal_buffer,
+                &wgpu::BufferDescriptor {
+                    label: Some(label),
+                    size,
+                    usage,
+                    mapped_at_creation: false,
+                },
+            )
+        };
+        Ok(ExternalMemoryBuffer {
+            buffer,
+            memory,
+            fd_fn,
+            info,
+        })
+    }
+
+    /// The wgpu buffer (bind it, copy from it; do not `destroy` it while fds are still to be
+    /// exported).
+    pub fn buffer(&self) -> &wgpu::Buffer {
+        &self.buffer
+    }
+
+    /// What an importer needs besides the fd.
+    pub fn info(&self) -> &ExternalMemoryInfo {
+        &self.info
+    }
+
+    /// A new opaque fd for the buffer's memory (`vkGetMemoryFdKHR`, §11.2.6): each call is a new
+    /// reference, handed to one importer (importing transfers the fd's ownership to the driver;
+    /// an fd never imported closes when dropped).
+    ///
+    /// # Errors
+    ///
+    /// [`ExternalMemoryError::Destroyed`] after `Buffer::destroy`; `Vulkan` when the call fails
+    /// (e.g. out of file descriptors: `VK_ERROR_TOO_MANY_OBJECTS`).
+    pub fn export_fd(&self) -> Result<OwnedFd, ExternalMemoryError> {
+        // SAFETY: the hal guard keeps the buffer (and so its memory) from being destroyed while
+        // the fd is made; nothing is destroyed through it.
+        let _alive =
+            unsafe { self.buffer.as_hal::<Vulkan>() }.ok_or(ExternalMemoryError::Destroyed)?;
+        let get = vk::MemoryGetFdInfoKHR::default()
+            .memory(self.memory)
+            .handle_type(HANDLE_TYPE);
+        let fd = unsafe { self.fd_fn.get_memory_fd(&get) }.map_err(vk_err("vkGetMemoryFdKHR"))?;
+        // SAFETY: vkGetMemoryFdKHR returns a new fd the caller owns.
+        Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+    }
+}

@@ -1,0 +1,336 @@
+//! The `--share` wire format: one message from vizdeck to a producer after it connects.
+//!
+//! ```text
+//! bytes 0..4   magic b"VZSH"
+//! bytes 4..8   n: the JSON body's length in bytes, u32 little-endian (≤ MAX_BODY)
+//! bytes 8..8+n the body: a ShareDescription as UTF-8 JSON
+//! ```
+//!
+//! The fds (each shared buffer's memory, then the semaphore's) ride as one `SCM_RIGHTS` control
+//! message (unix(7)) on the `sendmsg` that carries the header; the description names each by its
+//! place in that list (`fd_index`). At most [`MAX_FDS`] fds. The receiver takes them close-on-exec
+//! (`MSG_CMSG_CLOEXEC`); an fd imported into Vulkan (`VkImportMemoryFdInfoKHR`) or CUDA
+//! (`cudaImportExternalMemory`) belongs to the driver from then on.
+
+use std::io::{IoSlice, IoSliceMut, Read, Write};
+use std::mem::MaybeUninit;
+use std::os::fd::{BorrowedFd, OwnedFd};
+use std::os::unix::net::UnixStream;
+
+use rustix::net::{
+    RecvAncillaryBuffer, RecvAncillaryMessage, RecvFlags, SendAncillaryBuffer,
+    SendAncillaryMessage, SendFlags,
+};
+
+use crate::gpu::external::ExternalMemoryInfo;
+
+/// The first four bytes of every message.
+pub const MAGIC: [u8; 4] = *b"VZSH";
+/// Bytes of the header: magic and body length.
+pub const HEADER_LEN: usize = 8;
+/// The largest body accepted, in bytes.
+pub const MAX_BODY: usize = 1 << 20;
+/// The most fds one message carries.
+pub const MAX_FDS: usize = 8;
+/// The protocol version in [`ShareDescription::protocol`].
+pub const PROTOCOL_VERSION: u32 = 1;
+
+/// Why a message could not be sent or read. One line each.
+#[derive(Debug, thiserror::Error)]
+pub enum ShareError {
+    /// The socket failed, or closed mid-message.
+    #[error("share socket: {0}")]
+    Io(#[from] std::io::Error),
+    /// The header is not a vizdeck share header.
+    #[error("not a vizdeck share message (magic {0:02x?})")]
+    BadMagic([u8; 4]),
+    /// The body is larger than [`MAX_BODY`].
+    #[error("share message body of {0} bytes (at most {MAX_BODY})")]
+    TooLarge(usize),
+    /// More fds than [`MAX_FDS`], or the kernel truncated them (`MSG_CTRUNC`).
+    #[error("share message with too many fds (at most {MAX_FDS})")]
+    TooManyFds,
+    /// The body is not a valid description.
+    #[error("bad share description: {0}")]
+    Description(String),
+}
+
+/// The element type of a shared array (NumPy / DLPack names).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Dtype {
+    /// IEEE 754 binary32.
+    F32,
+    /// IEEE 754 binary16.
+    F16,
+    /// Unsigned 32-bit integer.
+    U32,
+    /// Signed 32-bit integer.
+    I32,
+}
+
+impl Dtype {
+    /// Bytes of one element.
+    pub fn size(self) -> u64 {
+        match self {
+            Dtype::F16 => 2,
+            Dtype::F32 | Dtype::U32 | Dtype::I32 => 4,
+        }
+    }
+}
+
+/// One shared buffer: how to import its memory and how its bytes are laid out.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct SharedBuffer {
+    /// What the scene reads from it, e.g. `"positions"`.
+    pub name: String,
+    /// Its memory fd's place in the message's fds.
+    pub fd_index: usize,
+    /// Bytes of the buffer.
+    pub size: u64,
+    /// Bytes of the exported memory (import exactly this many).
+    pub allocation_size: u64,
+    /// Vulkan memory type index to import into (Vulkan importers only).
+    pub memory_type_index: u32,
+    /// Import as a dedicated allocation (Vulkan: `VkMemoryDedicatedAllocateInfo`; CUDA:
+    /// `cudaExternalMemoryDedicated`).
+    pub dedicated: bool,
+    /// Element type.
+    pub dtype: Dtype,
+    /// Elements along each axis, outermost first, e.g. `[n, 4]` for n xyzw positions.
+    pub shape: Vec<u64>,
+    /// Bytes between neighbours along each axis (C order for `[n, 4]` f32: `[16, 4]`).
+    pub strides: Vec<u64>,
+    /// Bytes from the buffer's start to element 0.
+    pub offset: u64,
+}
+
+impl SharedBuffer {
+    /// The description of `info`'s buffer holding a C-contiguous `dtype` array of `shape` at
+    /// offset 0.
+    pub fn c_contiguous(
+        name: &str,
+        fd_index: usize,
+        info: &ExternalMemoryInfo,
+        dtype: Dtype,
+        shape: &[u64],
+    ) -> SharedBuffer {
+        let mut strides = vec![dtype.size(); shape.len()];
+        for i in (0..shape.len().saturating_sub(1)).rev() {
+            strides[i] = strides[i + 1] * shape[i + 1];
+        }
+        SharedBuffer {
+            name: name.to_string(),
+            fd_index,
+            size: info.size,
+            allocation_size: info.allocation_size,
+            memory_type_index: info.memory_type_index,
+            dedicated: info.dedicated,
+            dtype,
+            shape: shape.to_vec(),
+            strides,
+            offset: 0,
+        }
+    }
+
+    /// The byte just past the array's last element (0 for an empty array).
+    pub fn end(&self) -> Option<u64> {
+        if self.shape.contains(&0) {
+            return Some(self.offset);
+        }
+        self.shape
+            .iter()
+            .zip(&self.strides)
+            .try_fold(self.offset, |end, (&n, &s)| {
+                (n - 1).checked_mul(s).and_then(|d| end.checked_add(d))
+            })
+            .and_then(|last| last.checked_add(self.dtype.size()))
+    }
+}
+
+/// The timeline semaphore the producer signals when a frame of data is complete.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct SharedSemaphore {
+    /// Its fd's place in the message's fds (`VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT`).
+    pub fd_index: usize,
+    /// The value it holds when handed over; the producer signals value + 1 for its first frame.
+    pub initial_value: u64,
+}
+
+/// The JSON body: everything a producer needs besides the fds.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ShareDescription {
+    /// [`PROTOCOL_VERSION`].
+    pub protocol: u32,
+    /// The scene that draws the data: `"particles"`, `"timeseries"` or `"pointcloud"`.
+    pub scene: String,
+    /// vizdeck's `VkPhysicalDeviceIDProperties::deviceUUID`, 32 lowercase hex digits (compare
+    /// with CUDA's `cudaDeviceProp::uuid` bytes).
+    pub device_uuid: String,
+    /// `VkPhysicalDeviceIDProperties::driverUUID`, 32 lowercase hex digits (Vulkan importers).
+    pub driver_uuid: String,
+    /// The shared buffers.
+    pub buffers: Vec<SharedBuffer>,
+    /// The frame semaphore, when there is one.
+    pub semaphore: Option<SharedSemaphore>,
+}
+
+/// 16 bytes as 32 lowercase hex digits.
+pub fn uuid_hex(uuid: &[u8; 16]) -> String {
+    uuid.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+impl ShareDescription {
+    /// Checks what a receiver relies on: the version, each array inside its buffer, fd indices
+    /// below `fds` and not repeated, UUIDs of 32 hex digits.
+    ///
+    /// # Errors
+    ///
+    /// [`ShareError::Description`] naming the first problem.
+    pub fn validate(&self, fds: usize) -> Result<(), ShareError> {
+        let bad = |m: String| Err(ShareError::Description(m));
+        if self.protocol != PROTOCOL_VERSION {
+            return bad(format!(
+                "protocol {} (this vizdeck speaks {PROTOCOL_VERSION})",
+                self.protocol
+            ));
+        }
+        for (what, u) in [("device", &self.device_uuid), ("driver", &self.driver_uuid)] {
+            if u.len() != 32 || !u.bytes().all(|b| b.is_ascii_hexdigit()) {
+                return bad(format!("{what} UUID {u:?} is not 32 hex digits"));
+            }
+        }
+        let mut used = vec![false; fds];
+        let indices = self
+            .buffers
+            .iter()
+            .map(|b| (b.name.as_str(), b.fd_index))
+            .chain(self.semaphore.iter().map(|s| ("semaphore", s.fd_index)));
+        for (name, i) in indices {
+            match used.get_mut(i) {
+                None => return bad(format!("{name}: fd {i} of {fds}")),
+                Some(true) => return bad(format!("{name}: fd {i} used twice")),
+                Some(u) => *u = true,
+            }
+        }
+        for b in &self.buffers {
+            if b.shape.len() != b.strides.len() {
+                return bad(format!("{}: shape and strides differ in length", b.name));
+            }
+            match b.end() {
+                Some(end) if end <= b.size && b.size <= b.allocation_size => {}
+                _ => {
+                    return bad(format!(
+                        "{}: array of shape {:?} does not fit {} bytes",
+                        b.name, b.shape, b.size
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The whole message: header and JSON body.
+    ///
+    /// # Errors
+    ///
+    /// [`ShareError::TooLarge`] for a body over [`MAX_BODY`].
+    pub fn encode(&self) -> Result<Vec<u8>, ShareError> {
+        let body = serde_json::to_vec(self).map_err(|e| ShareError::Description(e.to_string()))?;
+        if body.len() > MAX_BODY {
+            return Err(ShareError::TooLarge(body.len()));
+        }
+        let mut msg = Vec::with_capacity(HEADER_LEN + body.len());
+        msg.extend_from_slice(&MAGIC);
+        msg.extend_from_slice(&(body.len() as u32).to_le_bytes());
+        msg.extend_from_slice(&body);
+        Ok(msg)
+    }
+}
+
+/// The body length a header announces.
+///
+/// # Errors
+///
+/// [`ShareError::BadMagic`], [`ShareError::TooLarge`].
+pub fn body_len(header: &[u8; HEADER_LEN]) -> Result<usize, ShareError> {
+    let magic = [header[0], header[1], header[2], header[3]];
+    if magic != MAGIC {
+        return Err(ShareError::BadMagic(magic));
+    }
+    let n = u32::from_le_bytes([header[4], header[5], header[6], header[7]]) as usize;
+    if n > MAX_BODY {
+        return Err(ShareError::TooLarge(n));
+    }
+    Ok(n)
+}
+
+/// Sends `desc` with `fds` (in `fd_index` order) on `stream`: the header and `fds` by one
+/// `sendmsg`, then the body.
+///
+/// # Errors
+///
+/// [`ShareError::TooManyFds`], an invalid description, or the socket's error.
+pub fn send(
+    stream: &mut UnixStream,
+    desc: &ShareDescription,
+    fds: &[BorrowedFd<'_>],
+) -> Result<(), ShareError> {
+    if fds.len() > MAX_FDS {
+        return Err(ShareError::TooManyFds);
+    }
+    desc.validate(fds.len())?;
+    let msg = desc.encode()?;
+    let mut space = [MaybeUninit::<u8>::uninit(); rustix::cmsg_space!(ScmRights(MAX_FDS))];
+    let mut control = SendAncillaryBuffer::new(&mut space);
+    if !fds.is_empty() && !control.push(SendAncillaryMessage::ScmRights(fds)) {
+        return Err(ShareError::TooManyFds);
+    }
+    let sent = rustix::net::sendmsg(
+        &*stream,
+        &[IoSlice::new(&msg[..HEADER_LEN])],
+        &mut control,
+        SendFlags::NOSIGNAL,
+    )
+    .map_err(std::io::Error::from)?;
+    stream.write_all(&msg[sent..])?;
+    Ok(())
+}
+
+/// Receives one message from `stream`: the description (validated) and its fds, owned.
+///
+/// # Errors
+///
+/// The socket's error (a closed socket: `UnexpectedEof`), a bad header, too many fds, a bad
+/// description.
+pub fn recv(stream: &mut UnixStream) -> Result<(ShareDescription, Vec<OwnedFd>), ShareError> {
+    let mut header = [0u8; HEADER_LEN];
+    let mut space = [MaybeUninit::<u8>::uninit(); rustix::cmsg_space!(ScmRights(MAX_FDS))];
+    let mut control = RecvAncillaryBuffer::new(&mut space);
+    let got = rustix::net::recvmsg(
+        &*stream,
+        &mut [IoSliceMut::new(&mut header)],
+        &mut control,
+        RecvFlags::CMSG_CLOEXEC,
+    )
+    .map_err(std::io::Error::from)?;
+    let mut fds = Vec::new();
+    for m in control.drain() {
+        if let RecvAncillaryMessage::ScmRights(rights) = m {
+            fds.extend(rights);
+        }
+    }
+    if got.flags.contains(rustix::net::ReturnFlags::CTRUNC) {
+        return Err(ShareError::TooManyFds);
+    }
+    if got.bytes == 0 {
+        return Err(std::io::Error::from(std::io::ErrorKind::UnexpectedEof).into());
+    }
+    stream.read_exact(&mut header[got.bytes..])?;
+    let mut body = vec![0; body_len(&header)?];
+    stream.read_exact(&mut body)?;
+    let desc: ShareDescription =
+        serde_json::from_slice(&body).map_err(|e| ShareError::Description(e.to_string()))?;
+    desc.validate(fds.len())?;
+    Ok((desc, fds))
+}
