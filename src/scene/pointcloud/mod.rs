@@ -749,10 +749,14 @@ fn is_ply(path: &std::path::Path) -> bool {
 }
 
 /// Pool capacity for `budget`: twice the budget (room to keep nodes cached while the view
-/// moves), within the adapter's storage binding and buffer limits.
+/// moves), within the adapter's storage binding and buffer limits, in whole pages (the pool
+/// rounds up to pages: a limit that is not a multiple of a page, as the H200's 2³¹ − 1 bytes,
+/// would otherwise be passed by the last one).
 fn pool_capacity(gpu: &Gpu, budget: u64) -> u64 {
     let l = gpu.device.limits();
-    let max = (l.max_storage_buffer_binding_size.min(l.max_buffer_size) / 16).max(1);
+    let page = u64::from(crate::pointcloud::raster::BATCH_POINTS);
+    let max =
+        (l.max_storage_buffer_binding_size.min(l.max_buffer_size) / 16 / page * page).max(page);
     budget.saturating_mul(2).max(1 << 16).min(max)
 }
 

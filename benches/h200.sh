@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# The issue-18 figures on a machine with an NVIDIA GPU (the device tool's H200), one run per
+# call, every table of that run printed. Built here, carried there:
+#   strip copies of target/release/vizdeck, the FFT bench (`cargo bench --no-run --bench fft`)
+#   and the shared-buffer test (`cargo test --release --no-run --test shared_buffer`) packed as
+#   h200/bin.tgz (vizdeck fft shared_buffer), the Vulkan/GL loader and libasound2 .debs in .gl/
+#   (../shared/PLATFORM.md). Carry h200 and .gl; then:  bash benches/h200.sh RUN
+# RUN: scenes (the four scenes at 1920x1080), uploads (upload strategies against PyTorch H2D
+#      copies, pinned and pageable), fft (the GPU FFT against cuFFT, batches 256 and 4096),
+#      pointcloud (every point rasterized, then streamed with LOD, 1920x1080), interop (the
+#      shared-buffer tests on the NVIDIA driver), all.
+set -u
+run=${1:-all}
+for f in .gl/*.deb; do dpkg -x "$f" /; done
+ldconfig
+tar xzf h200/bin.tgz -C h200
+B=h200/vizdeck
+quiet() { grep -vE "INFO|^\s*$"; }
+if [[ $run == scenes || $run == all ]]; then
+    echo "== scenes 1920x1080 =="
+    $B bench --backend vulkan --frames 600 --warmup 60 --size 1920x1080 --out /tmp/bs 2>&1 | quiet | tail -12
+fi
+if [[ $run == uploads || $run == all ]]; then
+    echo "== uploads =="
+    $B bench --backend vulkan --scenes none --upload all --upload-frames 10 --out /tmp/bu 2>&1 | grep -E "^\|"
+    python3 - <<'PY'
+import torch, time
+for s in (65536, 1 << 20, 16 << 20, 256 << 20):
+    d = torch.empty(s, dtype=torch.uint8, device="cuda")
+    for pinned in (False, True):
+        h = torch.empty(s, dtype=torch.uint8)
+        h = h.pin_memory() if pinned else h
+        d.copy_(h); torch.cuda.synchronize(); t = time.perf_counter()
+        for _ in range(10): d.copy_(h)
+        torch.cuda.synchronize(); dt = (time.perf_counter() - t) / 10
+        print(f"torch H2D {s} B pinned={pinned}: {dt*1e3:.3f} ms, {s/dt/1e9:.2f} GB/s")
+PY
+fi
+if [[ $run == fft || $run == all ]]; then
+    echo "== fft =="
+    for b in 256 4096; do
+        VIZDECK_FFT_TABLE_ONLY=1 VIZDECK_FFT_BENCH_REPS=200 VIZDECK_FFT_BENCH_BATCH=$b h200/fft --bench 2>&1 | grep -E "^\|"
+    done
+    python3 benches/cufft_ref.py 256 4096
+fi
+if [[ $run == pointcloud || $run == all ]]; then
+    echo "== point clouds: every point rasterized =="
+    $B bench --backend vulkan --scenes none --kernels pointcloud --pointcloud-counts 10000000,100000000,130000000 --size 1920x1080 --out /tmp/bk 2>&1 | grep -E "^\||^Point"
+    for budget in "" "--pointcloud-budget 100000000"; do
+        echo "== point clouds: streamed with LOD, ${budget:-the default budget} =="
+        $B bench --backend vulkan --scenes none --kernels pointcloud-stream --pointcloud-clouds synthetic:100M,synthetic:1G $budget --size 1920x1080 --out /tmp/bk2 2>&1 | quiet | tail -6
+    done
+fi
+if [[ $run == interop || $run == all ]]; then
+    echo "== shared buffers on this driver =="
+    h200/shared_buffer --test-threads=1 2>&1 | tail -8
+fi
