@@ -140,3 +140,77 @@ fn frames_wait_for_a_broker_that_comes_up_later() {
         "a wildcard in the base topic is refused"
     );
 }
+
+/// Waits until `done` holds (at most 30 s: the broker on loopback is far quicker), polling.
+fn wait_until(mut done: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while !done() && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+#[ignore = "needs mosquitto: run through `cargo xtask test`"]
+fn a_follower_that_does_not_keep_up_drops_and_holds_a_bounded_queue() {
+    use std::sync::atomic::Ordering::Relaxed;
+    use vizdeck::publish::link::QUEUE_IN;
+    let mut broker = Broker::new("pubslow");
+    broker.start();
+    let url = format!("mqtt://127.0.0.1:{}/slow", broker.port);
+    let follower = Link::follow(&url).expect("follow");
+    wait_until(|| follower.stats().connected.load(Relaxed));
+    // Subscribed once the broker has answered both subscriptions: a message round trip shows it.
+    std::thread::sleep(Duration::from_millis(300));
+    let n = QUEUE_IN as u64 + 500;
+    {
+        let publisher = Link::start(&url).expect("link");
+        for seq in 0..n {
+            // The publisher's own queue holds 256: pace it by its acknowledgements.
+            let frame = encode(&envelope(seq, false, 2)).expect("encode");
+            while !publisher.send("timeseries/delta", false, frame.clone()) {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            wait_until(|| publisher.stats().acked.load(Relaxed) + 200 > seq);
+        }
+    }
+    // The follower's frame never took a message: it received all, kept QUEUE_IN, dropped the rest.
+    wait_until(|| follower.stats().received.load(Relaxed) >= n);
+    let s = follower.stats();
+    assert_eq!(s.received.load(Relaxed), n);
+    assert_eq!(s.dropped.load(Relaxed), n - QUEUE_IN as u64);
+    let mut kept = Vec::new();
+    while let Some(heard) = follower.try_recv() {
+        kept.push(heard.expect("decodes").0.seq);
+    }
+    // The oldest were kept (the newest dropped): the sequence shows the gap, and the follower
+    // waits for the next keyframe.
+    assert_eq!(kept, (0..QUEUE_IN as u64).collect::<Vec<_>>());
+}
+
+#[test]
+#[ignore = "needs mosquitto: run through `cargo xtask test`"]
+fn a_second_publisher_on_the_same_topic_is_reported() {
+    use std::sync::atomic::Ordering::Relaxed;
+    let mut broker = Broker::new("pubtwo");
+    broker.start();
+    let url = format!("mqtt://127.0.0.1:{}/two", broker.port);
+    let hello = |id: u64| {
+        let h = serde_json::json!({ "publisher": format!("{id:016x}"), "protocol": 1 });
+        Some((id, h.to_string().into_bytes()))
+    };
+    let first = Link::publish(&url, hello(0xaaaa)).expect("first");
+    wait_until(|| first.stats().connected.load(Relaxed));
+    let second = Link::publish(&url, hello(0xbbbb)).expect("second");
+    let other = |l: &Link| l.stats().other_publisher.lock().expect("lock").clone();
+    wait_until(|| other(&second).is_some() && other(&first).is_some());
+    // Each hears the other's retained hello (the second the first's, the first the second's).
+    assert_eq!(other(&second).as_deref(), Some("000000000000aaaa"));
+    assert_eq!(other(&first).as_deref(), Some("000000000000bbbb"));
+    drop(second);
+    drop(first);
+    // Both gone: their hellos are cleared, so a third one starting now hears nobody.
+    let third = Link::publish(&url, hello(0xcccc)).expect("third");
+    wait_until(|| third.stats().connected.load(Relaxed));
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(other(&third), None);
+}
