@@ -144,8 +144,7 @@ impl Deck {
     /// A follower that applied nothing during the run: why (for the CLI's exit status).
     pub fn follow_failure(&self) -> Option<String> {
         let f = self.sharing.follower.as_ref()?;
-        let m = f.metrics();
-        (m["messages_applied"] == 0).then(|| {
+        (f.applied() == 0).then(|| {
             f.notice().unwrap_or_else(|| {
                 format!(
                     "--follow: nothing from a publisher during the run (scene {})",

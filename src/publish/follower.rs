@@ -191,6 +191,11 @@ impl Follower {
         }
     }
 
+    /// Messages applied to scenes so far.
+    pub fn applied(&self) -> u64 {
+        self.applied
+    }
+
     /// The scene the publisher shows (the newest message's), while attached.
     pub fn wanted_scene(&self) -> Option<&str> {
         if self.attached {

@@ -56,8 +56,7 @@ pub struct Publisher {
     /// (when, messages sent, bytes) at the start of the current rate window.
     mark: (Instant, u64, u64),
     rates: Rates,
-    /// Messages made (handed over or dropped) and bytes of the scene data before encoding are
-    /// not known here; messages made:
+    /// Messages made from the scene (handed to the link, which may still drop them).
     made: u64,
 }
 
