@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::Duration;
 
+use common::follower::Follower;
 use common::mosquitto::Broker;
 
 fn dir(tag: &str) -> PathBuf {
@@ -27,73 +28,31 @@ fn vizdeck() -> Command {
     c
 }
 
-/// A headless follower that runs until it is sent SIGTERM, and its standard error.
-struct Follower {
-    child: Child,
-    stderr: std::thread::JoinHandle<String>,
-}
-
-/// A headless follower of `url` writing `{name}.json` and `{name}.csv` in `d`; returns once it
-/// has subscribed (it logs so) when `subscribed`.
-fn spawn_follower(url: &str, d: &Path, name: &str, subscribed: bool) -> Follower {
-    use std::io::BufRead;
-    let mut child = vizdeck()
-        .args([
-            "--scene",
-            "timeseries",
-            "--follow",
-            url,
-            "--frames",
-            "1000000",
-        ])
-        .arg("--report")
-        .arg(d.join(format!("{name}.json")))
-        .arg("--export-series")
-        .arg(d.join(format!("{name}.csv")))
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("vizdeck");
-    let mut lines = std::io::BufReader::new(child.stderr.take().expect("stderr")).lines();
-    let mut seen = String::new();
-    if subscribed {
-        for line in lines.by_ref() {
-            let line = line.unwrap_or_default();
-            seen.push_str(&line);
-            seen.push('\n');
-            if line.contains("subscribed to") {
-                break;
-            }
-        }
-        assert!(
-            seen.contains("subscribed to"),
-            "the follower did not subscribe: {seen}"
-        );
-    }
-    let stderr = std::thread::spawn(move || {
-        for line in lines {
-            seen.push_str(&line.unwrap_or_default());
-            seen.push('\n');
-        }
-        seen
-    });
-    Follower { child, stderr }
-}
-
-/// Stops the follower (SIGTERM: it ends its run, writing its report and export); returns
-/// whether it exited successfully and its standard error.
-fn stop(f: Follower) -> (bool, String) {
-    let Follower { mut child, stderr } = f;
-    let _ = Command::new("kill").arg(child.id().to_string()).status();
-    let ok = child.wait().expect("wait").success();
-    (ok, stderr.join().unwrap_or_default())
+/// A headless follower of `url` writing `{name}.json` and `{name}.csv` in `d`, once it has
+/// subscribed.
+fn spawn_follower(url: &str, d: &Path, name: &str) -> Follower {
+    let mut c = vizdeck();
+    c.args([
+        "--scene",
+        "timeseries",
+        "--follow",
+        url,
+        "--frames",
+        "1000000",
+    ])
+    .arg("--report")
+    .arg(d.join(format!("{name}.json")))
+    .arg("--export-series")
+    .arg(d.join(format!("{name}.csv")))
+    .stdout(Stdio::null());
+    Follower::spawn(c)
 }
 
 /// Stops a follower after the broker has had time to deliver everything published (QoS 1 on
 /// loopback), and reads its report.
 fn stop_follower(f: Follower, d: &Path, name: &str) -> serde_json::Value {
     std::thread::sleep(Duration::from_secs(2));
-    let (ok, err) = stop(f);
+    let (ok, err) = f.stop();
     assert!(ok, "{name} failed: {err}");
     report(&d.join(format!("{name}.json")))
 }
@@ -152,7 +111,7 @@ fn follower_equals_publisher_sample_for_sample() {
     let d = dir("same");
     let url = format!("mqtt://127.0.0.1:{}/vz/same", broker.port);
     // The follower is subscribed before the publisher's first keyframe.
-    let follower = spawn_follower(&url, &d, "f", true);
+    let follower = spawn_follower(&url, &d, "f");
     finish(spawn_publisher(&url, &d, 600, false), "publisher");
     let f = stop_follower(follower, &d, "f");
     let p = report(&d.join("p.json"));
@@ -187,7 +146,7 @@ fn a_late_follower_starts_from_a_keyframe() {
     // 7 s at 60 frames a second; the follower joins 3 s in.
     let publisher = spawn_publisher(&url, &d, 420, true);
     std::thread::sleep(Duration::from_secs(3));
-    let follower = spawn_follower(&url, &d, "f", true);
+    let follower = spawn_follower(&url, &d, "f");
     finish(publisher, "publisher");
     let f = stop_follower(follower, &d, "f");
     let scene = &f["follow"]["scenes"]["timeseries"];
@@ -216,7 +175,7 @@ fn both_sides_survive_a_broker_restart_and_the_follower_reports_the_gap() {
     broker.start();
     let d = dir("restart");
     let url = format!("mqtt://127.0.0.1:{}/vz/restart", broker.port);
-    let follower = spawn_follower(&url, &d, "f", true);
+    let follower = spawn_follower(&url, &d, "f");
     // 15 s at 60 frames a second; the broker is down from 3 s to 10 s, longer than the
     // publisher's queue holds (256 messages, 4.3 s): messages are lost.
     let publisher = spawn_publisher(&url, &d, 900, true);
@@ -258,7 +217,7 @@ fn a_follower_without_publisher_waits_and_bad_messages_are_counted() {
     broker.start();
     let d = dir("wait");
     let url = format!("mqtt://127.0.0.1:{}/vz/wait", broker.port);
-    let follower = spawn_follower(&url, &d, "f", true);
+    let follower = spawn_follower(&url, &d, "f");
     // A corrupt message, and one of protocol version 9.
     let publish = |payload: &[u8]| {
         let path = d.join("payload.bin");
@@ -274,7 +233,7 @@ fn a_follower_without_publisher_waits_and_bad_messages_are_counted() {
     publish(b"VZDK\x01\x00\x00\xc1\xc1garbage");
     publish(b"VZDK\x09\x00\x00whatever");
     std::thread::sleep(Duration::from_millis(500));
-    let (ok, err) = stop(follower);
+    let (ok, err) = follower.stop();
     // Nothing was followed: the run fails, saying why (the newer version first).
     assert!(!ok);
     assert!(
@@ -287,8 +246,8 @@ fn a_follower_without_publisher_waits_and_bad_messages_are_counted() {
     assert_eq!(f["follow"]["messages_applied"], 0);
     // With no message at all, the notice says it waits for a publisher.
     let d2 = dir("wait2");
-    let follower = spawn_follower(&format!("{url}/none"), &d2, "f", true);
-    let (ok, err) = stop(follower);
+    let follower = spawn_follower(&format!("{url}/none"), &d2, "f");
+    let (ok, err) = follower.stop();
     assert!(!ok);
     assert!(
         err.contains("waiting for a publisher on vz/wait/none"),

@@ -18,8 +18,10 @@
 
 mod common;
 
+use common::follower::Follower;
+
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use vizdeck::gpu::Gpu;
@@ -419,31 +421,10 @@ fn vizdeck_with(report: &Path, settings: Option<&Path>) -> Command {
 }
 
 /// A headless follower of `url`, run until SIGTERM; returns once it has subscribed.
-fn spawn_follower(url: &str, report: &Path) -> (Child, std::thread::JoinHandle<String>) {
-    use std::io::BufRead;
-    let mut child = vizdeck(report)
-        .args(["--follow", url, "--frames", "100000"])
-        .spawn()
-        .expect("vizdeck");
-    let mut lines = std::io::BufReader::new(child.stderr.take().expect("stderr")).lines();
-    let mut seen = String::new();
-    for line in lines.by_ref() {
-        let line = line.unwrap_or_default();
-        seen.push_str(&line);
-        seen.push('\n');
-        if line.contains("subscribed to") {
-            break;
-        }
-    }
-    assert!(seen.contains("subscribed to"), "not subscribed: {seen}");
-    let rest = std::thread::spawn(move || {
-        for line in lines {
-            seen.push_str(&line.unwrap_or_default());
-            seen.push('\n');
-        }
-        seen
-    });
-    (child, rest)
+fn spawn_follower(url: &str, report: &Path) -> Follower {
+    let mut c = vizdeck(report);
+    c.args(["--follow", url, "--frames", "100000"]);
+    Follower::spawn(c)
 }
 
 fn report(path: &Path) -> serde_json::Value {
@@ -518,10 +499,7 @@ fn run_pair_with(
     );
     // Loopback QoS 1: everything has arrived well within this.
     std::thread::sleep(Duration::from_secs(3));
-    let (mut child, err) = follower.expect("follower");
-    let _ = Command::new("kill").arg(child.id().to_string()).status();
-    let ok = child.wait().expect("wait").success();
-    let err = err.join().unwrap_or_default();
+    let (ok, err) = follower.expect("follower").stop();
     assert!(ok, "follower: {err}");
     let (p, f) = (report(&pp), report(&fp));
     let _ = std::fs::remove_dir_all(&d);

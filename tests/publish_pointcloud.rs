@@ -15,8 +15,10 @@
 
 mod common;
 
+use common::follower::Follower;
+
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use glam::DVec3;
@@ -354,44 +356,10 @@ fn vizdeck(report: &Path) -> Command {
 }
 
 /// A headless follower of `url`, run until SIGTERM; returns once it has subscribed.
-fn spawn_follower(
-    url: &str,
-    report: &Path,
-    extra: &[&str],
-) -> (Child, std::thread::JoinHandle<String>) {
-    use std::io::BufRead;
-    let mut child = vizdeck(report)
-        .args(["--follow", url, "--frames", "1000000"])
-        .args(extra)
-        .spawn()
-        .expect("vizdeck");
-    let mut lines = std::io::BufReader::new(child.stderr.take().expect("stderr")).lines();
-    let mut seen = String::new();
-    for line in lines.by_ref() {
-        let line = line.unwrap_or_default();
-        seen.push_str(&line);
-        seen.push('\n');
-        if line.contains("subscribed to") {
-            break;
-        }
-    }
-    assert!(seen.contains("subscribed to"), "not subscribed: {seen}");
-    let rest = std::thread::spawn(move || {
-        for line in lines {
-            seen.push_str(&line.unwrap_or_default());
-            seen.push('\n');
-        }
-        seen
-    });
-    (child, rest)
-}
-
-/// SIGTERM to the follower (it writes its report); its exit status and stderr.
-fn stop(follower: (Child, std::thread::JoinHandle<String>)) -> (bool, String) {
-    let (mut child, err) = follower;
-    let _ = Command::new("kill").arg(child.id().to_string()).status();
-    let ok = child.wait().expect("wait").success();
-    (ok, err.join().unwrap_or_default())
+fn spawn_follower(url: &str, report: &Path, extra: &[&str]) -> Follower {
+    let mut c = vizdeck(report);
+    c.args(["--follow", url, "--frames", "1000000"]).args(extra);
+    Follower::spawn(c)
 }
 
 fn report(path: &Path) -> serde_json::Value {
@@ -450,7 +418,7 @@ fn follower_binary_shows_the_publishers_cloud_and_camera() {
     );
     // Loopback QoS 1: everything has arrived well within this.
     std::thread::sleep(Duration::from_secs(2));
-    let (ok, err) = stop(follower);
+    let (ok, err) = follower.stop();
     assert!(ok, "follower: {err}");
     assert!(!err.contains("panicked"), "{err}");
     let (p, f) = (report(&pp), report(&fp));
@@ -511,7 +479,7 @@ fn follower_binary_names_a_file_it_does_not_have() {
     std::fs::remove_file(&cloud).expect("remove");
     let follower = spawn_follower(&url, &fp, &["--pointcloud-cache", cache.to_str().unwrap()]);
     std::thread::sleep(Duration::from_secs(2));
-    let (ok, err) = stop(follower);
+    let (ok, err) = follower.stop();
     assert!(!ok, "the run ends non-zero: {err}");
     assert!(!err.contains("panicked"), "{err}");
     let path = cloud.to_str().unwrap();

@@ -3,6 +3,8 @@
 //! `#[path = "../tests/common/mod.rs"] mod common;` by benches. Blocking buffer reads are
 //! [`vizdeck::gpu::Gpu::read_buffer_blocking`].
 
+#[allow(dead_code)]
+pub mod follower;
 pub mod http_server;
 #[allow(dead_code)]
 pub mod mosquitto;
