@@ -99,6 +99,15 @@ pub struct Cli {
     #[arg(long, value_name = "URL", value_parser = parse_share_url, conflicts_with_all = ["publish", "series_source", "series_file"])]
     pub follow: Option<String>,
 
+    /// Share GPU memory with a producer process through the Unix socket at PATH (issue 18): the
+    /// particle scene allocates its N particles (`--particles`) as exportable Vulkan memory,
+    /// hands each producer that connects the fd and a JSON description (f32, shape [N, 8]: xyz
+    /// position, age s, xyz velocity, lifetime s; src/interop/protocol.rs) and draws the newest
+    /// frame the producer says is complete instead of simulating. Vulkan only. An existing path
+    /// that is not a socket is refused.
+    #[arg(long, value_name = "PATH", value_parser = parse_share_path, conflicts_with_all = ["follow", "publish"])]
+    pub share: Option<PathBuf>,
+
     /// Write the time-series chart's stored samples as CSV when the run ends (long format:
     /// series,time_s,value; times are absolute seconds, each written so it reads back exactly).
     #[arg(long, value_name = "PATH.csv")]
@@ -633,6 +642,13 @@ pub fn parse_series_source(s: &str) -> Result<String, String> {
     crate::series::source::net::Endpoint::parse(s).map(|_| s.to_string())
 }
 
+/// `--share`: a path where nothing is, or a stale socket ([`crate::interop::listener::check_path`]).
+pub fn parse_share_path(s: &str) -> Result<PathBuf, String> {
+    let path = PathBuf::from(s);
+    crate::interop::listener::check_path(&path).map_err(|e| e.to_string())?;
+    Ok(path)
+}
+
 /// `--publish`, `--follow`: an `mqtt://` or `mqtts://` URL with a base topic and no wildcard.
 pub fn parse_share_url(s: &str) -> Result<String, String> {
     crate::publish::link::parse_url(s).map(|_| s.to_string())
@@ -999,6 +1015,7 @@ impl Cli {
             },
             simulated_clock: self.headless,
             following: self.follow.is_some(),
+            share: self.share.clone(),
             series_export: self.export_series.clone(),
         }
     }

@@ -334,3 +334,88 @@ pub fn recv(stream: &mut UnixStream) -> Result<(ShareDescription, Vec<OwnedFd>),
     desc.validate(fds.len())?;
     Ok((desc, fds))
 }
+
+/// The first four bytes of [`FrameMessage::Complete`] (producer → vizdeck).
+pub const COMPLETE_MAGIC: [u8; 4] = *b"VZFC";
+/// The first four bytes of [`FrameMessage::Released`] (vizdeck → producer).
+pub const RELEASED_MAGIC: [u8; 4] = *b"VZFR";
+/// Bytes of a [`FrameMessage`] on the wire.
+pub const FRAME_MSG_LEN: usize = 16;
+
+/// The frame handshake on the socket after the description, while there is no shared timeline
+/// semaphore (`ShareDescription::semaphore` is `None`: lavapipe lacks
+/// `VK_KHR_external_semaphore_fd`, and wgpu-hal 30 does not enable it).
+///
+/// ```text
+/// bytes 0..4   magic b"VZFC" (Complete) or b"VZFR" (Released)
+/// bytes 4..8   zero (reserved)
+/// bytes 8..16  the producer's frame number, u64 little-endian
+/// ```
+///
+/// The producer may write the shared buffers from the moment it has the description until it
+/// sends `Complete(n)` (its writes finished on its GPU queue: a fence, `cudaStreamSynchronize`);
+/// then it must not write them again until vizdeck answers `Released(n)`: vizdeck copied frame
+/// `n` into its own buffers on the GPU, so it keeps drawing it (also after the producer is
+/// gone) and the producer may write the next. Frame numbers increase. This is a CPU-side
+/// handshake (one socket round trip a frame); with a timeline semaphore the same two waits move
+/// to the GPU (vizdeck's queue waits for the value the producer signals, the producer's for the
+/// value vizdeck signals after its copy), as issue 18 designs it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FrameMessage {
+    /// Producer → vizdeck: the buffers hold frame `n`, completely written.
+    Complete(u64),
+    /// vizdeck → producer: frame `n` is copied; the buffers may be written again.
+    Released(u64),
+}
+
+impl FrameMessage {
+    /// The 16 bytes on the wire.
+    pub fn encode(self) -> [u8; FRAME_MSG_LEN] {
+        let (magic, n) = match self {
+            FrameMessage::Complete(n) => (COMPLETE_MAGIC, n),
+            FrameMessage::Released(n) => (RELEASED_MAGIC, n),
+        };
+        let mut b = [0u8; FRAME_MSG_LEN];
+        b[..4].copy_from_slice(&magic);
+        b[8..].copy_from_slice(&n.to_le_bytes());
+        b
+    }
+
+    /// The message of 16 bytes.
+    ///
+    /// # Errors
+    ///
+    /// [`ShareError::BadMagic`] for another magic.
+    pub fn decode(b: &[u8; FRAME_MSG_LEN]) -> Result<FrameMessage, ShareError> {
+        let magic = [b[0], b[1], b[2], b[3]];
+        let mut n = [0u8; 8];
+        n.copy_from_slice(&b[8..]);
+        let n = u64::from_le_bytes(n);
+        match magic {
+            COMPLETE_MAGIC => Ok(FrameMessage::Complete(n)),
+            RELEASED_MAGIC => Ok(FrameMessage::Released(n)),
+            other => Err(ShareError::BadMagic(other)),
+        }
+    }
+
+    /// Writes the message on `stream`.
+    ///
+    /// # Errors
+    ///
+    /// The socket's error.
+    pub fn write(self, mut stream: &UnixStream) -> Result<(), ShareError> {
+        stream.write_all(&self.encode())?;
+        Ok(())
+    }
+
+    /// Reads one message from `stream` (blocking).
+    ///
+    /// # Errors
+    ///
+    /// The socket's error (closed: `UnexpectedEof`), a bad magic.
+    pub fn read(mut stream: &UnixStream) -> Result<FrameMessage, ShareError> {
+        let mut b = [0u8; FRAME_MSG_LEN];
+        stream.read_exact(&mut b)?;
+        FrameMessage::decode(&b)
+    }
+}

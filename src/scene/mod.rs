@@ -94,6 +94,10 @@ pub struct SceneConfig {
     /// `--follow`: the scene shows what a publisher sends ([`Scene::follow`]) instead of
     /// ingesting its own input.
     pub following: bool,
+    /// `--share PATH`: the particle scene draws what a producer process writes into GPU memory
+    /// shared through the Unix socket at `PATH` (`scene/particles/shared.rs`), instead of
+    /// simulating.
+    pub share: Option<std::path::PathBuf>,
 }
 
 /// Error creating a scene: one line naming the input and the problem.

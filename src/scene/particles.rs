@@ -10,13 +10,15 @@
 //! [`ReadbackRing`](crate::gpu::readback::ReadbackRing), 1–3 frames late. The initial state and every emission are seeded, so runs with the
 //! same seed and frame count give the same result. CPU references of every pass: [`cpu`].
 //! Under `--publish` / `--follow` the steps' parameters travel and a follower runs exactly
-//! them ([`share`]).
+//! them ([`share`]). Under `--share PATH` the scene draws what a producer process writes into
+//! shared GPU memory instead of simulating ([`shared`]).
 
 pub mod bench;
 pub mod cpu;
 pub mod render;
 mod saved;
 pub mod share;
+pub mod shared;
 pub mod sim;
 
 use glam::{Vec2, Vec3};
@@ -174,6 +176,8 @@ pub struct Particles {
     limits: wgpu::Limits,
     /// `--publish` / `--follow` state ([`share`]).
     share: share::Share,
+    /// `--share PATH`: the producer's particles drawn instead of the simulation ([`shared`]).
+    shared: Option<shared::SharedInput>,
 }
 
 impl Particles {
@@ -185,6 +189,11 @@ impl Particles {
             scene.sim_mut().set_stats_every(sim::STATS_EVERY_CPU);
         }
         scene.set_following(cfg.following);
+        if let Some(path) = &cfg.share {
+            let input = shared::SharedInput::new(gpu, path, scene.count())
+                .map_err(SceneError::Other)?;
+            scene.shared = Some(input);
+        }
         Ok(Box::new(scene))
     }
 
@@ -234,6 +243,7 @@ impl Particles {
             message,
             limits: gpu.device.limits(),
             share: share::Share::default(),
+            shared: None,
         }
     }
 
@@ -249,7 +259,9 @@ impl Particles {
         );
         let stats_every = self.sim.stats_every();
         let mut share = std::mem::take(&mut self.share);
+        let shared = self.shared.take();
         *self = Particles::with_mode(gpu, count, mode, self.seed);
+        self.shared = shared;
         (
             self.camera,
             self.auto_rotate,
@@ -269,6 +281,16 @@ impl Particles {
     /// publisher's.
     pub fn set_following(&mut self, following: bool) {
         self.share.following = following;
+    }
+
+    /// The `--share` input, when the scene draws a producer's particles.
+    pub fn shared(&self) -> Option<&shared::SharedInput> {
+        self.shared.as_ref()
+    }
+
+    /// Whether a `--share` producer's frame has been copied (before it, nothing is drawn).
+    fn shared_waiting(&self) -> bool {
+        self.shared.as_ref().is_some_and(|s| !s.has_frame())
     }
 
     /// Whether the scene follows a publisher.
@@ -517,7 +539,7 @@ impl Scene for Particles {
     }
 
     fn fixed_update(&mut self, dt: f32) {
-        if self.share.following {
+        if self.share.following || self.shared.is_some() {
             // A follower steps only as the publisher's messages say (`prepare`).
             return;
         }
@@ -591,11 +613,19 @@ impl Scene for Particles {
         self.sim
             .set_flocking(gpu, self.controls.radius, self.controls.max_speed);
         self.controls.radius = self.sim.consts().radius;
-        match follower_stats {
-            Some(stats) => self
+        if let Some(input) = &mut self.shared {
+            // A producer's frame, copied on the GPU; no steps.
+            let dst = &self.sim.state_buffers()[self.sim.cur()];
+            let ready = input.prepare(gpu, dst);
+            let stats = ready && self.sim.stats_due();
+            self.sim.begin_frame_with_stats(gpu, &[], stats);
+        } else {
+            match follower_stats {
+                Some(stats) => self
                 .sim
                 .begin_frame_with_stats(gpu, &self.frame_params, stats),
-            None => self.sim.begin_frame(gpu, &self.frame_params),
+                None => self.sim.begin_frame(gpu, &self.frame_params),
+            }
         }
         self.frame_params.clear();
 
@@ -612,7 +642,7 @@ impl Scene for Particles {
             view_proj: view_proj.to_cols_array_2d(),
             proj_scale: [proj.x_axis.x, proj.y_axis.y, 2.0 / w, 2.0 / h],
             // A follower draws the newest state it ran.
-            alpha: if self.share.following {
+            alpha: if self.share.following || self.shared.is_some() {
                 1.0
             } else {
                 self.step_alpha(frame.alpha)
@@ -648,6 +678,14 @@ impl Scene for Particles {
         if self.share.following {
             self.share.lost_state();
         }
+        if self.shared.take().is_some() {
+            self.message = Some(
+                "the GPU device was lost: the shared buffer went with it; restart vizdeck to \
+                 share again"
+                    .to_string(),
+            );
+            return Ok(());
+        }
         let restart =
             "the GPU device was lost and recreated: particle positions restarted from the seed";
         self.message = Some(match self.message.take() {
@@ -662,6 +700,9 @@ impl Scene for Particles {
     }
 
     fn compute(&mut self, pass: &mut wgpu::ComputePass<'_>, frame: &FrameCtx) {
+        if self.shared_waiting() {
+            return;
+        }
         // The last step splats as it goes when this frame draws points; a frame without a
         // step splats the state as it stands.
         let fused = (self.sim.steps_this_frame() > 0)
@@ -674,12 +715,15 @@ impl Scene for Particles {
     }
 
     fn paint(&self, pass: &mut wgpu::RenderPass<'_>, frame: &FrameCtx) {
+        if self.shared_waiting() {
+            return;
+        }
         self.renderer.paint(pass, frame.frame, &self.sim);
     }
 
     /// A paused simulation stands still (a drag or zoom is input, which draws anyway).
     fn animating(&self) -> bool {
-        self.share.following || !self.paused
+        self.share.following || self.shared.is_some() || !self.paused
     }
 
     fn interact(&mut self, response: &egui::Response, rect: egui::Rect) {
@@ -732,6 +776,22 @@ impl Scene for Particles {
             self.sim.steps_total(),
             self.sim_time
         ));
+        if let Some(input) = &self.shared {
+            ui.label("drawing a producer's particles (--share): no simulation");
+            let s = input.status();
+            ui.label(format!(
+                "producers: {}   frames complete: {}",
+                s.producers, s.frames_complete
+            ));
+            if let Some(n) = input.notice() {
+                ui.colored_label(egui::Color32::YELLOW, n);
+            }
+            ui.separator();
+            ui.strong("statistics (GPU)");
+            self.stats_ui(ui);
+            self.view_ui(ui);
+            return;
+        }
         if self.share.following {
             ui.label("following a publisher: its count, mode, forces and steps");
             if let Some(n) = &self.share.notice {
@@ -832,9 +892,14 @@ impl Scene for Particles {
     }
 
     fn problem(&self) -> Option<String> {
-        match (&self.message, &self.share.notice) {
+        let notice = self
+            .shared
+            .as_ref()
+            .and_then(|s| s.notice())
+            .or_else(|| self.share.notice.clone());
+        match (&self.message, notice) {
             (Some(m), Some(n)) => Some(format!("{m}; {n}")),
-            (m, n) => m.clone().or_else(|| n.clone()),
+            (m, n) => m.clone().or(n),
         }
     }
 }
@@ -954,6 +1019,8 @@ impl Particles {
                 .collect::<Vec<_>>(),
             // `--publish` / `--follow`.
             "share": self.share_metrics(),
+            // `--share PATH`: the producer, its frames, the notice (null without `--share`).
+            "shared": self.shared.as_ref().map(|s| s.metrics()),
             // The reduction runs every n-th frame (4 on a CPU adapter, 1 elsewhere).
             "stats_every": self.sim.stats_every(),
             "radius": c.radius,

@@ -1,0 +1,355 @@
+//! `--share PATH` with the particle scene (issue 18), in process with the deck on the test GPU
+//! (lavapipe in CI): a headless deck started as `--scene particles --particles 1024 --share
+//! SOCK` listens; a Vulkan producer in a thread of the test (CUDA's stand-in,
+//! tests/common/vk_producer.rs) connects, receives the fd and the description, imports the
+//! memory, writes every particle at one known point and says the frame is complete; the deck
+//! draws exactly there (the scene's centre for the origin, above it for (0, 0.5, 0)) and nowhere
+//! else, with no bytes of the particles uploaded from the host. The producer disconnects: the
+//! last frame stays and the scene says "producer disconnected"; a second producer is accepted.
+//! A path that is not a socket is refused in one line.
+//!
+//! Synchronisation is the socket handshake (no timeline semaphore: lavapipe lacks
+//! `VK_KHR_external_semaphore_fd`).
+
+mod common;
+#[path = "common/vk_producer.rs"]
+mod vk_producer;
+
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use vizdeck::deck::Deck;
+use vizdeck::gpu::Gpu;
+use vizdeck::interop::protocol::{self, Dtype, FrameMessage};
+use vizdeck::scene::particles::Particle;
+use vk_producer::VkProducer;
+
+const COUNT: usize = 1024;
+const SIZE: (u32, u32) = (640, 400);
+/// Pixels at the top of the scene rect holding the scene's notice line (30 px down, 15 px
+/// text).
+const NOTICE_BAND: u32 = 60;
+
+/// What the test tells the producer thread.
+enum Cmd {
+    /// Write every particle at this point as frame n, say it is complete, wait for the release.
+    Frame(u64, [f32; 3]),
+    /// Disconnect.
+    Quit,
+}
+
+/// What the producer thread tells the test.
+#[derive(Debug)]
+enum Event {
+    /// The description checked and the memory imported (or the reason to skip).
+    Ready(Result<(), String>),
+    /// vizdeck released frame n.
+    Released(u64),
+}
+
+fn sock_path(tag: &str) -> PathBuf {
+    std::env::temp_dir().join(format!("vizdeck-share-{tag}-{}.sock", std::process::id()))
+}
+
+/// The producer: connects to `path`, imports the shared buffer, then obeys `cmds`.
+fn producer(
+    entry: ash::Entry,
+    path: PathBuf,
+    cmds: mpsc::Receiver<Cmd>,
+    events: mpsc::Sender<Event>,
+) {
+    let mut stream = UnixStream::connect(&path).expect("connect to vizdeck");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(60)))
+        .unwrap();
+    let (desc, mut fds) = protocol::recv(&mut stream).expect("the description");
+    assert_eq!(desc.scene, "particles");
+    assert!(desc.semaphore.is_none(), "no semaphore on this path");
+    let b = desc.buffers[0].clone();
+    assert_eq!(b.dtype, Dtype::F32);
+    assert_eq!(b.shape, [COUNT as u64, 8]);
+    assert_eq!(b.strides, [32, 4]);
+    assert_eq!(b.size, (COUNT * 32) as u64);
+    let mut vk = match VkProducer::new(&entry, &desc.device_uuid) {
+        Ok(p) => p,
+        Err(why) => {
+            let _ = events.send(Event::Ready(Err(why)));
+            return;
+        }
+    };
+    assert_eq!(protocol::uuid_hex(&vk.driver_uuid), desc.driver_uuid);
+    let fd = fds.remove(b.fd_index);
+    let buf = vk.import(
+        fd,
+        b.size,
+        b.allocation_size,
+        b.memory_type_index,
+        b.dedicated,
+    );
+    events.send(Event::Ready(Ok(()))).unwrap();
+    while let Ok(cmd) = cmds.recv() {
+        match cmd {
+            Cmd::Frame(n, p) => {
+                let particles = vec![
+                    Particle {
+                        pos: [p[0], p[1], p[2], 0.0],
+                        vel: [0.0; 4],
+                    };
+                    COUNT
+                ];
+                vk.write(buf, bytemuck::cast_slice(&particles));
+                FrameMessage::Complete(n).write(&stream).unwrap();
+                let m = FrameMessage::read(&stream).expect("the release");
+                assert_eq!(m, FrameMessage::Released(n));
+                events.send(Event::Released(n)).unwrap();
+            }
+            Cmd::Quit => break,
+        }
+    }
+    drop(stream);
+    drop(vk);
+}
+
+/// Renders one frame; returns the output (RGBA8).
+fn frame(gpu: &Gpu, deck: &mut Deck) -> Vec<u8> {
+    common::render_frames(gpu, deck, vizdeck::headless::OUTPUT_FORMAT, SIZE, 1)
+}
+
+/// Renders frames until `done` or 30 s; returns the last output.
+fn frames_until(gpu: &Gpu, deck: &mut Deck, mut done: impl FnMut(&Deck) -> bool) -> Vec<u8> {
+    let start = Instant::now();
+    loop {
+        let rgba = frame(gpu, deck);
+        if done(deck) {
+            return rgba;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "timed out; problem {:?}",
+            deck.active_problem()
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// The pixels of the scene rect that differ from its corner (the background), as (x, y) in
+/// output pixels, and the scene rect's centre. The top [`NOTICE_BAND`] pixels are left out:
+/// the scene's notice is written there.
+fn lit(deck: &Deck, rgba: &[u8]) -> (Vec<(u32, u32)>, (u32, u32)) {
+    let (x0, y0, w, h) = deck.scene_rect_px();
+    let px = |x: u32, y: u32| {
+        let i = ((y * SIZE.0 + x) * 4) as usize;
+        [rgba[i], rgba[i + 1], rgba[i + 2]]
+    };
+    let bg = px(x0 + 2, y0 + 2);
+    let mut out = Vec::new();
+    for y in y0 + NOTICE_BAND..y0 + h {
+        for x in x0..x0 + w {
+            if px(x, y) != bg {
+                out.push((x, y));
+            }
+        }
+    }
+    (out, (x0 + w / 2, y0 + h / 2))
+}
+
+fn shared_metrics(deck: &Deck) -> serde_json::Value {
+    deck.metrics()["particles"]["shared"].clone()
+}
+
+#[test]
+fn a_producer_writes_the_particles_vizdeck_draws() {
+    let gpu = common::gpu();
+    if gpu.summary.backend != "Vulkan" {
+        eprintln!("skipped: --share needs Vulkan ({})", gpu.summary.backend);
+        return;
+    }
+    let path = sock_path("draw");
+    let _ = std::fs::remove_file(&path);
+    let cli = <vizdeck::cli::Cli as clap::Parser>::try_parse_from([
+        "vizdeck",
+        "--headless",
+        "--scene",
+        "particles",
+        "--particles",
+        "1024",
+        "--share",
+        path.to_str().unwrap(),
+    ])
+    .expect("flags");
+    let mut deck = Deck::new(
+        &gpu,
+        vizdeck::headless::OUTPUT_FORMAT,
+        cli.scene_index(),
+        cli.scene_config(),
+    );
+    deck.set_overlay(false);
+    deck.ensure_active(&gpu);
+    if let Some(e) = deck.active_failure() {
+        if e.contains("lacks") || e.contains("cannot export") {
+            eprintln!("skipped: {e}");
+            return;
+        }
+        panic!("{e}");
+    }
+    assert!(path.exists(), "the socket is there");
+
+    // Before a producer: nothing drawn, the scene says what it waits for.
+    let rgba = frame(&gpu, &mut deck);
+    assert!(lit(&deck, &rgba).0.is_empty(), "nothing drawn yet");
+    let p = deck.active_problem().unwrap_or_default();
+    assert!(p.contains("waiting for a producer"), "{p}");
+
+    let entry = {
+        let hal = unsafe { gpu.device.as_hal::<wgpu::hal::api::Vulkan>() }.expect("Vulkan");
+        hal.shared_instance().entry().clone()
+    };
+    let (cmd_tx, cmd_rx) = mpsc::channel();
+    let (ev_tx, ev_rx) = mpsc::channel();
+    let thread = {
+        let path = path.clone();
+        std::thread::spawn(move || producer(entry, path, cmd_rx, ev_tx))
+    };
+    // The listener thread accepts and sends while the deck keeps drawing.
+    let mut ready = None;
+    frames_until(&gpu, &mut deck, |_| {
+        ready = ev_rx.try_recv().ok();
+        ready.is_some()
+    });
+    match ready {
+        Some(Event::Ready(Ok(()))) => {}
+        Some(Event::Ready(Err(why))) => {
+            eprintln!("skipped: {why}");
+            return;
+        }
+        other => panic!("{other:?}"),
+    }
+
+    // Frame 1: every particle at the origin, which the camera looks at: the scene's centre.
+    let uploaded_before = deck.upload_counters().bytes;
+    let frames_before = deck.frames();
+    cmd_tx.send(Cmd::Frame(1, [0.0, 0.0, 0.0])).unwrap();
+    frames_until(&gpu, &mut deck, |_| {
+        matches!(ev_rx.try_recv(), Ok(Event::Released(1)))
+    });
+    let rgba = frame(&gpu, &mut deck);
+    let uploaded = deck.upload_counters().bytes - uploaded_before;
+    let frames = deck.frames() - frames_before;
+    let per_frame = uploaded / frames.max(1);
+    eprintln!("uploaded {uploaded} bytes in {frames} frames (the particles: {} bytes)", COUNT * 32);
+    assert!(
+        per_frame < 1024,
+        "the particles never cross the host: {per_frame} bytes a frame uploaded (uniforms only)"
+    );
+    let (spots, (cx, cy)) = lit(&deck, &rgba);
+    eprintln!("frame 1: lit {spots:?}, centre ({cx}, {cy})");
+    assert!(!spots.is_empty(), "the producer's particles are drawn");
+    for &(x, y) in &spots {
+        assert!(
+            x.abs_diff(cx) <= 2 && y.abs_diff(cy) <= 2,
+            "lit ({x}, {y}) away from the centre ({cx}, {cy})"
+        );
+    }
+    assert_eq!(deck.active_problem(), None);
+    let m = shared_metrics(&deck);
+    assert_eq!(m["connected"], true, "{m}");
+    assert_eq!(m["frames_shown"], 1, "{m}");
+    assert_eq!(m["shown"]["frame"], 1, "{m}");
+
+    // Frame 2: the newest complete frame replaces it: every particle half a unit up.
+    cmd_tx.send(Cmd::Frame(2, [0.0, 0.5, 0.0])).unwrap();
+    frames_until(&gpu, &mut deck, |_| {
+        matches!(ev_rx.try_recv(), Ok(Event::Released(2)))
+    });
+    let rgba = frame(&gpu, &mut deck);
+    let (spots2, _) = lit(&deck, &rgba);
+    eprintln!("frame 2: lit {spots2:?}");
+    assert!(!spots2.is_empty());
+    for &(x, y) in &spots2 {
+        assert!(x.abs_diff(cx) <= 2, "({x}, {y}) straight above the centre");
+        assert!(y + 10 < cy, "({x}, {y}) above the centre ({cx}, {cy})");
+    }
+
+    // The producer goes: the last complete frame stays, the scene says so.
+    cmd_tx.send(Cmd::Quit).unwrap();
+    thread.join().expect("the producer thread");
+    let rgba = frames_until(&gpu, &mut deck, |d| {
+        d.active_problem()
+            .is_some_and(|p| p.contains("producer disconnected"))
+    });
+    assert_eq!(lit(&deck, &rgba).0, spots2, "the last complete frame is kept");
+    let m = shared_metrics(&deck);
+    assert_eq!(m["connected"], false, "{m}");
+    assert!(
+        m["notice"]
+            .as_str()
+            .is_some_and(|n| n.contains("producer disconnected")),
+        "{m}"
+    );
+
+    // A new producer is accepted and handed the buffer again.
+    let mut again = UnixStream::connect(&path).expect("connect again");
+    again
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    let (desc, fds) = protocol::recv(&mut again).expect("a second description");
+    assert_eq!(fds.len(), 1);
+    assert_eq!(desc.buffers[0].shape, [COUNT as u64, 8]);
+    frames_until(&gpu, &mut deck, |d| shared_metrics(d)["producers"] == 2);
+    assert_eq!(deck.active_problem(), None, "connected again");
+    drop(again);
+    drop(fds);
+
+    drop(deck);
+    assert!(!path.exists(), "the socket file is removed at the end");
+    gpu.wait_idle();
+    let errors = gpu.errors.lock().unwrap().clone();
+    assert!(errors.is_empty(), "wgpu errors: {errors:?}");
+}
+
+#[test]
+fn a_path_that_is_not_a_socket_is_refused_in_one_line() {
+    let file = sock_path("file");
+    std::fs::write(&file, b"not a socket").unwrap();
+    let dir = std::env::temp_dir();
+    for bad in [file.as_path(), dir.as_path()] {
+        let e = <vizdeck::cli::Cli as clap::Parser>::try_parse_from([
+            "vizdeck",
+            "--headless",
+            "--share",
+            bad.to_str().unwrap(),
+        ])
+        .expect_err("refused");
+        let msg = e.to_string();
+        assert!(msg.contains("not a socket"), "{msg}");
+        assert!(
+            msg.lines().next().unwrap().contains("not a socket"),
+            "the reason on the first line: {msg}"
+        );
+    }
+    assert_eq!(std::fs::read(&file).unwrap(), b"not a socket", "left alone");
+    std::fs::remove_file(&file).unwrap();
+
+    // A socket path in a missing directory: the listener says why, in one line.
+    let missing = Path::new("/nonexistent-vizdeck-dir/share.sock");
+    let e = vizdeck::interop::listener::ShareListener::bind(
+        missing,
+        Box::new(|| Err("unused".to_string())),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.starts_with("--share /nonexistent-vizdeck-dir/share.sock: "), "{e}");
+    assert!(!e.contains('\n'), "{e}");
+}
+
+#[test]
+fn frame_messages_round_trip() {
+    for m in [FrameMessage::Complete(7), FrameMessage::Released(u64::MAX)] {
+        assert_eq!(FrameMessage::decode(&m.encode()).unwrap(), m);
+    }
+    let mut bad = FrameMessage::Complete(1).encode();
+    bad[0] = b'X';
+    assert!(FrameMessage::decode(&bad).is_err());
+}
