@@ -254,3 +254,93 @@ fn a_follower_without_publisher_waits_and_bad_messages_are_counted() {
         "{err}"
     );
 }
+
+#[test]
+#[ignore = "needs mosquitto: run through `cargo xtask test`"]
+fn a_still_publisher_is_alive_and_one_that_has_gone_is_said_to_be() {
+    let mut broker = Broker::new("pf_alive");
+    broker.start();
+    let d = dir("alive");
+    let url = format!("mqtt://127.0.0.1:{}/vz/alive", broker.port);
+    let first = spawn_follower(&url, &d, "f1");
+    // A point cloud standing still: after its first messages it has nothing to send but the
+    // heartbeat. 8 s at 60 frames a second.
+    let publisher = vizdeck()
+        .args(["--scene", "pointcloud", "--pointcloud", "synthetic:100000"])
+        .args(["--publish", &url, "--realtime", "--frames", "480"])
+        .arg("--report")
+        .arg(d.join("p.json"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("vizdeck");
+    std::thread::sleep(Duration::from_secs(5));
+    // Stopped while the publisher still runs: alive, nothing to say.
+    let (ok, err) = first.stop();
+    assert!(ok, "{err}");
+    let f1 = report(&d.join("f1.json"));
+    assert_eq!(
+        f1["follow"]["notice"],
+        serde_json::Value::Null,
+        "{}",
+        f1["follow"]
+    );
+    assert_eq!(
+        f1["scene"], "pointcloud",
+        "the follower shows the publisher's scene"
+    );
+    let second = spawn_follower(&url, &d, "f2");
+    finish(publisher, "publisher");
+    // The publisher has ended: after SILENT_S without even a heartbeat, the follower says so.
+    std::thread::sleep(Duration::from_secs(5));
+    let (ok, err) = second.stop();
+    assert!(ok, "{err}");
+    let f2 = report(&d.join("f2.json"));
+    let notice = f2["follow"]["notice"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(notice.contains("has sent nothing for"), "{}", f2["follow"]);
+}
+
+#[test]
+#[ignore = "needs mosquitto: run through `cargo xtask test`"]
+fn a_second_publisher_is_shown_and_ignored_while_the_first_runs() {
+    let mut broker = Broker::new("pf_two");
+    broker.start();
+    let d = dir("two");
+    let url = format!("mqtt://127.0.0.1:{}/vz/two", broker.port);
+    let follower = spawn_follower(&url, &d, "f");
+    // The first: the time series for 6 s; the second, 2 s later, another scene for 3 s.
+    let first = spawn_publisher(&url, &d, 360, true);
+    std::thread::sleep(Duration::from_secs(2));
+    let second = vizdeck()
+        .args(["--scene", "particles", "--publish", &url, "--realtime"])
+        .args(["--frames", "180", "--report"])
+        .arg(d.join("p2.json"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("vizdeck");
+    finish(second, "second publisher");
+    finish(first, "first publisher");
+    let f = stop_follower(follower, &d, "f");
+    let (p1, p2) = (report(&d.join("p.json")), report(&d.join("p2.json")));
+    let follow = &f["follow"];
+    assert_eq!(follow["publisher"], p1["publish"]["publisher"], "{follow}");
+    assert_eq!(
+        follow["other_publisher"], p2["publish"]["publisher"],
+        "{follow}"
+    );
+    assert!(
+        follow["other_publisher_messages"].as_u64() > Some(0),
+        "{follow}"
+    );
+    assert_eq!(follow["publisher_switches"], 0, "{follow}");
+    assert_eq!(
+        f["scene"], "timeseries",
+        "the follower stayed on the first's scene"
+    );
+    // The second heard the first's hello.
+    assert_eq!(p2["publish"]["other_publisher"], p1["publish"]["publisher"]);
+}

@@ -238,7 +238,10 @@ fn a_producer_writes_the_particles_vizdeck_draws() {
     let uploaded = deck.upload_counters().bytes - uploaded_before;
     let frames = deck.frames() - frames_before;
     let per_frame = uploaded / frames.max(1);
-    eprintln!("uploaded {uploaded} bytes in {frames} frames (the particles: {} bytes)", COUNT * 32);
+    eprintln!(
+        "uploaded {uploaded} bytes in {frames} frames (the particles: {} bytes)",
+        COUNT * 32
+    );
     assert!(
         per_frame < 1024,
         "the particles never cross the host: {per_frame} bytes a frame uploaded (uniforms only)"
@@ -279,7 +282,11 @@ fn a_producer_writes_the_particles_vizdeck_draws() {
         d.active_problem()
             .is_some_and(|p| p.contains("producer disconnected"))
     });
-    assert_eq!(lit(&deck, &rgba).0, spots2, "the last complete frame is kept");
+    assert_eq!(
+        lit(&deck, &rgba).0,
+        spots2,
+        "the last complete frame is kept"
+    );
     let m = shared_metrics(&deck);
     assert_eq!(m["connected"], false, "{m}");
     assert!(
@@ -340,7 +347,10 @@ fn a_path_that_is_not_a_socket_is_refused_in_one_line() {
     )
     .unwrap_err()
     .to_string();
-    assert!(e.starts_with("--share /nonexistent-vizdeck-dir/share.sock: "), "{e}");
+    assert!(
+        e.starts_with("--share /nonexistent-vizdeck-dir/share.sock: "),
+        "{e}"
+    );
     assert!(!e.contains('\n'), "{e}");
 }
 

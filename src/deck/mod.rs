@@ -517,7 +517,10 @@ impl Deck {
             SceneSlot::NotCreated => true,
             SceneSlot::Failed(_) => false,
         };
+        // A follower draws the publisher's data as it arrives: its scene may stand still
+        // between messages (a point cloud at rest), the messages do not wake the window.
         if animating
+            || self.following()
             || self.recording.is_some()
             || self.capture.start_at.is_some()
             || self.reset_started.is_some()

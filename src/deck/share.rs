@@ -144,13 +144,6 @@ impl Deck {
     /// A follower that applied nothing during the run: why (for the CLI's exit status).
     pub fn follow_failure(&self) -> Option<String> {
         let f = self.sharing.follower.as_ref()?;
-        (f.applied() == 0).then(|| {
-            f.notice().unwrap_or_else(|| {
-                format!(
-                    "--follow: nothing from a publisher during the run (scene {})",
-                    SCENES[self.active].id
-                )
-            })
-        })
+        (f.applied() == 0).then(|| f.failure())
     }
 }

@@ -266,7 +266,9 @@ fn serve(listener: UnixListener, shared: &Shared, mut offer: Offer) {
                     state.newest = Some(Ticket { producer, frame });
                     state.status.frames_complete += 1;
                 }
-                Ok(other) => break Some(format!("unexpected message from the producer: {other:?}")),
+                Ok(other) => {
+                    break Some(format!("unexpected message from the producer: {other:?}"));
+                }
                 Err(protocol::ShareError::Io(e))
                     if e.kind() == std::io::ErrorKind::UnexpectedEof =>
                 {

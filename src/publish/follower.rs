@@ -22,12 +22,14 @@ use std::time::{Duration, Instant};
 use super::follow::{MAX_HELD, Sequencer};
 use super::link::{Heard, Link};
 use super::protocol::{DecodeError, Envelope};
-use super::publisher::{human_bytes, unix_ns};
+use super::publisher::{human_bytes, unix_ns, wrapped};
 use crate::scene::Scene;
 use crate::scene::timeseries::latency::Latency;
 
 /// A followed publisher silent this long gives way to another one heard on the topic, s.
 pub const SWITCH_AFTER_S: f64 = 5.0;
+/// A followed publisher silent this long is said to be so (it sends a heartbeat every second).
+pub const SILENT_S: f64 = 3.0;
 
 /// One publisher scene's ordering and the messages ready for the scene.
 struct Stream {
@@ -35,9 +37,6 @@ struct Stream {
     /// Messages in order, not yet applied (the scene is not shown or not created yet); from the
     /// last keyframe on.
     ready: Vec<Envelope>,
-    /// When the followed publisher was last heard live on this scene (not a retained
-    /// message, which may be from a publisher that has ended).
-    live: Option<Instant>,
 }
 
 impl Stream {
@@ -45,7 +44,6 @@ impl Stream {
         Stream {
             seq: Sequencer::default(),
             ready: Vec::new(),
-            live: None,
         }
     }
 }
@@ -54,6 +52,17 @@ impl Stream {
 pub struct Follower {
     link: Link,
     url: String,
+    /// The publisher followed (the first heard; another once it has been silent
+    /// [`SWITCH_AFTER_S`]).
+    followed: Option<u64>,
+    /// When the followed publisher was last heard live (not a retained message, which may be
+    /// from a publisher that has ended; publishers send a heartbeat at least every second).
+    live_at: Option<Instant>,
+    /// Messages of other publishers on the topic (ignored), and the last one's id.
+    others: (u64, Option<u64>),
+    /// (when, messages received) at the start of the current rate window, and the rate.
+    received_mark: (Instant, u64),
+    received_per_s: f64,
     streams: HashMap<String, Stream>,
     /// A message taken by [`wait`](Follower::wait), not yet polled.
     early: Option<Heard>,
@@ -93,6 +102,11 @@ impl Follower {
         Ok(Follower {
             link: Link::follow(url)?,
             url: url.to_string(),
+            followed: None,
+            live_at: None,
+            others: (0, None),
+            received_mark: (Instant::now(), 0),
+            received_per_s: 0.0,
             streams: HashMap::new(),
             early: None,
             attached: true,
@@ -122,6 +136,12 @@ impl Follower {
 
     /// Takes every message that arrived and puts each scene's in order. Never waits.
     pub fn poll(&mut self) {
+        let dt = self.received_mark.0.elapsed().as_secs_f64();
+        if dt >= 1.0 {
+            let n = self.link.stats().received.load(Ordering::Relaxed);
+            self.received_per_s = n.saturating_sub(self.received_mark.1) as f64 / dt;
+            self.received_mark = (Instant::now(), n);
+        }
         let mut next = self.early.take();
         while let Some(heard) = next.take().or_else(|| self.link.try_recv()) {
             match heard {
@@ -150,32 +170,37 @@ impl Follower {
     }
 
     fn accept(&mut self, e: Envelope, retained: bool) {
-        let stream = self
-            .streams
-            .entry(e.scene.clone())
-            .or_insert_with(Stream::new);
-        let followed = stream.seq.publisher();
-        if followed.is_some_and(|p| p != e.publisher) {
-            let quiet = stream
-                .live
-                .is_none_or(|t| t.elapsed().as_secs_f64() >= SWITCH_AFTER_S);
-            if quiet && !retained {
-                // The followed publisher went quiet, or was only a retained keyframe of one
-                // that has ended: follow this one (from its next keyframe).
-                let mut fresh = Stream::new();
-                fresh.seq.gaps = stream.seq.gaps;
-                *stream = fresh;
-                self.switches += 1;
-            } else {
-                stream.seq.accept(e, retained);
-                return;
+        match self.followed {
+            None => self.followed = Some(e.publisher),
+            Some(p) if p != e.publisher => {
+                let quiet = self
+                    .live_at
+                    .is_none_or(|t| t.elapsed().as_secs_f64() >= SWITCH_AFTER_S);
+                if quiet && !retained {
+                    // The followed publisher went quiet (ended), or was only the retained
+                    // keyframe of one that has ended: follow this one, from its next keyframe.
+                    self.streams.clear();
+                    self.followed = Some(e.publisher);
+                    self.last_applied = None;
+                    self.publisher_fps = 0.0;
+                    self.switches += 1;
+                } else {
+                    self.others.0 += 1;
+                    self.others.1 = Some(e.publisher);
+                    return;
+                }
             }
+            Some(_) => {}
         }
         if retained {
             self.retained = Some((e.publisher, e.seq));
         } else {
-            stream.live = Some(Instant::now());
+            self.live_at = Some(Instant::now());
         }
+        let stream = self
+            .streams
+            .entry(e.scene.clone())
+            .or_insert_with(Stream::new);
         self.publisher_scene = Some(e.scene.clone());
         for m in stream.seq.accept(e, retained) {
             if m.body.is_keyframe() {
@@ -223,6 +248,10 @@ impl Follower {
                 };
             }
             self.last_applied = Some((m.frame, m.sent_unix_ns));
+            if matches!(m.body, super::protocol::Body::Heartbeat) {
+                // Nothing to show: the publisher is alive and its scene stands still.
+                continue;
+            }
             if self.retained != Some((m.publisher, m.seq)) {
                 self.unpresented.push(m.sent_unix_ns);
             }
@@ -270,6 +299,21 @@ impl Follower {
                 None => format!("--follow {}: connecting", self.url),
             });
         }
+        let silent_s = self.live_at.map(|t| t.elapsed().as_secs_f64());
+        if self.applied > 0 && silent_s.is_none_or(|s| s >= SILENT_S) {
+            return Some(match (silent_s, self.followed) {
+                (Some(s), Some(p)) => format!(
+                    "--follow {}: the publisher {p:016x} has sent nothing for {s:.0} s (ended, or \
+                     cut off): showing its last state",
+                    self.url
+                ),
+                _ => format!(
+                    "--follow {}: showing the last keyframe kept by the broker; its publisher is \
+                     not sending",
+                    self.url
+                ),
+            });
+        }
         if self.applied == 0 {
             let held: usize = self.streams.values().map(|s| s.seq.held()).sum();
             return Some(if held > 0 {
@@ -288,11 +332,37 @@ impl Follower {
         None
     }
 
-    /// The side panel's section.
+    /// The side panel's section (long lines wrap to the panel).
     pub fn ui(&mut self, ui: &mut egui::Ui) {
-        ui.label(format!("Following {}", self.url));
-        if let Some(n) = self.notice() {
-            ui.colored_label(egui::Color32::YELLOW, n);
+        let yellow = |ui: &mut egui::Ui, text: String| {
+            ui.add(egui::Label::new(egui::RichText::new(text).color(egui::Color32::YELLOW)).wrap());
+        };
+        wrapped(ui, format!("Following {}", self.url));
+        let notice = self.notice();
+        if let Some(n) = &notice {
+            yellow(ui, n.clone());
+        }
+        if let Some(p) = self.followed {
+            let at = self
+                .publisher_scene
+                .as_ref()
+                .and_then(|s| self.streams.get(s))
+                .and_then(|st| st.seq.at)
+                .map_or(String::new(), |(f, t)| format!(", frame {f}, {t:.2} s"));
+            wrapped(ui, format!("publisher {p:016x}{at}"));
+        }
+        let live = self.lag.as_ref().is_some_and(|l| l.messages() > 0) && notice.is_none();
+        if live {
+            wrapped(
+                ui,
+                format!(
+                    "lag {:.1} ms · {:.1} frames",
+                    self.last_lag_ms,
+                    self.lag_frames()
+                ),
+            );
+        } else {
+            wrapped(ui, "lag –".to_string());
         }
         if let Some(stream) = self
             .publisher_scene
@@ -300,45 +370,36 @@ impl Follower {
             .and_then(|s| self.streams.get(s))
         {
             let q = &stream.seq;
-            if let Some(p) = q.publisher() {
-                let at =
-                    q.at.map_or(String::new(), |(f, t)| format!(" · frame {f} · {t:.2} s"));
-                ui.label(format!("publisher {p:016x}{at}"));
-            }
-            ui.label(format!(
-                "lag {:.1} ms · {:.1} frames",
-                self.last_lag_ms,
-                self.lag_frames()
-            ));
-            ui.label(format!(
-                "gaps {} · keyframes used {}",
-                q.gaps, q.keyframes_used
-            ));
+            wrapped(
+                ui,
+                format!("gaps {} · keyframes used {}", q.gaps, q.keyframes_used),
+            );
             if q.waiting_for_keyframe() && self.applied > 0 {
-                ui.colored_label(
-                    egui::Color32::YELLOW,
-                    "a gap: waiting for the next keyframe",
-                );
-            }
-            if let Some(other) = q.other_id {
-                ui.colored_label(
-                    egui::Color32::YELLOW,
-                    format!(
-                        "another publisher ({other:016x}) on this topic: {} message(s) ignored",
-                        q.other_publisher
-                    ),
-                );
+                yellow(ui, "a gap: waiting for the next keyframe".to_string());
             }
         }
+        if let (n, Some(other)) = self.others {
+            yellow(
+                ui,
+                format!(
+                    "another publisher ({other:016x}) on this topic: {n} message(s) ignored \
+                     (followed once this one has been silent {SWITCH_AFTER_S:.0} s)"
+                ),
+            );
+        }
         let s = self.link.stats();
-        ui.label(format!(
-            "received {} messages · {}",
-            s.received.load(Ordering::Relaxed),
-            human_bytes(s.bytes_in.load(Ordering::Relaxed) as f64)
-        ));
+        wrapped(
+            ui,
+            format!(
+                "{:.0} messages/s · received {} · {}",
+                self.received_per_s,
+                s.received.load(Ordering::Relaxed),
+                human_bytes(s.bytes_in.load(Ordering::Relaxed) as f64)
+            ),
+        );
         if self.corrupt > 0 {
-            ui.colored_label(
-                egui::Color32::YELLOW,
+            yellow(
+                ui,
                 format!(
                     "{} unreadable message(s); first: {}",
                     self.corrupt,
@@ -359,6 +420,30 @@ impl Follower {
                 self.link.request_keyframe();
             }
         }
+    }
+
+    /// Why a run that applied nothing showed nothing, for its exit: the notice, said of the run
+    /// (no "retrying": the run is over).
+    pub fn failure(&self) -> String {
+        let s = self.link.stats();
+        if self.newer.is_none() && !s.connected.load(Ordering::Relaxed) {
+            let why = s
+                .error
+                .lock()
+                .ok()
+                .and_then(|e| e.clone())
+                .unwrap_or_else(|| "no answer".into());
+            return format!(
+                "--follow {}: the broker was unreachable during the run ({why})",
+                self.url
+            );
+        }
+        self.notice().unwrap_or_else(|| {
+            format!(
+                "--follow {}: nothing from a publisher during the run",
+                self.url
+            )
+        })
     }
 
     /// The report's `follow` object.
@@ -397,7 +482,11 @@ impl Follower {
             "first_corrupt": self.first_corrupt,
             "newer_version": self.newer,
             "publisher_switches": self.switches,
-            "lag_ms": self.lag.as_ref().map(Latency::to_json),
+            // Null until a live message was drawn.
+            "lag_ms": self.lag.as_ref().filter(|l| l.messages() > 0).map(Latency::to_json),
+            "publisher": self.followed.map(|p| format!("{p:016x}")),
+            "other_publisher_messages": self.others.0,
+            "other_publisher": self.others.1.map(|p| format!("{p:016x}")),
             "publisher_fps": self.publisher_fps,
             "notice": self.notice(),
             "scenes": scenes,

@@ -267,6 +267,13 @@ pub fn parse_url(url: &str) -> Result<MqttUrl, String> {
     } else {
         return Err("not an mqtt:// or mqtts:// URL".into());
     };
+    let path = rest.split(['?', '#']).next().unwrap_or("");
+    if path
+        .split_once('/')
+        .is_none_or(|(_, base)| base.trim_matches('/').is_empty())
+    {
+        return Err("no base topic (e.g. mqtt://host:1883/vizdeck/lab)".into());
+    }
     let parsed = MqttUrl::parse(rest, tls)?;
     if parsed.filter.contains(['+', '#']) {
         return Err(format!(

@@ -72,6 +72,9 @@ pub enum Body {
     PointCloudKey(PointCloudKeyframe),
     /// Point cloud: the camera and / or the view, when they changed since the last message.
     PointCloudDelta(PointCloudDelta),
+    /// Nothing new this second: the publisher is alive (a follower tells a publisher that has
+    /// ended from one whose scene stands still). A delta of no content.
+    Heartbeat,
 }
 
 impl Body {
@@ -606,7 +609,7 @@ fn series_of(b: &Body) -> &[SeriesSamples] {
         Body::SeriesDelta(d) => &d.series,
         Body::ParticlesKey(_) | Body::ParticlesDelta(_) => &[],
         Body::SpectrogramKey(_) | Body::SpectrogramDelta(_) => &[],
-        Body::PointCloudKey(_) | Body::PointCloudDelta(_) => &[],
+        Body::PointCloudKey(_) | Body::PointCloudDelta(_) | Body::Heartbeat => &[],
     }
 }
 
@@ -682,7 +685,7 @@ fn check_particles(b: &Body) -> Result<(), String> {
         }
         Body::SeriesKey(_) | Body::SeriesDelta(_) => Ok(()),
         Body::SpectrogramKey(_) | Body::SpectrogramDelta(_) => Ok(()),
-        Body::PointCloudKey(_) | Body::PointCloudDelta(_) => Ok(()),
+        Body::PointCloudKey(_) | Body::PointCloudDelta(_) | Body::Heartbeat => Ok(()),
     }
 }
 

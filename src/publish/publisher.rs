@@ -14,7 +14,7 @@ use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 use super::link::Link;
-use super::protocol::{Envelope, VERSION};
+use super::protocol::{Body, Envelope, VERSION};
 use crate::scene::Scene;
 
 /// Shortest stream time between two periodic keyframes of a scene, s.
@@ -23,6 +23,9 @@ pub const KEYFRAME_EVERY_S: f64 = 2.0;
 pub const KEYFRAME_MAX_S: f64 = 30.0;
 /// Shortest wall-clock time between two keyframes followers asked for, s.
 pub const KEYFRAME_MIN_S: f64 = 0.5;
+/// A scene with nothing new sends a [`Body::Heartbeat`] after this long, s, so followers can
+/// tell a still scene from a publisher that has gone.
+pub const HEARTBEAT_S: f64 = 1.0;
 
 /// Messages and bytes per second over the last whole second.
 #[derive(Clone, Copy, Debug, Default)]
@@ -31,6 +34,8 @@ pub struct Rates {
     pub messages: f64,
     /// Bytes handed to the broker per second (after compression).
     pub bytes: f64,
+    /// Messages dropped per second (the queue full: the broker unreachable or behind).
+    pub dropped: f64,
 }
 
 /// A running publisher.
@@ -53,8 +58,10 @@ pub struct Publisher {
     key_asked: bool,
     /// The link's byte count when the last keyframe was handed over (deltas since = now − it).
     bytes_at_key: u64,
-    /// (when, messages sent, bytes) at the start of the current rate window.
-    mark: (Instant, u64, u64),
+    /// (when, messages sent, bytes, dropped) at the start of the current rate window.
+    mark: (Instant, u64, u64, u64),
+    /// When the last message was handed to the link.
+    last_sent_at: Instant,
     rates: Rates,
     /// Messages made from the scene (handed to the link, which may still drop them).
     made: u64,
@@ -85,7 +92,8 @@ impl Publisher {
             connects_seen: 0,
             key_asked: false,
             bytes_at_key: 0,
-            mark: (Instant::now(), 0, 0),
+            mark: (Instant::now(), 0, 0, 0),
+            last_sent_at: Instant::now(),
             rates: Rates::default(),
             made: 0,
         })
@@ -122,7 +130,10 @@ impl Publisher {
             || self.last_scene != Some(id)
             || periodic;
         self.last_scene = Some(id);
-        if let Some(body) = scene.publish(key) {
+        let body = scene.publish(key).or_else(|| {
+            (self.last_sent_at.elapsed().as_secs_f64() >= HEARTBEAT_S).then_some(Body::Heartbeat)
+        });
+        if let Some(body) = body {
             if body.is_keyframe() {
                 self.last_key_s.insert(id, stream_s);
                 self.last_key_at = Some(Instant::now());
@@ -140,6 +151,7 @@ impl Publisher {
             };
             *seq += 1;
             self.made += 1;
+            self.last_sent_at = Instant::now();
             self.link.send_envelope(e);
         }
         self.update_rates();
@@ -156,11 +168,13 @@ impl Publisher {
             let s = self.link.stats();
             let sent = s.sent.load(Ordering::Relaxed);
             let bytes = s.bytes.load(Ordering::Relaxed);
+            let dropped = s.dropped.load(Ordering::Relaxed);
             self.rates = Rates {
-                messages: (sent - self.mark.1) as f64 / dt,
-                bytes: (bytes - self.mark.2) as f64 / dt,
+                messages: sent.saturating_sub(self.mark.1) as f64 / dt,
+                bytes: bytes.saturating_sub(self.mark.2) as f64 / dt,
+                dropped: dropped.saturating_sub(self.mark.3) as f64 / dt,
             };
-            self.mark = (Instant::now(), sent, bytes);
+            self.mark = (Instant::now(), sent, bytes, dropped);
         }
     }
 
@@ -191,29 +205,41 @@ impl Publisher {
         }
     }
 
-    /// The side panel's section.
+    /// The side panel's section (long lines wrap to the panel).
     pub fn ui(&mut self, ui: &mut egui::Ui) {
         let s = self.link.stats();
-        ui.label(format!("Publishing to {}", self.url));
-        ui.label(self.state());
+        wrapped(ui, format!("Publishing to {}", self.url));
+        wrapped(ui, self.state());
         let r = self.rates;
-        ui.label(format!(
-            "{:.0} messages/s · {}/s",
-            r.messages,
-            human_bytes(r.bytes)
-        ));
+        wrapped(
+            ui,
+            format!("{:.0} messages/s · {}/s", r.messages, human_bytes(r.bytes)),
+        );
         let age = self.last_key_at.map_or("none yet".to_string(), |t| {
             format!("{:.1} s ago", t.elapsed().as_secs_f64())
         });
-        ui.label(format!(
-            "keyframe {age} ({})",
-            human_bytes(s.last_key_bytes.load(Ordering::Relaxed) as f64)
-        ));
-        let dropped = s.dropped.load(Ordering::Relaxed);
-        if dropped > 0 {
-            ui.colored_label(
-                egui::Color32::YELLOW,
-                format!("{dropped} message(s) dropped: the broker is behind"),
+        wrapped(
+            ui,
+            format!(
+                "keyframe {age} ({})",
+                human_bytes(s.last_key_bytes.load(Ordering::Relaxed) as f64)
+            ),
+        );
+        if r.dropped > 0.0 {
+            let why = if s.connected.load(Ordering::Relaxed) {
+                "the broker is behind"
+            } else {
+                "the broker is unreachable"
+            };
+            ui.add(
+                egui::Label::new(
+                    egui::RichText::new(format!(
+                        "{:.0} message(s)/s dropped: {why} (followers resume from a keyframe)",
+                        r.dropped
+                    ))
+                    .color(egui::Color32::YELLOW),
+                )
+                .wrap(),
             );
         }
         if ui
@@ -270,4 +296,9 @@ pub fn human_bytes(n: f64) -> String {
     } else {
         format!("{n:.0} B")
     }
+}
+
+/// A label that wraps to the panel's width.
+pub fn wrapped(ui: &mut egui::Ui, text: String) {
+    ui.add(egui::Label::new(text).wrap());
 }

@@ -190,8 +190,8 @@ impl Particles {
         }
         scene.set_following(cfg.following);
         if let Some(path) = &cfg.share {
-            let input = shared::SharedInput::new(gpu, path, scene.count())
-                .map_err(SceneError::Other)?;
+            let input =
+                shared::SharedInput::new(gpu, path, scene.count()).map_err(SceneError::Other)?;
             scene.shared = Some(input);
         }
         Ok(Box::new(scene))
@@ -622,8 +622,8 @@ impl Scene for Particles {
         } else {
             match follower_stats {
                 Some(stats) => self
-                .sim
-                .begin_frame_with_stats(gpu, &self.frame_params, stats),
+                    .sim
+                    .begin_frame_with_stats(gpu, &self.frame_params, stats),
                 None => self.sim.begin_frame(gpu, &self.frame_params),
             }
         }

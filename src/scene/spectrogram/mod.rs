@@ -686,7 +686,9 @@ impl Spectrogram {
 
     /// The source as the panel and the report name it (a follower: the publisher's stream).
     fn source_label(&self) -> String {
-        if self.share.following {
+        if self.share.following && self.share.followed_publisher().is_none() {
+            "a publisher's columns (none yet)".to_string()
+        } else if self.share.following {
             format!("a publisher's columns ({} Hz)", self.source.sample_rate())
         } else {
             self.source.label().to_string()

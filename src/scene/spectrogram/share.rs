@@ -93,6 +93,12 @@ pub(super) struct Share {
 }
 
 impl Share {
+    /// Following: the publisher whose columns the history holds (`None` before its first
+    /// keyframe).
+    pub(super) fn followed_publisher(&self) -> Option<u64> {
+        self.followed.map(|(p, _)| p)
+    }
+
     /// The history started again at written index 0: a new epoch (announced by a keyframe).
     pub(super) fn restarted(&mut self) {
         self.epoch += 1;

@@ -51,7 +51,9 @@ impl Spectrogram {
         }
         ui.separator();
         ui.label("Analysis");
-        if self.following() {
+        if self.following() && self.share.followed_publisher().is_none() {
+            ui.label("the publisher's, once its first keyframe arrives (no FFT here)");
+        } else if self.following() {
             ui.label(format!(
                 "the publisher's: N = {}, hop {}, {} window (columns received, no FFT here)",
                 self.a.settings.fft_size,
