@@ -273,6 +273,9 @@ pub struct Mirrors {
     plan: Vec<Planned>,
     by_page: Vec<Vec<usize>>,
     frame: Option<FrameBuffers>,
+    /// Samples staged in all mirrors (what the next upload's `staged` holds): at most
+    /// [`Pipelines::max_samples`], one storage binding ([`sync`](Mirrors::sync)).
+    staged_total: u64,
     /// Bytes of new samples (values and valid counts) staged by the last upload.
     pub uploaded_bytes: u64,
 }
@@ -316,6 +319,20 @@ impl Mirrors {
     /// stored samples in a block of the right size when the block is full (or far too large) or
     /// the series was cleared. What is staged and queued reaches the GPU with the next
     /// [`upload`](Mirrors::upload) and [`encode`](Mirrors::encode).
+    ///
+    /// Within the adapter's limits, always: a mirror never holds more than
+    /// [`Pipelines::max_samples`] (one storage binding of values and valid counts), and it starts
+    /// again from at most the newest [`Pipelines::mirror_span`] samples (three quarters of that),
+    /// so a series longer than that (a 16 Mi-sample store on lavapipe's 128 MiB bindings) keeps
+    /// its newest samples on the GPU with a quarter of a binding to grow into before the next
+    /// start-over, rather than starting over every frame once the store is full; views reaching
+    /// older samples are refused by [`add_view`](Mirrors::add_view)
+    /// ([`GpuM4Error::BeyondMirror`]: the caller draws them with the exact CPU M4). And the
+    /// samples staged for one frame (one storage binding, `staged`, for all series) never exceed
+    /// [`Pipelines::max_samples`]: a series whose new samples do not fit what the frame has left
+    /// is not synced this frame ([`GpuM4Error::Deferred`]; CPU M4 for this frame, its mirror
+    /// untouched) and catches up at the next (a frame with nothing staged yet always takes one
+    /// series' samples, which fit a binding), as when several series start over together.
     pub fn sync(
         &mut self,
         gpu: &mut GpuFrame<'_>,
@@ -329,24 +346,27 @@ impl Mirrors {
         let m = &mut self.mirrors[i];
         let (first, end) = (series.first_index(), series.end_index());
         let stored = end - first;
-        if stored > pipes.max_samples {
-            if let Some(b) = m.block.take() {
-                self.pool.release(b);
-            }
-            *m = Mirror::default();
-            return Err(GpuM4Error::TooLarge {
-                name: series.name.clone(),
-                len: stored,
-                max: pipes.max_samples,
-            });
-        }
         let cap = m.block.map_or(0, |b| b.capacity);
         let rebuild = m.block.is_none()
             || first > m.base + m.len
             || end - m.base > cap
             || end < m.base + m.len;
+        // Samples this sync stages, and what the frame then holds staged.
+        let keep = stored.min(pipes.mirror_span());
+        let (adds, staged_after) = if rebuild {
+            (keep, self.staged_total - m.staged.len() as u64 + keep)
+        } else {
+            let adds = end - (m.base + m.len);
+            (adds, self.staged_total + adds)
+        };
+        // Deferred only when other samples are staged: one series' samples fit a binding.
+        if adds > 0 && staged_after > pipes.max_samples && staged_after > adds {
+            return Err(GpuM4Error::Deferred {
+                name: series.name.clone(),
+            });
+        }
         if rebuild {
-            let want = (stored + stored / 4)
+            let want = (keep + keep / 4)
                 .max(MIN_CAPACITY)
                 .next_power_of_two()
                 .min(pipes.max_samples);
@@ -358,7 +378,8 @@ impl Mirrors {
                 (m.levels, m.offsets) = layout_levels(b.capacity);
                 m.block = Some(b);
             }
-            m.base = first;
+            self.staged_total -= m.staged.len() as u64;
+            m.base = end - keep;
             m.len = 0;
             m.valid_total = 0;
             m.pending.clear();
@@ -377,6 +398,7 @@ impl Mirrors {
             m.valid_total = run;
             m.len = g - m.base + vals.len() as u64;
         }
+        self.staged_total += m.len - old_len;
         // Pyramid nodes completed by the new samples, merged with builds not yet recorded.
         let mut div = 1u64;
         for level in 1..=m.levels {
@@ -446,8 +468,19 @@ impl Mirrors {
         if !series.is_ordered() {
             return Err(GpuM4Error::Unordered { name: name() });
         }
-        if self.mirrors.get(i).and_then(|m| m.block).is_none() {
+        let Some(m) = self.mirrors.get(i).filter(|m| m.block.is_some()) else {
             return Err(GpuM4Error::NotMirrored { name: name() });
+        };
+        // The samples in view must all be in the mirror: it holds only the newest samples of a
+        // series longer than one binding ([`Mirrors::sync`]), and lags a series deferred.
+        let g0 = series.partition_index(|t| t < r0);
+        let g1 = series.partition_index(|t| t < r1);
+        if g1 > g0 && (g0 < m.base || g1 > m.base + m.len) {
+            return Err(GpuM4Error::BeyondMirror {
+                name: name(),
+                mirrored: m.len,
+                stored: series.len() as u64,
+            });
         }
         // Every buffer of the batch within one storage binding (connectors: 16 bytes a column).
         let records = (self.views.len() as u64 + 1) * self.columns as u64;
@@ -484,11 +517,14 @@ impl Mirrors {
         // The adapter's choice, for frames with enough columns of series to pay for the resolve
         // (and only with compaction: the raster pass appends the connectors it leaves).
         let records = self.views.len() as u64 * self.columns as u64;
-        self.raster = if pipes.compact && records >= RASTER_MIN_RECORDS {
-            pipes.raster
-        } else {
-            Raster::Draws
-        };
+        // The owner image (4 bytes a pixel) must fit one storage binding too.
+        let owner = self.columns as u64 * self.rows as u64 * 4;
+        self.raster =
+            if pipes.compact && records >= RASTER_MIN_RECORDS && owner <= pipes.max_binding {
+                pipes.raster
+            } else {
+                Raster::Draws
+            };
         self.plan.clear();
         self.slot_of.clear();
         self.uploaded_bytes = 0;
@@ -693,8 +729,16 @@ impl Mirrors {
                 .as_ref()
                 .map(FrameBuffers::sizes)
                 .unwrap_or_default();
-            // Never below 256 bytes: a binding holds at least one record of any type.
-            let grow = |need: u64, have: u64| need.next_power_of_two().max(have).max(256);
+            // Never below 256 bytes: a binding holds at least one record of any type. Never past
+            // one binding (where the limit is no power of two) unless the need is, which `sync`
+            // and `add_view` rule out.
+            let limit = pipes.max_binding & !15;
+            let grow = |need: u64, have: u64| {
+                need.next_power_of_two()
+                    .max(have)
+                    .max(256)
+                    .min(limit.max(need))
+            };
             let sizes = FrameSizes {
                 staged: grow(need.staged, have.staged),
                 jobs: grow(need.jobs, have.jobs),
@@ -795,6 +839,7 @@ impl Mirrors {
     /// Marks the staged samples and queued builds as recorded (call once the encoder holding
     /// them is submitted).
     pub fn builds_submitted(&mut self) {
+        self.staged_total = 0;
         for m in &mut self.mirrors {
             m.staged.clear();
             if m.staged.capacity() > 1 << 16 {

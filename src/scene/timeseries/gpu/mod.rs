@@ -6,7 +6,11 @@
 //! storage buffers shared by many series: per sample its f32 bits and the running count of valid
 //! (non-NaN) values side by side, and a pyramid of min/max nodes with branching [`BRANCH`]:
 //! level L node k covers values `[k·16^L, (k+1)·16^L)`). Blocks come from a buddy allocator per page; a series
-//! that outgrows its block moves to a larger one (uploaded again from the store).
+//! that outgrows its block moves to a larger one (uploaded again from the store). Nothing exceeds
+//! one storage binding of the adapter (lavapipe: 128 MiB, 16 Mi samples): a series longer than
+//! three quarters of one keeps only its newest samples on the GPU, a view of older ones is drawn
+//! by the exact CPU M4, and one frame stages at most one binding of new samples for all series,
+//! a series over that waiting a frame (CPU M4 meanwhile) ([`Mirrors::sync`]).
 //!
 //! A frame ([`Mirrors`]): the new samples of all series are staged in one upload and copied
 //! into place by one dispatch per page (`shaders/timeseries/append.wgsl`); only the pyramid nodes
@@ -310,7 +314,8 @@ pub struct Pipelines {
     resolve: wgpu::RenderPipeline,
     resolve_bgl: wgpu::BindGroupLayout,
     /// Largest number of samples one mirror may hold: the largest page, a power of two within the
-    /// storage binding limit (bytes / 8: value and valid count).
+    /// storage binding limit (bytes / 8: value and valid count). Also the most samples one
+    /// frame stages for all series (one binding, `staged`).
     pub max_samples: u64,
     /// Bytes of the largest storage binding.
     pub max_binding: u64,
@@ -491,6 +496,13 @@ impl Pipelines {
         }
     }
 
+    /// The most samples a mirror starts over from (its series' newest): three quarters of
+    /// [`max_samples`](Pipelines::max_samples), so that a mirror of a longer series still has a
+    /// quarter of a binding to grow into before it starts over again.
+    pub fn mirror_span(&self) -> u64 {
+        self.max_samples - self.max_samples / 4
+    }
+
     /// [`Pipelines::new`] for `gpu`'s device, with the per-adapter choices: records compacted
     /// where the adapter can draw indirect; on a CPU adapter (lavapipe) the spans rastered by the
     /// M4 pass, and the short connectors too when the connector draw follows the line rule there
@@ -536,9 +548,25 @@ fn layout_levels(capacity: u64) -> (u32, [u32; MAX_LEVELS]) {
 /// Errors of the GPU path (the caller falls back to CPU M4).
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum GpuM4Error {
-    /// The series holds more samples than one storage binding can.
-    #[error("series '{name}': {len} samples exceed the GPU storage limit of {max}")]
-    TooLarge { name: String, len: u64, max: u64 },
+    /// The view reaches samples older than the mirror holds: a series longer than
+    /// [`Pipelines::mirror_span`] keeps only its newest samples on the GPU (one storage binding
+    /// holds no more; [`Mirrors::sync`]).
+    #[error(
+        "series '{name}': the view reaches samples older than the newest {mirrored} of its \
+         {stored} kept on the GPU (a storage binding holds no more; CPU decimation used)"
+    )]
+    BeyondMirror {
+        name: String,
+        mirrored: u64,
+        stored: u64,
+    },
+    /// This frame's uploads already fill one storage binding: the series' new samples go up
+    /// next frame ([`Mirrors::sync`]).
+    #[error(
+        "series '{name}': GPU upload deferred to the next frame (this frame's uploads fill a \
+         storage binding; CPU decimation used)"
+    )]
+    Deferred { name: String },
     /// Column bounds need samples in time order.
     #[error("series '{name}': out-of-order samples (CPU decimation used)")]
     Unordered { name: String },
