@@ -786,17 +786,14 @@ impl Scene for Particles {
             if let Some(n) = input.notice() {
                 ui.colored_label(egui::Color32::YELLOW, n);
             }
-            ui.separator();
-            ui.strong("statistics (GPU)");
-            self.stats_ui(ui);
-            self.view_ui(ui);
-            return;
-        }
-        if self.share.following {
+        } else if self.share.following {
             ui.label("following a publisher: its count, mode, forces and steps");
             if let Some(n) = &self.share.notice {
                 ui.colored_label(egui::Color32::YELLOW, n);
             }
+        }
+        if self.shared.is_some() || self.share.following {
+            // The particles come from elsewhere: no simulation controls.
             ui.separator();
             ui.strong("statistics (GPU)");
             self.stats_ui(ui);

@@ -147,6 +147,15 @@ pub struct Share {
 }
 
 impl Share {
+    /// A message of configuration `epoch` was sent, with these flocking constants when they
+    /// changed.
+    fn published(&mut self, epoch: u64, flocking: Option<(f32, f32)>) {
+        self.published_epoch = Some(epoch);
+        if flocking.is_some() {
+            self.published_flocking = flocking;
+        }
+    }
+
     /// The follower's state was lost (a lost device): out of step until the next keyframe.
     pub(super) fn lost_state(&mut self) {
         self.synced = false;
@@ -345,10 +354,7 @@ impl Particles {
             && sh.log.first().is_some_and(|f| f.step == k.step)
         {
             sh.keys_state += 1;
-            sh.published_epoch = Some(epoch);
-            if flocking.is_some() {
-                sh.published_flocking = Some(flocking_now);
-            }
+            sh.published(epoch, flocking.is_some().then_some(flocking_now));
             return Some(Body::ParticlesKey(ParticlesKeyframe {
                 view: None,
                 config,
@@ -366,11 +372,8 @@ impl Particles {
             // The state is the seeded initial one: the follower makes it itself.
             let sh = &mut self.share;
             sh.keys_seed += 1;
-            sh.published_epoch = Some(epoch);
+            sh.published(epoch, flocking.is_some().then_some(flocking_now));
             sh.copy_wanted = false;
-            if flocking.is_some() {
-                sh.published_flocking = Some(flocking_now);
-            }
             // The constants the (re)built simulation starts with.
             let initial = match restart {
                 Some((count, _)) => {
@@ -394,10 +397,7 @@ impl Particles {
             if self.sim.state_bytes() > KEY_MAX_STATE_BYTES {
                 // Too large to carry: a keyframe without state (followers say so).
                 sh.keys_without_state += 1;
-                sh.published_epoch = Some(epoch);
-                if flocking.is_some() {
-                    sh.published_flocking = Some(flocking_now);
-                }
+                sh.published(epoch, flocking.is_some().then_some(flocking_now));
                 return Some(Body::ParticlesKey(ParticlesKeyframe {
                     view: None,
                     config,
@@ -414,10 +414,7 @@ impl Particles {
         if frame.params.0.is_empty() && frame.flocking.is_none() && !restarted {
             return None;
         }
-        sh.published_epoch = Some(epoch);
-        if flocking.is_some() {
-            sh.published_flocking = Some(flocking_now);
-        }
+        sh.published(epoch, flocking.is_some().then_some(flocking_now));
         Some(Body::ParticlesDelta(ParticlesDelta {
             view: None,
             restart: restarted.then_some(config),
