@@ -7,6 +7,7 @@
 
 mod common;
 use common::gpu;
+use common::particles::{DT, prepare_and_compute, step_ctx};
 
 use vizdeck::gpu::Gpu;
 use vizdeck::gpu::readback::{Consumer, ReadbackRing};
@@ -18,8 +19,6 @@ use vizdeck::scene::particles::{
     cpu_neighbours, cpu_step, dispatch_size, initial_particles,
 };
 use vizdeck::scene::{FrameCtx, SCENE_FORMAT, Scene};
-
-const DT: f32 = 1.0 / 120.0;
 
 /// Runs one frame of `steps` fixed steps through the scene's own prepare/compute/paint
 /// (paint skipped when `draw` is false) and returns the step parameters it used.
@@ -36,16 +35,7 @@ fn run_frame(
         scene.fixed_update(DT);
     }
     let params = scene.frame_params().to_vec();
-    let ctx = FrameCtx {
-        frame,
-        steps,
-        dt: DT,
-        alpha: 0.5,
-        advanced_s: steps as f64 * DT as f64,
-        elapsed_s: steps as f64 * DT as f64,
-        size: (64, 48),
-    };
-    vizdeck::scene::prepare_standalone(gpu, scene, &ctx, Strategy::WriteBuffer);
+    let ctx = step_ctx(frame, steps);
     let target = gpu.device.create_texture(&wgpu::TextureDescriptor {
         label: Some("test:target"),
         size: wgpu::Extent3d {
@@ -61,18 +51,7 @@ fn run_frame(
         view_formats: &[],
     });
     let view = target.create_view(&Default::default());
-    let mut enc = gpu
-        .device
-        .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-            label: Some("test"),
-        });
-    {
-        let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
-            label: Some("test:compute"),
-            timestamp_writes: None,
-        });
-        scene.compute(&mut pass, &ctx);
-    }
+    let mut enc = prepare_and_compute(gpu, scene, &ctx, "test");
     if draw {
         let mut pass = enc.begin_render_pass(&wgpu::RenderPassDescriptor {
             label: Some("test:render"),
@@ -763,19 +742,7 @@ fn sixty_hz_steps_every_second_tick_with_twice_the_dt() {
         elapsed_s: 3.0 * DT as f64,
         size: (64, 64),
     };
-    vizdeck::scene::prepare_standalone(&gpu, &mut scene, &ctx, Strategy::WriteBuffer);
-    let mut enc = gpu
-        .device
-        .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-            label: Some("test:rate"),
-        });
-    {
-        let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
-            label: Some("test:rate:compute"),
-            timestamp_writes: None,
-        });
-        scene.compute(&mut pass, &ctx);
-    }
+    let enc = prepare_and_compute(&gpu, &mut scene, &ctx, "test:rate");
     #[allow(clippy::disallowed_methods)] // a test frame outside the deck
     gpu.queue.submit([enc.finish()]);
     let got = scene.read_state(&gpu);

@@ -19,6 +19,7 @@
 mod common;
 
 use common::follower::Follower;
+use common::particles::{DT, prepare_and_compute, step_ctx};
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -26,13 +27,10 @@ use std::time::Duration;
 
 use vizdeck::gpu::Gpu;
 use vizdeck::gpu::readback::{Consumer, ReadbackRing};
-use vizdeck::gpu::upload::Strategy;
 use vizdeck::publish::follow::Sequencer;
 use vizdeck::publish::protocol::{Body, Envelope, decode, encode};
+use vizdeck::scene::Scene;
 use vizdeck::scene::particles::{Mode, Particles, StepRate};
-use vizdeck::scene::{FrameCtx, Scene};
-
-const DT: f32 = 1.0 / 120.0;
 
 /// One deck frame of `scene` as the deck runs it, with `ticks` clock ticks: fixed updates, the
 /// follower's messages, the publisher's body (a keyframe when `key`), prepare, compute,
@@ -53,28 +51,8 @@ fn frame(
         scene.follow(m.publisher, m.body, true);
     }
     let body = scene.publish(key);
-    let ctx = FrameCtx {
-        frame: index,
-        steps: ticks,
-        dt: DT,
-        alpha: 0.5,
-        advanced_s: f64::from(ticks) * f64::from(DT),
-        elapsed_s: f64::from(ticks) * f64::from(DT),
-        size: (64, 48),
-    };
-    vizdeck::scene::prepare_standalone(gpu, scene, &ctx, Strategy::WriteBuffer);
-    let mut enc = gpu
-        .device
-        .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-            label: Some("test"),
-        });
-    {
-        let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
-            label: Some("test:compute"),
-            timestamp_writes: None,
-        });
-        scene.compute(&mut pass, &ctx);
-    }
+    let ctx = step_ctx(index, ticks);
+    let mut enc = prepare_and_compute(gpu, scene, &ctx, "test");
     scene.record_readbacks(&gpu.device, &mut enc, ring, Consumer::Scene(1));
     gpu.queue.submit([enc.finish()]);
     ring.after_submit();

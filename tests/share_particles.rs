@@ -12,19 +12,17 @@
 //! `VK_KHR_external_semaphore_fd`).
 
 mod common;
-#[path = "common/vk_producer.rs"]
-mod vk_producer;
 
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+use common::vk_producer::VkProducer;
 use vizdeck::deck::Deck;
 use vizdeck::gpu::Gpu;
 use vizdeck::interop::protocol::{self, Dtype, FrameMessage};
 use vizdeck::scene::particles::Particle;
-use vk_producer::VkProducer;
 
 const COUNT: usize = 1024;
 const SIZE: (u32, u32) = (640, 400);

@@ -1,6 +1,6 @@
 //! Shared GPU buffers (issue 18, `gpu/external.rs`) on the test GPU (lavapipe in CI): vizdeck's
 //! buffer is exported as an opaque fd; a second Vulkan instance and device, made here with ash
-//! as a producer would (CUDA's stand-in), picks the physical device by vizdeck's device UUID,
+//! as a producer would (CUDA's stand-in, tests/common/vk_producer.rs), picks the physical device by vizdeck's device UUID,
 //! imports the fd (`VkImportMemoryFdInfoKHR`), writes a known pattern on its own queue
 //! (`vkCmdFillBuffer`, `vkCmdUpdateBuffer`) and is torn down; vizdeck then reads its wgpu buffer
 //! back and finds the pattern. A device without the extensions this needs skips the test with
@@ -10,14 +10,12 @@
 
 mod common;
 
-use std::ffi::CStr;
-use std::os::fd::{FromRawFd, IntoRawFd, OwnedFd};
-
 use ash::vk;
+use common::vk_producer::VkProducer;
 use vizdeck::gpu::external::{
-    EXTERNAL_MEMORY_FD, ExternalMemoryBuffer, ExternalMemoryError, ExternalMemoryInfo, HANDLE_TYPE,
-    memory_type, vk_buffer_usage,
+    ExternalMemoryBuffer, ExternalMemoryError, memory_type, vk_buffer_usage,
 };
+use vizdeck::interop::protocol::uuid_hex;
 
 /// Bytes shared: 1 MiB and three words, so the allocation may round up past the buffer.
 const SIZE: u64 = (1 << 20) + 12;
@@ -28,218 +26,6 @@ const RAMP_WORDS: usize = 1024;
 
 fn ramp(i: usize) -> u32 {
     (i as u32).wrapping_mul(2_654_435_761) ^ 0x5A5A_0000
-}
-
-/// The producer: its own VkInstance and VkDevice on the physical device whose UUID is vizdeck's.
-struct Producer {
-    instance: ash::Instance,
-    device: ash::Device,
-    queue: vk::Queue,
-    queue_family: u32,
-    device_uuid: [u8; vk::UUID_SIZE],
-    driver_uuid: [u8; vk::UUID_SIZE],
-    extensions: Vec<String>,
-}
-
-impl Drop for Producer {
-    fn drop(&mut self) {
-        unsafe {
-            let _ = self.device.device_wait_idle();
-            self.device.destroy_device(None);
-            self.instance.destroy_instance(None);
-        }
-    }
-}
-
-fn has(extensions: &[String], name: &CStr) -> bool {
-    extensions
-        .iter()
-        .any(|e| e.as_str() == name.to_str().unwrap())
-}
-
-/// Makes the producer on the device of `uuid`. `Err` is the reason to skip (an extension the
-/// device lacks); no device of that UUID panics (the UUID check failed).
-fn producer(entry: &ash::Entry, uuid: [u8; vk::UUID_SIZE]) -> Result<Producer, String> {
-    let app = vk::ApplicationInfo::default()
-        .application_name(c"vizdeck-test-producer")
-        .api_version(vk::API_VERSION_1_1);
-    let instance = unsafe {
-        entry.create_instance(
-            &vk::InstanceCreateInfo::default().application_info(&app),
-            None,
-        )
-    }
-    .expect("vkCreateInstance (producer)");
-    let physicals = unsafe { instance.enumerate_physical_devices() }.expect("physical devices");
-    let mut found = None;
-    let mut seen = Vec::new();
-    for p in physicals {
-        let mut id = vk::PhysicalDeviceIDProperties::default();
-        let mut props2 = vk::PhysicalDeviceProperties2::default().push_next(&mut id);
-        unsafe { instance.get_physical_device_properties2(p, &mut props2) };
-        seen.push(id.device_uuid);
-        if id.device_uuid == uuid {
-            found = Some((p, id.device_uuid, id.driver_uuid));
-        }
-    }
-    let Some((physical, device_uuid, driver_uuid)) = found else {
-        unsafe { instance.destroy_instance(None) };
-        panic!("no Vulkan device of vizdeck's UUID {uuid:02x?} (seen: {seen:02x?})");
-    };
-    let extensions: Vec<String> =
-        unsafe { instance.enumerate_device_extension_properties(physical) }
-            .expect("device extensions")
-            .iter()
-            .filter_map(|e| e.extension_name_as_c_str().ok())
-            .map(|n| n.to_string_lossy().into_owned())
-            .collect();
-    if !has(&extensions, EXTERNAL_MEMORY_FD) {
-        unsafe { instance.destroy_instance(None) };
-        return Err(format!(
-            "the producer's device lacks {}",
-            EXTERNAL_MEMORY_FD.to_string_lossy()
-        ));
-    }
-    let families = unsafe { instance.get_physical_device_queue_family_properties(physical) };
-    let queue_family = families
-        .iter()
-        .position(|f| {
-            f.queue_flags.intersects(
-                vk::QueueFlags::TRANSFER | vk::QueueFlags::GRAPHICS | vk::QueueFlags::COMPUTE,
-            )
-        })
-        .expect("a queue family that can transfer") as u32;
-    let priorities = [1.0];
-    let queues = [vk::DeviceQueueCreateInfo::default()
-        .queue_family_index(queue_family)
-        .queue_priorities(&priorities)];
-    let names = [EXTERNAL_MEMORY_FD.as_ptr()];
-    let device = unsafe {
-        instance.create_device(
-            physical,
-            &vk::DeviceCreateInfo::default()
-                .queue_create_infos(&queues)
-                .enabled_extension_names(&names),
-            None,
-        )
-    }
-    .expect("vkCreateDevice (producer)");
-    let queue = unsafe { device.get_device_queue(queue_family, 0) };
-    Ok(Producer {
-        instance,
-        device,
-        queue,
-        queue_family,
-        device_uuid,
-        driver_uuid,
-        extensions,
-    })
-}
-
-impl Producer {
-    /// Imports `fd` as described by `info` (§11.2.6: same allocation size and memory type, a
-    /// dedicated allocation when the exporter made one), fills the buffer with [`FILL`], writes
-    /// the ramp over its first words, waits for its queue, and frees its buffer and memory.
-    fn write_pattern(&self, fd: OwnedFd, info: &ExternalMemoryInfo) {
-        let d = &self.device;
-        unsafe {
-            let mut external =
-                vk::ExternalMemoryBufferCreateInfo::default().handle_types(HANDLE_TYPE);
-            let buffer = d
-                .create_buffer(
-                    &vk::BufferCreateInfo::default()
-                        .size(info.size)
-                        .usage(vk::BufferUsageFlags::TRANSFER_DST)
-                        .sharing_mode(vk::SharingMode::EXCLUSIVE)
-                        .push_next(&mut external),
-                    None,
-                )
-                .expect("producer vkCreateBuffer");
-            let req = d.get_buffer_memory_requirements(buffer);
-            assert_ne!(
-                req.memory_type_bits & (1 << info.memory_type_index),
-                0,
-                "the exporter's memory type {} does not fit the importer's buffer ({:#x})",
-                info.memory_type_index,
-                req.memory_type_bits
-            );
-            assert!(req.size <= info.allocation_size, "{req:?} vs {info:?}");
-            let raw_fd = fd.into_raw_fd();
-            let mut import = vk::ImportMemoryFdInfoKHR::default()
-                .handle_type(HANDLE_TYPE)
-                .fd(raw_fd);
-            let mut dedicated = vk::MemoryDedicatedAllocateInfo::default().buffer(buffer);
-            let mut alloc = vk::MemoryAllocateInfo::default()
-                .allocation_size(info.allocation_size)
-                .memory_type_index(info.memory_type_index)
-                .push_next(&mut import);
-            if info.dedicated {
-                alloc = alloc.push_next(&mut dedicated);
-            }
-            let memory = match d.allocate_memory(&alloc, None) {
-                Ok(m) => m, // the driver owns the fd now
-                Err(e) => {
-                    drop(OwnedFd::from_raw_fd(raw_fd)); // not consumed on failure
-                    panic!("producer vkAllocateMemory (import) failed: {e}");
-                }
-            };
-            d.bind_buffer_memory(buffer, memory, 0)
-                .expect("producer vkBindBufferMemory");
-
-            let pool = d
-                .create_command_pool(
-                    &vk::CommandPoolCreateInfo::default().queue_family_index(self.queue_family),
-                    None,
-                )
-                .expect("command pool");
-            let cmd = d
-                .allocate_command_buffers(
-                    &vk::CommandBufferAllocateInfo::default()
-                        .command_pool(pool)
-                        .level(vk::CommandBufferLevel::PRIMARY)
-                        .command_buffer_count(1),
-                )
-                .expect("command buffer")[0];
-            d.begin_command_buffer(
-                cmd,
-                &vk::CommandBufferBeginInfo::default()
-                    .flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT),
-            )
-            .expect("begin");
-            d.cmd_fill_buffer(cmd, buffer, 0, vk::WHOLE_SIZE, FILL);
-            let barrier = vk::MemoryBarrier::default()
-                .src_access_mask(vk::AccessFlags::TRANSFER_WRITE)
-                .dst_access_mask(vk::AccessFlags::TRANSFER_WRITE);
-            d.cmd_pipeline_barrier(
-                cmd,
-                vk::PipelineStageFlags::TRANSFER,
-                vk::PipelineStageFlags::TRANSFER,
-                vk::DependencyFlags::empty(),
-                &[barrier],
-                &[],
-                &[],
-            );
-            let words: Vec<u32> = (0..RAMP_WORDS).map(ramp).collect();
-            d.cmd_update_buffer(cmd, buffer, 0, bytemuck::cast_slice(&words));
-            d.end_command_buffer(cmd).expect("end");
-            let fence = d
-                .create_fence(&vk::FenceCreateInfo::default(), None)
-                .expect("fence");
-            let cmds = [cmd];
-            d.queue_submit(
-                self.queue,
-                &[vk::SubmitInfo::default().command_buffers(&cmds)],
-                fence,
-            )
-            .expect("producer vkQueueSubmit");
-            d.wait_for_fences(&[fence], true, u64::MAX)
-                .expect("producer fence");
-            d.destroy_fence(fence, None);
-            d.destroy_command_pool(pool, None);
-            d.destroy_buffer(buffer, None);
-            d.free_memory(memory, None);
-        }
-    }
 }
 
 #[test]
@@ -278,7 +64,7 @@ fn a_vulkan_producer_writes_into_vizdecks_buffer() {
         let hal = unsafe { gpu.device.as_hal::<wgpu::hal::api::Vulkan>() }.expect("Vulkan device");
         hal.shared_instance().entry().clone()
     };
-    let producer = match producer(&entry, info.device_uuid) {
+    let mut producer = match VkProducer::new(&entry, &uuid_hex(&info.device_uuid)) {
         Ok(p) => p,
         Err(why) => {
             eprintln!("skipped: {why}");
@@ -308,9 +94,17 @@ fn a_vulkan_producer_writes_into_vizdecks_buffer() {
 
     // Two fds, two references: one is imported, the other closed unused.
     let unused = shared.export_fd().expect("export an fd");
-    producer.write_pattern(shared.export_fd().expect("export an fd"), &info);
+    let imported = producer.import(
+        shared.export_fd().expect("export an fd"),
+        info.size,
+        info.allocation_size,
+        info.memory_type_index,
+        info.dedicated,
+    );
+    let pattern: Vec<u32> = (0..RAMP_WORDS).map(ramp).collect();
+    producer.fill_and_write(imported, FILL, bytemuck::cast_slice(&pattern));
     drop(unused);
-    drop(producer); // the producer is gone; vizdeck's memory stays
+    drop(producer); // the producer (its buffer and memory too) is gone; vizdeck's memory stays
 
     let bytes = gpu
         .read_buffer_blocking(shared.buffer(), 0, SIZE)

@@ -5,6 +5,7 @@
 
 mod common;
 use common::gpu;
+use common::series::{assert_same, cpu};
 
 use vizdeck::gpu::Gpu;
 use vizdeck::gpu::frame::OwnedFrame;
@@ -16,7 +17,7 @@ use vizdeck::scene::timeseries::gpu::{
 };
 use vizdeck::scene::timeseries::{TimeSeries, series_color};
 use vizdeck::scene::{FrameCtx, Scene};
-use vizdeck::series::decimate::{Column, decimate_m4_rel};
+use vizdeck::series::decimate::Column;
 use vizdeck::series::store::Series;
 use vizdeck::series::{Pacing, SeriesSelection, SeriesSource, SynthKind};
 
@@ -59,25 +60,6 @@ fn messy_series(n: usize, seed: u64, cap: usize) -> Series {
         s.push(t, value);
     }
     s
-}
-
-fn cpu(s: &Series, r0: f64, r1: f64, columns: usize) -> Vec<Column> {
-    let mut out = Vec::new();
-    decimate_m4_rel(s, r0, r1, columns, &mut out);
-    out
-}
-
-fn assert_same(gpu_cols: &[Column], cpu_cols: &[Column], what: &str) {
-    assert_eq!(gpu_cols.len(), cpu_cols.len(), "{what}: column count");
-    for (i, (g, c)) in gpu_cols.iter().zip(cpu_cols).enumerate() {
-        // Bitwise on everything but ±0 (min/max of 0.0 and -0.0 may pick either).
-        let same = g.count == c.count
-            && g.min == c.min
-            && g.max == c.max
-            && g.first.to_bits() == c.first.to_bits()
-            && g.last.to_bits() == c.last.to_bits();
-        assert!(same, "{what}: column {i}: gpu {g:?} cpu {c:?}");
-    }
 }
 
 #[test]

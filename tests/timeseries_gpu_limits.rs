@@ -8,13 +8,14 @@
 
 mod common;
 use common::gpu;
+use common::series::cpu;
 
 use vizdeck::gpu::Gpu;
 use vizdeck::gpu::frame::OwnedFrame;
 use vizdeck::gpu::upload::Strategy;
 use vizdeck::scene::SCENE_FORMAT;
 use vizdeck::scene::timeseries::gpu::{GpuM4Error, Mirrors, Pipelines, ViewUniform};
-use vizdeck::series::decimate::{Column, decimate_m4_rel};
+use vizdeck::series::decimate::Column;
 use vizdeck::series::store::Series;
 
 /// Samples of value and valid count (8 bytes each) one storage binding of this adapter holds.
@@ -47,22 +48,9 @@ fn feed(s: &mut Series, n: u64, state: &mut (u64, f32, u64)) {
     }
 }
 
-fn cpu(s: &Series, r0: f64, r1: f64, columns: usize) -> Vec<Column> {
-    let mut out = Vec::new();
-    decimate_m4_rel(s, r0, r1, columns, &mut out);
-    out
-}
-
+/// [`common::series::assert_same`], and more than half the columns hold samples.
 fn assert_same(gpu_cols: &[Column], cpu_cols: &[Column], what: &str) {
-    assert_eq!(gpu_cols.len(), cpu_cols.len(), "{what}: column count");
-    for (i, (g, c)) in gpu_cols.iter().zip(cpu_cols).enumerate() {
-        let same = g.count == c.count
-            && g.min == c.min
-            && g.max == c.max
-            && g.first.to_bits() == c.first.to_bits()
-            && g.last.to_bits() == c.last.to_bits();
-        assert!(same, "{what}: column {i}: gpu {g:?} cpu {c:?}");
-    }
+    common::series::assert_same(gpu_cols, cpu_cols, what);
     assert!(cpu_cols.iter().filter(|c| c.count > 0).count() > cpu_cols.len() / 2);
 }
 

@@ -8,6 +8,12 @@ pub mod follower;
 pub mod http_server;
 #[allow(dead_code)]
 pub mod mosquitto;
+#[allow(dead_code)]
+pub mod particles;
+#[allow(dead_code)]
+pub mod series;
+#[allow(dead_code)]
+pub mod vk_producer;
 
 use std::path::Path;
 use std::process::Output;

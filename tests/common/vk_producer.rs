@@ -1,11 +1,8 @@
 //! A Vulkan producer for the `--share` tests (CUDA's stand-in on lavapipe): its own VkInstance
 //! and VkDevice on the physical device of vizdeck's UUID, which imports a shared buffer's fd
 //! (`VkImportMemoryFdInfoKHR`, as `ExternalMemoryInfo` / the share description says) and writes
-//! bytes into it on its own queue (`vkCmdUpdateBuffer`, waited for with a fence). Included with
-//! `#[path = "common/vk_producer.rs"] mod vk_producer;` (tests/shared_buffer.rs has its own
-//! older copy of the same steps).
-
-#![allow(dead_code)]
+//! bytes into it on its own queue (`vkCmdFillBuffer`, `vkCmdUpdateBuffer`, waited for with a
+//! fence). Used by tests/shared_buffer.rs and tests/share_particles.rs as `common::vk_producer`.
 
 use std::ffi::CStr;
 use std::os::fd::{FromRawFd, IntoRawFd, OwnedFd};
@@ -21,6 +18,8 @@ pub struct VkProducer {
     queue_family: u32,
     /// Device extensions of its physical device.
     pub extensions: Vec<String>,
+    /// The device UUID of its physical device (the one it was asked for).
+    pub device_uuid: [u8; vk::UUID_SIZE],
     /// The driver UUID of its physical device.
     pub driver_uuid: [u8; vk::UUID_SIZE],
     imported: Vec<(vk::Buffer, vk::DeviceMemory)>,
@@ -55,7 +54,7 @@ fn has(extensions: &[String], name: &CStr) -> bool {
 impl VkProducer {
     /// The producer on the device of `uuid` (32 hex digits, as in the share description), made
     /// through `entry` (wgpu-hal's, `Device::as_hal`). `Err`: the reason to skip (the extension
-    /// missing); no device of that UUID panics.
+    /// missing); no instance, or no device of that UUID, panics.
     pub fn new(entry: &ash::Entry, uuid_hex: &str) -> Result<VkProducer, String> {
         let uuid: Vec<u8> = (0..16)
             .map(|i| u8::from_str_radix(&uuid_hex[2 * i..2 * i + 2], 16).expect("hex UUID"))
@@ -69,20 +68,22 @@ impl VkProducer {
                 None,
             )
         }
-        .map_err(|e| format!("vkCreateInstance (producer): {e}"))?;
+        .expect("vkCreateInstance (producer)");
         let physicals = unsafe { instance.enumerate_physical_devices() }.expect("physical devices");
         let mut found = None;
+        let mut seen = Vec::new();
         for p in physicals {
             let mut id = vk::PhysicalDeviceIDProperties::default();
             let mut props2 = vk::PhysicalDeviceProperties2::default().push_next(&mut id);
             unsafe { instance.get_physical_device_properties2(p, &mut props2) };
+            seen.push(id.device_uuid);
             if id.device_uuid[..] == uuid[..] {
-                found = Some((p, id.driver_uuid));
+                found = Some((p, id.device_uuid, id.driver_uuid));
             }
         }
-        let Some((physical, driver_uuid)) = found else {
+        let Some((physical, device_uuid, driver_uuid)) = found else {
             unsafe { instance.destroy_instance(None) };
-            panic!("no Vulkan device of vizdeck's UUID {uuid_hex}");
+            panic!("no Vulkan device of vizdeck's UUID {uuid_hex} (seen: {seen:02x?})");
         };
         let extensions: Vec<String> =
             unsafe { instance.enumerate_device_extension_properties(physical) }
@@ -129,6 +130,7 @@ impl VkProducer {
             queue,
             queue_family,
             extensions,
+            device_uuid,
             driver_uuid,
             imported: Vec::new(),
         })
@@ -136,7 +138,8 @@ impl VkProducer {
 
     /// Imports `fd` as a buffer of `size` bytes from an allocation of `allocation_size` bytes
     /// of memory type `memory_type_index` (dedicated when `dedicated`), as the share
-    /// description says.
+    /// description says (§11.2.6: the exporter's allocation size and memory type, a dedicated
+    /// allocation when the exporter made one). Freed when the producer is dropped.
     pub fn import(
         &mut self,
         fd: OwnedFd,
@@ -160,8 +163,17 @@ impl VkProducer {
                 )
                 .expect("producer vkCreateBuffer");
             let req = d.get_buffer_memory_requirements(buffer);
-            assert_ne!(req.memory_type_bits & (1 << memory_type_index), 0);
-            assert!(req.size <= allocation_size);
+            assert_ne!(
+                req.memory_type_bits & (1 << memory_type_index),
+                0,
+                "the exporter's memory type {memory_type_index} does not fit the importer's \
+                 buffer ({:#x})",
+                req.memory_type_bits
+            );
+            assert!(
+                req.size <= allocation_size,
+                "{req:?} vs an allocation of {allocation_size} bytes"
+            );
             let raw_fd = fd.into_raw_fd();
             let mut import = vk::ImportMemoryFdInfoKHR::default()
                 .handle_type(HANDLE_TYPE)
@@ -175,9 +187,9 @@ impl VkProducer {
                 alloc = alloc.push_next(&mut ded);
             }
             let memory = match d.allocate_memory(&alloc, None) {
-                Ok(m) => m,
+                Ok(m) => m, // the driver owns the fd now
                 Err(e) => {
-                    drop(OwnedFd::from_raw_fd(raw_fd));
+                    drop(OwnedFd::from_raw_fd(raw_fd)); // not consumed on failure
                     panic!("producer vkAllocateMemory (import) failed: {e}");
                 }
             };
@@ -191,6 +203,17 @@ impl VkProducer {
     /// Writes `bytes` (a multiple of 4) at the start of `into` on the producer's queue and waits
     /// for it (after this the frame is complete on the GPU).
     pub fn write(&self, into: Imported, bytes: &[u8]) {
+        self.submit(into, None, bytes);
+    }
+
+    /// Fills the whole of `into` with the word `fill`, then writes `bytes` (a multiple of 4) at
+    /// its start, on the producer's queue, and waits for it.
+    pub fn fill_and_write(&self, into: Imported, fill: u32, bytes: &[u8]) {
+        self.submit(into, Some(fill), bytes);
+    }
+
+    /// [`VkProducer::write`], after a fill of the whole buffer with `fill` when there is one.
+    fn submit(&self, into: Imported, fill: Option<u32>, bytes: &[u8]) {
         assert!(bytes.len() as u64 <= into.size && bytes.len().is_multiple_of(4));
         let d = &self.device;
         unsafe {
@@ -214,6 +237,21 @@ impl VkProducer {
                     .flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT),
             )
             .expect("begin");
+            if let Some(word) = fill {
+                d.cmd_fill_buffer(cmd, into.buffer, 0, vk::WHOLE_SIZE, word);
+                let barrier = vk::MemoryBarrier::default()
+                    .src_access_mask(vk::AccessFlags::TRANSFER_WRITE)
+                    .dst_access_mask(vk::AccessFlags::TRANSFER_WRITE);
+                d.cmd_pipeline_barrier(
+                    cmd,
+                    vk::PipelineStageFlags::TRANSFER,
+                    vk::PipelineStageFlags::TRANSFER,
+                    vk::DependencyFlags::empty(),
+                    &[barrier],
+                    &[],
+                    &[],
+                );
+            }
             // vkCmdUpdateBuffer takes at most 65536 bytes a call.
             for (i, chunk) in bytes.chunks(65536).enumerate() {
                 d.cmd_update_buffer(cmd, into.buffer, (i * 65536) as u64, chunk);
