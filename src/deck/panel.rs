@@ -128,13 +128,9 @@ impl Deck {
                         }
                         scene.overlay(&painter, rect);
                         if let Some(p) = scene.problem().or_else(|| self.share_notice()) {
-                            painter.text(
-                                rect.center_top() + egui::vec2(0.0, 30.0),
-                                egui::Align2::CENTER_TOP,
-                                p,
-                                egui::FontId::proportional(15.0),
-                                egui::Color32::LIGHT_RED,
-                            );
+                            let overlay = (self.overlay && !self.drawing_scene_png())
+                                .then(|| crate::ui::overlay_area(rect));
+                            problem_text(&painter, rect, overlay, p);
                         }
                     }
                     SceneSlot::Failed(msg) => {
@@ -268,4 +264,32 @@ mod toast_tests {
             assert!((r.center().x - scene.center().x).abs() < 1e-3 || w < 120.0);
         }
     }
+}
+
+/// A scene's problem (one or more lines, light red) over its image `rect`: wrapped to the width
+/// left of the stats overlay (`overlay`, when shown) and centred there, 30 points from the top;
+/// below the overlay, across the scene, when less than 240 points are left beside it.
+fn problem_text(
+    painter: &egui::Painter,
+    rect: egui::Rect,
+    overlay: Option<egui::Rect>,
+    text: String,
+) {
+    let margin = 12.0;
+    let (left, right, top) = match overlay {
+        Some(o) if o.left() - rect.left() >= 240.0 + 2.0 * margin => {
+            (rect.left(), o.left(), rect.top() + 30.0)
+        }
+        Some(o) => (rect.left(), rect.right(), o.bottom() + 8.0),
+        None => (rect.left(), rect.right(), rect.top() + 30.0),
+    };
+    let width = (right - left - 2.0 * margin).max(1.0);
+    let galley = painter.layout(
+        text,
+        egui::FontId::proportional(15.0),
+        egui::Color32::LIGHT_RED,
+        width,
+    );
+    let x = (left + right) / 2.0 - galley.size().x / 2.0;
+    painter.galley(egui::pos2(x, top), galley, egui::Color32::LIGHT_RED);
 }
