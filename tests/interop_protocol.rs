@@ -59,7 +59,7 @@ fn the_message_is_magic_length_and_json() {
             r#""driver_uuid":"6c6c766d706970655555494400000000","#,
             r#""buffers":[{"name":"positions","fd_index":0,"size":16384,"allocation_size":16448,"#,
             r#""memory_type_index":2,"dedicated":true,"dtype":"f32","shape":[1024,4],"#,
-            r#""strides":[16,4],"offset":0}],"#,
+            r#""strides":[16,4],"offset":0,"memory":"device"}],"#,
             r#""semaphore":{"fd_index":1,"initial_value":0}}"#
         )
     );

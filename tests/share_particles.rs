@@ -26,9 +26,9 @@ use vizdeck::scene::particles::Particle;
 
 const COUNT: usize = 1024;
 const SIZE: (u32, u32) = (640, 400);
-/// Pixels at the top of the scene rect holding the scene's notice line (30 px down, 15 px
-/// text).
-const NOTICE_BAND: u32 = 60;
+/// Pixels at the top of the scene rect holding the scene's notice (30 px down, 15 px text
+/// wrapped to the scene's width: up to 3 lines of 18 px here).
+const NOTICE_BAND: u32 = 100;
 
 /// What the test tells the producer thread.
 enum Cmd {
@@ -300,7 +300,7 @@ fn a_producer_writes_the_particles_vizdeck_draws() {
         .set_read_timeout(Some(Duration::from_secs(30)))
         .unwrap();
     let (desc, fds) = protocol::recv(&mut again).expect("a second description");
-    assert_eq!(fds.len(), 1);
+    assert_eq!(fds.len(), 2, "the device buffer's fd and the host memory's");
     assert_eq!(desc.buffers[0].shape, [COUNT as u64, 8]);
     frames_until(&gpu, &mut deck, |d| shared_metrics(d)["producers"] == 2);
     assert_eq!(deck.active_problem(), None, "connected again");

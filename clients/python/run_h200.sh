@@ -4,7 +4,9 @@
 # (defaults: target/release/vizdeck, 1048576, 600). Unpacks the Vulkan/GL loader debs in .gl/
 # if there are any (the H200 machine has no loader installed), starts vizdeck headless sharing
 # PARTICLES particles, runs the CuPy example for FRAMES frames, stops vizdeck, prints both
-# summaries (the example's frames/s and CuPy ms a frame; vizdeck's frame times).
+# summaries (the example's frames/s and CuPy ms a frame; vizdeck's frame times), once per mode:
+# device (CuPy writes vizdeck's GPU memory) and host (CuPy copies to vizdeck's pinned host memfd,
+# vizdeck uploads it), same N and FRAMES; the two "via" lines are the issue 18 comparison.
 set -u
 B=${1:-target/release/vizdeck}
 N=${2:-1048576}
@@ -13,16 +15,24 @@ if ls .gl/*.deb >/dev/null 2>&1 && ! ldconfig -p | grep -q libvulkan.so.1; then
   for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
 fi
 S=/tmp/vizdeck-h200-$$.sock
-rm -f "$S"
 nvidia-smi --query-gpu=name,driver_version,uuid --format=csv,noheader
 python3 -c "import cupy; print('cupy', cupy.__version__, 'CUDA runtime', cupy.cuda.runtime.runtimeGetVersion())"
-"$B" --headless --no-settings --backend vulkan --scene particles --particles "$N" \
-  --share "$S" --frames 100000000 --size 1920x1080 > /tmp/vizdeck-h200-$$.log 2>&1 &
-VZ=$!
-for _ in $(seq 200); do [ -S "$S" ] && break; sleep 0.1; done
-[ -S "$S" ] || { echo "vizdeck did not listen:"; tail -20 /tmp/vizdeck-h200-$$.log; kill $VZ; exit 1; }
-python3 clients/python/examples/nbody_cupy.py "$S" "$F"
-RC=$?
-kill -TERM $VZ; wait $VZ
-grep -E "adapter|particles:|error|Error|refus" /tmp/vizdeck-h200-$$.log | tail -8
+one() {
+  rm -f "$S"
+  "$B" --headless --no-settings --backend vulkan --scene particles --particles "$N" \
+    --share "$S" --frames 100000000 --size 1920x1080 > /tmp/vizdeck-h200-$$.log 2>&1 &
+  VZ=$!
+  for _ in $(seq 200); do [ -S "$S" ] && break; sleep 0.1; done
+  [ -S "$S" ] || { echo "vizdeck did not listen:"; tail -20 /tmp/vizdeck-h200-$$.log; kill $VZ; return 1; }
+  python3 clients/python/examples/nbody_cupy.py "$S" "$F" --via "$1" | tee -a /tmp/vizdeck-h200-$$.lines
+  local rc=${PIPESTATUS[0]}
+  kill -TERM $VZ; wait $VZ
+  grep -E "adapter|particles:|error|Error|refus" /tmp/vizdeck-h200-$$.log | tail -8
+  return $rc
+}
+RC=0
+one device || RC=1
+one host || RC=1
+echo "== issue 18 comparison, N=$N, $F frames =="
+grep "^via" /tmp/vizdeck-h200-$$.lines
 exit $RC

@@ -8,6 +8,7 @@ says frame 1 (and 2) complete without writing, and checks vizdeck releases them.
 The binary: the argument, else $VIZDECK, else /tmp/vz-client-test, else target/release/vizdeck.
 """
 
+import json
 import os
 import stat
 import subprocess
@@ -64,12 +65,15 @@ def main():
         check(d["scene"] == "particles", "scene particles")
         check(len(share.device_uuid) == 32 and int(share.device_uuid, 16) >= 0, "device UUID: 32 hex digits")
         check(d["semaphore"] is None, "no semaphore (socket handshake)")
-        check(len(d["buffers"]) == 1, "one buffer")
+        check(len(d["buffers"]) == 2, "two buffers (device, host)")
+        check([x.get("memory") for x in d["buffers"]] == ["device", "host"], "memory device, host")
+        check(d["buffers"][1]["shape"] == [COUNT, 8] and d["buffers"][1]["size"] == COUNT * 32,
+              "the host buffer has the same layout")
         check(b["dtype"] == "f32", "dtype f32")
         check(b["shape"] == [COUNT, 8], f"shape [{COUNT}, 8]")
         check(b["strides"] == [32, 4], "strides [32, 4]")
         check(b["offset"] == 0 and b["size"] == COUNT * 32 <= b["allocation_size"], "size 32 bytes a particle")
-        check(len(share.fds) == 1, "1 fd received")
+        check(len(share.fds) == 2, "2 fds received")
         try:
             st = os.fstat(share.fd(0))
             check(True, f"the fd is valid (fstat mode {stat.filemode(st.st_mode)})")
@@ -94,7 +98,7 @@ def main():
 
         # vizdeck accepts the next producer after this one left.
         again = vizdeck_share.connect(sock, timeout=30)
-        check(len(again.fds) == 1 and again.buffers[0]["shape"] == [COUNT, 8], "a second producer is handed the buffer")
+        check(len(again.fds) == 2 and again.buffers[0]["shape"] == [COUNT, 8], "a second producer is handed the buffer")
         again.frame_complete(1, synchronize=False)
         check(again.wait_released(1, timeout=20) == 1, "the second producer's frame 1 is released")
 
@@ -134,6 +138,8 @@ def main():
                 proc.kill()
         if os.path.exists(sock):
             os.unlink(sock)
+    if not failures:
+        host_mode(check)
     if failures:
         log.seek(0)
         print(log.read()[-2000:])
@@ -141,6 +147,81 @@ def main():
         return 1
     print("PASS")
     return 0
+
+
+def host_mode(check):
+    """The host path: a producer writes known bytes into the host memfd (no CUDA), says frame 1
+    complete (host), then frame 2 complete (device); vizdeck's report shows the host frame's
+    bytes uploaded through its uploader (COUNT*32) and the device frame's none."""
+    sock = f"/tmp/vizdeck-pytest-host-{os.getpid()}.sock"
+    report = f"/tmp/vizdeck-pytest-host-{os.getpid()}.json"
+    for f in (sock, report):
+        if os.path.exists(f):
+            os.unlink(f)
+    cmd = [binary(), "--headless", "--no-settings", "--realtime", "--scene", "particles",
+           "--particles", str(COUNT), "--share", sock, "--frames", "180", "--size", "320x200",
+           "--report", report]
+    log = open(f"/tmp/vizdeck-pytest-host-{os.getpid()}.log", "w+")
+    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 30
+        while not os.path.exists(sock):
+            if proc.poll() is not None or time.monotonic() > deadline:
+                check(False, "host mode: vizdeck did not create the socket")
+                return
+            time.sleep(0.05)
+        share = vizdeck_share.connect(sock, timeout=30)
+        hi = share.buffer_index("host")
+        check(hi == 1 and share.buffer_index("device") == 0, "host buffer 1, device buffer 0")
+        view = share.host_view()
+        pattern = bytes(range(256)) * (COUNT * 32 // 256)
+        view[:] = pattern
+        check(os.pread(share.fd(hi), 256, 0) == bytes(range(256)), "the mapping writes the memfd")
+        view.release()
+        share.frame_complete(1, synchronize=False, memory="host")
+        check(share.wait_released(1, timeout=20) == 1, "host frame 1 released")
+        share.frame_complete(2, synchronize=False)
+        check(share.wait_released(2, timeout=20) == 2, "device frame 2 released")
+        share.close()
+        proc.wait(timeout=60)
+        with open(report) as f:
+            r = json.load(f)
+        m = find_key(r, "shared")
+        print("host mode shared metrics:", m)
+        check(m is not None and m["frames_shown"] == 2 and m["frames_host"] == 1,
+              "host mode: 2 frames shown, 1 from host memory")
+        check(m is not None and m["host_bytes_uploaded"] == COUNT * 32,
+              f"host mode: {COUNT * 32} bytes uploaded from host memory (the device frame: none)")
+        up = find_key(r, "BytesUploaded")
+        print("report BytesUploaded:", up)
+        if isinstance(up, dict) and "max" in up:
+            check(up["max"] >= COUNT * 32, "the report's BytesUploaded max covers the host frame")
+    except Exception as e:  # noqa: BLE001
+        check(False, f"host mode: unexpected {type(e).__name__}: {e}")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        for f in (sock, report):
+            if os.path.exists(f):
+                os.unlink(f)
+
+
+def find_key(obj, key):
+    """The first value of `key` anywhere in a JSON tree."""
+    if isinstance(obj, dict):
+        if obj.get(key) is not None:
+            return obj[key]
+        vals = obj.values()
+    elif isinstance(obj, list):
+        vals = obj
+    else:
+        return None
+    for v in vals:
+        got = find_key(v, key)
+        if got is not None:
+            return got
+    return None
 
 
 if __name__ == "__main__":

@@ -20,6 +20,11 @@ The wire format is vizdeck's ``src/interop/protocol.rs``:
 * frames (no shared semaphore yet): the producer sends ``b"VZFC" + 4 zero bytes + n (u64 LE)``
   once frame n is completely written on its GPU; vizdeck answers ``b"VZFR" + 4 zero + n`` once
   it has copied frame n, after which the producer may write again.
+* host memory (the comparison path): buffers with ``"memory": "host"`` are memfds of host memory
+  (the particle scene hands one beside its device buffer). ``host_array()`` maps one, and with
+  CUDA ``host_register()`` pins it (``cudaHostRegister``) so a device-to-host copy into it is a
+  pinned copy; ``frame_complete(n, memory="host")`` sends ``b"VZFH" + 4 zero + n``: vizdeck
+  uploads the memfd through its upload path, then answers ``b"VZFR"`` as above.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ import ctypes
 import ctypes.util
 import glob
 import json
+import mmap
 import os
 import socket
 import struct
@@ -52,6 +58,7 @@ MAX_BODY = 1 << 20
 MAX_FDS = 8
 PROTOCOL_VERSION = 1
 COMPLETE_MAGIC = b"VZFC"
+COMPLETE_HOST_MAGIC = b"VZFH"
 RELEASED_MAGIC = b"VZFR"
 FRAME_MSG_LEN = 16
 
@@ -237,6 +244,8 @@ class _CtypesRuntime:
             ("cudaExternalMemoryGetMappedBuffer", [c.POINTER(c.c_void_p), c.c_void_p, c.POINTER(cudaExternalMemoryBufferDesc)]),
             ("cudaDestroyExternalMemory", [c.c_void_p]),
             ("cudaFree", [c.c_void_p]),
+            ("cudaHostRegister", [c.c_void_p, c.c_size_t, c.c_uint]),
+            ("cudaHostUnregister", [c.c_void_p]),
         ]:
             f = getattr(lib, name)
             f.argtypes = args
@@ -301,6 +310,12 @@ class _CtypesRuntime:
     def free(self, ptr):
         self.lib.cudaFree(ctypes.c_void_p(ptr))
 
+    def host_register(self, ptr, size):
+        self.check("cudaHostRegister", self.lib.cudaHostRegister(ctypes.c_void_p(ptr), size, 0))
+
+    def host_unregister(self, ptr):
+        self.lib.cudaHostUnregister(ctypes.c_void_p(ptr))
+
     def destroy(self, ext):
         self.lib.cudaDestroyExternalMemory(ctypes.c_void_p(ext))
 
@@ -361,6 +376,13 @@ class _BindingsRuntime:
 
     def free(self, ptr):
         self.rt.cudaFree(ptr)
+
+    def host_register(self, ptr, size):
+        (err,) = self.rt.cudaHostRegister(ptr, size, 0)
+        self.check("cudaHostRegister", err)
+
+    def host_unregister(self, ptr):
+        self.rt.cudaHostUnregister(ptr)
 
     def destroy(self, ext):
         self.rt.cudaDestroyExternalMemory(ext)
@@ -440,6 +462,7 @@ class Share:
         self._rt = None
         self._last_complete = 0
         self._closed = False
+        self._host = {}  # buffer index -> (mmap, ctypes anchor, registered with CUDA)
 
     # ---- description
 
@@ -455,6 +478,65 @@ class Share:
     @property
     def buffers(self) -> list:
         return self.description["buffers"]
+
+    def buffer_index(self, memory: str = "device") -> int:
+        """The index of the first buffer in `memory` ("device" or "host"; a buffer without the
+        field is device memory). Raises ProtocolError if there is none (an older vizdeck)."""
+        for i, b in enumerate(self.buffers):
+            if b.get("memory", "device") == memory:
+                return i
+        raise ProtocolError(f"vizdeck offers no {memory} memory buffer")
+
+    # ---- host memory
+
+    def host_view(self, index: int | None = None) -> memoryview:
+        """Host buffer `index` (default: the first host buffer) mapped shared and writable, as a
+        memoryview of its `size` bytes (mapped once; unmapped by close)."""
+        if index is None:
+            index = self.buffer_index("host")
+        b = self.buffers[index]
+        if b.get("memory", "device") != "host":
+            raise ProtocolError(f"buffer {index} is not host memory")
+        if index not in self._host:
+            m = mmap.mmap(self.fd(index), b["allocation_size"], mmap.MAP_SHARED,
+                          mmap.PROT_READ | mmap.PROT_WRITE)
+            self._host[index] = [m, None, False]
+        return memoryview(self._host[index][0])[:b["size"]]
+
+    def host_pointer(self, index: int | None = None) -> int:
+        """The address of host buffer `index`'s mapping (for cudaMemcpy)."""
+        if index is None:
+            index = self.buffer_index("host")
+        self.host_view(index).release()
+        h = self._host[index]
+        if h[1] is None:
+            h[1] = ctypes.c_char.from_buffer(h[0])
+        return ctypes.addressof(h[1])
+
+    def host_array(self, index: int | None = None):
+        """Host buffer `index` as a NumPy ndarray (shape/dtype/strides of the description)."""
+        import numpy as np
+
+        if index is None:
+            index = self.buffer_index("host")
+        b = self.buffers[index]
+        return np.ndarray(tuple(b["shape"]), dtype=DTYPES[b["dtype"]][0], buffer=self.host_view(index),
+                          offset=b["offset"], strides=tuple(b["strides"]))
+
+    def host_register(self, index: int | None = None) -> int:
+        """cudaHostRegister (flags 0) of host buffer `index`'s mapping, so a device-to-host copy
+        into it is a pinned copy. Returns its address."""
+        if index is None:
+            index = self.buffer_index("host")
+        ptr = self.host_pointer(index)
+        h = self._host[index]
+        if not h[2]:
+            if self._rt is None:
+                self._rt = cuda_runtime()
+            self._rt.set_device(self.cuda_device)
+            self._rt.host_register(ptr, self.buffers[index]["allocation_size"])
+            h[2] = True
+        return ptr
 
     def fd(self, index: int = 0) -> int:
         """The memory fd of buffer `index` (owned by this Share until imported into CUDA)."""
@@ -549,15 +631,19 @@ class Share:
 
     # ---- frames
 
-    def frame_complete(self, n: int, synchronize: bool = True) -> None:
-        """Tell vizdeck frame `n` (increasing) is completely written. With `synchronize` (the
-        default) the CUDA device is synchronised first, so every write has landed; pass False
-        only if you synchronised the writing stream yourself."""
+    def frame_complete(self, n: int, synchronize: bool = True, memory: str = "device") -> None:
+        """Tell vizdeck frame `n` (increasing) is completely written, in the device buffers or
+        (memory="host") the host buffers. With `synchronize` (the default) the CUDA device is
+        synchronised first, so every write has landed; pass False only if you synchronised the
+        writing stream yourself."""
+        if memory not in ("device", "host"):
+            raise ValueError(f"memory {memory!r} (device or host)")
         if n <= self._last_complete:
             raise ValueError(f"frame numbers increase: {n} after {self._last_complete}")
         if synchronize:
             self.synchronize()
-        msg = COMPLETE_MAGIC + b"\0\0\0\0" + struct.pack("<Q", n)
+        magic = COMPLETE_HOST_MAGIC if memory == "host" else COMPLETE_MAGIC
+        msg = magic + b"\0\0\0\0" + struct.pack("<Q", n)
         try:
             self.sock.settimeout(None)
             self.sock.sendall(msg)
@@ -615,6 +701,17 @@ class Share:
             except Exception:
                 pass
         self._imported.clear()
+        for h in self._host.values():
+            m, anchor, registered = h
+            h[1] = None
+            try:
+                if registered:
+                    self._rt.host_unregister(ctypes.addressof(anchor))
+                del anchor
+                m.close()
+            except Exception:
+                pass
+        self._host.clear()
         for i, fd in enumerate(self.fds):
             if fd >= 0:
                 try:

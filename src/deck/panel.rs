@@ -247,25 +247,6 @@ pub fn toast_rect(scene: egui::Rect, size: egui::Vec2) -> egui::Rect {
     r.translate(egui::vec2(dx, dy))
 }
 
-#[cfg(test)]
-mod toast_tests {
-    use super::{toast_rect, toast_wrap_width};
-
-    /// A toast wrapped at the scene's width stays inside the scene, wide or narrow.
-    #[test]
-    fn toasts_stay_inside_the_scene() {
-        for (w, h) in [(1000.0, 600.0), (300.0, 200.0), (90.0, 120.0)] {
-            let scene = egui::Rect::from_min_size(egui::pos2(280.0, 20.0), egui::vec2(w, h));
-            let wrap = toast_wrap_width(scene);
-            // A long message wraps to `wrap` wide and a few lines tall.
-            let size = egui::vec2(wrap.min(w - 16.0), 54.0);
-            let r = toast_rect(scene, size);
-            assert!(scene.contains_rect(r), "{scene:?} {r:?}");
-            assert!((r.center().x - scene.center().x).abs() < 1e-3 || w < 120.0);
-        }
-    }
-}
-
 /// A scene's problem (one or more lines, light red) over its image `rect`: wrapped to the width
 /// left of the stats overlay (`overlay`, when shown) and centred there, 30 points from the top;
 /// below the overlay, across the scene, when less than 240 points are left beside it.
@@ -292,4 +273,23 @@ fn problem_text(
     );
     let x = (left + right) / 2.0 - galley.size().x / 2.0;
     painter.galley(egui::pos2(x, top), galley, egui::Color32::LIGHT_RED);
+}
+
+#[cfg(test)]
+mod toast_tests {
+    use super::{toast_rect, toast_wrap_width};
+
+    /// A toast wrapped at the scene's width stays inside the scene, wide or narrow.
+    #[test]
+    fn toasts_stay_inside_the_scene() {
+        for (w, h) in [(1000.0, 600.0), (300.0, 200.0), (90.0, 120.0)] {
+            let scene = egui::Rect::from_min_size(egui::pos2(280.0, 20.0), egui::vec2(w, h));
+            let wrap = toast_wrap_width(scene);
+            // A long message wraps to `wrap` wide and a few lines tall.
+            let size = egui::vec2(wrap.min(w - 16.0), 54.0);
+            let r = toast_rect(scene, size);
+            assert!(scene.contains_rect(r), "{scene:?} {r:?}");
+            assert!((r.center().x - scene.center().x).abs() < 1e-3 || w < 120.0);
+        }
+    }
 }

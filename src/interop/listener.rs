@@ -22,7 +22,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
-use super::protocol::{self, FrameMessage, ShareDescription};
+use super::protocol::{self, FrameMessage, Memory, ShareDescription};
 
 /// What a connecting producer is handed: the description and its fds in `fd_index` order, made
 /// afresh for each producer (on the `vizdeck-share` thread). `Err` is one line, kept as the
@@ -78,6 +78,8 @@ pub struct Ticket {
     pub producer: u64,
     /// The producer's frame number (from its [`FrameMessage::Complete`]).
     pub frame: u64,
+    /// Which memory holds the frame ([`FrameMessage::CompleteHost`]: host).
+    pub memory: Memory,
 }
 
 /// What the listener has seen, for the scene's notice and report.
@@ -261,9 +263,17 @@ fn serve(listener: UnixListener, shared: &Shared, mut offer: Offer) {
         };
         let error = loop {
             match FrameMessage::read(&stream) {
-                Ok(FrameMessage::Complete(frame)) => {
+                Ok(m @ (FrameMessage::Complete(frame) | FrameMessage::CompleteHost(frame))) => {
+                    let memory = match m {
+                        FrameMessage::CompleteHost(_) => Memory::Host,
+                        _ => Memory::Device,
+                    };
                     let mut state = shared.lock();
-                    state.newest = Some(Ticket { producer, frame });
+                    state.newest = Some(Ticket {
+                        producer,
+                        frame,
+                        memory,
+                    });
                     state.status.frames_complete += 1;
                 }
                 Ok(other) => {

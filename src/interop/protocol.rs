@@ -11,6 +11,17 @@
 //! place in that list (`fd_index`). At most [`MAX_FDS`] fds. The receiver takes them close-on-exec
 //! (`MSG_CMSG_CLOEXEC`); an fd imported into Vulkan (`VkImportMemoryFdInfoKHR`) or CUDA
 //! (`cudaImportExternalMemory`) belongs to the driver from then on.
+//!
+//! Each buffer says which memory its fd is ([`SharedBuffer::memory`]): `"device"`, exportable
+//! Vulkan memory on vizdeck's GPU (the zero-copy path), or `"host"`, a `memfd` of plain host
+//! memory the producer `mmap`s read-write (and, from CUDA, `cudaHostRegister`s so its device to
+//! host copies into it are pinned). The particle scene offers both for the same array
+//! (`buffers[0]` device, fd 0; `buffers[1]` host, fd 1); the producer writes either and says
+//! which in its frame message ([`FrameMessage::Complete`] for device memory,
+//! [`FrameMessage::CompleteHost`] for host memory). vizdeck copies device memory on the GPU;
+//! host memory it uploads through the frame's uploader (the deck's upload strategy, counted in
+//! `BytesUploaded`) from its own read-only mapping of the memfd. A description without
+//! `memory` fields (an older vizdeck) is all device memory.
 
 use std::io::{IoSlice, IoSliceMut, Read, Write};
 use std::mem::MaybeUninit;
@@ -79,6 +90,19 @@ impl Dtype {
     }
 }
 
+/// Which memory a shared buffer's fd is.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Memory {
+    /// Exportable Vulkan memory on vizdeck's GPU (`VK_KHR_external_memory_fd`, opaque fd):
+    /// import it into Vulkan or CUDA.
+    #[default]
+    Device,
+    /// A `memfd` of host memory (`allocation_size` bytes): `mmap` it shared, read-write.
+    /// `memory_type_index` and `dedicated` mean nothing for it (0, false).
+    Host,
+}
+
 /// One shared buffer: how to import its memory and how its bytes are laid out.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct SharedBuffer {
@@ -103,6 +127,9 @@ pub struct SharedBuffer {
     pub strides: Vec<u64>,
     /// Bytes from the buffer's start to element 0.
     pub offset: u64,
+    /// Which memory the fd is (absent: device).
+    #[serde(default)]
+    pub memory: Memory,
 }
 
 impl SharedBuffer {
@@ -130,6 +157,31 @@ impl SharedBuffer {
             shape: shape.to_vec(),
             strides,
             offset: 0,
+            memory: Memory::Device,
+        }
+    }
+
+    /// The description of a host-memory buffer (a memfd of `size` bytes) holding a C-contiguous
+    /// `dtype` array of `shape` at offset 0.
+    pub fn host_c_contiguous(
+        name: &str,
+        fd_index: usize,
+        size: u64,
+        dtype: Dtype,
+        shape: &[u64],
+    ) -> SharedBuffer {
+        let info = ExternalMemoryInfo {
+            size,
+            allocation_size: size,
+            memory_type_index: 0,
+            dedicated: false,
+            device_uuid: [0; 16],
+            driver_uuid: [0; 16],
+            device_name: String::new(),
+        };
+        SharedBuffer {
+            memory: Memory::Host,
+            ..SharedBuffer::c_contiguous(name, fd_index, &info, dtype, shape)
         }
     }
 
@@ -337,6 +389,8 @@ pub fn recv(stream: &mut UnixStream) -> Result<(ShareDescription, Vec<OwnedFd>),
 
 /// The first four bytes of [`FrameMessage::Complete`] (producer → vizdeck).
 pub const COMPLETE_MAGIC: [u8; 4] = *b"VZFC";
+/// The first four bytes of [`FrameMessage::CompleteHost`] (producer → vizdeck).
+pub const COMPLETE_HOST_MAGIC: [u8; 4] = *b"VZFH";
 /// The first four bytes of [`FrameMessage::Released`] (vizdeck → producer).
 pub const RELEASED_MAGIC: [u8; 4] = *b"VZFR";
 /// Bytes of a [`FrameMessage`] on the wire.
@@ -347,7 +401,7 @@ pub const FRAME_MSG_LEN: usize = 16;
 /// `VK_KHR_external_semaphore_fd`, and wgpu-hal 30 does not enable it).
 ///
 /// ```text
-/// bytes 0..4   magic b"VZFC" (Complete) or b"VZFR" (Released)
+/// bytes 0..4   magic b"VZFC" (Complete), b"VZFH" (CompleteHost) or b"VZFR" (Released)
 /// bytes 4..8   zero (reserved)
 /// bytes 8..16  the producer's frame number, u64 little-endian
 /// ```
@@ -360,10 +414,17 @@ pub const FRAME_MSG_LEN: usize = 16;
 /// handshake (one socket round trip a frame); with a timeline semaphore the same two waits move
 /// to the GPU (vizdeck's queue waits for the value the producer signals, the producer's for the
 /// value vizdeck signals after its copy), as issue 18 designs it.
+///
+/// `CompleteHost(n)` is `Complete(n)` for the host-memory buffers (`"memory": "host"`): the
+/// producer wrote frame `n` there (its device to host copy finished) instead of in the device
+/// buffers; vizdeck uploads it from host memory, and `Released(n)` comes once that upload's
+/// submit is done on the GPU. A producer may mix the two from frame to frame.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FrameMessage {
-    /// Producer → vizdeck: the buffers hold frame `n`, completely written.
+    /// Producer → vizdeck: the device buffers hold frame `n`, completely written.
     Complete(u64),
+    /// Producer → vizdeck: the host-memory buffers hold frame `n`, completely written.
+    CompleteHost(u64),
     /// vizdeck → producer: frame `n` is copied; the buffers may be written again.
     Released(u64),
 }
@@ -373,6 +434,7 @@ impl FrameMessage {
     pub fn encode(self) -> [u8; FRAME_MSG_LEN] {
         let (magic, n) = match self {
             FrameMessage::Complete(n) => (COMPLETE_MAGIC, n),
+            FrameMessage::CompleteHost(n) => (COMPLETE_HOST_MAGIC, n),
             FrameMessage::Released(n) => (RELEASED_MAGIC, n),
         };
         let mut b = [0u8; FRAME_MSG_LEN];
@@ -393,6 +455,7 @@ impl FrameMessage {
         let n = u64::from_le_bytes(n);
         match magic {
             COMPLETE_MAGIC => Ok(FrameMessage::Complete(n)),
+            COMPLETE_HOST_MAGIC => Ok(FrameMessage::CompleteHost(n)),
             RELEASED_MAGIC => Ok(FrameMessage::Released(n)),
             other => Err(ShareError::BadMagic(other)),
         }

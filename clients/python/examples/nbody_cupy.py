@@ -9,7 +9,11 @@ and the release awaited. Prints frames/s and the time per frame spent in CuPy (G
 step and the write, by CUDA events), then exits.
 
     vizdeck --headless --scene particles --particles 1048576 --share /tmp/vz.sock --frames 100000 &
-    python3 examples/nbody_cupy.py /tmp/vz.sock 600
+    python3 examples/nbody_cupy.py /tmp/vz.sock 600 [--via host]
+
+`--via host` (the comparison of issue 18): the same step on the GPU into a CuPy array of its
+own, then each frame a pinned cudaMemcpy device-to-host into vizdeck's host memfd (mapped and
+cudaHostRegister'ed), "frame n complete (host)", and vizdeck uploads it through its upload path.
 """
 
 import argparse
@@ -30,6 +34,8 @@ def main():
     ap.add_argument("--bodies", type=int, default=3, help="heavy bodies (default 3)")
     ap.add_argument("--dt", type=float, default=1 / 60, help="time step, s (default 1/60)")
     ap.add_argument("--wait-timeout", type=float, default=30.0, help="s to wait for each release")
+    ap.add_argument("--via", choices=["device", "host"], default="device",
+                    help="device: write vizdeck's GPU memory (zero copy); host: copy to its host memfd")
     args = ap.parse_args()
 
     t_connect = time.perf_counter()
@@ -39,7 +45,11 @@ def main():
         sys.exit(f"not a particle share: scene {share.scene}, {b['dtype']} {b['shape']}")
     n = b["shape"][0]
     with cp.cuda.Device(share.cuda_device):
-        shared = share.cuda_array(0)  # [n, 8] f32 on vizdeck's memory
+        if args.via == "device":
+            shared = share.cuda_array(share.buffer_index("device"))  # [n, 8] f32 on vizdeck's memory
+        else:
+            shared = cp.zeros((n, 8), dtype=cp.float32)  # the producer's own frame
+            host_ptr = share.host_register()  # vizdeck's memfd, pinned
         print(f"connected: {n} particles, {b['size'] / 2**20:.1f} MiB shared, CUDA device "
               f"{share.cuda_device} (UUID {share.device_uuid}), runtime {vizdeck_share.cuda_runtime().where}, "
               f"import {1e3 * (time.perf_counter() - t_connect):.1f} ms")
@@ -89,11 +99,15 @@ def main():
             shared[:, 0:3] = pos
             shared[:, 3] = t
             shared[:, 4:7] = vel
+            if args.via == "host":
+                cp.cuda.runtime.memcpyAsync(host_ptr, shared.data.ptr, shared.nbytes,
+                                            cp.cuda.runtime.memcpyDeviceToHost,
+                                            cp.cuda.get_current_stream().ptr)
             stop.record()
             stop.synchronize()
             gpu_ms.append(cp.cuda.get_elapsed_time(start, stop))
             w = time.perf_counter()
-            share.frame_complete(frame, synchronize=False)  # the stream is synchronised above
+            share.frame_complete(frame, synchronize=False, memory=args.via)  # stream synchronised above
             share.wait_released(frame, timeout=args.wait_timeout)
             wait_ms.append(1e3 * (time.perf_counter() - w))
         wall = time.perf_counter() - t0
@@ -101,10 +115,12 @@ def main():
     gpu_ms.sort()
     wait_ms.sort()
     med = lambda xs: xs[len(xs) // 2]  # noqa: E731
-    print(f"frames {args.frames}, {wall:.2f} s, {args.frames / wall:.1f} frames/s; per frame: "
-          f"CuPy step+write {sum(gpu_ms) / len(gpu_ms):.3f} ms mean (median {med(gpu_ms):.3f}), "
+    through = "0 bytes through the host" if args.via == "device" else \
+        f"{b['size'] / 2**20:.1f} MiB a frame through pinned host memory"
+    print(f"via {args.via}: frames {args.frames}, {wall:.2f} s, {args.frames / wall:.1f} frames/s; per frame: "
+          f"CuPy step+write{'+D2H' if args.via == 'host' else ''} {sum(gpu_ms) / len(gpu_ms):.3f} ms mean (median {med(gpu_ms):.3f}), "
           f"complete->released {sum(wait_ms) / len(wait_ms):.3f} ms mean (median {med(wait_ms):.3f}); "
-          f"{n} particles, {b['size'] / 2**20:.1f} MiB a frame, 0 bytes through the host")
+          f"{n} particles, {b['size'] / 2**20:.1f} MiB a frame, {through}")
     share.close()
 
 

@@ -21,6 +21,15 @@
 //! move to the GPU and this CPU round trip goes; the copy stays (it is what lets the producer
 //! write the next frame while vizdeck draws the last).
 //!
+//! Host memory (the comparison path of issue 18): beside the device buffer (`buffers[0]`, fd 0)
+//! the producer is handed a `memfd` of the same size (`buffers[1]`, `"memory": "host"`, fd 1;
+//! [`HostMemory`]). A producer that writes there (from CUDA: a pinned device-to-host copy into
+//! the `cudaHostRegister`ed mapping) says "frame n complete (host)"
+//! ([`FrameMessage::CompleteHost`](crate::interop::protocol::FrameMessage::CompleteHost)); vizdeck
+//! then uploads the memfd's bytes into the state buffer through the frame's uploader (the deck's
+//! upload strategy; `BytesUploaded` counts them) and answers "released n" once that upload's
+//! submit is done, as for device memory.
+//!
 //! The scene does not simulate while shared: no steps, interpolation alpha 1, and the count and
 //! mode controls are hidden. The statistics reduction runs on the copied frame.
 
@@ -31,8 +40,11 @@ use super::cpu::Particle;
 use crate::gpu::Gpu;
 use crate::gpu::external::ExternalMemoryBuffer;
 use crate::gpu::frame::GpuFrame;
+use crate::interop::host::HostMemory;
 use crate::interop::listener::{ShareListener, Status, Ticket};
-use crate::interop::protocol::{Dtype, PROTOCOL_VERSION, ShareDescription, SharedBuffer, uuid_hex};
+use crate::interop::protocol::{
+    Dtype, Memory, PROTOCOL_VERSION, ShareDescription, SharedBuffer, uuid_hex,
+};
 
 /// Floats per particle in the shared array (`shape[1]`).
 pub const FLOATS_PER_PARTICLE: u64 = 8;
@@ -40,6 +52,8 @@ pub const FLOATS_PER_PARTICLE: u64 = 8;
 /// The shared-buffer input of the particle scene (see the module docs).
 pub struct SharedInput {
     buffer: Arc<ExternalMemoryBuffer>,
+    /// The host-memory alternative (a memfd of the same size).
+    host: Arc<HostMemory>,
     listener: ShareListener,
     count: u32,
     /// The frame copied last (drawn since).
@@ -48,6 +62,10 @@ pub struct SharedInput {
     to_release: Option<Ticket>,
     /// Frames copied so far.
     frames_shown: u64,
+    /// Of those, frames uploaded from host memory.
+    frames_host: u64,
+    /// Bytes uploaded from host memory so far (through the frame's uploader).
+    host_bytes_uploaded: u64,
 }
 
 impl std::fmt::Debug for SharedInput {
@@ -60,21 +78,20 @@ impl std::fmt::Debug for SharedInput {
     }
 }
 
-/// The description a producer receives for `buffer` of `count` particles (its memory fd is fd 0).
-pub fn description(buffer: &ExternalMemoryBuffer, count: u32) -> ShareDescription {
+/// The description a producer receives for `buffer` of `count` particles (its memory fd is fd 0;
+/// the host memory's, `host_bytes` long, fd 1).
+pub fn description(buffer: &ExternalMemoryBuffer, count: u32, host_bytes: u64) -> ShareDescription {
     let info = buffer.info();
+    let shape = [u64::from(count), FLOATS_PER_PARTICLE];
     ShareDescription {
         protocol: PROTOCOL_VERSION,
         scene: "particles".into(),
         device_uuid: uuid_hex(&info.device_uuid),
         driver_uuid: uuid_hex(&info.driver_uuid),
-        buffers: vec![SharedBuffer::c_contiguous(
-            "particles",
-            0,
-            info,
-            Dtype::F32,
-            &[u64::from(count), FLOATS_PER_PARTICLE],
-        )],
+        buffers: vec![
+            SharedBuffer::c_contiguous("particles", 0, info, Dtype::F32, &shape),
+            SharedBuffer::host_c_contiguous("particles", 1, host_bytes, Dtype::F32, &shape),
+        ],
         semaphore: None,
     }
 }
@@ -97,22 +114,32 @@ impl SharedInput {
         )
         .map_err(|e| format!("--share: {e}"))?;
         let buffer = Arc::new(buffer);
-        let offered = buffer.clone();
+        let host = HostMemory::new("vizdeck-particles", bytes as usize)
+            .map_err(|e| format!("--share: host memory of {bytes} bytes: {e}"))?;
+        let host = Arc::new(host);
+        let (offered, offered_host) = (buffer.clone(), host.clone());
         let listener = ShareListener::bind(
             path,
             Box::new(move || {
                 let fd = offered.export_fd().map_err(|e| e.to_string())?;
-                Ok((description(&offered, count), vec![fd]))
+                let host_fd = offered_host
+                    .fd()
+                    .map_err(|e| format!("host memory fd: {e}"))?;
+                let desc = description(&offered, count, offered_host.len() as u64);
+                Ok((desc, vec![fd, host_fd]))
             }),
         )
         .map_err(|e| e.to_string())?;
         Ok(SharedInput {
             buffer,
+            host,
             listener,
             count,
             shown: None,
             to_release: None,
             frames_shown: 0,
+            frames_host: 0,
+            host_bytes_uploaded: 0,
         })
     }
 
@@ -141,8 +168,20 @@ impl SharedInput {
         }
         if let Some(t) = self.listener.take_newest() {
             let bytes = self.buffer.buffer().size().min(dst.size());
-            gpu.encoder()
-                .copy_buffer_to_buffer(self.buffer.buffer(), 0, dst, 0, bytes);
+            match t.memory {
+                Memory::Device => {
+                    gpu.encoder()
+                        .copy_buffer_to_buffer(self.buffer.buffer(), 0, dst, 0, bytes);
+                }
+                Memory::Host => {
+                    // The producer does not write until "released n" (the handshake).
+                    let src = &self.host.bytes()[..bytes as usize];
+                    if gpu.write(dst, 0, src) {
+                        self.host_bytes_uploaded += bytes;
+                    }
+                    self.frames_host += 1;
+                }
+            }
             self.shown = Some(t);
             self.to_release = Some(t);
             self.frames_shown += 1;
@@ -188,6 +227,9 @@ impl SharedInput {
             "producers": s.producers,
             "frames_complete": s.frames_complete,
             "frames_shown": self.frames_shown,
+            "frames_host": self.frames_host,
+            "host_bytes": self.host.len(),
+            "host_bytes_uploaded": self.host_bytes_uploaded,
             "shown": self.shown,
             "sync": "socket handshake (no timeline semaphore)",
             "notice": self.notice(),
