@@ -31,7 +31,7 @@ pub const QUEUE: usize = 256;
 /// Messages received and not yet taken by the follower's frame, at most.
 pub const QUEUE_IN: usize = 1024;
 /// How long dropping a link waits for the frames still queued, at most.
-const FLUSH_S: f64 = 5.0;
+const FLUSH_S: f64 = 10.0;
 
 /// What the link has done, read by the side panel and the report.
 #[derive(Debug, Default)]
@@ -383,6 +383,8 @@ fn run(
                         }
                     }
                     if in_flight == 0 || t.elapsed().as_secs_f64() > FLUSH_S {
+                        // What the broker did not acknowledge in time is lost: counted.
+                        stats.dropped.fetch_add(in_flight, Ordering::Relaxed);
                         let _ = client.try_disconnect();
                         return;
                     }
