@@ -461,7 +461,6 @@ impl Follower {
                         "gaps": q.gaps,
                         "keyframes_used": q.keyframes_used,
                         "repeated": q.repeated,
-                        "other_publisher_messages": q.other_publisher,
                         "dropped_held": q.dropped_held,
                         "waiting_for_keyframe": q.waiting_for_keyframe(),
                         "at_frame": q.at.map(|a| a.0),
