@@ -19,9 +19,16 @@
 //! "Physical Devices" (`VkPhysicalDeviceIDProperties`: the device UUID a CUDA device is matched
 //! against).
 //!
-//! Only the memory is shared here; ordering the producer's writes against vizdeck's reads (a
-//! shared timeline semaphore, the queue family ownership transfer to `VK_QUEUE_FAMILY_EXTERNAL`)
-//! is still to come.
+//! The producer's writes are ordered against vizdeck's reads by [`ExternalSemaphore`]s: Vulkan
+//! timeline semaphores (§7.4 "Semaphores", `VkSemaphoreTypeCreateInfo`) exported as opaque fds
+//! (`VK_KHR_external_semaphore_fd`, §7.4.5 "Importing Semaphore Payloads"; CUDA:
+//! `cudaImportExternalSemaphore` with `cudaExternalSemaphoreHandleTypeTimelineSemaphoreFd`).
+//! vizdeck's queue waits for the value a producer signals and signals one back
+//! (`wgpu::hal::vulkan::Queue::add_wait_semaphore` / `add_signal_semaphore`, applied to the
+//! frame's one submit): the waits are on the GPUs, never on vizdeck's CPU. wgpu-hal 30 does not
+//! enable `VK_KHR_external_semaphore_fd`; [`request_device`] opens the device through
+//! `wgpu::hal::vulkan::Adapter::open_with_callback` with it (and `VK_EXT_external_memory_host`)
+//! added where the device has them.
 
 use std::ffi::CStr;
 use std::os::fd::{FromRawFd, OwnedFd};
@@ -37,6 +44,68 @@ pub const HANDLE_TYPE: vk::ExternalMemoryHandleTypeFlags =
 /// The device extension exporting memory as an fd; wgpu-hal 30 enables it whenever the device
 /// supports it.
 pub const EXTERNAL_MEMORY_FD: &CStr = ash::khr::external_memory_fd::NAME;
+
+/// Device extensions vizdeck adds to wgpu-hal's own when the device supports them
+/// ([`request_device`]): exporting timeline semaphores as fds, and importing host memory.
+pub const INTEROP_EXTENSIONS: [&CStr; 2] = [
+    ash::khr::external_semaphore_fd::NAME,
+    ash::ext::external_memory_host::NAME,
+];
+
+/// Opens a device on `adapter` as `Adapter::request_device(desc)` does, with the
+/// [`INTEROP_EXTENSIONS`] the device supports enabled besides wgpu-hal's (Vulkan 1.1 or newer;
+/// both extensions build on external memory and semaphores, core in 1.1), through
+/// `wgpu::hal::vulkan::Adapter::open_with_callback` and `Adapter::create_device_from_hal`.
+///
+/// Returns `None` when that path does not apply (not a Vulkan adapter, Vulkan 1.0, or none of
+/// the extensions supported): the caller requests the device the plain way. `Some(Err)` is the
+/// hal's reason, one line; the caller falls back to the plain way too.
+pub fn request_device(
+    adapter: &wgpu::Adapter,
+    desc: &wgpu::DeviceDescriptor<'_>,
+) -> Option<Result<(wgpu::Device, wgpu::Queue), String>> {
+    // SAFETY: the hal adapter is only read, and used to open a device wgpu then owns.
+    let hal = unsafe { adapter.as_hal::<Vulkan>() }?;
+    let caps = hal.physical_device_capabilities();
+    if caps.properties().api_version < vk::API_VERSION_1_1 {
+        return None;
+    }
+    let extra: Vec<&'static CStr> = INTEROP_EXTENSIONS
+        .into_iter()
+        .filter(|e| caps.supports_extension(e))
+        .collect();
+    if extra.is_empty() {
+        return None;
+    }
+    let add = extra.clone();
+    // SAFETY: the callback only adds supported extensions; it removes nothing.
+    let open = unsafe {
+        hal.open_with_callback(
+            desc.required_features,
+            &desc.required_limits,
+            &desc.memory_hints,
+            Some(Box::new(move |args| {
+                for e in add {
+                    if !args.extensions.contains(&e) {
+                        args.extensions.push(e);
+                    }
+                }
+            })),
+        )
+    };
+    drop(hal);
+    let open = match open {
+        Ok(o) => o,
+        Err(e) => {
+            return Some(Err(format!(
+                "opening the Vulkan device with {extra:?}: {e}"
+            )));
+        }
+    };
+    // SAFETY: `open` was made from this adapter's hal adapter with `desc`'s features.
+    let made = unsafe { adapter.create_device_from_hal::<Vulkan>(open, desc) };
+    Some(made.map_err(|e| e.to_string()))
+}
 
 /// Why a shared buffer cannot be made or exported. Each message is one line, fit to be shown as
 /// the reason `--share` is refused.
@@ -431,5 +500,242 @@ impl ExternalMemoryBuffer {
         let fd = unsafe { self.fd_fn.get_memory_fd(&get) }.map_err(vk_err("vkGetMemoryFdKHR"))?;
         // SAFETY: vkGetMemoryFdKHR returns a new fd the caller owns.
         Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+    }
+}
+
+/// The semaphore device extension vizdeck exports timeline semaphores with.
+pub const EXTERNAL_SEMAPHORE_FD: &CStr = ash::khr::external_semaphore_fd::NAME;
+
+/// Why a shared semaphore cannot be made, exported or used. One line each.
+#[derive(Debug, thiserror::Error)]
+pub enum ExternalSemaphoreError {
+    /// The wgpu device does not run on Vulkan.
+    #[error("shared semaphores need the Vulkan backend (this device is not a Vulkan device)")]
+    NotVulkan,
+    /// Timeline semaphores are core from Vulkan 1.2 only.
+    #[error("shared timeline semaphores need Vulkan 1.2 (device {0})")]
+    OldVulkan(String),
+    /// `VK_KHR_external_semaphore_fd` is missing (lavapipe of Mesa 22 has none).
+    #[error("the Vulkan device {device:?} lacks {extension}, needed to share a semaphore")]
+    MissingExtension {
+        /// The extension's name.
+        extension: String,
+        /// The device's name.
+        device: String,
+    },
+    /// The driver cannot export a timeline semaphore as an opaque fd.
+    #[error(
+        "the Vulkan device cannot export a timeline semaphore as an opaque fd (features {0:?})"
+    )]
+    NotExportable(vk::ExternalSemaphoreFeatureFlags),
+    /// A Vulkan call failed.
+    #[error("{call} failed: {result}")]
+    Vulkan {
+        /// The Vulkan function.
+        call: &'static str,
+        /// Its result code.
+        result: vk::Result,
+    },
+}
+
+fn sem_err(call: &'static str) -> impl Fn(vk::Result) -> ExternalSemaphoreError {
+    move |result| ExternalSemaphoreError::Vulkan { call, result }
+}
+
+/// A Vulkan timeline semaphore (a 64-bit counter that only grows; Vulkan 1.3 spec §7.4.2
+/// "Semaphore Signaling", §7.4.4 "Host Operations on Semaphores") whose payload another process
+/// imports from an opaque fd: CUDA (`cudaImportExternalSemaphore`,
+/// `cudaExternalSemaphoreHandleTypeTimelineSemaphoreFd`; `cudaSignalExternalSemaphoresAsync` /
+/// `cudaWaitExternalSemaphoresAsync` with a fence value) or Vulkan (`vkImportSemaphoreFdKHR`).
+///
+/// vizdeck's queue waits for a value ([`wait_on_next_submit`](Self::wait_on_next_submit)) or
+/// signals one ([`signal_on_next_submit`](Self::signal_on_next_submit)) in its next submit, the
+/// frame's one. The CPU only reads the counter ([`value`](Self::value), never blocking) or, when
+/// a producer has gone without signalling what it promised, signals it from the host
+/// ([`signal_from_host`](Self::signal_from_host)) so vizdeck's queue does not wait forever.
+///
+/// It keeps a clone of the `wgpu::Device` so the Vulkan device outlives it; dropping it destroys
+/// the semaphore (`vkDestroySemaphore`) — drop it only once no submitted work waits on or signals
+/// it (the owner defers the drop with `Queue::on_submitted_work_done`).
+pub struct ExternalSemaphore {
+    device: wgpu::Device,
+    raw: vk::Semaphore,
+    fd_fn: ash::khr::external_semaphore_fd::Device,
+    label: String,
+}
+
+impl std::fmt::Debug for ExternalSemaphore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ExternalSemaphore")
+            .field("label", &self.label)
+            .field("raw", &self.raw)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ExternalSemaphore {
+    /// Makes an exportable timeline semaphore at value `initial` on `device`, named `label` in
+    /// the Vulkan debug utilities where they are on.
+    ///
+    /// Checks: Vulkan (1.2 for timeline semaphores), `VK_KHR_external_semaphore_fd` enabled
+    /// (see [`request_device`]), and `vkGetPhysicalDeviceExternalSemaphoreProperties` for a
+    /// timeline semaphore exportable as `OPAQUE_FD`.
+    ///
+    /// # Errors
+    ///
+    /// One-line [`ExternalSemaphoreError`]s, nothing left allocated.
+    pub fn new(
+        device: &wgpu::Device,
+        label: &str,
+        initial: u64,
+    ) -> Result<ExternalSemaphore, ExternalSemaphoreError> {
+        // SAFETY: the hal device only creates and queries objects of our own.
+        let hal = unsafe { device.as_hal::<Vulkan>() }.ok_or(ExternalSemaphoreError::NotVulkan)?;
+        let raw_device = hal.raw_device();
+        let physical = hal.raw_physical_device();
+        let instance = hal.shared_instance().raw_instance();
+        let props = unsafe { instance.get_physical_device_properties(physical) };
+        let name = props
+            .device_name_as_c_str()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        if props.api_version < vk::API_VERSION_1_2
+            || hal.shared_instance().instance_api_version() < vk::API_VERSION_1_2
+        {
+            return Err(ExternalSemaphoreError::OldVulkan(version(
+                props.api_version,
+            )));
+        }
+        if !hal
+            .enabled_device_extensions()
+            .contains(&EXTERNAL_SEMAPHORE_FD)
+        {
+            return Err(ExternalSemaphoreError::MissingExtension {
+                extension: EXTERNAL_SEMAPHORE_FD.to_string_lossy().into_owned(),
+                device: name,
+            });
+        }
+        let handle = vk::ExternalSemaphoreHandleTypeFlags::OPAQUE_FD;
+        let mut type_info = vk::SemaphoreTypeCreateInfo::default()
+            .semaphore_type(vk::SemaphoreType::TIMELINE)
+            .initial_value(initial);
+        let mut props_out = vk::ExternalSemaphoreProperties::default();
+        unsafe {
+            instance.get_physical_device_external_semaphore_properties(
+                physical,
+                &vk::PhysicalDeviceExternalSemaphoreInfo::default()
+                    .handle_type(handle)
+                    .push_next(&mut type_info),
+                &mut props_out,
+            )
+        };
+        let features = props_out.external_semaphore_features;
+        if !features.contains(vk::ExternalSemaphoreFeatureFlags::EXPORTABLE) {
+            return Err(ExternalSemaphoreError::NotExportable(features));
+        }
+        let mut export = vk::ExportSemaphoreCreateInfo::default().handle_types(handle);
+        let mut type_info = vk::SemaphoreTypeCreateInfo::default()
+            .semaphore_type(vk::SemaphoreType::TIMELINE)
+            .initial_value(initial);
+        let info = vk::SemaphoreCreateInfo::default()
+            .push_next(&mut type_info)
+            .push_next(&mut export);
+        let raw = unsafe { raw_device.create_semaphore(&info, None) }
+            .map_err(sem_err("vkCreateSemaphore"))?;
+        let fd_fn = ash::khr::external_semaphore_fd::Device::new(instance, raw_device);
+        Ok(ExternalSemaphore {
+            device: device.clone(),
+            raw,
+            fd_fn,
+            label: label.to_string(),
+        })
+    }
+
+    /// Its label.
+    pub fn label(&self) -> &str {
+        &self.label
+    }
+
+    /// A new opaque fd of the semaphore's payload (`vkGetSemaphoreFdKHR`), for one importer.
+    ///
+    /// # Errors
+    ///
+    /// The failing call, one line.
+    pub fn export_fd(&self) -> Result<OwnedFd, ExternalSemaphoreError> {
+        let get = vk::SemaphoreGetFdInfoKHR::default()
+            .semaphore(self.raw)
+            .handle_type(vk::ExternalSemaphoreHandleTypeFlags::OPAQUE_FD);
+        let fd =
+            unsafe { self.fd_fn.get_semaphore_fd(&get) }.map_err(sem_err("vkGetSemaphoreFdKHR"))?;
+        // SAFETY: vkGetSemaphoreFdKHR returns a new fd the caller owns.
+        Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+    }
+
+    /// The counter's current value (`vkGetSemaphoreCounterValue`; never blocks).
+    ///
+    /// # Errors
+    ///
+    /// The failing call (a lost device), one line.
+    pub fn value(&self) -> Result<u64, ExternalSemaphoreError> {
+        let hal =
+            unsafe { self.device.as_hal::<Vulkan>() }.ok_or(ExternalSemaphoreError::NotVulkan)?;
+        unsafe { hal.raw_device().get_semaphore_counter_value(self.raw) }
+            .map_err(sem_err("vkGetSemaphoreCounterValue"))
+    }
+
+    /// Sets the counter to `value` from the host (`vkSignalSemaphore`); a value not above the
+    /// current one is left alone (a timeline only grows). For a producer that promised `value`
+    /// and went away: whatever waits for it on vizdeck's queue goes on.
+    ///
+    /// # Errors
+    ///
+    /// The failing call, one line.
+    pub fn signal_from_host(&self, value: u64) -> Result<(), ExternalSemaphoreError> {
+        if self.value()? >= value {
+            return Ok(());
+        }
+        let hal =
+            unsafe { self.device.as_hal::<Vulkan>() }.ok_or(ExternalSemaphoreError::NotVulkan)?;
+        let info = vk::SemaphoreSignalInfo::default()
+            .semaphore(self.raw)
+            .value(value);
+        unsafe { hal.raw_device().signal_semaphore(&info) }.map_err(sem_err("vkSignalSemaphore"))
+    }
+
+    /// Makes `queue`'s next submit wait, at the transfer stage, until the counter reaches
+    /// `value` (`wgpu::hal::vulkan::Queue::add_wait_semaphore`). Returns `false` when the
+    /// queue is not a Vulkan one.
+    pub fn wait_on_next_submit(&self, queue: &wgpu::Queue, value: u64) -> bool {
+        // SAFETY: the semaphore lives until the submit that uses it is done (see the type docs).
+        match unsafe { queue.as_hal::<Vulkan>() } {
+            Some(q) => {
+                q.add_wait_semaphore(self.raw, Some(value), vk::PipelineStageFlags::TRANSFER);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Makes `queue`'s next submit set the counter to `value` once its work is done
+    /// (`add_signal_semaphore`). Returns `false` when the queue is not a Vulkan one.
+    pub fn signal_on_next_submit(&self, queue: &wgpu::Queue, value: u64) -> bool {
+        // SAFETY: as `wait_on_next_submit`.
+        match unsafe { queue.as_hal::<Vulkan>() } {
+            Some(q) => {
+                q.add_signal_semaphore(self.raw, Some(value));
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+impl Drop for ExternalSemaphore {
+    fn drop(&mut self) {
+        // SAFETY: the owner drops it once no submitted work uses it (type docs); the wgpu device
+        // clone keeps the Vulkan device alive until here.
+        if let Some(hal) = unsafe { self.device.as_hal::<Vulkan>() } {
+            unsafe { hal.raw_device().destroy_semaphore(self.raw, None) };
+        }
     }
 }

@@ -144,13 +144,22 @@ impl Gpu {
         if adapter.features().contains(int64_atomics) {
             required_features |= int64_atomics;
         }
-        let (device, queue) =
-            pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
-                label: Some("vizdeck:device"),
-                required_features,
-                required_limits: adapter.limits(),
-                ..Default::default()
-            }))?;
+        let desc = wgpu::DeviceDescriptor {
+            label: Some("vizdeck:device"),
+            required_features,
+            required_limits: adapter.limits(),
+            ..Default::default()
+        };
+        // Vulkan: with the interop extensions the device has (`--share`'s semaphores, host
+        // memory imports); anything else, or if that fails, the plain way.
+        let (device, queue) = match external::request_device(&adapter, &desc) {
+            Some(Ok(dq)) => dq,
+            Some(Err(e)) => {
+                log::warn!("{e}; opening the device without them");
+                pollster::block_on(adapter.request_device(&desc))?
+            }
+            None => pollster::block_on(adapter.request_device(&desc))?,
+        };
         let errors: Arc<Mutex<Vec<String>>> = Arc::default();
         let sink = errors.clone();
         let seen: Mutex<HashSet<String>> = Mutex::default();
