@@ -7,8 +7,8 @@ use std::os::unix::net::UnixStream;
 
 use vizdeck::gpu::external::ExternalMemoryInfo;
 use vizdeck::interop::protocol::{
-    self, Dtype, HEADER_LEN, MAGIC, PROTOCOL_VERSION, ShareDescription, ShareError, SharedBuffer,
-    SharedSemaphore, uuid_hex,
+    self, Dtype, FrameSemaphores, HEADER_LEN, MAGIC, PROTOCOL_VERSION, ShareDescription,
+    ShareError, SharedBuffer, SharedSemaphore, uuid_hex,
 };
 
 fn info() -> ExternalMemoryInfo {
@@ -37,9 +37,15 @@ fn description() -> ShareDescription {
             Dtype::F32,
             &[1024, 4],
         )],
-        semaphore: Some(SharedSemaphore {
-            fd_index: 1,
-            initial_value: 0,
+        semaphores: Some(FrameSemaphores {
+            ready: SharedSemaphore {
+                fd_index: 1,
+                initial_value: 0,
+            },
+            released: SharedSemaphore {
+                fd_index: 2,
+                initial_value: 0,
+            },
         }),
     }
 }
@@ -60,7 +66,8 @@ fn the_message_is_magic_length_and_json() {
             r#""buffers":[{"name":"positions","fd_index":0,"size":16384,"allocation_size":16448,"#,
             r#""memory_type_index":2,"dedicated":true,"dtype":"f32","shape":[1024,4],"#,
             r#""strides":[16,4],"offset":0,"memory":"device"}],"#,
-            r#""semaphore":{"fd_index":1,"initial_value":0}}"#
+            r#""semaphores":{"ready":{"fd_index":1,"initial_value":0},"#,
+            r#""released":{"fd_index":2,"initial_value":0}}}"#
         )
     );
     let header: [u8; HEADER_LEN] = msg[..HEADER_LEN].try_into().unwrap();
@@ -76,18 +83,19 @@ fn the_message_is_magic_length_and_json() {
 #[test]
 fn descriptions_that_do_not_fit_are_refused() {
     let d = description();
-    d.validate(2).unwrap();
-    assert!(d.validate(1).is_err(), "the semaphore's fd is missing");
+    d.validate(3).unwrap();
+    let e = d.validate(2).unwrap_err().to_string();
+    assert!(e.contains("released semaphore: fd 2 of 2"), "{e}");
     let mut big = d.clone();
     big.buffers[0].shape = vec![1025, 4];
-    let e = big.validate(2).unwrap_err().to_string();
+    let e = big.validate(3).unwrap_err().to_string();
     assert!(e.contains("does not fit"), "{e}");
     let mut twice = d.clone();
-    twice.semaphore.as_mut().unwrap().fd_index = 0;
-    assert!(twice.validate(2).unwrap_err().to_string().contains("twice"));
+    twice.semaphores.as_mut().unwrap().released.fd_index = 1;
+    assert!(twice.validate(3).unwrap_err().to_string().contains("twice"));
     let mut old = d;
     old.protocol = 0;
-    assert!(old.validate(2).is_err());
+    assert!(old.validate(3).is_err());
     assert_eq!(
         SharedBuffer::c_contiguous("x", 0, &info(), Dtype::F16, &[3, 5, 7]).strides,
         [70, 14, 2]
@@ -97,18 +105,21 @@ fn descriptions_that_do_not_fit_are_refused() {
 #[test]
 fn fds_and_description_cross_a_unix_socket() {
     let (mut vizdeck, mut producer) = UnixStream::pair().unwrap();
-    // Two fds to pass: the ends of another socket pair, so the receiver can prove they work.
+    // Three fds to pass (memory, ready, released): the ends of other socket pairs, so the
+    // receiver can prove they work.
     let (a, mut a_peer) = UnixStream::pair().unwrap();
     let (b, mut b_peer) = UnixStream::pair().unwrap();
+    let (c, mut c_peer) = UnixStream::pair().unwrap();
     let desc = description();
-    protocol::send(&mut vizdeck, &desc, &[a.as_fd(), b.as_fd()]).unwrap();
-    drop((a, b));
+    protocol::send(&mut vizdeck, &desc, &[a.as_fd(), b.as_fd(), c.as_fd()]).unwrap();
+    drop((a, b, c));
     let (got, fds) = protocol::recv(&mut producer).unwrap();
     assert_eq!(got, desc);
-    assert_eq!(fds.len(), 2);
+    assert_eq!(fds.len(), 3);
     for (fd, peer, word) in [
         (&fds[0], &mut a_peer, b"mem!"),
-        (&fds[1], &mut b_peer, b"sem!"),
+        (&fds[1], &mut b_peer, b"rdy!"),
+        (&fds[2], &mut c_peer, b"rel!"),
     ] {
         let mut s = UnixStream::from(fd.try_clone().unwrap());
         s.write_all(word).unwrap();

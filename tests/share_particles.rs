@@ -8,8 +8,13 @@
 //! last frame stays and the scene says "producer disconnected"; a second producer is accepted.
 //! A path that is not a socket is refused in one line.
 //!
-//! Synchronisation is the socket handshake (no timeline semaphore: lavapipe lacks
-//! `VK_KHR_external_semaphore_fd`).
+//! Synchronisation is the socket handshake on lavapipe (no timeline semaphore: Mesa 22's lacks
+//! `VK_KHR_external_semaphore_fd`); where the device shares semaphores (the NVIDIA driver) the
+//! same test runs with the producer ordering its writes on its GPU queue (it waits for
+//! `released`, signals `ready`, and never waits on its CPU), and
+//! `semaphores_order_frames_on_the_gpu` checks what only semaphores do: vizdeck's copy waits on
+//! the GPU for a write that has not run yet, frames sent back to back are shown in order, and a
+//! producer that never signals a frame it announced is given up (the last signalled frame stays).
 
 mod common;
 
@@ -64,7 +69,6 @@ fn producer(
         .unwrap();
     let (desc, mut fds) = protocol::recv(&mut stream).expect("the description");
     assert_eq!(desc.scene, "particles");
-    assert!(desc.semaphore.is_none(), "no semaphore on this path");
     let b = desc.buffers[0].clone();
     assert_eq!(b.dtype, Dtype::F32);
     assert_eq!(b.shape, [COUNT as u64, 8]);
@@ -78,7 +82,16 @@ fn producer(
         }
     };
     assert_eq!(protocol::uuid_hex(&vk.driver_uuid), desc.driver_uuid);
-    let fd = fds.remove(b.fd_index);
+    let sems = desc.semaphores.as_ref().map(|s| {
+        assert!(
+            vk.semaphores,
+            "vizdeck shares semaphores its device cannot import"
+        );
+        let ready = vk.import_timeline(take_fd(&mut fds, s.ready.fd_index));
+        let released = vk.import_timeline(take_fd(&mut fds, s.released.fd_index));
+        (ready, released)
+    });
+    let fd = take_fd(&mut fds, b.fd_index);
     let buf = vk.import(
         fd,
         b.size,
@@ -87,17 +100,19 @@ fn producer(
         b.dedicated,
     );
     events.send(Event::Ready(Ok(()))).unwrap();
+    let mut last = 0;
     while let Ok(cmd) = cmds.recv() {
         match cmd {
             Cmd::Frame(n, p) => {
-                let particles = vec![
-                    Particle {
-                        pos: [p[0], p[1], p[2], 0.0],
-                        vel: [0.0; 4],
-                    };
-                    COUNT
-                ];
-                vk.write(buf, bytemuck::cast_slice(&particles));
+                let bytes = at(p);
+                match sems {
+                    // On the GPU: wait for the last frame's release, write, signal ready.
+                    Some((ready, released)) => {
+                        vk.write_frame(buf, &bytes, &[(released, last)], Some((ready, n)))
+                    }
+                    None => vk.write(buf, &bytes),
+                }
+                last = n;
                 FrameMessage::Complete(n).write(&stream).unwrap();
                 let m = FrameMessage::read(&stream).expect("the release");
                 assert_eq!(m, FrameMessage::Released(n));
@@ -108,6 +123,24 @@ fn producer(
     }
     drop(stream);
     drop(vk);
+}
+
+/// `COUNT` particles all at `p`, as bytes.
+fn at(p: [f32; 3]) -> Vec<u8> {
+    let particles = vec![
+        Particle {
+            pos: [p[0], p[1], p[2], 0.0],
+            vel: [0.0; 4],
+        };
+        COUNT
+    ];
+    bytemuck::cast_slice(&particles).to_vec()
+}
+
+/// Takes fd `i` out of `fds` (leaving a placeholder so later indices stay).
+fn take_fd(fds: &mut [std::os::fd::OwnedFd], i: usize) -> std::os::fd::OwnedFd {
+    let placeholder = std::fs::File::open("/dev/null").unwrap().into();
+    std::mem::replace(&mut fds[i], placeholder)
 }
 
 /// Renders one frame; returns the output (RGBA8).
@@ -300,7 +333,12 @@ fn a_producer_writes_the_particles_vizdeck_draws() {
         .set_read_timeout(Some(Duration::from_secs(30)))
         .unwrap();
     let (desc, fds) = protocol::recv(&mut again).expect("a second description");
-    assert_eq!(fds.len(), 2, "the device buffer's fd and the host memory's");
+    let sem_fds = if desc.semaphores.is_some() { 2 } else { 0 };
+    assert_eq!(
+        fds.len(),
+        2 + sem_fds,
+        "the device buffer's fd and the host memory's (and the semaphores')"
+    );
     assert_eq!(desc.buffers[0].shape, [COUNT as u64, 8]);
     frames_until(&gpu, &mut deck, |d| shared_metrics(d)["producers"] == 2);
     assert_eq!(deck.active_problem(), None, "connected again");
@@ -360,4 +398,165 @@ fn frame_messages_round_trip() {
     let mut bad = FrameMessage::Complete(1).encode();
     bad[0] = b'X';
     assert!(FrameMessage::decode(&bad).is_err());
+}
+
+/// The deck sharing `COUNT` particles on `path`, or `None` (said) where sharing cannot run.
+fn sharing_deck(gpu: &Gpu, path: &Path) -> Option<Deck> {
+    if gpu.summary.backend != "Vulkan" {
+        eprintln!("skipped: --share needs Vulkan ({})", gpu.summary.backend);
+        return None;
+    }
+    let _ = std::fs::remove_file(path);
+    let cli = <vizdeck::cli::Cli as clap::Parser>::try_parse_from([
+        "vizdeck",
+        "--headless",
+        "--scene",
+        "particles",
+        "--particles",
+        "1024",
+        "--share",
+        path.to_str().unwrap(),
+    ])
+    .expect("flags");
+    let mut deck = Deck::new(
+        gpu,
+        vizdeck::headless::OUTPUT_FORMAT,
+        cli.scene_index(),
+        cli.scene_config(),
+    );
+    deck.set_overlay(false);
+    deck.ensure_active(gpu);
+    if let Some(e) = deck.active_failure() {
+        if e.contains("lacks") || e.contains("cannot export") {
+            eprintln!("skipped: {e}");
+            return None;
+        }
+        panic!("{e}");
+    }
+    Some(deck)
+}
+
+#[test]
+fn semaphores_order_frames_on_the_gpu() {
+    let gpu = common::gpu();
+    let path = sock_path("sem");
+    let Some(mut deck) = sharing_deck(&gpu, &path) else {
+        return;
+    };
+    if shared_metrics(&deck)["semaphores"] != true {
+        eprintln!(
+            "skipped: this device shares no timeline semaphores ({}): the socket handshake \
+             orders frames (a_producer_writes_the_particles_vizdeck_draws covers it)",
+            shared_metrics(&deck)["sync"]
+        );
+        return;
+    }
+    let entry = {
+        let hal = unsafe { gpu.device.as_hal::<wgpu::hal::api::Vulkan>() }.expect("Vulkan");
+        hal.shared_instance().entry().clone()
+    };
+    let mut stream = UnixStream::connect(&path).expect("connect");
+    let (desc, mut fds) = protocol::recv(&mut stream).expect("the description");
+    let s = desc.semaphores.clone().expect("semaphores described");
+    assert_eq!((s.ready.initial_value, s.released.initial_value), (0, 0));
+    let mut vk = VkProducer::new(&entry, &desc.device_uuid).expect("the producer's device");
+    assert!(vk.semaphores);
+    let ready = vk.import_timeline(take_fd(&mut fds, s.ready.fd_index));
+    let released = vk.import_timeline(take_fd(&mut fds, s.released.fd_index));
+    let b = desc.buffers[0].clone();
+    let buf = vk.import(
+        take_fd(&mut fds, b.fd_index),
+        b.size,
+        b.allocation_size,
+        b.memory_type_index,
+        b.dedicated,
+    );
+    frames_until(&gpu, &mut deck, |d| shared_metrics(d)["connected"] == true);
+    let rgba = frame(&gpu, &mut deck);
+    let (_, (cx, cy)) = lit(&deck, &rgba);
+
+    // Frame 1 is announced before its write may run: the write waits on a gate the test opens
+    // 300 ms later. vizdeck's copy must wait for it on the GPU: the first frame drawn is the
+    // written one, never the buffer before it.
+    let gate = vk.timeline();
+    vk.write_frame(buf, &at([0.0, 0.0, 0.0]), &[(gate, 1)], Some((ready, 1)));
+    FrameMessage::Complete(1).write(&stream).unwrap();
+    let opened = std::thread::scope(|scope| {
+        let vk = &vk;
+        let opener = scope.spawn(move || {
+            std::thread::sleep(Duration::from_millis(300));
+            vk.signal_from_host(gate, 1);
+            Instant::now()
+        });
+        let rgba = frames_until(&gpu, &mut deck, |d| shared_metrics(d)["frames_shown"] == 1);
+        let shown_at = Instant::now();
+        let opened = opener.join().unwrap();
+        assert!(opened <= shown_at, "shown only after the write ran");
+        let (spots, _) = lit(&deck, &rgba);
+        assert!(!spots.is_empty(), "the written frame is drawn");
+        for &(x, y) in &spots {
+            assert!(
+                x.abs_diff(cx) <= 2 && y.abs_diff(cy) <= 2,
+                "({x}, {y}) at the centre"
+            );
+        }
+        opened
+    });
+    eprintln!("frame 1 shown {:?} after the gate opened", opened.elapsed());
+
+    // Frames 2 and 3 back to back, each write waiting on the GPU for the last release: both are
+    // taken in order, the last one stays drawn.
+    vk.write_frame(
+        buf,
+        &at([0.0, 0.5, 0.0]),
+        &[(released, 1)],
+        Some((ready, 2)),
+    );
+    FrameMessage::Complete(2).write(&stream).unwrap();
+    vk.write_frame(
+        buf,
+        &at([0.5, 0.0, 0.0]),
+        &[(released, 2)],
+        Some((ready, 3)),
+    );
+    FrameMessage::Complete(3).write(&stream).unwrap();
+    let rgba = frames_until(&gpu, &mut deck, |d| shared_metrics(d)["frames_shown"] == 3);
+    let m = shared_metrics(&deck);
+    assert_eq!(m["shown"]["frame"], 3, "{m}");
+    let (spots3, _) = lit(&deck, &rgba);
+    assert!(!spots3.is_empty());
+    for &(x, y) in &spots3 {
+        assert!(
+            x > cx + 10 && y.abs_diff(cy) <= 2,
+            "({x}, {y}) right of the centre"
+        );
+    }
+
+    // Frame 4 is announced and never signalled: vizdeck gives the producer up after the
+    // timeout, its queue goes on, frame 4 is not shown and frame 3 stays.
+    FrameMessage::Complete(4).write(&stream).unwrap();
+    let rgba = frames_until(&gpu, &mut deck, |d| {
+        !shared_metrics(d)["given_up"].is_null()
+    });
+    let rgba = {
+        let _ = rgba;
+        frame(&gpu, &mut deck)
+    };
+    let m = shared_metrics(&deck);
+    assert_eq!(m["given_up"]["waited"], 4, "{m}");
+    assert_eq!(m["given_up"]["genuine"], 3, "{m}");
+    assert_eq!(m["shown"]["frame"], 3, "{m}");
+    assert_eq!(
+        lit(&deck, &rgba).0,
+        spots3,
+        "the last signalled frame stays"
+    );
+    let p = deck.active_problem().unwrap_or_default();
+    assert!(p.contains("did not signal it within 10 s"), "{p}");
+    drop(stream);
+    drop(vk);
+    drop(deck);
+    gpu.wait_idle();
+    let errors = gpu.errors.lock().unwrap().clone();
+    assert!(errors.is_empty(), "wgpu errors: {errors:?}");
 }

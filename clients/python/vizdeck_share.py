@@ -17,9 +17,17 @@ The wire format is vizdeck's ``src/interop/protocol.rs``:
 * after ``connect`` vizdeck sends one message: ``b"VZSH"``, the JSON body's length (u32 LE),
   then the body (a ShareDescription). The fds (each buffer's memory, in ``fd_index`` order)
   ride as one ``SCM_RIGHTS`` control message on the ``sendmsg`` carrying the 8-byte header.
-* frames (no shared semaphore yet): the producer sends ``b"VZFC" + 4 zero bytes + n (u64 LE)``
-  once frame n is completely written on its GPU; vizdeck answers ``b"VZFR" + 4 zero + n`` once
-  it has copied frame n, after which the producer may write again.
+* frames: the producer sends ``b"VZFC" + 4 zero bytes + n (u64 LE)`` for frame n (numbers
+  increase); vizdeck answers ``b"VZFR" + 4 zero + n`` once it has copied frame n.
+  Without semaphores (``"semaphores": null``: vizdeck's device cannot share them) the producer
+  sends it once frame n is completely written (``frame_complete`` synchronises the device) and
+  must not write again before the answer. With semaphores (``"semaphores": {"ready": {fd_index,
+  initial_value}, "released": {...}}``, two Vulkan timeline semaphores imported with
+  ``cudaImportExternalSemaphore``) the waits are on the GPU: ``begin_frame()`` makes the CUDA
+  stream wait until ``released`` reaches the last frame, the producer writes, and
+  ``frame_complete(n)`` makes the stream signal ``ready`` = n and sends the message at once,
+  without synchronising; vizdeck's queue waits for ``ready`` on its side. ``wait_released``
+  then only bounds how far the CPU runs ahead.
 * host memory (the comparison path): buffers with ``"memory": "host"`` are memfds of host memory
   (the particle scene hands one beside its device buffer). ``host_array()`` maps one, and with
   CUDA ``host_register()`` pins it (``cudaHostRegister``) so a device-to-host copy into it is a
@@ -117,8 +125,12 @@ def _validate(desc: dict, nfds: int) -> None:
         bad("no buffers list")
     used = set()
     idx = [(b.get("name"), b.get("fd_index")) for b in bufs]
-    if desc.get("semaphore") is not None:
-        idx.append(("semaphore", desc["semaphore"].get("fd_index")))
+    sems = desc.get("semaphores")
+    if sems is not None:
+        for which in ("ready", "released"):
+            if not isinstance(sems.get(which), dict):
+                bad(f"semaphores: no {which} semaphore")
+            idx.append((f"{which} semaphore", sems[which].get("fd_index")))
     for name, i in idx:
         if not isinstance(i, int) or not 0 <= i < nfds:
             bad(f"{name}: fd {i} of {nfds}")
@@ -181,6 +193,38 @@ class cudaExternalMemoryBufferDesc(ctypes.Structure):
     ]
 
 
+cudaExternalSemaphoreHandleTypeTimelineSemaphoreFd = 9
+
+
+class cudaExternalSemaphoreHandleDesc(ctypes.Structure):
+    """driver_types.h: type @0, [pad 4], handle @8 (16 bytes), flags @24, then (driver layout)
+    reserved[16]; zeroed either way."""
+
+    _fields_ = [
+        ("type", ctypes.c_int),
+        ("handle", _HandleUnion),
+        ("flags", ctypes.c_uint),
+        ("reserved", ctypes.c_uint * 16),
+    ]
+
+
+class cudaExternalSemaphoreParams(ctypes.Structure):
+    """cudaExternalSemaphoreSignalParams / WaitParams (CUDA >= 11.2, the _v2 layout): params
+    (72 bytes: fence.value @0, nvSciSync @8, keyedMutex @16, reserved) @0, flags @72,
+    reserved[16] @76; 144 bytes. Only ``params.fence.value`` is set for a timeline semaphore."""
+
+    _fields_ = [
+        ("fence_value", ctypes.c_ulonglong),
+        ("params_rest", ctypes.c_ubyte * 64),
+        ("flags", ctypes.c_uint),
+        ("reserved", ctypes.c_uint * 16),
+    ]
+
+
+assert ctypes.sizeof(cudaExternalSemaphoreHandleDesc) == 96
+assert cudaExternalSemaphoreHandleDesc.flags.offset == 24
+assert ctypes.sizeof(cudaExternalSemaphoreParams) == 144
+assert cudaExternalSemaphoreParams.flags.offset == 72
 assert ctypes.sizeof(cudaExternalMemoryHandleDesc) == 104
 assert cudaExternalMemoryHandleDesc.handle.offset == 8
 assert cudaExternalMemoryHandleDesc.size.offset == 24
@@ -246,6 +290,8 @@ class _CtypesRuntime:
             ("cudaFree", [c.c_void_p]),
             ("cudaHostRegister", [c.c_void_p, c.c_size_t, c.c_uint]),
             ("cudaHostUnregister", [c.c_void_p]),
+            ("cudaImportExternalSemaphore", [c.POINTER(c.c_void_p), c.POINTER(cudaExternalSemaphoreHandleDesc)]),
+            ("cudaDestroyExternalSemaphore", [c.c_void_p]),
         ]:
             f = getattr(lib, name)
             f.argtypes = args
@@ -257,6 +303,14 @@ class _CtypesRuntime:
             self._props = lib.cudaGetDeviceProperties
         self._props.argtypes = [ctypes.c_void_p, ctypes.c_int]
         self._props.restype = ctypes.c_int
+        # CUDA 11.2-12 headers map the semaphore calls to the _v2 symbols (the 144-byte params).
+        self._sem = {}
+        for name in ("cudaSignalExternalSemaphoresAsync", "cudaWaitExternalSemaphoresAsync"):
+            f = getattr(lib, name + "_v2", None) or getattr(lib, name)
+            f.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(cudaExternalSemaphoreParams),
+                          ctypes.c_uint, ctypes.c_void_p]
+            f.restype = ctypes.c_int
+            self._sem[name] = f
 
     def check(self, what, rc):
         if rc != 0:
@@ -318,6 +372,31 @@ class _CtypesRuntime:
 
     def destroy(self, ext):
         self.lib.cudaDestroyExternalMemory(ctypes.c_void_p(ext))
+
+    def import_semaphore(self, fd):
+        d = cudaExternalSemaphoreHandleDesc()
+        d.type = cudaExternalSemaphoreHandleTypeTimelineSemaphoreFd
+        d.handle.fd = fd
+        d.flags = 0
+        sem = ctypes.c_void_p()
+        self.check("cudaImportExternalSemaphore",
+                   self.lib.cudaImportExternalSemaphore(ctypes.byref(sem), ctypes.byref(d)))
+        return sem.value
+
+    def _semaphore_op(self, name, sem, value, stream):
+        p = cudaExternalSemaphoreParams()
+        p.fence_value = value
+        arr = (ctypes.c_void_p * 1)(sem)
+        self.check(name, self._sem[name](arr, ctypes.byref(p), 1, ctypes.c_void_p(stream or None)))
+
+    def signal_semaphore(self, sem, value, stream):
+        self._semaphore_op("cudaSignalExternalSemaphoresAsync", sem, value, stream)
+
+    def wait_semaphore(self, sem, value, stream):
+        self._semaphore_op("cudaWaitExternalSemaphoresAsync", sem, value, stream)
+
+    def destroy_semaphore(self, sem):
+        self.lib.cudaDestroyExternalSemaphore(ctypes.c_void_p(sem))
 
 
 class _BindingsRuntime:
@@ -386,6 +465,30 @@ class _BindingsRuntime:
 
     def destroy(self, ext):
         self.rt.cudaDestroyExternalMemory(ext)
+
+    def import_semaphore(self, fd):
+        d = self.rt.cudaExternalSemaphoreHandleDesc()
+        d.type = self.rt.cudaExternalSemaphoreHandleType.cudaExternalSemaphoreHandleTypeTimelineSemaphoreFd
+        d.handle.fd = fd
+        d.flags = 0
+        err, sem = self.rt.cudaImportExternalSemaphore(d)
+        self.check("cudaImportExternalSemaphore", err)
+        return sem
+
+    def signal_semaphore(self, sem, value, stream):
+        p = self.rt.cudaExternalSemaphoreSignalParams()
+        p.params.fence.value = value
+        (err,) = self.rt.cudaSignalExternalSemaphoresAsync([sem], [p], 1, stream)
+        self.check("cudaSignalExternalSemaphoresAsync", err)
+
+    def wait_semaphore(self, sem, value, stream):
+        p = self.rt.cudaExternalSemaphoreWaitParams()
+        p.params.fence.value = value
+        (err,) = self.rt.cudaWaitExternalSemaphoresAsync([sem], [p], 1, stream)
+        self.check("cudaWaitExternalSemaphoresAsync", err)
+
+    def destroy_semaphore(self, sem):
+        self.rt.cudaDestroyExternalSemaphore(sem)
 
 
 _runtime = None
@@ -463,6 +566,37 @@ class Share:
         self._last_complete = 0
         self._closed = False
         self._host = {}  # buffer index -> (mmap, ctypes anchor, registered with CUDA)
+        self._sems = None  # (ready, released) CUDA external semaphores, once imported
+
+    @property
+    def semaphores(self) -> bool:
+        """Whether vizdeck shared timeline semaphores (the frame waits are on the GPU)."""
+        return self.description.get("semaphores") is not None
+
+    def _semaphores(self):
+        """The (ready, released) semaphores, imported into CUDA on first use."""
+        if self._sems is None:
+            rt = self._rt or cuda_runtime()
+            self._rt = rt
+            rt.set_device(self.cuda_device)
+            got = []
+            for which in ("ready", "released"):
+                i = self.description["semaphores"][which]["fd_index"]
+                got.append(rt.import_semaphore(self.fds[i]))
+                self.fds[i] = -1  # CUDA owns it now
+            self._sems = tuple(got)
+        return self._sems
+
+    def begin_frame(self, stream: int = 0) -> None:
+        """With semaphores: make CUDA `stream` (a cudaStream_t as int; 0 the legacy default
+        stream CuPy and PyTorch use by default) wait on the GPU until vizdeck has released the
+        last frame, so the next writes on it cannot overwrite a frame vizdeck is copying.
+        Call before writing each frame. Without semaphores it does nothing (wait_released is the
+        wait)."""
+        if self.semaphores and self._last_complete > 0:
+            _, released = self._semaphores()
+            self._rt.set_device(self.cuda_device)
+            self._rt.wait_semaphore(released, self._last_complete, stream)
 
     # ---- description
 
@@ -631,16 +765,24 @@ class Share:
 
     # ---- frames
 
-    def frame_complete(self, n: int, synchronize: bool = True, memory: str = "device") -> None:
+    def frame_complete(self, n: int, synchronize: bool = True, memory: str = "device",
+                       stream: int = 0) -> None:
         """Tell vizdeck frame `n` (increasing) is completely written, in the device buffers or
-        (memory="host") the host buffers. With `synchronize` (the default) the CUDA device is
-        synchronised first, so every write has landed; pass False only if you synchronised the
-        writing stream yourself."""
+        (memory="host") the host buffers.
+
+        Device memory with semaphores: `stream` (the one the writes were issued on) signals
+        `ready` = n on the GPU and the message goes at once; nothing waits on the CPU. Otherwise,
+        with `synchronize` (the default), the CUDA device is synchronised first so every write
+        has landed; pass False only if you synchronised the writing stream yourself."""
         if memory not in ("device", "host"):
             raise ValueError(f"memory {memory!r} (device or host)")
         if n <= self._last_complete:
             raise ValueError(f"frame numbers increase: {n} after {self._last_complete}")
-        if synchronize:
+        if memory == "device" and self.semaphores:
+            ready, _ = self._semaphores()
+            self._rt.set_device(self.cuda_device)
+            self._rt.signal_semaphore(ready, n, stream)
+        elif synchronize:
             self.synchronize()
         magic = COMPLETE_HOST_MAGIC if memory == "host" else COMPLETE_MAGIC
         msg = magic + b"\0\0\0\0" + struct.pack("<Q", n)
@@ -694,6 +836,14 @@ class Share:
         if self._closed:
             return
         self._closed = True
+        if self._sems is not None:
+            try:
+                self._rt.synchronize()  # no queued wait or signal still uses them
+                for sem in self._sems:
+                    self._rt.destroy_semaphore(sem)
+            except Exception:
+                pass
+            self._sems = None
         for ext, ptr in self._imported.values():
             try:
                 self._rt.free(ptr)

@@ -200,13 +200,26 @@ impl SharedBuffer {
     }
 }
 
-/// The timeline semaphore the producer signals when a frame of data is complete.
+/// One shared timeline semaphore: its fd and the value it holds when handed over.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct SharedSemaphore {
-    /// Its fd's place in the message's fds (`VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT`).
+    /// Its fd's place in the message's fds (`VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT`;
+    /// CUDA: `cudaExternalSemaphoreHandleTypeTimelineSemaphoreFd`).
     pub fd_index: usize,
-    /// The value it holds when handed over; the producer signals value + 1 for its first frame.
+    /// The counter's value when handed over (0: each producer gets new semaphores).
     pub initial_value: u64,
+}
+
+/// The two timeline semaphores that order a producer's frames against vizdeck's reads on the
+/// GPUs (see [`FrameMessage`] for the rules): values are frame numbers.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct FrameSemaphores {
+    /// Producer → vizdeck: the producer's queue signals `n` once frame `n` is written; vizdeck's
+    /// queue waits for it before it reads the shared buffers.
+    pub ready: SharedSemaphore,
+    /// vizdeck → producer: vizdeck's queue signals `n` once it has copied frame `n`; the
+    /// producer's queue waits for it before it writes the next frame.
+    pub released: SharedSemaphore,
 }
 
 /// The JSON body: everything a producer needs besides the fds.
@@ -223,8 +236,9 @@ pub struct ShareDescription {
     pub driver_uuid: String,
     /// The shared buffers.
     pub buffers: Vec<SharedBuffer>,
-    /// The frame semaphore, when there is one.
-    pub semaphore: Option<SharedSemaphore>,
+    /// The frame semaphores, when vizdeck's device can share them (`VK_KHR_external_semaphore_fd`);
+    /// `None`: the frames are ordered by the socket handshake alone ([`FrameMessage`]).
+    pub semaphores: Option<FrameSemaphores>,
 }
 
 /// 16 bytes as 32 lowercase hex digits.
@@ -257,7 +271,12 @@ impl ShareDescription {
             .buffers
             .iter()
             .map(|b| (b.name.as_str(), b.fd_index))
-            .chain(self.semaphore.iter().map(|s| ("semaphore", s.fd_index)));
+            .chain(self.semaphores.iter().flat_map(|s| {
+                [
+                    ("ready semaphore", s.ready.fd_index),
+                    ("released semaphore", s.released.fd_index),
+                ]
+            }));
         for (name, i) in indices {
             match used.get_mut(i) {
                 None => return bad(format!("{name}: fd {i} of {fds}")),
@@ -393,12 +412,13 @@ pub const COMPLETE_MAGIC: [u8; 4] = *b"VZFC";
 pub const COMPLETE_HOST_MAGIC: [u8; 4] = *b"VZFH";
 /// The first four bytes of [`FrameMessage::Released`] (vizdeck → producer).
 pub const RELEASED_MAGIC: [u8; 4] = *b"VZFR";
+/// Seconds vizdeck's queue waits for a producer's `ready` signal before vizdeck gives the
+/// producer up ([`FrameMessage`]).
+pub const SIGNAL_TIMEOUT_S: u64 = 10;
 /// Bytes of a [`FrameMessage`] on the wire.
 pub const FRAME_MSG_LEN: usize = 16;
 
-/// The frame handshake on the socket after the description, while there is no shared timeline
-/// semaphore (`ShareDescription::semaphore` is `None`: lavapipe lacks
-/// `VK_KHR_external_semaphore_fd`, and wgpu-hal 30 does not enable it).
+/// The frame messages on the socket after the description.
 ///
 /// ```text
 /// bytes 0..4   magic b"VZFC" (Complete), b"VZFH" (CompleteHost) or b"VZFR" (Released)
@@ -406,19 +426,32 @@ pub const FRAME_MSG_LEN: usize = 16;
 /// bytes 8..16  the producer's frame number, u64 little-endian
 /// ```
 ///
-/// The producer may write the shared buffers from the moment it has the description until it
-/// sends `Complete(n)` (its writes finished on its GPU queue: a fence, `cudaStreamSynchronize`);
-/// then it must not write them again until vizdeck answers `Released(n)`: vizdeck copied frame
-/// `n` into its own buffers on the GPU, so it keeps drawing it (also after the producer is
-/// gone) and the producer may write the next. Frame numbers increase. This is a CPU-side
-/// handshake (one socket round trip a frame); with a timeline semaphore the same two waits move
-/// to the GPU (vizdeck's queue waits for the value the producer signals, the producer's for the
-/// value vizdeck signals after its copy), as issue 18 designs it.
+/// Frame numbers start at 1 and increase (with semaphores: strictly, they are counter values).
+///
+/// **Without semaphores** (`ShareDescription::semaphores` is `None`: lavapipe lacks
+/// `VK_KHR_external_semaphore_fd`) it is a CPU handshake: the producer may write the shared
+/// buffers from the moment it has the description until it sends `Complete(n)` (its writes
+/// finished on its GPU queue: a fence, `cudaStreamSynchronize`); then it must not write them
+/// again until vizdeck answers `Released(n)`: vizdeck copied frame `n` into its own buffers on the
+/// GPU, so it keeps drawing it (also after the producer is gone) and the producer may write the
+/// next.
+///
+/// **With semaphores** ([`FrameSemaphores`]) the waits are on the GPUs: the producer's queue
+/// waits until `released` ≥ its previous frame number, writes frame `n`, signals `ready` = `n`,
+/// and the producer sends `Complete(n)` at once (no synchronisation on its CPU). vizdeck takes
+/// the complete frames in order, one a frame; its queue waits for `ready` ≥ `n`, copies frame
+/// `n`, and signals `released` = `n` in the same submit. `Released(n)` still comes on the socket
+/// once that submit is done (a producer may read it to bound how far its CPU runs ahead; vizdeck
+/// never blocks on writing it: unread, they are dropped). A producer that disconnects, or does
+/// not signal `ready` within [`SIGNAL_TIMEOUT_S`] of vizdeck waiting for it, is given up:
+/// vizdeck signals `ready` itself so its queue goes on, and keeps the last frame that was
+/// signalled.
 ///
 /// `CompleteHost(n)` is `Complete(n)` for the host-memory buffers (`"memory": "host"`): the
-/// producer wrote frame `n` there (its device to host copy finished) instead of in the device
-/// buffers; vizdeck uploads it from host memory, and `Released(n)` comes once that upload's
-/// submit is done on the GPU. A producer may mix the two from frame to frame.
+/// producer wrote frame `n` there (its device to host copy finished, on the CPU's side of the
+/// handshake, semaphores or not) instead of in the device buffers; vizdeck uploads it from host
+/// memory, and `Released(n)` comes once that upload's submit is done on the GPU. A producer may
+/// mix the two from frame to frame.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FrameMessage {
     /// Producer → vizdeck: the device buffers hold frame `n`, completely written.

@@ -2,13 +2,18 @@
 //! and VkDevice on the physical device of vizdeck's UUID, which imports a shared buffer's fd
 //! (`VkImportMemoryFdInfoKHR`, as `ExternalMemoryInfo` / the share description says) and writes
 //! bytes into it on its own queue (`vkCmdFillBuffer`, `vkCmdUpdateBuffer`, waited for with a
-//! fence). Used by tests/shared_buffer.rs and tests/share_particles.rs as `common::vk_producer`.
+//! fence). Where its device has `VK_KHR_external_semaphore_fd` (not lavapipe of Mesa 22; the
+//! NVIDIA driver) it also imports vizdeck's timeline semaphores (`vkImportSemaphoreFdKHR`) and
+//! orders its writes with them on its queue, never waiting on the CPU
+//! ([`VkProducer::write_frame`]), as a CUDA producer does with `cudaWaitExternalSemaphoresAsync`
+//! / `cudaSignalExternalSemaphoresAsync`. Used by tests/shared_buffer.rs and
+//! tests/share_particles.rs as `common::vk_producer`.
 
 use std::ffi::CStr;
 use std::os::fd::{FromRawFd, IntoRawFd, OwnedFd};
 
 use ash::vk;
-use vizdeck::gpu::external::{EXTERNAL_MEMORY_FD, HANDLE_TYPE};
+use vizdeck::gpu::external::{EXTERNAL_MEMORY_FD, EXTERNAL_SEMAPHORE_FD, HANDLE_TYPE};
 
 /// The producer's device.
 pub struct VkProducer {
@@ -23,6 +28,13 @@ pub struct VkProducer {
     /// The driver UUID of its physical device.
     pub driver_uuid: [u8; vk::UUID_SIZE],
     imported: Vec<(vk::Buffer, vk::DeviceMemory)>,
+    /// Whether the device was made with `VK_KHR_external_semaphore_fd` and timeline semaphores.
+    pub semaphores: bool,
+    semaphore_fd: Option<ash::khr::external_semaphore_fd::Device>,
+    /// Semaphores made or imported, destroyed at the end.
+    own_semaphores: Vec<vk::Semaphore>,
+    /// Command pools of writes not waited for, destroyed at the end.
+    pools: Vec<vk::CommandPool>,
 }
 
 /// A buffer imported into the producer's device.
@@ -37,6 +49,12 @@ impl Drop for VkProducer {
     fn drop(&mut self) {
         unsafe {
             let _ = self.device.device_wait_idle();
+            for p in self.pools.drain(..) {
+                self.device.destroy_command_pool(p, None);
+            }
+            for s in self.own_semaphores.drain(..) {
+                self.device.destroy_semaphore(s, None);
+            }
             for (b, m) in self.imported.drain(..) {
                 self.device.destroy_buffer(b, None);
                 self.device.free_memory(m, None);
@@ -61,7 +79,7 @@ impl VkProducer {
             .collect();
         let app = vk::ApplicationInfo::default()
             .application_name(c"vizdeck-test-producer")
-            .api_version(vk::API_VERSION_1_1);
+            .api_version(vk::API_VERSION_1_2);
         let instance = unsafe {
             entry.create_instance(
                 &vk::InstanceCreateInfo::default().application_info(&app),
@@ -112,18 +130,25 @@ impl VkProducer {
         let queues = [vk::DeviceQueueCreateInfo::default()
             .queue_family_index(queue_family)
             .queue_priorities(&priorities)];
-        let names = [EXTERNAL_MEMORY_FD.as_ptr()];
-        let device = unsafe {
-            instance.create_device(
-                physical,
-                &vk::DeviceCreateInfo::default()
-                    .queue_create_infos(&queues)
-                    .enabled_extension_names(&names),
-                None,
-            )
+        let api = unsafe { instance.get_physical_device_properties(physical) }.api_version;
+        let semaphores = api >= vk::API_VERSION_1_2 && has(&extensions, EXTERNAL_SEMAPHORE_FD);
+        let mut names = vec![EXTERNAL_MEMORY_FD.as_ptr()];
+        if semaphores {
+            names.push(EXTERNAL_SEMAPHORE_FD.as_ptr());
         }
-        .expect("vkCreateDevice (producer)");
+        let mut timeline =
+            vk::PhysicalDeviceTimelineSemaphoreFeatures::default().timeline_semaphore(true);
+        let mut info = vk::DeviceCreateInfo::default()
+            .queue_create_infos(&queues)
+            .enabled_extension_names(&names);
+        if semaphores {
+            info = info.push_next(&mut timeline);
+        }
+        let device = unsafe { instance.create_device(physical, &info, None) }
+            .expect("vkCreateDevice (producer)");
         let queue = unsafe { device.get_device_queue(queue_family, 0) };
+        let semaphore_fd =
+            semaphores.then(|| ash::khr::external_semaphore_fd::Device::new(&instance, &device));
         Ok(VkProducer {
             instance,
             device,
@@ -133,7 +158,89 @@ impl VkProducer {
             device_uuid,
             driver_uuid,
             imported: Vec::new(),
+            semaphores,
+            semaphore_fd,
+            own_semaphores: Vec::new(),
+            pools: Vec::new(),
         })
+    }
+
+    /// A timeline semaphore of the producer's own at value 0 (a gate the test opens from the
+    /// host with [`VkProducer::signal_from_host`]).
+    pub fn timeline(&mut self) -> vk::Semaphore {
+        let mut ty = vk::SemaphoreTypeCreateInfo::default()
+            .semaphore_type(vk::SemaphoreType::TIMELINE)
+            .initial_value(0);
+        let s = unsafe {
+            self.device
+                .create_semaphore(&vk::SemaphoreCreateInfo::default().push_next(&mut ty), None)
+        }
+        .expect("producer vkCreateSemaphore");
+        self.own_semaphores.push(s);
+        s
+    }
+
+    /// Imports vizdeck's timeline semaphore `fd` (opaque fd, §7.4.5) into a new semaphore of
+    /// the producer's. Needs [`VkProducer::semaphores`].
+    pub fn import_timeline(&mut self, fd: OwnedFd) -> vk::Semaphore {
+        let s = self.timeline();
+        let f = self
+            .semaphore_fd
+            .as_ref()
+            .expect("VK_KHR_external_semaphore_fd");
+        let raw = fd.into_raw_fd();
+        let info = vk::ImportSemaphoreFdInfoKHR::default()
+            .semaphore(s)
+            .handle_type(vk::ExternalSemaphoreHandleTypeFlags::OPAQUE_FD)
+            .fd(raw);
+        if let Err(e) = unsafe { f.import_semaphore_fd(&info) } {
+            drop(unsafe { OwnedFd::from_raw_fd(raw) });
+            panic!("producer vkImportSemaphoreFdKHR failed: {e}");
+        }
+        s
+    }
+
+    /// Sets the timeline `s` to `value` from the host.
+    pub fn signal_from_host(&self, s: vk::Semaphore, value: u64) {
+        unsafe {
+            self.device
+                .signal_semaphore(&vk::SemaphoreSignalInfo::default().semaphore(s).value(value))
+        }
+        .expect("producer vkSignalSemaphore");
+    }
+
+    /// Writes `bytes` at the start of `into` on the producer's queue after waiting there for
+    /// each `(semaphore, value)` of `waits`, then signals `signal` (if any) — all on the GPU:
+    /// the CPU does not wait for any of it.
+    pub fn write_frame(
+        &mut self,
+        into: Imported,
+        bytes: &[u8],
+        waits: &[(vk::Semaphore, u64)],
+        signal: Option<(vk::Semaphore, u64)>,
+    ) {
+        let (pool, cmd) = self.record(into, None, bytes);
+        let wait_sems: Vec<_> = waits.iter().map(|w| w.0).collect();
+        let wait_values: Vec<_> = waits.iter().map(|w| w.1).collect();
+        let stages = vec![vk::PipelineStageFlags::TRANSFER; waits.len()];
+        let signal_sems: Vec<_> = signal.iter().map(|s| s.0).collect();
+        let signal_values: Vec<_> = signal.iter().map(|s| s.1).collect();
+        let mut timeline = vk::TimelineSemaphoreSubmitInfo::default()
+            .wait_semaphore_values(&wait_values)
+            .signal_semaphore_values(&signal_values);
+        let cmds = [cmd];
+        let submit = vk::SubmitInfo::default()
+            .command_buffers(&cmds)
+            .wait_semaphores(&wait_sems)
+            .wait_dst_stage_mask(&stages)
+            .signal_semaphores(&signal_sems)
+            .push_next(&mut timeline);
+        unsafe {
+            self.device
+                .queue_submit(self.queue, &[submit], vk::Fence::null())
+        }
+        .expect("producer vkQueueSubmit");
+        self.pools.push(pool);
     }
 
     /// Imports `fd` as a buffer of `size` bytes from an allocation of `allocation_size` bytes
@@ -214,6 +321,34 @@ impl VkProducer {
 
     /// [`VkProducer::write`], after a fill of the whole buffer with `fill` when there is one.
     fn submit(&self, into: Imported, fill: Option<u32>, bytes: &[u8]) {
+        let (pool, cmd) = self.record(into, fill, bytes);
+        let d = &self.device;
+        unsafe {
+            let fence = d
+                .create_fence(&vk::FenceCreateInfo::default(), None)
+                .expect("fence");
+            let cmds = [cmd];
+            d.queue_submit(
+                self.queue,
+                &[vk::SubmitInfo::default().command_buffers(&cmds)],
+                fence,
+            )
+            .expect("producer vkQueueSubmit");
+            d.wait_for_fences(&[fence], true, u64::MAX)
+                .expect("producer fence");
+            d.destroy_fence(fence, None);
+            d.destroy_command_pool(pool, None);
+        }
+    }
+
+    /// Records the fill (if any) and the write of `bytes` (a multiple of 4) into a new command
+    /// buffer of a new pool.
+    fn record(
+        &self,
+        into: Imported,
+        fill: Option<u32>,
+        bytes: &[u8],
+    ) -> (vk::CommandPool, vk::CommandBuffer) {
         assert!(bytes.len() as u64 <= into.size && bytes.len().is_multiple_of(4));
         let d = &self.device;
         unsafe {
@@ -257,20 +392,7 @@ impl VkProducer {
                 d.cmd_update_buffer(cmd, into.buffer, (i * 65536) as u64, chunk);
             }
             d.end_command_buffer(cmd).expect("end");
-            let fence = d
-                .create_fence(&vk::FenceCreateInfo::default(), None)
-                .expect("fence");
-            let cmds = [cmd];
-            d.queue_submit(
-                self.queue,
-                &[vk::SubmitInfo::default().command_buffers(&cmds)],
-                fence,
-            )
-            .expect("producer vkQueueSubmit");
-            d.wait_for_fences(&[fence], true, u64::MAX)
-                .expect("producer fence");
-            d.destroy_fence(fence, None);
-            d.destroy_command_pool(pool, None);
+            (pool, cmd)
         }
     }
 }

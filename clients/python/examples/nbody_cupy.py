@@ -5,7 +5,9 @@ N test particles (N from vizdeck's `--particles`) orbit a few heavy bodies that 
 circle the origin: a restricted n-body (each particle feels the K bodies, softened; O(N*K), so
 it scales to 16M particles), integrated with leapfrog in CuPy. Each frame the positions,
 velocities and age are written into the shared [N, 8] f32 array, the frame is declared complete
-and the release awaited. Prints frames/s and the time per frame spent in CuPy (GPU time of the
+and the release awaited (with vizdeck's timeline semaphores, on the GPU: the CuPy stream waits
+for the last release before writing and signals the frame written; the CPU runs one frame
+ahead at most). Prints frames/s and the time per frame spent in CuPy (GPU time of the
 step and the write, by CUDA events), then exits.
 
     vizdeck --headless --scene particles --particles 1048576 --share /tmp/vz.sock --frames 100000 &
@@ -83,12 +85,17 @@ def main():
         acc = accel(pos, t)
         shared[:, 7] = 0  # lifetime 0: immortal
 
-        start, stop = cp.cuda.Event(), cp.cuda.Event()
+        # With semaphores (device memory): nothing waits on the CPU but the bound on how far it
+        # runs ahead (one frame); the stream waits for vizdeck's release of the last frame
+        # before writing (begin_frame) and signals the frame written (frame_complete).
+        on_gpu = args.via == "device" and share.semaphores
+        events = [(cp.cuda.Event(), cp.cuda.Event()) for _ in range(2)]
         gpu_ms = []
         wait_ms = []
         cp.cuda.Device().synchronize()
         t0 = time.perf_counter()
         for frame in range(1, args.frames + 1):
+            start, stop = events[frame % 2]
             start.record()
             # leapfrog (kick-drift-kick)
             vel += 0.5 * dt * acc
@@ -96,6 +103,7 @@ def main():
             t += args.dt
             acc = accel(pos, t)
             vel += 0.5 * dt * acc
+            share.begin_frame()
             shared[:, 0:3] = pos
             shared[:, 3] = t
             shared[:, 4:7] = vel
@@ -104,22 +112,34 @@ def main():
                                             cp.cuda.runtime.memcpyDeviceToHost,
                                             cp.cuda.get_current_stream().ptr)
             stop.record()
-            stop.synchronize()
-            gpu_ms.append(cp.cuda.get_elapsed_time(start, stop))
             w = time.perf_counter()
-            share.frame_complete(frame, synchronize=False, memory=args.via)  # stream synchronised above
-            share.wait_released(frame, timeout=args.wait_timeout)
+            if on_gpu:
+                share.frame_complete(frame)  # the stream signals ready = frame
+                if frame > 1:
+                    share.wait_released(frame - 1, timeout=args.wait_timeout)
+                    s0, s1 = events[(frame - 1) % 2]
+                    gpu_ms.append(cp.cuda.get_elapsed_time(s0, s1))
+            else:
+                stop.synchronize()
+                gpu_ms.append(cp.cuda.get_elapsed_time(start, stop))
+                w = time.perf_counter()
+                share.frame_complete(frame, synchronize=False, memory=args.via)  # stream synchronised above
+                share.wait_released(frame, timeout=args.wait_timeout)
             wait_ms.append(1e3 * (time.perf_counter() - w))
+        if on_gpu:
+            share.wait_released(args.frames, timeout=args.wait_timeout)
         wall = time.perf_counter() - t0
 
     gpu_ms.sort()
     wait_ms.sort()
     med = lambda xs: xs[len(xs) // 2]  # noqa: E731
+    sync = "semaphores on the GPU" if on_gpu else "socket handshake"
     through = "0 bytes through the host" if args.via == "device" else \
         f"{b['size'] / 2**20:.1f} MiB a frame through pinned host memory"
     print(f"via {args.via}: frames {args.frames}, {wall:.2f} s, {args.frames / wall:.1f} frames/s; per frame: "
           f"CuPy step+write{'+D2H' if args.via == 'host' else ''} {sum(gpu_ms) / len(gpu_ms):.3f} ms mean (median {med(gpu_ms):.3f}), "
-          f"complete->released {sum(wait_ms) / len(wait_ms):.3f} ms mean (median {med(wait_ms):.3f}); "
+          f"{'CPU wait for the last release' if on_gpu else 'complete->released'} "
+          f"{sum(wait_ms) / len(wait_ms):.3f} ms mean (median {med(wait_ms):.3f}); {sync}; "
           f"{n} particles, {b['size'] / 2**20:.1f} MiB a frame, {through}")
     share.close()
 
