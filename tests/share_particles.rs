@@ -560,3 +560,74 @@ fn semaphores_order_frames_on_the_gpu() {
     let errors = gpu.errors.lock().unwrap().clone();
     assert!(errors.is_empty(), "wgpu errors: {errors:?}");
 }
+
+#[test]
+fn sharing_starts_again_on_a_new_device_after_a_loss() {
+    let gpu = common::gpu();
+    let path = sock_path("loss");
+    let Some(mut deck) = sharing_deck(&gpu, &path) else {
+        return;
+    };
+    // A producer on the first device: it holds the description and fds.
+    let mut first = UnixStream::connect(&path).expect("connect");
+    first
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    let (_, fds) = protocol::recv(&mut first).expect("the description");
+    frames_until(&gpu, &mut deck, |d| shared_metrics(d)["connected"] == true);
+
+    // The device is lost and replaced: the old producer's socket closes, the scene says the
+    // producer must connect again, and the socket is there again for it.
+    gpu.destroy_device();
+    let gpu2 = common::gpu();
+    deck.replace_gpu(&gpu2, "test", Instant::now());
+    let mut byte = [0u8; 1];
+    let n = std::io::Read::read(&mut first, &mut byte).expect("a clean end of the socket");
+    assert_eq!(n, 0, "the old producer sees vizdeck's end of the socket");
+    drop(fds);
+    frame(&gpu2, &mut deck);
+    let p = deck.active_problem().unwrap_or_default();
+    assert!(p.contains("must connect again to"), "{p}");
+    assert!(p.contains("waiting for a producer"), "{p}");
+    assert!(path.exists(), "listening again");
+
+    // A producer on the new device writes a frame: it is drawn, and the notice goes.
+    let entry = {
+        let hal = unsafe { gpu2.device.as_hal::<wgpu::hal::api::Vulkan>() }.expect("Vulkan");
+        hal.shared_instance().entry().clone()
+    };
+    let (cmd_tx, cmd_rx) = mpsc::channel();
+    let (ev_tx, ev_rx) = mpsc::channel();
+    let thread = {
+        let path = path.clone();
+        std::thread::spawn(move || producer(entry, path, cmd_rx, ev_tx))
+    };
+    frames_until(&gpu2, &mut deck, |_| {
+        matches!(ev_rx.try_recv(), Ok(Event::Ready(Ok(()))))
+    });
+    cmd_tx.send(Cmd::Frame(1, [0.0, 0.0, 0.0])).unwrap();
+    frames_until(&gpu2, &mut deck, |_| {
+        matches!(ev_rx.try_recv(), Ok(Event::Released(1)))
+    });
+    let rgba = frame(&gpu2, &mut deck);
+    let (spots, (cx, cy)) = lit(&deck, &rgba);
+    // The deck's toast about the loss is at the bottom: only the middle of the scene counts.
+    let spots: Vec<_> = spots
+        .into_iter()
+        .filter(|&(x, y)| x.abs_diff(cx) < 100 && y.abs_diff(cy) < 100)
+        .collect();
+    assert!(!spots.is_empty(), "the new producer's frame is drawn");
+    for &(x, y) in &spots {
+        assert!(
+            x.abs_diff(cx) <= 2 && y.abs_diff(cy) <= 2,
+            "({x}, {y}) at the centre"
+        );
+    }
+    assert_eq!(deck.active_problem(), None, "connected again: no notice");
+    cmd_tx.send(Cmd::Quit).unwrap();
+    thread.join().expect("the producer thread");
+    drop(deck);
+    gpu2.wait_idle();
+    let errors = gpu2.errors.lock().unwrap().clone();
+    assert!(errors.is_empty(), "wgpu errors: {errors:?}");
+}

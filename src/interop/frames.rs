@@ -189,6 +189,16 @@ impl SharedFrames {
         self.buffer.buffer()
     }
 
+    /// The socket path.
+    pub fn path(&self) -> &Path {
+        self.listener.path()
+    }
+
+    /// Producer frames copied into the scene's buffer so far (it changes when a new one is).
+    pub fn frames_shown(&self) -> u64 {
+        self.frames_shown
+    }
+
     /// Whether producers get semaphores (the waits on the GPU).
     pub fn semaphores(&self) -> bool {
         self.no_semaphores.is_none()

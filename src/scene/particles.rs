@@ -180,6 +180,9 @@ pub struct Particles {
     shared: Option<shared::SharedInput>,
 }
 
+/// The notice after a device loss while sharing, until a producer's frame is shown again.
+const RECONNECT: &str = "the GPU device was lost and recreated: the shared buffer is new; the producer must connect again to";
+
 impl Particles {
     /// Table constructor.
     pub fn create(gpu: &Gpu, cfg: &SceneConfig) -> Result<Box<dyn Scene>, SceneError> {
@@ -617,6 +620,14 @@ impl Scene for Particles {
             // A producer's frame, copied on the GPU; no steps.
             let dst = &self.sim.state_buffers()[self.sim.cur()];
             let ready = input.prepare(gpu, dst);
+            if ready
+                && self
+                    .message
+                    .as_deref()
+                    .is_some_and(|m| m.contains(RECONNECT))
+            {
+                self.message = None; // a producer connected again after the device loss
+            }
             let stats = ready && self.sim.stats_due();
             self.sim.begin_frame_with_stats(gpu, &[], stats);
         } else {
@@ -678,12 +689,18 @@ impl Scene for Particles {
         if self.share.following {
             self.share.lost_state();
         }
-        if self.shared.take().is_some() {
-            self.message = Some(
-                "the GPU device was lost: the shared buffer went with it; restart vizdeck to \
-                 share again"
-                    .to_string(),
-            );
+        if let Some(old) = self.shared.take() {
+            // The shared memory and semaphores went with the device: the old producer's socket
+            // is closed (it sees vizdeck gone), and a new buffer is offered on the same path.
+            let path = old.path().to_path_buf();
+            drop(old);
+            self.message = Some(match shared::SharedInput::new(gpu, &path, count) {
+                Ok(input) => {
+                    self.shared = Some(input);
+                    format!("{RECONNECT} {}", path.display())
+                }
+                Err(e) => format!("the GPU device was lost; sharing cannot start again: {e}"),
+            });
             return Ok(());
         }
         let restart =

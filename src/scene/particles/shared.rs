@@ -82,6 +82,11 @@ impl SharedInput {
         self.frames.has_frame()
     }
 
+    /// The socket path.
+    pub fn path(&self) -> &Path {
+        self.frames.path()
+    }
+
     /// The shared buffer.
     pub fn buffer(&self) -> &wgpu::Buffer {
         self.frames.buffer()
