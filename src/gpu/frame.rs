@@ -76,6 +76,61 @@ impl<'a> GpuFrame<'a> {
         }
     }
 
+    /// Uploads `src[range]` into `dst` at `offset` (a multiple of 4) through the frame's
+    /// uploader with no CPU copy where `src` is imported host memory (the GPU reads it in place;
+    /// see [`Uploader::write_host`]): counted. A bad range is logged and skipped, never a panic.
+    /// Returns whether it was written.
+    pub fn write_host(
+        &mut self,
+        dst: &wgpu::Buffer,
+        offset: u64,
+        src: &super::upload::HostBytes,
+        range: std::ops::Range<usize>,
+    ) -> bool {
+        match self.uploader.write_host(
+            &self.gpu.device,
+            &self.gpu.queue,
+            self.encoder,
+            dst,
+            offset,
+            src,
+            range,
+        ) {
+            Ok(()) => true,
+            Err(e) => {
+                log::error!("upload into {:?}: {e}", dst);
+                false
+            }
+        }
+    }
+
+    /// Uploads the bytes `owner` holds (a `Vec<u8>`, `Arc<[u8]>`, …) into `dst` at `offset`
+    /// through the frame's uploader, taking the owner: under the `host-import` strategy its
+    /// pages are read in place by the GPU and the owner kept until the copy is done (see
+    /// [`Uploader::write_owned`]); counted. Errors are logged and skipped, never a panic.
+    /// Returns whether it was written.
+    pub fn write_owned<S: super::upload::HostSource>(
+        &mut self,
+        dst: &wgpu::Buffer,
+        offset: u64,
+        owner: S,
+    ) -> bool {
+        match self.uploader.write_owned(
+            &self.gpu.device,
+            &self.gpu.queue,
+            self.encoder,
+            dst,
+            offset,
+            owner,
+        ) {
+            Ok(()) => true,
+            Err(e) => {
+                log::error!("upload into {:?}: {e}", dst);
+                false
+            }
+        }
+    }
+
     /// Uploads `bytes` (tightly packed rows of `bytes_per_row`) into `texture` at texel
     /// `origin`, `size` texels, through the frame's uploader (counted; see
     /// [`Uploader::write_texture`]).

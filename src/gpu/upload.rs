@@ -19,14 +19,38 @@
 //!   mapped buffer is free the write falls back to `queue.write_buffer` (counted), never waits.
 //! - [`Strategy::MappedAtCreation`]: a fresh `COPY_SRC` buffer created mapped, written, unmapped and
 //!   copied; meant for data written once ([`create_buffer_init`] skips the copy entirely).
+//! - [`Strategy::ThreadedMap`]: the map ring, filled by several threads at once (payloads of 8 MiB
+//!   and more split into chunks of at least 4 MiB, `std::thread::scope`, up to
+//!   `available_parallelism` threads, at most 8: [`parallel`]).
+//! - [`Strategy::HostImport`]: host memory the GPU reads in place (`VK_EXT_external_memory_host`,
+//!   [`host`]). Three ways in, by who owns the bytes:
+//!   - [`Uploader::write_host`] from a [`HostBytes`] the caller filled (page-aligned host memory
+//!     imported once, CUDA's pinned memory): the GPU copies from it, no CPU copy at all (under
+//!     every strategy);
+//!   - [`Uploader::write_owned`] of an owned `Vec<u8>` / `Arc<[u8]>` / …: its aligned pages are
+//!     imported for this one copy and the owner held until the GPU is done; the unaligned head
+//!     and tail go through the copy path;
+//!   - [`Uploader::write`] of borrowed bytes: copied (by several threads) into a ring of imported
+//!     arenas the uploader owns, then copied by the GPU (a CPU copy again, into ordinary cached
+//!     memory).
+//!
+//!   Where the device cannot import host memory (GL backend, other drivers, or
+//!   [`UploaderOptions::host_import`] off) it falls back to [`Strategy::ThreadedMap`], said in one
+//!   log line and counted in [`UploadCounters::host_import_fallbacks`].
 //!
 //! The deck owns one [`Uploader`] and lends it to the scenes every frame through
 //! [`GpuFrame`](super::frame::GpuFrame); every byte written through it is counted in its
 //! [`UploadCounters`] (no process-wide state: two decks or two tests never disturb each other's
 //! figures), and the frame stats report the per-frame difference as `BytesUploaded`.
 
+use std::ops::Range;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU32, Ordering};
+
+pub mod host;
+pub mod parallel;
+
+pub use host::{HostBytes, HostImportError, HostImporter, HostSource};
 
 /// Number of slots in a ping-pong set.
 pub const SLOTS: usize = 2;
@@ -44,15 +68,23 @@ pub enum Strategy {
     MapRing,
     /// A new staging buffer created with `mapped_at_creation` for every write.
     MappedAtCreation,
+    /// The map ring filled by several threads at once.
+    ThreadedMap,
+    /// Host memory imported with `VK_EXT_external_memory_host`, read in place by the GPU's copy
+    /// (borrowed bytes are first copied into an imported arena; falls back to threaded-map where
+    /// the device cannot import).
+    HostImport,
 }
 
 impl Strategy {
     /// Every strategy, in menu order.
-    pub const ALL: [Strategy; 4] = [
+    pub const ALL: [Strategy; 6] = [
         Strategy::WriteBuffer,
         Strategy::StagingBelt,
         Strategy::MapRing,
         Strategy::MappedAtCreation,
+        Strategy::ThreadedMap,
+        Strategy::HostImport,
     ];
 
     /// The name used on the command line and in reports.
@@ -62,6 +94,8 @@ impl Strategy {
             Strategy::StagingBelt => "staging-belt",
             Strategy::MapRing => "map-ring",
             Strategy::MappedAtCreation => "mapped-at-creation",
+            Strategy::ThreadedMap => "threaded-map",
+            Strategy::HostImport => "host-import",
         }
     }
 }
@@ -85,6 +119,16 @@ pub enum UploadError {
     /// A staging buffer could not be written.
     #[error("staging buffer: {0}")]
     Map(String),
+    /// The source range is not inside the [`HostBytes`] (`write_host`).
+    #[error("source range {start}..{end} is not inside host bytes of length {len}")]
+    Source {
+        /// Start of the range, bytes.
+        start: usize,
+        /// End of the range (exclusive), bytes.
+        end: usize,
+        /// Length of the host bytes.
+        len: usize,
+    },
 }
 
 const RING_MAPPED: u8 = 0;
@@ -104,11 +148,44 @@ pub struct UploadCounters {
     pub bytes: u64,
     /// Writes.
     pub writes: u64,
-    /// [`Strategy::MapRing`] writes that found no mapped buffer and used `queue.write_buffer`.
+    /// Writes that found no free staging memory ([`Strategy::MapRing`] and
+    /// [`Strategy::ThreadedMap`]: no mapped buffer; [`Strategy::HostImport`]: no idle arena) and
+    /// used `queue.write_buffer`.
     pub fallbacks: u64,
     /// Staging buffers created by the ring.
     pub ring_buffers_created: u64,
+    /// Bytes the GPU copied straight from imported host memory, no CPU copy
+    /// ([`Uploader::write_host`], [`Uploader::write_owned`]); part of `bytes`.
+    pub imported_bytes: u64,
+    /// Writes under [`Strategy::HostImport`] that could not import (device without
+    /// `VK_EXT_external_memory_host`, import turned off or refused by the driver) and went
+    /// through [`Strategy::ThreadedMap`] instead (`write_host` of memory that is not imported
+    /// included).
+    pub host_import_fallbacks: u64,
 }
+
+/// Options of an [`Uploader`] ([`Uploader::with_options`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UploaderOptions {
+    /// Whether [`Strategy::HostImport`] may import host memory (default `true`); `false` forces
+    /// its fallback, as on a device without `VK_EXT_external_memory_host`.
+    pub host_import: bool,
+    /// Threads of one staging copy ([`Strategy::ThreadedMap`], the host-import arena), at least
+    /// 1; default [`parallel::default_threads`].
+    pub threads: usize,
+}
+
+impl Default for UploaderOptions {
+    fn default() -> Self {
+        UploaderOptions {
+            host_import: true,
+            threads: parallel::default_threads(),
+        }
+    }
+}
+
+/// One log line per process when host import is not available (the deck has two uploaders).
+static HOST_IMPORT_FALLBACK_LOGGED: AtomicBool = AtomicBool::new(false);
 
 /// Carries out one [`Strategy`]. Per frame: any number of [`write`](Uploader::write)s into one
 /// encoder, then [`finish`](Uploader::finish) before `queue.submit` and
@@ -122,6 +199,15 @@ pub struct Uploader {
     ring_max: usize,
     used: Vec<usize>,
     padded: Vec<u8>,
+    options: UploaderOptions,
+    /// The host importer, made on the first host-import write (`None`: not tried yet).
+    importer: Option<Result<HostImporter, HostImportError>>,
+    /// [`Strategy::HostImport`]'s staging arenas (imported host memory the uploader owns).
+    arenas: Vec<HostBytes>,
+    /// Busy flags of imported memory copied from in this frame, cleared when its work is done.
+    busy: Vec<Arc<AtomicU32>>,
+    /// The queue of the writes (for `on_submitted_work_done`).
+    queue: Option<wgpu::Queue>,
     /// What was done so far.
     pub counters: UploadCounters,
 }
@@ -132,8 +218,18 @@ pub const BELT_CHUNK: u64 = 1 << 20;
 pub const RING_MAX: usize = 4;
 
 impl Uploader {
-    /// An uploader for `strategy`.
+    /// An uploader for `strategy`, default [`UploaderOptions`].
     pub fn new(device: &wgpu::Device, strategy: Strategy) -> Uploader {
+        Uploader::with_options(device, strategy, UploaderOptions::default())
+    }
+
+    /// An uploader for `strategy` with `options` (e.g. host import forced off, to test the
+    /// fallback).
+    pub fn with_options(
+        device: &wgpu::Device,
+        strategy: Strategy,
+        options: UploaderOptions,
+    ) -> Uploader {
         Uploader {
             strategy,
             belt: (strategy == Strategy::StagingBelt)
@@ -142,8 +238,64 @@ impl Uploader {
             ring_max: RING_MAX,
             used: Vec::new(),
             padded: Vec::new(),
+            options: UploaderOptions {
+                threads: options.threads.max(1),
+                ..options
+            },
+            importer: None,
+            arenas: Vec::new(),
+            busy: Vec::new(),
+            queue: None,
             counters: UploadCounters::default(),
         }
+    }
+
+    /// Its options.
+    pub fn options(&self) -> UploaderOptions {
+        self.options
+    }
+
+    /// The host importer, made on first use; `None` (with one log line per process) where host
+    /// memory cannot be imported or import is turned off.
+    fn importer(&mut self, device: &wgpu::Device) -> Option<&HostImporter> {
+        let host_import = self.options.host_import;
+        let made = self.importer.get_or_insert_with(|| {
+            let r = if host_import {
+                HostImporter::new(device)
+            } else {
+                Err(HostImportError::Disabled)
+            };
+            if let Err(e) = &r {
+                if !HOST_IMPORT_FALLBACK_LOGGED.swap(true, Ordering::Relaxed) {
+                    log::warn!("upload strategy host-import: {e}; using threaded-map instead");
+                } else {
+                    log::debug!("upload strategy host-import: {e}; using threaded-map instead");
+                }
+            }
+            r
+        });
+        made.as_ref().ok()
+    }
+
+    /// Why [`Strategy::HostImport`] falls back on this uploader's device (`None`: it imports, or
+    /// no host-import write was made yet).
+    pub fn host_import_error(&self) -> Option<&HostImportError> {
+        self.importer.as_ref().and_then(|r| r.as_ref().err())
+    }
+
+    /// The strategy writes actually use: [`strategy`](Self::strategy), except
+    /// [`Strategy::HostImport`] where it falls back ([`Strategy::ThreadedMap`]); known after the
+    /// first write.
+    pub fn effective_strategy(&self) -> Strategy {
+        match (self.strategy, &self.importer) {
+            (Strategy::HostImport, Some(Err(_))) => Strategy::ThreadedMap,
+            (s, _) => s,
+        }
+    }
+
+    /// Host-import staging arenas the uploader holds now.
+    pub fn arena_len(&self) -> usize {
+        self.arenas.len()
     }
 
     /// The strategy.
@@ -164,6 +316,10 @@ impl Uploader {
         self.used.clear();
         if strategy != Strategy::StagingBelt {
             self.belt = None;
+        }
+        if strategy != Strategy::HostImport {
+            // Busy arenas stay alive in wgpu until their copies are done (see `host`).
+            self.arenas.clear();
         }
     }
 
@@ -220,12 +376,14 @@ impl Uploader {
     /// Writes `bytes` into `dst` at `offset` (a multiple of 4); a length that is not a multiple of
     /// 4 is padded with zeros (the padding bytes are written too). Records the copy into `encoder`
     /// (all strategies but [`Strategy::WriteBuffer`], which goes through the queue).
+    /// `bytes` is borrowed: every strategy copies it on the CPU before returning
+    /// ([`Strategy::HostImport`] into an imported arena); [`write_host`](Self::write_host) and
+    /// [`write_owned`](Self::write_owned) avoid that copy.
     ///
     /// # Errors
     ///
     /// [`UploadError::Offset`], [`UploadError::Range`]; [`UploadError::Map`] when a staging
     /// buffer cannot be written (nothing is uploaded then).
-    #[allow(clippy::disallowed_methods)] // the uploader is what carries out write-buffer uploads
     pub fn write(
         &mut self,
         device: &wgpu::Device,
@@ -238,10 +396,20 @@ impl Uploader {
         if bytes.is_empty() {
             return Ok(());
         }
+        let len = Self::check(dst, offset, bytes.len())?;
+        self.remember_queue(queue);
+        self.write_checked(device, queue, encoder, dst, offset, bytes, len)?;
+        self.counters.bytes += bytes.len() as u64;
+        self.counters.writes += 1;
+        Ok(())
+    }
+
+    /// Checks `offset` and the range; returns the length padded to 4.
+    fn check(dst: &wgpu::Buffer, offset: u64, bytes: usize) -> Result<u64, UploadError> {
         if !offset.is_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT) {
             return Err(UploadError::Offset(offset));
         }
-        let len = (bytes.len() as u64).next_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT);
+        let len = (bytes as u64).next_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT);
         if offset.checked_add(len).is_none_or(|end| end > dst.size()) {
             return Err(UploadError::Range {
                 len,
@@ -249,25 +417,75 @@ impl Uploader {
                 size: dst.size(),
             });
         }
-        let data: &[u8] = if len as usize == bytes.len() {
+        Ok(len)
+    }
+
+    fn remember_queue(&mut self, queue: &wgpu::Queue) {
+        if self.queue.is_none() {
+            self.queue = Some(queue.clone());
+        }
+    }
+
+    /// `bytes` padded with zeros to `len` (a copy only when padding is needed).
+    fn padded<'a>(padded: &'a mut Vec<u8>, bytes: &'a [u8], len: u64) -> &'a [u8] {
+        if len as usize == bytes.len() {
             bytes
         } else {
-            self.padded.clear();
-            self.padded.extend_from_slice(bytes);
-            self.padded.resize(len as usize, 0);
-            &self.padded
-        };
-        match self.strategy {
-            Strategy::WriteBuffer => queue.write_buffer(dst, offset, data),
+            padded.clear();
+            padded.extend_from_slice(bytes);
+            padded.resize(len as usize, 0);
+            padded
+        }
+    }
+
+    /// [`write`](Self::write) after the checks, not counted. `len` is `bytes.len()` padded to 4.
+    #[allow(clippy::disallowed_methods)] // the uploader is what carries out write-buffer uploads
+    #[allow(clippy::too_many_arguments)]
+    fn write_checked(
+        &mut self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        encoder: &mut wgpu::CommandEncoder,
+        dst: &wgpu::Buffer,
+        offset: u64,
+        bytes: &[u8],
+        len: u64,
+    ) -> Result<(), UploadError> {
+        let mut strategy = self.strategy;
+        if strategy == Strategy::HostImport {
+            if self.importer(device).is_some() {
+                if self.write_arena(device, encoder, dst, offset, bytes, len)? {
+                    return Ok(());
+                }
+                if self.host_import_error().is_none() {
+                    // Every arena in flight: never wait.
+                    self.counters.fallbacks += 1;
+                    queue.write_buffer(dst, offset, Self::padded(&mut self.padded, bytes, len));
+                    return Ok(());
+                }
+                // The arena's import failed: host-import is off for this uploader from now on.
+            }
+            self.counters.host_import_fallbacks += 1;
+            strategy = Strategy::ThreadedMap;
+        }
+        match strategy {
+            Strategy::WriteBuffer => {
+                queue.write_buffer(dst, offset, Self::padded(&mut self.padded, bytes, len))
+            }
             Strategy::StagingBelt => {
                 let belt = self.belt.get_or_insert_with(|| {
                     wgpu::util::StagingBelt::new(device.clone(), BELT_CHUNK)
                 });
                 let size = wgpu::BufferSize::new(len).ok_or(UploadError::Offset(offset))?;
                 belt.write_buffer(encoder, dst, offset, size)
-                    .copy_from_slice(data);
+                    .copy_from_slice(Self::padded(&mut self.padded, bytes, len));
             }
-            Strategy::MapRing => {
+            Strategy::MapRing | Strategy::ThreadedMap | Strategy::HostImport => {
+                let threads = if strategy == Strategy::MapRing {
+                    1
+                } else {
+                    self.options.threads
+                };
                 match Self::ring_slot(
                     &mut self.ring,
                     self.ring_max,
@@ -283,7 +501,7 @@ impl Uploader {
                                 .slice(..len)
                                 .get_mapped_range_mut()
                                 .map_err(|e| UploadError::Map(e.to_string()))?;
-                            view.copy_from_slice(data);
+                            parallel::fill(view.slice(..), bytes, threads);
                         }
                         rb.buffer.unmap();
                         rb.state.store(RING_IN_USE, Ordering::Release);
@@ -292,7 +510,7 @@ impl Uploader {
                     }
                     None => {
                         self.counters.fallbacks += 1;
-                        queue.write_buffer(dst, offset, data);
+                        queue.write_buffer(dst, offset, Self::padded(&mut self.padded, bytes, len));
                     }
                 }
             }
@@ -308,10 +526,264 @@ impl Uploader {
                         .slice(..)
                         .get_mapped_range_mut()
                         .map_err(|e| UploadError::Map(e.to_string()))?;
-                    view.copy_from_slice(data);
+                    parallel::fill(view.slice(..), bytes, 1);
                 }
                 staging.unmap();
                 encoder.copy_buffer_to_buffer(&staging, 0, dst, offset, len);
+            }
+        }
+        Ok(())
+    }
+
+    /// [`Strategy::HostImport`]'s copy path: `bytes` copied (on several threads when large) into
+    /// an idle imported arena, then a GPU copy from it. `false` when no arena is idle (all in
+    /// flight, or a new one could not be made; a failed import also turns host import off,
+    /// [`host_import_error`](Self::host_import_error)): nothing written.
+    fn write_arena(
+        &mut self,
+        device: &wgpu::Device,
+        encoder: &mut wgpu::CommandEncoder,
+        dst: &wgpu::Buffer,
+        offset: u64,
+        bytes: &[u8],
+        len: u64,
+    ) -> Result<bool, UploadError> {
+        let Some(i) = self.arena_slot(device, len) else {
+            return Ok(false);
+        };
+        let threads = self.options.threads;
+        let arena = &mut self.arenas[i];
+        let Some(staging) = arena.bytes_mut() else {
+            return Ok(false);
+        };
+        parallel::fill(&mut staging[..len as usize], bytes, threads);
+        let Some(src) = arena.buffer() else {
+            return Ok(false);
+        };
+        encoder.copy_buffer_to_buffer(src, 0, dst, offset, len);
+        let flag = arena.mark_busy();
+        self.busy.push(flag);
+        Ok(true)
+    }
+
+    /// An idle arena of at least `len` bytes: the smallest idle one, else a new one (while fewer
+    /// than [`RING_MAX`]), else an idle smaller one replaced by a larger one. `None` when all are
+    /// in flight or the import fails.
+    fn arena_slot(&mut self, device: &wgpu::Device, len: u64) -> Option<usize> {
+        let idle = |a: &HostBytes| !a.is_busy();
+        if let Some((i, _)) = self
+            .arenas
+            .iter()
+            .enumerate()
+            .filter(|(_, a)| idle(a) && a.len() as u64 >= len)
+            .min_by_key(|(_, a)| a.len())
+        {
+            return Some(i);
+        }
+        let replace = if self.arenas.len() < self.ring_max {
+            None
+        } else {
+            Some(self.arenas.iter().position(idle)?)
+        };
+        let size = usize::try_from(len.next_power_of_two().max(64 * 1024)).ok()?;
+        let importer = self.importer(device)?.clone();
+        let arena =
+            match HostBytes::with_importer(Some(&importer), "upload:host-import:arena", size) {
+                Ok(a) if a.is_imported() => a,
+                Ok(a) => {
+                    // The device said it imports, the import failed: not tried again (each try
+                    // allocates the arena anew).
+                    let e = a
+                        .import_error()
+                        .cloned()
+                        .unwrap_or(HostImportError::Disabled);
+                    log::warn!(
+                        "upload strategy host-import: importing a staging arena of {size} bytes: \
+                         {e}; using threaded-map instead"
+                    );
+                    self.importer = Some(Err(e));
+                    return None;
+                }
+                Err(e) => {
+                    log::debug!("upload: host-import arena of {size} bytes: {e}");
+                    return None;
+                }
+            };
+        self.counters.ring_buffers_created += 1;
+        match replace {
+            Some(i) => {
+                self.arenas[i] = arena;
+                Some(i)
+            }
+            None => {
+                self.arenas.push(arena);
+                Some(self.arenas.len() - 1)
+            }
+        }
+    }
+
+    /// Uploads `src[range]` into `dst` at `offset` (a multiple of 4) with no CPU copy where `src`
+    /// is imported: the GPU copies the 4-byte multiple at the start of the range straight from
+    /// `src`'s pages (under every strategy), a tail of 1–3 bytes (padded with zeros to 4) and a
+    /// range starting off a multiple of 4 go through [`write`](Self::write)'s path, as does all
+    /// of a `src` that is not imported. `src` reports busy ([`HostBytes::bytes_mut`] is `None`)
+    /// from here until the GPU has done the copy (seen at a device poll after
+    /// [`after_submit`](Self::after_submit)). Counted as one write of `range.len()` bytes
+    /// (`imported_bytes` for the part read in place).
+    ///
+    /// # Errors
+    ///
+    /// [`UploadError::Source`] for a range outside `src`; as [`write`](Self::write) otherwise.
+    #[allow(clippy::too_many_arguments)]
+    pub fn write_host(
+        &mut self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        encoder: &mut wgpu::CommandEncoder,
+        dst: &wgpu::Buffer,
+        offset: u64,
+        src: &HostBytes,
+        range: Range<usize>,
+    ) -> Result<(), UploadError> {
+        let bytes = src
+            .as_slice()
+            .get(range.clone())
+            .ok_or(UploadError::Source {
+                start: range.start,
+                end: range.end,
+                len: src.len(),
+            })?;
+        if bytes.is_empty() {
+            return Ok(());
+        }
+        let len = Self::check(dst, offset, bytes.len())?;
+        self.remember_queue(queue);
+        let body = match src.buffer() {
+            Some(_) if range.start.is_multiple_of(4) => bytes.len() / 4 * 4,
+            _ => 0,
+        };
+        if let (Some(buffer), true) = (src.buffer(), body > 0) {
+            encoder.copy_buffer_to_buffer(buffer, range.start as u64, dst, offset, body as u64);
+            self.busy.push(src.mark_busy());
+            self.counters.imported_bytes += body as u64;
+        }
+        if body < bytes.len() {
+            self.write_checked(
+                device,
+                queue,
+                encoder,
+                dst,
+                offset + body as u64,
+                &bytes[body..],
+                len - body as u64,
+            )?;
+        }
+        self.counters.bytes += bytes.len() as u64;
+        self.counters.writes += 1;
+        Ok(())
+    }
+
+    /// Uploads the bytes `owner` holds into `dst` at `offset` (a multiple of 4), taking the
+    /// owner. Under [`Strategy::HostImport`] on a device that imports host memory, the pages
+    /// wholly inside the bytes (from the first multiple of `minImportedHostPointerAlignment` on,
+    /// whole multiples of it) are imported for this one copy and read in place by the GPU; the
+    /// head before them and the tail after them go through [`write`](Self::write)'s path, and
+    /// the owner is dropped only once the GPU copy is done and the imported memory freed (not
+    /// at `write_owned`'s return). Bytes too short to hold one aligned page, a head that is not
+    /// a multiple of 4, another strategy, or a failed import: all through `write`'s path (the
+    /// owner dropped here). Counted as one write of all the bytes.
+    ///
+    /// Each import pins the pages anew (the driver's cost, measured by `vizdeck bench --upload
+    /// host-import` as `host-import:owned`); bytes uploaded every frame are better kept in a
+    /// [`HostBytes`] ([`write_host`](Self::write_host)).
+    ///
+    /// # Errors
+    ///
+    /// As [`write`](Self::write).
+    #[allow(clippy::too_many_arguments)]
+    pub fn write_owned<S: HostSource>(
+        &mut self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        encoder: &mut wgpu::CommandEncoder,
+        dst: &wgpu::Buffer,
+        offset: u64,
+        owner: S,
+    ) -> Result<(), UploadError> {
+        let owner = Arc::new(owner);
+        let bytes = owner.host_bytes();
+        if bytes.is_empty() {
+            return Ok(());
+        }
+        let len = Self::check(dst, offset, bytes.len())?;
+        self.remember_queue(queue);
+        let split = match self.strategy {
+            Strategy::HostImport => self.importer(device).cloned().and_then(|imp| {
+                let align = imp.alignment() as usize;
+                let head =
+                    (bytes.as_ptr() as usize).next_multiple_of(align) - bytes.as_ptr() as usize;
+                let body = bytes.len().checked_sub(head)? / align * align;
+                (body > 0 && head.is_multiple_of(4)).then_some((imp, head, body))
+            }),
+            _ => None,
+        };
+        let imported = split.and_then(|(imp, head, body)| {
+            let keep: Box<dyn Send + Sync> = Box::new(owner.clone());
+            // SAFETY: `head..head + body` lies inside the owner's bytes, which live on the heap
+            // (a `HostSource`: moving the owner does not move them) and never change while owned;
+            // `keep` owns them until the imported memory is freed.
+            let r = unsafe {
+                imp.import(
+                    "upload:host-import:owned",
+                    bytes[head..].as_ptr(),
+                    body as u64,
+                    keep,
+                )
+            };
+            match r {
+                Ok(buffer) => Some((buffer, head, body)),
+                Err(e) => {
+                    log::debug!("upload: importing {body} bytes failed ({e}); copied instead");
+                    self.counters.host_import_fallbacks += 1;
+                    None
+                }
+            }
+        });
+        match imported {
+            Some((buffer, head, body)) => {
+                if head > 0 {
+                    self.write_checked(
+                        device,
+                        queue,
+                        encoder,
+                        dst,
+                        offset,
+                        &bytes[..head],
+                        head as u64,
+                    )?;
+                }
+                encoder.copy_buffer_to_buffer(&buffer, 0, dst, offset + head as u64, body as u64);
+                self.counters.imported_bytes += body as u64;
+                let rest = head + body;
+                if rest < bytes.len() {
+                    let tail = &bytes[rest..];
+                    self.write_checked(
+                        device,
+                        queue,
+                        encoder,
+                        dst,
+                        offset + rest as u64,
+                        tail,
+                        (tail.len() as u64).next_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT),
+                    )?;
+                }
+                // `buffer` is dropped here; the encoder keeps it (and so the owner) alive until
+                // its submission is done, or until the encoder is dropped unsubmitted.
+            }
+            None => {
+                // Under host-import this copies into an arena (threaded-map where the device
+                // cannot import, counted there).
+                self.write_checked(device, queue, encoder, dst, offset, bytes, len)?;
             }
         }
         self.counters.bytes += bytes.len() as u64;
@@ -367,11 +839,24 @@ impl Uploader {
         }
     }
 
-    /// Call right after `queue.submit`: asks for the staging memory back (`map_async`); it returns
-    /// once the GPU has finished the copies, seen at a later device poll.
+    /// Call right after `queue.submit`: asks for the staging memory back (`map_async`; imported
+    /// host memory through `Queue::on_submitted_work_done`); it returns once the GPU has finished
+    /// the copies, seen at a later device poll. Imported memory copied from and never followed by
+    /// `after_submit` stays busy.
     pub fn after_submit(&mut self) {
         if let Some(b) = &mut self.belt {
             b.recall();
+        }
+        if !self.busy.is_empty() {
+            let flags = std::mem::take(&mut self.busy);
+            if let Some(queue) = &self.queue {
+                // Imported host memory copied from in this submit is idle again once it is done.
+                queue.on_submitted_work_done(move || {
+                    for f in flags {
+                        f.fetch_sub(1, Ordering::AcqRel);
+                    }
+                });
+            }
         }
         for i in self.used.drain(..) {
             if let Some(rb) = self.ring.get(i) {

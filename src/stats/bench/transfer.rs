@@ -3,11 +3,12 @@
 //! markdown ([`transfer_markdown`]).
 
 use std::fmt::Write as _;
+use std::sync::Arc;
 use std::time::Instant;
 
 use crate::gpu::Gpu;
 use crate::gpu::readback::{Consumer, ReadbackRing};
-use crate::gpu::upload::{Strategy, Uploader};
+use crate::gpu::upload::{HostBytes, Strategy, UploadError, Uploader};
 
 /// One row of the upload table.
 #[derive(Clone, Debug, serde::Serialize)]
@@ -26,7 +27,8 @@ pub struct UploadRow {
     pub gb_per_s: f64,
     /// `bytes / cpu` in GB/s: what the frame loop sees.
     pub cpu_gb_per_s: f64,
-    /// Map-ring fallbacks to `write_buffer`.
+    /// Writes that fell back: no free staging memory (`write_buffer` used), or host import not
+    /// available (host-import rows).
     pub fallbacks: u64,
     /// Whether the last frame's bytes read back equal the payload.
     pub verified: bool,
@@ -44,6 +46,14 @@ pub fn payload(len: usize, frame: u32) -> Vec<u8> {
 
 /// Measures every strategy × size: per frame one upload of the payload into a device-local
 /// buffer, submit, wait until done. Sizes above the adapter's `max_buffer_size` are skipped.
+///
+/// [`Strategy::HostImport`] gives three rows: `host-import` (borrowed bytes, `Uploader::write`:
+/// copied into an imported arena, then by the GPU), `host-import:owned` (the payload handed over
+/// as an `Arc<[u8]>`, `Uploader::write_owned`: its pages imported for each frame's copy and read
+/// in place) and `host-import:pinned` (the payload already in imported host memory the producer
+/// filled beforehand, `Uploader::write_host`: the GPU copy only, what a pinned CUDA
+/// `cudaMemcpy` host-to-device measures). Where the device cannot import, they fall back
+/// (counted in the `fallbacks` column).
 #[allow(clippy::disallowed_methods)] // a benchmark of the upload strategies themselves, outside any frame
 pub fn upload_table(
     gpu: &Gpu,
@@ -70,50 +80,124 @@ pub fn upload_table(
         });
         for &strategy in strategies {
             let mut up = Uploader::new(&gpu.device, strategy);
-            let mut cpu = 0.0;
-            let mut total = 0.0;
-            let warm = 2;
-            for f in 0..warm + frames {
-                let data = &payloads[(f % 2) as usize];
-                let t0 = Instant::now();
-                let mut enc = gpu
-                    .device
-                    .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                        label: Some("bench:upload"),
-                    });
-                if let Err(e) = up.write(&gpu.device, &gpu.queue, &mut enc, &dst, 0, data) {
-                    log::error!("upload {}: {e}", strategy.name());
-                }
-                up.finish();
-                gpu.queue.submit([enc.finish()]);
-                up.after_submit();
-                let t1 = Instant::now();
-                gpu.wait_idle();
-                let t2 = Instant::now();
-                if f >= warm {
-                    cpu += (t1 - t0).as_secs_f64();
-                    total += (t2 - t0).as_secs_f64();
-                }
-            }
-            let last = &payloads[((warm + frames - 1) % 2) as usize];
-            let verified = gpu
-                .read_buffer_blocking(&dst, 0, size)
-                .is_ok_and(|b| b == *last);
-            let n = frames as f64;
-            rows.push(UploadRow {
-                strategy: strategy.name(),
-                bytes: size,
+            rows.push(measure(
+                gpu,
+                &dst,
+                strategy.name(),
+                &mut up,
                 frames,
-                cpu_ms: cpu / n * 1e3,
-                total_ms: total / n * 1e3,
-                gb_per_s: size as f64 * n / total.max(1e-12) / 1e9,
-                cpu_gb_per_s: size as f64 * n / cpu.max(1e-12) / 1e9,
-                fallbacks: up.counters.fallbacks,
-                verified,
-            });
+                &payloads,
+                |up, enc, data| up.write(&gpu.device, &gpu.queue, enc, &dst, 0, data),
+            ));
+            if strategy != Strategy::HostImport {
+                continue;
+            }
+            let owned: [Arc<[u8]>; 2] = [Arc::from(&payloads[0][..]), Arc::from(&payloads[1][..])];
+            let mut up = Uploader::new(&gpu.device, strategy);
+            rows.push(measure(
+                gpu,
+                &dst,
+                "host-import:owned",
+                &mut up,
+                frames,
+                &payloads,
+                |up, enc, data| {
+                    let i = usize::from(data.as_ptr() != payloads[0].as_ptr());
+                    up.write_owned(&gpu.device, &gpu.queue, enc, &dst, 0, owned[i].clone())
+                },
+            ));
+            drop(owned);
+            // The producer's own buffers, filled before the timing (as pinned host memory is).
+            let pinned: Vec<HostBytes> = payloads
+                .iter()
+                .filter_map(|p| {
+                    let mut h = HostBytes::new(&gpu.device, "bench:upload:pinned", p.len()).ok()?;
+                    h.bytes_mut()?.copy_from_slice(p);
+                    Some(h)
+                })
+                .collect();
+            if pinned.len() != 2 {
+                log::error!(
+                    "bench: host-import:pinned: cannot allocate {size} bytes of host memory"
+                );
+                continue;
+            }
+            let mut up = Uploader::new(&gpu.device, strategy);
+            let mut row = measure(
+                gpu,
+                &dst,
+                "host-import:pinned",
+                &mut up,
+                frames,
+                &payloads,
+                |up, enc, data| {
+                    let h = &pinned[usize::from(data.as_ptr() != payloads[0].as_ptr())];
+                    up.write_host(&gpu.device, &gpu.queue, enc, &dst, 0, h, 0..h.len())
+                },
+            );
+            if !pinned[0].is_imported() {
+                row.fallbacks += 1;
+            }
+            rows.push(row);
         }
     }
     rows
+}
+
+/// One row: `frames` frames (after 2 warm-up frames) of `write(uploader, encoder, payload of the
+/// frame)`, submit, wait; then the destination read back and compared with the last payload.
+fn measure(
+    gpu: &Gpu,
+    dst: &wgpu::Buffer,
+    name: &'static str,
+    up: &mut Uploader,
+    frames: u32,
+    payloads: &[Vec<u8>; 2],
+    mut write: impl FnMut(&mut Uploader, &mut wgpu::CommandEncoder, &[u8]) -> Result<(), UploadError>,
+) -> UploadRow {
+    let size = dst.size();
+    let mut cpu = 0.0;
+    let mut total = 0.0;
+    let warm = 2;
+    for f in 0..warm + frames {
+        let data = &payloads[(f % 2) as usize];
+        let t0 = Instant::now();
+        let mut enc = gpu
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("bench:upload"),
+            });
+        if let Err(e) = write(up, &mut enc, data) {
+            log::error!("upload {name}: {e}");
+        }
+        up.finish();
+        #[allow(clippy::disallowed_methods)] // a benchmark of the upload strategies themselves
+        gpu.queue.submit([enc.finish()]);
+        up.after_submit();
+        let t1 = Instant::now();
+        gpu.wait_idle();
+        let t2 = Instant::now();
+        if f >= warm {
+            cpu += (t1 - t0).as_secs_f64();
+            total += (t2 - t0).as_secs_f64();
+        }
+    }
+    let last = &payloads[((warm + frames - 1) % 2) as usize];
+    let verified = gpu
+        .read_buffer_blocking(dst, 0, size)
+        .is_ok_and(|b| b == *last);
+    let n = frames as f64;
+    UploadRow {
+        strategy: name,
+        bytes: size,
+        frames,
+        cpu_ms: cpu / n * 1e3,
+        total_ms: total / n * 1e3,
+        gb_per_s: size as f64 * n / total.max(1e-12) / 1e9,
+        cpu_gb_per_s: size as f64 * n / cpu.max(1e-12) / 1e9,
+        fallbacks: up.counters.fallbacks + up.counters.host_import_fallbacks,
+        verified,
+    }
 }
 
 /// One row of the readback table.
