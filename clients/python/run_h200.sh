@@ -6,11 +6,13 @@
 # PARTICLES particles, runs the CuPy example for FRAMES frames, stops vizdeck, prints both
 # summaries (the example's frames/s and CuPy ms a frame; vizdeck's frame times), once per mode:
 # device (CuPy writes vizdeck's GPU memory) and host (CuPy copies to vizdeck's pinned host memfd,
-# vizdeck uploads it), same N and FRAMES; the two "via" lines are the issue 18 comparison.
+# vizdeck uploads it with --upload-strategy $UPLOAD, default host-import: the GPU copies from
+# the memfd in place), same N and FRAMES; the two "via" lines are the issue 18 comparison.
 set -u
 B=${1:-target/release/vizdeck}
 N=${2:-1048576}
 F=${3:-600}
+UPLOAD=${UPLOAD:-host-import}
 if ls .gl/*.deb >/dev/null 2>&1 && ! ldconfig -p | grep -q libvulkan.so.1; then
   for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
 fi
@@ -20,14 +22,32 @@ python3 -c "import cupy; print('cupy', cupy.__version__, 'CUDA runtime', cupy.cu
 one() {
   rm -f "$S"
   "$B" --headless --no-settings --backend vulkan --scene particles --particles "$N" \
-    --share "$S" --frames 100000000 --size 1920x1080 > /tmp/vizdeck-h200-$$.log 2>&1 &
+    --share "$S" --frames 100000000 --size 1920x1080 --upload-strategy "$UPLOAD" \
+    --report /tmp/vizdeck-h200-$$-$1.json > /tmp/vizdeck-h200-$$.log 2>&1 &
   VZ=$!
   for _ in $(seq 200); do [ -S "$S" ] && break; sleep 0.1; done
   [ -S "$S" ] || { echo "vizdeck did not listen:"; tail -20 /tmp/vizdeck-h200-$$.log; kill $VZ; return 1; }
   python3 clients/python/examples/nbody_cupy.py "$S" "$F" --via "$1" | tee -a /tmp/vizdeck-h200-$$.lines
   local rc=${PIPESTATUS[0]}
   kill -TERM $VZ; wait $VZ
-  grep -E "adapter|particles:|error|Error|refus" /tmp/vizdeck-h200-$$.log | tail -8
+  grep -E "adapter|particles:|error|Error|refus|import" /tmp/vizdeck-h200-$$.log | tail -8
+  python3 - "/tmp/vizdeck-h200-$$-$1.json" <<'PY'
+import json, sys
+def find(o, k):
+    if isinstance(o, dict):
+        if k in o: return o[k]
+        o = list(o.values())
+    if isinstance(o, list):
+        for v in o:
+            r = find(v, k)
+            if r is not None: return r
+try:
+    r = json.load(open(sys.argv[1]))
+    m = find(r, "shared") or {}
+    print("vizdeck shared:", {k: m.get(k) for k in ("sync", "frames_shown", "frames_host", "frames_dropped", "host_bytes_uploaded", "given_up", "last_error")})
+except Exception as e:
+    print("no report:", e)
+PY
   return $rc
 }
 RC=0

@@ -143,7 +143,8 @@ def main():
         if os.path.exists(sock):
             os.unlink(sock)
     if not failures:
-        host_mode(check)
+        for strategy in ("write-buffer", "host-import"):
+            host_mode(check, strategy)
     if failures:
         log.seek(0)
         print(log.read()[-2000:])
@@ -153,7 +154,7 @@ def main():
     return 0
 
 
-def host_mode(check):
+def host_mode(check, strategy):
     """The host path: a producer writes known bytes into the host memfd (no CUDA), says frame 1
     complete (host), then frame 2 complete (device); vizdeck's report shows the host frame's
     bytes uploaded through its uploader (COUNT*32) and the device frame's none."""
@@ -164,7 +165,8 @@ def host_mode(check):
             os.unlink(f)
     cmd = [binary(), "--headless", "--no-settings", "--realtime", "--scene", "particles",
            "--particles", str(COUNT), "--share", sock, "--frames", "180", "--size", "320x200",
-           "--report", report]
+           "--report", report, "--upload-strategy", strategy]
+    print(f"host mode, --upload-strategy {strategy}")
     log = open(f"/tmp/vizdeck-pytest-host-{os.getpid()}.log", "w+")
     proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
     try:

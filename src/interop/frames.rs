@@ -29,7 +29,7 @@ use std::collections::VecDeque;
 use std::path::Path;
 use std::sync::Arc;
 
-use super::host::HostMemory;
+use super::host::{HostFrame, HostMemory};
 use super::listener::{Handover, ProducerSemaphores, ShareListener, Status, Taken, Ticket};
 use super::protocol::{FrameSemaphores, Memory, ShareDescription, SharedSemaphore};
 use crate::gpu::Gpu;
@@ -257,9 +257,10 @@ impl SharedFrames {
                 self.show(t);
             }
             (Memory::Host, _) => {
-                // The producer does not write it until "released n" (the handshake).
-                let src = &self.host.bytes()[..bytes as usize];
-                if gpu.write(dst, 0, src) {
+                // The producer does not write it until "released n" (the handshake): under the
+                // host-import strategy the GPU copies from the mapping in place.
+                let src = HostFrame::new(self.host.clone(), bytes as usize);
+                if gpu.write_owned(dst, 0, src) {
                     self.host_bytes_uploaded += bytes;
                 }
                 if let Some(s) = &taken.semaphores {

@@ -82,6 +82,30 @@ impl HostMemory {
     }
 }
 
+/// The first `len` bytes of a [`HostMemory`] holding a producer's complete frame, owned for an
+/// upload that may read them in place ([`GpuFrame::write_owned`](crate::gpu::frame::GpuFrame::write_owned):
+/// under the `host-import` strategy the GPU copies straight from the mapping). The frame
+/// handshake keeps the bytes unchanged until vizdeck answers "released", after the upload's
+/// submit is done.
+#[derive(Clone, Debug)]
+pub struct HostFrame {
+    memory: std::sync::Arc<HostMemory>,
+    len: usize,
+}
+
+impl HostFrame {
+    /// The first `len` bytes (at most the memory's length) of `memory`.
+    pub fn new(memory: std::sync::Arc<HostMemory>, len: usize) -> HostFrame {
+        let len = len.min(memory.len());
+        HostFrame { memory, len }
+    }
+
+    /// The frame's bytes.
+    pub fn bytes(&self) -> &[u8] {
+        &self.memory.bytes()[..self.len]
+    }
+}
+
 impl Drop for HostMemory {
     fn drop(&mut self) {
         // SAFETY: the mapping made in `new`, unmapped once; no `bytes` borrow outlives `self`.

@@ -356,7 +356,8 @@ impl HostImporter {
 /// Owners of host bytes that can be imported in place ([`Uploader::write_owned`](super::Uploader::write_owned)):
 /// their bytes live on the heap (moving the owner does not move them) and do not change while
 /// the uploader holds the owner. Sealed: implemented for `Vec<u8>`, `Box<[u8]>`, `Arc<[u8]>`,
-/// `Arc<Vec<u8>>` and `&'static [u8]`.
+/// `Arc<Vec<u8>>`, `&'static [u8]` and [`HostFrame`](crate::interop::host::HostFrame) (a
+/// `--share` producer's frame in its memfd, unchanged until vizdeck releases it).
 pub trait HostSource: sealed::Sealed + Send + Sync + 'static {
     /// The bytes.
     fn host_bytes(&self) -> &[u8];
@@ -369,6 +370,13 @@ mod sealed {
     impl Sealed for std::sync::Arc<[u8]> {}
     impl Sealed for std::sync::Arc<Vec<u8>> {}
     impl Sealed for &'static [u8] {}
+    impl Sealed for crate::interop::host::HostFrame {}
+}
+
+impl HostSource for crate::interop::host::HostFrame {
+    fn host_bytes(&self) -> &[u8] {
+        self.bytes()
+    }
 }
 
 impl HostSource for Vec<u8> {
