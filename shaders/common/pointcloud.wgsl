@@ -78,3 +78,65 @@ fn project(p: vec3<f32>, r: RasterParams) -> vec2<u32> {
     let y = min(u32((0.5 - ndc.y * 0.5) * f32(r.height)), r.height - 1u);
     return vec2<u32>(y * r.width + x, ~bitcast<u32>(ndc.z));
 }
+
+// ---- Quantized points (the `main_q` entry points of raster64.wgsl, raster_depth.wgsl,
+// raster_id.wgsl): 4 bytes a point, x, y, z as 10-bit cells (bits 0–9, 10–19, 20–29) of their
+// batch's box, after Schütz, Kerbl, Hei, Wimmer, Wimmer: "Software Rasterization of 2 Billion
+// Points in Real Time" (HPG 2022), §4.2 (the "low precision" encoding). A batch is a run of up to
+// QBATCH_POINTS spatially coherent points (Morton order); its table entry (mirror:
+// src/pointcloud/raster.rs `QBatch`) holds the box and where its points are.
+
+// Points per quantized batch: one workgroup of 128 invocations, 8 points each.
+const QBATCH_POINTS: u32 = 1024u;
+
+// One quantized batch (32 bytes).
+struct QBatch {
+    lo: vec3<f32>,   // the box's low corner minus the eye (camera-relative)
+    first: u32,      // id of the batch's first point (point k of the batch is first + k)
+    step: vec3<f32>, // cell size per axis (a power of two; the box is 1024 cells a side)
+    slot: u32,       // (index of its first point in its binding / QBATCH_POINTS) << 10 | (count − 1); EMPTY_BATCH: none
+}
+
+// The batch workgroup `wg` of a dispatch of `groups` (x = QDISPATCH_X, y rows when there are
+// more batches than that; see `qdispatch_size` in raster.rs) draws: the table read column by
+// column, so batch b + 1 (the next of the same region of the screen) runs QDISPATCH_X
+// workgroups after batch b, when b has finished, and its early depth test sees b's result
+// instead of racing it to the same pixels.
+fn qbatch_index(wg: vec3<u32>, groups: vec3<u32>) -> u32 {
+    return wg.y + wg.x * groups.y;
+}
+
+// Camera-relative position of point code `q` of batch `b`: the centre of its cell. Exact in f32
+// (the step is a power of two), so any GPU and the CPU reference agree bit for bit.
+fn qdecode(b: QBatch, q: u32) -> vec3<f32> {
+    let c = vec3<u32>(q & 1023u, (q >> 10u) & 1023u, (q >> 20u) & 1023u);
+    return b.lo + (vec3<f32>(c) + 0.5) * b.step;
+}
+
+// Whether any of batch `b`'s box may be in view: false only when the whole box is outside one
+// clip plane (−w ≤ x, y ≤ w, 0 ≤ z ≤ w). Centre and half extents in clip space; the box's
+// extent along a plane's normal is the sum of |plane · axis|.
+fn qbatch_in_view(b: QBatch, r: RasterParams) -> bool {
+    let h = b.step * 512.0;
+    let c = r.view_proj * vec4<f32>(b.lo + h, 1.0);
+    let ax = r.view_proj[0] * h.x;
+    let ay = r.view_proj[1] * h.y;
+    let az = r.view_proj[2] * h.z;
+    let planes = array<vec4<f32>, 6>(
+        vec4<f32>(1.0, 0.0, 0.0, 1.0),
+        vec4<f32>(-1.0, 0.0, 0.0, 1.0),
+        vec4<f32>(0.0, 1.0, 0.0, 1.0),
+        vec4<f32>(0.0, -1.0, 0.0, 1.0),
+        vec4<f32>(0.0, 0.0, 1.0, 0.0),
+        vec4<f32>(0.0, 0.0, -1.0, 1.0),
+    );
+    for (var i = 0; i < 6; i++) {
+        let p = planes[i];
+        let reach = abs(dot(p, ax)) + abs(dot(p, ay)) + abs(dot(p, az));
+        // Slack for f32 rounding: culling is only ever conservative.
+        if dot(p, c) + reach * 1.001 + 1e-6 * abs(c.w) < 0.0 {
+            return false;
+        }
+    }
+    return true;
+}

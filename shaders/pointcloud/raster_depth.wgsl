@@ -3,7 +3,13 @@
 // (raster_id.wgsl) picks, among the points at that depth, the one with the smallest index: a
 // visibility buffer of point ids without 64-bit atomics (Schütz, Kerbl, Wimmer: "Rendering
 // Point Clouds with Compute Shaders and Vertex Order Optimization", CGF 40(4), 2021, §4).
-// One workgroup per batch of the batch table (a page of 128 points of one node).
+// Early depth test (Schütz et al. 2022, §4.1): a point reads its pixel's depth first (atomic
+// load) and calls atomicMax only when it is nearer.
+//
+// Two entry points, one per point layout: `main` (16 bytes a point, one workgroup per batch of
+// the batch table: a page of 128 points of one node) and `main_q` (4 bytes a point quantized in
+// its batch's box, one workgroup per `QBatch` of up to 1024 points, batches wholly outside the
+// view skipped; one dispatch per binding of a cloud spread over several buffers).
 //
 // Preludes prepended by the registry (src/gpu/shaders.rs): common/pointcloud.wgsl.
 
@@ -12,6 +18,14 @@
 @group(0) @binding(2) var<storage, read> batches: array<vec4<u32>>; // see batch_point
 @group(0) @binding(3) var<storage, read_write> depth: array<atomic<u32>>;
 @group(0) @binding(4) var<storage, read_write> ids: array<atomic<u32>>;
+@group(0) @binding(5) var<storage, read> qpoints: array<u32>;       // see qdecode
+@group(0) @binding(6) var<storage, read> qbatches: array<QBatch>;
+
+fn keep_depth(pixel: u32, key: u32) {
+    if key > atomicLoad(&depth[pixel]) {
+        atomicMax(&depth[pixel], key);
+    }
+}
 
 @compute @workgroup_size(128)
 fn main(
@@ -26,6 +40,26 @@ fn main(
     }
     let hit = point_hit(b, points[i], params);
     if hit.x != NO_PIXEL {
-        atomicMax(&depth[hit.x], hit.y);
+        keep_depth(hit.x, hit.y);
+    }
+}
+
+@compute @workgroup_size(128)
+fn main_q(
+    @builtin(workgroup_id) wg: vec3<u32>,
+    @builtin(num_workgroups) groups: vec3<u32>,
+    @builtin(local_invocation_index) local: u32,
+) {
+    let b = qbatches[qbatch_index(wg, groups)];
+    if b.slot == EMPTY_BATCH || !qbatch_in_view(b, params) {
+        return;
+    }
+    let count = (b.slot & 1023u) + 1u;
+    let base = (b.slot >> 10u) * QBATCH_POINTS;
+    for (var k = local; k < count; k += 128u) {
+        let hit = project(qdecode(b, qpoints[base + k]), params);
+        if hit.x != NO_PIXEL {
+            keep_depth(hit.x, hit.y);
+        }
     }
 }

@@ -8,6 +8,12 @@
 //
 // The mode, radius and EDL are override constants: one pipeline per choice, no branch per pixel.
 //
+// A cloud spread over several bindings is resolved by one draw per binding (`chunk`: the ids it
+// holds); a pixel whose point is in another binding is left as it is (discard). Only the visible
+// points' attributes are read. With QUANT (quantized points, raster*.wgsl `main_q`) binding 3
+// holds one attribute word (u32) per point, read as vec4<u32> (word i = points[i / 4][i % 4]);
+// without it, the 16-byte points whose `w` is the word.
+//
 // Preludes prepended by the registry (src/gpu/shaders.rs): common/pointcloud.wgsl.
 
 // Resolve parameters (mirror: src/pointcloud/raster.rs `ResolveParams`).
@@ -34,12 +40,23 @@ override MODE: u32 = 0u;
 override RADIUS: i32 = 0;
 // Eye-dome lighting.
 override EDL: bool = false;
+// Binding 3 holds packed attribute words (quantized clouds) rather than 16-byte points.
+override QUANT: bool = false;
+
+// The ids one draw colours (mirror: src/pointcloud/raster.rs `ResolveChunk`): point id
+// `first + k` is element k of bindings 3 and 4, for k < count.
+struct ResolveChunk {
+    first: u32,
+    count: u32,
+    _pad: vec2<u32>,
+}
 
 @group(0) @binding(0) var<uniform> rp: ResolveParams;
 @group(0) @binding(1) var<storage, read> depth: array<u32>;       // depth keys, 0 = none
 @group(0) @binding(2) var<storage, read> ids: array<u32>;         // ~pool index, 0 = none
 @group(0) @binding(3) var<storage, read> points: array<vec4<u32>>; // w: attribute word
 @group(0) @binding(4) var<storage, read> attrs: array<vec2<u32>>;  // RGBA8, elevation f32 bits
+@group(0) @binding(5) var<uniform> chunk: ResolveChunk;
 
 // Colours of return numbers 1–5 and later.
 const RETURN_COLORS: array<u32, 6> = array<u32, 6>(
@@ -68,8 +85,14 @@ fn key_at(x: i32, y: i32) -> u32 {
 }
 
 
+// Colour of element `i` of this draw's bindings.
 fn point_color(i: u32) -> vec4<f32> {
-    let word = points[i].w;
+    var word: u32;
+    if QUANT {
+        word = points[i >> 2u][i & 3u];
+    } else {
+        word = points[i].w;
+    }
     let a = attrs[i];
     if MODE == 0u {
         return unpack4x8unorm(a.x);
@@ -127,7 +150,11 @@ fn fs_main(@builtin(position) pos: vec4<f32>) -> @location(0) vec4<f32> {
     if v == 0u {
         return rp.background;
     }
-    var color = point_color(~v);
+    let i = ~v - chunk.first;
+    if i >= chunk.count {
+        discard;
+    }
+    var color = point_color(i);
     if EDL {
         let d = log2(max(linear_depth(best), 1e-30));
         var sum = 0.0;

@@ -5,13 +5,22 @@
 //!
 //! The points: a deterministic terrain over [−1, 1]² (z from a few sines, positions from a
 //! 32-bit LCG) seen from above through an orthographic view that fills the target.
-//! Timing: `reps` repetitions recorded into one pass and submitted once, wall time from submit to
-//! idle divided by `reps` (after one warm-up run), for both sides; points/s = N / time.
+//! Timing: `reps` frames recorded into one encoder and submitted once, wall time from submit to
+//! idle divided by `reps` (after one warm-up run), for every side; each frame starts from a
+//! cleared target (the visibility buffer cleared, or the colour and depth attachments), so the
+//! early depth test never sees an earlier frame's result; points/s = N / time.
+//!
+//! A further column: the same terrain quantized ([`super::raster::QuantizedCloud`], 4 bytes a
+//! point), generated straight in spatially coherent order (cells of a 2D Morton grid, about
+//! [`QBATCH_POINTS`] points a cell, so each batch covers a few pixels), over as many storage
+//! bindings as the device's limits need; its resolve fetches attributes for the visible points
+//! only. A count whose buffers the device cannot hold is said in its row and skipped.
 
 use std::time::Instant;
 
 use super::raster::{
-    ColorMode, RasterParams, Rasterizer, ResolveParams, ResolveVariant, contiguous_batches,
+    ColorMode, QBATCH_POINTS, QBatch, QuantizedCloud, RasterParams, Rasterizer, ResolveParams,
+    ResolveVariant, contiguous_batches, points_per_binding, quantize_batch,
 };
 use crate::gpu::Gpu;
 use crate::gpu::shaders::{POINTCLOUD_POINTS_BASELINE, RenderOptions};
@@ -29,10 +38,80 @@ pub fn terrain(n: u32) -> Vec<[f32; 4]> {
     (0..n)
         .map(|_| {
             let (x, y) = (next() * 2.0 - 1.0, next() * 2.0 - 1.0);
-            let z = 0.15 + 0.1 * (3.0 * x).sin() * (2.0 * y).cos() + 0.05 * (11.0 * x * y).sin();
-            [x, y, z, 0.0]
+            [x, y, terrain_z(x, y), 0.0]
         })
         .collect()
+}
+
+/// The terrain's height at (x, y): in [0, 0.3].
+fn terrain_z(x: f32, y: f32) -> f32 {
+    0.15 + 0.1 * (3.0 * x).sin() * (2.0 * y).cos() + 0.05 * (11.0 * x * y).sin()
+}
+
+/// Point `i` of `n` of the same terrain in spatially coherent order: the points fill the cells
+/// of a 2^`g_log2`-a-side grid over [−1, 1]² one cell after the other in 2D Morton order
+/// (point i in cell ⌊i · cells / n⌋), each uniform within its cell (from a hash of i).
+pub fn coherent_point(i: u64, n: u64, g_log2: u32) -> [f32; 3] {
+    let cells = 1u64 << (2 * g_log2);
+    let m = (u128::from(i) * u128::from(cells) / u128::from(n.max(1))) as u64;
+    let compact = |mut v: u64| {
+        v &= 0x5555_5555_5555_5555;
+        v = (v | (v >> 1)) & 0x3333_3333_3333_3333;
+        v = (v | (v >> 2)) & 0x0f0f_0f0f_0f0f_0f0f;
+        v = (v | (v >> 4)) & 0x00ff_00ff_00ff_00ff;
+        v = (v | (v >> 8)) & 0x0000_ffff_0000_ffff;
+        (v | (v >> 16)) & 0x0000_0000_ffff_ffff
+    };
+    let (cx, cy) = (compact(m), compact(m >> 1));
+    let mut h = crate::scene::particles::SplitMix64(i ^ 0x9e37_79b9_7f4a_7c15);
+    let g = (1u64 << g_log2) as f32;
+    let x = (cx as f32 + h.next_f32()) / g * 2.0 - 1.0;
+    let y = (cy as f32 + h.next_f32()) / g * 2.0 - 1.0;
+    [x, y, terrain_z(x, y)]
+}
+
+/// The grid of [`coherent_point`] for `n` points: the largest power-of-two side whose cells
+/// hold at least [`QBATCH_POINTS`] points each (at least 1 cell).
+pub fn coherent_grid(n: u64) -> u32 {
+    let mut g = 0;
+    while g < 16 && (n >> (2 * (g + 1))) >= u64::from(QBATCH_POINTS) {
+        g += 1;
+    }
+    g
+}
+
+/// The quantized terrain of `n` points on the GPU ([`coherent_point`], quantized batch by batch,
+/// generated on every core), `per_binding` points a binding.
+///
+/// # Errors
+/// As [`QuantizedCloud::build`] (too many points, out of memory).
+pub fn quantized_terrain(gpu: &Gpu, n: u64, per_binding: u64) -> Result<QuantizedCloud, String> {
+    let g = coherent_grid(n);
+    let threads = std::thread::available_parallelism().map_or(1, |t| t.get());
+    QuantizedCloud::build(&gpu.device, n, per_binding, |first, codes, table| {
+        let batch = QBATCH_POINTS as usize;
+        let per_thread = table.len().div_ceil(threads).max(1);
+        std::thread::scope(|scope| {
+            for (t, (codes, table)) in codes
+                .chunks_mut(per_thread * batch)
+                .zip(table.chunks_mut(per_thread))
+                .enumerate()
+            {
+                scope.spawn(move || {
+                    let mut pts = vec![[0.0f32; 3]; batch];
+                    for (j, (codes, entry)) in codes.chunks_mut(batch).zip(table).enumerate() {
+                        let id0 = u64::from(first) + ((t * per_thread + j) * batch) as u64;
+                        let run = &mut pts[..codes.len()];
+                        for (k, p) in run.iter_mut().enumerate() {
+                            *p = coherent_point(id0 + k as u64, n, g);
+                        }
+                        let (lo, step) = quantize_batch(run, codes);
+                        *entry = QBatch::new(lo, step, id0 as u32, 0, codes.len() as u32);
+                    }
+                });
+            }
+        });
+    })
 }
 
 /// The view of both sides: orthographic from above, x and y to the target, depth 1 − z.
@@ -97,14 +176,16 @@ fn baseline(gpu: &Gpu, params: &wgpu::Buffer) -> (wgpu::RenderPipeline, wgpu::Bi
     (pipeline, group)
 }
 
-/// Seconds per repetition of `record` (called `reps` times inside one render pass into a
-/// `size` colour target, with a depth attachment when `depth`), after one warm-up run.
+/// Seconds per frame of `record` (called `reps` times, each in its own render pass into a
+/// `size` colour target cleared first, with a cleared depth attachment when `depth`), after
+/// `before` (clears, compute passes of the frame) in the same encoder; one warm-up run first.
 #[allow(clippy::disallowed_methods)] // a benchmark outside the deck
 fn time_render(
     gpu: &Gpu,
     size: (u32, u32),
     reps: u32,
     depth: bool,
+    before: impl Fn(&mut wgpu::CommandEncoder),
     record: impl Fn(&mut wgpu::RenderPass<'_>),
 ) -> f64 {
     let d = &gpu.device;
@@ -130,9 +211,10 @@ fn time_render(
         depth.then(|| texture("pointcloud:bench:depth", wgpu::TextureFormat::Depth32Float));
     let run = |reps: u32| {
         let mut enc = d.create_command_encoder(&wgpu::CommandEncoderDescriptor {
-            label: Some("pointcloud:bench:render"),
+            label: Some("pointcloud:bench:frame"),
         });
-        {
+        for _ in 0..reps {
+            before(&mut enc);
             let mut pass = enc.begin_render_pass(&wgpu::RenderPassDescriptor {
                 label: Some("pointcloud:bench:render:pass"),
                 color_attachments: &[Some(wgpu::RenderPassColorAttachment {
@@ -158,9 +240,7 @@ fn time_render(
                 occlusion_query_set: None,
                 multiview_mask: None,
             });
-            for _ in 0..reps {
-                record(&mut pass);
-            }
+            record(&mut pass);
         }
         let t = Instant::now();
         gpu.queue.submit([enc.finish()]);
@@ -169,6 +249,19 @@ fn time_render(
     };
     run(1);
     run(reps) / f64::from(reps)
+}
+
+/// A compute pass labelled `label` in `enc` running `record`.
+fn compute(
+    enc: &mut wgpu::CommandEncoder,
+    label: &str,
+    record: impl FnOnce(&mut wgpu::ComputePass<'_>),
+) {
+    let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+        label: Some(label),
+        timestamp_writes: None,
+    });
+    record(&mut pass);
 }
 
 /// Seconds per repetition of the compute rasterizer of `path` (its passes, then the resolve)
@@ -189,52 +282,132 @@ fn time_rasterizer(
     let mut r = Rasterizer::with_path(d, crate::scene::SCENE_FORMAT, path);
     let target = r.target(d, size);
     let group = r.bind(d, params_buf, vertices, batches, &target);
-    let (raster, _) =
-        crate::gpu::timing::time_compute_pass(gpu, "pointcloud:bench:raster", reps, |pass| {
-            r.encode(pass, &group, n.div_ceil(super::raster::BATCH_POINTS))
-        });
     let attrs = d.create_buffer_init(&wgpu::util::BufferInitDescriptor {
         label: Some("pointcloud:bench:attrs"),
         contents: bytemuck::cast_slice(&vec![[0xff80_c0ffu32, 0]; n as usize]),
         usage: wgpu::BufferUsages::STORAGE,
     });
+    let resolve_buf = resolve_params(gpu, size);
+    let resolve = r.bind_resolve(d, &resolve_buf, &target, vertices, &attrs);
+    r.prepare_variant(d, VARIANT);
+    time_render(
+        gpu,
+        size,
+        reps,
+        false,
+        |enc| {
+            r.clear(enc, &target);
+            compute(enc, "pointcloud:bench:raster", |pass| {
+                r.encode(pass, &group, n.div_ceil(super::raster::BATCH_POINTS))
+            });
+        },
+        |pass| r.paint(pass, VARIANT, &resolve),
+    )
+}
+
+/// The resolve variant every side is timed with: RGB, radius 0, no eye-dome lighting.
+const VARIANT: ResolveVariant = ResolveVariant {
+    mode: ColorMode::Rgb,
+    radius: 0,
+    edl: false,
+};
+
+/// The resolve's parameters for a `size` target.
+fn resolve_params(gpu: &Gpu, size: (u32, u32)) -> wgpu::Buffer {
+    use wgpu::util::DeviceExt;
     let rp = ResolveParams {
         width: size.0,
         height: size.1,
         ..bytemuck::Zeroable::zeroed()
     };
-    let resolve_buf = d.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-        label: Some("pointcloud:bench:resolve_params"),
-        contents: bytemuck::bytes_of(&rp),
-        usage: wgpu::BufferUsages::UNIFORM,
-    });
-    let resolve = r.bind_resolve(d, &resolve_buf, &target, vertices, &attrs);
-    let variant = ResolveVariant {
-        mode: ColorMode::Rgb,
-        radius: 0,
-        edl: false,
-    };
-    r.prepare_variant(d, variant);
-    raster
-        + time_render(gpu, size, reps, false, |pass| {
-            r.paint(pass, variant, &resolve)
+    gpu.device
+        .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some("pointcloud:bench:resolve_params"),
+            contents: bytemuck::bytes_of(&rp),
+            usage: wgpu::BufferUsages::UNIFORM,
         })
+}
+
+/// Seconds per frame (clear, raster passes, resolve) of the quantized terrain of `n` points on
+/// the best path, and the bindings it takes; `Err` with a line saying why it did not run.
+fn time_quantized(gpu: &Gpu, n: u32, reps: u32, size: (u32, u32)) -> Result<(f64, usize), String> {
+    let d = &gpu.device;
+    let per_binding = points_per_binding(&d.limits());
+    let cloud = quantized_terrain(gpu, u64::from(n), per_binding)?;
+    let mut r = Rasterizer::new(d, crate::scene::SCENE_FORMAT);
+    let target = r.target(d, size);
+    let params_buf = {
+        use wgpu::util::DeviceExt;
+        d.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some("pointcloud:bench:params"),
+            contents: bytemuck::bytes_of(&params(size)),
+            usage: wgpu::BufferUsages::UNIFORM,
+        })
+    };
+    let groups = r.bind_quantized(d, &params_buf, &cloud, &target);
+    // The attributes the resolve fetches for the visible points (zeros: black, class 0).
+    let resolve_buf = resolve_params(gpu, size);
+    let scope = d.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+    let resolve: Vec<wgpu::BindGroup> = cloud
+        .chunks
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let buffer = |what: &str, bytes: u64| {
+                d.create_buffer(&wgpu::BufferDescriptor {
+                    label: Some(&format!("pointcloud:bench:quantized:{what}:{i}")),
+                    size: bytes.next_multiple_of(16),
+                    usage: wgpu::BufferUsages::STORAGE,
+                    mapped_at_creation: false,
+                })
+            };
+            let words = buffer("words", u64::from(c.count) * 4);
+            let attrs = buffer("attrs", u64::from(c.count) * 8);
+            r.bind_resolve_quantized(d, &resolve_buf, &target, &words, &attrs, c.first, c.count)
+        })
+        .collect();
+    if let Some(e) = pollster::block_on(scope.pop()) {
+        return Err(format!(
+            "{n} points: the attributes do not fit in this device's memory: {e}"
+        ));
+    }
+    r.prepare_variant_quantized(d, VARIANT);
+    let s = time_render(
+        gpu,
+        size,
+        reps,
+        false,
+        |enc| {
+            r.clear(enc, &target);
+            compute(enc, "pointcloud:bench:raster_q", |pass| {
+                r.encode_quantized(pass, &cloud, &groups)
+            });
+        },
+        |pass| r.paint_quantized(pass, VARIANT, &resolve),
+    );
+    Ok((s, cloud.chunks.len()))
 }
 
 /// The table for each of `counts` points, `reps` repetitions per side (at least 1): the
 /// compute rasterizer's 64-bit path (where the adapter has it) and 32-bit path, each with the
-/// resolve, against point primitives, into a target of `size` pixels.
+/// resolve, against point primitives, into a target of `size` pixels; then the quantized cloud
+/// (4 bytes a point, coherent batches, several bindings where needed) on the best path. A side
+/// whose buffers exceed the adapter's limits is left empty (the row says so); a count the device
+/// cannot hold quantized is said in one line and skipped.
 pub fn bench_table(gpu: &Gpu, counts: &[u32], reps: u32, size: (u32, u32)) -> String {
     use super::raster::RasterPath;
     use wgpu::util::DeviceExt;
     let reps = reps.max(1);
     let d = &gpu.device;
     let has64 = RasterPath::best(d) == RasterPath::Atomic64;
+    let limits = d.limits();
     let mut out = format!(
-        "Point-cloud rasterization, adapter: {} ({}, {}), {}x{}, {reps} reps per submit{}\n\n\
+        "Point-cloud rasterization, adapter: {} ({}, {}), {}x{}, {reps} frames per submit{}; \
+         quantized: 4 bytes a point on the {} path, up to {} points a binding\n\n\
          | points | compute 64-bit ms | M points/s | compute 32-bit ms | M points/s | point \
-         primitives ms | M points/s | 64-bit / primitives | 32-bit / primitives |\n\
-         |---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+         primitives ms | M points/s | 64-bit / primitives | 32-bit / primitives | quantized ms | \
+         M points/s | bindings |\n\
+         |---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
         gpu.summary.name,
         gpu.summary.backend,
         gpu.summary.device_type,
@@ -244,62 +417,96 @@ pub fn bench_table(gpu: &Gpu, counts: &[u32], reps: u32, size: (u32, u32)) -> St
             ""
         } else {
             " (no 64-bit atomics: that column is empty)"
-        }
+        },
+        RasterPath::best(d).name(),
+        points_per_binding(&limits),
     );
+    let rate = |n: u32, s: f64| f64::from(n) / s / 1e6;
+    let mut notes = String::new();
     for &n in counts {
-        let max = d.limits().max_storage_buffer_binding_size / 16;
-        if u64::from(n) > max {
-            out.push_str(&format!(
-                "| {n} | over this adapter's binding limit | | | | | | | |\n"
-            ));
+        if n == 0 {
             continue;
         }
-        let pts = terrain(n);
-        let vertices = d.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-            label: Some("pointcloud:bench:points"),
-            contents: bytemuck::cast_slice(&pts),
-            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::VERTEX,
-        });
-        let p = params(size);
-        let params_buf = d.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-            label: Some("pointcloud:bench:params"),
-            contents: bytemuck::bytes_of(&p),
-            usage: wgpu::BufferUsages::UNIFORM,
-        });
-        let table = contiguous_batches(n, [0.0; 3]);
-        let batches = d.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-            label: Some("pointcloud:bench:batches"),
-            contents: bytemuck::cast_slice(&table),
-            usage: wgpu::BufferUsages::STORAGE,
-        });
-        let time =
-            |path| time_rasterizer(gpu, path, &vertices, &params_buf, &batches, n, reps, size);
-        let wall64 = has64.then(|| time(RasterPath::Atomic64));
-        let wall32 = time(RasterPath::TwoPass32);
-        let (pipeline, base_group) = baseline(gpu, &params_buf);
-        let base = time_render(gpu, size, reps, true, |pass| {
-            pass.set_pipeline(&pipeline);
-            pass.set_bind_group(0, &base_group, &[]);
-            pass.set_vertex_buffer(0, vertices.slice(..));
-            pass.draw(0..n, 0..1);
-        });
-        let rate = |s: f64| f64::from(n) / s / 1e6;
-        let (ms64, rate64, ratio64) = match wall64 {
-            Some(w) => (
-                format!("{:.3}", w * 1e3),
-                format!("{:.1}", rate(w)),
-                format!("{:.2}×", base / w),
-            ),
-            None => Default::default(),
+        // The 16-byte sides: one binding (and one vertex buffer) of 16 bytes a point.
+        let max16 = limits
+            .max_storage_buffer_binding_size
+            .min(limits.max_buffer_size)
+            / 16;
+        let mut cells: Vec<String> = if u64::from(n) > max16 {
+            let mut v = vec![format!("over the binding limit ({max16} points)")];
+            v.resize(8, String::new());
+            v
+        } else {
+            let pts = terrain(n);
+            let vertices = d.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some("pointcloud:bench:points"),
+                contents: bytemuck::cast_slice(&pts),
+                usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::VERTEX,
+            });
+            drop(pts);
+            let p = params(size);
+            let params_buf = d.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some("pointcloud:bench:params"),
+                contents: bytemuck::bytes_of(&p),
+                usage: wgpu::BufferUsages::UNIFORM,
+            });
+            let table = contiguous_batches(n, [0.0; 3]);
+            let batches = d.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some("pointcloud:bench:batches"),
+                contents: bytemuck::cast_slice(&table),
+                usage: wgpu::BufferUsages::STORAGE,
+            });
+            let time =
+                |path| time_rasterizer(gpu, path, &vertices, &params_buf, &batches, n, reps, size);
+            let wall64 = has64.then(|| time(RasterPath::Atomic64));
+            let wall32 = time(RasterPath::TwoPass32);
+            let (pipeline, base_group) = baseline(gpu, &params_buf);
+            let base = time_render(
+                gpu,
+                size,
+                reps,
+                true,
+                |_| {},
+                |pass| {
+                    pass.set_pipeline(&pipeline);
+                    pass.set_bind_group(0, &base_group, &[]);
+                    pass.set_vertex_buffer(0, vertices.slice(..));
+                    pass.draw(0..n, 0..1);
+                },
+            );
+            let (ms64, rate64, ratio64) = match wall64 {
+                Some(w) => (
+                    format!("{:.3}", w * 1e3),
+                    format!("{:.1}", rate(n, w)),
+                    format!("{:.2}×", base / w),
+                ),
+                None => Default::default(),
+            };
+            vec![
+                ms64,
+                rate64,
+                format!("{:.3}", wall32 * 1e3),
+                format!("{:.1}", rate(n, wall32)),
+                format!("{:.3}", base * 1e3),
+                format!("{:.1}", rate(n, base)),
+                ratio64,
+                format!("{:.2}×", base / wall32),
+            ]
         };
-        out.push_str(&format!(
-            "| {n} | {ms64} | {rate64} | {:.3} | {:.1} | {:.3} | {:.1} | {ratio64} | {:.2}× |\n",
-            wall32 * 1e3,
-            rate(wall32),
-            base * 1e3,
-            rate(base),
-            base / wall32
-        ));
+        match time_quantized(gpu, n, reps, size) {
+            Ok((s, bindings)) => {
+                cells.push(format!("{:.3}", s * 1e3));
+                cells.push(format!("{:.1}", rate(n, s)));
+                cells.push(bindings.to_string());
+            }
+            Err(e) => {
+                // Said in one line, and the row keeps what ran.
+                notes.push_str(&format!("\nskipped quantized {n}: {e}"));
+                cells.extend([String::new(), String::new(), String::new()]);
+            }
+        }
+        out.push_str(&format!("| {n} | {} |\n", cells.join(" | ")));
     }
+    out.push_str(&notes);
     out
 }

@@ -13,6 +13,18 @@
 //! its node's origin minus the eye (f32) and the page's place and fill; one workgroup per
 //! batch, as the paper's batches of 128 points. So the GPU only ever adds small offsets, and
 //! survey coordinates keep their precision.
+//!
+//! Every pass tests depth early (Schütz, Kerbl, Hei, Wimmer, Wimmer, "Software Rasterization of
+//! 2 Billion Points in Real Time", HPG 2022, §4.1): a point loads its pixel's value first and
+//! runs the atomic only when it would win.
+//!
+//! Quantized clouds ([`QuantizedCloud`], the `main_q` entry points): 4 bytes a point, x, y, z
+//! as 10-bit cells of its batch's box (the 2022 paper's "low precision" encoding, with
+//! power-of-two cell sizes so the decode is exact in f32), batches of up to [`QBATCH_POINTS`]
+//! spatially coherent points ([`morton_order`]) whose boxes let a workgroup skip a batch wholly
+//! outside the view, ids and attributes read only for the visible points in the resolve, and the
+//! cloud spread over as many storage bindings as it needs ([`points_per_binding`], from the
+//! device's limits), one dispatch (and one resolve draw) per binding.
 
 use std::collections::HashMap;
 
@@ -58,6 +70,383 @@ impl RasterPath {
 pub const BATCH_POINTS: u32 = 128;
 /// A batch-table entry that draws nothing (padding up to the dispatch size).
 pub const EMPTY_BATCH: [u32; 4] = [0, 0, 0, u32::MAX];
+
+/// Points per quantized batch (`QBATCH_POINTS` of `shaders/common/pointcloud.wgsl`): one
+/// workgroup of 128 invocations, 8 points each.
+pub const QBATCH_POINTS: u32 = 1024;
+
+/// Cells per axis of a quantized batch's box (10 bits).
+pub const QCELLS: u32 = 1024;
+
+/// `QBatch` of `shaders/common/pointcloud.wgsl` (32 bytes): one batch of a quantized cloud.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct QBatch {
+    /// The box's low corner minus the eye (camera-relative), file units.
+    pub lo: [f32; 3],
+    /// Id of the batch's first point (point k of the batch has id `first + k`).
+    pub first: u32,
+    /// Cell size per axis, file units (a power of two; the box is [`QCELLS`] cells a side).
+    pub step: [f32; 3],
+    /// `(index of its first point in its binding / QBATCH_POINTS) << 10 | (count − 1)`;
+    /// `u32::MAX`: an empty entry (padding).
+    pub slot: u32,
+}
+
+impl QBatch {
+    /// An entry that draws nothing (padding up to the dispatch size).
+    pub const EMPTY: QBatch = QBatch {
+        lo: [0.0; 3],
+        first: 0,
+        step: [0.0; 3],
+        slot: u32::MAX,
+    };
+
+    /// The entry of the batch of `count` points (clamped to 1…[`QBATCH_POINTS`]) stored from
+    /// element `page · QBATCH_POINTS` of its binding, ids from `first`, in the box of low
+    /// corner `lo` (minus the eye) and cell size `step`.
+    pub fn new(lo: [f32; 3], step: [f32; 3], first: u32, page: u32, count: u32) -> QBatch {
+        QBatch {
+            lo,
+            first,
+            step,
+            slot: (page.min((1 << 22) - 1) << 10) | (count.clamp(1, QBATCH_POINTS) - 1),
+        }
+    }
+
+    /// The camera-relative position of point code `q` of this batch: the centre of its cell,
+    /// the same arithmetic as `qdecode` in `shaders/common/pointcloud.wgsl` (exact in f32: the
+    /// step is a power of two), so the GPU and this agree bit for bit.
+    pub fn decode(&self, q: u32) -> [f32; 3] {
+        let c = [q & 1023, (q >> 10) & 1023, (q >> 20) & 1023];
+        std::array::from_fn(|a| self.lo[a] + (c[a] as f32 + 0.5) * self.step[a])
+    }
+}
+
+/// The smallest power of two ≥ `x` (the smallest normal f32 for 0, negative or NaN; infinity
+/// for what has none).
+fn pow2_at_least(x: f32) -> f32 {
+    if x.is_nan() || x <= f32::MIN_POSITIVE {
+        return f32::MIN_POSITIVE;
+    }
+    let b = x.to_bits();
+    if b & 0x007f_ffff == 0 {
+        x
+    } else {
+        f32::from_bits(
+            (b & 0x7f80_0000)
+                .saturating_add(0x0080_0000)
+                .min(0x7f80_0000),
+        )
+    }
+}
+
+/// Quantizes one batch of up to [`QBATCH_POINTS`] points (`points`, file units, any frame)
+/// into `codes` (one per point, `codes.len() ≥ points.len()`; x, y, z cells in bits 0–9, 10–19,
+/// 20–29): returns the box's low corner and the cell size per axis (the smallest power of two
+/// with 1024 cells covering the points' extent). Each decoded point ([`QBatch::decode`] with
+/// `lo` minus the eye) lies within `step / 2` per axis of the point, plus the f32 rounding of
+/// one addition (half an ulp of the result). Non-finite coordinates give some code, never a
+/// panic.
+pub fn quantize_batch(points: &[[f32; 3]], codes: &mut [u32]) -> ([f32; 3], [f32; 3]) {
+    let mut lo = [f32::INFINITY; 3];
+    let mut hi = [f32::NEG_INFINITY; 3];
+    for p in points {
+        for a in 0..3 {
+            lo[a] = lo[a].min(p[a]);
+            hi[a] = hi[a].max(p[a]);
+        }
+    }
+    let mut step = [0.0f32; 3];
+    for a in 0..3 {
+        if !lo[a].is_finite() {
+            lo[a] = 0.0;
+        }
+        step[a] = pow2_at_least((hi[a] - lo[a]) / QCELLS as f32);
+    }
+    for (p, code) in points.iter().zip(codes.iter_mut()) {
+        let cell = |a: usize| (((p[a] - lo[a]) / step[a]).floor() as u32).min(QCELLS - 1);
+        *code = cell(0) | (cell(1) << 10) | (cell(2) << 20);
+    }
+    (lo, step)
+}
+
+/// The order of `points` along a 3D Morton (Z-order) curve of 2²¹ cells a side over their
+/// bounding cube (the box's largest extent on every axis, so the order follows an octree's):
+/// the permutation (indices into `points`) that makes runs of
+/// [`QBATCH_POINTS`] points spatially coherent (Schütz et al. 2021, §5, "Morton order").
+/// Non-finite coordinates sort as the box's low corner.
+pub fn morton_order(points: &[[f32; 3]]) -> Vec<u32> {
+    let mut lo = [f32::INFINITY; 3];
+    let mut hi = [f32::NEG_INFINITY; 3];
+    for p in points {
+        for a in 0..3 {
+            if p[a].is_finite() {
+                lo[a] = lo[a].min(p[a]);
+                hi[a] = hi[a].max(p[a]);
+            }
+        }
+    }
+    let spread = |v: u64| {
+        let mut x = v & 0x1f_ffff;
+        x = (x | (x << 32)) & 0x001f_0000_0000_ffff;
+        x = (x | (x << 16)) & 0x001f_0000_ff00_00ff;
+        x = (x | (x << 8)) & 0x100f_00f0_0f00_f00f;
+        x = (x | (x << 4)) & 0x10c3_0c30_c30c_30c3;
+        (x | (x << 2)) & 0x1249_2492_4924_9249
+    };
+    let extent = (0..3)
+        .map(|a| f64::from(hi[a]) - f64::from(lo[a]))
+        .fold(0.0, f64::max);
+    let cell = |p: &[f32; 3], a: usize| {
+        if extent.is_nan() || extent <= 0.0 || !p[a].is_finite() {
+            return 0;
+        }
+        let t = (f64::from(p[a]) - f64::from(lo[a])) / extent;
+        (t * f64::from((1u32 << 21) - 1)) as u64
+    };
+    let mut keyed: Vec<(u64, u32)> = points
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            (
+                spread(cell(p, 0)) | (spread(cell(p, 1)) << 1) | (spread(cell(p, 2)) << 2),
+                i as u32,
+            )
+        })
+        .collect();
+    keyed.sort_unstable();
+    keyed.into_iter().map(|(_, i)| i).collect()
+}
+
+/// Points a chunk of a quantized cloud holds on a device of `limits`: its largest per-point
+/// buffer, the resolve's attributes at 8 bytes a point (the codes take 4), within
+/// `max_storage_buffer_binding_size` and `max_buffer_size`; a multiple of [`QBATCH_POINTS`], at
+/// least one batch.
+pub fn points_per_binding(limits: &wgpu::Limits) -> u64 {
+    let bytes = limits
+        .max_storage_buffer_binding_size
+        .min(limits.max_buffer_size);
+    let batch = u64::from(QBATCH_POINTS);
+    (bytes / 8 / batch).clamp(1, 1 << 22) * batch
+}
+
+/// Workgroups a row of a quantized dispatch (see [`qdispatch_size`]).
+pub const QDISPATCH_X: u32 = 8192;
+
+/// Workgroups `(x, y)` of the quantized passes for `batches` batch-table entries: `(batches,
+/// 1)` up to [`QDISPATCH_X`], else `(QDISPATCH_X, rows)`; the table holds `x · y` entries
+/// (padded with [`QBatch::EMPTY`]). The shaders read entry `wg.y + wg.x · y`
+/// (`qbatch_index`): consecutive batches, which cover neighbouring pixels, run `x` workgroups
+/// apart, so one has finished before the next starts and the early depth test rejects most of
+/// the next one's points (dense clouds: hundreds of points a pixel).
+pub fn qdispatch_size(batches: u32) -> (u32, u32) {
+    let batches = batches.max(1);
+    if batches <= QDISPATCH_X {
+        (batches, 1)
+    } else {
+        (QDISPATCH_X, batches.div_ceil(QDISPATCH_X))
+    }
+}
+
+/// One binding of a [`QuantizedCloud`]: points `first .. first + count` (ids).
+pub struct QuantizedChunk {
+    /// Point codes, a u32 each (see [`quantize_batch`]).
+    pub codes: wgpu::Buffer,
+    /// Its batch table: [`QBatch`] entries, padded with [`QBatch::EMPTY`] to the dispatch size.
+    pub batches: wgpu::Buffer,
+    /// Batches (entries before the padding).
+    pub batch_count: u32,
+    /// Id of its first point.
+    pub first: u32,
+    /// Points it holds.
+    pub count: u32,
+}
+
+/// A quantized cloud on the GPU: `points` points (ids 0 … points − 1) in chunks of at most
+/// `per_binding` points, each its own storage buffers.
+pub struct QuantizedCloud {
+    /// The chunks, by id.
+    pub chunks: Vec<QuantizedChunk>,
+    /// Points in all.
+    pub points: u64,
+}
+
+impl QuantizedCloud {
+    /// Creates the buffers of a cloud of `total` points (at most `u32::MAX − 1`, ids are u32),
+    /// `per_binding` points a binding (rounded down to a multiple of [`QBATCH_POINTS`], at
+    /// least one batch; at most [`points_per_binding`] of the device), and fills them a piece
+    /// at a time (up to 64 M points, through host memory) through `fill(first, codes, table)`:
+    /// `codes` the piece's points (ids `first …`, `first` a multiple of [`QBATCH_POINTS`]),
+    /// `table` its batches (entry j holds the points from element j · [`QBATCH_POINTS`] of
+    /// `codes`, ids from `first + j · QBATCH_POINTS`, made with [`QBatch::new`]; the page bits
+    /// of `slot` are set here, whatever `fill` gives).
+    ///
+    /// # Errors
+    /// A line saying why, when the ids do not fit or the device cannot allocate the buffers
+    /// (out of memory): the buffers made so far are dropped.
+    pub fn build(
+        device: &wgpu::Device,
+        total: u64,
+        per_binding: u64,
+        mut fill: impl FnMut(u32, &mut [u32], &mut [QBatch]),
+    ) -> Result<QuantizedCloud, String> {
+        if total >= u64::from(u32::MAX) {
+            return Err(format!(
+                "{total} points: ids are 32-bit, at most {}",
+                u32::MAX - 1
+            ));
+        }
+        let batch = u64::from(QBATCH_POINTS);
+        let per =
+            (per_binding / batch).clamp(1, points_per_binding(&device.limits()) / batch) * batch;
+        let mut chunks = Vec::new();
+        let mut first = 0u64;
+        while first < total {
+            let count = (total - first).min(per);
+            let batches = count.div_ceil(batch) as u32;
+            let (x, y) = qdispatch_size(batches);
+            let entries = u64::from(x) * u64::from(y);
+            let scope = device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+            let label = format!("pointcloud:quantized:codes:{}", chunks.len());
+            let codes = device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(&label),
+                size: (count * 4).next_multiple_of(16),
+                usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: true,
+            });
+            let label = format!("pointcloud:quantized:batches:{}", chunks.len());
+            let table = device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(&label),
+                size: entries * std::mem::size_of::<QBatch>() as u64,
+                usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: true,
+            });
+            if let Some(e) = pollster::block_on(scope.pop()) {
+                return Err(format!(
+                    "{total} points ({} bytes quantized) do not fit in this device's memory: {e}",
+                    total * 4
+                ));
+            }
+            {
+                let (Ok(mut c), Ok(mut t)) = (
+                    codes.slice(..).get_mapped_range_mut(),
+                    table.slice(..).get_mapped_range_mut(),
+                ) else {
+                    return Err(format!(
+                        "{total} points: the new buffers could not be mapped"
+                    ));
+                };
+                // Filled a piece at a time through host memory (mapped views are write-only).
+                const PIECE_BATCHES: u64 = 65536;
+                let piece = PIECE_BATCHES * batch;
+                let mut host_codes = vec![0u32; count.min(piece) as usize];
+                let mut host_table = vec![QBatch::EMPTY; entries.min(PIECE_BATCHES) as usize];
+                let mut done = 0u64;
+                while done < count {
+                    let n = (count - done).min(piece);
+                    let nb = n.div_ceil(batch) as usize;
+                    let page0 = (done / batch) as u32;
+                    let codes_part = &mut host_codes[..n as usize];
+                    let table_part = &mut host_table[..nb];
+                    table_part.fill(QBatch::EMPTY);
+                    fill((first + done) as u32, codes_part, table_part);
+                    for (j, e) in table_part.iter_mut().enumerate() {
+                        let c = if e.slot == u32::MAX {
+                            1
+                        } else {
+                            (e.slot & 1023) + 1
+                        };
+                        *e = QBatch::new(e.lo, e.step, e.first, page0 + j as u32, c);
+                    }
+                    c.slice(done as usize * 4..(done + n) as usize * 4)
+                        .copy_from_slice(bytemuck::cast_slice(codes_part));
+                    let tb = std::mem::size_of::<QBatch>();
+                    t.slice(page0 as usize * tb..(page0 as usize + nb) * tb)
+                        .copy_from_slice(bytemuck::cast_slice(table_part));
+                    done += n;
+                }
+                let pad = bytemuck::cast_slice::<QBatch, u8>(&[QBatch::EMPTY]).to_vec();
+                for e in u64::from(batches)..entries {
+                    let at = e as usize * pad.len();
+                    t.slice(at..at + pad.len()).copy_from_slice(&pad);
+                }
+            }
+            codes.unmap();
+            table.unmap();
+            chunks.push(QuantizedChunk {
+                codes,
+                batches: table,
+                batch_count: batches,
+                first: first as u32,
+                count: count as u32,
+            });
+            first += count;
+        }
+        Ok(QuantizedCloud {
+            chunks,
+            points: total,
+        })
+    }
+
+    /// The cloud of `points` (file units, in the order given: point i has id i; sort them with
+    /// [`morton_order`] first for coherent batches) seen from `eye`, quantized batch by batch
+    /// ([`quantize_batch`]), `per_binding` points a binding (see [`build`](Self::build)).
+    /// Returns the cloud, its batch entries (entry `id / QBATCH_POINTS` decodes point `id`:
+    /// [`QBatch::decode`] of its code; their `slot` page bits are not the GPU's) and the codes
+    /// by id.
+    ///
+    /// # Errors
+    /// As [`build`](Self::build).
+    pub fn from_points(
+        device: &wgpu::Device,
+        points: &[[f32; 3]],
+        eye: [f32; 3],
+        per_binding: u64,
+    ) -> Result<(QuantizedCloud, Vec<QBatch>, Vec<u32>), String> {
+        let mut all_batches = Vec::new();
+        let mut all_codes = Vec::new();
+        let cloud = Self::build(
+            device,
+            points.len() as u64,
+            per_binding,
+            |first, codes, table| {
+                let pts = &points[first as usize..first as usize + codes.len()];
+                for (j, (run, out)) in pts
+                    .chunks(QBATCH_POINTS as usize)
+                    .zip(codes.chunks_mut(QBATCH_POINTS as usize))
+                    .enumerate()
+                {
+                    let (lo, step) = quantize_batch(run, out);
+                    let lo = std::array::from_fn(|a| lo[a] - eye[a]);
+                    table[j] = QBatch::new(
+                        lo,
+                        step,
+                        first + j as u32 * QBATCH_POINTS,
+                        0,
+                        run.len() as u32,
+                    );
+                }
+                all_batches.extend_from_slice(table);
+                all_codes.extend_from_slice(codes);
+            },
+        )?;
+        Ok((cloud, all_batches, all_codes))
+    }
+}
+
+/// `ResolveChunk` of `shaders/pointcloud/resolve.wgsl` (16 bytes): the ids one resolve draw
+/// colours (point id `first + k` is element k of its bindings, for k < count).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct ResolveChunk {
+    /// Id of element 0.
+    pub first: u32,
+    /// Elements.
+    pub count: u32,
+    /// Padding.
+    pub _pad: [u32; 2],
+}
 
 /// `RasterParams` of `shaders/common/pointcloud.wgsl` (208 bytes).
 #[repr(C)]
@@ -158,6 +547,8 @@ pub(crate) fn wgsl_mirrors() -> Vec<crate::gpu::mirror::Mirror> {
         wgsl_mirror!(PickParams => "PickParams" {
             x, y, radius, _pad, width, height, _pad1,
         }),
+        wgsl_mirror!(QBatch => "QBatch" { lo, first, step, slot }),
+        wgsl_mirror!(ResolveChunk => "ResolveChunk" { first, count, _pad }),
     ]
 }
 
@@ -265,9 +656,16 @@ pub struct Rasterizer {
     resolve_layout: wgpu::BindGroupLayout,
     resolve_pipeline_layout: wgpu::PipelineLayout,
     format: wgpu::TextureFormat,
-    resolve: HashMap<ResolveVariant, wgpu::RenderPipeline>,
+    /// Resolve pipelines by variant and whether they read a quantized cloud's attributes.
+    resolve: HashMap<(ResolveVariant, bool), wgpu::RenderPipeline>,
+    /// The [`ResolveChunk`] of a cloud in one binding (ids 0 … u32::MAX − 1).
+    chunk_all: wgpu::Buffer,
     pick_layout: wgpu::BindGroupLayout,
     pick_pipeline: wgpu::ComputePipeline,
+    /// Quantized clouds: the layout (bindings 0, 3, 4 on the 32-bit path, 5, 6) and the
+    /// `main_q` pipelines of the path (one, or depth then id).
+    q_layout: wgpu::BindGroupLayout,
+    q_pipelines: Vec<wgpu::ComputePipeline>,
 }
 
 /// The batch-table entry of the page holding pool points `first..first + count` (`first` a
@@ -354,6 +752,40 @@ impl Rasterizer {
                 layout::storage(4, cs, false),
             ],
         );
+        let mut q_entries = vec![
+            layout::uniform(0, cs, None),
+            layout::storage(3, cs, false),
+            layout::storage(5, cs, true),
+            layout::storage(6, cs, true),
+        ];
+        if path == RasterPath::TwoPass32 {
+            q_entries.push(layout::storage(4, cs, false));
+        }
+        let q_layout = layout::bind_group_layout(device, "pointcloud:raster_q", &q_entries);
+        let q_pl = layout::pipeline_layout(device, "pointcloud:raster_q", &[&q_layout]);
+        let q_pipelines = if path == RasterPath::Atomic64 {
+            vec![POINTCLOUD_RASTER64.compute_pipeline_entry(
+                device,
+                "pointcloud:raster64_q",
+                &q_pl,
+                "main_q",
+            )]
+        } else {
+            vec![
+                POINTCLOUD_RASTER_DEPTH.compute_pipeline_entry(
+                    device,
+                    "pointcloud:raster_depth_q",
+                    &q_pl,
+                    "main_q",
+                ),
+                POINTCLOUD_RASTER_ID.compute_pipeline_entry(
+                    device,
+                    "pointcloud:raster_id_q",
+                    &q_pl,
+                    "main_q",
+                ),
+            ]
+        };
         let fs = wgpu::ShaderStages::FRAGMENT;
         let resolve_layout = layout::bind_group_layout(
             device,
@@ -364,7 +796,17 @@ impl Rasterizer {
                 layout::storage(2, fs, true),
                 layout::storage(3, fs, true),
                 layout::storage(4, fs, true),
+                layout::uniform(5, fs, None),
             ],
+        );
+        let chunk_all = chunk_buffer(
+            device,
+            "pointcloud:resolve:chunk:all",
+            ResolveChunk {
+                first: 0,
+                count: u32::MAX,
+                _pad: [0; 2],
+            },
         );
         let resolve_pipeline_layout =
             layout::pipeline_layout(device, "pointcloud:resolve", &[&resolve_layout]);
@@ -392,6 +834,9 @@ impl Rasterizer {
             resolve_pipeline_layout,
             format,
             resolve: HashMap::new(),
+            chunk_all,
+            q_layout,
+            q_pipelines,
             depth_pipeline: POINTCLOUD_RASTER_DEPTH.compute_pipeline(
                 device,
                 "pointcloud:raster_depth",
@@ -413,7 +858,17 @@ impl Rasterizer {
 
     /// Makes the resolve pipeline of `v` if it does not exist yet (a few ms, once per variant).
     pub fn prepare_variant(&mut self, device: &wgpu::Device, v: ResolveVariant) {
-        if self.resolve.contains_key(&v) {
+        self.prepare(device, v, false);
+    }
+
+    /// [`prepare_variant`](Rasterizer::prepare_variant) for the resolve of a quantized cloud
+    /// ([`paint_quantized`](Rasterizer::paint_quantized)).
+    pub fn prepare_variant_quantized(&mut self, device: &wgpu::Device, v: ResolveVariant) {
+        self.prepare(device, v, true);
+    }
+
+    fn prepare(&mut self, device: &wgpu::Device, v: ResolveVariant, quant: bool) {
+        if self.resolve.contains_key(&(v, quant)) {
             return;
         }
         let constants = [
@@ -428,12 +883,14 @@ impl Rasterizer {
                     0.0
                 },
             ),
+            ("QUANT", if quant { 1.0 } else { 0.0 }),
         ];
         let label = format!(
-            "pointcloud:resolve:{}:r{}:{}",
+            "pointcloud:resolve:{}:r{}:{}{}",
             v.mode.name(),
             v.radius,
-            if v.edl { "edl" } else { "flat" }
+            if v.edl { "edl" } else { "flat" },
+            if quant { ":quantized" } else { "" }
         );
         let pipeline = POINTCLOUD_RESOLVE.render_pipeline(
             device,
@@ -445,7 +902,7 @@ impl Rasterizer {
                 ..Default::default()
             },
         );
-        self.resolve.insert(v, pipeline);
+        self.resolve.insert((v, quant), pipeline);
     }
 
     /// A visibility buffer of `size` pixels (each side ≥ 1) for this rasterizer's path.
@@ -538,8 +995,136 @@ impl Rasterizer {
                 target.ids.as_entire_binding(),
                 points.as_entire_binding(),
                 attrs.as_entire_binding(),
+                self.chunk_all.as_entire_binding(),
             ],
         )
+    }
+
+    /// The resolve's bind group of one chunk of a quantized cloud (ids `first .. first +
+    /// count`): `params` (a uniform of [`ResolveParams`]), `target`, the chunk's attribute
+    /// words `words` (a u32 per point, as [`super::source::attribute_word`]; the buffer padded
+    /// to a multiple of 16 bytes) and its `attrs` (`vec2<u32>` per point as in
+    /// [`bind_resolve`](Rasterizer::bind_resolve)).
+    #[allow(clippy::too_many_arguments)]
+    pub fn bind_resolve_quantized(
+        &self,
+        device: &wgpu::Device,
+        params: &wgpu::Buffer,
+        target: &VisibilityBuffer,
+        words: &wgpu::Buffer,
+        attrs: &wgpu::Buffer,
+        first: u32,
+        count: u32,
+    ) -> wgpu::BindGroup {
+        let chunk = chunk_buffer(
+            device,
+            &format!("pointcloud:resolve:chunk:{first}"),
+            ResolveChunk {
+                first,
+                count,
+                _pad: [0; 2],
+            },
+        );
+        layout::bind_group(
+            device,
+            "pointcloud:resolve:quantized:group",
+            &self.resolve_layout,
+            &[
+                params.as_entire_binding(),
+                target.depth.as_entire_binding(),
+                target.ids.as_entire_binding(),
+                words.as_entire_binding(),
+                attrs.as_entire_binding(),
+                chunk.as_entire_binding(),
+            ],
+        )
+    }
+
+    /// Draws the resolve of variant `v` of a quantized cloud (made by
+    /// [`prepare_variant_quantized`](Rasterizer::prepare_variant_quantized)), one draw per
+    /// chunk's group (from [`bind_resolve_quantized`](Rasterizer::bind_resolve_quantized)), into
+    /// `pass`, whose target is the visibility buffer's size.
+    pub fn paint_quantized(
+        &self,
+        pass: &mut wgpu::RenderPass<'_>,
+        v: ResolveVariant,
+        groups: &[wgpu::BindGroup],
+    ) {
+        let Some(pipeline) = self.resolve.get(&(v, true)) else {
+            return;
+        };
+        pass.set_pipeline(pipeline);
+        for group in groups {
+            pass.set_bind_group(0, group, &[]);
+            pass.draw(0..3, 0..1);
+        }
+    }
+
+    /// The raster passes' bind groups of a quantized `cloud`, one per chunk: `params` (a
+    /// uniform of [`RasterParams`]; the class mask does not apply, quantized points carry no
+    /// class), into `target`.
+    pub fn bind_quantized(
+        &self,
+        device: &wgpu::Device,
+        params: &wgpu::Buffer,
+        cloud: &QuantizedCloud,
+        target: &VisibilityBuffer,
+    ) -> Vec<wgpu::BindGroup> {
+        cloud
+            .chunks
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let mut entries = vec![
+                    wgpu::BindGroupEntry {
+                        binding: 0,
+                        resource: params.as_entire_binding(),
+                    },
+                    wgpu::BindGroupEntry {
+                        binding: 3,
+                        resource: target.depth.as_entire_binding(),
+                    },
+                    wgpu::BindGroupEntry {
+                        binding: 5,
+                        resource: c.codes.as_entire_binding(),
+                    },
+                    wgpu::BindGroupEntry {
+                        binding: 6,
+                        resource: c.batches.as_entire_binding(),
+                    },
+                ];
+                if self.path == RasterPath::TwoPass32 {
+                    entries.push(wgpu::BindGroupEntry {
+                        binding: 4,
+                        resource: target.ids.as_entire_binding(),
+                    });
+                }
+                device.create_bind_group(&wgpu::BindGroupDescriptor {
+                    label: Some(&format!("pointcloud:raster_q:group:{i}")),
+                    layout: &self.q_layout,
+                    entries: &entries,
+                })
+            })
+            .collect()
+    }
+
+    /// Records the raster passes of a quantized `cloud` (groups from
+    /// [`bind_quantized`](Rasterizer::bind_quantized)) into `pass`: one dispatch per chunk (on
+    /// the 32-bit path the depth pass over every chunk, then the id pass).
+    pub fn encode_quantized(
+        &self,
+        pass: &mut wgpu::ComputePass<'_>,
+        cloud: &QuantizedCloud,
+        groups: &[wgpu::BindGroup],
+    ) {
+        for pipeline in &self.q_pipelines {
+            pass.set_pipeline(pipeline);
+            for (c, group) in cloud.chunks.iter().zip(groups) {
+                let (x, y) = qdispatch_size(c.batch_count);
+                pass.set_bind_group(0, group, &[]);
+                pass.dispatch_workgroups(x, y, 1);
+            }
+        }
     }
 
     /// Draws the resolve of variant `v` (made by [`prepare_variant`]; nothing is drawn when it
@@ -552,7 +1137,7 @@ impl Rasterizer {
         v: ResolveVariant,
         group: &wgpu::BindGroup,
     ) {
-        let Some(pipeline) = self.resolve.get(&v) else {
+        let Some(pipeline) = self.resolve.get(&(v, false)) else {
             return;
         };
         pass.set_pipeline(pipeline);
@@ -617,6 +1202,16 @@ impl Rasterizer {
             pass.dispatch_workgroups(x, y, 1);
         }
     }
+}
+
+/// A uniform buffer of one [`ResolveChunk`], labelled `label`.
+fn chunk_buffer(device: &wgpu::Device, label: &str, chunk: ResolveChunk) -> wgpu::Buffer {
+    use wgpu::util::DeviceExt;
+    device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+        label: Some(label),
+        contents: bytemuck::bytes_of(&chunk),
+        usage: wgpu::BufferUsages::UNIFORM,
+    })
 }
 
 /// The CPU reference of the visibility buffer: for `points` (camera-relative) seen through
