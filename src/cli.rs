@@ -99,14 +99,31 @@ pub struct Cli {
     #[arg(long, value_name = "URL", value_parser = parse_share_url, conflicts_with_all = ["publish", "series_source", "series_file"])]
     pub follow: Option<String>,
 
-    /// Share GPU memory with a producer process through the Unix socket at PATH (issue 18): the
-    /// particle scene allocates its N particles (`--particles`) as exportable Vulkan memory,
-    /// hands each producer that connects the fd and a JSON description (f32, shape [N, 8]: xyz
-    /// position, age s, xyz velocity, lifetime s; src/interop/protocol.rs) and draws the newest
-    /// frame the producer says is complete instead of simulating. Vulkan only. An existing path
-    /// that is not a socket is refused.
+    /// Share GPU memory with a producer process through the Unix socket at PATH (issue 18), for
+    /// the --scene chosen: the particle scene allocates its N particles (`--particles`) as
+    /// exportable Vulkan memory, hands each producer that connects the fd and a JSON description
+    /// (f32, shape [N, 8]: xyz position, age s, xyz velocity, lifetime s;
+    /// src/interop/protocol.rs) and draws the newest frame the producer says is complete instead
+    /// of simulating; the time-series scene shares a window of S series × N samples (f32, shape
+    /// [S, N]: --share-series, --share-samples, --share-rate) and charts it instead of a series
+    /// source. Vulkan only. An existing path that is not a socket is refused.
     #[arg(long, value_name = "PATH", value_parser = parse_share_path, conflicts_with_all = ["follow", "publish"])]
     pub share: Option<PathBuf>,
+
+    /// With --share and --scene timeseries: the series the producer writes (S, rows of its
+    /// f32 [S, N] array), 1 to 1024.
+    #[arg(long, value_name = "S", default_value_t = crate::scene::timeseries::shared::DEFAULT_SERIES, value_parser = parse_share_series, requires = "share")]
+    pub share_series: u32,
+
+    /// With --share and --scene timeseries: samples per series (N, the window of newest
+    /// samples, oldest first); `k`/`M` suffixes (e.g. 64k).
+    #[arg(long, value_name = "N", default_value_t = crate::scene::timeseries::shared::DEFAULT_SAMPLES, value_parser = parse_share_samples, requires = "share")]
+    pub share_samples: u64,
+
+    /// With --share and --scene timeseries: the samples' rate in Hz (the x axis in seconds);
+    /// without it the x axis counts samples.
+    #[arg(long, value_name = "HZ", value_parser = parse_share_rate, requires = "share")]
+    pub share_rate: Option<f64>,
 
     /// Write the time-series chart's stored samples as CSV when the run ends (long format:
     /// series,time_s,value; times are absolute seconds, each written so it reads back exactly).
@@ -298,8 +315,11 @@ pub struct Cli {
 
     /// How the scenes' per-frame buffers are uploaded: write-buffer (`queue.write_buffer`),
     /// staging-belt (wgpu's StagingBelt), map-ring (a ring of MAP_WRITE staging buffers recycled
-    /// with map_async), mapped-at-creation (a new mapped staging buffer per write). Also in
-    /// View ▸ Upload strategy.
+    /// with map_async), mapped-at-creation (a new mapped staging buffer per write), threaded-map
+    /// (the map ring filled by several threads), host-import (host memory imported with
+    /// VK_EXT_external_memory_host and read in place by the GPU's copy, the scenes' bytes first
+    /// copied into it; threaded-map where the device cannot import). Also in View ▸ Upload
+    /// strategy.
     #[arg(long, value_enum, default_value_t = crate::gpu::upload::Strategy::WriteBuffer)]
     pub upload_strategy: crate::gpu::upload::Strategy,
 
@@ -652,6 +672,42 @@ pub fn parse_share_path(s: &str) -> Result<PathBuf, String> {
 /// `--publish`, `--follow`: an `mqtt://` or `mqtts://` URL with a base topic and no wildcard.
 pub fn parse_share_url(s: &str) -> Result<String, String> {
     crate::publish::link::parse_url(s).map(|_| s.to_string())
+}
+
+/// `--share-series`: a whole number of series, 1..=1024.
+pub fn parse_share_series(s: &str) -> Result<u32, String> {
+    parse_series_count(s).map(|n| n as u32)
+}
+
+/// `--share-samples`: a count of samples, at least 1 (`k`, `M` suffixes), at most 2³¹ (the
+/// device may allow fewer: checked when the scene starts).
+pub fn parse_share_samples(s: &str) -> Result<u64, String> {
+    let n = parse_count(s)?;
+    if n > 1 << 31 {
+        return Err(format!("'{s}' samples per series: at most 2147483648"));
+    }
+    Ok(n)
+}
+
+/// `--share-rate`: samples per second, more than 0 (`k`, `M` suffixes).
+pub fn parse_share_rate(s: &str) -> Result<f64, String> {
+    let t = s.trim();
+    let (num, mult) = if let Some(n) = t.strip_suffix('M') {
+        (n, 1e6)
+    } else if let Some(n) = t.strip_suffix('k') {
+        (n, 1e3)
+    } else {
+        (t, 1.0)
+    };
+    let r = num
+        .trim()
+        .parse::<f64>()
+        .map(|v| v * mult)
+        .map_err(|_| format!("'{s}' is not a rate in samples/s (e.g. 1000, 48k)"))?;
+    if !(r.is_finite() && r > 0.0) {
+        return Err(format!("'{s}' samples/s: more than 0"));
+    }
+    Ok(r)
 }
 
 /// `--series-count`: a whole number of series, 1..=1024.
@@ -1016,6 +1072,16 @@ impl Cli {
             simulated_clock: self.headless,
             following: self.follow.is_some(),
             share: self.share.clone(),
+            share_scene: self
+                .share
+                .as_ref()
+                .and_then(|_| crate::scene::SCENES.get(self.scene_index()))
+                .map(|e| e.id),
+            share_window: crate::scene::timeseries::shared::WindowShape {
+                series: self.share_series,
+                samples: self.share_samples,
+                rate: self.share_rate,
+            },
             series_export: self.export_series.clone(),
         }
     }

@@ -145,6 +145,7 @@ def main():
     if not failures:
         for strategy in ("write-buffer", "host-import"):
             host_mode(check, strategy)
+        timeseries_mode(check)
     if failures:
         log.seek(0)
         print(log.read()[-2000:])
@@ -211,6 +212,52 @@ def host_mode(check, strategy):
         for f in (sock, report):
             if os.path.exists(f):
                 os.unlink(f)
+
+
+def timeseries_mode(check, series=3, samples=1000):
+    """The time-series scene's share: vizdeck --scene timeseries --share-series 3
+    --share-samples 1000 describes an f32 [3, 1000] window (strides [4000, 4]) and releases a
+    frame said complete (nothing written: on lavapipe without CUDA the values are whatever the
+    memory holds)."""
+    sock = f"/tmp/vizdeck-pytest-ts-{os.getpid()}.sock"
+    if os.path.exists(sock):
+        os.unlink(sock)
+    cmd = [binary(), "--headless", "--no-settings", "--realtime", "--scene", "timeseries",
+           "--share", sock, "--share-series", str(series), "--share-samples", str(samples),
+           "--frames", "600", "--size", "320x200"]
+    print("time-series mode")
+    log = open(f"/tmp/vizdeck-pytest-ts-{os.getpid()}.log", "w+")
+    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 30
+        while not os.path.exists(sock):
+            if proc.poll() is not None or time.monotonic() > deadline:
+                log.seek(0)
+                print(log.read()[-2000:])
+                check(False, "time-series mode: vizdeck did not create the socket")
+                return
+            time.sleep(0.05)
+        share = vizdeck_share.connect(sock, timeout=30)
+        d = share.description
+        b = share.buffers[0]
+        check(d["scene"] == "timeseries", "time-series mode: scene timeseries")
+        check(b["dtype"] == "f32" and b["shape"] == [series, samples],
+              f"time-series mode: f32 [{series}, {samples}]")
+        check(b["strides"] == [4 * samples, 4], f"time-series mode: strides [{4 * samples}, 4]")
+        check(b["size"] == series * samples * 4, "time-series mode: 4 bytes a sample")
+        check(d["buffers"][1]["shape"] == [series, samples], "time-series mode: the host buffer too")
+        if d["semaphores"] is None:
+            share.frame_complete(1, synchronize=False)
+            check(share.wait_released(1, timeout=20) == 1, "time-series mode: frame 1 released")
+        share.close()
+    except Exception as e:  # noqa: BLE001
+        check(False, f"time-series mode: unexpected {type(e).__name__}: {e}")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        if os.path.exists(sock):
+            os.unlink(sock)
 
 
 def find_key(obj, key):

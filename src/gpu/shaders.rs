@@ -54,6 +54,11 @@ pub const COMMON: &[(&str, &str)] = &[
         "common/timeseries_jobs.wgsl",
         wgsl_file!("common/timeseries_jobs.wgsl"),
     ),
+    // The time-series `--share` window passes' `WindowParams`, bindings and workgroup sum.
+    (
+        "common/timeseries_window.wgsl",
+        wgsl_file!("common/timeseries_window.wgsl"),
+    ),
 ];
 
 /// `shader!("dir/file.wgsl")`, or `shader!("dir/file.wgsl", "common/a.wgsl", ...)` with its
@@ -185,6 +190,27 @@ pub const TIMESERIES_CONNECTORS: ShaderSource =
 /// (render).
 pub const TIMESERIES_RESOLVE: ShaderSource =
     shader!("timeseries/resolve.wgsl", "common/timeseries.wgsl");
+/// Time series, `--share`: the valid samples of each block of every series of the producer's
+/// window (compute).
+pub const TIMESERIES_WINDOW_COUNT: ShaderSource = shader!(
+    "timeseries/window_count.wgsl",
+    "common/timeseries.wgsl",
+    "common/timeseries_window.wgsl"
+);
+/// Time series, `--share`: every series of the producer's window of one page written into its
+/// mirror, values and valid counts (compute).
+pub const TIMESERIES_WINDOW_WRITE: ShaderSource = shader!(
+    "timeseries/window_write.wgsl",
+    "common/timeseries.wgsl",
+    "common/timeseries_window.wgsl"
+);
+/// Time series, `--share`: the finite range of every series of the producer's window over the
+/// view (compute).
+pub const TIMESERIES_WINDOW_RANGE: ShaderSource = shader!(
+    "timeseries/window_range.wgsl",
+    "common/timeseries.wgsl",
+    "common/timeseries_window.wgsl"
+);
 /// Deck: the scene texture → its viewport of the output, texel for pixel (render).
 pub const SCENE_BLIT: ShaderSource = shader!("deck/scene_blit.wgsl");
 /// Deck: egui's tessellated shapes → the output (render).
@@ -243,6 +269,9 @@ pub const ALL: &[ShaderSource] = &[
     TIMESERIES_SPANS,
     TIMESERIES_CONNECTORS,
     TIMESERIES_RESOLVE,
+    TIMESERIES_WINDOW_COUNT,
+    TIMESERIES_WINDOW_WRITE,
+    TIMESERIES_WINDOW_RANGE,
     POINTCLOUD_RASTER_DEPTH,
     POINTCLOUD_RASTER_ID,
     POINTCLOUD_POINTS_BASELINE,

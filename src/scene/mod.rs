@@ -98,6 +98,20 @@ pub struct SceneConfig {
     /// shared through the Unix socket at `PATH` (`scene/particles/shared.rs`), instead of
     /// simulating.
     pub share: Option<std::path::PathBuf>,
+    /// The id of the scene `--share` is for (the `--scene` one); `None`: any scene that shares.
+    pub share_scene: Option<&'static str>,
+    /// `--share-series`, `--share-samples`, `--share-rate`: the window the time-series scene
+    /// shares (`scene/timeseries/shared.rs`).
+    pub share_window: timeseries::shared::WindowShape,
+}
+
+impl SceneConfig {
+    /// The `--share` path when it is for the scene `id` (the scene chosen with `--scene`).
+    pub fn share_for(&self, id: &str) -> Option<&std::path::Path> {
+        self.share
+            .as_deref()
+            .filter(|_| self.share_scene.is_none_or(|s| s == id))
+    }
 }
 
 /// Error creating a scene: one line naming the input and the problem.

@@ -192,7 +192,7 @@ impl Particles {
             scene.sim_mut().set_stats_every(sim::STATS_EVERY_CPU);
         }
         scene.set_following(cfg.following);
-        if let Some(path) = &cfg.share {
+        if let Some(path) = cfg.share_for("particles") {
             let input =
                 shared::SharedInput::new(gpu, path, scene.count()).map_err(SceneError::Other)?;
             scene.shared = Some(input);

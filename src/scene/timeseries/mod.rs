@@ -23,6 +23,9 @@
 //! [`gpu`], the tick placement and labels in [`axis`], the dots in [`markers`], the benchmark
 //! table in [`bench`](mod@bench), the publish → present latency of network sources in
 //! [`latency`], and the egui side (side panel, `interact`, `overlay`) in `ui.rs`.
+//!
+//! Under `--share PATH` the chart draws a producer's window of S series instead of a source
+//! ([`shared`]): the values are written into the mirrors on the GPU and never reach the store.
 
 pub mod axis;
 pub mod bench;
@@ -31,6 +34,7 @@ pub mod gpu;
 pub mod latency;
 pub mod markers;
 mod share;
+pub mod shared;
 mod ui;
 
 use super::{FrameCtx, Scene, SceneConfig, SceneError};
@@ -203,11 +207,23 @@ pub struct TimeSeries {
     share: share::Share,
     /// `--export-series`: where the stored samples are written when the run ends.
     export: Option<std::path::PathBuf>,
+    /// `--share PATH`: the producer's window drawn instead of the source ([`shared`]).
+    shared: Option<shared::SharedSeries>,
+    /// What `shared` was made from (to make it again after a lost device).
+    share_target: Option<shared::ShareTarget>,
 }
 
 impl TimeSeries {
     /// Table constructor: opens the CSV (errors name the file) or the synthetic source.
     pub fn create(gpu: &Gpu, cfg: &SceneConfig) -> Result<Box<dyn Scene>, SceneError> {
+        if let Some(path) = cfg.share_for("timeseries") {
+            let target = shared::ShareTarget {
+                path: path.to_path_buf(),
+                shape: cfg.share_window,
+            };
+            let scene = TimeSeries::shared(gpu, target, cfg.seed).map_err(SceneError::Other)?;
+            return Ok(Box::new(scene));
+        }
         if cfg.following {
             // A follower shows the publisher's samples: its own source is a synthetic one that
             // is never advanced (no thread, no samples).
@@ -301,7 +317,61 @@ impl TimeSeries {
             audio_note: None,
             share: share::Share::default(),
             export: None,
+            shared: None,
+            share_target: None,
         }
+    }
+
+    /// The scene drawing a producer's window (`--share`, [`shared`]): listens on `target.path`
+    /// for producers of `target.shape`; no series source (the store stays empty), the view
+    /// following the whole window.
+    ///
+    /// # Errors
+    ///
+    /// One line: the shape does not fit the device ([`shared::WindowShape::check`]), or sharing
+    /// cannot start ([`SharedFrames::new`](crate::interop::frames::SharedFrames::new)).
+    pub fn shared(gpu: &Gpu, target: shared::ShareTarget, seed: u64) -> Result<TimeSeries, String> {
+        // A source that is never advanced (no thread, no samples), as a follower's.
+        let sel = SeriesSelection::Synthetic {
+            series: 1,
+            rate_hz: 1.0,
+            seed,
+            kind: crate::series::SynthKind::Walk,
+        };
+        let source = SeriesSource::open(&sel, Pacing::Driven).map_err(|e| e.to_string())?;
+        let mut scene = TimeSeries::new(gpu, source);
+        let input = shared::SharedSeries::new(gpu, &scene.pipes, &target.path, target.shape)?;
+        scene.visible = vec![true; target.shape.series as usize];
+        scene.shared = Some(input);
+        scene.share_target = Some(target);
+        Ok(scene)
+    }
+
+    /// The `--share` input, when the chart draws a producer's window.
+    pub fn shared_input(&self) -> Option<&shared::SharedSeries> {
+        self.shared.as_ref()
+    }
+
+    /// Keeps the M4 columns of the frame's views on the GPU for
+    /// [`read_columns`](TimeSeries::read_columns) (tests and tools).
+    pub fn set_keep_columns(&mut self, keep: bool) {
+        self.mirrors.set_keep_columns(keep);
+    }
+
+    /// The M4 columns series `i` was drawn from by the last frame run (blocking; tests and tools,
+    /// with [`set_keep_columns`](TimeSeries::set_keep_columns) on).
+    ///
+    /// # Errors
+    ///
+    /// The series was not drawn from the GPU, columns are not kept, or the read failed.
+    pub fn read_columns(&self, gpu: &Gpu, i: usize) -> Result<Vec<Column>, String> {
+        self.mirrors.read_columns(gpu, i)
+    }
+
+    /// Bytes of samples the last frame staged from the host into the mirrors (none for a
+    /// `--share` window).
+    pub fn staged_bytes(&self) -> u64 {
+        self.mirrors.uploaded_bytes
     }
 
     /// Replaces the source with `sel` (same pacing), the chart starting empty and following;
@@ -562,7 +632,7 @@ impl Scene for TimeSeries {
     }
 
     fn ingest(&mut self, frame: &FrameCtx) {
-        if self.share.following {
+        if self.share.following || self.shared.is_some() {
             return;
         }
         self.scene_time += frame.elapsed_s;
@@ -603,6 +673,10 @@ impl Scene for TimeSeries {
     }
 
     fn prepare(&mut self, gpu: &mut GpuFrame<'_>, frame: &FrameCtx) {
+        if self.shared.is_some() {
+            self.prepare_shared(gpu, frame);
+            return;
+        }
         let (width, height) = (frame.size.0.max(1), frame.size.1.max(1));
         self.size = (width, height);
         self.points_in_view = 0;
@@ -714,7 +788,11 @@ impl Scene for TimeSeries {
     fn compute(&mut self, pass: &mut wgpu::ComputePass<'_>, _frame: &FrameCtx) {
         // The new samples of every series into place, the pyramid nodes they complete, and the
         // M4 pass of every series drawn from its mirror, batched; recorded inside the frame's
-        // timed compute pass, and done once recorded (the deck submits this frame).
+        // timed compute pass, and done once recorded (the deck submits this frame). A shared
+        // window is written into its mirrors first.
+        if let Some(input) = &mut self.shared {
+            input.encode(pass, &self.mirrors);
+        }
         self.mirrors.encode(&self.pipes, pass);
         self.mirrors.builds_submitted();
     }
@@ -725,7 +803,45 @@ impl Scene for TimeSeries {
         self.pipes = Pipelines::for_gpu(gpu);
         self.mirrors = Mirrors::new();
         self.host.clear();
+        if let (Some(old), Some(target)) = (self.shared.take(), self.share_target.clone()) {
+            // The shared memory went with the device: the old producer's socket is closed, and
+            // a new buffer is offered on the same path.
+            drop(old);
+            match shared::SharedSeries::new(gpu, &self.pipes, &target.path, target.shape) {
+                Ok(input) => {
+                    self.shared = Some(input);
+                    self.gpu_notes.push(format!(
+                        "the GPU device was lost and recreated: the shared buffer is new; the \
+                         producer must connect again to {}",
+                        target.path.display()
+                    ));
+                }
+                Err(e) => {
+                    return Err(SceneError::Other(format!(
+                        "the GPU device was lost; sharing cannot start again: {e}"
+                    )));
+                }
+            }
+        }
         Ok(())
+    }
+
+    fn record_readbacks(
+        &mut self,
+        device: &wgpu::Device,
+        encoder: &mut wgpu::CommandEncoder,
+        ring: &mut crate::gpu::readback::ReadbackRing,
+        me: crate::gpu::readback::Consumer,
+    ) {
+        if let Some(input) = &mut self.shared {
+            input.record_readbacks(device, encoder, ring, me);
+        }
+    }
+
+    fn readback_arrived(&mut self, arrived: &crate::gpu::readback::Arrived<'_>) {
+        if let Some(input) = &mut self.shared {
+            input.readback_arrived(arrived);
+        }
     }
 
     /// Series are drawn in one batch; the depth test keeps their order ([`gpu::depth_of`]).
@@ -810,6 +926,10 @@ impl Scene for TimeSeries {
             "raster": self.pipes.raster.name(),
             "window_s": self.window_s,
             "follow": self.follow,
+            "view": self.view.map(|v| serde_json::json!({
+                "t0": v.t0, "t1": v.t1, "lo": v.lo, "hi": v.hi,
+            })),
+            "shared": self.shared.as_ref().map(shared::SharedSeries::metrics),
         })
     }
 
@@ -853,6 +973,14 @@ impl Scene for TimeSeries {
     }
 
     fn problem(&self) -> Option<String> {
+        if let Some(input) = &self.shared {
+            let lines: Vec<String> = input
+                .notice()
+                .into_iter()
+                .chain(self.gpu_notes.iter().cloned())
+                .collect();
+            return (!lines.is_empty()).then(|| lines.join("\n"));
+        }
         self.source.error().or_else(|| {
             let notices = self.notices();
             (!notices.is_empty()).then(|| notices.join("\n"))

@@ -26,6 +26,10 @@ impl TimeSeries {
     /// `ui`: the side panel.
     pub(super) fn side_panel(&mut self, ui: &mut egui::Ui) {
         ui.heading("Time series");
+        if self.shared.is_some() {
+            self.shared_panel(ui);
+            return;
+        }
         if self.share.following {
             ui.label("the publisher's series (--follow)");
         } else {
@@ -126,6 +130,76 @@ impl TimeSeries {
         }
         ui.separator();
         ui.small("wheel: zoom time · drag: pan · right/shift-drag: box zoom · double-click: live");
+    }
+
+    /// The side panel of a chart drawing a producer's window (`--share`): the shape, the
+    /// producers and frames, the notice, the view controls and the series toggles.
+    fn shared_panel(&mut self, ui: &mut egui::Ui) {
+        let Some(input) = &self.shared else {
+            return;
+        };
+        let shape = input.shape();
+        ui.label(format!(
+            "a producer's {} series × {} samples (--share)",
+            shape.series, shape.samples
+        ));
+        match shape.rate {
+            Some(r) => ui.label(format!("{r} samples/s: x axis in seconds")),
+            None => ui.label("x axis: sample index in the window (oldest 0)"),
+        };
+        let st = input.status();
+        ui.label(format!(
+            "producers: {}   frames complete: {}",
+            st.producers, st.frames_complete
+        ));
+        if let Some(n) = input.notice() {
+            ui.colored_label(egui::Color32::YELLOW, n);
+        }
+        for n in &self.gpu_notes {
+            ui.colored_label(egui::Color32::YELLOW, n);
+        }
+        ui.horizontal(|ui| {
+            if ui.selectable_label(self.follow, "whole window").clicked() {
+                self.follow = !self.follow;
+                if !self.follow
+                    && let Some(v) = self.view
+                {
+                    self.paused_range = (v.t0, v.t1);
+                }
+            }
+            if ui.button("auto y").clicked() {
+                self.fixed_y = None;
+            }
+        });
+        ui.label(format!("points in view: {}", self.points_in_view));
+        ui.separator();
+        ui.label("Series (click to toggle):");
+        let names: Vec<String> = input.names().to_vec();
+        let n = names.len();
+        let mut rows = |ui: &mut egui::Ui, range: std::ops::Range<usize>| {
+            for i in range {
+                let [r, g, b] = PALETTE[i % PALETTE.len()];
+                if let Some(v) = self.visible.get_mut(i) {
+                    ui.checkbox(
+                        v,
+                        egui::RichText::new(&names[i]).color(egui::Color32::from_rgb(r, g, b)),
+                    );
+                }
+            }
+        };
+        if n <= 64 {
+            rows(ui, 0..n);
+        } else {
+            let row = ui.spacing().interact_size.y;
+            egui::ScrollArea::vertical()
+                .id_salt("timeseries:shared:series")
+                .max_height(row * 24.0)
+                .show_rows(ui, row, n, |ui, range| rows(ui, range));
+        }
+        ui.separator();
+        ui.small(
+            "wheel: zoom · drag: pan · right/shift-drag: box zoom · double-click: whole window",
+        );
     }
 
     /// A network source's connection: state, rates, counters, the first parse errors, what the
@@ -388,7 +462,7 @@ impl TimeSeries {
             let px = self.hover.map_or(rect.center().x, |p| p.x);
             let tc = t_at(px);
             let (a, b) = (tc - (tc - v.t0) * f, tc + (v.t1 - tc) * f);
-            if self.follow {
+            if self.follow && self.shared.is_none() {
                 self.window_s = (b - a).max(1e-12);
             } else {
                 self.pause_at(a, b);
@@ -450,21 +524,33 @@ impl TimeSeries {
         // The legend (series shown, in their colours) and the value axis' title (the units the
         // headers state) in the top-left corner, below the stats overlay's corner if they meet.
         let avoid = crate::ui::overlay_area(rect);
-        let shown: Vec<(usize, &str)> = self
-            .store
-            .series()
-            .iter()
+        let names: Vec<&str> = match &self.shared {
+            Some(input) => input.names().iter().map(String::as_str).collect(),
+            None => self
+                .store
+                .series()
+                .iter()
+                .map(|s| s.name.as_str())
+                .collect(),
+        };
+        let shown: Vec<(usize, &str)> = names
+            .into_iter()
             .enumerate()
             .filter(|(i, _)| self.visible.get(*i).copied().unwrap_or(true))
-            .map(|(i, s)| (i, s.name.as_str()))
             .collect();
         let mut covered: Vec<egui::Rect> = time_labels.clone();
         // The time axis' title, right-aligned above its labels: the zone of wall-clock labels.
         let wall = self
             .chart_origin()
             .is_some_and(|(o, _)| o >= axis::WALL_CLOCK_FROM_S);
+        let samples = self
+            .shared
+            .as_ref()
+            .is_some_and(|s| s.shape().rate.is_none());
         let title = if wall {
             format!("time ({})", self.zone.name())
+        } else if samples {
+            "sample".to_string()
         } else {
             "time (s)".to_string()
         };
@@ -599,6 +685,14 @@ impl TimeSeries {
                 egui::Stroke::new(1.0, egui::Color32::from_white_alpha(120)),
             );
             let mut lines = Vec::new();
+            if let Some(input) = &self.shared {
+                // The values stay on the GPU: the position only.
+                let shape = input.shape();
+                let k = (t / shape.dt()).floor();
+                if k >= 0.0 && k < shape.samples as f64 {
+                    lines.push(format!("sample #{k} of the window"));
+                }
+            }
             for (i, s) in self.store.series().iter().enumerate() {
                 if !self.visible.get(i).copied().unwrap_or(true) {
                     continue;

@@ -51,6 +51,9 @@ struct ViewRequest {
     r1: f64,
     color: u32,
     order: u32,
+    /// `Some(dt)`: the mirror's sample k is at time k·dt, its samples written on the GPU
+    /// ([`Mirrors::hold_gpu_samples`]; no series in the store); `None`: the times of the series.
+    spacing: Option<f64>,
 }
 
 /// Which compute pass a dispatch runs.
@@ -496,6 +499,106 @@ impl Mirrors {
             r1,
             color,
             order,
+            spacing: None,
+        });
+        Ok(())
+    }
+
+    /// Mirror `i` holds `samples` samples written on the GPU by another pass (the `--share`
+    /// window, [`super::window`]), sample k at mirror position k: gives it a block of at least
+    /// that many (kept while the count stays), with nothing staged. Call
+    /// [`queue_full_build`](Mirrors::queue_full_build) once new values are written, so the pyramid
+    /// is built over them in the frame's compute pass (after the pass that writes them).
+    ///
+    /// # Errors
+    ///
+    /// [`GpuM4Error::TooLong`] when `samples` exceeds [`Pipelines::max_samples`] (one storage
+    /// binding) or is 0.
+    pub fn hold_gpu_samples(
+        &mut self,
+        device: &wgpu::Device,
+        pipes: &Pipelines,
+        i: usize,
+        samples: u64,
+    ) -> Result<(), GpuM4Error> {
+        if samples == 0 || samples > pipes.max_samples {
+            return Err(GpuM4Error::TooLong {
+                samples,
+                max: pipes.max_samples,
+            });
+        }
+        if self.mirrors.len() <= i {
+            self.mirrors.resize_with(i + 1, Mirror::default);
+        }
+        let m = &mut self.mirrors[i];
+        let want = samples.max(MIN_CAPACITY).next_power_of_two();
+        if m.block.is_none_or(|b| b.capacity != want) {
+            if let Some(b) = m.block.take() {
+                self.pool.release(b);
+            }
+            let b = self.pool.alloc(device, pipes, want);
+            (m.levels, m.offsets) = layout_levels(b.capacity);
+            m.block = Some(b);
+        }
+        self.staged_total -= m.staged.len() as u64;
+        m.staged.clear();
+        m.base = 0;
+        m.len = samples;
+        m.staged_at = samples;
+        m.valid_total = 0;
+        Ok(())
+    }
+
+    /// Mirror `i`'s block: its page and the sample where it starts in the page.
+    pub(super) fn block_of(&self, i: usize) -> Option<(usize, u64)> {
+        let b = self.mirrors.get(i)?.block?;
+        Some((b.page, b.offset))
+    }
+
+    /// The bind group of page `page` (group 1 of the compute passes).
+    pub(super) fn page_group(&self, page: usize) -> Option<&wgpu::BindGroup> {
+        self.pool.page(page).map(|p| &p.group)
+    }
+
+    /// Draws mirror `i` (held by [`hold_gpu_samples`](Mirrors::hold_gpu_samples): sample k at
+    /// time k·`dt` seconds) this frame over `[r0, r1)` seconds, in `color`, as the `order`-th
+    /// series drawn. The column bounds come from those times alone: the same columns as the CPU
+    /// M4 of a series of those samples at those times.
+    ///
+    /// # Errors
+    ///
+    /// [`GpuM4Error::NotMirrored`] (named `name`) when the mirror holds nothing,
+    /// [`GpuM4Error::BatchFull`] when the frame's batch is full.
+    #[allow(clippy::too_many_arguments)]
+    pub fn add_uniform_view(
+        &mut self,
+        pipes: &Pipelines,
+        i: usize,
+        name: &str,
+        dt: f64,
+        (r0, r1): (f64, f64),
+        color: u32,
+        order: u32,
+    ) -> Result<(), GpuM4Error> {
+        if self.mirrors.get(i).is_none_or(|m| m.block.is_none()) {
+            return Err(GpuM4Error::NotMirrored {
+                name: name.to_string(),
+            });
+        }
+        let records = (self.views.len() as u64 + 1) * self.columns as u64;
+        if records * 20 > pipes.max_binding {
+            return Err(GpuM4Error::BatchFull {
+                name: name.to_string(),
+                max: self.views.len(),
+            });
+        }
+        self.views.push(ViewRequest {
+            mirror: i,
+            r0,
+            r1,
+            color,
+            order,
+            spacing: Some(dt),
         });
         Ok(())
     }
@@ -597,6 +700,9 @@ impl Mirrors {
         self.order.extend(0..self.views.len());
         let views = &self.views;
         self.order.sort_by_key(|&k| views[k].order);
+        // Bounds of the last uniform view (views of the same samples, spacing and range share
+        // them): its key and where its bounds start in `views_words`.
+        let mut uniform_done: Option<((u64, u64, u64, u64), usize)> = None;
         for page in 0..pages {
             let first = self.slot_levels.len() as u32;
             for n in 0..self.order.len() {
@@ -605,9 +711,10 @@ impl Mirrors {
                 let Some(b) = m.block.filter(|b| b.page == page) else {
                     continue;
                 };
-                let Some(s) = series.get(v.mirror) else {
+                let s = series.get(v.mirror);
+                if s.is_none() && v.spacing.is_none() {
                     continue;
-                };
+                }
                 let slot = self.slot_levels.len() as u32;
                 let header = Slot {
                     values_at: b.offset as u32,
@@ -630,15 +737,38 @@ impl Mirrors {
                 self.views_words
                     .extend_from_slice(bytemuck::cast_slice(&[header]));
                 self.views_words.resize(at + stride, 0);
-                column_bounds(
-                    s,
-                    m.base,
-                    m.len,
-                    v.r0,
-                    v.r1,
-                    columns as usize,
-                    &mut self.views_words[at + HEADER..],
-                );
+                match (v.spacing, s) {
+                    (Some(dt), _) => {
+                        let key = (m.len, dt.to_bits(), v.r0.to_bits(), v.r1.to_bits());
+                        match uniform_done {
+                            Some((k, from)) if k == key => {
+                                self.views_words
+                                    .copy_within(from..from + stride - HEADER, at + HEADER);
+                            }
+                            _ => {
+                                uniform_bounds(
+                                    m.len,
+                                    dt,
+                                    v.r0,
+                                    v.r1,
+                                    columns as usize,
+                                    &mut self.views_words[at + HEADER..],
+                                );
+                                uniform_done = Some((key, at + HEADER));
+                            }
+                        }
+                    }
+                    (None, Some(s)) => column_bounds(
+                        s,
+                        m.base,
+                        m.len,
+                        v.r0,
+                        v.r1,
+                        columns as usize,
+                        &mut self.views_words[at + HEADER..],
+                    ),
+                    (None, None) => {}
+                }
                 self.slot_of.push((v.mirror, slot));
             }
             let count = self.slot_levels.len() as u32 - first;
@@ -1015,6 +1145,50 @@ fn column_bounds(
     }
 }
 
+/// The first of the samples `from..to` at times k·`dt` for which `before(t)` is false (`before`
+/// true for a prefix of them), by binary search; `to` when there is none.
+pub fn uniform_partition(from: u64, to: u64, dt: f64, before: impl Fn(f64) -> bool) -> u64 {
+    let (mut lo, mut hi) = (from, to.max(from));
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if before(mid as f64 * dt) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}
+
+/// [`column_bounds`] for `len` samples at times k·`dt` (sample k at mirror position k): each
+/// column's first sample found by a search over the index with the same predicate, [`column_of`]
+/// of the sample's time, as the CPU M4 of a series of those times.
+fn uniform_bounds(len: u64, dt: f64, r0: f64, r1: f64, columns: usize, out: &mut [u32]) {
+    let n = columns;
+    if n > 0 && r1 > r0 && r0.is_finite() && r1.is_finite() && dt > 0.0 {
+        let w = (r1 - r0) / n as f64;
+        let g0 = uniform_partition(0, len, dt, |t| t < r0);
+        let g1 = uniform_partition(g0, len, dt, |t| t < r1);
+        out[0] = g0 as u32;
+        out[n] = g1 as u32;
+        let mut lo = g0;
+        for (i, o) in out.iter_mut().enumerate().take(n).skip(1) {
+            // Columns start in order: search from the last start.
+            lo = uniform_partition(lo, g1, dt, |t| t < r0 || column_of(t, r0, w, n) < i);
+            *o = lo as u32;
+        }
+    } else {
+        out[..=n].fill(0);
+    }
+    let mut prev = NONE;
+    for i in 0..n {
+        out[n + 1 + i] = prev;
+        if out[i + 1] > out[i] {
+            prev = i as u32;
+        }
+    }
+}
+
 /// Runs the GPU M4 of `series` over `[r0, r1)` (relative seconds) into `columns` columns and reads
 /// the result back (blocking; tests and tools, not the frame loop).
 pub fn decimate_gpu(
@@ -1040,6 +1214,38 @@ pub fn decimate_gpu(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Bounds from uniform times alone equal those from a series of the same times, at every
+    /// zoom (views inside, across and outside the samples).
+    #[test]
+    fn uniform_bounds_equal_series_bounds() {
+        for &(len, dt) in &[
+            (5000u64, 1e-3),
+            (65_536, 1.0),
+            (4097, 1.0 / 48_000.0),
+            (1, 0.5),
+        ] {
+            let mut s = Series::new("u", usize::MAX);
+            for k in 0..len {
+                s.push(k as f64 * dt, k as f32);
+            }
+            let end = len as f64 * dt;
+            for &(r0, r1, n) in &[
+                (0.0, end, 640usize),
+                (0.0, end, 7),
+                (end * 0.3, end * 0.31, 1280),
+                (-end, end * 0.5, 300),
+                (end * 0.9, end * 2.0, 97),
+                (end * 2.0, end * 3.0, 50),
+            ] {
+                let mut want = vec![0u32; 2 * n + 1];
+                column_bounds(&s, 0, len, r0, r1, n, &mut want);
+                let mut got = vec![0u32; 2 * n + 1];
+                uniform_bounds(len, dt, r0, r1, n, &mut got);
+                assert_eq!(got, want, "{len} × {dt}: view [{r0}, {r1}) × {n}");
+            }
+        }
+    }
 
     /// The sweep and the per-column search give the same bounds, at every density.
     #[test]

@@ -53,9 +53,11 @@ mod host;
 mod mirrors;
 mod pool;
 pub mod raster;
+pub mod window;
 
 pub use host::{HostDraw, column_segments, reference_segments};
-pub use mirrors::{Mirrors, decimate_gpu};
+pub use mirrors::{Mirrors, decimate_gpu, uniform_partition};
+pub use window::WindowPasses;
 
 use bytemuck::{Pod, Zeroable};
 
@@ -264,6 +266,7 @@ struct Slot {
 /// `m4.wgsl`), for the layout test. (`Slot` is written as words of the `views` array.)
 pub(crate) fn wgsl_mirrors() -> Vec<crate::gpu::mirror::Mirror> {
     use crate::gpu::mirror::wgsl_mirror;
+    use window::WindowParams;
     vec![
         wgsl_mirror!(Span => "Span" { col, lo, hi, slot }),
         wgsl_mirror!(Conn => "Conn" { col0, v0, col1, v1, slot }),
@@ -279,6 +282,9 @@ pub(crate) fn wgsl_mirrors() -> Vec<crate::gpu::mirror::Mirror> {
         }),
         wgsl_mirror!(ResolveView => "ResolveView" { width, height, _pad }),
         wgsl_mirror!(Column => "Column" { min, max, first, last, count }),
+        wgsl_mirror!(WindowParams => "WindowParams" {
+            samples, blocks, first, count, k0, k1, _pad0, _pad1,
+        }),
     ]
 }
 
@@ -567,6 +573,10 @@ pub enum GpuM4Error {
          storage binding; CPU decimation used)"
     )]
     Deferred { name: String },
+    /// A mirror of GPU-written samples ([`Mirrors::hold_gpu_samples`]) longer than one storage
+    /// binding holds, or empty.
+    #[error("{samples} samples per series: a GPU mirror holds 1 to {max} on this device")]
+    TooLong { samples: u64, max: u64 },
     /// Column bounds need samples in time order.
     #[error("series '{name}': out-of-order samples (CPU decimation used)")]
     Unordered { name: String },
