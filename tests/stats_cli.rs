@@ -161,12 +161,25 @@ fn bench_writes_its_reports() {
     let out = vizdeck(&["stats", "--json", csv.to_str().unwrap()]);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["captures"][0]["summary"]["frames"], 6);
-    // Transfers: all four strategies, bytes verified.
+    // Transfers: every strategy, and host-import's owned and pinned sources, bytes verified.
     let t: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(d.join("bench-transfers.json")).unwrap())
             .unwrap();
     let rows = t["upload"].as_array().unwrap();
-    assert_eq!(rows.len(), 4);
+    let names: Vec<&str> = rows.iter().filter_map(|r| r["strategy"].as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "write-buffer",
+            "staging-belt",
+            "map-ring",
+            "mapped-at-creation",
+            "threaded-map",
+            "host-import",
+            "host-import:owned",
+            "host-import:pinned"
+        ]
+    );
     assert!(
         rows.iter()
             .all(|r| r["verified"] == true && r["bytes"] == 65536)
