@@ -2,13 +2,15 @@
 # The issue-18 figures on a machine with an NVIDIA GPU (the device tool's H200), one run per
 # call, every table of that run printed. Built here, carried there:
 #   strip copies of target/release/vizdeck, the FFT bench (`cargo bench --no-run --bench fft`)
-#   and the shared-buffer test (`cargo test --release --no-run --test shared_buffer`) packed as
-#   h200/bin.tgz (vizdeck fft shared_buffer), the Vulkan/GL loader and libasound2 .debs in .gl/
+#   and the interop tests (`cargo test --release --no-run --test shared_buffer --test
+#   share_particles --test share_timeseries --test upload_strategies`) packed as h200/bin.tgz
+#   (vizdeck fft and the four test names), the Vulkan/GL loader and libasound2 .debs in .gl/
 #   (../shared/PLATFORM.md). Carry h200 and .gl; then:  bash benches/h200.sh RUN
 # RUN: scenes (the four scenes at 1920x1080), uploads (upload strategies against PyTorch H2D
 #      copies, pinned and pageable), fft (the GPU FFT against cuFFT, batches 256 and 4096),
-#      pointcloud (every point rasterized, then streamed with LOD, 1920x1080), interop (the
-#      shared-buffer tests on the NVIDIA driver), all.
+#      pointcloud (every point rasterized, 16-byte and quantized paths up to 10^9 points, then
+#      streamed with LOD, 1920x1080), interop (the --share tests on the NVIDIA driver, then the
+#      CuPy n-body and the PyTorch time series through clients/python/run_h200.sh), all.
 set -u
 run=${1:-all}
 for f in .gl/*.deb; do dpkg -x "$f" /; done
@@ -45,13 +47,18 @@ if [[ $run == fft || $run == all ]]; then
 fi
 if [[ $run == pointcloud || $run == all ]]; then
     echo "== point clouds: every point rasterized =="
-    $B bench --backend vulkan --scenes none --kernels pointcloud --pointcloud-counts 10000000,100000000,130000000 --size 1920x1080 --out /tmp/bk 2>&1 | grep -E "^\||^Point"
+    $B bench --backend vulkan --scenes none --kernels pointcloud --pointcloud-counts 10000000,100000000,140000000,260000000,1000000000 --size 1920x1080 --out /tmp/bk 2>&1 | grep -E "^\||^Point"
     for budget in "" "--pointcloud-budget 100000000"; do
         echo "== point clouds: streamed with LOD, ${budget:-the default budget} =="
         $B bench --backend vulkan --scenes none --kernels pointcloud-stream --pointcloud-clouds synthetic:100M,synthetic:1G $budget --size 1920x1080 --out /tmp/bk2 2>&1 | quiet | tail -6
     done
 fi
 if [[ $run == interop || $run == all ]]; then
-    echo "== shared buffers on this driver =="
-    h200/shared_buffer --test-threads=1 2>&1 | tail -8
+    mkdir -p target/release && cp $B target/release/vizdeck
+    for t in shared_buffer share_particles share_timeseries upload_strategies; do
+        echo "== $t on this driver =="
+        h200/$t --test-threads=1 2>&1 | grep -E "^test |test result|skipped"
+    done
+    bash clients/python/run_h200.sh $B 16777216 300
+    bash clients/python/run_h200.sh $B 1048576 600
 fi
