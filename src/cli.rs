@@ -691,19 +691,7 @@ pub fn parse_share_samples(s: &str) -> Result<u64, String> {
 
 /// `--share-rate`: samples per second, more than 0 (`k`, `M` suffixes).
 pub fn parse_share_rate(s: &str) -> Result<f64, String> {
-    let t = s.trim();
-    let (num, mult) = if let Some(n) = t.strip_suffix('M') {
-        (n, 1e6)
-    } else if let Some(n) = t.strip_suffix('k') {
-        (n, 1e3)
-    } else {
-        (t, 1.0)
-    };
-    let r = num
-        .trim()
-        .parse::<f64>()
-        .map(|v| v * mult)
-        .map_err(|_| format!("'{s}' is not a rate in samples/s (e.g. 1000, 48k)"))?;
+    let r = parse_rate(s, "1000, 48k")?;
     if !(r.is_finite() && r > 0.0) {
         return Err(format!("'{s}' samples/s: more than 0"));
     }
@@ -729,6 +717,18 @@ pub fn parse_series_count(s: &str) -> Result<usize, String> {
 /// (×1e6) suffix, more than 0 and at most 1e8.
 pub fn parse_series_rate(s: &str) -> Result<f64, String> {
     use crate::scene::timeseries::SYNTH_MAX_TOTAL_RATE;
+    let r = parse_rate(s, "200000, 200k, 10M")?;
+    if !(r.is_finite() && r > 0.0 && r <= SYNTH_MAX_TOTAL_RATE) {
+        return Err(format!(
+            "'{s}' is out of range: more than 0 and at most {SYNTH_MAX_TOTAL_RATE:e} samples/s"
+        ));
+    }
+    Ok(r)
+}
+
+/// A rate in samples/s: a number with an optional `k` (×1e3) or `M` (×1e6) suffix, not yet
+/// checked for range; the error names `examples`.
+fn parse_rate(s: &str, examples: &str) -> Result<f64, String> {
     let t = s.trim();
     let (num, mult) = if let Some(n) = t.strip_suffix('M') {
         (n, 1e6)
@@ -737,17 +737,10 @@ pub fn parse_series_rate(s: &str) -> Result<f64, String> {
     } else {
         (t, 1.0)
     };
-    let r = num
-        .trim()
+    num.trim()
         .parse::<f64>()
         .map(|v| v * mult)
-        .map_err(|_| format!("'{s}' is not a rate in samples/s (e.g. 200000, 200k, 10M)"))?;
-    if !(r.is_finite() && r > 0.0 && r <= SYNTH_MAX_TOTAL_RATE) {
-        return Err(format!(
-            "'{s}' is out of range: more than 0 and at most {SYNTH_MAX_TOTAL_RATE:e} samples/s"
-        ));
-    }
-    Ok(r)
+        .map_err(|_| format!("'{s}' is not a rate in samples/s (e.g. {examples})"))
 }
 
 /// Parses a count: a number ≥ 1 with an optional `k`, `M` or `G` suffix (`500k`, `10M`,

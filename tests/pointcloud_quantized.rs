@@ -14,12 +14,12 @@
 //!   the resolve colours each pixel from its point's attributes in its own binding.
 
 mod common;
-use common::gpu;
+use common::{gpu, raster};
 
 use vizdeck::pointcloud::raster::{
     ColorMode, QBATCH_POINTS, QBatch, QCELLS, QDISPATCH_X, QuantizedCloud, RasterParams,
-    RasterPath, Rasterizer, ResolveParams, ResolveVariant, cpu_visibility, morton_order,
-    points_per_binding, qdispatch_size, quantize_batch,
+    RasterPath, Rasterizer, ResolveVariant, cpu_visibility, morton_order, points_per_binding,
+    qdispatch_size, quantize_batch,
 };
 use vizdeck::scene::particles::SplitMix64;
 
@@ -250,17 +250,7 @@ fn quantized_visibility_over_several_bindings_equals_the_cpu_reference() {
             )
         })
         .collect();
-    let rp = ResolveParams {
-        width: size.0,
-        height: size.1,
-        background: [0.0, 0.0, 0.0, 1.0],
-        ..bytemuck::Zeroable::zeroed()
-    };
-    let rp_buf = init(
-        "test:quantized:resolve",
-        bytemuck::bytes_of(&rp),
-        wgpu::BufferUsages::UNIFORM,
-    );
+    let rp_buf = raster::resolve_params(d, "test:quantized:resolve", size);
     let variant = ResolveVariant {
         mode: ColorMode::Rgb,
         radius: 0,
@@ -283,20 +273,7 @@ fn quantized_visibility_over_several_bindings_equals_the_cpu_reference() {
             })
             .collect();
         r.prepare_variant_quantized(d, variant);
-        let image = d.create_texture(&wgpu::TextureDescriptor {
-            label: Some("test:quantized:image"),
-            size: wgpu::Extent3d {
-                width: size.0,
-                height: size.1,
-                depth_or_array_layers: 1,
-            },
-            mip_level_count: 1,
-            sample_count: 1,
-            dimension: wgpu::TextureDimension::D2,
-            format: vizdeck::scene::SCENE_FORMAT,
-            usage: wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::COPY_SRC,
-            view_formats: &[],
-        });
+        let image = raster::resolve_image(d, "test:quantized:image", size);
         let view = image.create_view(&Default::default());
         let mut enc = d.create_command_encoder(&wgpu::CommandEncoderDescriptor {
             label: Some("test:quantized"),
@@ -310,33 +287,11 @@ fn quantized_visibility_over_several_bindings_equals_the_cpu_reference() {
             r.encode_quantized(&mut pass, &cloud, &groups);
         }
         {
-            let mut pass = enc.begin_render_pass(&wgpu::RenderPassDescriptor {
-                label: Some("test:quantized:resolve"),
-                color_attachments: &[Some(wgpu::RenderPassColorAttachment {
-                    view: &view,
-                    depth_slice: None,
-                    resolve_target: None,
-                    ops: wgpu::Operations {
-                        load: wgpu::LoadOp::Clear(wgpu::Color::WHITE),
-                        store: wgpu::StoreOp::Store,
-                    },
-                })],
-                depth_stencil_attachment: None,
-                timestamp_writes: None,
-                occlusion_query_set: None,
-                multiview_mask: None,
-            });
+            let mut pass = raster::resolve_pass(&mut enc, "test:quantized:resolve", &view);
             r.paint_quantized(&mut pass, variant, &resolve);
         }
         gpu.queue.submit([enc.finish()]);
-        let bytes = gpu
-            .read_buffer_blocking(&target.ids, 0, target.ids_bytes())
-            .expect("read back");
-        let got: Vec<Option<u32>> = target
-            .id_words(&bytes)
-            .iter()
-            .map(|&v| (v != 0).then_some(!v))
-            .collect();
+        let got = raster::read_ids(&gpu, &target);
         let differ = got.iter().zip(&want).filter(|(g, w)| g != w).count();
         assert_eq!(
             differ, 0,
@@ -351,11 +306,7 @@ fn quantized_visibility_over_several_bindings_equals_the_cpu_reference() {
             assert_eq!(rgba[px * 4..px * 4 + 4], expect, "{path:?}: pixel {px}");
         }
     }
-    assert!(
-        gpu.error_messages().is_empty(),
-        "{:?}",
-        gpu.error_messages()
-    );
+    common::assert_no_gpu_errors(&gpu);
 }
 
 #[test]
@@ -424,20 +375,9 @@ fn a_table_of_several_dispatch_rows_is_read_column_by_column() {
             r.encode_quantized(&mut pass, &cloud, &groups);
         }
         gpu.queue.submit([enc.finish()]);
-        let bytes = gpu
-            .read_buffer_blocking(&target.ids, 0, target.ids_bytes())
-            .expect("read back");
-        let got: Vec<Option<u32>> = target
-            .id_words(&bytes)
-            .iter()
-            .map(|&v| (v != 0).then_some(!v))
-            .collect();
+        let got = raster::read_ids(&gpu, &target);
         let differ = got.iter().zip(&want).filter(|(g, w)| g != w).count();
         assert_eq!(differ, 0, "{path:?}: {differ} pixels differ");
     }
-    assert!(
-        gpu.error_messages().is_empty(),
-        "{:?}",
-        gpu.error_messages()
-    );
+    common::assert_no_gpu_errors(&gpu);
 }

@@ -7,11 +7,11 @@
 //! one-pass (lavapipe has 64-bit atomics) and the 32-bit two-pass fallback.
 
 mod common;
-use common::gpu;
+use common::{gpu, raster};
 
 use vizdeck::pointcloud::raster::{
-    BATCH_POINTS, ColorMode, EMPTY_BATCH, RasterParams, RasterPath, Rasterizer, ResolveParams,
-    ResolveVariant, batch_entry, cpu_visibility,
+    BATCH_POINTS, ColorMode, EMPTY_BATCH, RasterParams, RasterPath, Rasterizer, ResolveVariant,
+    batch_entry, cpu_visibility,
 };
 use vizdeck::scene::particles::SplitMix64;
 
@@ -166,14 +166,7 @@ fn visibility_buffer_equals_the_cpu_reference() {
             r.encode(&mut pass, &group, batches);
         }
         gpu.queue.submit([enc.finish()]);
-        let bytes = gpu
-            .read_buffer_blocking(&target.ids, 0, target.ids_bytes())
-            .expect("read back");
-        let got: Vec<Option<u32>> = target
-            .id_words(&bytes)
-            .iter()
-            .map(|&v| (v != 0).then_some(!v))
-            .collect();
+        let got = raster::read_ids(&gpu, &target);
         let differ = got.iter().zip(&want).filter(|(g, w)| g != w).count();
         assert_eq!(
             differ, 0,
@@ -182,31 +175,8 @@ fn visibility_buffer_equals_the_cpu_reference() {
 
         // The resolve (RGB, radius 0, no eye-dome lighting): every pixel its point's colour,
         // the background where none landed.
-        let rp = ResolveParams {
-            width: size.0,
-            height: size.1,
-            background: [0.0, 0.0, 0.0, 1.0],
-            ..bytemuck::Zeroable::zeroed()
-        };
-        let rp_buf = init(
-            "test:raster:resolve",
-            bytemuck::bytes_of(&rp),
-            wgpu::BufferUsages::UNIFORM,
-        );
-        let image = d.create_texture(&wgpu::TextureDescriptor {
-            label: Some("test:raster:image"),
-            size: wgpu::Extent3d {
-                width: size.0,
-                height: size.1,
-                depth_or_array_layers: 1,
-            },
-            mip_level_count: 1,
-            sample_count: 1,
-            dimension: wgpu::TextureDimension::D2,
-            format: vizdeck::scene::SCENE_FORMAT,
-            usage: wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::COPY_SRC,
-            view_formats: &[],
-        });
+        let rp_buf = raster::resolve_params(d, "test:raster:resolve", size);
+        let image = raster::resolve_image(d, "test:raster:image", size);
         let view = image.create_view(&Default::default());
         let resolve = r.bind_resolve(d, &rp_buf, &target, &points_buf, &attrs_buf);
         let variant = ResolveVariant {
@@ -219,22 +189,7 @@ fn visibility_buffer_equals_the_cpu_reference() {
             label: Some("test:resolve"),
         });
         {
-            let mut pass = enc.begin_render_pass(&wgpu::RenderPassDescriptor {
-                label: Some("test:resolve:pass"),
-                color_attachments: &[Some(wgpu::RenderPassColorAttachment {
-                    view: &view,
-                    depth_slice: None,
-                    resolve_target: None,
-                    ops: wgpu::Operations {
-                        load: wgpu::LoadOp::Clear(wgpu::Color::WHITE),
-                        store: wgpu::StoreOp::Store,
-                    },
-                })],
-                depth_stencil_attachment: None,
-                timestamp_writes: None,
-                occlusion_query_set: None,
-                multiview_mask: None,
-            });
+            let mut pass = raster::resolve_pass(&mut enc, "test:resolve:pass", &view);
             r.paint(&mut pass, variant, &resolve);
         }
         gpu.queue.submit([enc.finish()]);
@@ -247,9 +202,5 @@ fn visibility_buffer_equals_the_cpu_reference() {
             assert_eq!(rgba[px * 4..px * 4 + 4], expect, "{path:?}: pixel {px}");
         }
     }
-    assert!(
-        gpu.error_messages().is_empty(),
-        "{:?}",
-        gpu.error_messages()
-    );
+    common::assert_no_gpu_errors(&gpu);
 }

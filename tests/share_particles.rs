@@ -19,14 +19,14 @@
 mod common;
 
 use std::os::unix::net::UnixStream;
-use std::path::{Path, PathBuf};
-use std::sync::mpsc;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
+use common::share::{self, Cmd, Event, sock_path, take_fd};
 use common::vk_producer::VkProducer;
 use vizdeck::deck::Deck;
 use vizdeck::gpu::Gpu;
-use vizdeck::interop::protocol::{self, Dtype, FrameMessage};
+use vizdeck::interop::protocol::{self, Dtype, FrameMessage, ShareDescription};
 use vizdeck::scene::particles::Particle;
 
 const COUNT: usize = 1024;
@@ -35,94 +35,14 @@ const SIZE: (u32, u32) = (640, 400);
 /// wrapped to the scene's width: up to 3 lines of 18 px here).
 const NOTICE_BAND: u32 = 100;
 
-/// What the test tells the producer thread.
-enum Cmd {
-    /// Write every particle at this point as frame n, say it is complete, wait for the release.
-    Frame(u64, [f32; 3]),
-    /// Disconnect.
-    Quit,
-}
-
-/// What the producer thread tells the test.
-#[derive(Debug)]
-enum Event {
-    /// The description checked and the memory imported (or the reason to skip).
-    Ready(Result<(), String>),
-    /// vizdeck released frame n.
-    Released(u64),
-}
-
-fn sock_path(tag: &str) -> PathBuf {
-    std::env::temp_dir().join(format!("vizdeck-share-{tag}-{}.sock", std::process::id()))
-}
-
-/// The producer: connects to `path`, imports the shared buffer, then obeys `cmds`.
-fn producer(
-    entry: ash::Entry,
-    path: PathBuf,
-    cmds: mpsc::Receiver<Cmd>,
-    events: mpsc::Sender<Event>,
-) {
-    let mut stream = UnixStream::connect(&path).expect("connect to vizdeck");
-    stream
-        .set_read_timeout(Some(Duration::from_secs(60)))
-        .unwrap();
-    let (desc, mut fds) = protocol::recv(&mut stream).expect("the description");
+/// The producer's checks of the description: one buffer of `COUNT` particles.
+fn check(desc: &ShareDescription) {
     assert_eq!(desc.scene, "particles");
-    let b = desc.buffers[0].clone();
+    let b = &desc.buffers[0];
     assert_eq!(b.dtype, Dtype::F32);
     assert_eq!(b.shape, [COUNT as u64, 8]);
     assert_eq!(b.strides, [32, 4]);
     assert_eq!(b.size, (COUNT * 32) as u64);
-    let mut vk = match VkProducer::new(&entry, &desc.device_uuid) {
-        Ok(p) => p,
-        Err(why) => {
-            let _ = events.send(Event::Ready(Err(why)));
-            return;
-        }
-    };
-    assert_eq!(protocol::uuid_hex(&vk.driver_uuid), desc.driver_uuid);
-    let sems = desc.semaphores.as_ref().map(|s| {
-        assert!(
-            vk.semaphores,
-            "vizdeck shares semaphores its device cannot import"
-        );
-        let ready = vk.import_timeline(take_fd(&mut fds, s.ready.fd_index));
-        let released = vk.import_timeline(take_fd(&mut fds, s.released.fd_index));
-        (ready, released)
-    });
-    let fd = take_fd(&mut fds, b.fd_index);
-    let buf = vk.import(
-        fd,
-        b.size,
-        b.allocation_size,
-        b.memory_type_index,
-        b.dedicated,
-    );
-    events.send(Event::Ready(Ok(()))).unwrap();
-    let mut last = 0;
-    while let Ok(cmd) = cmds.recv() {
-        match cmd {
-            Cmd::Frame(n, p) => {
-                let bytes = at(p);
-                match sems {
-                    // On the GPU: wait for the last frame's release, write, signal ready.
-                    Some((ready, released)) => {
-                        vk.write_frame(buf, &bytes, &[(released, last)], Some((ready, n)))
-                    }
-                    None => vk.write(buf, &bytes),
-                }
-                last = n;
-                FrameMessage::Complete(n).write(&stream).unwrap();
-                let m = FrameMessage::read(&stream).expect("the release");
-                assert_eq!(m, FrameMessage::Released(n));
-                events.send(Event::Released(n)).unwrap();
-            }
-            Cmd::Quit => break,
-        }
-    }
-    drop(stream);
-    drop(vk);
 }
 
 /// `COUNT` particles all at `p`, as bytes.
@@ -137,32 +57,14 @@ fn at(p: [f32; 3]) -> Vec<u8> {
     bytemuck::cast_slice(&particles).to_vec()
 }
 
-/// Takes fd `i` out of `fds` (leaving a placeholder so later indices stay).
-fn take_fd(fds: &mut [std::os::fd::OwnedFd], i: usize) -> std::os::fd::OwnedFd {
-    let placeholder = std::fs::File::open("/dev/null").unwrap().into();
-    std::mem::replace(&mut fds[i], placeholder)
-}
-
 /// Renders one frame; returns the output (RGBA8).
 fn frame(gpu: &Gpu, deck: &mut Deck) -> Vec<u8> {
     common::render_frames(gpu, deck, vizdeck::headless::OUTPUT_FORMAT, SIZE, 1)
 }
 
 /// Renders frames until `done` or 30 s; returns the last output.
-fn frames_until(gpu: &Gpu, deck: &mut Deck, mut done: impl FnMut(&Deck) -> bool) -> Vec<u8> {
-    let start = Instant::now();
-    loop {
-        let rgba = frame(gpu, deck);
-        if done(deck) {
-            return rgba;
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(30),
-            "timed out; problem {:?}",
-            deck.active_problem()
-        );
-        std::thread::sleep(Duration::from_millis(5));
-    }
+fn frames_until(gpu: &Gpu, deck: &mut Deck, done: impl FnMut(&Deck) -> bool) -> Vec<u8> {
+    share::frames_until(gpu, deck, SIZE, done)
 }
 
 /// The pixels of the scene rect that differ from its corner (the background), as (x, y) in
@@ -193,38 +95,10 @@ fn shared_metrics(deck: &Deck) -> serde_json::Value {
 #[test]
 fn a_producer_writes_the_particles_vizdeck_draws() {
     let gpu = common::gpu();
-    if gpu.summary.backend != "Vulkan" {
-        eprintln!("skipped: --share needs Vulkan ({})", gpu.summary.backend);
-        return;
-    }
     let path = sock_path("draw");
-    let _ = std::fs::remove_file(&path);
-    let cli = <vizdeck::cli::Cli as clap::Parser>::try_parse_from([
-        "vizdeck",
-        "--headless",
-        "--scene",
-        "particles",
-        "--particles",
-        "1024",
-        "--share",
-        path.to_str().unwrap(),
-    ])
-    .expect("flags");
-    let mut deck = Deck::new(
-        &gpu,
-        vizdeck::headless::OUTPUT_FORMAT,
-        cli.scene_index(),
-        cli.scene_config(),
-    );
-    deck.set_overlay(false);
-    deck.ensure_active(&gpu);
-    if let Some(e) = deck.active_failure() {
-        if e.contains("lacks") || e.contains("cannot export") {
-            eprintln!("skipped: {e}");
-            return;
-        }
-        panic!("{e}");
-    }
+    let Some(mut deck) = sharing_deck(&gpu, &path) else {
+        return;
+    };
     assert!(path.exists(), "the socket is there");
 
     // Before a producer: nothing drawn, the scene says what it waits for.
@@ -233,35 +107,21 @@ fn a_producer_writes_the_particles_vizdeck_draws() {
     let p = deck.active_problem().unwrap_or_default();
     assert!(p.contains("waiting for a producer"), "{p}");
 
-    let entry = {
-        let hal = unsafe { gpu.device.as_hal::<wgpu::hal::api::Vulkan>() }.expect("Vulkan");
-        hal.shared_instance().entry().clone()
-    };
-    let (cmd_tx, cmd_rx) = mpsc::channel();
-    let (ev_tx, ev_rx) = mpsc::channel();
-    let thread = {
-        let path = path.clone();
-        std::thread::spawn(move || producer(entry, path, cmd_rx, ev_tx))
-    };
+    let (cmd_tx, ev_rx, thread) = share::spawn_producer(&gpu, &path, check);
     // The listener thread accepts and sends while the deck keeps drawing.
     let mut ready = None;
     frames_until(&gpu, &mut deck, |_| {
         ready = ev_rx.try_recv().ok();
         ready.is_some()
     });
-    match ready {
-        Some(Event::Ready(Ok(()))) => {}
-        Some(Event::Ready(Err(why))) => {
-            eprintln!("skipped: {why}");
-            return;
-        }
-        other => panic!("{other:?}"),
+    if !share::producer_ready(ready) {
+        return;
     }
 
     // Frame 1: every particle at the origin, which the camera looks at: the scene's centre.
     let uploaded_before = deck.upload_counters().bytes;
     let frames_before = deck.frames();
-    cmd_tx.send(Cmd::Frame(1, [0.0, 0.0, 0.0])).unwrap();
+    cmd_tx.send(Cmd::Frame(1, at([0.0, 0.0, 0.0]))).unwrap();
     frames_until(&gpu, &mut deck, |_| {
         matches!(ev_rx.try_recv(), Ok(Event::Released(1)))
     });
@@ -293,7 +153,7 @@ fn a_producer_writes_the_particles_vizdeck_draws() {
     assert_eq!(m["shown"]["frame"], 1, "{m}");
 
     // Frame 2: the newest complete frame replaces it: every particle half a unit up.
-    cmd_tx.send(Cmd::Frame(2, [0.0, 0.5, 0.0])).unwrap();
+    cmd_tx.send(Cmd::Frame(2, at([0.0, 0.5, 0.0]))).unwrap();
     frames_until(&gpu, &mut deck, |_| {
         matches!(ev_rx.try_recv(), Ok(Event::Released(2)))
     });
@@ -347,9 +207,7 @@ fn a_producer_writes_the_particles_vizdeck_draws() {
 
     drop(deck);
     assert!(!path.exists(), "the socket file is removed at the end");
-    gpu.wait_idle();
-    let errors = gpu.errors.lock().unwrap().clone();
-    assert!(errors.is_empty(), "wgpu errors: {errors:?}");
+    share::assert_no_wgpu_errors(&gpu);
 }
 
 #[test]
@@ -402,38 +260,28 @@ fn frame_messages_round_trip() {
 
 /// The deck sharing `COUNT` particles on `path`, or `None` (said) where sharing cannot run.
 fn sharing_deck(gpu: &Gpu, path: &Path) -> Option<Deck> {
-    if gpu.summary.backend != "Vulkan" {
-        eprintln!("skipped: --share needs Vulkan ({})", gpu.summary.backend);
+    if !share::vulkan(gpu) {
         return None;
     }
     let _ = std::fs::remove_file(path);
-    let cli = <vizdeck::cli::Cli as clap::Parser>::try_parse_from([
-        "vizdeck",
+    let p = path.to_str().unwrap();
+    let flags = [
         "--headless",
         "--scene",
         "particles",
         "--particles",
         "1024",
         "--share",
-        path.to_str().unwrap(),
-    ])
-    .expect("flags");
-    let mut deck = Deck::new(
-        gpu,
-        vizdeck::headless::OUTPUT_FORMAT,
-        cli.scene_index(),
-        cli.scene_config(),
-    );
-    deck.set_overlay(false);
-    deck.ensure_active(gpu);
-    if let Some(e) = deck.active_failure() {
-        if e.contains("lacks") || e.contains("cannot export") {
+        p,
+    ];
+    match share::deck_from_flags(gpu, &flags) {
+        Ok(deck) => Some(deck),
+        Err(e) if share::cannot_share(&e) => {
             eprintln!("skipped: {e}");
-            return None;
+            None
         }
-        panic!("{e}");
+        Err(e) => panic!("{e}"),
     }
-    Some(deck)
 }
 
 #[test]
@@ -451,10 +299,7 @@ fn semaphores_order_frames_on_the_gpu() {
         );
         return;
     }
-    let entry = {
-        let hal = unsafe { gpu.device.as_hal::<wgpu::hal::api::Vulkan>() }.expect("Vulkan");
-        hal.shared_instance().entry().clone()
-    };
+    let entry = share::vulkan_entry(&gpu);
     let mut stream = UnixStream::connect(&path).expect("connect");
     let (desc, mut fds) = protocol::recv(&mut stream).expect("the description");
     let s = desc.semaphores.clone().expect("semaphores described");
@@ -556,9 +401,7 @@ fn semaphores_order_frames_on_the_gpu() {
     drop(stream);
     drop(vk);
     drop(deck);
-    gpu.wait_idle();
-    let errors = gpu.errors.lock().unwrap().clone();
-    assert!(errors.is_empty(), "wgpu errors: {errors:?}");
+    share::assert_no_wgpu_errors(&gpu);
 }
 
 #[test]
@@ -592,20 +435,11 @@ fn sharing_starts_again_on_a_new_device_after_a_loss() {
     assert!(path.exists(), "listening again");
 
     // A producer on the new device writes a frame: it is drawn, and the notice goes.
-    let entry = {
-        let hal = unsafe { gpu2.device.as_hal::<wgpu::hal::api::Vulkan>() }.expect("Vulkan");
-        hal.shared_instance().entry().clone()
-    };
-    let (cmd_tx, cmd_rx) = mpsc::channel();
-    let (ev_tx, ev_rx) = mpsc::channel();
-    let thread = {
-        let path = path.clone();
-        std::thread::spawn(move || producer(entry, path, cmd_rx, ev_tx))
-    };
+    let (cmd_tx, ev_rx, thread) = share::spawn_producer(&gpu2, &path, check);
     frames_until(&gpu2, &mut deck, |_| {
         matches!(ev_rx.try_recv(), Ok(Event::Ready(Ok(()))))
     });
-    cmd_tx.send(Cmd::Frame(1, [0.0, 0.0, 0.0])).unwrap();
+    cmd_tx.send(Cmd::Frame(1, at([0.0, 0.0, 0.0]))).unwrap();
     frames_until(&gpu2, &mut deck, |_| {
         matches!(ev_rx.try_recv(), Ok(Event::Released(1)))
     });
@@ -627,7 +461,5 @@ fn sharing_starts_again_on_a_new_device_after_a_loss() {
     cmd_tx.send(Cmd::Quit).unwrap();
     thread.join().expect("the producer thread");
     drop(deck);
-    gpu2.wait_idle();
-    let errors = gpu2.errors.lock().unwrap().clone();
-    assert!(errors.is_empty(), "wgpu errors: {errors:?}");
+    share::assert_no_wgpu_errors(&gpu2);
 }

@@ -15,18 +15,16 @@
 
 mod common;
 
-use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use common::series::{assert_same, cpu};
-use common::vk_producer::VkProducer;
+use common::share::{self, Cmd, Event};
 use vizdeck::deck::Deck;
 use vizdeck::gpu::Gpu;
 use vizdeck::gpu::frame::OwnedFrame;
 use vizdeck::gpu::upload::Strategy;
-use vizdeck::interop::protocol::{self, Dtype, FrameMessage};
+use vizdeck::interop::protocol::{Dtype, ShareDescription};
 use vizdeck::scene::timeseries::TimeSeries;
 use vizdeck::scene::timeseries::shared::{ShareTarget, WindowShape};
 use vizdeck::scene::{FrameCtx, Scene};
@@ -38,24 +36,8 @@ const N: usize = 5000;
 const RATE: f64 = 1000.0;
 const SIZE: (u32, u32) = (640, 360);
 
-enum Cmd {
-    /// Write these values (S × N, row-major) as frame n, say it is complete, wait for the
-    /// release.
-    Frame(u64, Vec<f32>),
-    Quit,
-}
-
-#[derive(Debug)]
-enum Event {
-    Ready(Result<(), String>),
-    Released(u64),
-}
-
 fn sock_path(tag: &str) -> PathBuf {
-    std::env::temp_dir().join(format!(
-        "vizdeck-share-ts-{tag}-{}.sock",
-        std::process::id()
-    ))
+    share::sock_path(&format!("ts-{tag}"))
 }
 
 /// Frame 1: series 0 a ramp from −1 to 1, series 1 five periods of a sine of amplitude 2,
@@ -122,27 +104,11 @@ fn finite_range(values: &[f32], i: usize) -> (f32, f32) {
         })
 }
 
-/// Takes fd `i` out of `fds` (leaving a placeholder so later indices stay).
-fn take_fd(fds: &mut [std::os::fd::OwnedFd], i: usize) -> std::os::fd::OwnedFd {
-    let placeholder = std::fs::File::open("/dev/null").unwrap().into();
-    std::mem::replace(&mut fds[i], placeholder)
-}
-
-/// The producer: connects to `path`, checks the description, imports the shared buffer (and
-/// the semaphores where there are), then obeys `cmds`.
-fn producer(
-    entry: ash::Entry,
-    path: PathBuf,
-    cmds: mpsc::Receiver<Cmd>,
-    events: mpsc::Sender<Event>,
-) {
-    let mut stream = UnixStream::connect(&path).expect("connect to vizdeck");
-    stream
-        .set_read_timeout(Some(Duration::from_secs(60)))
-        .unwrap();
-    let (desc, mut fds) = protocol::recv(&mut stream).expect("the description");
+/// The producer's checks of the description: the f32 [S, N] window, on the device and in the
+/// host memfd.
+fn check(desc: &ShareDescription) {
     assert_eq!(desc.scene, "timeseries");
-    let b = desc.buffers[0].clone();
+    let b = &desc.buffers[0];
     assert_eq!(b.dtype, Dtype::F32);
     assert_eq!(b.shape, [S as u64, N as u64]);
     assert_eq!(b.strides, [4 * N as u64, 4]);
@@ -152,68 +118,11 @@ fn producer(
         [S as u64, N as u64],
         "the host memfd"
     );
-    let mut vk = match VkProducer::new(&entry, &desc.device_uuid) {
-        Ok(p) => p,
-        Err(why) => {
-            let _ = events.send(Event::Ready(Err(why)));
-            return;
-        }
-    };
-    let sems = desc.semaphores.as_ref().map(|s| {
-        let ready = vk.import_timeline(take_fd(&mut fds, s.ready.fd_index));
-        let released = vk.import_timeline(take_fd(&mut fds, s.released.fd_index));
-        (ready, released)
-    });
-    let buf = vk.import(
-        take_fd(&mut fds, b.fd_index),
-        b.size,
-        b.allocation_size,
-        b.memory_type_index,
-        b.dedicated,
-    );
-    events.send(Event::Ready(Ok(()))).unwrap();
-    let mut last = 0;
-    while let Ok(cmd) = cmds.recv() {
-        match cmd {
-            Cmd::Frame(n, values) => {
-                let bytes: &[u8] = bytemuck::cast_slice(&values);
-                match sems {
-                    Some((ready, released)) => {
-                        vk.write_frame(buf, bytes, &[(released, last)], Some((ready, n)))
-                    }
-                    None => vk.write(buf, bytes),
-                }
-                last = n;
-                FrameMessage::Complete(n).write(&stream).unwrap();
-                let m = FrameMessage::read(&stream).expect("the release");
-                assert_eq!(m, FrameMessage::Released(n));
-                events.send(Event::Released(n)).unwrap();
-            }
-            Cmd::Quit => break,
-        }
-    }
-    drop(stream);
-    drop(vk);
 }
 
-/// Starts the producer thread on `path` of `gpu`'s Vulkan instance.
-fn spawn_producer(
-    gpu: &Gpu,
-    path: &std::path::Path,
-) -> (
-    mpsc::Sender<Cmd>,
-    mpsc::Receiver<Event>,
-    std::thread::JoinHandle<()>,
-) {
-    let entry = {
-        let hal = unsafe { gpu.device.as_hal::<wgpu::hal::api::Vulkan>() }.expect("Vulkan");
-        hal.shared_instance().entry().clone()
-    };
-    let (cmd_tx, cmd_rx) = mpsc::channel();
-    let (ev_tx, ev_rx) = mpsc::channel();
-    let path = path.to_path_buf();
-    let thread = std::thread::spawn(move || producer(entry, path, cmd_rx, ev_tx));
-    (cmd_tx, ev_rx, thread)
+/// Frame n of `values` (S × N, row-major) for the producer.
+fn frame_of(n: u64, values: &[f32]) -> Cmd {
+    Cmd::Frame(n, bytemuck::cast_slice(values).to_vec())
 }
 
 /// One frame of the scene outside a deck (as the deck runs it: prepare, compute, submit),
@@ -291,8 +200,7 @@ fn shared_frames_shown(scene: &TimeSeries) -> u64 {
 #[test]
 fn a_producer_streams_series_the_chart_decimates_exactly() {
     let gpu = common::gpu();
-    if gpu.summary.backend != "Vulkan" {
-        eprintln!("skipped: --share needs Vulkan ({})", gpu.summary.backend);
+    if !share::vulkan(&gpu) {
         return;
     }
     let path = sock_path("exact");
@@ -307,7 +215,7 @@ fn a_producer_streams_series_the_chart_decimates_exactly() {
     };
     let mut scene = match TimeSeries::shared(&gpu, target, 1) {
         Ok(s) => s,
-        Err(e) if e.contains("lacks") || e.contains("cannot export") => {
+        Err(e) if share::cannot_share(&e) => {
             eprintln!("skipped: {e}");
             return;
         }
@@ -320,24 +228,19 @@ fn a_producer_streams_series_the_chart_decimates_exactly() {
     let p = scene.problem().unwrap_or_default();
     assert!(p.contains("waiting for a producer on"), "{p}");
 
-    let (cmd, events, thread) = spawn_producer(&gpu, &path);
+    let (cmd, events, thread) = share::spawn_producer(&gpu, &path, check);
     let mut ready = None;
     steps_until(&gpu, &mut scene, &mut index, |_| {
         ready = events.try_recv().ok();
         ready.is_some()
     });
-    match ready {
-        Some(Event::Ready(Ok(()))) => {}
-        Some(Event::Ready(Err(why))) => {
-            eprintln!("skipped: {why}");
-            return;
-        }
-        other => panic!("{other:?}"),
+    if !share::producer_ready(ready) {
+        return;
     }
 
     // Frame 1, decimated exactly; no value crosses the host.
     let one = frame1();
-    cmd.send(Cmd::Frame(1, one.clone())).unwrap();
+    cmd.send(frame_of(1, &one)).unwrap();
     steps_until(&gpu, &mut scene, &mut index, |s| {
         shared_frames_shown(s) == 1
     });
@@ -360,7 +263,7 @@ fn a_producer_streams_series_the_chart_decimates_exactly() {
 
     // Frame 2 replaces it.
     let two = frame2();
-    cmd.send(Cmd::Frame(2, two.clone())).unwrap();
+    cmd.send(frame_of(2, &two)).unwrap();
     steps_until(&gpu, &mut scene, &mut index, |s| {
         shared_frames_shown(s) == 2
     });
@@ -382,52 +285,19 @@ fn a_producer_streams_series_the_chart_decimates_exactly() {
 
     drop(scene);
     assert!(!path.exists(), "the socket file is removed at the end");
-    gpu.wait_idle();
-    let errors = gpu.errors.lock().unwrap().clone();
-    assert!(errors.is_empty(), "wgpu errors: {errors:?}");
+    share::assert_no_wgpu_errors(&gpu);
 }
 
 /// The deck of `--headless --scene timeseries --share PATH` with `extra` flags, or the reason
 /// it cannot share here.
 fn deck_with(gpu: &Gpu, path: &std::path::Path, extra: &[&str]) -> Result<Deck, String> {
-    let mut args = vec![
-        "vizdeck",
-        "--headless",
-        "--scene",
-        "timeseries",
-        "--share",
-        path.to_str().unwrap(),
-    ];
-    args.extend_from_slice(extra);
-    let cli = <vizdeck::cli::Cli as clap::Parser>::try_parse_from(args).expect("flags");
-    let mut deck = Deck::new(
-        gpu,
-        vizdeck::headless::OUTPUT_FORMAT,
-        cli.scene_index(),
-        cli.scene_config(),
-    );
-    deck.set_overlay(false);
-    deck.ensure_active(gpu);
-    match deck.active_failure() {
-        Some(e) => Err(e.to_string()),
-        None => Ok(deck),
-    }
+    let p = path.to_str().unwrap();
+    let flags = ["--headless", "--scene", "timeseries", "--share", p];
+    share::deck_from_flags(gpu, &[&flags[..], extra].concat())
 }
 
-fn deck_frames_until(gpu: &Gpu, deck: &mut Deck, mut done: impl FnMut(&Deck) -> bool) -> Vec<u8> {
-    let start = Instant::now();
-    loop {
-        let rgba = common::render_frames(gpu, deck, vizdeck::headless::OUTPUT_FORMAT, SIZE, 1);
-        if done(deck) {
-            return rgba;
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(30),
-            "timed out; problem {:?}",
-            deck.active_problem()
-        );
-        std::thread::sleep(Duration::from_millis(2));
-    }
+fn deck_frames_until(gpu: &Gpu, deck: &mut Deck, done: impl FnMut(&Deck) -> bool) -> Vec<u8> {
+    share::frames_until(gpu, deck, SIZE, done)
 }
 
 fn ts_metrics(deck: &Deck) -> serde_json::Value {
@@ -437,8 +307,7 @@ fn ts_metrics(deck: &Deck) -> serde_json::Value {
 #[test]
 fn the_deck_charts_a_producer_window_and_fits_its_value_axis() {
     let gpu = common::gpu();
-    if gpu.summary.backend != "Vulkan" {
-        eprintln!("skipped: --share needs Vulkan ({})", gpu.summary.backend);
+    if !share::vulkan(&gpu) {
         return;
     }
     let path = sock_path("deck");
@@ -456,7 +325,7 @@ fn the_deck_charts_a_producer_window_and_fits_its_value_axis() {
         ],
     ) {
         Ok(d) => d,
-        Err(e) if e.contains("lacks") || e.contains("cannot export") => {
+        Err(e) if share::cannot_share(&e) => {
             eprintln!("skipped: {e}");
             return;
         }
@@ -465,25 +334,20 @@ fn the_deck_charts_a_producer_window_and_fits_its_value_axis() {
     let p = deck.active_problem().unwrap_or_default();
     assert!(p.contains("waiting for a producer on"), "{p}");
 
-    let (cmd, events, thread) = spawn_producer(&gpu, &path);
+    let (cmd, events, thread) = share::spawn_producer(&gpu, &path, check);
     let mut ready = None;
     deck_frames_until(&gpu, &mut deck, |_| {
         ready = events.try_recv().ok();
         ready.is_some()
     });
-    match ready {
-        Some(Event::Ready(Ok(()))) => {}
-        Some(Event::Ready(Err(why))) => {
-            eprintln!("skipped: {why}");
-            return;
-        }
-        other => panic!("{other:?}"),
+    if !share::producer_ready(ready) {
+        return;
     }
     let before = common::render_frames(&gpu, &mut deck, vizdeck::headless::OUTPUT_FORMAT, SIZE, 1);
     let one = frame1();
     let uploaded_before = deck.upload_counters().bytes;
     let frames_before = deck.frames();
-    cmd.send(Cmd::Frame(1, one.clone())).unwrap();
+    cmd.send(frame_of(1, &one)).unwrap();
     // The ranges come back a frame or two after the frame is drawn.
     let rgba = deck_frames_until(&gpu, &mut deck, |d| {
         let m = ts_metrics(d);
@@ -534,9 +398,7 @@ fn the_deck_charts_a_producer_window_and_fits_its_value_axis() {
             .is_some_and(|p| p.contains("producer disconnected"))
     });
     drop(deck);
-    gpu.wait_idle();
-    let errors = gpu.errors.lock().unwrap().clone();
-    assert!(errors.is_empty(), "wgpu errors: {errors:?}");
+    share::assert_no_wgpu_errors(&gpu);
 }
 
 #[test]

@@ -67,11 +67,7 @@ fn every_strategy_delivers_the_bytes() {
             assert_eq!(up.counters.bytes, 3 * len as u64);
         }
     }
-    assert!(
-        gpu.error_messages().is_empty(),
-        "{:?}",
-        gpu.error_messages()
-    );
+    common::assert_no_gpu_errors(&gpu);
 }
 
 #[test]
@@ -294,11 +290,7 @@ fn ring_reads_textures_of_odd_widths_without_blocking() {
         ring.copy_texture(&gpu.device, &mut enc, &f32tex, ME, tag)
             .is_err()
     );
-    assert!(
-        gpu.error_messages().is_empty(),
-        "{:?}",
-        gpu.error_messages()
-    );
+    common::assert_no_gpu_errors(&gpu);
 }
 
 #[test]

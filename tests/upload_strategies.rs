@@ -183,11 +183,7 @@ fn threaded_map_and_host_import_deliver_every_size_and_offset() {
             assert!(up.arena_len() >= 1 && up.arena_len() <= vizdeck::gpu::upload::RING_MAX);
         }
     }
-    assert!(
-        gpu.error_messages().is_empty(),
-        "{:?}",
-        gpu.error_messages()
-    );
+    common::assert_no_gpu_errors(&gpu);
 }
 
 #[test]
@@ -223,31 +219,25 @@ fn host_bytes_are_read_in_place_at_odd_ranges() {
         for &offset in &OFFSETS {
             let len = range.len();
             let buf = guarded_dst(&gpu, offset, len);
-            let mut enc = gpu
-                .device
-                .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                    label: Some("test:host-bytes"),
-                });
-            up.write_host(
-                &gpu.device,
-                &gpu.queue,
-                &mut enc,
-                &buf,
-                offset,
-                &host,
-                range.clone(),
-            )
-            .expect("write_host");
+            submit(&gpu, &mut up, |up, enc| {
+                up.write_host(
+                    &gpu.device,
+                    &gpu.queue,
+                    enc,
+                    &buf,
+                    offset,
+                    &host,
+                    range.clone(),
+                )
+                .expect("write_host");
+                if imports && range.start % 4 == 0 {
+                    in_place += (len / 4 * 4) as u64;
+                    // Busy from the write until the GPU is done: its bytes cannot change under
+                    // the copy.
+                    assert!(host.is_busy(), "{range:?}");
+                }
+            });
             asked += len as u64;
-            if imports && range.start % 4 == 0 {
-                in_place += (len / 4 * 4) as u64;
-                // Busy from the write until the GPU is done: its bytes cannot change under the copy.
-                assert!(host.is_busy(), "{range:?}");
-            }
-            up.finish();
-            gpu.queue.submit([enc.finish()]);
-            up.after_submit();
-            gpu.wait_idle();
             assert!(
                 !host.is_busy(),
                 "{range:?}: still busy after the GPU is done"
@@ -280,11 +270,7 @@ fn host_bytes_are_read_in_place_at_odd_ranges() {
         )
         .is_err()
     );
-    assert!(
-        gpu.error_messages().is_empty(),
-        "{:?}",
-        gpu.error_messages()
-    );
+    common::assert_no_gpu_errors(&gpu);
 }
 
 #[test]
@@ -299,33 +285,19 @@ fn owned_bytes_are_imported_and_kept_until_the_gpu_is_done() {
             let data = payload(len, 500 + k as u32);
             let owner = Arc::new(data.clone());
             let imported_before = up.counters.imported_bytes;
-            let mut enc = gpu
-                .device
-                .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                    label: Some("test:owned"),
-                });
-            up.write_owned(
-                &gpu.device,
-                &gpu.queue,
-                &mut enc,
-                &buf,
-                offset,
-                owner.clone(),
-            )
-            .expect("write_owned");
+            submit(&gpu, &mut up, |up, enc| {
+                up.write_owned(&gpu.device, &gpu.queue, enc, &buf, offset, owner.clone())
+                    .expect("write_owned");
+                let imported = up.counters.imported_bytes - imported_before;
+                if imports && len >= 2 * 4096 {
+                    // A buffer of two pages or more holds at least one whole aligned page.
+                    assert!(imported > 0, "len {len}: nothing imported");
+                    assert_eq!(imported % 4096, 0);
+                    // The uploader holds the owner while the copy is pending.
+                    assert!(Arc::strong_count(&owner) > 1, "len {len}: owner not held");
+                }
+            });
             asked += len as u64;
-            let imported = up.counters.imported_bytes - imported_before;
-            if imports && len >= 2 * 4096 {
-                // A buffer of two pages or more holds at least one whole aligned page.
-                assert!(imported > 0, "len {len}: nothing imported");
-                assert_eq!(imported % 4096, 0);
-                // The uploader holds the owner while the copy is pending.
-                assert!(Arc::strong_count(&owner) > 1, "len {len}: owner not held");
-            }
-            up.finish();
-            gpu.queue.submit([enc.finish()]);
-            up.after_submit();
-            gpu.wait_idle();
             let what = format!("write_owned len {len} offset {offset}");
             check(&gpu, &buf, offset, &data, &what);
             // Once the GPU is done (and wgpu freed the imported memory) the owner is released.
@@ -352,11 +324,7 @@ fn owned_bytes_are_imported_and_kept_until_the_gpu_is_done() {
     if imports {
         assert!(up.counters.imported_bytes > 0);
     }
-    assert!(
-        gpu.error_messages().is_empty(),
-        "{:?}",
-        gpu.error_messages()
-    );
+    common::assert_no_gpu_errors(&gpu);
 }
 
 #[test]
@@ -425,11 +393,7 @@ fn host_import_falls_back_when_import_is_off() {
         2 * SIZES.len() as u64 + 1
     );
     assert_eq!(up.arena_len(), 0);
-    assert!(
-        gpu.error_messages().is_empty(),
-        "{:?}",
-        gpu.error_messages()
-    );
+    common::assert_no_gpu_errors(&gpu);
 }
 
 #[test]
@@ -462,11 +426,7 @@ fn switching_strategies_with_copies_in_flight() {
         last
     );
     assert_eq!(up.counters.bytes, 10 * 100_000);
-    assert!(
-        gpu.error_messages().is_empty(),
-        "{:?}",
-        gpu.error_messages()
-    );
+    common::assert_no_gpu_errors(&gpu);
 }
 
 #[test]
@@ -517,9 +477,5 @@ fn a_frame_uploads_host_bytes_and_owned_bytes_counted() {
         assert!(c.imported_bytes >= (len / 4 * 4) as u64);
     }
     assert!(!host.is_busy());
-    assert!(
-        gpu.error_messages().is_empty(),
-        "{:?}",
-        gpu.error_messages()
-    );
+    common::assert_no_gpu_errors(&gpu);
 }

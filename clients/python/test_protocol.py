@@ -32,6 +32,17 @@ def binary():
     sys.exit("FAIL: no vizdeck binary (give its path)")
 
 
+def socket_created(sock, proc, timeout=30):
+    """Whether vizdeck (`proc`) created its socket `sock` within `timeout` s (False: it exited
+    first, or the time ran out)."""
+    deadline = time.monotonic() + timeout
+    while not os.path.exists(sock):
+        if proc.poll() is not None or time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
 def main():
     sock = f"/tmp/vizdeck-pytest-{os.getpid()}.sock"
     if os.path.exists(sock):
@@ -48,14 +59,11 @@ def main():
             failures.append(what)
 
     try:
-        deadline = time.monotonic() + 30
-        while not os.path.exists(sock):
-            if proc.poll() is not None or time.monotonic() > deadline:
-                log.seek(0)
-                print(log.read()[-3000:])
-                print("FAIL: vizdeck did not create the socket")
-                return 1
-            time.sleep(0.05)
+        if not socket_created(sock, proc):
+            log.seek(0)
+            print(log.read()[-3000:])
+            print("FAIL: vizdeck did not create the socket")
+            return 1
 
         share = vizdeck_share.connect(sock, timeout=30)
         d = share.description
@@ -171,12 +179,9 @@ def host_mode(check, strategy):
     log = open(f"/tmp/vizdeck-pytest-host-{os.getpid()}.log", "w+")
     proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
     try:
-        deadline = time.monotonic() + 30
-        while not os.path.exists(sock):
-            if proc.poll() is not None or time.monotonic() > deadline:
-                check(False, "host mode: vizdeck did not create the socket")
-                return
-            time.sleep(0.05)
+        if not socket_created(sock, proc):
+            check(False, "host mode: vizdeck did not create the socket")
+            return
         share = vizdeck_share.connect(sock, timeout=30)
         hi = share.buffer_index("host")
         check(hi == 1 and share.buffer_index("device") == 0, "host buffer 1, device buffer 0")
@@ -229,14 +234,11 @@ def timeseries_mode(check, series=3, samples=1000):
     log = open(f"/tmp/vizdeck-pytest-ts-{os.getpid()}.log", "w+")
     proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
     try:
-        deadline = time.monotonic() + 30
-        while not os.path.exists(sock):
-            if proc.poll() is not None or time.monotonic() > deadline:
-                log.seek(0)
-                print(log.read()[-2000:])
-                check(False, "time-series mode: vizdeck did not create the socket")
-                return
-            time.sleep(0.05)
+        if not socket_created(sock, proc):
+            log.seek(0)
+            print(log.read()[-2000:])
+            check(False, "time-series mode: vizdeck did not create the socket")
+            return
         share = vizdeck_share.connect(sock, timeout=30)
         d = share.description
         b = share.buffers[0]

@@ -10,61 +10,18 @@
 // so a point that loses against the load would lose against the max too: the same result, with
 // far fewer atomics where points pile up on pixels.
 //
-// Two entry points, one per point layout: `main` (16 bytes a point: xyz f32 relative to its
-// node's origin, attribute word; batch table of vec4<u32>, see `batch_point`) and `main_q`
-// (4 bytes a point, quantized in its batch's box; batch table of `QBatch`; one dispatch per
-// binding of a cloud spread over several buffers).
+// The entry points `main` (16 bytes a point) and `main_q` (4 bytes a point, quantized) and the
+// point bindings are common/pointcloud_raster.wgsl's; this pass's part is `keep`.
 //
-// Preludes prepended by the registry (src/gpu/shaders.rs): common/pointcloud.wgsl.
+// Preludes prepended by the registry (src/gpu/shaders.rs): common/pointcloud.wgsl,
+// common/pointcloud_raster.wgsl.
 
-@group(0) @binding(0) var<uniform> params: RasterParams;
-@group(0) @binding(1) var<storage, read> points: array<vec4<u32>>;
-@group(0) @binding(2) var<storage, read> batches: array<vec4<u32>>;
 @group(0) @binding(3) var<storage, read_write> visibility: array<atomic<u64>>;
-@group(0) @binding(5) var<storage, read> qpoints: array<u32>;
-@group(0) @binding(6) var<storage, read> qbatches: array<QBatch>;
 
 // Keeps (depth key, ~id) at pixel `pixel` if it is nearer than what is there.
 fn keep(pixel: u32, depth_key: u32, id: u32) {
     let v = (u64(depth_key) << 32u) | u64(~id);
     if v > atomicLoad(&visibility[pixel]) {
         atomicMax(&visibility[pixel], v);
-    }
-}
-
-@compute @workgroup_size(128)
-fn main(
-    @builtin(workgroup_id) wg: vec3<u32>,
-    @builtin(num_workgroups) groups: vec3<u32>,
-    @builtin(local_invocation_index) local: u32,
-) {
-    let b = batches[wg.x + wg.y * groups.x];
-    let i = batch_point(b, local);
-    if i == NO_POINT {
-        return;
-    }
-    let hit = point_hit(b, points[i], params);
-    if hit.x != NO_PIXEL {
-        keep(hit.x, hit.y, i);
-    }
-}
-
-@compute @workgroup_size(128)
-fn main_q(
-    @builtin(workgroup_id) wg: vec3<u32>,
-    @builtin(num_workgroups) groups: vec3<u32>,
-    @builtin(local_invocation_index) local: u32,
-) {
-    let b = qbatches[qbatch_index(wg, groups)];
-    if b.slot == EMPTY_BATCH || !qbatch_in_view(b, params) {
-        return;
-    }
-    let count = (b.slot & 1023u) + 1u;
-    let base = (b.slot >> 10u) * QBATCH_POINTS;
-    for (var k = local; k < count; k += 128u) {
-        let hit = project(qdecode(b, qpoints[base + k]), params);
-        if hit.x != NO_PIXEL {
-            keep(hit.x, hit.y, b.first + k);
-        }
     }
 }

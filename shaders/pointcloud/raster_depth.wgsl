@@ -6,60 +6,19 @@
 // Early depth test (Schütz et al. 2022, §4.1): a point reads its pixel's depth first (atomic
 // load) and calls atomicMax only when it is nearer.
 //
-// Two entry points, one per point layout: `main` (16 bytes a point, one workgroup per batch of
-// the batch table: a page of 128 points of one node) and `main_q` (4 bytes a point quantized in
-// its batch's box, one workgroup per `QBatch` of up to 1024 points, batches wholly outside the
-// view skipped; one dispatch per binding of a cloud spread over several buffers).
+// The entry points `main` (16 bytes a point, one workgroup per batch of the batch table) and
+// `main_q` (4 bytes a point quantized in its batch's box, one workgroup per `QBatch`) and the
+// point bindings are common/pointcloud_raster.wgsl's; this pass's part is `keep`.
 //
-// Preludes prepended by the registry (src/gpu/shaders.rs): common/pointcloud.wgsl.
+// Preludes prepended by the registry (src/gpu/shaders.rs): common/pointcloud.wgsl,
+// common/pointcloud_raster.wgsl.
 
-@group(0) @binding(0) var<uniform> params: RasterParams;
-@group(0) @binding(1) var<storage, read> points: array<vec4<u32>>;  // xyz f32 bits, w attributes
-@group(0) @binding(2) var<storage, read> batches: array<vec4<u32>>; // see batch_point
 @group(0) @binding(3) var<storage, read_write> depth: array<atomic<u32>>;
 @group(0) @binding(4) var<storage, read_write> ids: array<atomic<u32>>;
-@group(0) @binding(5) var<storage, read> qpoints: array<u32>;       // see qdecode
-@group(0) @binding(6) var<storage, read> qbatches: array<QBatch>;
 
-fn keep_depth(pixel: u32, key: u32) {
+// Keeps the depth key at `pixel` if it is nearer than what is there (the id is pass 2's).
+fn keep(pixel: u32, key: u32, id: u32) {
     if key > atomicLoad(&depth[pixel]) {
         atomicMax(&depth[pixel], key);
-    }
-}
-
-@compute @workgroup_size(128)
-fn main(
-    @builtin(workgroup_id) wg: vec3<u32>,
-    @builtin(num_workgroups) groups: vec3<u32>,
-    @builtin(local_invocation_index) local: u32,
-) {
-    let b = batches[wg.x + wg.y * groups.x];
-    let i = batch_point(b, local);
-    if i == NO_POINT {
-        return;
-    }
-    let hit = point_hit(b, points[i], params);
-    if hit.x != NO_PIXEL {
-        keep_depth(hit.x, hit.y);
-    }
-}
-
-@compute @workgroup_size(128)
-fn main_q(
-    @builtin(workgroup_id) wg: vec3<u32>,
-    @builtin(num_workgroups) groups: vec3<u32>,
-    @builtin(local_invocation_index) local: u32,
-) {
-    let b = qbatches[qbatch_index(wg, groups)];
-    if b.slot == EMPTY_BATCH || !qbatch_in_view(b, params) {
-        return;
-    }
-    let count = (b.slot & 1023u) + 1u;
-    let base = (b.slot >> 10u) * QBATCH_POINTS;
-    for (var k = local; k < count; k += 128u) {
-        let hit = project(qdecode(b, qpoints[base + k]), params);
-        if hit.x != NO_PIXEL {
-            keep_depth(hit.x, hit.y);
-        }
     }
 }

@@ -6,9 +6,11 @@
 //! shared with Rust, `cmul` and other small helpers, constants. Each entry names the preludes it
 //! uses; its [`ShaderSource::source`] is those files followed by its own file, concatenated at
 //! compile time, so line numbers in a driver's error message count from the first prelude.
-//! A prelude declares nothing that needs a binding (a file that includes it may not bind it), and
-//! a shader must not re-declare a name its preludes declare. `tests/shader_layout.rs` checks the
-//! structs mirrored in Rust against their `#[repr(C)]` types.
+//! A prelude declares nothing that needs a binding (a file that includes it may not bind it),
+//! except one included only by passes that all bind what it declares
+//! (`common/pointcloud_raster.wgsl`, `common/timeseries_window.wgsl`), and a shader must not
+//! re-declare a name its preludes declare. `tests/shader_layout.rs` checks the structs mirrored
+//! in Rust against their `#[repr(C)]` types.
 
 /// One WGSL source: its path relative to `shaders/`, the preludes it uses and the composed text.
 #[derive(Clone, Copy, Debug)]
@@ -42,6 +44,12 @@ pub const COMMON: &[(&str, &str)] = &[
     (
         "common/pointcloud.wgsl",
         wgsl_file!("common/pointcloud.wgsl"),
+    ),
+    // The rasterizer's point passes' common bindings and entry points (`main`, `main_q`), each
+    // calling the pass's own `keep`; after common/pointcloud.wgsl, only in those passes.
+    (
+        "common/pointcloud_raster.wgsl",
+        wgsl_file!("common/pointcloud_raster.wgsl"),
     ),
     // Time-series records (`Span`, `Conn`), the draw uniform `SeriesView`, `VsOut`, f32-bit
     // helpers.
@@ -217,15 +225,24 @@ pub const SCENE_BLIT: ShaderSource = shader!("deck/scene_blit.wgsl");
 pub const EGUI_PAINT: ShaderSource = shader!("deck/ui.wgsl");
 
 /// Point clouds, compute rasterizer (32-bit path): nearest depth per pixel (compute).
-pub const POINTCLOUD_RASTER_DEPTH: ShaderSource =
-    shader!("pointcloud/raster_depth.wgsl", "common/pointcloud.wgsl");
+pub const POINTCLOUD_RASTER_DEPTH: ShaderSource = shader!(
+    "pointcloud/raster_depth.wgsl",
+    "common/pointcloud.wgsl",
+    "common/pointcloud_raster.wgsl"
+);
 /// Point clouds, compute rasterizer (32-bit path): the point id at that depth (compute).
-pub const POINTCLOUD_RASTER_ID: ShaderSource =
-    shader!("pointcloud/raster_id.wgsl", "common/pointcloud.wgsl");
+pub const POINTCLOUD_RASTER_ID: ShaderSource = shader!(
+    "pointcloud/raster_id.wgsl",
+    "common/pointcloud.wgsl",
+    "common/pointcloud_raster.wgsl"
+);
 
 /// Point clouds, compute rasterizer (64-bit path): depth and id in one atomic (compute).
-pub const POINTCLOUD_RASTER64: ShaderSource =
-    shader!("pointcloud/raster64.wgsl", "common/pointcloud.wgsl");
+pub const POINTCLOUD_RASTER64: ShaderSource = shader!(
+    "pointcloud/raster64.wgsl",
+    "common/pointcloud.wgsl",
+    "common/pointcloud_raster.wgsl"
+);
 
 /// Point clouds, compute rasterizer: visibility buffer → colours (render).
 pub const POINTCLOUD_RESOLVE: ShaderSource =

@@ -369,8 +369,7 @@ impl Uploader {
                 depth_or_array_layers: 1,
             },
         );
-        self.counters.bytes += bytes.len() as u64;
-        self.counters.writes += 1;
+        self.count_write(bytes.len());
     }
 
     /// Writes `bytes` into `dst` at `offset` (a multiple of 4); a length that is not a multiple of
@@ -396,12 +395,30 @@ impl Uploader {
         if bytes.is_empty() {
             return Ok(());
         }
-        let len = Self::check(dst, offset, bytes.len())?;
-        self.remember_queue(queue);
+        let len = self.begin(queue, dst, offset, bytes.len())?;
         self.write_checked(device, queue, encoder, dst, offset, bytes, len)?;
-        self.counters.bytes += bytes.len() as u64;
-        self.counters.writes += 1;
+        self.count_write(bytes.len());
         Ok(())
+    }
+
+    /// The start of a buffer write of `bytes` (not 0) bytes: [`check`](Self::check)s it and
+    /// remembers the queue; returns the length padded to 4.
+    fn begin(
+        &mut self,
+        queue: &wgpu::Queue,
+        dst: &wgpu::Buffer,
+        offset: u64,
+        bytes: usize,
+    ) -> Result<u64, UploadError> {
+        let len = Self::check(dst, offset, bytes)?;
+        self.remember_queue(queue);
+        Ok(len)
+    }
+
+    /// Counts one write of `bytes` bytes.
+    fn count_write(&mut self, bytes: usize) {
+        self.counters.bytes += bytes as u64;
+        self.counters.writes += 1;
     }
 
     /// Checks `offset` and the range; returns the length padded to 4.
@@ -656,8 +673,7 @@ impl Uploader {
         if bytes.is_empty() {
             return Ok(());
         }
-        let len = Self::check(dst, offset, bytes.len())?;
-        self.remember_queue(queue);
+        let len = self.begin(queue, dst, offset, bytes.len())?;
         let body = match src.buffer() {
             Some(_) if range.start.is_multiple_of(4) => bytes.len() / 4 * 4,
             _ => 0,
@@ -678,8 +694,7 @@ impl Uploader {
                 len - body as u64,
             )?;
         }
-        self.counters.bytes += bytes.len() as u64;
-        self.counters.writes += 1;
+        self.count_write(bytes.len());
         Ok(())
     }
 
@@ -715,8 +730,7 @@ impl Uploader {
         if bytes.is_empty() {
             return Ok(());
         }
-        let len = Self::check(dst, offset, bytes.len())?;
-        self.remember_queue(queue);
+        let len = self.begin(queue, dst, offset, bytes.len())?;
         let split = match self.strategy {
             Strategy::HostImport => self.importer(device).cloned().and_then(|imp| {
                 let align = imp.alignment() as usize;
@@ -786,8 +800,7 @@ impl Uploader {
                 self.write_checked(device, queue, encoder, dst, offset, bytes, len)?;
             }
         }
-        self.counters.bytes += bytes.len() as u64;
-        self.counters.writes += 1;
+        self.count_write(bytes.len());
         Ok(())
     }
 

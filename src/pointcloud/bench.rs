@@ -312,6 +312,17 @@ const VARIANT: ResolveVariant = ResolveVariant {
     edl: false,
 };
 
+/// The rasterizer's parameters ([`params`]) for a `size` target, in a uniform buffer.
+fn params_buffer(gpu: &Gpu, size: (u32, u32)) -> wgpu::Buffer {
+    use wgpu::util::DeviceExt;
+    gpu.device
+        .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some("pointcloud:bench:params"),
+            contents: bytemuck::bytes_of(&params(size)),
+            usage: wgpu::BufferUsages::UNIFORM,
+        })
+}
+
 /// The resolve's parameters for a `size` target.
 fn resolve_params(gpu: &Gpu, size: (u32, u32)) -> wgpu::Buffer {
     use wgpu::util::DeviceExt;
@@ -336,14 +347,7 @@ fn time_quantized(gpu: &Gpu, n: u32, reps: u32, size: (u32, u32)) -> Result<(f64
     let cloud = quantized_terrain(gpu, u64::from(n), per_binding)?;
     let mut r = Rasterizer::new(d, crate::scene::SCENE_FORMAT);
     let target = r.target(d, size);
-    let params_buf = {
-        use wgpu::util::DeviceExt;
-        d.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-            label: Some("pointcloud:bench:params"),
-            contents: bytemuck::bytes_of(&params(size)),
-            usage: wgpu::BufferUsages::UNIFORM,
-        })
-    };
+    let params_buf = params_buffer(gpu, size);
     let groups = r.bind_quantized(d, &params_buf, &cloud, &target);
     // The attributes the resolve fetches for the visible points (zeros: black, class 0).
     let resolve_buf = resolve_params(gpu, size);
@@ -444,12 +448,7 @@ pub fn bench_table(gpu: &Gpu, counts: &[u32], reps: u32, size: (u32, u32)) -> St
                 usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::VERTEX,
             });
             drop(pts);
-            let p = params(size);
-            let params_buf = d.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                label: Some("pointcloud:bench:params"),
-                contents: bytemuck::bytes_of(&p),
-                usage: wgpu::BufferUsages::UNIFORM,
-            });
+            let params_buf = params_buffer(gpu, size);
             let table = contiguous_batches(n, [0.0; 3]);
             let batches = d.create_buffer_init(&wgpu::util::BufferInitDescriptor {
                 label: Some("pointcloud:bench:batches"),

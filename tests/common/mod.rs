@@ -11,7 +11,11 @@ pub mod mosquitto;
 #[allow(dead_code)]
 pub mod particles;
 #[allow(dead_code)]
+pub mod raster;
+#[allow(dead_code)]
 pub mod series;
+#[allow(dead_code)]
+pub mod share;
 #[allow(dead_code)]
 pub mod vk_producer;
 
@@ -34,6 +38,13 @@ pub fn try_gpu() -> Result<Gpu, String> {
         .or_else(|_| Gpu::new(BackendChoice::Auto, None, None))
         .map(|(gpu, _)| gpu)
         .map_err(|e| e.to_string())
+}
+
+/// Asserts that `gpu` has reported no wgpu error (validation, out of memory) so far.
+#[allow(dead_code)]
+pub fn assert_no_gpu_errors(gpu: &Gpu) {
+    let errors = gpu.error_messages();
+    assert!(errors.is_empty(), "{errors:?}");
 }
 
 /// Runs `frames` headless frames of `deck` (simulated 1/60 s each, the headless app's input)

@@ -594,6 +594,20 @@ impl TimeSeries {
         }
     }
 
+    /// The start of [`Scene::prepare`] (of either data flow): the frame's size (at least 1×1)
+    /// kept and returned; the last frame's view, points in view, notes, host draws and markers
+    /// cleared.
+    fn begin_prepare(&mut self, frame: &FrameCtx) -> (u32, u32) {
+        let (width, height) = (frame.size.0.max(1), frame.size.1.max(1));
+        self.size = (width, height);
+        self.points_in_view = 0;
+        self.view = None;
+        self.gpu_notes.clear();
+        self.host.clear();
+        self.markers.clear();
+        (width, height)
+    }
+
     /// The time window of this frame (chart-relative seconds).
     fn time_window(&self) -> Option<(f64, f64)> {
         if !self.follow {
@@ -677,13 +691,7 @@ impl Scene for TimeSeries {
             self.prepare_shared(gpu, frame);
             return;
         }
-        let (width, height) = (frame.size.0.max(1), frame.size.1.max(1));
-        self.size = (width, height);
-        self.points_in_view = 0;
-        self.view = None;
-        self.gpu_notes.clear();
-        self.host.clear();
-        self.markers.clear();
+        let (width, height) = self.begin_prepare(frame);
         let window = self.time_window();
         // Value range: fixed, or the finite values in view (±inf and NaN excluded).
         let (lo, hi) = match (self.fixed_y, window) {

@@ -400,13 +400,7 @@ impl super::TimeSeries {
         frame: &crate::scene::FrameCtx,
     ) {
         use super::gpu::ViewUniform;
-        let (width, height) = (frame.size.0.max(1), frame.size.1.max(1));
-        self.size = (width, height);
-        self.points_in_view = 0;
-        self.view = None;
-        self.gpu_notes.clear();
-        self.host.clear();
-        self.markers.clear();
+        let (width, height) = self.begin_prepare(frame);
         let Some(input) = self.shared.as_mut() else {
             return;
         };

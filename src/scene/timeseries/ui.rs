@@ -22,7 +22,56 @@ fn bytes_per_s(bytes: f64) -> String {
 }
 use crate::series::store::Series;
 
+/// The series' checkboxes (`visible[i]`, named `name(i)`, in the series' colour) of `n` series;
+/// a long list scrolls on its own, laying out only the rows in sight (1024 series).
+fn series_toggles(
+    ui: &mut egui::Ui,
+    visible: &mut [bool],
+    n: usize,
+    salt: &str,
+    name: impl Fn(usize) -> String,
+) {
+    let mut rows = |ui: &mut egui::Ui, range: std::ops::Range<usize>| {
+        for i in range {
+            let [r, g, b] = PALETTE[i % PALETTE.len()];
+            if let Some(v) = visible.get_mut(i) {
+                ui.checkbox(
+                    v,
+                    egui::RichText::new(name(i)).color(egui::Color32::from_rgb(r, g, b)),
+                );
+            }
+        }
+    };
+    if n <= 64 {
+        rows(ui, 0..n);
+    } else {
+        let row = ui.spacing().interact_size.y;
+        egui::ScrollArea::vertical()
+            .id_salt(salt)
+            .max_height(row * 24.0)
+            .show_rows(ui, row, n, |ui, range| rows(ui, range));
+    }
+}
+
 impl TimeSeries {
+    /// The view's buttons: `follow` (follow the newest, or the whole window) toggled, keeping
+    /// the range in sight when it stops; "auto y".
+    fn view_buttons(&mut self, ui: &mut egui::Ui, follow: &str) {
+        ui.horizontal(|ui| {
+            if ui.selectable_label(self.follow, follow).clicked() {
+                self.follow = !self.follow;
+                if !self.follow
+                    && let Some(v) = self.view
+                {
+                    self.paused_range = (v.t0, v.t1);
+                }
+            }
+            if ui.button("auto y").clicked() {
+                self.fixed_y = None;
+            }
+        });
+    }
+
     /// `ui`: the side panel.
     pub(super) fn side_panel(&mut self, ui: &mut egui::Ui) {
         ui.heading("Time series");
@@ -58,19 +107,7 @@ impl TimeSeries {
         for n in &self.gpu_notes {
             ui.colored_label(egui::Color32::YELLOW, n);
         }
-        ui.horizontal(|ui| {
-            if ui.selectable_label(self.follow, "follow newest").clicked() {
-                self.follow = !self.follow;
-                if !self.follow
-                    && let Some(v) = self.view
-                {
-                    self.paused_range = (v.t0, v.t1);
-                }
-            }
-            if ui.button("auto y").clicked() {
-                self.fixed_y = None;
-            }
-        });
+        self.view_buttons(ui, "follow newest");
         ui.add_enabled(
             self.source.is_clocked() && !self.share.following,
             egui::Checkbox::new(&mut self.own_signals, "chart vizdeck's own frame times"),
@@ -104,30 +141,17 @@ impl TimeSeries {
         ));
         ui.separator();
         ui.label("Series (click to toggle):");
-        // A long list scrolls on its own, laying out only the rows in sight (1024 series).
-        let n = self.store.series().len();
-        let mut rows = |ui: &mut egui::Ui, range: std::ops::Range<usize>| {
-            for i in range {
-                let s = &self.store.series()[i];
-                let [r, g, b] = PALETTE[i % PALETTE.len()];
-                if let Some(v) = self.visible.get_mut(i) {
-                    ui.checkbox(
-                        v,
-                        egui::RichText::new(format!("{} ({} pts)", s.name, s.points_ingested()))
-                            .color(egui::Color32::from_rgb(r, g, b)),
-                    );
-                }
-            }
-        };
-        if n <= 64 {
-            rows(ui, 0..n);
-        } else {
-            let row = ui.spacing().interact_size.y;
-            egui::ScrollArea::vertical()
-                .id_salt("timeseries:series")
-                .max_height(row * 24.0)
-                .show_rows(ui, row, n, |ui, range| rows(ui, range));
-        }
+        let series = self.store.series();
+        series_toggles(
+            ui,
+            &mut self.visible,
+            series.len(),
+            "timeseries:series",
+            |i| {
+                let s = &series[i];
+                format!("{} ({} pts)", s.name, s.points_ingested())
+            },
+        );
         ui.separator();
         ui.small("wheel: zoom time · drag: pan · right/shift-drag: box zoom · double-click: live");
     }
@@ -158,44 +182,18 @@ impl TimeSeries {
         for n in &self.gpu_notes {
             ui.colored_label(egui::Color32::YELLOW, n);
         }
-        ui.horizontal(|ui| {
-            if ui.selectable_label(self.follow, "whole window").clicked() {
-                self.follow = !self.follow;
-                if !self.follow
-                    && let Some(v) = self.view
-                {
-                    self.paused_range = (v.t0, v.t1);
-                }
-            }
-            if ui.button("auto y").clicked() {
-                self.fixed_y = None;
-            }
-        });
+        let names: Vec<String> = input.names().to_vec();
+        self.view_buttons(ui, "whole window");
         ui.label(format!("points in view: {}", self.points_in_view));
         ui.separator();
         ui.label("Series (click to toggle):");
-        let names: Vec<String> = input.names().to_vec();
-        let n = names.len();
-        let mut rows = |ui: &mut egui::Ui, range: std::ops::Range<usize>| {
-            for i in range {
-                let [r, g, b] = PALETTE[i % PALETTE.len()];
-                if let Some(v) = self.visible.get_mut(i) {
-                    ui.checkbox(
-                        v,
-                        egui::RichText::new(&names[i]).color(egui::Color32::from_rgb(r, g, b)),
-                    );
-                }
-            }
-        };
-        if n <= 64 {
-            rows(ui, 0..n);
-        } else {
-            let row = ui.spacing().interact_size.y;
-            egui::ScrollArea::vertical()
-                .id_salt("timeseries:shared:series")
-                .max_height(row * 24.0)
-                .show_rows(ui, row, n, |ui, range| rows(ui, range));
-        }
+        series_toggles(
+            ui,
+            &mut self.visible,
+            names.len(),
+            "timeseries:shared:series",
+            |i| names[i].clone(),
+        );
         ui.separator();
         ui.small(
             "wheel: zoom · drag: pan · right/shift-drag: box zoom · double-click: whole window",

@@ -43,6 +43,25 @@ struct Mirror {
     pending: Vec<(u32, u32, u32)>,
 }
 
+impl Mirror {
+    /// Gives the mirror a new block of `want` samples from `pool` (its old one, if any,
+    /// released) and the pyramid layout of that block.
+    fn replace_block(
+        &mut self,
+        pool: &mut Pool,
+        device: &wgpu::Device,
+        pipes: &Pipelines,
+        want: u64,
+    ) {
+        if let Some(b) = self.block.take() {
+            pool.release(b);
+        }
+        let b = pool.alloc(device, pipes, want);
+        (self.levels, self.offsets) = layout_levels(b.capacity);
+        self.block = Some(b);
+    }
+}
+
 /// A series the frame draws from its mirror.
 #[derive(Clone, Copy, Debug)]
 struct ViewRequest {
@@ -374,12 +393,7 @@ impl Mirrors {
                 .next_power_of_two()
                 .min(pipes.max_samples);
             if cap < want || cap > 4 * want {
-                if let Some(b) = m.block.take() {
-                    self.pool.release(b);
-                }
-                let b = self.pool.alloc(gpu.device(), pipes, want);
-                (m.levels, m.offsets) = layout_levels(b.capacity);
-                m.block = Some(b);
+                m.replace_block(&mut self.pool, gpu.device(), pipes, want);
             }
             self.staged_total -= m.staged.len() as u64;
             m.base = end - keep;
@@ -485,7 +499,29 @@ impl Mirrors {
                 stored: series.len() as u64,
             });
         }
-        // Every buffer of the batch within one storage binding (connectors: 16 bytes a column).
+        self.push_view(
+            pipes,
+            name,
+            ViewRequest {
+                mirror: i,
+                r0,
+                r1,
+                color,
+                order,
+                spacing: None,
+            },
+        )
+    }
+
+    /// Adds `view` to the frame's batch, or [`GpuM4Error::BatchFull`] (named `name()`) when
+    /// every buffer of the batch would no longer fit one storage binding (connectors: 16 bytes a
+    /// column).
+    fn push_view(
+        &mut self,
+        pipes: &Pipelines,
+        name: impl FnOnce() -> String,
+        view: ViewRequest,
+    ) -> Result<(), GpuM4Error> {
         let records = (self.views.len() as u64 + 1) * self.columns as u64;
         if records * 20 > pipes.max_binding {
             return Err(GpuM4Error::BatchFull {
@@ -493,14 +529,7 @@ impl Mirrors {
                 max: self.views.len(),
             });
         }
-        self.views.push(ViewRequest {
-            mirror: i,
-            r0,
-            r1,
-            color,
-            order,
-            spacing: None,
-        });
+        self.views.push(view);
         Ok(())
     }
 
@@ -533,12 +562,7 @@ impl Mirrors {
         let m = &mut self.mirrors[i];
         let want = samples.max(MIN_CAPACITY).next_power_of_two();
         if m.block.is_none_or(|b| b.capacity != want) {
-            if let Some(b) = m.block.take() {
-                self.pool.release(b);
-            }
-            let b = self.pool.alloc(device, pipes, want);
-            (m.levels, m.offsets) = layout_levels(b.capacity);
-            m.block = Some(b);
+            m.replace_block(&mut self.pool, device, pipes, want);
         }
         self.staged_total -= m.staged.len() as u64;
         m.staged.clear();
@@ -585,22 +609,18 @@ impl Mirrors {
                 name: name.to_string(),
             });
         }
-        let records = (self.views.len() as u64 + 1) * self.columns as u64;
-        if records * 20 > pipes.max_binding {
-            return Err(GpuM4Error::BatchFull {
-                name: name.to_string(),
-                max: self.views.len(),
-            });
-        }
-        self.views.push(ViewRequest {
-            mirror: i,
-            r0,
-            r1,
-            color,
-            order,
-            spacing: Some(dt),
-        });
-        Ok(())
+        self.push_view(
+            pipes,
+            || name.to_string(),
+            ViewRequest {
+                mirror: i,
+                r0,
+                r1,
+                color,
+                order,
+                spacing: Some(dt),
+            },
+        )
     }
 
     /// Writes the frame's batch through the frame's uploader: the staged samples, the jobs of the

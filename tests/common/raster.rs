@@ -1,0 +1,77 @@
+//! What the compute rasterizer's tests share (tests/pointcloud_raster.rs,
+//! tests/pointcloud_quantized.rs): the visibility buffer read back as point ids, and the image
+//! the resolve draws into.
+
+use vizdeck::gpu::Gpu;
+use vizdeck::pointcloud::raster::{ResolveParams, VisibilityBuffer};
+
+/// The point id of every pixel of `target` (`None` where no point landed), read back after the
+/// GPU is done.
+pub fn read_ids(gpu: &Gpu, target: &VisibilityBuffer) -> Vec<Option<u32>> {
+    let bytes = gpu
+        .read_buffer_blocking(&target.ids, 0, target.ids_bytes())
+        .expect("read back");
+    target
+        .id_words(&bytes)
+        .iter()
+        .map(|&v| (v != 0).then_some(!v))
+        .collect()
+}
+
+/// The resolve's parameters for a `size` image on a black background, in a uniform buffer.
+pub fn resolve_params(d: &wgpu::Device, label: &str, size: (u32, u32)) -> wgpu::Buffer {
+    use wgpu::util::DeviceExt;
+    let rp = ResolveParams {
+        width: size.0,
+        height: size.1,
+        background: [0.0, 0.0, 0.0, 1.0],
+        ..bytemuck::Zeroable::zeroed()
+    };
+    d.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+        label: Some(label),
+        contents: bytemuck::bytes_of(&rp),
+        usage: wgpu::BufferUsages::UNIFORM,
+    })
+}
+
+/// An image of `size` in the scene's format the resolve draws into and a test reads back.
+pub fn resolve_image(d: &wgpu::Device, label: &str, size: (u32, u32)) -> wgpu::Texture {
+    d.create_texture(&wgpu::TextureDescriptor {
+        label: Some(label),
+        size: wgpu::Extent3d {
+            width: size.0,
+            height: size.1,
+            depth_or_array_layers: 1,
+        },
+        mip_level_count: 1,
+        sample_count: 1,
+        dimension: wgpu::TextureDimension::D2,
+        format: vizdeck::scene::SCENE_FORMAT,
+        usage: wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::COPY_SRC,
+        view_formats: &[],
+    })
+}
+
+/// A render pass into `view`, cleared to white first (a pixel the resolve misses stays white).
+pub fn resolve_pass<'e>(
+    enc: &'e mut wgpu::CommandEncoder,
+    label: &str,
+    view: &wgpu::TextureView,
+) -> wgpu::RenderPass<'e> {
+    enc.begin_render_pass(&wgpu::RenderPassDescriptor {
+        label: Some(label),
+        color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+            view,
+            depth_slice: None,
+            resolve_target: None,
+            ops: wgpu::Operations {
+                load: wgpu::LoadOp::Clear(wgpu::Color::WHITE),
+                store: wgpu::StoreOp::Store,
+            },
+        })],
+        depth_stencil_attachment: None,
+        timestamp_writes: None,
+        occlusion_query_set: None,
+        multiview_mask: None,
+    })
+}
