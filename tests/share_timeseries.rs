@@ -445,3 +445,82 @@ fn bad_window_shapes_are_refused_in_one_line() {
     assert!(!e.contains('\n'), "{e}");
     assert!(!path.exists(), "no socket for a refused shape");
 }
+
+#[test]
+fn sharing_starts_again_on_a_new_device_after_a_loss() {
+    let gpu = common::gpu();
+    if !share::vulkan(&gpu) {
+        return;
+    }
+    let path = sock_path("loss");
+    let _ = std::fs::remove_file(&path);
+    let flags = ["--share-series", "3", "--share-samples", "5000"];
+    let mut deck = match deck_with(&gpu, &path, &flags) {
+        Ok(d) => d,
+        Err(e) if share::cannot_share(&e) => {
+            eprintln!("skipped: {e}");
+            return;
+        }
+        Err(e) => panic!("{e}"),
+    };
+    // A producer on the first device.
+    let mut first = std::os::unix::net::UnixStream::connect(&path).expect("connect");
+    first
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    let (_, fds) = vizdeck::interop::protocol::recv(&mut first).expect("the description");
+    deck_frames_until(&gpu, &mut deck, |d| {
+        ts_metrics(d)["shared"]["connected"] == true
+    });
+
+    // The device is lost and replaced: the old producer's socket ends, the scene asks for a new
+    // producer on the same path.
+    gpu.destroy_device();
+    let gpu2 = common::gpu();
+    deck.replace_gpu(&gpu2, "test", Instant::now());
+    let mut byte = [0u8; 1];
+    let n = std::io::Read::read(&mut first, &mut byte).expect("a clean end of the socket");
+    assert_eq!(n, 0, "the old producer sees vizdeck's end of the socket");
+    drop(fds);
+    deck_frames_until(&gpu2, &mut deck, |_| true);
+    let p = deck.active_problem().unwrap_or_default();
+    assert!(p.contains("must connect again"), "{p}");
+
+    // A producer on the new device: its window is charted, its ranges read back exactly.
+    let (cmd, events, thread) = share::spawn_producer(&gpu2, &path, check);
+    let mut ready = None;
+    deck_frames_until(&gpu2, &mut deck, |_| {
+        ready = events.try_recv().ok();
+        ready.is_some()
+    });
+    assert!(
+        share::producer_ready(ready),
+        "the producer on the new device"
+    );
+    let one = frame1();
+    cmd.send(frame_of(1, &one)).unwrap();
+    let mut released = false;
+    deck_frames_until(&gpu2, &mut deck, |d| {
+        released |= matches!(events.try_recv(), Ok(Event::Released(1)));
+        let m = ts_metrics(d);
+        released
+            && m["shared"]["frames_shown"] == 1
+            && m["shared"]["value_ranges"]
+                .as_array()
+                .is_some_and(|r| r.iter().all(|x| !x.is_null()))
+    });
+    let m = ts_metrics(&deck);
+    for i in 0..S {
+        let (a, b) = finite_range(&one, i);
+        assert_eq!(
+            m["shared"]["value_ranges"][i],
+            serde_json::json!([a, b]),
+            "{m}"
+        );
+    }
+    assert_eq!(deck.active_problem(), None, "connected again: no notice");
+    cmd.send(Cmd::Quit).unwrap();
+    thread.join().expect("the producer thread");
+    drop(deck);
+    share::assert_no_wgpu_errors(&gpu2);
+}

@@ -190,6 +190,9 @@ pub struct TimeSeries {
     box_start: Option<egui::Pos2>,
     box_end: Option<egui::Pos2>,
     gpu_notes: Vec<String>,
+    /// After a lost device while sharing: the notice asking the producer to connect again,
+    /// until a producer's frame is shown.
+    share_restarted: Option<String>,
     /// Also chart vizdeck's own frame times: each presented frame adds the interval since the
     /// previous one, in ms, to the series [`OWN_FRAME_SERIES`] at the scene clock's time.
     /// Synthetic sources only (their times are the same clock); ignored for files.
@@ -309,6 +312,7 @@ impl TimeSeries {
             box_start: None,
             box_end: None,
             gpu_notes: Vec::new(),
+            share_restarted: None,
             own_signals: false,
             last_presented: None,
             own_audio: false,
@@ -818,7 +822,7 @@ impl Scene for TimeSeries {
             match shared::SharedSeries::new(gpu, &self.pipes, &target.path, target.shape) {
                 Ok(input) => {
                     self.shared = Some(input);
-                    self.gpu_notes.push(format!(
+                    self.share_restarted = Some(format!(
                         "the GPU device was lost and recreated: the shared buffer is new; the \
                          producer must connect again to {}",
                         target.path.display()
@@ -982,9 +986,10 @@ impl Scene for TimeSeries {
 
     fn problem(&self) -> Option<String> {
         if let Some(input) = &self.shared {
-            let lines: Vec<String> = input
-                .notice()
+            let restarted = self.share_restarted.clone().filter(|_| !input.has_frame());
+            let lines: Vec<String> = restarted
                 .into_iter()
+                .chain(input.notice())
                 .chain(self.gpu_notes.iter().cloned())
                 .collect();
             return (!lines.is_empty()).then(|| lines.join("\n"));
