@@ -107,16 +107,11 @@ fn a_producer_writes_the_particles_vizdeck_draws() {
     let p = deck.active_problem().unwrap_or_default();
     assert!(p.contains("waiting for a producer"), "{p}");
 
-    let (cmd_tx, ev_rx, thread) = share::spawn_producer(&gpu, &path, check);
-    // The listener thread accepts and sends while the deck keeps drawing.
-    let mut ready = None;
-    frames_until(&gpu, &mut deck, |_| {
-        ready = ev_rx.try_recv().ok();
-        ready.is_some()
-    });
-    if !share::producer_ready(ready) {
+    let Some((cmd_tx, ev_rx, thread)) =
+        share::connect_producer(&gpu, &mut deck, SIZE, &path, check)
+    else {
         return;
-    }
+    };
 
     // Frame 1: every particle at the origin, which the camera looks at: the scene's centre.
     let uploaded_before = deck.upload_counters().bytes;
@@ -435,10 +430,8 @@ fn sharing_starts_again_on_a_new_device_after_a_loss() {
     assert!(path.exists(), "listening again");
 
     // A producer on the new device writes a frame: it is drawn, and the notice goes.
-    let (cmd_tx, ev_rx, thread) = share::spawn_producer(&gpu2, &path, check);
-    frames_until(&gpu2, &mut deck, |_| {
-        matches!(ev_rx.try_recv(), Ok(Event::Ready(Ok(()))))
-    });
+    let (cmd_tx, ev_rx, thread) =
+        share::connect_producer(&gpu2, &mut deck, SIZE, &path, check).expect("the producer");
     cmd_tx.send(Cmd::Frame(1, at([0.0, 0.0, 0.0]))).unwrap();
     frames_until(&gpu2, &mut deck, |_| {
         matches!(ev_rx.try_recv(), Ok(Event::Released(1)))

@@ -230,8 +230,61 @@ fn vk_err(call: &'static str) -> impl Fn(vk::Result) -> ExternalMemoryError {
     move |result| ExternalMemoryError::Vulkan { call, result }
 }
 
-fn version(v: u32) -> String {
+/// A Vulkan version as "major.minor".
+pub(crate) fn version(v: u32) -> String {
     format!("{}.{}", vk::api_version_major(v), vk::api_version_minor(v))
+}
+
+/// Why [`check_device`] refuses a device, for each interop object's own error.
+pub(crate) enum Unmet {
+    /// The instance or the physical device is older than asked ("major.minor" each).
+    OldVulkan {
+        /// The instance's API version.
+        instance: String,
+        /// The physical device's API version.
+        device: String,
+    },
+    /// The extension is not enabled on the device.
+    MissingExtension {
+        /// The extension's name.
+        extension: String,
+        /// The device's name.
+        device: String,
+    },
+}
+
+/// What every interop object checks first on `hal`'s device (Vulkan 1.3 spec §5.1): that the
+/// instance and the physical device are at least Vulkan `min` and `extension` is enabled.
+/// Returns the device's name.
+pub(crate) fn check_device(
+    hal: &wgpu::hal::vulkan::Device,
+    min: u32,
+    extension: &CStr,
+) -> Result<String, Unmet> {
+    let shared = hal.shared_instance();
+    // SAFETY: a plain query on the device's own physical device.
+    let props = unsafe {
+        shared
+            .raw_instance()
+            .get_physical_device_properties(hal.raw_physical_device())
+    };
+    let name = props
+        .device_name_as_c_str()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    if shared.instance_api_version() < min || props.api_version < min {
+        return Err(Unmet::OldVulkan {
+            instance: version(shared.instance_api_version()),
+            device: version(props.api_version),
+        });
+    }
+    if !hal.enabled_device_extensions().contains(&extension) {
+        return Err(Unmet::MissingExtension {
+            extension: extension.to_string_lossy().into_owned(),
+            device: name,
+        });
+    }
+    Ok(name)
 }
 
 /// The Vulkan buffer usage of a wgpu usage (as wgpu-hal's `conv::map_buffer_usage`); `MAP_READ`
@@ -334,28 +387,16 @@ impl ExternalMemoryBuffer {
             let instance = shared.raw_instance();
 
             // §5.1: version, name and the UUIDs.
-            let props = unsafe { instance.get_physical_device_properties(physical) };
-            let device_name = props
-                .device_name_as_c_str()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            if shared.instance_api_version() < vk::API_VERSION_1_1
-                || props.api_version < vk::API_VERSION_1_1
-            {
-                return Err(ExternalMemoryError::OldVulkan {
-                    instance: version(shared.instance_api_version()),
-                    device: version(props.api_version),
-                });
-            }
-            if !hal
-                .enabled_device_extensions()
-                .contains(&EXTERNAL_MEMORY_FD)
-            {
-                return Err(ExternalMemoryError::MissingExtension {
-                    extension: EXTERNAL_MEMORY_FD.to_string_lossy().into_owned(),
-                    device: device_name,
-                });
-            }
+            let device_name = check_device(&hal, vk::API_VERSION_1_1, EXTERNAL_MEMORY_FD).map_err(
+                |u| match u {
+                    Unmet::OldVulkan { instance, device } => {
+                        ExternalMemoryError::OldVulkan { instance, device }
+                    }
+                    Unmet::MissingExtension { extension, device } => {
+                        ExternalMemoryError::MissingExtension { extension, device }
+                    }
+                },
+            )?;
             let mut id = vk::PhysicalDeviceIDProperties::default();
             let mut props2 = vk::PhysicalDeviceProperties2::default().push_next(&mut id);
             unsafe { instance.get_physical_device_properties2(physical, &mut props2) };
@@ -594,27 +635,12 @@ impl ExternalSemaphore {
         let raw_device = hal.raw_device();
         let physical = hal.raw_physical_device();
         let instance = hal.shared_instance().raw_instance();
-        let props = unsafe { instance.get_physical_device_properties(physical) };
-        let name = props
-            .device_name_as_c_str()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        if props.api_version < vk::API_VERSION_1_2
-            || hal.shared_instance().instance_api_version() < vk::API_VERSION_1_2
-        {
-            return Err(ExternalSemaphoreError::OldVulkan(version(
-                props.api_version,
-            )));
-        }
-        if !hal
-            .enabled_device_extensions()
-            .contains(&EXTERNAL_SEMAPHORE_FD)
-        {
-            return Err(ExternalSemaphoreError::MissingExtension {
-                extension: EXTERNAL_SEMAPHORE_FD.to_string_lossy().into_owned(),
-                device: name,
-            });
-        }
+        check_device(&hal, vk::API_VERSION_1_2, EXTERNAL_SEMAPHORE_FD).map_err(|u| match u {
+            Unmet::OldVulkan { device, .. } => ExternalSemaphoreError::OldVulkan(device),
+            Unmet::MissingExtension { extension, device } => {
+                ExternalSemaphoreError::MissingExtension { extension, device }
+            }
+        })?;
         let handle = vk::ExternalSemaphoreHandleTypeFlags::OPAQUE_FD;
         let mut type_info = vk::SemaphoreTypeCreateInfo::default()
             .semaphore_type(vk::SemaphoreType::TIMELINE)

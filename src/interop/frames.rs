@@ -68,6 +68,8 @@ pub struct SharedFrames {
     frames_dropped: u64,
     host_bytes_uploaded: u64,
     label: &'static str,
+    /// Made anew after a lost device ([`SharedFrames::mark_restarted`]).
+    restarted: bool,
 }
 
 impl std::fmt::Debug for SharedFrames {
@@ -176,17 +178,13 @@ impl SharedFrames {
             frames_dropped: 0,
             host_bytes_uploaded: 0,
             label,
+            restarted: false,
         })
     }
 
     /// Whether a producer's frame has been copied into the scene's buffer (drawn from then on).
     pub fn has_frame(&self) -> bool {
         self.shown.is_some()
-    }
-
-    /// The shared device buffer.
-    pub fn buffer(&self) -> &wgpu::Buffer {
-        self.buffer.buffer()
     }
 
     /// The socket path.
@@ -336,9 +334,23 @@ impl SharedFrames {
         &self.slots[i]
     }
 
-    /// The line shown on the scene: waiting for the first producer, or "producer disconnected"
-    /// (the last complete frame still drawn), with the last connection error if there was one.
+    /// Marks this input as made anew after a lost GPU device (the old one's memory went with
+    /// it): until a producer's frame is shown, the notice asks the producer to connect again.
+    pub fn mark_restarted(&mut self) {
+        self.restarted = true;
+    }
+
+    /// The line shown on the scene: after a lost device, that the producer must connect again
+    /// (until one's frame is shown); waiting for the first producer, or "producer disconnected"
+    /// (the last complete frame still drawn); with the last connection error if there was one.
     pub fn notice(&self) -> Option<String> {
+        let restarted = (self.restarted && self.shown.is_none()).then(|| {
+            format!(
+                "the GPU device was lost and recreated: the shared buffer is new; the producer \
+                 must connect again to {}",
+                self.listener.path().display()
+            )
+        });
         let s = self.listener.status();
         let base = if s.connected {
             None
@@ -352,10 +364,12 @@ impl SharedFrames {
         } else {
             Some("producer disconnected".to_string())
         };
-        match (base, s.last_error) {
-            (Some(b), Some(e)) => Some(format!("{b}; {e}")),
-            (b, e) => b.or(e),
-        }
+        let lines: Vec<String> = restarted
+            .into_iter()
+            .chain(base)
+            .chain(s.last_error)
+            .collect();
+        (!lines.is_empty()).then(|| lines.join("; "))
     }
 
     /// The listener's status.

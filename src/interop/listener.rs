@@ -142,6 +142,13 @@ pub struct GivenUp {
     pub waited: u64,
 }
 
+impl GivenUp {
+    /// Whether `ticket` is a frame `given_up` says was never signalled.
+    fn covers(given_up: Option<GivenUp>, ticket: &Ticket) -> bool {
+        given_up.is_some_and(|g| g.producer == ticket.producer && ticket.frame > g.genuine)
+    }
+}
+
 /// What the listener has seen, for the scene's notice and report.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct Status {
@@ -251,11 +258,7 @@ impl ShareListener {
     pub fn take_next(&self, accept: impl FnOnce(&Ticket) -> bool) -> Option<Taken> {
         let mut state = self.shared.lock();
         while let Some(t) = state.queue.front() {
-            let bogus = state
-                .status
-                .given_up
-                .is_some_and(|g| g.producer == t.producer && t.frame > g.genuine);
-            if !bogus {
+            if !GivenUp::covers(state.status.given_up, t) {
                 break;
             }
             state.queue.pop_front();
@@ -288,11 +291,7 @@ impl ShareListener {
 
     /// Whether `ticket`'s producer was given up before signalling it ([`GivenUp`]).
     pub fn given_up(&self, ticket: Ticket) -> bool {
-        self.shared
-            .lock()
-            .status
-            .given_up
-            .is_some_and(|g| g.producer == ticket.producer && ticket.frame > g.genuine)
+        GivenUp::covers(self.shared.lock().status.given_up, &ticket)
     }
 
     /// Tells the producer of `ticket` that its frame is copied ([`FrameMessage::Released`]); a

@@ -180,9 +180,6 @@ pub struct Particles {
     shared: Option<shared::SharedInput>,
 }
 
-/// The notice after a device loss while sharing, until a producer's frame is shown again.
-const RECONNECT: &str = "the GPU device was lost and recreated: the shared buffer is new; the producer must connect again to";
-
 impl Particles {
     /// Table constructor.
     pub fn create(gpu: &Gpu, cfg: &SceneConfig) -> Result<Box<dyn Scene>, SceneError> {
@@ -284,11 +281,6 @@ impl Particles {
     /// publisher's.
     pub fn set_following(&mut self, following: bool) {
         self.share.following = following;
-    }
-
-    /// The `--share` input, when the scene draws a producer's particles.
-    pub fn shared(&self) -> Option<&shared::SharedInput> {
-        self.shared.as_ref()
     }
 
     /// Whether a `--share` producer's frame has been copied (before it, nothing is drawn).
@@ -620,14 +612,6 @@ impl Scene for Particles {
             // A producer's frame, copied on the GPU; no steps.
             let dst = &self.sim.state_buffers()[self.sim.cur()];
             let ready = input.prepare(gpu, dst);
-            if ready
-                && self
-                    .message
-                    .as_deref()
-                    .is_some_and(|m| m.contains(RECONNECT))
-            {
-                self.message = None; // a producer connected again after the device loss
-            }
             let stats = ready && self.sim.stats_due();
             self.sim.begin_frame_with_stats(gpu, &[], stats);
         } else {
@@ -694,13 +678,17 @@ impl Scene for Particles {
             // is closed (it sees vizdeck gone), and a new buffer is offered on the same path.
             let path = old.path().to_path_buf();
             drop(old);
-            self.message = Some(match shared::SharedInput::new(gpu, &path, count) {
-                Ok(input) => {
+            match shared::SharedInput::new(gpu, &path, count) {
+                Ok(mut input) => {
+                    input.mark_restarted();
                     self.shared = Some(input);
-                    format!("{RECONNECT} {}", path.display())
                 }
-                Err(e) => format!("the GPU device was lost; sharing cannot start again: {e}"),
-            });
+                Err(e) => {
+                    self.message = Some(format!(
+                        "the GPU device was lost; sharing cannot start again: {e}"
+                    ));
+                }
+            }
             return Ok(());
         }
         let restart =

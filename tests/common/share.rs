@@ -123,6 +123,28 @@ pub fn spawn_producer(
     (cmd_tx, ev_rx, thread)
 }
 
+/// A producer thread connected to a deck's `--share` socket ([`connect_producer`]).
+pub type Producer = (mpsc::Sender<Cmd>, mpsc::Receiver<Event>, JoinHandle<()>);
+
+/// Starts the producer thread on `path` ([`spawn_producer`]) and renders `deck`'s frames of
+/// `size` until it has the description (the listener accepts and sends while the deck draws).
+/// `None` when the test must skip (said on stderr: the producer's device cannot import).
+pub fn connect_producer(
+    gpu: &Gpu,
+    deck: &mut Deck,
+    size: (u32, u32),
+    path: &Path,
+    check: fn(&ShareDescription),
+) -> Option<Producer> {
+    let (cmd, events, thread) = spawn_producer(gpu, path, check);
+    let mut first = None;
+    frames_until(gpu, deck, size, |_| {
+        first = events.try_recv().ok();
+        first.is_some()
+    });
+    producer_ready(first).then_some((cmd, events, thread))
+}
+
 /// Whether the producer's first event says it is ready; says why a test skips (the producer's
 /// device cannot import), panics on anything else.
 pub fn producer_ready(first: Option<Event>) -> bool {

@@ -87,16 +87,16 @@ impl SharedInput {
         self.frames.path()
     }
 
-    /// The shared buffer.
-    pub fn buffer(&self) -> &wgpu::Buffer {
-        self.frames.buffer()
-    }
-
     /// Once a frame: takes the producer's frames into `dst` (the simulation's current state
     /// buffer, at least `count` particles; [`SharedFrames::prepare`]). Returns whether a frame
     /// has been copied so far (before the first there is nothing to draw). Never blocks.
     pub fn prepare(&mut self, gpu: &mut GpuFrame<'_>, dst: &wgpu::Buffer) -> bool {
         self.frames.prepare(gpu, dst)
+    }
+
+    /// See [`SharedFrames::mark_restarted`].
+    pub fn mark_restarted(&mut self) {
+        self.frames.mark_restarted();
     }
 
     /// The line shown on the scene ([`SharedFrames::notice`]).
