@@ -60,20 +60,17 @@ impl<'a> GpuFrame<'a> {
     /// any pass of this frame reads it. A write that does not fit `dst` (a programming error) is
     /// logged and skipped, never a panic. Returns whether it was written.
     pub fn write(&mut self, dst: &wgpu::Buffer, offset: u64, bytes: &[u8]) -> bool {
-        match self.uploader.write(
-            &self.gpu.device,
-            &self.gpu.queue,
-            self.encoder,
+        logged(
             dst,
-            offset,
-            bytes,
-        ) {
-            Ok(()) => true,
-            Err(e) => {
-                log::error!("upload into {:?}: {e}", dst);
-                false
-            }
-        }
+            self.uploader.write(
+                &self.gpu.device,
+                &self.gpu.queue,
+                self.encoder,
+                dst,
+                offset,
+                bytes,
+            ),
+        )
     }
 
     /// Uploads `src[range]` into `dst` at `offset` (a multiple of 4) through the frame's
@@ -87,21 +84,18 @@ impl<'a> GpuFrame<'a> {
         src: &super::upload::HostBytes,
         range: std::ops::Range<usize>,
     ) -> bool {
-        match self.uploader.write_host(
-            &self.gpu.device,
-            &self.gpu.queue,
-            self.encoder,
+        logged(
             dst,
-            offset,
-            src,
-            range,
-        ) {
-            Ok(()) => true,
-            Err(e) => {
-                log::error!("upload into {:?}: {e}", dst);
-                false
-            }
-        }
+            self.uploader.write_host(
+                &self.gpu.device,
+                &self.gpu.queue,
+                self.encoder,
+                dst,
+                offset,
+                src,
+                range,
+            ),
+        )
     }
 
     /// Uploads the bytes `owner` holds (a `Vec<u8>`, `Arc<[u8]>`, …) into `dst` at `offset`
@@ -115,20 +109,17 @@ impl<'a> GpuFrame<'a> {
         offset: u64,
         owner: S,
     ) -> bool {
-        match self.uploader.write_owned(
-            &self.gpu.device,
-            &self.gpu.queue,
-            self.encoder,
+        logged(
             dst,
-            offset,
-            owner,
-        ) {
-            Ok(()) => true,
-            Err(e) => {
-                log::error!("upload into {:?}: {e}", dst);
-                false
-            }
-        }
+            self.uploader.write_owned(
+                &self.gpu.device,
+                &self.gpu.queue,
+                self.encoder,
+                dst,
+                offset,
+                owner,
+            ),
+        )
     }
 
     /// Uploads `bytes` (tightly packed rows of `bytes_per_row`) into `texture` at texel
@@ -221,4 +212,11 @@ impl<'a> OwnedFrame<'a> {
         self.uploader.after_submit();
         self.frame += 1;
     }
+}
+
+/// Whether an upload into `dst` was written; an error is logged (a programming error: skipped,
+/// never a panic).
+fn logged(dst: &wgpu::Buffer, r: Result<(), super::upload::UploadError>) -> bool {
+    r.inspect_err(|e| log::error!("upload into {:?}: {e}", dst))
+        .is_ok()
 }

@@ -603,29 +603,32 @@ impl Uploader {
             Some(self.arenas.iter().position(idle)?)
         };
         let size = usize::try_from(len.next_power_of_two().max(64 * 1024)).ok()?;
-        let importer = self.importer(device)?.clone();
-        let arena =
-            match HostBytes::with_importer(Some(&importer), "upload:host-import:arena", size) {
-                Ok(a) if a.is_imported() => a,
-                Ok(a) => {
-                    // The device said it imports, the import failed: not tried again (each try
-                    // allocates the arena anew).
-                    let e = a
-                        .import_error()
-                        .cloned()
-                        .unwrap_or(HostImportError::Disabled);
-                    log::warn!(
-                        "upload strategy host-import: importing a staging arena of {size} bytes: \
+        let made = HostBytes::with_importer(
+            Some(self.importer(device)?),
+            "upload:host-import:arena",
+            size,
+        );
+        let arena = match made {
+            Ok(a) if a.is_imported() => a,
+            Ok(a) => {
+                // The device said it imports, the import failed: not tried again (each try
+                // allocates the arena anew).
+                let e = a
+                    .import_error()
+                    .cloned()
+                    .unwrap_or(HostImportError::Disabled);
+                log::warn!(
+                    "upload strategy host-import: importing a staging arena of {size} bytes: \
                          {e}; using threaded-map instead"
-                    );
-                    self.importer = Some(Err(e));
-                    return None;
-                }
-                Err(e) => {
-                    log::debug!("upload: host-import arena of {size} bytes: {e}");
-                    return None;
-                }
-            };
+                );
+                self.importer = Some(Err(e));
+                return None;
+            }
+            Err(e) => {
+                log::debug!("upload: host-import arena of {size} bytes: {e}");
+                return None;
+            }
+        };
         self.counters.ring_buffers_created += 1;
         match replace {
             Some(i) => {
@@ -675,14 +678,15 @@ impl Uploader {
         }
         let len = self.begin(queue, dst, offset, bytes.len())?;
         let body = match src.buffer() {
-            Some(_) if range.start.is_multiple_of(4) => bytes.len() / 4 * 4,
+            Some(buffer) if range.start.is_multiple_of(4) && bytes.len() >= 4 => {
+                let body = bytes.len() / 4 * 4;
+                encoder.copy_buffer_to_buffer(buffer, range.start as u64, dst, offset, body as u64);
+                self.busy.push(src.mark_busy());
+                self.counters.imported_bytes += body as u64;
+                body
+            }
             _ => 0,
         };
-        if let (Some(buffer), true) = (src.buffer(), body > 0) {
-            encoder.copy_buffer_to_buffer(buffer, range.start as u64, dst, offset, body as u64);
-            self.busy.push(src.mark_busy());
-            self.counters.imported_bytes += body as u64;
-        }
         if body < bytes.len() {
             self.write_checked(
                 device,
@@ -731,38 +735,7 @@ impl Uploader {
             return Ok(());
         }
         let len = self.begin(queue, dst, offset, bytes.len())?;
-        let split = match self.strategy {
-            Strategy::HostImport => self.importer(device).cloned().and_then(|imp| {
-                let align = imp.alignment() as usize;
-                let head =
-                    (bytes.as_ptr() as usize).next_multiple_of(align) - bytes.as_ptr() as usize;
-                let body = bytes.len().checked_sub(head)? / align * align;
-                (body > 0 && head.is_multiple_of(4)).then_some((imp, head, body))
-            }),
-            _ => None,
-        };
-        let imported = split.and_then(|(imp, head, body)| {
-            let keep: Box<dyn Send + Sync> = Box::new(owner.clone());
-            // SAFETY: `head..head + body` lies inside the owner's bytes, which live on the heap
-            // (a `HostSource`: moving the owner does not move them) and never change while owned;
-            // `keep` owns them until the imported memory is freed.
-            let r = unsafe {
-                imp.import(
-                    "upload:host-import:owned",
-                    bytes[head..].as_ptr(),
-                    body as u64,
-                    keep,
-                )
-            };
-            match r {
-                Ok(buffer) => Some((buffer, head, body)),
-                Err(e) => {
-                    log::debug!("upload: importing {body} bytes failed ({e}); copied instead");
-                    self.counters.host_import_fallbacks += 1;
-                    None
-                }
-            }
-        });
+        let imported = self.import_owned(device, &owner);
         match imported {
             Some((buffer, head, body)) => {
                 if head > 0 {
@@ -788,7 +761,7 @@ impl Uploader {
                         dst,
                         offset + rest as u64,
                         tail,
-                        (tail.len() as u64).next_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT),
+                        len - rest as u64,
                     )?;
                 }
                 // `buffer` is dropped here; the encoder keeps it (and so the owner) alive until
@@ -802,6 +775,48 @@ impl Uploader {
         }
         self.count_write(bytes.len());
         Ok(())
+    }
+
+    /// [`write_owned`](Self::write_owned)'s import: under [`Strategy::HostImport`] on a device
+    /// that imports, the aligned pages wholly inside `owner`'s bytes imported for one copy, with
+    /// `owner` kept until the imported memory is freed. Returns the buffer, the head before it
+    /// and its length (bytes); `None` where nothing is imported (a failed import counted).
+    fn import_owned<S: HostSource>(
+        &mut self,
+        device: &wgpu::Device,
+        owner: &Arc<S>,
+    ) -> Option<(wgpu::Buffer, usize, usize)> {
+        if self.strategy != Strategy::HostImport {
+            return None;
+        }
+        let bytes = owner.host_bytes();
+        let imp = self.importer(device)?;
+        let align = imp.alignment() as usize;
+        let head = (bytes.as_ptr() as usize).next_multiple_of(align) - bytes.as_ptr() as usize;
+        let body = bytes.len().checked_sub(head)? / align * align;
+        if body == 0 || !head.is_multiple_of(4) {
+            return None;
+        }
+        let keep: Box<dyn Send + Sync> = Box::new(owner.clone());
+        // SAFETY: `head..head + body` lies inside the owner's bytes, which live on the heap
+        // (a `HostSource`: moving the owner does not move them) and never change while owned;
+        // `keep` owns them until the imported memory is freed.
+        let r = unsafe {
+            imp.import(
+                "upload:host-import:owned",
+                bytes[head..].as_ptr(),
+                body as u64,
+                keep,
+            )
+        };
+        match r {
+            Ok(buffer) => Some((buffer, head, body)),
+            Err(e) => {
+                log::debug!("upload: importing {body} bytes failed ({e}); copied instead");
+                self.counters.host_import_fallbacks += 1;
+                None
+            }
+        }
     }
 
     /// A mapped ring buffer of at least `len` bytes: the smallest free one, else a new one (while

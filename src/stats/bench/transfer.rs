@@ -54,7 +54,6 @@ pub fn payload(len: usize, frame: u32) -> Vec<u8> {
 /// filled beforehand, `Uploader::write_host`: the GPU copy only, what a pinned CUDA
 /// `cudaMemcpy` host-to-device measures). Where the device cannot import, they fall back
 /// (counted in the `fallbacks` column).
-#[allow(clippy::disallowed_methods)] // a benchmark of the upload strategies themselves, outside any frame
 pub fn upload_table(
     gpu: &Gpu,
     strategies: &[Strategy],
@@ -79,30 +78,27 @@ pub fn upload_table(
             mapped_at_creation: false,
         });
         for &strategy in strategies {
-            let mut up = Uploader::new(&gpu.device, strategy);
             rows.push(measure(
                 gpu,
                 &dst,
+                strategy,
                 strategy.name(),
-                &mut up,
                 frames,
                 &payloads,
-                |up, enc, data| up.write(&gpu.device, &gpu.queue, enc, &dst, 0, data),
+                |up, enc, i| up.write(&gpu.device, &gpu.queue, enc, &dst, 0, &payloads[i]),
             ));
             if strategy != Strategy::HostImport {
                 continue;
             }
             let owned: [Arc<[u8]>; 2] = [Arc::from(&payloads[0][..]), Arc::from(&payloads[1][..])];
-            let mut up = Uploader::new(&gpu.device, strategy);
             rows.push(measure(
                 gpu,
                 &dst,
+                strategy,
                 "host-import:owned",
-                &mut up,
                 frames,
                 &payloads,
-                |up, enc, data| {
-                    let i = usize::from(data.as_ptr() != payloads[0].as_ptr());
+                |up, enc, i| {
                     up.write_owned(&gpu.device, &gpu.queue, enc, &dst, 0, owned[i].clone())
                 },
             ));
@@ -122,16 +118,15 @@ pub fn upload_table(
                 );
                 continue;
             }
-            let mut up = Uploader::new(&gpu.device, strategy);
             let mut row = measure(
                 gpu,
                 &dst,
+                strategy,
                 "host-import:pinned",
-                &mut up,
                 frames,
                 &payloads,
-                |up, enc, data| {
-                    let h = &pinned[usize::from(data.as_ptr() != payloads[0].as_ptr())];
+                |up, enc, i| {
+                    let h = &pinned[i];
                     up.write_host(&gpu.device, &gpu.queue, enc, &dst, 0, h, 0..h.len())
                 },
             );
@@ -144,30 +139,31 @@ pub fn upload_table(
     rows
 }
 
-/// One row: `frames` frames (after 2 warm-up frames) of `write(uploader, encoder, payload of the
-/// frame)`, submit, wait; then the destination read back and compared with the last payload.
+/// One row: a new uploader of `strategy`, `frames` frames (after 2 warm-up frames) of
+/// `write(uploader, encoder, i)` (frame `f` uploads payload `i = f % 2`), submit, wait; then the
+/// destination read back and compared with the last payload.
 fn measure(
     gpu: &Gpu,
     dst: &wgpu::Buffer,
+    strategy: Strategy,
     name: &'static str,
-    up: &mut Uploader,
     frames: u32,
     payloads: &[Vec<u8>; 2],
-    mut write: impl FnMut(&mut Uploader, &mut wgpu::CommandEncoder, &[u8]) -> Result<(), UploadError>,
+    mut write: impl FnMut(&mut Uploader, &mut wgpu::CommandEncoder, usize) -> Result<(), UploadError>,
 ) -> UploadRow {
+    let mut up = Uploader::new(&gpu.device, strategy);
     let size = dst.size();
     let mut cpu = 0.0;
     let mut total = 0.0;
     let warm = 2;
     for f in 0..warm + frames {
-        let data = &payloads[(f % 2) as usize];
         let t0 = Instant::now();
         let mut enc = gpu
             .device
             .create_command_encoder(&wgpu::CommandEncoderDescriptor {
                 label: Some("bench:upload"),
             });
-        if let Err(e) = write(up, &mut enc, data) {
+        if let Err(e) = write(&mut up, &mut enc, (f % 2) as usize) {
             log::error!("upload {name}: {e}");
         }
         up.finish();
