@@ -278,21 +278,16 @@ fn quantized_visibility_over_several_bindings_equals_the_cpu_reference() {
         let mut enc = d.create_command_encoder(&wgpu::CommandEncoderDescriptor {
             label: Some("test:quantized"),
         });
-        r.clear(&mut enc, &target);
-        {
-            let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                label: Some("test:quantized:raster"),
-                timestamp_writes: None,
-            });
-            r.encode_quantized(&mut pass, &cloud, &groups);
-        }
+        raster::clear_and_raster(&mut enc, &r, &target, "test:quantized:raster", |pass| {
+            r.encode_quantized(pass, &cloud, &groups)
+        });
         {
             let mut pass = raster::resolve_pass(&mut enc, "test:quantized:resolve", &view);
             r.paint_quantized(&mut pass, variant, &resolve);
         }
         gpu.queue.submit([enc.finish()]);
         let got = raster::read_ids(&gpu, &target);
-        let differ = got.iter().zip(&want).filter(|(g, w)| g != w).count();
+        let differ = raster::differing(&got, &want);
         assert_eq!(
             differ, 0,
             "{path:?}: {differ} pixels differ from the CPU reference"
@@ -366,17 +361,16 @@ fn a_table_of_several_dispatch_rows_is_read_column_by_column() {
         let mut enc = d.create_command_encoder(&wgpu::CommandEncoderDescriptor {
             label: Some("test:quantized:rows"),
         });
-        r.clear(&mut enc, &target);
-        {
-            let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                label: Some("test:quantized:rows:raster"),
-                timestamp_writes: None,
-            });
-            r.encode_quantized(&mut pass, &cloud, &groups);
-        }
+        raster::clear_and_raster(
+            &mut enc,
+            &r,
+            &target,
+            "test:quantized:rows:raster",
+            |pass| r.encode_quantized(pass, &cloud, &groups),
+        );
         gpu.queue.submit([enc.finish()]);
         let got = raster::read_ids(&gpu, &target);
-        let differ = got.iter().zip(&want).filter(|(g, w)| g != w).count();
+        let differ = raster::differing(&got, &want);
         assert_eq!(differ, 0, "{path:?}: {differ} pixels differ");
     }
     common::assert_no_gpu_errors(&gpu);

@@ -157,17 +157,12 @@ fn visibility_buffer_equals_the_cpu_reference() {
         let mut enc = d.create_command_encoder(&wgpu::CommandEncoderDescriptor {
             label: Some("test:raster"),
         });
-        r.clear(&mut enc, &target);
-        {
-            let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                label: Some("test:raster:pass"),
-                timestamp_writes: None,
-            });
-            r.encode(&mut pass, &group, batches);
-        }
+        raster::clear_and_raster(&mut enc, &r, &target, "test:raster:pass", |pass| {
+            r.encode(pass, &group, batches)
+        });
         gpu.queue.submit([enc.finish()]);
         let got = raster::read_ids(&gpu, &target);
-        let differ = got.iter().zip(&want).filter(|(g, w)| g != w).count();
+        let differ = raster::differing(&got, &want);
         assert_eq!(
             differ, 0,
             "{path:?}: {differ} pixels differ from the CPU reference"

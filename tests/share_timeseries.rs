@@ -334,15 +334,10 @@ fn the_deck_charts_a_producer_window_and_fits_its_value_axis() {
     let p = deck.active_problem().unwrap_or_default();
     assert!(p.contains("waiting for a producer on"), "{p}");
 
-    let (cmd, events, thread) = share::spawn_producer(&gpu, &path, check);
-    let mut ready = None;
-    deck_frames_until(&gpu, &mut deck, |_| {
-        ready = events.try_recv().ok();
-        ready.is_some()
-    });
-    if !share::producer_ready(ready) {
+    let Some((cmd, _events, thread)) = share::connect_producer(&gpu, &mut deck, SIZE, &path, check)
+    else {
         return;
-    }
+    };
     let before = common::render_frames(&gpu, &mut deck, vizdeck::headless::OUTPUT_FORMAT, SIZE, 1);
     let one = frame1();
     let uploaded_before = deck.upload_counters().bytes;
@@ -487,16 +482,8 @@ fn sharing_starts_again_on_a_new_device_after_a_loss() {
     assert!(p.contains("must connect again"), "{p}");
 
     // A producer on the new device: its window is charted, its ranges read back exactly.
-    let (cmd, events, thread) = share::spawn_producer(&gpu2, &path, check);
-    let mut ready = None;
-    deck_frames_until(&gpu2, &mut deck, |_| {
-        ready = events.try_recv().ok();
-        ready.is_some()
-    });
-    assert!(
-        share::producer_ready(ready),
-        "the producer on the new device"
-    );
+    let (cmd, events, thread) =
+        share::connect_producer(&gpu2, &mut deck, SIZE, &path, check).expect("the producer");
     let one = frame1();
     cmd.send(frame_of(1, &one)).unwrap();
     let mut released = false;

@@ -53,3 +53,16 @@ fn workgroup_sum(l: u32, v: u32) -> u32 {
     workgroupBarrier();
     return total;
 }
+
+// The valid (non-NaN) samples of row `row` of the window among the WINDOW_PER_THREAD samples
+// from sample `k0` (those before N).
+fn thread_valid(row: u32, k0: u32) -> u32 {
+    var c = 0u;
+    for (var i = 0u; i < WINDOW_PER_THREAD; i++) {
+        let k = k0 + i;
+        if k < wp.samples && !is_nan(window[row + k]) {
+            c += 1u;
+        }
+    }
+    return c;
+}

@@ -10,13 +10,7 @@ fn main(@builtin(local_invocation_index) l: u32, @builtin(workgroup_id) wg: vec3
     let s = entries[wp.first + wg.y].x;
     let b = wg.x;
     let row = s * wp.samples;
-    var c = 0u;
-    for (var i = 0u; i < WINDOW_PER_THREAD; i++) {
-        let k = b * WINDOW_BLOCK + l * WINDOW_PER_THREAD + i;
-        if k < wp.samples && !is_nan(window[row + k]) {
-            c += 1u;
-        }
-    }
+    let c = thread_valid(row, b * WINDOW_BLOCK + l * WINDOW_PER_THREAD);
     let total = workgroup_sum(l, c);
     if l == 0u {
         block_counts[s * wp.blocks + b] = total;

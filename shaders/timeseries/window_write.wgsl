@@ -22,13 +22,7 @@ fn main(@builtin(local_invocation_index) l: u32, @builtin(workgroup_id) wg: vec3
     before = workgroup_sum(l, before);
     // This thread's samples, and the valid ones of the threads before it (inclusive scan).
     let k0 = b * WINDOW_BLOCK + l * WINDOW_PER_THREAD;
-    var c = 0u;
-    for (var i = 0u; i < WINDOW_PER_THREAD; i++) {
-        let k = k0 + i;
-        if k < wp.samples && !is_nan(window[row + k]) {
-            c += 1u;
-        }
-    }
+    let c = thread_valid(row, k0);
     scratch[l] = c;
     workgroupBarrier();
     for (var d = 1u; d < WINDOW_THREADS; d = d * 2u) {

@@ -327,16 +327,23 @@ pub fn vk_buffer_usage(
 /// `VkMemoryRequirements::memoryTypeBits`), else the first that fits (a software rasterizer's
 /// memory is host memory either way); `None` when none fits.
 pub fn memory_type(props: &vk::PhysicalDeviceMemoryProperties, type_bits: u32) -> Option<u32> {
-    let fits = |i: u32| type_bits & (1 << i) != 0;
     let types = &props.memory_types[..props.memory_type_count as usize];
-    (0..props.memory_type_count)
-        .find(|&i| {
-            fits(i)
-                && types[i as usize]
-                    .property_flags
-                    .contains(vk::MemoryPropertyFlags::DEVICE_LOCAL)
-        })
-        .or_else(|| (0..props.memory_type_count).find(|&i| fits(i)))
+    memory_type_preferring(types, type_bits, vk::MemoryPropertyFlags::DEVICE_LOCAL)
+}
+
+/// The index of the first of `types` that fits `type_bits` and has the `preferred` flags, else
+/// of the first that fits; `None` when none fits.
+pub(crate) fn memory_type_preferring(
+    types: &[vk::MemoryType],
+    type_bits: u32,
+    preferred: vk::MemoryPropertyFlags,
+) -> Option<u32> {
+    let fits = |i: &usize| type_bits & (1 << i) != 0;
+    (0..types.len())
+        .filter(fits)
+        .find(|&i| types[i].property_flags.contains(preferred))
+        .or_else(|| (0..types.len()).find(fits))
+        .map(|i| i as u32)
 }
 
 impl ExternalMemoryBuffer {

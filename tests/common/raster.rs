@@ -3,7 +3,29 @@
 //! the resolve draws into.
 
 use vizdeck::gpu::Gpu;
-use vizdeck::pointcloud::raster::{ResolveParams, VisibilityBuffer};
+use vizdeck::pointcloud::raster::{Rasterizer, ResolveParams, VisibilityBuffer};
+
+/// Records into `enc` the clear of `target`, then `record` (the raster passes) in a compute pass
+/// labelled `label`.
+pub fn clear_and_raster(
+    enc: &mut wgpu::CommandEncoder,
+    r: &Rasterizer,
+    target: &VisibilityBuffer,
+    label: &str,
+    record: impl FnOnce(&mut wgpu::ComputePass<'_>),
+) {
+    r.clear(enc, target);
+    let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+        label: Some(label),
+        timestamp_writes: None,
+    });
+    record(&mut pass);
+}
+
+/// Pixels whose ids differ between `got` and `want`.
+pub fn differing(got: &[Option<u32>], want: &[Option<u32>]) -> usize {
+    got.iter().zip(want).filter(|(g, w)| g != w).count()
+}
 
 /// The point id of every pixel of `target` (`None` where no point landed), read back after the
 /// GPU is done.

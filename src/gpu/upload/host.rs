@@ -28,6 +28,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use ash::vk;
+
+use crate::gpu::external::{Unmet, check_device, memory_type_preferring};
 use wgpu::hal::api::Vulkan;
 
 /// The device extension importing host memory (enabled by
@@ -128,24 +130,10 @@ impl HostImporter {
         let physical = hal.raw_physical_device();
         let shared = hal.shared_instance();
         let instance = shared.raw_instance();
-        // SAFETY: `physical` is the device's own physical device.
-        let props = unsafe { instance.get_physical_device_properties(physical) };
-        let name = props
-            .device_name_as_c_str()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        if props.api_version < vk::API_VERSION_1_1
-            || shared.instance_api_version() < vk::API_VERSION_1_1
-        {
-            return Err(HostImportError::OldVulkan(format!(
-                "{}.{}",
-                vk::api_version_major(props.api_version),
-                vk::api_version_minor(props.api_version)
-            )));
-        }
-        if !hal.enabled_device_extensions().contains(&EXTENSION) {
-            return Err(HostImportError::MissingExtension { device: name });
-        }
+        let name = check_device(&hal, vk::API_VERSION_1_1, EXTENSION).map_err(|u| match u {
+            Unmet::OldVulkan { device, .. } => HostImportError::OldVulkan(device),
+            Unmet::MissingExtension { device, .. } => HostImportError::MissingExtension { device },
+        })?;
         let mut host_props = vk::PhysicalDeviceExternalMemoryHostPropertiesEXT::default();
         let mut props2 = vk::PhysicalDeviceProperties2::default().push_next(&mut host_props);
         // SAFETY: Vulkan 1.1 checked above; the chain is one known struct.
@@ -339,17 +327,11 @@ impl HostImporter {
     /// A memory type among `bits`: host-cached first (the CPU writes and reads it as ordinary
     /// memory), else the first.
     fn pick_memory_type(&self, bits: u32) -> Option<u32> {
-        let fits = |i: usize| bits & (1 << i) != 0;
-        let n = self.memory_types.len();
-        (0..n)
-            .find(|&i| {
-                fits(i)
-                    && self.memory_types[i]
-                        .property_flags
-                        .contains(vk::MemoryPropertyFlags::HOST_CACHED)
-            })
-            .or_else(|| (0..n).find(|&i| fits(i)))
-            .map(|i| i as u32)
+        memory_type_preferring(
+            &self.memory_types,
+            bits,
+            vk::MemoryPropertyFlags::HOST_CACHED,
+        )
     }
 }
 

@@ -190,9 +190,6 @@ pub struct TimeSeries {
     box_start: Option<egui::Pos2>,
     box_end: Option<egui::Pos2>,
     gpu_notes: Vec<String>,
-    /// After a lost device while sharing: the notice asking the producer to connect again,
-    /// until a producer's frame is shown.
-    share_restarted: Option<String>,
     /// Also chart vizdeck's own frame times: each presented frame adds the interval since the
     /// previous one, in ms, to the series [`OWN_FRAME_SERIES`] at the scene clock's time.
     /// Synthetic sources only (their times are the same clock); ignored for files.
@@ -212,8 +209,6 @@ pub struct TimeSeries {
     export: Option<std::path::PathBuf>,
     /// `--share PATH`: the producer's window drawn instead of the source ([`shared`]).
     shared: Option<shared::SharedSeries>,
-    /// What `shared` was made from (to make it again after a lost device).
-    share_target: Option<shared::ShareTarget>,
 }
 
 impl TimeSeries {
@@ -312,7 +307,6 @@ impl TimeSeries {
             box_start: None,
             box_end: None,
             gpu_notes: Vec::new(),
-            share_restarted: None,
             own_signals: false,
             last_presented: None,
             own_audio: false,
@@ -322,7 +316,6 @@ impl TimeSeries {
             share: share::Share::default(),
             export: None,
             shared: None,
-            share_target: None,
         }
     }
 
@@ -347,13 +340,7 @@ impl TimeSeries {
         let input = shared::SharedSeries::new(gpu, &scene.pipes, &target.path, target.shape)?;
         scene.visible = vec![true; target.shape.series as usize];
         scene.shared = Some(input);
-        scene.share_target = Some(target);
         Ok(scene)
-    }
-
-    /// The `--share` input, when the chart draws a producer's window.
-    pub fn shared_input(&self) -> Option<&shared::SharedSeries> {
-        self.shared.as_ref()
     }
 
     /// Keeps the M4 columns of the frame's views on the GPU for
@@ -815,18 +802,15 @@ impl Scene for TimeSeries {
         self.pipes = Pipelines::for_gpu(gpu);
         self.mirrors = Mirrors::new();
         self.host.clear();
-        if let (Some(old), Some(target)) = (self.shared.take(), self.share_target.clone()) {
+        if let Some(old) = self.shared.take() {
             // The shared memory went with the device: the old producer's socket is closed, and
             // a new buffer is offered on the same path.
+            let (path, shape) = (old.path().to_path_buf(), old.shape());
             drop(old);
-            match shared::SharedSeries::new(gpu, &self.pipes, &target.path, target.shape) {
-                Ok(input) => {
+            match shared::SharedSeries::new(gpu, &self.pipes, &path, shape) {
+                Ok(mut input) => {
+                    input.mark_restarted();
                     self.shared = Some(input);
-                    self.share_restarted = Some(format!(
-                        "the GPU device was lost and recreated: the shared buffer is new; the \
-                         producer must connect again to {}",
-                        target.path.display()
-                    ));
                 }
                 Err(e) => {
                     return Err(SceneError::Other(format!(
@@ -986,10 +970,9 @@ impl Scene for TimeSeries {
 
     fn problem(&self) -> Option<String> {
         if let Some(input) = &self.shared {
-            let restarted = self.share_restarted.clone().filter(|_| !input.has_frame());
-            let lines: Vec<String> = restarted
+            let lines: Vec<String> = input
+                .notice()
                 .into_iter()
-                .chain(input.notice())
                 .chain(self.gpu_notes.iter().cloned())
                 .collect();
             return (!lines.is_empty()).then(|| lines.join("\n"));

@@ -150,7 +150,7 @@ pub struct SharedSeries {
     passes: WindowPasses,
     /// `frames_shown` of the frame last written into the mirrors (0: none yet).
     ingested: u64,
-    /// The mirrors hold the window (blocks given; `false` after they were rebuilt).
+    /// The mirrors hold the window (blocks given).
     held: bool,
     /// Per series: its finite range over the view, from the last reduction that came back.
     ranges: Vec<Option<(f32, f32)>>,
@@ -232,16 +232,9 @@ impl SharedSeries {
         &self.names
     }
 
-    /// Whether a producer's frame has been copied (drawn from then on).
-    pub fn has_frame(&self) -> bool {
-        self.frames.has_frame()
-    }
-
-    /// Forgets that the mirrors hold the window (they were rebuilt): the next frame writes it
-    /// into them again.
-    pub fn mirrors_reset(&mut self) {
-        self.held = false;
-        self.reduced = None;
+    /// See [`SharedFrames::mark_restarted`].
+    pub fn mark_restarted(&mut self) {
+        self.frames.mark_restarted();
     }
 
     /// Once a frame, before the views: takes the producer's newest complete frame into the

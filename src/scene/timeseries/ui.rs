@@ -182,11 +182,14 @@ impl TimeSeries {
         for n in &self.gpu_notes {
             ui.colored_label(egui::Color32::YELLOW, n);
         }
-        let names: Vec<String> = input.names().to_vec();
         self.view_buttons(ui, "whole window");
         ui.label(format!("points in view: {}", self.points_in_view));
         ui.separator();
         ui.label("Series (click to toggle):");
+        let Some(input) = &self.shared else {
+            return;
+        };
+        let names = input.names();
         series_toggles(
             ui,
             &mut self.visible,

@@ -1156,6 +1156,12 @@ fn column_bounds(
     } else {
         out[..=n].fill(0);
     }
+    previous_columns(out, n);
+}
+
+/// Fills `out[n + 1 + i]` with the last column before `i` holding samples ([`NONE`]: none),
+/// from the column starts `out[0..=n]`.
+fn previous_columns(out: &mut [u32], n: usize) {
     let mut prev = NONE;
     for i in 0..n {
         out[n + 1 + i] = prev;
@@ -1200,13 +1206,7 @@ fn uniform_bounds(len: u64, dt: f64, r0: f64, r1: f64, columns: usize, out: &mut
     } else {
         out[..=n].fill(0);
     }
-    let mut prev = NONE;
-    for i in 0..n {
-        out[n + 1 + i] = prev;
-        if out[i + 1] > out[i] {
-            prev = i as u32;
-        }
-    }
+    previous_columns(out, n);
 }
 
 /// Runs the GPU M4 of `series` over `[r0, r1)` (relative seconds) into `columns` columns and reads
