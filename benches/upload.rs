@@ -20,7 +20,9 @@ use common::gpu;
 use criterion::{Criterion, criterion_group, criterion_main};
 use vizdeck::gpu::upload::{Strategy, Uploader};
 
-use vizdeck::stats::bench::{payload, readback_table, transfer_markdown, upload_table};
+use vizdeck::stats::bench::{
+    empty_frame_us, payload, readback_table, transfer_markdown, upload_table,
+};
 use vizdeck::stats::{FrameRecord, Live, Recorder};
 
 fn table(_c: &mut Criterion) {
@@ -35,7 +37,8 @@ fn table(_c: &mut Criterion) {
         .unwrap_or(5);
     let up = upload_table(&gpu, &Strategy::ALL, &sizes, frames);
     let rb = readback_table(&gpu, &sizes, frames);
-    println!("{}", transfer_markdown(&gpu, &up, &rb));
+    let empty = empty_frame_us(&gpu, frames.max(20));
+    println!("{}", transfer_markdown(&gpu, &up, &rb, empty));
 }
 
 fn uploads(c: &mut Criterion) {

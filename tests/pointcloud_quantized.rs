@@ -256,14 +256,21 @@ fn quantized_visibility_over_several_bindings_equals_the_cpu_reference() {
         radius: 0,
         edl: false,
     };
-    for path in [RasterPath::TwoPass32, RasterPath::Atomic64] {
+    let words: Vec<&wgpu::Buffer> = attrs.iter().map(|(w, _)| w).collect();
+    for (path, filter) in [
+        (RasterPath::TwoPass32, true),
+        (RasterPath::Atomic64, true),
+        (RasterPath::TwoPass32, false),
+        (RasterPath::Atomic64, false),
+    ] {
         let mut r = Rasterizer::with_path(d, vizdeck::scene::SCENE_FORMAT, path);
         if r.path() != path {
             eprintln!("{path:?}: not on this adapter (no 64-bit atomics), skipped");
             continue;
         }
+        r.set_workgroup_filter(d, filter);
         let target = r.target(d, size);
-        let groups = r.bind_quantized(d, &params_buf, &cloud, &target);
+        let groups = r.bind_quantized(d, &params_buf, &cloud, &words, &target);
         let resolve: Vec<wgpu::BindGroup> = cloud
             .chunks
             .iter()
@@ -290,7 +297,7 @@ fn quantized_visibility_over_several_bindings_equals_the_cpu_reference() {
         let differ = raster::differing(&got, &want);
         assert_eq!(
             differ, 0,
-            "{path:?}: {differ} pixels differ from the CPU reference"
+            "{path:?}, workgroup filter {filter}: {differ} pixels differ from the CPU reference"
         );
         let rgba = vizdeck::gpu::readback::read_texture_rgba(d, &gpu.queue, &image).expect("image");
         for (px, w) in want.iter().enumerate() {
@@ -357,7 +364,7 @@ fn a_table_of_several_dispatch_rows_is_read_column_by_column() {
             continue;
         }
         let target = r.target(d, size);
-        let groups = r.bind_quantized(d, &params_buf, &cloud, &target);
+        let groups = r.bind_quantized(d, &params_buf, &cloud, &[], &target);
         let mut enc = d.create_command_encoder(&wgpu::CommandEncoderDescriptor {
             label: Some("test:quantized:rows"),
         });
@@ -372,6 +379,145 @@ fn a_table_of_several_dispatch_rows_is_read_column_by_column() {
         let got = raster::read_ids(&gpu, &target);
         let differ = raster::differing(&got, &want);
         assert_eq!(differ, 0, "{path:?}: {differ} pixels differ");
+    }
+    common::assert_no_gpu_errors(&gpu);
+}
+
+#[test]
+#[allow(clippy::disallowed_methods)] // a test frame outside the deck
+fn dense_batches_and_hidden_classes_draw_the_reference() {
+    // Batches whose 1024 points fall on a few pixels (a dense cloud seen whole: the case of the
+    // passes' workgroup depth filter), with exact ties inside a batch and across batches, and a
+    // class mask hiding class 3 (the passes then read the attribute words). Every combination of
+    // path, filter and mask must give the CPU reference's point per pixel, where a hidden point
+    // takes no part.
+    let gpu = gpu();
+    let d = &gpu.device;
+    let size = (32u32, 24u32);
+    let mut rng = SplitMix64(23);
+    let mut points: Vec<[f32; 3]> = Vec::new();
+    for b in 0..24 {
+        let c = [rng.next_f32() * 1.4 - 0.7, rng.next_f32() * 1.4 - 0.7];
+        let start = points.len();
+        for k in 0..QBATCH_POINTS as usize {
+            if k % 7 == 6 {
+                // An exact copy of an earlier point of this batch: the smaller id must win.
+                let j = start + (rng.next_f32() * (k as f32)) as usize;
+                points.push(points[j.min(points.len() - 1)]);
+                continue;
+            }
+            points.push([
+                c[0] + (rng.next_f32() - 0.5) * 0.15,
+                c[1] + (rng.next_f32() - 0.5) * 0.15,
+                0.05 + rng.next_f32() * 0.9,
+            ]);
+        }
+        if b % 4 == 3 {
+            // A batch that repeats the previous one's first 512 points: ties across batches.
+            let prev = start - QBATCH_POINTS as usize;
+            for k in 0..512 {
+                points[start + k] = points[prev + k];
+            }
+        }
+    }
+    let class_of = |id: u32| (id.wrapping_mul(7) / 3) % 5;
+    let eye = [0.0f32; 3];
+    let (cloud, table, codes) =
+        QuantizedCloud::from_points(d, &points, eye, 1 << 20).expect("cloud");
+    let decoded: Vec<[f32; 3]> = codes
+        .iter()
+        .enumerate()
+        .map(|(id, &q)| table[id / QBATCH_POINTS as usize].decode(q))
+        .collect();
+    let view_proj = [
+        [1.0, 0.0, 0.0, 0.0],
+        [0.0, 1.0, 0.0, 0.0],
+        [0.0, 0.0, 1.0, 0.0],
+        [0.0, 0.0, 0.0, 1.0],
+    ];
+    // The setup is what it claims: some pixel holds dozens of one batch's points.
+    let mut per_pixel = std::collections::HashMap::new();
+    for (id, p) in decoded.iter().enumerate() {
+        let x = ((p[0] * 0.5 + 0.5) * size.0 as f32) as u32;
+        let y = ((0.5 - p[1] * 0.5) * size.1 as f32) as u32;
+        *per_pixel.entry((id / 1024, x, y)).or_insert(0u32) += 1;
+    }
+    let densest = per_pixel.values().copied().max().unwrap_or(0);
+    assert!(
+        densest >= 20,
+        "at most {densest} points of a batch on a pixel"
+    );
+
+    use wgpu::util::DeviceExt;
+    let init = |label: &str, contents: &[u8], usage| {
+        d.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some(label),
+            contents,
+            usage,
+        })
+    };
+    let words: Vec<wgpu::Buffer> = cloud
+        .chunks
+        .iter()
+        .map(|c| {
+            let w: Vec<u32> = (c.first..c.first + c.count)
+                .map(|id| class_of(id) | 0x5a00)
+                .collect();
+            init(
+                "test:quantized:dense:words",
+                bytemuck::cast_slice(&w),
+                wgpu::BufferUsages::STORAGE,
+            )
+        })
+        .collect();
+    let words: Vec<&wgpu::Buffer> = words.iter().collect();
+    for hide in [None, Some(3u32)] {
+        let mut params = RasterParams::new(view_proj, size);
+        // The CPU reference: a hidden point is moved behind the depth range.
+        let mut visible = decoded.clone();
+        if let Some(c) = hide {
+            params.class_mask[0][0] &= !(1 << c);
+            for (id, p) in visible.iter_mut().enumerate() {
+                if class_of(id as u32) == c {
+                    p[2] = -10.0;
+                }
+            }
+        }
+        let want = cpu_visibility(&visible, &view_proj, size);
+        assert!(want.iter().filter(|w| w.is_some()).count() > 100);
+        let params_buf = init(
+            "test:quantized:dense:params",
+            bytemuck::bytes_of(&params),
+            wgpu::BufferUsages::UNIFORM,
+        );
+        for path in [RasterPath::TwoPass32, RasterPath::Atomic64] {
+            for filter in [true, false] {
+                let mut r = Rasterizer::with_path(d, vizdeck::scene::SCENE_FORMAT, path);
+                if r.path() != path {
+                    continue;
+                }
+                r.set_workgroup_filter(d, filter);
+                let target = r.target(d, size);
+                let groups = r.bind_quantized(d, &params_buf, &cloud, &words, &target);
+                let mut enc = d.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                    label: Some("test:quantized:dense"),
+                });
+                raster::clear_and_raster(
+                    &mut enc,
+                    &r,
+                    &target,
+                    "test:quantized:dense:raster",
+                    |pass| r.encode_quantized(pass, &cloud, &groups),
+                );
+                gpu.queue.submit([enc.finish()]);
+                let got = raster::read_ids(&gpu, &target);
+                let differ = raster::differing(&got, &want);
+                assert_eq!(
+                    differ, 0,
+                    "{path:?}, filter {filter}, hidden class {hide:?}: {differ} pixels differ"
+                );
+            }
+        }
     }
     common::assert_no_gpu_errors(&gpu);
 }

@@ -66,17 +66,33 @@ fn point_hit(b: vec4<u32>, p: vec4<u32>, r: RasterParams) -> vec2<u32> {
 // depth bits: larger is nearer, 0 never occurs for depths in [0, 1], so a cleared buffer of
 // zeros means "empty").
 fn project(p: vec3<f32>, r: RasterParams) -> vec2<u32> {
+    let h = project_xy(p, r);
+    if h.x == NO_PIXEL {
+        return vec2<u32>(NO_PIXEL, 0u);
+    }
+    return vec2<u32>(h.y * r.width + h.x, h.z);
+}
+
+// `project` with the pixel's column and row apart: (x, y, depth key), x = NO_PIXEL when the
+// point adds to no pixel.
+fn project_xy(p: vec3<f32>, r: RasterParams) -> vec3<u32> {
     let clip = r.view_proj * vec4<f32>(p, 1.0);
     if clip.w <= 0.0 {
-        return vec2<u32>(NO_PIXEL, 0u);
+        return vec3<u32>(NO_PIXEL, 0u, 0u);
     }
     let ndc = clip.xyz / clip.w;
     if ndc.z < 0.0 || ndc.z > 1.0 || abs(ndc.x) >= 1.0 || abs(ndc.y) >= 1.0 {
-        return vec2<u32>(NO_PIXEL, 0u);
+        return vec3<u32>(NO_PIXEL, 0u, 0u);
     }
     let x = min(u32((ndc.x * 0.5 + 0.5) * f32(r.width)), r.width - 1u);
     let y = min(u32((0.5 - ndc.y * 0.5) * f32(r.height)), r.height - 1u);
-    return vec2<u32>(y * r.width + x, ~bitcast<u32>(ndc.z));
+    return vec3<u32>(x, y, ~bitcast<u32>(ndc.z));
+}
+
+// Whether the class mask draws every class (the quantized passes then skip the attribute words).
+fn all_classes_drawn(r: RasterParams) -> bool {
+    let ones = vec4<u32>(0xffffffffu);
+    return all(r.class_mask[0] == ones) && all(r.class_mask[1] == ones);
 }
 
 // ---- Quantized points (the `main_q` entry points of raster64.wgsl, raster_depth.wgsl,
@@ -139,4 +155,42 @@ fn qbatch_in_view(b: QBatch, r: RasterParams) -> bool {
         }
     }
     return true;
+}
+
+// Keys of the workgroup depth tile of `main_q`: the most pixels a batch's rectangle may cover
+// for the tile to be used.
+const QTILE: u32 = 1024u;
+
+// The pixel rectangle (x0, y0, width, height) that holds every point of batch `b` (its box's
+// eight corners projected, one pixel of slack a side for rounding, clipped to the target);
+// width 0 when a corner is behind the camera or the rectangle holds more than QTILE pixels.
+// Only a hint: `main_q` checks each point against it.
+fn qbatch_rect(b: QBatch, r: RasterParams) -> vec4<u32> {
+    let size = b.step * 1024.0;
+    var lo = vec2<f32>(3.0e38);
+    var hi = vec2<f32>(-3.0e38);
+    for (var c = 0u; c < 8u; c++) {
+        let corner = b.lo + size * vec3<f32>(f32(c & 1u), f32((c >> 1u) & 1u), f32(c >> 2u));
+        let clip = r.view_proj * vec4<f32>(corner, 1.0);
+        if clip.w <= 0.0 {
+            return vec4<u32>(0u);
+        }
+        let s = vec2<f32>(
+            (clip.x / clip.w * 0.5 + 0.5) * f32(r.width),
+            (0.5 - clip.y / clip.w * 0.5) * f32(r.height),
+        );
+        lo = min(lo, s);
+        hi = max(hi, s);
+    }
+    let top = vec2<f32>(f32(r.width - 1u), f32(r.height - 1u));
+    let a = clamp(floor(lo) - 1.0, vec2<f32>(0.0), top);
+    let z = clamp(floor(hi) + 1.0, vec2<f32>(0.0), top);
+    let x0 = u32(a.x);
+    let y0 = u32(a.y);
+    let w = u32(z.x) - x0 + 1u;
+    let h = u32(z.y) - y0 + 1u;
+    if w * h > QTILE {
+        return vec4<u32>(0u);
+    }
+    return vec4<u32>(x0, y0, w, h);
 }

@@ -9,8 +9,9 @@
 // The mode, radius and EDL are override constants: one pipeline per choice, no branch per pixel.
 //
 // A cloud spread over several bindings is resolved by one draw per binding (`chunk`: the ids it
-// holds); a pixel whose point is in another binding is left as it is (discard). Only the visible
-// points' attributes are read. With QUANT (quantized points, raster*.wgsl `main_q`) binding 3
+// holds); a pixel whose point is in another binding is left as it is (discard). The entry point
+// `fs_dual` resolves a quantized chunk and a pool of 16-byte points in one draw (see there).
+// Only the visible points' attributes are read. With QUANT (quantized points, raster*.wgsl `main_q`) binding 3
 // holds one attribute word (u32) per point, read as vec4<u32> (word i = points[i / 4][i % 4]);
 // without it, the 16-byte points whose `w` is the word.
 //
@@ -93,7 +94,11 @@ fn point_color(i: u32) -> vec4<f32> {
     } else {
         word = points[i].w;
     }
-    let a = attrs[i];
+    return color_of(word, attrs[i]);
+}
+
+// Colour of a point of attribute word `word` and attributes `a` (RGBA8, elevation f32 bits).
+fn color_of(word: u32, a: vec2<u32>) -> vec4<f32> {
     if MODE == 0u {
         return unpack4x8unorm(a.x);
     }
@@ -114,15 +119,20 @@ fn point_color(i: u32) -> vec4<f32> {
     return unpack4x8unorm(RETURN_COLORS[r]);
 }
 
-@fragment
-fn fs_main(@builtin(position) pos: vec4<f32>) -> @location(0) vec4<f32> {
+// What the disc of RADIUS around a pixel holds: the nearest depth key (`best`, 0: none), where
+// (`at`), and with EDL the 4 neighbours' keys (right, left, below, above).
+struct Nearest {
+    best: u32,
+    at: vec2<i32>,
+    around: vec4<u32>,
+}
+
+fn nearest(pos: vec4<f32>) -> Nearest {
     let x = i32(pos.x);
     let y = i32(pos.y);
-    var best = 0u;
-    var at = vec2<i32>(x, y);
+    var n = Nearest(0u, vec2<i32>(x, y), vec4<u32>(0u));
     // One load per pixel of the disc of RADIUS and, with EDL, of the 4 neighbours (the two
     // sets overlap from RADIUS 1 on: each pixel is read once).
-    var around = vec4<u32>(0u); // right, left, below, above
     let w = max(RADIUS, 1);
     for (var dy = -w; dy <= w; dy++) {
         for (var dx = -w; dx <= w; dx++) {
@@ -130,23 +140,51 @@ fn fs_main(@builtin(position) pos: vec4<f32>) -> @location(0) vec4<f32> {
             let cross = EDL && abs(dx) + abs(dy) == 1;
             if disc || cross {
                 let k = key_at(x + dx, y + dy);
-                if disc && k > best {
-                    best = k;
-                    at = vec2<i32>(x + dx, y + dy);
+                if disc && k > n.best {
+                    n.best = k;
+                    n.at = vec2<i32>(x + dx, y + dy);
                 }
-                if dy == 0 && dx == 1 { around.x = k; }
-                if dy == 0 && dx == -1 { around.y = k; }
-                if dx == 0 && dy == 1 { around.z = k; }
-                if dx == 0 && dy == -1 { around.w = k; }
+                if dy == 0 && dx == 1 { n.around.x = k; }
+                if dy == 0 && dx == -1 { n.around.y = k; }
+                if dx == 0 && dy == 1 { n.around.z = k; }
+                if dx == 0 && dy == -1 { n.around.w = k; }
             }
         }
     }
-    if best == 0u {
-        return rp.background;
+    return n;
+}
+
+// The id word (`~id`, 0: none) of the point `n` found (0 when it found none).
+fn id_word(n: Nearest) -> u32 {
+    if n.best == 0u {
+        return 0u;
     }
-    let cx = clamp(at.x, 0, i32(rp.width) - 1);
-    let cy = clamp(at.y, 0, i32(rp.height) - 1);
-    let v = ids[id_slot(u32(cy) * rp.width + u32(cx))];
+    let cx = clamp(n.at.x, 0, i32(rp.width) - 1);
+    let cy = clamp(n.at.y, 0, i32(rp.height) - 1);
+    return ids[id_slot(u32(cy) * rp.width + u32(cx))];
+}
+
+// `color` darkened by eye-dome lighting (when EDL) from the keys in `n`.
+fn shade(color: vec4<f32>, n: Nearest) -> vec4<f32> {
+    if !EDL {
+        return color;
+    }
+    let d = log2(max(linear_depth(n.best), 1e-30));
+    var sum = 0.0;
+    for (var k = 0; k < 4; k++) {
+        let a = n.around[k];
+        if a != 0u {
+            sum += max(0.0, d - log2(max(linear_depth(a), 1e-30)));
+        }
+    }
+    let s = exp(-300.0 * rp.edl_strength * sum * 0.25);
+    return vec4<f32>(color.rgb * s, 1.0);
+}
+
+@fragment
+fn fs_main(@builtin(position) pos: vec4<f32>) -> @location(0) vec4<f32> {
+    let n = nearest(pos);
+    let v = id_word(n);
     if v == 0u {
         return rp.background;
     }
@@ -154,18 +192,31 @@ fn fs_main(@builtin(position) pos: vec4<f32>) -> @location(0) vec4<f32> {
     if i >= chunk.count {
         discard;
     }
-    var color = point_color(i);
-    if EDL {
-        let d = log2(max(linear_depth(best), 1e-30));
-        var sum = 0.0;
-        for (var n = 0; n < 4; n++) {
-            let k = around[n];
-            if k != 0u {
-                sum += max(0.0, d - log2(max(linear_depth(k), 1e-30)));
-            }
-        }
-        let shade = exp(-300.0 * rp.edl_strength * sum * 0.25);
-        color = vec4<f32>(color.rgb * shade, 1.0);
+    return shade(point_color(i), n);
+}
+
+// ---- Entry point `fs_dual`: a quantized chunk (QUANT, bindings 3–5) and the 16-byte points of
+// a second pool (bindings 6–8, ids `xchunk.first + k`) in one draw, for a scene that draws
+// through both: each pixel's disc and neighbours are read once instead of once per draw.
+
+@group(0) @binding(6) var<storage, read> xpoints: array<vec4<u32>>; // w: attribute word
+@group(0) @binding(7) var<storage, read> xattrs: array<vec2<u32>>;
+@group(0) @binding(8) var<uniform> xchunk: ResolveChunk;
+
+@fragment
+fn fs_dual(@builtin(position) pos: vec4<f32>) -> @location(0) vec4<f32> {
+    let n = nearest(pos);
+    let v = id_word(n);
+    if v == 0u {
+        return rp.background;
     }
-    return color;
+    let j = ~v - xchunk.first;
+    if j < xchunk.count {
+        return shade(color_of(xpoints[j].w, xattrs[j]), n);
+    }
+    let i = ~v - chunk.first;
+    if i >= chunk.count {
+        discard;
+    }
+    return shade(point_color(i), n);
 }

@@ -341,4 +341,21 @@ impl Gpu {
             log::warn!("device poll failed: {e}");
         }
     }
+
+    /// [`wait_idle`](Gpu::wait_idle) without sleeping: polls until no submission is in flight
+    /// (one CPU core busy meanwhile). For measuring when the GPU finished, as CUDA's default
+    /// stream synchronisation does (it spins while there are more cores than contexts): a
+    /// blocking wait adds the driver's and the OS's wake-up latency, tens of µs on NVIDIA.
+    pub fn wait_idle_spin(&self) {
+        loop {
+            match self.device.poll(wgpu::PollType::Poll) {
+                Ok(s) if s.is_queue_empty() => return,
+                Ok(_) => std::hint::spin_loop(),
+                Err(e) => {
+                    log::warn!("device poll failed: {e}");
+                    return;
+                }
+            }
+        }
+    }
 }

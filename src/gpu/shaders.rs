@@ -422,12 +422,28 @@ impl ShaderSource {
         layout: &wgpu::PipelineLayout,
         entry: &str,
     ) -> wgpu::ComputePipeline {
+        self.compute_pipeline_entry_with(device, label, layout, entry, &[])
+    }
+
+    /// [`compute_pipeline_entry`](ShaderSource::compute_pipeline_entry) with values for the
+    /// shader's pipeline-overridable constants, by name.
+    pub fn compute_pipeline_entry_with(
+        &self,
+        device: &wgpu::Device,
+        label: &str,
+        layout: &wgpu::PipelineLayout,
+        entry: &str,
+        constants: &[(&str, f64)],
+    ) -> wgpu::ComputePipeline {
         device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
             label: Some(label),
             layout: Some(layout),
             module: &self.module(device),
             entry_point: Some(entry),
-            compilation_options: Default::default(),
+            compilation_options: wgpu::PipelineCompilationOptions {
+                constants,
+                ..Default::default()
+            },
             cache: None,
         })
     }

@@ -2,7 +2,8 @@
 //! wanted first, off the frame thread, and hand them back through a bounded channel (so a
 //! frame that uploads slowly holds the loaders back instead of letting decoded nodes pile up).
 //! Each frame replaces the wanted list ([`Loader::want`]): priorities follow the camera, and a
-//! node that left the view is no longer decoded.
+//! node that left the view is no longer decoded. A decoded node is also put in Morton order and
+//! quantized here ([`QuantizedNode::new`]), so the frame only uploads it.
 
 use std::collections::HashSet;
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
@@ -10,15 +11,16 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::Instant;
 
 use super::PointCloudError;
-use super::source::{NodeData, NodeSource};
+use super::pool::QuantizedNode;
+use super::source::NodeSource;
 
 /// A decoded node (or why it could not be).
 pub struct Loaded {
     /// The node.
     pub node: u32,
-    /// Its points.
-    pub result: Result<NodeData, PointCloudError>,
-    /// Seconds the decode took.
+    /// Its points, in Morton order and quantized.
+    pub result: Result<QuantizedNode, PointCloudError>,
+    /// Seconds the decode took (not counting the quantization).
     pub seconds: f64,
 }
 
@@ -43,7 +45,7 @@ pub struct Loader {
 
 impl Loader {
     /// `threads` (≥ 1) loader threads over `source`; at most `queue` decoded nodes wait for the
-    /// frame.
+    /// frame. Elevations are stored above the lowest z of the source's bounds.
     pub fn new(source: Arc<dyn NodeSource>, threads: usize, queue: usize) -> Loader {
         let shared = Arc::new(Shared {
             state: Mutex::new(State::default()),
@@ -141,10 +143,17 @@ fn run(shared: &Shared, source: &dyn NodeSource, tx: &SyncSender<Loaded>) {
         };
         let start = Instant::now();
         let result = source.load(node);
+        let seconds = start.elapsed().as_secs_f64();
+        let elev_base = source.info().bounds.0[2];
+        let spacing = source
+            .hierarchy()
+            .nodes
+            .get(node as usize)
+            .map_or(0.0, |m| m.spacing);
         let loaded = Loaded {
             node,
-            result,
-            seconds: start.elapsed().as_secs_f64(),
+            result: result.map(|data| QuantizedNode::new(data, spacing, elev_base)),
+            seconds,
         };
         let sent = tx.send(loaded).is_ok();
         if let Ok(mut s) = shared.state.lock() {

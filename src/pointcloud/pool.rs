@@ -1,28 +1,249 @@
-//! The GPU point pool: the points of resident nodes, in pages of
-//! [`BATCH_POINTS`](super::raster::BATCH_POINTS) (a node takes whole pages, anywhere in the
-//! pool: no fragmentation), with least-recently-used eviction when a new node needs room. The
-//! pool's size is the GPU memory budget; uploads go through the frame's uploader (counted).
+//! The GPU point pools: the points of resident nodes, with least-recently-used eviction when a
+//! new node needs room; uploads go through the frame's uploader (counted).
 //!
-//! Each resident node keeps its decoded points on the CPU too, for the hover readout's exact
-//! coordinates.
+//! [`Pool`], the quantized pool, holds every resident node in pages of [`QBATCH_POINTS`] points
+//! (a node takes whole pages, anywhere in the pool: no fragmentation); its size is the GPU
+//! memory budget. Per point it holds [`POINT_BYTES`]: its 4-byte code (x, y, z as 10-bit cells
+//! of its page's box, [`quantize_batch`]; Schütz, Kerbl, Hei, Wimmer, Wimmer, "Software
+//! Rasterization of 2 Billion Points in Real Time", HPG 2022, §4.2), its attribute word
+//! ([`super::source::attribute_word`]; read by the raster passes only while the class mask
+//! hides a class, and by the resolve) and 8 bytes of attributes (RGBA8 colour, elevation above
+//! the cloud's lowest point as f32 bits; read by the resolve for the visible points only). A
+//! node's points are put in Morton order ([`morton_order`]), cut into pages and quantized page
+//! by page when it is decoded ([`QuantizedNode::new`], on a loader thread), so a page is a
+//! spatially coherent batch whose box lets the raster passes skip it wholly outside the view.
+//! The pool is a [`QuantizedCloud`] whose point ids are its indices plus a base (an index is
+//! its page times [`QBATCH_POINTS`] plus its place in the page), spread over as many storage
+//! bindings (chunks) as the device's limits need ([`points_per_binding`]; one where the pool
+//! fits). Each frame the batch table of the drawn nodes is written again
+//! ([`Pool::write_batches`]): each page's box low corner minus the eye, computed in f64 from the
+//! node's origin and rounded to f32 once, so survey coordinates keep their precision.
+//!
+//! [`ExactPool`] holds, 16 bytes a point (f32 offsets from the node's origin), the nodes whose
+//! quantized cells are too coarse for the view: 10 bits a page are a fraction of a pixel only
+//! while the page is small on screen (the 2022 paper loads more bits then; here the node is
+//! drawn from its exact copy instead). Its ids come first, the quantized pool's after.
+//!
+//! Both are a [`PagedPool`]: the pages, their owners, the least-recently-used eviction and the
+//! uploads run by run of consecutive pages are kept once; what differs, the point layout, the
+//! buffers and the batch table, is its [`PageLayout`] ([`QuantizedLayout`], [`ExactLayout`]).
+//!
+//! Each resident node keeps its decoded points on the CPU too (in the Morton order of its
+//! pages), for the hover readout's exact coordinates.
 
 use std::collections::HashMap;
+use std::ops::Range;
 use std::sync::Arc;
 
-use super::raster::{BATCH_POINTS, EMPTY_BATCH, batch_entry, dispatch_size};
+use super::raster::{
+    BATCH_POINTS, EMPTY_BATCH, QBATCH_POINTS, QBatch, QuantizedChunk, QuantizedCloud, batch_entry,
+    dispatch_size, morton_order, points_per_binding, qdispatch_size, quantize_batch,
+};
 use super::source::NodeData;
 use crate::gpu::frame::GpuFrame;
 
-/// Bytes a point takes on the GPU: `vec4<u32>` (position, attribute word) + `vec2<u32>`
-/// (colour, elevation).
-pub const POINT_BYTES: u64 = 24;
+/// Bytes a point takes on the GPU: its code (u32), its attribute word (u32) and its attributes
+/// (`vec2<u32>`: RGBA8 colour, elevation).
+pub const POINT_BYTES: u64 = 16;
+
+/// Most pages a pool holds: its point ids (pool indices) stay below `u32::MAX` (the visibility
+/// buffer stores `!id`, 0 meaning none), and a chunk's page index fits the 22 bits of
+/// [`QBatch::slot`].
+pub const MAX_PAGES: u32 = u32::MAX / QBATCH_POINTS;
+
+/// One page of a [`QuantizedNode`]: its points (`count` of them from element `first` of the
+/// node's [`NodeData`] arrays) and its box: the low corner relative to the node's origin and
+/// the cell size per axis (a power of two), file units, as [`quantize_batch`] gives them.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PageBox {
+    /// Low corner minus the node's origin.
+    pub lo: [f32; 3],
+    /// Cell size per axis.
+    pub step: [f32; 3],
+    /// Index of the page's first point in the node's arrays (Morton order).
+    pub first: u32,
+    /// Points in the page, 1 to [`QBATCH_POINTS`].
+    pub count: u32,
+}
+
+/// How fine a page's cells are against its points' spacing: a page of Morton-consecutive points
+/// is cut where its cell (its box's extent / 1024, per axis) would exceed the mean distance
+/// between consecutive points of the page / `PAGE_PRECISION`, so a decoded point lies within
+/// 1/(2 · `PAGE_PRECISION`) of that spacing (twice that where the power-of-two rounding of the
+/// cell takes it up). Spatially compact pages of surface points (1024 points, 32 a side, over
+/// 1024 cells) are whole; a page straddling a jump of the Morton curve, or a run of points on a
+/// line (1024 points would take a cell each), is cut into pages that keep this precision.
+pub const PAGE_PRECISION: f64 = 16.0;
+
+/// The pages of `offsets` (Morton order): runs of up to [`QBATCH_POINTS`] consecutive points
+/// whose cells keep [`PAGE_PRECISION`] against their own spacing, or against `floor` (file
+/// units) where their points are closer (duplicates). `(first, count)` each.
+fn page_runs(offsets: &[[f32; 3]], floor: f64) -> Vec<(u32, u32)> {
+    let mut runs = Vec::with_capacity(offsets.len().div_ceil(QBATCH_POINTS as usize));
+    let finite = |p: &[f32; 3]| p.iter().all(|v| v.is_finite());
+    let mut i = 0;
+    while i < offsets.len() {
+        let mut lo = [f64::INFINITY; 3];
+        let mut hi = [f64::NEG_INFINITY; 3];
+        let mut path = 0.0f64;
+        let mut last: Option<[f64; 3]> = None;
+        let mut j = i;
+        while j < offsets.len() && j - i < QBATCH_POINTS as usize {
+            let p = &offsets[j];
+            if finite(p) {
+                let q = p.map(f64::from);
+                let (mut nlo, mut nhi) = (lo, hi);
+                for a in 0..3 {
+                    nlo[a] = nlo[a].min(q[a]);
+                    nhi[a] = nhi[a].max(q[a]);
+                }
+                let npath = path + last.map_or(0.0, |l| glam::DVec3::from(l).distance(q.into()));
+                let gaps = (j - i) as f64; // consecutive distances in the run with point j
+                let cell = (0..3).map(|a| nhi[a] - nlo[a]).fold(0.0, f64::max)
+                    / f64::from(super::raster::QCELLS);
+                let allowed = (npath / gaps.max(1.0) / PAGE_PRECISION).max(floor);
+                if j > i && cell > allowed {
+                    break;
+                }
+                (lo, hi, path, last) = (nlo, nhi, npath, Some(q));
+            }
+            j += 1;
+        }
+        runs.push((i as u32, (j - i) as u32));
+        i = j;
+    }
+    runs
+}
+
+/// A decoded node ready for the pool: its points in Morton order, cut into pages
+/// ([`PAGE_PRECISION`]) and quantized page by page, laid out as the pool holds them (page k's
+/// points from element k · [`QBATCH_POINTS`] of `codes`, `words` and `attrs`; a page's unused
+/// tail zeros).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct QuantizedNode {
+    /// The node's points, every array in Morton order (page k's point j is element
+    /// `boxes[k].first + j`: its exact coordinates `data.xyz[..]`, for the readout).
+    pub data: NodeData,
+    /// Each page's points and box.
+    pub boxes: Vec<PageBox>,
+    /// 4-byte code per point: x, y, z cells (bits 0–9, 10–19, 20–29) of its page's box.
+    pub codes: Vec<u32>,
+    /// Attribute word per point ([`super::source::attribute_word`]).
+    pub words: Vec<u32>,
+    /// The resolve's attributes per point: RGBA8 colour, elevation above `elev_base` as f32
+    /// bits.
+    pub attrs: Vec<[u32; 2]>,
+    /// The elevation attribute's zero (the cloud's lowest z), file units.
+    pub elev_base: f64,
+    /// The coarsest cell of its pages (largest step of any axis), file units: a decoded point
+    /// lies within half of it of the point.
+    pub max_step: f32,
+}
+
+impl QuantizedNode {
+    /// Puts `data`'s points in Morton order of their offsets (every array alike), cuts them
+    /// into pages and quantizes each ([`quantize_batch`]); `spacing` (the node's point spacing,
+    /// file units; 0 when unknown) sets the finest cell a page needs where its points are
+    /// closer than that (duplicates), `elev_base` is subtracted from each point's z for its
+    /// elevation attribute. Arrays of unequal lengths (a faulty source) are cut to the
+    /// shortest; a GPS time array shorter than the points is dropped. Never panics (non-finite
+    /// offsets give some code).
+    pub fn new(data: NodeData, spacing: f64, elev_base: f64) -> QuantizedNode {
+        let n = data
+            .offsets
+            .len()
+            .min(data.words.len())
+            .min(data.rgba.len())
+            .min(data.xyz.len());
+        let order = morton_order(&data.offsets[..n]);
+        let pick = |v: &[u32]| -> Vec<u32> { order.iter().map(|&i| v[i as usize]).collect() };
+        let data = NodeData {
+            origin: data.origin,
+            offsets: order.iter().map(|&i| data.offsets[i as usize]).collect(),
+            words: pick(&data.words),
+            rgba: pick(&data.rgba),
+            xyz: order.iter().map(|&i| data.xyz[i as usize]).collect(),
+            gps_time: data
+                .gps_time
+                .filter(|g| g.len() >= n)
+                .map(|g| order.iter().map(|&i| g[i as usize]).collect()),
+        };
+        let floor = if spacing.is_finite() && spacing > 0.0 {
+            spacing / f64::from(super::raster::QCELLS)
+        } else {
+            0.0
+        };
+        let runs = page_runs(&data.offsets, floor);
+        let page = QBATCH_POINTS as usize;
+        let len = runs
+            .last()
+            .map_or(0, |r| (runs.len() - 1) * page + r.1 as usize);
+        let mut codes = vec![0u32; len];
+        let mut words = vec![0u32; len];
+        let mut attrs = vec![[0u32; 2]; len];
+        let mut boxes = Vec::with_capacity(runs.len());
+        for (k, &(first, count)) in runs.iter().enumerate() {
+            let (f, c) = (first as usize, count as usize);
+            let at = k * page;
+            let (lo, step) = quantize_batch(&data.offsets[f..f + c], &mut codes[at..at + c]);
+            words[at..at + c].copy_from_slice(&data.words[f..f + c]);
+            for (a, (&rgba, p)) in attrs[at..at + c]
+                .iter_mut()
+                .zip(data.rgba[f..f + c].iter().zip(&data.xyz[f..f + c]))
+            {
+                *a = [rgba, ((p[2] - elev_base) as f32).to_bits()];
+            }
+            boxes.push(PageBox {
+                lo,
+                step,
+                first,
+                count,
+            });
+        }
+        let max_step = boxes
+            .iter()
+            .flat_map(|b: &PageBox| b.step)
+            .fold(0.0f32, f32::max);
+        QuantizedNode {
+            data,
+            boxes,
+            codes,
+            words,
+            attrs,
+            elev_base,
+            max_step,
+        }
+    }
+
+    /// Points in the node.
+    pub fn len(&self) -> usize {
+        self.data.xyz.len()
+    }
+
+    /// Whether the node holds no point.
+    pub fn is_empty(&self) -> bool {
+        self.data.xyz.is_empty()
+    }
+
+    /// Pages the node takes in the pool.
+    pub fn pages(&self) -> usize {
+        self.boxes.len()
+    }
+
+    /// Index into `data`'s arrays of point `j` of page `k`, if the page holds it.
+    pub fn point(&self, k: usize, j: usize) -> Option<usize> {
+        let b = self.boxes.get(k)?;
+        (j < b.count as usize).then_some(b.first as usize + j)
+    }
+}
 
 /// A resident node.
 pub struct Resident {
-    /// Its pages, in order (page p holds pool points p·128 …).
+    /// Its pages, in order (page k of the node is pool page `pages[k]`, pool points
+    /// `pages[k] · page points …`).
     pub pages: Vec<u32>,
-    /// Its points, as decoded.
-    pub data: Arc<NodeData>,
+    /// Its points, as decoded and quantized.
+    pub node: Arc<QuantizedNode>,
     /// Last frame it was drawn.
     pub last_used: u64,
     /// Frame it was uploaded.
@@ -38,86 +259,142 @@ pub enum PoolFull {
     TooLarge,
 }
 
-/// The pool (see the module docs).
-pub struct Pool {
-    /// Points: `vec4<u32>` each.
-    pub points: wgpu::Buffer,
-    /// Attributes: `vec2<u32>` each.
-    pub attrs: wgpu::Buffer,
-    /// The batch table the passes read (rewritten every frame).
-    pub batches: wgpu::Buffer,
+/// One point of this frame's batch table, decoded on the CPU as the GPU decodes it
+/// ([`Pool::drawn`], [`ExactPool::drawn`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DrawnPoint {
+    /// Its id (pool index): what the visibility buffer holds for it.
+    pub id: u32,
+    /// Camera-relative position ([`QBatch::decode`] of its code), file units.
+    pub position: [f32; 3],
+    /// Its attribute word.
+    pub word: u32,
+    /// Whether it is drawn quantized ([`Pool`]), else exactly ([`ExactPool`]).
+    pub quantized: bool,
+}
+
+/// How a pool lays a node's points out in its pages, and its buffers and batch table: what
+/// differs between [`Pool`] ([`QuantizedLayout`]) and [`ExactPool`] ([`ExactLayout`]); the
+/// pages, their owners and the least-recently-used order are [`PagedPool`]'s.
+pub trait PageLayout {
+    /// Points a page holds.
+    const PAGE_POINTS: u32;
+    /// Bytes a point takes on the GPU (counted in [`PagedPool::uploaded_bytes`]).
+    const POINT_BYTES: u64;
+    /// Elements of `q` as the pool holds them (page k of the node from element
+    /// k · [`PAGE_POINTS`](PageLayout::PAGE_POINTS)), up to the last page's last point.
+    fn laid_out(q: &QuantizedNode) -> usize;
+    /// Pages `q` takes.
+    fn pages(q: &QuantizedNode) -> usize {
+        Self::laid_out(q).div_ceil(Self::PAGE_POINTS as usize)
+    }
+    /// Index into `q.data`'s arrays of point `j` of the node's page `k`, if the page holds it.
+    fn point(q: &QuantizedNode, k: usize, j: usize) -> Option<usize>;
+    /// Pages a storage binding holds: one upload never crosses from one to the next.
+    fn chunk_pages(&self) -> u32;
+    /// Writes elements `points` of `q` (as [`laid_out`](PageLayout::laid_out)) through the
+    /// frame's uploader into consecutive pages of one binding, from pool page `page` on.
+    fn upload(&self, gpu: &mut GpuFrame<'_>, q: &QuantizedNode, points: Range<usize>, page: u32);
+    /// Empties this frame's batch table.
+    fn clear_batches(&mut self);
+}
+
+/// A GPU point pool of `pages` pages of [`PageLayout::PAGE_POINTS`] points: the pages each
+/// resident node takes (anywhere in the pool: no fragmentation), the free ones, eviction of
+/// the least recently drawn nodes when a new one needs room, the uploads; the buffers, the
+/// point layout and the batch table are `L`'s. [`Pool`] and [`ExactPool`].
+pub struct PagedPool<L> {
+    layout: L,
     pages: u32,
     /// Free pages, highest first (so `pop` takes the lowest, keeping nodes contiguous).
     free: Vec<u32>,
     /// Page → node owning it.
     owner: Vec<u32>,
     nodes: HashMap<u32, Resident>,
+    /// Id of pool point 0 (the ids below are another pool's).
+    id_base: u32,
     /// Nodes evicted so far.
     pub evicted: u64,
     /// Bytes uploaded so far.
     pub uploaded_bytes: u64,
-    table: Vec<[u32; 4]>,
+    /// Points in this frame's batch table.
+    batched_points: u64,
 }
+
+/// The quantized pool (see the module docs).
+pub type Pool = PagedPool<QuantizedLayout>;
+
+/// The exact pool: the points of resident nodes whose quantized cells are too coarse for the
+/// view (a node close to the eye, or a leaf whose points lie far apart on screen), 16 bytes a
+/// point (f32 offsets from the node's origin and the attribute word) plus the 8-byte
+/// attributes, in pages of [`BATCH_POINTS`] points, drawn by the rasterizer's 16-byte entry
+/// point `main` into the same visibility buffer as the quantized pool (ids 0 … capacity − 1;
+/// the quantized pool's follow). Its nodes keep the point order of their [`QuantizedNode`]
+/// (Morton order).
+pub type ExactPool = PagedPool<ExactLayout>;
 
 /// No node owns the page.
 const NO_OWNER: u32 = u32::MAX;
 
-impl Pool {
-    /// A pool of `capacity` points (rounded up to whole pages; at least one page).
-    pub fn new(device: &wgpu::Device, capacity: u64) -> Pool {
-        let pages = capacity
-            .div_ceil(u64::from(BATCH_POINTS))
-            .clamp(1, (1 << 24) - 1) as u32;
-        let points = u64::from(pages) * u64::from(BATCH_POINTS);
-        let buffer = |label: &str, bytes: u64, usage: wgpu::BufferUsages| {
-            device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some(label),
-                size: bytes,
-                usage: usage | wgpu::BufferUsages::COPY_DST,
-                mapped_at_creation: false,
-            })
-        };
-        let (x, y) = dispatch_size(pages);
-        let table_entries = u64::from(x) * u64::from(y);
-        Pool {
-            points: buffer(
-                "pointcloud:pool:points",
-                points * 16,
-                wgpu::BufferUsages::STORAGE,
-            ),
-            attrs: buffer(
-                "pointcloud:pool:attrs",
-                points * 8,
-                wgpu::BufferUsages::STORAGE,
-            ),
-            batches: buffer(
-                "pointcloud:pool:batches",
-                table_entries.max(1) * 16,
-                wgpu::BufferUsages::STORAGE,
-            ),
+/// The elements `r` of `v`, cut to its length (a node whose arrays are shorter than its codes
+/// uploads what it has).
+fn part<'a, T>(v: &'a [T], r: &Range<usize>) -> &'a [T] {
+    let end = r.end.min(v.len());
+    &v[r.start.min(end)..end]
+}
+
+/// Pads `table` with `empty` to the `x · y` entries of its dispatch, writes it to `buffer`
+/// through the frame's uploader and cuts the padding off again. Where it does not fit: empties
+/// it, logs "`{what}`batch table larger than its buffer" and returns false.
+fn write_table<T: bytemuck::Pod>(
+    gpu: &mut GpuFrame<'_>,
+    buffer: &wgpu::Buffer,
+    table: &mut Vec<T>,
+    (x, y): (u32, u32),
+    empty: T,
+    what: &str,
+) -> bool {
+    let n = table.len();
+    table.resize((x * y) as usize, empty);
+    if std::mem::size_of_val(table.as_slice()) as u64 > buffer.size() {
+        log::error!("point cloud: {what}batch table larger than its buffer");
+        table.clear();
+        return false;
+    }
+    gpu.write_slice(buffer, 0, table);
+    table.truncate(n);
+    true
+}
+
+impl<L: PageLayout> PagedPool<L> {
+    /// The pool of `pages` pages held by `layout`, every page free, its ids from `id_base` on.
+    fn with_layout(layout: L, pages: u32, id_base: u32) -> PagedPool<L> {
+        PagedPool {
+            layout,
             pages,
             free: (0..pages).rev().collect(),
             owner: vec![NO_OWNER; pages as usize],
             nodes: HashMap::new(),
+            id_base,
             evicted: 0,
             uploaded_bytes: 0,
-            table: Vec::new(),
+            batched_points: 0,
         }
     }
 
     /// Capacity in points.
     pub fn capacity(&self) -> u64 {
-        u64::from(self.pages) * u64::from(BATCH_POINTS)
-    }
-
-    /// Bytes of GPU memory the pool holds (points, attributes, batch table).
-    pub fn gpu_bytes(&self) -> u64 {
-        self.points.size() + self.attrs.size() + self.batches.size()
+        u64::from(self.pages) * u64::from(L::PAGE_POINTS)
     }
 
     /// Whether `node` is resident.
     pub fn contains(&self, node: u32) -> bool {
         self.nodes.contains_key(&node)
+    }
+
+    /// The resident `node`'s points.
+    pub fn node(&self, node: u32) -> Option<&Arc<QuantizedNode>> {
+        self.nodes.get(&node).map(|r| &r.node)
     }
 
     /// Resident nodes.
@@ -132,7 +409,13 @@ impl Pool {
 
     /// Points resident.
     pub fn points_resident(&self) -> u64 {
-        self.nodes.values().map(|r| r.data.len() as u64).sum()
+        self.nodes.values().map(|r| r.node.len() as u64).sum()
+    }
+
+    /// Points in this frame's batch table: what the raster passes project (less the batches
+    /// they cull).
+    pub fn batched_points(&self) -> u64 {
+        self.batched_points
     }
 
     /// Marks `node` drawn in `frame` (for the LRU order).
@@ -142,19 +425,30 @@ impl Pool {
         }
     }
 
-    /// The node and point index within it of pool point `index`, if a node holds it.
-    pub fn locate(&self, index: u32) -> Option<(u32, &Resident, usize)> {
-        let page = index / BATCH_POINTS;
+    /// The node owning the page of pool point `index` (id − `id_base`), its residency and the
+    /// page's place among the node's pages.
+    fn resident_page(&self, index: u32) -> Option<(u32, &Resident, usize)> {
+        let page = index / L::PAGE_POINTS;
         let node = *self.owner.get(page as usize)?;
         let r = self.nodes.get(&node)?;
         let k = r.pages.iter().position(|&p| p == page)?;
-        let i = k * BATCH_POINTS as usize + (index % BATCH_POINTS) as usize;
-        (i < r.data.len()).then_some((node, r, i))
+        Some((node, r, k))
     }
 
-    /// Uploads `data` as node `node` in `frame` through the frame's uploader, evicting the least
-    /// recently drawn nodes not drawn in `frame` when room is short. `elev_base` is subtracted
-    /// from each point's z for its elevation attribute.
+    /// The node, its residency and the point index within it (into its [`QuantizedNode`]'s
+    /// `data` arrays) of the point of id `id` (of the visibility buffer), if a node holds it.
+    pub fn locate(&self, id: u32) -> Option<(u32, &Resident, usize)> {
+        let index = id.checked_sub(self.id_base)?;
+        let (node, r, k) = self.resident_page(index)?;
+        let i = L::point(&r.node, k, (index % L::PAGE_POINTS) as usize)?;
+        Some((node, r, i))
+    }
+
+    /// Uploads `q` as node `node` in `frame` through the frame's uploader
+    /// ([`PageLayout::POINT_BYTES`] a point: [`POINT_BYTES`] in the quantized pool, codes, words
+    /// and attributes; [`EXACT_POINT_BYTES`] in the exact one), run by run of consecutive pages
+    /// of one binding, evicting the least recently drawn nodes not drawn in `frame` when room
+    /// is short. A resident node is left as it is.
     ///
     /// # Errors
     ///
@@ -164,14 +458,13 @@ impl Pool {
         &mut self,
         gpu: &mut GpuFrame<'_>,
         node: u32,
-        data: Arc<NodeData>,
-        elev_base: f64,
+        q: Arc<QuantizedNode>,
         frame: u64,
     ) -> Result<(), PoolFull> {
-        if self.nodes.contains_key(&node) {
+        if self.contains(node) {
             return Ok(());
         }
-        let need = (data.len() as u64).div_ceil(u64::from(BATCH_POINTS)).max(1);
+        let need = L::pages(&q) as u64;
         if need > u64::from(self.pages) {
             return Err(PoolFull::TooLarge);
         }
@@ -189,41 +482,32 @@ impl Pool {
         }
         let pages: Vec<u32> = (0..need).filter_map(|_| self.free.pop()).collect();
         for &p in &pages {
-            self.owner[p as usize] = node;
+            if let Some(o) = self.owner.get_mut(p as usize) {
+                *o = node;
+            }
         }
-        // Upload run by run of consecutive pages.
+        let (page, len) = (L::PAGE_POINTS as usize, L::laid_out(&q));
+        let split = self.layout.chunk_pages().max(1);
         let mut start = 0;
         while start < pages.len() {
+            let chunk = pages[start] / split;
             let mut end = start + 1;
-            while end < pages.len() && pages[end] == pages[end - 1] + 1 {
+            while end < pages.len()
+                && pages[end] == pages[end - 1] + 1
+                && pages[end] / split == chunk
+            {
                 end += 1;
             }
-            let first = start * BATCH_POINTS as usize;
-            let last = (end * BATCH_POINTS as usize).min(data.len());
-            let mut pts: Vec<[u32; 4]> = Vec::with_capacity(last - first);
-            let mut att: Vec<[u32; 2]> = Vec::with_capacity(last - first);
-            for i in first..last {
-                let o = data.offsets[i];
-                pts.push([
-                    o[0].to_bits(),
-                    o[1].to_bits(),
-                    o[2].to_bits(),
-                    data.words[i],
-                ]);
-                let elev = (data.xyz[i][2] - elev_base) as f32;
-                att.push([data.rgba[i], elev.to_bits()]);
-            }
-            let at = u64::from(pages[start]) * u64::from(BATCH_POINTS);
-            gpu.write_slice(&self.points, at * 16, &pts);
-            gpu.write_slice(&self.attrs, at * 8, &att);
-            self.uploaded_bytes += (pts.len() * 24) as u64;
+            let points = start * page..(end * page).min(len);
+            self.uploaded_bytes += points.len() as u64 * L::POINT_BYTES;
+            self.layout.upload(gpu, &q, points, pages[start]);
             start = end;
         }
         self.nodes.insert(
             node,
             Resident {
                 pages,
-                data,
+                node: q,
                 last_used: frame,
                 uploaded: frame,
             },
@@ -234,7 +518,9 @@ impl Pool {
     fn evict(&mut self, node: u32) {
         if let Some(r) = self.nodes.remove(&node) {
             for &p in &r.pages {
-                self.owner[p as usize] = NO_OWNER;
+                if let Some(o) = self.owner.get_mut(p as usize) {
+                    *o = NO_OWNER;
+                }
             }
             self.free.extend(r.pages);
             self.free.sort_unstable_by(|a, b| b.cmp(a));
@@ -242,52 +528,473 @@ impl Pool {
         }
     }
 
-    /// Drops every node (the GPU buffers stay).
+    /// Drops every node (the GPU buffers stay) and empties the batch table.
     pub fn clear(&mut self) {
         self.nodes.clear();
         self.owner.fill(NO_OWNER);
         self.free = (0..self.pages).rev().collect();
+        self.layout.clear_batches();
+        self.batched_points = 0;
+    }
+}
+
+/// The buffers of one chunk of the pool beside its [`QuantizedChunk`] (codes, batch table).
+struct ChunkAttrs {
+    words: wgpu::Buffer,
+    attrs: wgpu::Buffer,
+}
+
+/// The quantized pool's side of [`Pool`]: its chunks' buffers and this frame's batch tables.
+pub struct QuantizedLayout {
+    /// Codes and batch tables per chunk; `batch_count` is this frame's.
+    cloud: QuantizedCloud,
+    attrs: Vec<ChunkAttrs>,
+    /// Pages a chunk holds (the last may hold fewer).
+    chunk_pages: u32,
+    /// This frame's batch table per chunk (before padding).
+    tables: Vec<Vec<QBatch>>,
+}
+
+impl PageLayout for QuantizedLayout {
+    const PAGE_POINTS: u32 = QBATCH_POINTS;
+    const POINT_BYTES: u64 = POINT_BYTES;
+
+    fn laid_out(q: &QuantizedNode) -> usize {
+        q.codes.len()
     }
 
-    /// Writes the batch table of `draw` (resident nodes) seen from `eye` and returns the number
-    /// of batches (the table is padded for the dispatch).
+    fn pages(q: &QuantizedNode) -> usize {
+        q.pages()
+    }
+
+    fn point(q: &QuantizedNode, k: usize, j: usize) -> Option<usize> {
+        q.point(k, j)
+    }
+
+    fn chunk_pages(&self) -> u32 {
+        self.chunk_pages
+    }
+
+    fn upload(&self, gpu: &mut GpuFrame<'_>, q: &QuantizedNode, points: Range<usize>, page: u32) {
+        let chunk = (page / self.chunk_pages) as usize;
+        let (Some(c), Some(a)) = (self.cloud.chunks.get(chunk), self.attrs.get(chunk)) else {
+            return;
+        };
+        let at = u64::from(page % self.chunk_pages) * u64::from(QBATCH_POINTS);
+        gpu.write_slice(&c.codes, at * 4, part(&q.codes, &points));
+        gpu.write_slice(&a.words, at * 4, part(&q.words, &points));
+        gpu.write_slice(&a.attrs, at * 8, part(&q.attrs, &points));
+    }
+
+    fn clear_batches(&mut self) {
+        for (c, t) in self.cloud.chunks.iter_mut().zip(&mut self.tables) {
+            c.batch_count = 0;
+            t.clear();
+        }
+    }
+}
+
+impl Pool {
+    /// A pool of `capacity` points (rounded up to whole pages; from one page to what keeps
+    /// its ids below `u32::MAX`, at most [`MAX_PAGES`]) in chunks of `per_binding` points
+    /// (rounded down to whole pages, at most the device's [`points_per_binding`]), its point
+    /// ids from `id_base` on (pool index + `id_base`). Where the device cannot allocate it (out
+    /// of memory), a pool of half the pages is tried, down to one page (said in the log).
+    pub fn new(device: &wgpu::Device, capacity: u64, per_binding: u64, id_base: u32) -> Pool {
+        let page = u64::from(QBATCH_POINTS);
+        let id_base = id_base.min(u32::MAX - 2 * QBATCH_POINTS);
+        let most = (u64::from(u32::MAX - id_base) / page - 1).clamp(1, u64::from(MAX_PAGES));
+        let mut pages = capacity.div_ceil(page).clamp(1, most) as u32;
+        let chunk_pages = (per_binding / page)
+            .clamp(1, points_per_binding(&device.limits()) / page)
+            .min(u64::from(MAX_PAGES)) as u32;
+        loop {
+            let (pool, error) = Pool::try_new(device, pages, chunk_pages, id_base);
+            match error {
+                None => return pool,
+                Some(e) if pages > 1 => {
+                    log::error!(
+                        "point cloud: a pool of {} points does not fit in the GPU's memory \
+                         ({e}); trying half",
+                        u64::from(pages) * page
+                    );
+                    pages /= 2;
+                }
+                Some(e) => {
+                    // Kept anyway: the scene draws what the buffers hold (nothing).
+                    log::error!("point cloud: the GPU pool could not be allocated: {e}");
+                    return pool;
+                }
+            }
+        }
+    }
+
+    /// The pool of `pages` pages in chunks of `chunk_pages`, and the error when the device ran
+    /// out of memory making it.
+    fn try_new(
+        device: &wgpu::Device,
+        pages: u32,
+        chunk_pages: u32,
+        id_base: u32,
+    ) -> (Pool, Option<String>) {
+        let scope = device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+        let page = u64::from(QBATCH_POINTS);
+        let buffer = |what: &str, c: usize, bytes: u64| {
+            device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(&format!("pointcloud:pool:{what}:{c}")),
+                size: bytes.max(16),
+                usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            })
+        };
+        let mut chunks = Vec::new();
+        let mut attrs = Vec::new();
+        let mut first_page = 0u32;
+        while first_page < pages {
+            let c = chunks.len();
+            let n = (pages - first_page).min(chunk_pages);
+            let points = u64::from(n) * page;
+            let (x, y) = qdispatch_size(n);
+            let entries = u64::from(x) * u64::from(y);
+            chunks.push(QuantizedChunk {
+                codes: buffer("codes", c, points * 4),
+                batches: buffer("batches", c, entries * std::mem::size_of::<QBatch>() as u64),
+                batch_count: 0,
+                first: id_base + first_page * QBATCH_POINTS,
+                count: points as u32,
+            });
+            attrs.push(ChunkAttrs {
+                words: buffer("words", c, points * 4),
+                attrs: buffer("attrs", c, points * 8),
+            });
+            first_page += n;
+        }
+        let layout = QuantizedLayout {
+            tables: vec![Vec::new(); chunks.len()],
+            cloud: QuantizedCloud {
+                chunks,
+                points: u64::from(pages) * page,
+            },
+            attrs,
+            chunk_pages,
+        };
+        let pool = PagedPool::with_layout(layout, pages, id_base);
+        let error = pollster::block_on(scope.pop()).map(|e| e.to_string());
+        (pool, error)
+    }
+
+    /// The pool as a quantized cloud (codes and batch tables per chunk, this frame's batch
+    /// counts), for [`Rasterizer::bind_quantized`](super::raster::Rasterizer::bind_quantized)
+    /// and [`encode_quantized`](super::raster::Rasterizer::encode_quantized).
+    pub fn cloud(&self) -> &QuantizedCloud {
+        &self.layout.cloud
+    }
+
+    /// Per chunk, its points' attribute words (a u32 each, indexed as the chunk's codes).
+    pub fn words(&self) -> Vec<&wgpu::Buffer> {
+        self.layout.attrs.iter().map(|a| &a.words).collect()
+    }
+
+    /// Per chunk, its points' attributes (`vec2<u32>` each: RGBA8, elevation f32 bits).
+    pub fn attrs(&self) -> Vec<&wgpu::Buffer> {
+        self.layout.attrs.iter().map(|a| &a.attrs).collect()
+    }
+
+    /// Bytes of GPU memory the pool holds (codes, attribute words, attributes, batch tables).
+    pub fn gpu_bytes(&self) -> u64 {
+        self.layout
+            .cloud
+            .chunks
+            .iter()
+            .zip(&self.layout.attrs)
+            .map(|(c, a)| c.codes.size() + c.batches.size() + a.words.size() + a.attrs.size())
+            .sum()
+    }
+
+    /// Batches in this frame's table (all chunks).
+    pub fn batch_count(&self) -> u32 {
+        self.layout.cloud.chunks.iter().map(|c| c.batch_count).sum()
+    }
+
+    /// Writes the batch table of `draw` (resident nodes) seen from `eye` through the frame's
+    /// uploader: a [`QBatch`] per page, its box's low corner minus the eye (the node's origin
+    /// plus the page's corner minus the eye, in f64, then f32), its first point's id, its cell
+    /// size and its place in its chunk; each chunk's table padded with [`QBatch::EMPTY`] to its
+    /// dispatch ([`qdispatch_size`]; a chunk with no batch gets one empty entry). Returns the
+    /// number of batches in all chunks.
     pub fn write_batches(&mut self, gpu: &mut GpuFrame<'_>, draw: &[u32], eye: glam::DVec3) -> u32 {
-        self.table.clear();
+        let l = &mut self.layout;
+        for t in &mut l.tables {
+            t.clear();
+        }
+        self.batched_points = 0;
+        let eye = eye.to_array();
         for &n in draw {
             let Some(r) = self.nodes.get(&n) else {
                 continue;
             };
-            let o = r.data.origin;
+            let q = &r.node;
+            let o = q.data.origin;
+            for (&p, b) in r.pages.iter().zip(&q.boxes) {
+                let lo = std::array::from_fn(|a| ((o[a] - eye[a]) + f64::from(b.lo[a])) as f32);
+                let chunk = (p / l.chunk_pages) as usize;
+                if let Some(t) = l.tables.get_mut(chunk) {
+                    t.push(QBatch::new(
+                        lo,
+                        b.step,
+                        self.id_base + p * QBATCH_POINTS,
+                        p % l.chunk_pages,
+                        b.count,
+                    ));
+                    self.batched_points += u64::from(b.count);
+                }
+            }
+        }
+        let mut total = 0;
+        for (c, t) in l.cloud.chunks.iter_mut().zip(&mut l.tables) {
+            let n = t.len() as u32;
+            c.batch_count = 0;
+            if write_table(gpu, &c.batches, t, qdispatch_size(n), QBatch::EMPTY, "") {
+                c.batch_count = n;
+                total += n;
+            }
+        }
+        total
+    }
+
+    /// This frame's batch table decoded on the CPU ([`QBatch::decode`] of each point's code,
+    /// the GPU's arithmetic): every point the raster passes project, by id. With
+    /// [`cpu_visibility`](super::raster::cpu_visibility), the reference of the frame's
+    /// visibility buffer.
+    pub fn drawn(&self) -> Vec<DrawnPoint> {
+        let mut out = Vec::with_capacity(self.batched_points as usize);
+        for b in self.layout.tables.iter().flatten() {
+            let count = (b.slot & 1023) + 1;
+            for k in 0..count {
+                let id = b.first + k;
+                let Some(index) = id.checked_sub(self.id_base) else {
+                    continue;
+                };
+                let Some((_, r, page)) = self.resident_page(index) else {
+                    continue;
+                };
+                let at = page * QBATCH_POINTS as usize + (index % QBATCH_POINTS) as usize;
+                if let (Some(&code), Some(&word)) = (r.node.codes.get(at), r.node.words.get(at)) {
+                    out.push(DrawnPoint {
+                        id,
+                        position: b.decode(code),
+                        word,
+                        quantized: true,
+                    });
+                }
+            }
+        }
+        out
+    }
+}
+
+/// Bytes a point takes in the [`ExactPool`]: `vec4<u32>` (x, y, z as f32 bits relative to its
+/// node's origin, attribute word) + `vec2<u32>` (colour, elevation).
+pub const EXACT_POINT_BYTES: u64 = 24;
+
+/// The exact pool's side of [`ExactPool`]: its buffers and this frame's batch table.
+pub struct ExactLayout {
+    /// Points: `vec4<u32>` each.
+    points: wgpu::Buffer,
+    /// Attributes: `vec2<u32>` each.
+    attrs: wgpu::Buffer,
+    /// The batch table the passes read (rewritten every frame).
+    batches: wgpu::Buffer,
+    /// This frame's batch table (before padding).
+    table: Vec<[u32; 4]>,
+    /// Batches in this frame's table.
+    batch_count: u32,
+}
+
+impl PageLayout for ExactLayout {
+    const PAGE_POINTS: u32 = BATCH_POINTS;
+    const POINT_BYTES: u64 = EXACT_POINT_BYTES;
+
+    fn laid_out(q: &QuantizedNode) -> usize {
+        q.len()
+    }
+
+    fn point(q: &QuantizedNode, k: usize, j: usize) -> Option<usize> {
+        let i = k * BATCH_POINTS as usize + j;
+        (i < q.len()).then_some(i)
+    }
+
+    fn chunk_pages(&self) -> u32 {
+        u32::MAX // one binding
+    }
+
+    fn upload(&self, gpu: &mut GpuFrame<'_>, q: &QuantizedNode, points: Range<usize>, page: u32) {
+        let d = &q.data;
+        let (first, n) = (points.start, points.len());
+        let pts: Vec<[u32; 4]> = d
+            .offsets
+            .iter()
+            .zip(&d.words)
+            .skip(first)
+            .take(n)
+            .map(|(o, &word)| [o[0].to_bits(), o[1].to_bits(), o[2].to_bits(), word])
+            .collect();
+        let att: Vec<[u32; 2]> = d
+            .rgba
+            .iter()
+            .zip(&d.xyz)
+            .skip(first)
+            .take(n)
+            .map(|(&rgba, p)| [rgba, ((p[2] - q.elev_base) as f32).to_bits()])
+            .collect();
+        let at = u64::from(page) * u64::from(BATCH_POINTS);
+        gpu.write_slice(&self.points, at * 16, &pts);
+        gpu.write_slice(&self.attrs, at * 8, &att);
+    }
+
+    fn clear_batches(&mut self) {
+        self.table.clear();
+        self.batch_count = 0;
+    }
+}
+
+impl ExactPool {
+    /// A pool of `capacity` points (whole pages of [`BATCH_POINTS`], at least one; at most the
+    /// device's storage binding and buffer limits at 16 bytes a point).
+    pub fn new(device: &wgpu::Device, capacity: u64) -> ExactPool {
+        let l = device.limits();
+        let page = u64::from(BATCH_POINTS);
+        let most = (l.max_storage_buffer_binding_size.min(l.max_buffer_size) / 16 / page)
+            .clamp(1, (1 << 24) - 1);
+        let pages = capacity.div_ceil(page).clamp(1, most) as u32;
+        let points = u64::from(pages) * page;
+        let buffer = |label: &str, bytes: u64| {
+            device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size: bytes,
+                usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            })
+        };
+        let (x, y) = dispatch_size(pages);
+        let layout = ExactLayout {
+            points: buffer("pointcloud:pool:exact:points", points * 16),
+            attrs: buffer("pointcloud:pool:exact:attrs", points * 8),
+            batches: buffer(
+                "pointcloud:pool:exact:batches",
+                (u64::from(x) * u64::from(y)).max(1) * 16,
+            ),
+            table: Vec::new(),
+            batch_count: 0,
+        };
+        PagedPool::with_layout(layout, pages, 0)
+    }
+
+    /// Points: `vec4<u32>` each (x, y, z as f32 bits relative to the node's origin, attribute
+    /// word), for [`Rasterizer::bind`](super::raster::Rasterizer::bind) and the resolve.
+    pub fn points(&self) -> &wgpu::Buffer {
+        &self.layout.points
+    }
+
+    /// Attributes: `vec2<u32>` each (RGBA8, elevation f32 bits).
+    pub fn attrs(&self) -> &wgpu::Buffer {
+        &self.layout.attrs
+    }
+
+    /// The batch table the passes read (rewritten every frame, [`ExactPool::write_batches`]).
+    pub fn batches(&self) -> &wgpu::Buffer {
+        &self.layout.batches
+    }
+
+    /// Bytes of GPU memory the pool holds.
+    pub fn gpu_bytes(&self) -> u64 {
+        let l = &self.layout;
+        l.points.size() + l.attrs.size() + l.batches.size()
+    }
+
+    /// Batches in this frame's table.
+    pub fn batch_count(&self) -> u32 {
+        self.layout.batch_count
+    }
+
+    /// Writes the batch table of `draw` (resident nodes) seen from `eye` (a node's origin minus
+    /// the eye in f64, then f32, per page) and marks them drawn in `frame`; returns the number
+    /// of batches (the table is padded for the dispatch).
+    pub fn write_batches(
+        &mut self,
+        gpu: &mut GpuFrame<'_>,
+        draw: &[u32],
+        eye: glam::DVec3,
+        frame: u64,
+    ) -> u32 {
+        let l = &mut self.layout;
+        l.table.clear();
+        l.batch_count = 0;
+        self.batched_points = 0;
+        for &n in draw {
+            let Some(r) = self.nodes.get_mut(&n) else {
+                continue;
+            };
+            r.last_used = frame;
+            let o = r.node.data.origin;
             let offset = [
                 (o[0] - eye.x) as f32,
                 (o[1] - eye.y) as f32,
                 (o[2] - eye.z) as f32,
             ];
-            let len = r.data.len() as u32;
+            let len = r.node.len() as u32;
             for (k, &p) in r.pages.iter().enumerate() {
                 let done = k as u32 * BATCH_POINTS;
                 if done >= len {
                     break;
                 }
-                self.table.push(batch_entry(
-                    offset,
-                    p * BATCH_POINTS,
-                    (len - done).min(BATCH_POINTS),
-                ));
+                let count = (len - done).min(BATCH_POINTS);
+                l.table.push(batch_entry(offset, p * BATCH_POINTS, count));
+                self.batched_points += u64::from(count);
             }
         }
-        let n = self.table.len() as u32;
-        if n == 0 {
+        let n = l.table.len() as u32;
+        if n == 0
+            || !write_table(
+                gpu,
+                &l.batches,
+                &mut l.table,
+                dispatch_size(n),
+                EMPTY_BATCH,
+                "exact ",
+            )
+        {
             return 0;
         }
-        let (x, y) = dispatch_size(n);
-        self.table.resize((x * y) as usize, EMPTY_BATCH);
-        let bytes = (self.table.len() * 16) as u64;
-        if bytes > self.batches.size() {
-            log::error!("point cloud: batch table larger than its buffer");
-            return 0;
-        }
-        gpu.write_slice(&self.batches, 0, &self.table);
+        l.batch_count = n;
         n
+    }
+
+    /// This frame's table decoded on the CPU as the 16-byte pass computes positions (the
+    /// point's f32 offset plus its node's origin minus the eye, in f32): every point it
+    /// projects, by id.
+    pub fn drawn(&self) -> Vec<DrawnPoint> {
+        let mut out = Vec::with_capacity(self.batched_points as usize);
+        for e in &self.layout.table {
+            let offset = [e[0], e[1], e[2]].map(f32::from_bits);
+            let count = (e[3] & 127) + 1;
+            let first = (e[3] >> 7) * BATCH_POINTS;
+            for k in 0..count {
+                let id = first + k;
+                let Some((_, r, i)) = self.locate(id) else {
+                    continue;
+                };
+                let d = &r.node.data;
+                if let (Some(o), Some(&word)) = (d.offsets.get(i), d.words.get(i)) {
+                    out.push(DrawnPoint {
+                        id,
+                        position: std::array::from_fn(|a| o[a] + offset[a]),
+                        word,
+                        quantized: false,
+                    });
+                }
+            }
+        }
+        out
     }
 }

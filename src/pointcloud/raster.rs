@@ -66,6 +66,15 @@ impl RasterPath {
     }
 }
 
+/// One stage of the 16-byte raster passes ([`Rasterizer::encode_stage`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RasterStage {
+    /// The depth pass (the 64-bit path's one pass).
+    Depth,
+    /// The 32-bit path's id pass (nothing on the 64-bit path).
+    Ids,
+}
+
 /// Points per batch: a page of the pool, and the workgroup size of both passes.
 pub const BATCH_POINTS: u32 = 128;
 /// A batch-table entry that draws nothing (padding up to the dispatch size).
@@ -655,6 +664,10 @@ pub struct Rasterizer {
     atomic64: Option<(wgpu::BindGroupLayout, wgpu::ComputePipeline)>,
     resolve_layout: wgpu::BindGroupLayout,
     resolve_pipeline_layout: wgpu::PipelineLayout,
+    /// The two-pool resolve (`fs_dual`): its layout and pipelines by variant.
+    dual_layout: wgpu::BindGroupLayout,
+    dual_pipeline_layout: wgpu::PipelineLayout,
+    dual: HashMap<ResolveVariant, wgpu::RenderPipeline>,
     format: wgpu::TextureFormat,
     /// Resolve pipelines by variant and whether they read a quantized cloud's attributes.
     resolve: HashMap<(ResolveVariant, bool), wgpu::RenderPipeline>,
@@ -665,6 +678,7 @@ pub struct Rasterizer {
     /// Quantized clouds: the layout (bindings 0, 3, 4 on the 32-bit path, 5, 6) and the
     /// `main_q` pipelines of the path (one, or depth then id).
     q_layout: wgpu::BindGroupLayout,
+    q_pipeline_layout: wgpu::PipelineLayout,
     q_pipelines: Vec<wgpu::ComputePipeline>,
 }
 
@@ -700,6 +714,28 @@ pub fn contiguous_batches(count: u32, offset: [f32; 3]) -> Vec<[u32; 4]> {
     let (x, y) = dispatch_size(n);
     t.resize((x * y) as usize, EMPTY_BATCH);
     t
+}
+
+/// The quantized raster pipelines of `path` (entry point `main_q`: the 64-bit pass, or the 32-bit
+/// depth then id passes), with the workgroup depth filter (`QFILTER`) on or off.
+fn quantized_pipelines(
+    device: &wgpu::Device,
+    path: RasterPath,
+    layout: &wgpu::PipelineLayout,
+    filter: bool,
+) -> Vec<wgpu::ComputePipeline> {
+    let constants = [("QFILTER", if filter { 1.0 } else { 0.0 })];
+    let make = |source: &crate::gpu::shaders::ShaderSource, label: &str| {
+        source.compute_pipeline_entry_with(device, label, layout, "main_q", &constants)
+    };
+    if path == RasterPath::Atomic64 {
+        vec![make(&POINTCLOUD_RASTER64, "pointcloud:raster64_q")]
+    } else {
+        vec![
+            make(&POINTCLOUD_RASTER_DEPTH, "pointcloud:raster_depth_q"),
+            make(&POINTCLOUD_RASTER_ID, "pointcloud:raster_id_q"),
+        ]
+    }
 }
 
 impl Rasterizer {
@@ -757,48 +793,26 @@ impl Rasterizer {
             layout::storage(3, cs, false),
             layout::storage(5, cs, true),
             layout::storage(6, cs, true),
+            layout::storage(7, cs, true),
         ];
         if path == RasterPath::TwoPass32 {
             q_entries.push(layout::storage(4, cs, false));
         }
         let q_layout = layout::bind_group_layout(device, "pointcloud:raster_q", &q_entries);
         let q_pl = layout::pipeline_layout(device, "pointcloud:raster_q", &[&q_layout]);
-        let q_pipelines = if path == RasterPath::Atomic64 {
-            vec![POINTCLOUD_RASTER64.compute_pipeline_entry(
-                device,
-                "pointcloud:raster64_q",
-                &q_pl,
-                "main_q",
-            )]
-        } else {
-            vec![
-                POINTCLOUD_RASTER_DEPTH.compute_pipeline_entry(
-                    device,
-                    "pointcloud:raster_depth_q",
-                    &q_pl,
-                    "main_q",
-                ),
-                POINTCLOUD_RASTER_ID.compute_pipeline_entry(
-                    device,
-                    "pointcloud:raster_id_q",
-                    &q_pl,
-                    "main_q",
-                ),
-            ]
-        };
+        let q_pipelines = quantized_pipelines(device, path, &q_pl, false);
         let fs = wgpu::ShaderStages::FRAGMENT;
-        let resolve_layout = layout::bind_group_layout(
-            device,
-            "pointcloud:resolve",
-            &[
-                layout::uniform(0, fs, None),
-                layout::storage(1, fs, true),
-                layout::storage(2, fs, true),
-                layout::storage(3, fs, true),
-                layout::storage(4, fs, true),
-                layout::uniform(5, fs, None),
-            ],
-        );
+        // The resolve's bindings 0–5; the two-pool resolve adds the second pool's 6–8.
+        let resolve_entries = [
+            layout::uniform(0, fs, None),
+            layout::storage(1, fs, true),
+            layout::storage(2, fs, true),
+            layout::storage(3, fs, true),
+            layout::storage(4, fs, true),
+            layout::uniform(5, fs, None),
+        ];
+        let resolve_layout =
+            layout::bind_group_layout(device, "pointcloud:resolve", &resolve_entries);
         let chunk_all = chunk_buffer(
             device,
             "pointcloud:resolve:chunk:all",
@@ -810,6 +824,16 @@ impl Rasterizer {
         );
         let resolve_pipeline_layout =
             layout::pipeline_layout(device, "pointcloud:resolve", &[&resolve_layout]);
+        let mut dual_entries = resolve_entries.to_vec();
+        dual_entries.extend([
+            layout::storage(6, fs, true),
+            layout::storage(7, fs, true),
+            layout::uniform(8, fs, None),
+        ]);
+        let dual_layout =
+            layout::bind_group_layout(device, "pointcloud:resolve:dual", &dual_entries);
+        let dual_pipeline_layout =
+            layout::pipeline_layout(device, "pointcloud:resolve:dual", &[&dual_layout]);
         let pick_layout = layout::bind_group_layout(
             device,
             "pointcloud:pick",
@@ -832,10 +856,14 @@ impl Rasterizer {
             pick_layout,
             resolve_layout,
             resolve_pipeline_layout,
+            dual_layout,
+            dual_pipeline_layout,
+            dual: HashMap::new(),
             format,
             resolve: HashMap::new(),
             chunk_all,
             q_layout,
+            q_pipeline_layout: q_pl,
             q_pipelines,
             depth_pipeline: POINTCLOUD_RASTER_DEPTH.compute_pipeline(
                 device,
@@ -856,6 +884,14 @@ impl Rasterizer {
         self.path
     }
 
+    /// Turns the quantized passes' workgroup depth filter (`QFILTER` of
+    /// `shaders/common/pointcloud_raster.wgsl`) on or off: the same visibility buffer either
+    /// way. Off by default: on the H200 it made dense clouds 1.4–7× slower (BENCHMARKS.md); kept
+    /// for the kernel bench's comparison.
+    pub fn set_workgroup_filter(&mut self, device: &wgpu::Device, on: bool) {
+        self.q_pipelines = quantized_pipelines(device, self.path, &self.q_pipeline_layout, on);
+    }
+
     /// Makes the resolve pipeline of `v` if it does not exist yet (a few ms, once per variant).
     pub fn prepare_variant(&mut self, device: &wgpu::Device, v: ResolveVariant) {
         self.prepare(device, v, false);
@@ -868,9 +904,30 @@ impl Rasterizer {
     }
 
     fn prepare(&mut self, device: &wgpu::Device, v: ResolveVariant, quant: bool) {
-        if self.resolve.contains_key(&(v, quant)) {
-            return;
+        if !self.resolve.contains_key(&(v, quant)) {
+            let pipeline = self.resolve_pipeline(device, v, quant, false);
+            self.resolve.insert((v, quant), pipeline);
         }
+    }
+
+    /// Makes the two-pool resolve pipeline of `v` (`fs_dual`: a quantized chunk and the 16-byte
+    /// points of a second pool in one draw) if it does not exist yet.
+    pub fn prepare_variant_dual(&mut self, device: &wgpu::Device, v: ResolveVariant) {
+        if !self.dual.contains_key(&v) {
+            let pipeline = self.resolve_pipeline(device, v, true, true);
+            self.dual.insert(v, pipeline);
+        }
+    }
+
+    /// The resolve pipeline of variant `v`: 16-byte points or a quantized chunk (`quant`), or
+    /// both pools in one draw (`dual`, entry point `fs_dual`).
+    fn resolve_pipeline(
+        &self,
+        device: &wgpu::Device,
+        v: ResolveVariant,
+        quant: bool,
+        dual: bool,
+    ) -> wgpu::RenderPipeline {
         let constants = [
             ("MODE", f64::from(v.mode.index())),
             ("RADIUS", f64::from(v.radius.min(MAX_RADIUS))),
@@ -890,19 +947,28 @@ impl Rasterizer {
             v.mode.name(),
             v.radius,
             if v.edl { "edl" } else { "flat" },
-            if quant { ":quantized" } else { "" }
+            match (quant, dual) {
+                (_, true) => ":dual",
+                (true, false) => ":quantized",
+                (false, false) => "",
+            }
         );
-        let pipeline = POINTCLOUD_RESOLVE.render_pipeline(
+        let layout = if dual {
+            &self.dual_pipeline_layout
+        } else {
+            &self.resolve_pipeline_layout
+        };
+        POINTCLOUD_RESOLVE.render_pipeline(
             device,
             &label,
-            &self.resolve_pipeline_layout,
+            layout,
             &RenderOptions {
+                fragment: if dual { "fs_dual" } else { "fs_main" },
                 format: self.format,
                 constants: &constants,
                 ..Default::default()
             },
-        );
-        self.resolve.insert((v, quant), pipeline);
+        )
     }
 
     /// A visibility buffer of `size` pixels (each side ≥ 1) for this rasterizer's path.
@@ -974,6 +1040,35 @@ impl Rasterizer {
         )
     }
 
+    /// [`bind_resolve`](Rasterizer::bind_resolve) of the 16-byte points with ids `0 .. count`
+    /// only (a pixel whose id is beyond is left to another draw, as the chunks of a quantized
+    /// cloud are): for a frame that also draws quantized points with ids from `count` on.
+    pub fn bind_resolve_ids(
+        &self,
+        device: &wgpu::Device,
+        params: &wgpu::Buffer,
+        target: &VisibilityBuffer,
+        points: &wgpu::Buffer,
+        attrs: &wgpu::Buffer,
+        count: u32,
+    ) -> wgpu::BindGroup {
+        let chunk = ResolveChunk {
+            first: 0,
+            count,
+            _pad: [0; 2],
+        };
+        let label = "pointcloud:resolve:ids:group";
+        self.resolve_group(
+            device,
+            label,
+            params,
+            target,
+            [points, attrs],
+            Some(chunk),
+            None,
+        )
+    }
+
     /// The resolve's bind group: `params` (a uniform of [`ResolveParams`]), `target`, the point
     /// pool and the attribute pool (`vec2<u32>` per point: RGBA8 with R in the low byte, and
     /// the elevation above the cloud's lowest point as f32 bits).
@@ -985,19 +1080,8 @@ impl Rasterizer {
         points: &wgpu::Buffer,
         attrs: &wgpu::Buffer,
     ) -> wgpu::BindGroup {
-        layout::bind_group(
-            device,
-            "pointcloud:resolve:group",
-            &self.resolve_layout,
-            &[
-                params.as_entire_binding(),
-                target.depth.as_entire_binding(),
-                target.ids.as_entire_binding(),
-                points.as_entire_binding(),
-                attrs.as_entire_binding(),
-                self.chunk_all.as_entire_binding(),
-            ],
-        )
+        let label = "pointcloud:resolve:group";
+        self.resolve_group(device, label, params, target, [points, attrs], None, None)
     }
 
     /// The resolve's bind group of one chunk of a quantized cloud (ids `first .. first +
@@ -1016,28 +1100,123 @@ impl Rasterizer {
         first: u32,
         count: u32,
     ) -> wgpu::BindGroup {
-        let chunk = chunk_buffer(
+        let chunk = ResolveChunk {
+            first,
+            count,
+            _pad: [0; 2],
+        };
+        let label = "pointcloud:resolve:quantized:group";
+        self.resolve_group(
             device,
-            &format!("pointcloud:resolve:chunk:{first}"),
-            ResolveChunk {
-                first,
+            label,
+            params,
+            target,
+            [words, attrs],
+            Some(chunk),
+            None,
+        )
+    }
+
+    /// The resolve's bind group `label`: `params`, `target`, `points` (binding 3: the 16-byte
+    /// points, or a quantized chunk's attribute words) and `attrs`, colouring the ids of
+    /// `chunk` (in a uniform buffer of its own), or every id (`None`); with `second` (the
+    /// 16-byte points and attributes of a second pool, ids `0 .. count`), the two-pool
+    /// resolve's group (bindings 6–8 of `fs_dual`).
+    #[allow(clippy::too_many_arguments)]
+    fn resolve_group(
+        &self,
+        device: &wgpu::Device,
+        label: &str,
+        params: &wgpu::Buffer,
+        target: &VisibilityBuffer,
+        [points, attrs]: [&wgpu::Buffer; 2],
+        chunk: Option<ResolveChunk>,
+        second: Option<([&wgpu::Buffer; 2], u32)>,
+    ) -> wgpu::BindGroup {
+        let own_buffer = |c: ResolveChunk| {
+            let label = format!("pointcloud:resolve:chunk:{}+{}", c.first, c.count);
+            chunk_buffer(device, &label, c)
+        };
+        let own = chunk.map(own_buffer);
+        let second = second.map(|(buffers, count)| {
+            let c = ResolveChunk {
+                first: 0,
                 count,
                 _pad: [0; 2],
-            },
-        );
-        layout::bind_group(
+            };
+            (buffers, own_buffer(c))
+        });
+        let mut resources = vec![
+            params.as_entire_binding(),
+            target.depth.as_entire_binding(),
+            target.ids.as_entire_binding(),
+            points.as_entire_binding(),
+            attrs.as_entire_binding(),
+            own.as_ref().unwrap_or(&self.chunk_all).as_entire_binding(),
+        ];
+        let layout = match &second {
+            Some(([xpoints, xattrs], xchunk)) => {
+                resources.extend([
+                    xpoints.as_entire_binding(),
+                    xattrs.as_entire_binding(),
+                    xchunk.as_entire_binding(),
+                ]);
+                &self.dual_layout
+            }
+            None => &self.resolve_layout,
+        };
+        layout::bind_group(device, label, layout, &resources)
+    }
+
+    /// The two-pool resolve's bind group (for [`paint_dual`](Rasterizer::paint_dual)): `params`,
+    /// `target`, a quantized chunk (its attribute words and attributes, ids `first .. first +
+    /// count`, as [`bind_resolve_quantized`](Rasterizer::bind_resolve_quantized)) and a pool of
+    /// 16-byte points (`xpoints`, `xattrs`, ids `0 .. xcount`, as
+    /// [`bind_resolve_ids`](Rasterizer::bind_resolve_ids)).
+    #[allow(clippy::too_many_arguments)]
+    pub fn bind_resolve_dual(
+        &self,
+        device: &wgpu::Device,
+        params: &wgpu::Buffer,
+        target: &VisibilityBuffer,
+        quantized: [&wgpu::Buffer; 2],
+        (first, count): (u32, u32),
+        exact: [&wgpu::Buffer; 2],
+        xcount: u32,
+    ) -> wgpu::BindGroup {
+        let chunk = ResolveChunk {
+            first,
+            count,
+            _pad: [0; 2],
+        };
+        let label = "pointcloud:resolve:dual:group";
+        self.resolve_group(
             device,
-            "pointcloud:resolve:quantized:group",
-            &self.resolve_layout,
-            &[
-                params.as_entire_binding(),
-                target.depth.as_entire_binding(),
-                target.ids.as_entire_binding(),
-                words.as_entire_binding(),
-                attrs.as_entire_binding(),
-                chunk.as_entire_binding(),
-            ],
+            label,
+            params,
+            target,
+            quantized,
+            Some(chunk),
+            Some((exact, xcount)),
         )
+    }
+
+    /// Draws the two-pool resolve of variant `v` (made by
+    /// [`prepare_variant_dual`](Rasterizer::prepare_variant_dual)) with `group` (from
+    /// [`bind_resolve_dual`](Rasterizer::bind_resolve_dual)) into `pass`: one draw colours the
+    /// pixels of both pools.
+    pub fn paint_dual(
+        &self,
+        pass: &mut wgpu::RenderPass<'_>,
+        v: ResolveVariant,
+        group: &wgpu::BindGroup,
+    ) {
+        let Some(pipeline) = self.dual.get(&v) else {
+            return;
+        };
+        pass.set_pipeline(pipeline);
+        pass.set_bind_group(0, group, &[]);
+        pass.draw(0..3, 0..1);
     }
 
     /// Draws the resolve of variant `v` of a quantized cloud (made by
@@ -1061,13 +1240,16 @@ impl Rasterizer {
     }
 
     /// The raster passes' bind groups of a quantized `cloud`, one per chunk: `params` (a
-    /// uniform of [`RasterParams`]; the class mask does not apply, quantized points carry no
-    /// class), into `target`.
+    /// uniform of [`RasterParams`]), `words` (per chunk, its points' attribute words, a u32 a
+    /// point with the class in bits 0–7, indexed as its codes: read only while the class mask
+    /// hides a class), into `target`. A chunk past the end of `words` binds its codes there, which
+    /// is right only while the mask draws every class.
     pub fn bind_quantized(
         &self,
         device: &wgpu::Device,
         params: &wgpu::Buffer,
         cloud: &QuantizedCloud,
+        words: &[&wgpu::Buffer],
         target: &VisibilityBuffer,
     ) -> Vec<wgpu::BindGroup> {
         cloud
@@ -1075,6 +1257,7 @@ impl Rasterizer {
             .iter()
             .enumerate()
             .map(|(i, c)| {
+                let words = words.get(i).copied().unwrap_or(&c.codes);
                 let mut entries = vec![
                     wgpu::BindGroupEntry {
                         binding: 0,
@@ -1091,6 +1274,10 @@ impl Rasterizer {
                     wgpu::BindGroupEntry {
                         binding: 6,
                         resource: c.batches.as_entire_binding(),
+                    },
+                    wgpu::BindGroupEntry {
+                        binding: 7,
+                        resource: words.as_entire_binding(),
                     },
                 ];
                 if self.path == RasterPath::TwoPass32 {
@@ -1180,6 +1367,34 @@ impl Rasterizer {
         if !target.packed {
             encoder.clear_buffer(&target.ids, 0, None);
         }
+    }
+
+    /// Records one stage of the 16-byte passes over `batches` batch-table entries bound in
+    /// `group` into `pass`: [`RasterStage::Depth`] the 64-bit pass, or the 32-bit path's depth
+    /// pass; [`RasterStage::Ids`] nothing on the 64-bit path, else the id pass. For drawing the
+    /// 16-byte and the quantized points of one frame into one visibility buffer: every depth
+    /// stage (the quantized one within
+    /// [`encode_quantized`](Rasterizer::encode_quantized)) before any id stage.
+    pub fn encode_stage(
+        &self,
+        pass: &mut wgpu::ComputePass<'_>,
+        group: &wgpu::BindGroup,
+        batches: u32,
+        stage: RasterStage,
+    ) {
+        if batches == 0 {
+            return;
+        }
+        let (x, y) = dispatch_size(batches);
+        let pipeline = match (&self.atomic64, stage) {
+            (Some((_, p)), RasterStage::Depth) => p,
+            (Some(_), RasterStage::Ids) => return,
+            (None, RasterStage::Depth) => &self.depth_pipeline,
+            (None, RasterStage::Ids) => &self.id_pipeline,
+        };
+        pass.set_pipeline(pipeline);
+        pass.set_bind_group(0, group, &[]);
+        pass.dispatch_workgroups(x, y, 1);
     }
 
     /// Records both passes over `batches` batch-table entries (the table holds the dispatch's

@@ -1,19 +1,26 @@
 //! `vizdeck bench --kernels pointcloud-stream`: the point-cloud scene's frame time at rest and
 //! while its nodes stream in, same view, same run, per cloud (`--pointcloud-clouds`).
 //!
-//! The scene is driven as the deck drives it (prepare with uploads through a frame's uploader,
-//! the compute pass, the resolve into a `--size` target (default 1280×720), one submit), without
-//! the UI; a frame's
-//! time is its wall time from prepare to the GPU idle. Frames do not wait for nodes: loader
-//! threads decode while frames go on, as in the window. Each cycle empties the resident set
-//! (the GPU pool and the decoded nodes waiting), then runs frames until nothing in view is
-//! missing ("loading" frames), then `rest` more frames ("at rest"). The first cycle is a
-//! warm-up (pipelines, caches) and is not counted.
+//! The scene is driven as the deck drives it ([`record_frame`]: prepare with uploads through a
+//! frame's uploader, the compute pass, the resolve into a `--size` target (default 1280×720),
+//! one submit), without the UI; a frame's time is its wall time from prepare to the GPU idle.
+//! Frames do not wait for nodes: loader threads decode while frames go on, as in the window.
+//! Each cycle empties the resident set (the GPU pools and the decoded nodes waiting), then runs
+//! frames until nothing in view is missing ("loading" frames), then `rest` more frames ("at
+//! rest"). The first cycle is a warm-up (pipelines, caches) and is not counted.
+//!
+//! At rest, the raster passes alone (the visibility buffer's clear, the quantized passes,
+//! `main_q`, over the frame's batch table: the pages of the drawn nodes, each culled against the
+//! view, and the 16-byte passes over the nodes drawn exactly) are timed too: `rest` repetitions
+//! recorded into one encoder and submitted once, wall time from submit to idle divided by
+//! `rest` (after one warm-up), as the kernel table (`pointcloud::bench`) times them; points/s =
+//! the points in the batch table / that time.
 
 use std::time::Instant;
 
 use super::{CloudSource, PointCloud, Settings};
 use crate::gpu::Gpu;
+use crate::gpu::frame::OwnedFrame;
 use crate::gpu::upload::Strategy;
 use crate::pointcloud::camera::ViewPreset;
 use crate::scene::{FrameCtx, Scene};
@@ -38,6 +45,14 @@ pub struct StreamRow {
     pub loading_frames: usize,
     /// Seconds from an empty pool to everything in view resident, mean over the cycles.
     pub settle_s: f64,
+    /// Points in the batch tables at rest (the drawn nodes' pages, before culling): what the
+    /// raster passes are handed a frame; and of them, those drawn quantized.
+    pub rasterized: u64,
+    /// See `rasterized`.
+    pub quantized: u64,
+    /// Seconds of the raster passes alone at rest (clear, quantized and exact passes), per
+    /// frame.
+    pub raster_s: f64,
 }
 
 fn percentile(v: &mut [f64], p: f64) -> f64 {
@@ -49,16 +64,17 @@ fn percentile(v: &mut [f64], p: f64) -> f64 {
     v[i.min(v.len() - 1)]
 }
 
-/// Runs one frame of `scene` into `view`; returns its wall time in seconds.
-#[allow(clippy::disallowed_methods)] // a benchmark outside the deck submits its own frame
-fn frame(
-    gpu: &Gpu,
+/// Records frame `index` of `scene` into `f` as the deck records it, without the UI: its
+/// prepare (one 1/60 s step, uploads through `f`'s uploader), its compute pass and its resolve
+/// into `view` (`size` pixels, cleared to black first); unsubmitted, for the caller to add
+/// what else it needs (readback copies) and submit.
+pub fn record_frame(
+    f: &mut OwnedFrame<'_>,
     scene: &mut PointCloud,
     view: &wgpu::TextureView,
     index: u64,
     size: (u32, u32),
-) -> f64 {
-    let t = Instant::now();
+) {
     let ctx = FrameCtx {
         frame: index,
         steps: 1,
@@ -68,21 +84,20 @@ fn frame(
         elapsed_s: 1.0 / 60.0,
         size,
     };
-    let mut f = crate::gpu::frame::OwnedFrame::new(gpu, Strategy::WriteBuffer);
     f.set_index(index);
     scene.prepare(&mut f.frame(), &ctx);
     {
         let mut pass = f
             .encoder()
             .begin_compute_pass(&wgpu::ComputePassDescriptor {
-                label: Some("pointcloud:bench:compute"),
+                label: Some("pointcloud:frame:compute"),
                 timestamp_writes: None,
             });
         scene.compute(&mut pass, &ctx);
     }
     {
         let mut pass = f.encoder().begin_render_pass(&wgpu::RenderPassDescriptor {
-            label: Some("pointcloud:bench:render"),
+            label: Some("pointcloud:frame:render"),
             color_attachments: &[Some(wgpu::RenderPassColorAttachment {
                 view,
                 depth_slice: None,
@@ -99,9 +114,54 @@ fn frame(
         });
         scene.paint(&mut pass, &ctx);
     }
+}
+
+/// Runs one frame of `scene` into `view` ([`record_frame`], one submit); returns its wall time
+/// in seconds, to the GPU idle.
+fn frame(
+    gpu: &Gpu,
+    scene: &mut PointCloud,
+    view: &wgpu::TextureView,
+    index: u64,
+    size: (u32, u32),
+) -> f64 {
+    let t = Instant::now();
+    let mut f = OwnedFrame::new(gpu, Strategy::WriteBuffer);
+    record_frame(&mut f, scene, view, index, size);
     f.submit();
     gpu.wait_idle();
     t.elapsed().as_secs_f64()
+}
+
+/// Seconds per repetition of `scene`'s raster passes alone (the visibility buffer's clear,
+/// then the passes over its last frame's batch tables, quantized and exact), `reps`
+/// repetitions in one submit after one warm-up; `None` before a frame was prepared.
+#[allow(clippy::disallowed_methods)] // a benchmark outside the deck submits its own work
+fn time_raster(gpu: &Gpu, scene: &PointCloud, reps: u32) -> Option<f64> {
+    let r = &scene.renderer;
+    let target = r.target()?;
+    let run = |reps: u32| {
+        let mut enc = gpu
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("pointcloud:bench:raster"),
+            });
+        for _ in 0..reps {
+            r.raster.clear(&mut enc, target);
+            let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("pointcloud:bench:raster"),
+                timestamp_writes: None,
+            });
+            r.encode_raster(&mut pass);
+        }
+        let t = Instant::now();
+        gpu.queue.submit([enc.finish()]);
+        gpu.wait_idle();
+        t.elapsed().as_secs_f64()
+    };
+    run(1);
+    let reps = reps.max(1);
+    Some(run(reps) / f64::from(reps))
 }
 
 /// Measures `cloud` (with `budget`, or the adapter's default; iso view) over `cycles` counted
@@ -175,6 +235,9 @@ pub fn stream_row(
             settle.push(settled);
         }
     }
+    let quantized = scene.renderer.pool.batched_points();
+    let rasterized = quantized + scene.renderer.exact.batched_points();
+    let raster_s = time_raster(gpu, &scene, rest).unwrap_or(f64::NAN);
     let m = scene.metrics();
     let loading_frames = loading.len();
     Ok(StreamRow {
@@ -197,6 +260,9 @@ pub fn stream_row(
         ),
         loading_frames,
         settle_s: settle.iter().sum::<f64>() / settle.len().max(1) as f64,
+        rasterized,
+        quantized,
+        raster_s,
     })
 }
 
@@ -212,21 +278,26 @@ pub fn stream_table(
 ) -> String {
     let mut out = format!(
         "Point-cloud streaming, adapter: {} ({}, {}), {}x{}, iso view, budget {}, \
-         {cycles} cycles (empty pool → all in view resident → {rest} frames at rest)\n\n\
+         {cycles} cycles (empty pool → all in view resident → {rest} frames at rest); raster: \
+         the raster passes alone at rest ({} path; quantized, and 16-byte for the nodes drawn \
+         exactly), points in the batch tables / their time\n\n\
          | cloud | points | drawn at rest | rest p50 ms | rest p99 ms | loading p50 ms | \
-         loading p99 ms | loading frames | settle s | loading p99 / rest p99 |\n\
-         |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+         loading p99 ms | loading frames | settle s | loading p99 / rest p99 | rasterized \
+         points / frame | of them quantized | raster ms | raster M points/s |\n\
+         |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
         gpu.summary.name,
         gpu.summary.backend,
         gpu.summary.device_type,
         size.0,
         size.1,
-        budget.map_or_else(|| "the adapter's default".to_string(), |b| b.to_string())
+        budget.map_or_else(|| "the adapter's default".to_string(), |b| b.to_string()),
+        crate::pointcloud::raster::RasterPath::best(&gpu.device).name(),
     );
     for c in clouds {
         match stream_row(gpu, c, budget, cycles, rest, size) {
             Ok(r) => out.push_str(&format!(
-                "| {} | {} | {} | {:.1} | {:.1} | {:.1} | {:.1} | {} | {:.2} | {:.2}× |\n",
+                "| {} | {} | {} | {:.1} | {:.1} | {:.1} | {:.1} | {} | {:.2} | {:.2}× | {} | \
+                 {} | {:.3} | {:.1} |\n",
                 r.name,
                 r.points,
                 r.drawn,
@@ -236,9 +307,13 @@ pub fn stream_table(
                 r.loading.1,
                 r.loading_frames,
                 r.settle_s,
-                r.loading.1 / r.rest.1
+                r.loading.1 / r.rest.1,
+                r.rasterized,
+                r.quantized,
+                r.raster_s * 1e3,
+                r.rasterized as f64 / r.raster_s / 1e6,
             )),
-            Err(e) => out.push_str(&format!("| {c:?} | {e} | | | | | | | | |\n")),
+            Err(e) => out.push_str(&format!("| {c:?} | {e} | | | | | | | | | | | | |\n")),
         }
     }
     out

@@ -2,9 +2,12 @@
 //! read node by node through its own hierarchy, or the synthetic terrain) is streamed through
 //! its octree: each frame the nodes in view are selected by screen-space size within the point
 //! budget ([`crate::pointcloud::lod`]), loader threads decode the missing ones
-//! ([`crate::pointcloud::loader`]), the frame uploads them within a per-frame byte budget into
-//! the GPU pool ([`crate::pointcloud::pool`]), evicting the least recently drawn, and the compute
-//! rasterizer draws the selected nodes ([`crate::pointcloud::raster`]).
+//! ([`crate::pointcloud::loader`]) and quantize them (4 bytes a point in Morton-ordered pages of
+//! 1024), the frame uploads them within a per-frame byte budget into the GPU pool
+//! ([`crate::pointcloud::pool`]), evicting the least recently drawn, and the compute
+//! rasterizer's quantized path draws the selected nodes' pages, each culled against the view
+//! ([`crate::pointcloud::raster`], `main_q`); a node whose quantized cells would span more
+//! than [`PRECISION_PX`] on screen is drawn from an exact copy (16 bytes a point, `main`).
 //!
 //! Nothing heavy runs on the frame thread: indexing a LAS/LAZ file runs on
 //! `vizdeck-pointcloud-index`, node decoding on the loaders. In headless runs (simulated clock)
@@ -32,8 +35,10 @@ use crate::pointcloud::camera::{Camera, CameraView, ViewPreset};
 use crate::pointcloud::index::{CachedSource, IndexOptions, Progress};
 use crate::pointcloud::loader::Loader;
 use crate::pointcloud::lod::{Selection, select};
+use crate::pointcloud::pool::{DrawnPoint, QuantizedNode};
+use crate::pointcloud::raster::VisibilityBuffer;
 use crate::pointcloud::raster::{ColorMode, ResolveParams, ResolveVariant};
-use crate::pointcloud::source::{NodeData, NodeSource};
+use crate::pointcloud::source::NodeSource;
 use crate::pointcloud::{PointCloudError, copc::CopcSource, synthetic::Synthetic};
 pub use render::{CLASS_COLORS, CLASS_NAMES, class_rgba};
 pub use share::SETTLE_FRAMES;
@@ -158,8 +163,8 @@ enum Phase {
 struct Stream {
     source: Arc<dyn NodeSource>,
     loader: Loader,
-    /// Decoded nodes waiting for upload.
-    ready: VecDeque<(u32, Arc<NodeData>)>,
+    /// Decoded (and quantized) nodes waiting for upload.
+    ready: VecDeque<(u32, Arc<QuantizedNode>)>,
     /// The cloud's bounds (min, max); elevations are stored relative to the lowest z.
     bounds: ([f64; 3], [f64; 3]),
     decoded_points: u64,
@@ -367,6 +372,37 @@ impl PointCloud {
         self.camera = Some(camera);
     }
 
+    /// The last prepared frame's view (its `view_proj`, rounded to f32, is what the raster
+    /// passes project camera-relative points with).
+    pub fn view(&self) -> Option<CameraView> {
+        self.view
+    }
+
+    /// Shows or hides the points of ASPRS class `class` (the side panel's class legend).
+    pub fn set_class_shown(&mut self, class: u8, shown: bool) {
+        let c = usize::from(class);
+        let word = &mut self.hidden_classes[c / 128][(c / 32) % 4];
+        if shown {
+            *word &= !(1 << (c % 32));
+        } else {
+            *word |= 1 << (c % 32);
+        }
+    }
+
+    /// The last prepared frame's batch table decoded on the CPU: every point its raster passes
+    /// project, by id, camera-relative as the GPU decodes it, with its attribute word (the
+    /// input of [`cpu_visibility`](crate::pointcloud::raster::cpu_visibility), the reference
+    /// of [`visibility`](PointCloud::visibility)).
+    pub fn drawn_points(&self) -> Vec<DrawnPoint> {
+        self.renderer.drawn()
+    }
+
+    /// The visibility buffer the last frame rasterized into (per pixel `!id` of the nearest
+    /// point, [`DrawnPoint::id`]), once a frame has been prepared.
+    pub fn visibility(&self) -> Option<&VisibilityBuffer> {
+        self.renderer.target()
+    }
+
     /// The scene's state around `phase`, from the flags.
     fn with_phase(
         gpu: &Gpu,
@@ -385,7 +421,7 @@ impl PointCloud {
             settings: settings.clone(),
             seed,
             phase,
-            renderer: render::Renderer::new(gpu, capacity),
+            renderer: render::Renderer::new(gpu, capacity, exact_capacity(budget)),
             camera: None,
             budget,
             default_budget: if cpu { BUDGET_CPU } else { BUDGET_GPU },
@@ -511,12 +547,13 @@ impl PointCloud {
     }
 
     /// This frame's streaming: take decoded nodes, upload within the budget, select again.
-    fn stream_nodes(&mut self, gpu: &mut GpuFrame<'_>) {
+    /// Returns the upload budget left.
+    fn stream_nodes(&mut self, gpu: &mut GpuFrame<'_>) -> u64 {
         let mut left = self.upload_budget;
         for round in 0..64 {
             self.reselect();
             let Phase::Ready(s) = &mut self.phase else {
-                return;
+                return left;
             };
             s.loader.want(&self.selection.wanted);
             if self.wait_for_nodes && round > 0 && self.selection.wanted.is_empty() {
@@ -543,7 +580,7 @@ impl PointCloud {
                 match self
                     .renderer
                     .pool
-                    .insert(gpu, node, data.clone(), s.bounds.0[2], self.frame)
+                    .insert(gpu, node, data.clone(), self.frame)
                 {
                     Ok(()) => {
                         uploaded += 1;
@@ -572,6 +609,58 @@ impl PointCloud {
         if let Phase::Ready(s) = &self.phase {
             s.loader.want(&self.selection.wanted);
         }
+        left
+    }
+
+    /// Splits the nodes to draw by the precision the view needs: a node whose coarsest
+    /// quantized cell spans more than [`PRECISION_PX`] pixels where it is nearest the eye is
+    /// drawn from the exact pool (uploaded there from its CPU copy, within `left` bytes of the
+    /// frame's upload budget, or whatever it takes when frames wait for their nodes); the rest,
+    /// and an exact one that finds no room, quantized. Returns (exact, quantized).
+    fn split_by_precision(
+        &mut self,
+        gpu: &mut GpuFrame<'_>,
+        draw: &[u32],
+        view: &CameraView,
+        mut left: u64,
+    ) -> (Vec<u32>, Vec<u32>) {
+        let (mut exact, mut quantized) = (Vec::new(), Vec::new());
+        let Phase::Ready(s) = &self.phase else {
+            return (exact, draw.to_vec());
+        };
+        let h = s.source.hierarchy();
+        let eye = view.eye.to_array();
+        for &n in draw {
+            let (Some(q), Some(meta)) = (self.renderer.pool.node(n), h.nodes.get(n as usize))
+            else {
+                quantized.push(n);
+                continue;
+            };
+            let nearest = glam::DVec3::from(std::array::from_fn::<f64, 3, _>(|a| {
+                eye[a].clamp(meta.min[a], meta.max[a])
+            }));
+            let dist = nearest.distance(view.eye).max(view.near);
+            let cell_px = view.pixels(f64::from(q.max_step), dist);
+            if cell_px <= PRECISION_PX {
+                quantized.push(n);
+                continue;
+            }
+            let r = &mut self.renderer.exact;
+            if !r.contains(n) {
+                let bytes = q.len() as u64 * crate::pointcloud::pool::EXACT_POINT_BYTES;
+                if (self.wait_for_nodes || bytes <= left)
+                    && r.insert(gpu, n, q.clone(), self.frame).is_ok()
+                {
+                    left = left.saturating_sub(bytes);
+                }
+            }
+            if r.contains(n) {
+                exact.push(n);
+            } else {
+                quantized.push(n);
+            }
+        }
+        (exact, quantized)
     }
 
     /// Whether a LAS/LAZ file is still being indexed.
@@ -582,6 +671,7 @@ impl PointCloud {
     /// Forgets every resident node (GPU pool, decoded nodes waiting): the view streams in again.
     fn drop_resident(&mut self) {
         self.renderer.pool.clear();
+        self.renderer.exact.clear();
         if let Phase::Ready(s) = &mut self.phase {
             s.ready.clear();
         }
@@ -635,21 +725,22 @@ impl PointCloud {
         }
     }
 
-    /// The readout of pool point `index` (`!id` from the visibility buffer).
+    /// The readout of the point of id `index` (`!id` from the visibility buffer).
     fn readout(&self, pixel: (u32, u32), index: u32, copied_at: u64) -> Option<Readout> {
-        let (node, r, i) = self.renderer.pool.locate(index)?;
+        let (node, r, i) = self.renderer.locate(index)?;
         if r.uploaded > copied_at {
             return None; // the page changed hands after the copy
         }
         let s = self.stream()?;
-        let word = r.data.words[i];
+        let data = &r.node.data;
+        let word = *data.words.get(i)?;
         Some(Readout {
             pixel,
-            xyz: r.data.xyz[i],
+            xyz: *data.xyz.get(i)?,
             class: (word & 0xff) as u8,
             intensity: (word >> 16) as u16,
             return_number: ((word >> 8) & 0xf) as u8,
-            gps_time: r.data.gps_time.as_ref().and_then(|g| g.get(i).copied()),
+            gps_time: data.gps_time.as_ref().and_then(|g| g.get(i).copied()),
             node: s
                 .source
                 .hierarchy()
@@ -748,16 +839,35 @@ fn is_ply(path: &std::path::Path) -> bool {
         .is_some_and(|e| e.eq_ignore_ascii_case("ply"))
 }
 
+/// The finest a node's quantized cells must be on screen, pixels: a node whose coarsest cell
+/// spans more where it is nearest the eye is drawn from the exact pool (a decoded point then
+/// lies within 1/32 pixel of the point wherever it is drawn quantized).
+pub const PRECISION_PX: f64 = 1.0 / 16.0;
+
+/// Exact pool capacity for `budget`: the budget (every node drawn may need it, as in a close
+/// view of leaves whose points lie far apart on screen), at least 65,536 points (the pool
+/// keeps it within the adapter's binding limit).
+fn exact_capacity(budget: u64) -> u64 {
+    budget.max(1 << 16)
+}
+
+/// Storage bindings (chunks) the pool may spread over, at most: a budget beyond what one
+/// binding holds (16 M points on lavapipe, 268 M on an H200) takes more, up to this.
+pub const POOL_BINDINGS: u64 = 4;
+
 /// Pool capacity for `budget`: twice the budget (room to keep nodes cached while the view
-/// moves), within the adapter's storage binding and buffer limits, in whole pages (the pool
-/// rounds up to pages: a limit that is not a multiple of a page, as the H200's 2³¹ − 1 bytes,
-/// would otherwise be passed by the last one).
+/// moves), at least 65,536 points, at most [`POOL_BINDINGS`] storage bindings of the adapter
+/// ([`points_per_binding`](crate::pointcloud::raster::points_per_binding): whole pages, within
+/// `max_storage_buffer_binding_size` and `max_buffer_size`) and the pool's id range.
 fn pool_capacity(gpu: &Gpu, budget: u64) -> u64 {
-    let l = gpu.device.limits();
-    let page = u64::from(crate::pointcloud::raster::BATCH_POINTS);
-    let max =
-        (l.max_storage_buffer_binding_size.min(l.max_buffer_size) / 16 / page * page).max(page);
-    budget.saturating_mul(2).max(1 << 16).min(max)
+    let per = crate::pointcloud::raster::points_per_binding(&gpu.device.limits());
+    let ids = u64::from(crate::pointcloud::pool::MAX_PAGES)
+        * u64::from(crate::pointcloud::raster::QBATCH_POINTS);
+    budget
+        .saturating_mul(2)
+        .max(1 << 16)
+        .min(per.saturating_mul(POOL_BINDINGS))
+        .min(ids)
 }
 
 impl Stream {
@@ -824,8 +934,8 @@ impl Scene for PointCloud {
         // A budget raised in the side panel beyond the pool: a pool of twice the new budget
         // (the nodes stream in again).
         let capacity = pool_capacity(gpu.gpu(), self.budget);
-        if capacity > self.renderer.pool.capacity() {
-            self.renderer = render::Renderer::new(gpu.gpu(), capacity);
+        if capacity > self.renderer.asked {
+            self.renderer = render::Renderer::new(gpu.gpu(), capacity, exact_capacity(self.budget));
         }
         self.finish_indexing(self.wait_for_nodes);
         let Some((lo, hi)) = self.bounds() else {
@@ -842,10 +952,15 @@ impl Scene for PointCloud {
         let radius = (glam::DVec3::from(hi) - glam::DVec3::from(lo)).length() * 0.5;
         let view = camera.view(frame.size, center, radius);
         self.view = Some(view);
-        self.stream_nodes(gpu);
-        let draw = self.selection.draw.clone();
+        let left = self.stream_nodes(gpu);
+        let draw = std::mem::take(&mut self.selection.draw);
+        let (exact, quantized) = self.split_by_precision(gpu, &draw, &view, left);
+        self.selection.draw = draw;
         let eye = view.eye;
-        self.renderer.batches = self.renderer.pool.write_batches(gpu, &draw, eye);
+        self.renderer
+            .exact
+            .write_batches(gpu, &exact, eye, self.frame);
+        self.renderer.pool.write_batches(gpu, &quantized, eye);
         let mut mask = [[u32::MAX; 4]; 2];
         for (w, h) in mask
             .iter_mut()
@@ -934,7 +1049,7 @@ impl Scene for PointCloud {
         let h = s.map(|s| s.source.hierarchy());
         let info = s.map(|s| s.source.info());
         let drawn_points: u64 = self.selection.points;
-        serde_json::json!({
+        let mut m = serde_json::json!({
             "source": info.map(|i| i.name.clone()),
             "kind": info.map(|i| i.kind),
             "warning": info.and_then(|i| i.warning.clone()),
@@ -954,9 +1069,9 @@ impl Scene for PointCloud {
             "nodes_resident": self.renderer.pool.len(),
             "nodes_evicted": self.renderer.pool.evicted,
             "nodes_wanted": self.selection.wanted.len(),
-            "gpu_bytes": self.renderer.pool.gpu_bytes(),
+            "gpu_bytes": self.renderer.gpu_bytes(),
             "pool_points": self.renderer.pool.capacity(),
-            "uploaded_bytes": self.renderer.pool.uploaded_bytes,
+            "uploaded_bytes": self.renderer.pool.uploaded_bytes + self.renderer.exact.uploaded_bytes,
             "point_budget": self.budget,
             "budget_hit": self.selection.budget_hit,
             "lod_depth": self.selection.depth,
@@ -977,7 +1092,12 @@ impl Scene for PointCloud {
             "cache": s.and_then(|s| s.cache.as_ref()).map(|c| serde_json::json!({
                 "path": c.path, "hit": c.hit,
             })),
-        })
+        });
+        // Beyond what one `json!` expands: the precision split of this frame's points.
+        m["points_exact"] = self.renderer.exact.batched_points().into();
+        m["points_quantized"] = self.renderer.pool.batched_points().into();
+        m["nodes_exact"] = self.renderer.exact.len().into();
+        m
     }
 
     /// A follower that could not open the publisher's cloud (and showed nothing since) ends
@@ -1015,7 +1135,7 @@ impl Scene for PointCloud {
 
     fn recreate_gpu(&mut self, gpu: &Gpu) -> Result<(), SceneError> {
         let capacity = pool_capacity(gpu, self.budget);
-        self.renderer = render::Renderer::new(gpu, capacity);
+        self.renderer = render::Renderer::new(gpu, capacity, exact_capacity(self.budget));
         self.message = Some(
             "the GPU device was lost and recreated: the visible nodes are loading again".into(),
         );

@@ -1,13 +1,20 @@
-//! The point-cloud scene's GPU side: the rasterizer, the point pool, the visibility buffer of
-//! the scene's size, the two parameter blocks and their bind groups. Everything here can be
-//! rebuilt from the CPU side (after a lost device the pool starts empty and refills).
+//! The point-cloud scene's GPU side: the rasterizer, the point pools, the visibility buffer of
+//! the scene's size, the two parameter blocks and their bind groups. Resident nodes are in the
+//! quantized pool (4 bytes a point, drawn by the rasterizer's quantized path: `main_q`, one
+//! dispatch and one resolve draw per chunk of the pool); a node whose quantized cells are too
+//! coarse for the view is also in the exact pool and drawn from there (16 bytes a point, the
+//! rasterizer's `main`), into the same visibility buffer (the exact pool's ids first, the
+//! quantized pool's after). Where the quantized pool is one chunk, one resolve draw colours both
+//! pools' pixels (`fs_dual`). Everything here can be rebuilt from the CPU side (after a lost
+//! device the pools start empty and refill).
 
 use crate::gpu::Gpu;
 use crate::gpu::frame::GpuFrame;
 use crate::pointcloud::camera::CameraView;
-use crate::pointcloud::pool::Pool;
+use crate::pointcloud::pool::{DrawnPoint, ExactPool, Pool, Resident};
 use crate::pointcloud::raster::{
-    PickParams, RasterParams, Rasterizer, ResolveParams, ResolveVariant, VisibilityBuffer,
+    PickParams, RasterParams, RasterStage, Rasterizer, ResolveParams, ResolveVariant,
+    VisibilityBuffer, points_per_binding,
 };
 
 /// ASPRS standard class colours (LAS 1.4 R15 Table 17 classes 0–18; the rest grey), RGBA8.
@@ -67,28 +74,46 @@ pub fn class_rgba(c: u8) -> u32 {
 
 /// The GPU objects (see the module docs).
 pub struct Renderer {
+    /// The compute rasterizer's pipelines and layouts.
     pub raster: Rasterizer,
+    /// Every resident node, quantized.
     pub pool: Pool,
+    /// The nodes drawn exactly (16 bytes a point) where their cells are too coarse.
+    pub exact: ExactPool,
+    /// The capacity the quantized pool was asked for (it may hold less where the device ran
+    /// out of memory).
+    pub asked: u64,
     target: Option<VisibilityBuffer>,
     raster_params: wgpu::Buffer,
     resolve_params: wgpu::Buffer,
-    groups: Option<(wgpu::BindGroup, wgpu::BindGroup, wgpu::BindGroup)>,
+    groups: Option<Groups>,
     pick_params: wgpu::Buffer,
     /// The pick's result (`~index` or 0, depth key), copied back for the readout.
     pub picked: wgpu::Buffer,
     /// The pixel picked this frame.
     pub pick: Option<(u32, u32)>,
-    /// Batches drawn this frame.
-    pub batches: u32,
     /// Variant of this frame's resolve.
     pub variant: Option<ResolveVariant>,
     /// What the resolve's uniform holds (written again only when it changes).
     resolve_written: Option<ResolveParams>,
 }
 
+/// The bind groups over one visibility buffer: the exact pool's raster passes and resolve,
+/// the quantized pool's (one per chunk each), both pools' resolve in one draw where the
+/// quantized pool is one chunk (`resolve_dual`), the pick's.
+struct Groups {
+    raster: wgpu::BindGroup,
+    raster_q: Vec<wgpu::BindGroup>,
+    resolve: wgpu::BindGroup,
+    resolve_q: Vec<wgpu::BindGroup>,
+    resolve_dual: Option<wgpu::BindGroup>,
+    pick: wgpu::BindGroup,
+}
+
 impl Renderer {
-    /// The objects on `gpu`, with a pool of `capacity` points.
-    pub fn new(gpu: &Gpu, capacity: u64) -> Renderer {
+    /// The objects on `gpu`, with a quantized pool of `capacity` points (in as many chunks as
+    /// the device's storage binding limits need) and an exact pool of `exact` points.
+    pub fn new(gpu: &Gpu, capacity: u64, exact: u64) -> Renderer {
         let d = &gpu.device;
         let uniform = |label: &str, size: usize| {
             d.create_buffer(&wgpu::BufferDescriptor {
@@ -98,9 +123,17 @@ impl Renderer {
                 mapped_at_creation: false,
             })
         };
+        let exact_pool = ExactPool::new(d, exact);
         Renderer {
             raster: Rasterizer::new(d, gpu.scene_format),
-            pool: Pool::new(d, capacity),
+            pool: Pool::new(
+                d,
+                capacity,
+                points_per_binding(&d.limits()),
+                exact_pool.capacity() as u32,
+            ),
+            exact: exact_pool,
+            asked: capacity,
             target: None,
             raster_params: uniform(
                 "pointcloud:raster:params",
@@ -119,7 +152,6 @@ impl Renderer {
                 mapped_at_creation: false,
             }),
             pick: None,
-            batches: 0,
             variant: None,
             resolve_written: None,
         }
@@ -132,25 +164,71 @@ impl Renderer {
         }
         let d = &gpu.device;
         let target = self.raster.target(d, size);
+        let cloud = self.pool.cloud();
+        let raster_q =
+            self.raster
+                .bind_quantized(d, &self.raster_params, cloud, &self.pool.words(), &target);
         let raster = self.raster.bind(
             d,
             &self.raster_params,
-            &self.pool.points,
-            &self.pool.batches,
+            self.exact.points(),
+            self.exact.batches(),
             &target,
         );
-        let resolve = self.raster.bind_resolve(
+        let resolve = self.raster.bind_resolve_ids(
             d,
             &self.resolve_params,
             &target,
-            &self.pool.points,
-            &self.pool.attrs,
+            self.exact.points(),
+            self.exact.attrs(),
+            self.exact.capacity() as u32,
         );
+        let resolve_q = cloud
+            .chunks
+            .iter()
+            .zip(self.pool.words().into_iter().zip(self.pool.attrs()))
+            .map(|(c, (words, attrs))| {
+                self.raster.bind_resolve_quantized(
+                    d,
+                    &self.resolve_params,
+                    &target,
+                    words,
+                    attrs,
+                    c.first,
+                    c.count,
+                )
+            })
+            .collect();
+        // One chunk (the usual case): both pools resolved in one draw, so each pixel's disc and
+        // neighbours are read once.
+        let resolve_dual = match (
+            &cloud.chunks[..],
+            &self.pool.words()[..],
+            &self.pool.attrs()[..],
+        ) {
+            ([c], [words], [attrs]) => Some(self.raster.bind_resolve_dual(
+                d,
+                &self.resolve_params,
+                &target,
+                [words, attrs],
+                (c.first, c.count),
+                [self.exact.points(), self.exact.attrs()],
+                self.exact.capacity() as u32,
+            )),
+            _ => None,
+        };
         let pick = self
             .raster
             .bind_pick(d, &self.pick_params, &target, &self.picked);
         self.target = Some(target);
-        self.groups = Some((raster, resolve, pick));
+        self.groups = Some(Groups {
+            raster,
+            raster_q,
+            resolve,
+            resolve_q,
+            resolve_dual,
+            pick,
+        });
     }
 
     /// Writes this frame's parameters (and the pick's, for `pick`, a pixel to read out) and
@@ -167,6 +245,14 @@ impl Renderer {
         let size = view.size;
         self.ensure_target(gpu.gpu(), size);
         self.raster.prepare_variant(gpu.device(), variant);
+        self.raster.prepare_variant_quantized(gpu.device(), variant);
+        if self
+            .groups
+            .as_ref()
+            .is_some_and(|g| g.resolve_dual.is_some())
+        {
+            self.raster.prepare_variant_dual(gpu.device(), variant);
+        }
         self.variant = Some(variant);
         let vp = view.view_proj.as_mat4().to_cols_array_2d();
         let mut p = RasterParams::new(vp, size);
@@ -197,20 +283,72 @@ impl Renderer {
         }
     }
 
-    /// Records the rasterizer's passes, and the pick when a pixel is read out.
+    /// Records the rasterizer's passes over this frame's batch table (nothing when it is
+    /// empty), and the pick when a pixel is read out.
     pub fn compute(&self, pass: &mut wgpu::ComputePass<'_>) {
-        if let Some((group, _, pick)) = &self.groups {
-            self.raster.encode(pass, group, self.batches);
+        if let Some(g) = &self.groups {
+            self.encode_raster(pass);
             if self.pick.is_some() {
-                self.raster.encode_pick(pass, pick);
+                self.raster.encode_pick(pass, &g.pick);
             }
         }
     }
 
-    /// Draws the resolve.
-    pub fn paint(&self, pass: &mut wgpu::RenderPass<'_>) {
-        if let (Some((_, group, _)), Some(v)) = (&self.groups, self.variant) {
-            self.raster.paint(pass, v, group);
+    /// Records the raster passes alone (the bench times them): the exact pool's depth stage,
+    /// the quantized passes, the exact pool's id stage (on the 32-bit path every depth pass
+    /// runs before the id passes).
+    pub fn encode_raster(&self, pass: &mut wgpu::ComputePass<'_>) {
+        let Some(g) = &self.groups else {
+            return;
+        };
+        let exact = self.exact.batch_count();
+        self.raster
+            .encode_stage(pass, &g.raster, exact, RasterStage::Depth);
+        if self.pool.batch_count() > 0 {
+            self.raster
+                .encode_quantized(pass, self.pool.cloud(), &g.raster_q);
         }
+        self.raster
+            .encode_stage(pass, &g.raster, exact, RasterStage::Ids);
+    }
+
+    /// Draws the resolve: both pools in one draw where the quantized pool is one chunk, else
+    /// the exact pool's points, then a draw per chunk of the quantized pool.
+    pub fn paint(&self, pass: &mut wgpu::RenderPass<'_>) {
+        if let (Some(g), Some(v)) = (&self.groups, self.variant) {
+            if let Some(dual) = &g.resolve_dual {
+                self.raster.paint_dual(pass, v, dual);
+                return;
+            }
+            self.raster.paint(pass, v, &g.resolve);
+            self.raster.paint_quantized(pass, v, &g.resolve_q);
+        }
+    }
+
+    /// The node, its residency and the point index within it of the point of id `id` (of the
+    /// visibility buffer), in whichever pool holds it.
+    pub fn locate(&self, id: u32) -> Option<(u32, &Resident, usize)> {
+        if u64::from(id) < self.exact.capacity() {
+            self.exact.locate(id)
+        } else {
+            self.pool.locate(id)
+        }
+    }
+
+    /// This frame's points as the raster passes see them (both pools), by id.
+    pub fn drawn(&self) -> Vec<DrawnPoint> {
+        let mut d = self.exact.drawn();
+        d.extend(self.pool.drawn());
+        d
+    }
+
+    /// Bytes of GPU memory both pools hold.
+    pub fn gpu_bytes(&self) -> u64 {
+        self.pool.gpu_bytes() + self.exact.gpu_bytes()
+    }
+
+    /// The visibility buffer, once a frame has been prepared.
+    pub fn target(&self) -> Option<&VisibilityBuffer> {
+        self.target.as_ref()
     }
 }

@@ -131,9 +131,20 @@ pub(super) fn side_panel(s: &mut PointCloud, ui: &mut egui::Ui) {
         "resident {} points in {} nodes, {:.1} MiB on the GPU; evicted {}",
         s.renderer.pool.points_resident(),
         s.renderer.pool.len(),
-        s.renderer.pool.gpu_bytes() as f64 / (1 << 20) as f64,
+        s.renderer.gpu_bytes() as f64 / (1 << 20) as f64,
         s.renderer.pool.evicted
     ));
+    ui.label(format!(
+        "drawn quantized {} points, exact {} ({} nodes)",
+        s.renderer.pool.batched_points(),
+        s.renderer.exact.batched_points(),
+        s.renderer.exact.len()
+    ))
+    .on_hover_text(
+        "quantized: 4 bytes a point, 10-bit cells of boxes of up to 1024 points; a node whose \
+         cells would span more than 1/16 pixel on screen (close to the eye, or points far apart \
+         on screen) is drawn from its exact f32 copy (16 bytes a point)",
+    );
     if let Some(st) = s.stream() {
         let loading = s.selection.wanted.len() + st.loader.busy() + s.uploads_waiting;
         if loading > 0 {

@@ -26,8 +26,8 @@ pub use scene::{
     write_json,
 };
 pub use transfer::{
-    ReadbackRow, UPLOAD_SIZES, UploadRow, human_bytes, payload, readback_table, transfer_markdown,
-    upload_table,
+    ReadbackRow, UPLOAD_SIZES, UploadRow, empty_frame_us, human_bytes, payload, readback_table,
+    transfer_markdown, upload_table,
 };
 
 use std::fmt::Write as _;
@@ -269,8 +269,9 @@ pub fn run(args: &crate::cli::BenchArgs) -> anyhow::Result<()> {
         progress.set_item("upload and readback tables");
         let up = upload_table(&gpu, &strategies, &args.upload_sizes, args.upload_frames);
         let rb = readback_table(&gpu, &args.upload_sizes, args.upload_frames);
+        let empty = empty_frame_us(&gpu, args.upload_frames.max(20));
         progress.inc(1);
-        let md = transfer_markdown(&gpu, &up, &rb);
+        let md = transfer_markdown(&gpu, &up, &rb, empty);
         crate::progress::suspend(|| println!("\n{md}"));
         write_json(
             &args.out.join("bench-transfers.json"),
@@ -280,6 +281,7 @@ pub fn run(args: &crate::cli::BenchArgs) -> anyhow::Result<()> {
                 "adapter": gpu.summary,
                 "upload": up,
                 "readback": rb,
+                "empty_frame_us": {"blocking": empty.0, "spin": empty.1},
             }),
         )?;
         std::fs::write(args.out.join("bench-transfers.md"), &md)?;

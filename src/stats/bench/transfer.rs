@@ -140,8 +140,9 @@ pub fn upload_table(
 }
 
 /// One row: a new uploader of `strategy`, `frames` frames (after 2 warm-up frames) of
-/// `write(uploader, encoder, i)` (frame `f` uploads payload `i = f % 2`), submit, wait; then the
-/// destination read back and compared with the last payload.
+/// `write(uploader, encoder, i)` (frame `f` uploads payload `i = f % 2`), submit, wait (spinning,
+/// [`Gpu::wait_idle_spin`], as CUDA's synchronisation does); then the destination read back and
+/// compared with the last payload.
 fn measure(
     gpu: &Gpu,
     dst: &wgpu::Buffer,
@@ -171,7 +172,7 @@ fn measure(
         gpu.queue.submit([enc.finish()]);
         up.after_submit();
         let t1 = Instant::now();
-        gpu.wait_idle();
+        gpu.wait_idle_spin();
         let t2 = Instant::now();
         if f >= warm {
             cpu += (t1 - t0).as_secs_f64();
@@ -194,6 +195,35 @@ fn measure(
         fallbacks: up.counters.fallbacks + up.counters.host_import_fallbacks,
         verified,
     }
+}
+
+/// The floor under every row of the upload table: µs per frame of an empty encoder, submit and
+/// wait, `(blocking wait, spinning wait)`, the mean of `frames` frames after 2 warm-up frames.
+#[allow(clippy::disallowed_methods)] // a benchmark of the submit itself, outside any frame
+pub fn empty_frame_us(gpu: &Gpu, frames: u32) -> (f64, f64) {
+    let frames = frames.max(1);
+    let run = |spin: bool| {
+        let mut total = 0.0;
+        for f in 0..2 + frames {
+            let t0 = Instant::now();
+            let enc = gpu
+                .device
+                .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                    label: Some("bench:upload:empty"),
+                });
+            gpu.queue.submit([enc.finish()]);
+            if spin {
+                gpu.wait_idle_spin();
+            } else {
+                gpu.wait_idle();
+            }
+            if f >= 2 {
+                total += t0.elapsed().as_secs_f64();
+            }
+        }
+        total / f64::from(frames) * 1e6
+    };
+    (run(false), run(true))
 }
 
 /// One row of the readback table.
@@ -271,12 +301,23 @@ pub fn human_bytes(b: u64) -> String {
 }
 
 /// Markdown tables of [`upload_table`] and [`readback_table`] rows.
-pub fn transfer_markdown(gpu: &Gpu, up: &[UploadRow], rb: &[ReadbackRow]) -> String {
+pub fn transfer_markdown(
+    gpu: &Gpu,
+    up: &[UploadRow],
+    rb: &[ReadbackRow],
+    empty_us: (f64, f64),
+) -> String {
     let mut s = format!(
-        "adapter: {} ({}, {}), driver: {}\n\n| strategy | payload | frames | CPU ms/frame | total \
+        "adapter: {} ({}, {}), driver: {}\n\nAn empty frame (encoder, submit, wait): {:.1} µs \
+         with a blocking wait, {:.1} µs spinning (the rows below spin).\n\n| strategy | payload | frames | CPU ms/frame | total \
          ms/frame | GB/s (total) | GB/s (CPU) | fallbacks | bytes verified |\n\
          |---|---:|---:|---:|---:|---:|---:|---:|---|\n",
-        gpu.summary.name, gpu.summary.backend, gpu.summary.device_type, gpu.summary.driver
+        gpu.summary.name,
+        gpu.summary.backend,
+        gpu.summary.device_type,
+        gpu.summary.driver,
+        empty_us.0,
+        empty_us.1
     );
     for r in up {
         let _ = writeln!(
