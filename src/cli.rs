@@ -411,9 +411,9 @@ pub struct BenchArgs {
     /// How the scene image reaches the output during the scene runs (see `vizdeck --composite`).
     #[arg(long, value_enum, default_value_t = crate::deck::Composite::Copy)]
     pub composite: crate::deck::Composite,
-    /// Measure upload strategies (comma-separated; `all` for every one) and readback, at
-    /// `--upload-sizes`.
-    #[arg(long, value_delimiter = ',', value_name = "STRATEGY,..|all")]
+    /// Measure upload strategies (comma-separated; `direct` for writes straight into mapped GPU
+    /// memory; `all` for every one) and readback, at `--upload-sizes`.
+    #[arg(long, value_delimiter = ',', value_name = "STRATEGY,..|direct|all")]
     pub upload: Vec<String>,
     /// Payload sizes of `--upload` in bytes, with optional KiB/MiB suffix.
     #[arg(long, value_delimiter = ',', default_value = "64KiB,1MiB,16MiB,256MiB", value_parser = parse_bytes)]

@@ -47,6 +47,7 @@ use std::ops::Range;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU32, Ordering};
 
+pub mod direct;
 pub mod host;
 pub mod parallel;
 

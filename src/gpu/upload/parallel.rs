@@ -80,6 +80,29 @@ pub fn fill<'a>(dst: impl Into<wgpu::WriteOnly<'a, [u8]>>, src: &[u8], threads: 
     used
 }
 
+/// Copies `src` into `dst` (the same length; a shorter `dst` takes what fits) on the rayon
+/// pool's threads in chunks of at least `min_chunk` bytes (rounded to 64: whole cache lines per
+/// thread), at most one chunk per pool thread; below `2 · min_chunk` bytes, or with
+/// `min_chunk == usize::MAX`, on the calling thread. For copies too short to pay a thread's start
+/// ([`fill`] starts its own, 10–30 µs each): the pool's threads are already running
+/// ([`DirectBuffer::write`](super::direct::DirectBuffer::write)). Returns the threads used.
+pub fn fill_pool(dst: &mut [u8], src: &[u8], min_chunk: usize) -> usize {
+    let n = src.len().min(dst.len());
+    let (dst, src) = (&mut dst[..n], &src[..n]);
+    let parts = (n / min_chunk.max(1)).clamp(1, rayon::current_num_threads().max(1));
+    if parts == 1 {
+        dst.copy_from_slice(src);
+        return 1;
+    }
+    let chunk = n.div_ceil(parts).next_multiple_of(64);
+    rayon::scope(|s| {
+        for (d, s_) in dst.chunks_mut(chunk).zip(src.chunks(chunk)) {
+            s.spawn(move |_| d.copy_from_slice(s_));
+        }
+    });
+    n.div_ceil(chunk)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -93,6 +116,21 @@ mod tests {
             assert_eq!(&dst[..len], &src[..]);
             assert!(dst[len..].iter().all(|&b| b == 0));
             assert!((1..=4).contains(&used));
+        }
+    }
+
+    #[test]
+    fn fill_pool_copies_in_chunks() {
+        for (len, min_chunk) in [(0usize, 64usize), (1000, usize::MAX), (300_001, 4096)] {
+            let src: Vec<u8> = (0..len).map(|i| (i * 13 + 5) as u8).collect();
+            let mut dst = vec![0xAAu8; len];
+            let used = fill_pool(&mut dst, &src, min_chunk);
+            assert_eq!(dst, src);
+            let expected_max = (len / min_chunk.max(1)).max(1);
+            assert!(
+                used >= 1 && used <= expected_max,
+                "{used} threads for {len}"
+            );
         }
     }
 }

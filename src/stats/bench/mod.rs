@@ -26,8 +26,8 @@ pub use scene::{
     write_json,
 };
 pub use transfer::{
-    ReadbackRow, UPLOAD_SIZES, UploadRow, empty_frame_us, human_bytes, payload, readback_table,
-    transfer_markdown, upload_table,
+    ReadbackRow, UPLOAD_SIZES, UploadRow, direct_table, empty_frame_us, human_bytes, payload,
+    readback_table, transfer_markdown, upload_table,
 };
 
 use std::fmt::Write as _;
@@ -247,11 +247,14 @@ pub fn run(args: &crate::cli::BenchArgs) -> anyhow::Result<()> {
         });
     }
     if !args.upload.is_empty() {
-        let strategies: Vec<Strategy> = if args.upload.iter().any(|s| s == "all") {
+        let all = args.upload.iter().any(|s| s == "all");
+        let direct = all || args.upload.iter().any(|s| s == "direct");
+        let strategies: Vec<Strategy> = if all {
             Strategy::ALL.to_vec()
         } else {
             args.upload
                 .iter()
+                .filter(|name| name.as_str() != "direct")
                 .map(|name| {
                     Strategy::ALL
                         .iter()
@@ -259,7 +262,7 @@ pub fn run(args: &crate::cli::BenchArgs) -> anyhow::Result<()> {
                         .find(|s| s.name() == name.as_str())
                         .ok_or_else(|| {
                             anyhow::anyhow!(
-                                "bench: unknown upload strategy '{name}'; strategies: {}, all",
+                                "bench: unknown upload strategy '{name}'; strategies: {}, direct, all",
                                 Strategy::ALL.map(|s| s.name()).join(", ")
                             )
                         })
@@ -267,7 +270,10 @@ pub fn run(args: &crate::cli::BenchArgs) -> anyhow::Result<()> {
                 .collect::<anyhow::Result<_>>()?
         };
         progress.set_item("upload and readback tables");
-        let up = upload_table(&gpu, &strategies, &args.upload_sizes, args.upload_frames);
+        let mut up = upload_table(&gpu, &strategies, &args.upload_sizes, args.upload_frames);
+        if direct {
+            up.extend(direct_table(&gpu, &args.upload_sizes, args.upload_frames));
+        }
         let rb = readback_table(&gpu, &args.upload_sizes, args.upload_frames);
         let empty = empty_frame_us(&gpu, args.upload_frames.max(20));
         progress.inc(1);

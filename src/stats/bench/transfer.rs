@@ -1,5 +1,5 @@
 //! The transfer tables of `vizdeck bench --upload`: every upload [`Strategy`] × payload size
-//! ([`upload_table`]), readback through the [`ReadbackRing`] ([`readback_table`]), and their
+//! ([`upload_table`]), writes straight into mapped GPU memory ([`direct_table`]), readback through the [`ReadbackRing`] ([`readback_table`]), and their
 //! markdown ([`transfer_markdown`]).
 
 use std::fmt::Write as _;
@@ -8,6 +8,7 @@ use std::time::Instant;
 
 use crate::gpu::Gpu;
 use crate::gpu::readback::{Consumer, ReadbackRing};
+use crate::gpu::upload::direct::DirectBuffer;
 use crate::gpu::upload::{HostBytes, Strategy, UploadError, Uploader};
 
 /// One row of the upload table.
@@ -138,6 +139,70 @@ pub fn upload_table(
     }
     rows
 }
+
+/// Rows `direct` and `direct:pool`: per size a [`DirectBuffer`] (device-local memory the CPU
+/// maps) written by the CPU, on the calling thread, then split over the rayon pool in chunks of
+/// at least [`DIRECT_POOL_CHUNK`]; per frame the write, then [`DirectBuffer::confirm`] (a read
+/// over the bus, ordered after the writes: the bytes are in GPU memory), `frames` frames after 2
+/// warm-up frames, then the buffer read back through wgpu and compared with the last payload. No
+/// submit and no copy command: what the CPU's stores cost. Where the device has no such memory
+/// (or a size does not fit its heap) the row is missing and the reason logged.
+pub fn direct_table(gpu: &Gpu, sizes: &[u64], frames: u32) -> Vec<UploadRow> {
+    let frames = frames.max(1);
+    let mut rows = Vec::new();
+    for &size in sizes {
+        let size = size.next_multiple_of(4);
+        let mut buf = match DirectBuffer::new(&gpu.device, "bench:upload:direct", size) {
+            Ok(b) => b,
+            Err(e) => {
+                log::error!("bench: direct upload of {}: {e}", human_bytes(size));
+                continue;
+            }
+        };
+        let payloads = [payload(size as usize, 1), payload(size as usize, 2)];
+        for (name, min_chunk) in [("direct", usize::MAX), ("direct:pool", DIRECT_POOL_CHUNK)] {
+            let (mut cpu, mut total, mut failed) = (0.0, 0.0, false);
+            let last_word = size - 4;
+            for f in 0..2 + frames {
+                let t0 = Instant::now();
+                let written = buf.write(0, &payloads[(f % 2) as usize], min_chunk);
+                let t1 = Instant::now();
+                let confirmed = buf.confirm(last_word);
+                let t2 = Instant::now();
+                if let Err(e) = written.and(confirmed) {
+                    log::error!("bench: {name}: {e}");
+                    failed = true;
+                    break;
+                }
+                if f >= 2 {
+                    cpu += (t1 - t0).as_secs_f64();
+                    total += (t2 - t0).as_secs_f64();
+                }
+            }
+            let last = &payloads[((2 + frames - 1) % 2) as usize];
+            let verified = !failed
+                && gpu
+                    .read_buffer_blocking(buf.buffer(), 0, size)
+                    .is_ok_and(|b| b == *last);
+            let n = f64::from(frames);
+            rows.push(UploadRow {
+                strategy: name,
+                bytes: size,
+                frames,
+                cpu_ms: cpu / n * 1e3,
+                total_ms: total / n * 1e3,
+                gb_per_s: size as f64 * n / total.max(1e-12) / 1e9,
+                cpu_gb_per_s: size as f64 * n / cpu.max(1e-12) / 1e9,
+                fallbacks: 0,
+                verified,
+            });
+        }
+    }
+    rows
+}
+
+/// Smallest chunk one pool thread copies in the `direct:pool` rows, bytes (256 KiB).
+pub const DIRECT_POOL_CHUNK: usize = 256 << 10;
 
 /// One row: a new uploader of `strategy`, `frames` frames (after 2 warm-up frames) of
 /// `write(uploader, encoder, i)` (frame `f` uploads payload `i = f % 2`), submit, wait (spinning,
