@@ -273,7 +273,7 @@ impl DirectBuffer {
                 },
             )
         };
-        let flush = (!memory.coherent).then(|| (raw, mem, atom));
+        let flush = (!memory.coherent).then_some((raw, mem, atom));
         Ok(DirectBuffer {
             buffer: wgpu_buffer,
             label: label.to_string(),
