@@ -212,22 +212,16 @@ fn emit(col: u32, k: u32, x: vec2<f32>) {
     if (P.flags & 1u) != 0u {
         spectrum[at] = x;
     }
+    let c = select(2.0, 1.0, k == 0u || k == M);
+    // amplitude² from the scaled parts; dB = 10·log10(amplitude²). One check covers every
+    // non-finite case: a NaN or infinite part (a non-finite sample in the column) or an overflow
+    // (amplitudes over ~1e19) makes amp2 non-finite, and a finite amp2 over 1e-18 has a finite
+    // logarithm (three checks before: both parts and the level).
+    let a = (c * P.scale) * x;
+    let amp2 = dot(a, a);
     var db = DB_FLOOR;
-    if !(non_finite(x.x) || non_finite(x.y)) {
-        var c = 2.0;
-        if k == 0u || k == M {
-            c = 1.0;
-        }
-        // amplitude² from the scaled parts (no overflow below amplitudes of ~1e19);
-        // dB = 10·log10(amplitude²).
-        let a = (c * P.scale) * x;
-        let amp2 = dot(a, a);
-        if amp2 > 1e-18 {
-            let v = (0.5 * DB_PER_LOG2) * log2(amp2);
-            if !non_finite(v) && v > DB_FLOOR {
-                db = v;
-            }
-        }
+    if !non_finite(amp2) && amp2 > 1e-18 {
+        db = max((0.5 * DB_PER_LOG2) * log2(amp2), DB_FLOOR);
     }
     db_out[at] = db;
 }
