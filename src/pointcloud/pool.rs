@@ -594,6 +594,36 @@ impl PageLayout for QuantizedLayout {
     }
 }
 
+/// `make(pages)`, then while the device ran out of memory making it (the error `make` returns),
+/// `make` of half the pages, down to one page; each failure logged as the `what` of that many
+/// points (`page` points a page). The last one-page pool is kept even when it failed too: the
+/// scene then draws what its buffers hold (nothing), and says so in the log.
+fn halving_on_oom<P>(
+    what: &str,
+    page: u64,
+    mut pages: u32,
+    mut make: impl FnMut(u32) -> (P, Option<String>),
+) -> P {
+    loop {
+        let (pool, error) = make(pages);
+        match error {
+            None => return pool,
+            Some(e) if pages > 1 => {
+                log::error!(
+                    "point cloud: a {what} of {} points does not fit in the GPU's memory ({e}); \
+                     trying half",
+                    u64::from(pages) * page
+                );
+                pages /= 2;
+            }
+            Some(e) => {
+                log::error!("point cloud: the GPU {what} could not be allocated: {e}");
+                return pool;
+            }
+        }
+    }
+}
+
 impl Pool {
     /// A pool of `capacity` points (rounded up to whole pages; from one page to what keeps
     /// its ids below `u32::MAX`, at most [`MAX_PAGES`]) in chunks of `per_binding` points
@@ -604,29 +634,13 @@ impl Pool {
         let page = u64::from(QBATCH_POINTS);
         let id_base = id_base.min(u32::MAX - 2 * QBATCH_POINTS);
         let most = (u64::from(u32::MAX - id_base) / page - 1).clamp(1, u64::from(MAX_PAGES));
-        let mut pages = capacity.div_ceil(page).clamp(1, most) as u32;
+        let pages = capacity.div_ceil(page).clamp(1, most) as u32;
         let chunk_pages = (per_binding / page)
             .clamp(1, points_per_binding(&device.limits()) / page)
             .min(u64::from(MAX_PAGES)) as u32;
-        loop {
-            let (pool, error) = Pool::try_new(device, pages, chunk_pages, id_base);
-            match error {
-                None => return pool,
-                Some(e) if pages > 1 => {
-                    log::error!(
-                        "point cloud: a pool of {} points does not fit in the GPU's memory \
-                         ({e}); trying half",
-                        u64::from(pages) * page
-                    );
-                    pages /= 2;
-                }
-                Some(e) => {
-                    // Kept anyway: the scene draws what the buffers hold (nothing).
-                    log::error!("point cloud: the GPU pool could not be allocated: {e}");
-                    return pool;
-                }
-            }
-        }
+        halving_on_oom("pool", page, pages, |pages| {
+            Pool::try_new(device, pages, chunk_pages, id_base)
+        })
     }
 
     /// The pool of `pages` pages in chunks of `chunk_pages`, and the error when the device ran
@@ -860,14 +874,24 @@ impl PageLayout for ExactLayout {
 
 impl ExactPool {
     /// A pool of `capacity` points (whole pages of [`BATCH_POINTS`], at least one; at most the
-    /// device's storage binding and buffer limits at 16 bytes a point).
+    /// device's storage binding and buffer limits at 16 bytes a point). Where the device cannot
+    /// allocate it (out of memory), a pool of half the pages is tried, down to one page (said in
+    /// the log), as [`Pool::new`].
     pub fn new(device: &wgpu::Device, capacity: u64) -> ExactPool {
         let l = device.limits();
         let page = u64::from(BATCH_POINTS);
         let most = (l.max_storage_buffer_binding_size.min(l.max_buffer_size) / 16 / page)
             .clamp(1, (1 << 24) - 1);
         let pages = capacity.div_ceil(page).clamp(1, most) as u32;
-        let points = u64::from(pages) * page;
+        halving_on_oom("exact pool", page, pages, |pages| {
+            ExactPool::try_new(device, pages)
+        })
+    }
+
+    /// The pool of `pages` pages, and the error when the device ran out of memory making it.
+    fn try_new(device: &wgpu::Device, pages: u32) -> (ExactPool, Option<String>) {
+        let scope = device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+        let points = u64::from(pages) * u64::from(BATCH_POINTS);
         let buffer = |label: &str, bytes: u64| {
             device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some(label),
@@ -887,7 +911,9 @@ impl ExactPool {
             table: Vec::new(),
             batch_count: 0,
         };
-        PagedPool::with_layout(layout, pages, 0)
+        let pool = PagedPool::with_layout(layout, pages, 0);
+        let error = pollster::block_on(scope.pop()).map(|e| e.to_string());
+        (pool, error)
     }
 
     /// Points: `vec4<u32>` each (x, y, z as f32 bits relative to the node's origin, attribute
@@ -996,5 +1022,24 @@ impl ExactPool {
             }
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::halving_on_oom;
+
+    #[test]
+    fn out_of_memory_halves_the_pages_down_to_one() {
+        // Fails above 3 pages: 16, 8, 4 tried, 2 kept.
+        let mut tried = Vec::new();
+        let kept = halving_on_oom("pool", 1024, 16, |pages| {
+            tried.push(pages);
+            (pages, (pages > 3).then(|| "out of memory".to_string()))
+        });
+        assert_eq!((kept, tried), (2, vec![16, 8, 4, 2]));
+        // Failing at every size: one page is kept.
+        let kept = halving_on_oom("pool", 1024, 5, |pages| (pages, Some("oom".to_string())));
+        assert_eq!(kept, 1);
     }
 }
