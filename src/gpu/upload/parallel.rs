@@ -80,27 +80,58 @@ pub fn fill<'a>(dst: impl Into<wgpu::WriteOnly<'a, [u8]>>, src: &[u8], threads: 
     used
 }
 
-/// Copies `src` into `dst` (the same length; a shorter `dst` takes what fits) on the rayon
-/// pool's threads in chunks of at least `min_chunk` bytes (rounded to 64: whole cache lines per
-/// thread), at most one chunk per pool thread; below `2 · min_chunk` bytes, or with
-/// `min_chunk == usize::MAX`, on the calling thread. For copies too short to pay a thread's start
-/// ([`fill`] starts its own, 10–30 µs each): the pool's threads are already running
-/// ([`DirectBuffer::write`](super::direct::DirectBuffer::write)). Returns the threads used.
+/// Copies `src` into `dst` (the same length; a shorter `dst` takes what fits) in chunks of
+/// `min_chunk` bytes (rounded up to 64: whole cache lines), shared out as they are taken: the
+/// calling thread copies chunks one after the other from the first on, and as many rayon pool
+/// threads as there are further chunks (at most the pool's size less one) are asked to join in,
+/// each taking the next chunk not yet taken until none is left. So no chunk waits for a thread
+/// to start ([`fill`] starts its own, 10–30 µs each, and hands each a fixed share): with the pool
+/// asleep the copy takes about what one thread takes, and every thread that wakes in time
+/// shortens it. Below `2 · min_chunk` bytes, or with `min_chunk == usize::MAX`, the calling
+/// thread copies alone. Returns the threads that copied at least one chunk.
+/// ([`DirectBuffer::write`](super::direct::DirectBuffer::write).)
 pub fn fill_pool(dst: &mut [u8], src: &[u8], min_chunk: usize) -> usize {
+    use std::sync::Mutex;
+    use std::sync::atomic::{AtomicUsize, Ordering};
     let n = src.len().min(dst.len());
     let (dst, src) = (&mut dst[..n], &src[..n]);
-    let parts = (n / min_chunk.max(1)).clamp(1, rayon::current_num_threads().max(1));
-    if parts == 1 {
+    let helpers = rayon::current_num_threads().saturating_sub(1);
+    if n / min_chunk.max(1) < 2 || helpers == 0 {
         dst.copy_from_slice(src);
         return 1;
     }
-    let chunk = n.div_ceil(parts).next_multiple_of(64);
-    rayon::scope(|s| {
-        for (d, s_) in dst.chunks_mut(chunk).zip(src.chunks(chunk)) {
-            s.spawn(move |_| d.copy_from_slice(s_));
+    let chunk = min_chunk.next_multiple_of(64);
+    // One slot per chunk, each taken once (by the index `next` hands out): its lock is never
+    // contended, it only moves the `&mut` to the thread that took the index.
+    let slots: Vec<Mutex<Option<(&mut [u8], &[u8])>>> = dst
+        .chunks_mut(chunk)
+        .zip(src.chunks(chunk))
+        .map(|p| Mutex::new(Some(p)))
+        .collect();
+    let next = AtomicUsize::new(0);
+    let threads = AtomicUsize::new(0);
+    let work = || {
+        let mut did = false;
+        loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            let Some(slot) = slots.get(i) else { break };
+            let taken = slot.lock().ok().and_then(|mut s| s.take());
+            if let Some((d, s_)) = taken {
+                d.copy_from_slice(s_);
+                did = true;
+            }
         }
+        if did {
+            threads.fetch_add(1, Ordering::Relaxed);
+        }
+    };
+    rayon::in_place_scope(|s| {
+        for _ in 0..helpers.min(slots.len() - 1) {
+            s.spawn(|_| work());
+        }
+        work();
     });
-    n.div_ceil(chunk)
+    threads.load(Ordering::Relaxed).max(1)
 }
 
 #[cfg(test)]

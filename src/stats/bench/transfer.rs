@@ -142,7 +142,7 @@ pub fn upload_table(
 
 /// Rows `direct` and `direct:pool`: per size a [`DirectBuffer`] (device-local memory the CPU
 /// maps) written by the CPU, on the calling thread, then split over the rayon pool in chunks of
-/// at least [`DIRECT_POOL_CHUNK`]; per frame the write, then [`DirectBuffer::confirm`] (a read
+/// [`DIRECT_POOL_CHUNK`]; per frame the write, then [`DirectBuffer::confirm`] (a read
 /// over the bus, ordered after the writes: the bytes are in GPU memory), `frames` frames after 2
 /// warm-up frames, then the buffer read back through wgpu and compared with the last payload. No
 /// submit and no copy command: what the CPU's stores cost. Where the device has no such memory
@@ -159,6 +159,15 @@ pub fn direct_table(gpu: &Gpu, sizes: &[u64], frames: u32) -> Vec<UploadRow> {
                 continue;
             }
         };
+        let m = buf.memory();
+        log::info!(
+            "bench: direct upload of {}: memory type {} (heap {}, coherent {}, cached {})",
+            human_bytes(size),
+            m.memory_type_index,
+            human_bytes(m.heap_size),
+            m.coherent,
+            m.cached
+        );
         let payloads = [payload(size as usize, 1), payload(size as usize, 2)];
         for (name, min_chunk) in [("direct", usize::MAX), ("direct:pool", DIRECT_POOL_CHUNK)] {
             let (mut cpu, mut total, mut failed) = (0.0, 0.0, false);
@@ -201,8 +210,8 @@ pub fn direct_table(gpu: &Gpu, sizes: &[u64], frames: u32) -> Vec<UploadRow> {
     rows
 }
 
-/// Smallest chunk one pool thread copies in the `direct:pool` rows, bytes (256 KiB).
-pub const DIRECT_POOL_CHUNK: usize = 256 << 10;
+/// The chunk the `direct:pool` rows share out among the threads, bytes (64 KiB).
+pub const DIRECT_POOL_CHUNK: usize = 64 << 10;
 
 /// One row: a new uploader of `strategy`, `frames` frames (after 2 warm-up frames) of
 /// `write(uploader, encoder, i)` (frame `f` uploads payload `i = f % 2`), submit, wait (spinning,
