@@ -80,6 +80,9 @@ pub fn fill<'a>(dst: impl Into<wgpu::WriteOnly<'a, [u8]>>, src: &[u8], threads: 
     used
 }
 
+/// One chunk of a [`fill_pool`] copy: its destination and source.
+type CopyPair<'a, 'b> = (&'a mut [u8], &'b [u8]);
+
 /// Copies `src` into `dst` (the same length; a shorter `dst` takes what fits) in chunks of
 /// `min_chunk` bytes (rounded up to 64: whole cache lines), shared out as they are taken: the
 /// calling thread copies chunks one after the other from the first on, and as many rayon pool
@@ -103,7 +106,7 @@ pub fn fill_pool(dst: &mut [u8], src: &[u8], min_chunk: usize) -> usize {
     let chunk = min_chunk.next_multiple_of(64);
     // One slot per chunk, each taken once (by the index `next` hands out): its lock is never
     // contended, it only moves the `&mut` to the thread that took the index.
-    let slots: Vec<Mutex<Option<(&mut [u8], &[u8])>>> = dst
+    let slots: Vec<Mutex<Option<CopyPair>>> = dst
         .chunks_mut(chunk)
         .zip(src.chunks(chunk))
         .map(|p| Mutex::new(Some(p)))
