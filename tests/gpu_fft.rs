@@ -129,21 +129,22 @@ fn periodic_hann(n: usize) -> Vec<f32> {
 const SIZES: [usize; 8] = [256, 512, 1024, 2048, 4096, 8192, 16_384, 32_768];
 
 /// Both code paths: workgroup memory (the fused single pass where its workgroup and tile fit the
-/// limits, DIF + 4 sub-FFTs above) and the multi-pass one; `layout` picks the fused kernel's tile
-/// and `values` its values per thread.
+/// limits, DIF + 4 sub-FFTs above) and the multi-pass one; `layout` picks the fused kernel's tile,
+/// `values` its values per thread, and `unchecked` builds it without wgpu's runtime checks.
 fn build_with(
     gpu: &Gpu,
     n: usize,
     max_batch: u32,
     spectrum: bool,
     fused: bool,
-    (layout, values): (FusedLayout, FusedValues),
+    (layout, values, unchecked): (FusedLayout, FusedValues, bool),
 ) -> GpuFft {
     let options = FftOptions {
         spectrum,
         fused,
         layout,
         values,
+        unchecked,
     };
     let fft = GpuFft::with_options(&gpu.device, n, max_batch, options).expect("GpuFft");
     assert_eq!(fft.is_fused(), fused, "N = {n}");
@@ -186,7 +187,7 @@ fn build(gpu: &Gpu, n: usize, max_batch: u32, spectrum: bool, fused: bool) -> Gp
         max_batch,
         spectrum,
         fused,
-        (FusedLayout::Auto, FusedValues::Auto),
+        (FusedLayout::Auto, FusedValues::Auto, false),
     )
 }
 
@@ -194,12 +195,16 @@ fn build(gpu: &Gpu, n: usize, max_batch: u32, spectrum: bool, fused: bool) -> Gp
 fn complex_spectrum_matches_realfft_f64_for_every_size() {
     let gpu = gpu();
     let paths = [
-        (true, (FusedLayout::Auto, FusedValues::Auto)),
-        (true, (FusedLayout::Planar, FusedValues::Eight)),
-        (true, (FusedLayout::Halves, FusedValues::Eight)),
-        (true, (FusedLayout::Planar, FusedValues::Sixteen)),
-        (true, (FusedLayout::Halves, FusedValues::Sixteen)),
-        (false, (FusedLayout::Auto, FusedValues::Auto)),
+        (true, (FusedLayout::Auto, FusedValues::Auto, false)),
+        (true, (FusedLayout::Planar, FusedValues::Eight, false)),
+        (true, (FusedLayout::Halves, FusedValues::Eight, false)),
+        (true, (FusedLayout::Planar, FusedValues::Sixteen, false)),
+        (true, (FusedLayout::Halves, FusedValues::Sixteen, false)),
+        // Without wgpu's runtime checks (FftOptions::unchecked): the same values.
+        (true, (FusedLayout::Halves, FusedValues::Eight, true)),
+        (true, (FusedLayout::Halves, FusedValues::Sixteen, true)),
+        (true, (FusedLayout::Planar, FusedValues::Sixteen, true)),
+        (false, (FusedLayout::Auto, FusedValues::Auto, false)),
     ];
     for (n, (fused, layout)) in SIZES.iter().flat_map(|&n| paths.map(|p| (n, p))) {
         let batch = 3u32;

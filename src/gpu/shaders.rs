@@ -455,4 +455,26 @@ impl ShaderSource {
             source: wgpu::ShaderSource::Wgsl(self.source.into()),
         })
     }
+
+    /// [`module`](Self::module) without wgpu's runtime checks (no clamps on indices, no loop
+    /// bounding, no division guards: `ShaderRuntimeChecks::unchecked()`).
+    ///
+    /// # Safety
+    ///
+    /// Every index the shader computes must be in range and every loop must end, for every
+    /// value of the overrides and uniforms it is used with: an index out of range is undefined
+    /// behaviour on the GPU (robust buffer access, where the driver has it, still bounds buffer
+    /// accesses, not workgroup memory).
+    pub unsafe fn module_unchecked(&self, device: &wgpu::Device) -> wgpu::ShaderModule {
+        // SAFETY: the caller's guarantee above.
+        unsafe {
+            device.create_shader_module_trusted(
+                wgpu::ShaderModuleDescriptor {
+                    label: Some(self.path),
+                    source: wgpu::ShaderSource::Wgsl(self.source.into()),
+                },
+                wgpu::ShaderRuntimeChecks::unchecked(),
+            )
+        }
+    }
 }

@@ -30,7 +30,8 @@ fn bench_one(gpu: &Gpu, fft: &GpuFft, batch: u32, reps: u32) -> (f64, Option<f64
 /// Benchmarks the batched GPU FFT (window + real FFT + split + dB, i.e. one [`GpuFft::encode`])
 /// on `gpu` for each of `sizes` with `batch` columns of noise, and returns a markdown table: one
 /// row per size and path (the workgroup-memory path where it applies, with 8 and with 16 values
-/// per thread, then the multi-pass one).
+/// per thread, each with wgpu's runtime checks and without them ([`FftOptions::unchecked`]), then
+/// the multi-pass one).
 ///
 /// Timing: `reps` encodes of the whole batch are recorded into one compute pass and submitted
 /// once; "wall" is (submit → `device.poll(wait)`) / reps, measured after a warm-up submit;
@@ -47,23 +48,29 @@ pub fn bench_table(gpu: &Gpu, sizes: &[usize], batch: u32, reps: u32) -> String 
         gpu.summary.name, gpu.summary.backend, gpu.summary.device_type
     );
     let errors_before = gpu.error_messages().len();
-    // Per size: the fused kernel with 8 and with 16 values per thread, then multi-pass.
+    // Per size: the fused kernel with 8 and with 16 values per thread, checked then unchecked,
+    // then multi-pass.
     let variants = [
-        (true, FusedValues::Eight),
-        (true, FusedValues::Sixteen),
-        (false, FusedValues::Auto),
+        (true, FusedValues::Eight, false),
+        (true, FusedValues::Sixteen, false),
+        (true, FusedValues::Eight, true),
+        (true, FusedValues::Sixteen, true),
+        (false, FusedValues::Auto, false),
     ];
-    let paths = sizes.iter().flat_map(|&n| variants.map(|(f, v)| (n, f, v)));
-    for (n, fused, values) in paths {
+    let paths = sizes
+        .iter()
+        .flat_map(|&n| variants.map(|(f, v, u)| (n, f, v, u)));
+    for (n, fused, values, unchecked) in paths {
         let options = FftOptions {
             fused,
             values,
+            unchecked,
             ..FftOptions::default()
         };
         let fft = match GpuFft::with_options(&gpu.device, n, batch, options) {
             Ok(f) => f,
             Err(e) => {
-                if fused && values == FusedValues::Eight {
+                if fused && values == FusedValues::Eight && !unchecked {
                     out.push_str(&format!("| {n} | – | – | error: {e} | | | | | |\n"));
                 }
                 continue;

@@ -87,7 +87,11 @@ impl GpuFft {
         let fused_plan = options
             .fused
             .then(|| FusedPlan::choose(m, &limits, options.layout, options.values))
-            .flatten();
+            .flatten()
+            .map(|p| FusedPlan {
+                unchecked: options.unchecked,
+                ..p
+            });
         let fused = fused_plan.is_some();
         let dif4 = options.fused && !fused && m > FUSED_MAX_M && local_ok(m / 4);
         let complex_bytes = batch * m * 8;
@@ -180,13 +184,12 @@ impl GpuFft {
         let bind = |label: &str, pl: &wgpu::ComputePipeline, buffers: &[&wgpu::Buffer]| {
             crate::gpu::layout::buffers_group(device, label, &pl.get_bind_group_layout(0), buffers)
         };
-        let pipeline_at =
-            |src: &shaders::ShaderSource, entry: &str, label: &str, constants: &[(&str, f64)]| {
-                let module = src.module(device);
+        let pipeline_of =
+            |module: &wgpu::ShaderModule, entry: &str, label: &str, constants: &[(&str, f64)]| {
                 device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
                     label: Some(label),
                     layout: None,
-                    module: &module,
+                    module,
                     entry_point: Some(entry),
                     compilation_options: wgpu::PipelineCompilationOptions {
                         constants,
@@ -195,6 +198,10 @@ impl GpuFft {
                     },
                     cache: None,
                 })
+            };
+        let pipeline_at =
+            |src: &shaders::ShaderSource, entry: &str, label: &str, constants: &[(&str, f64)]| {
+                pipeline_of(&src.module(device), entry, label, constants)
             };
         let pipeline = |src: &shaders::ShaderSource, label: &str, constants: &[(&str, f64)]| {
             pipeline_at(src, "main", label, constants)
@@ -216,8 +223,17 @@ impl GpuFft {
         let mut ping = Vec::new();
 
         if let Some(plan) = fused_plan {
-            let pl = pipeline_at(
-                &shaders::SPECTROGRAM_FFT_LOCAL,
+            let src = &shaders::SPECTROGRAM_FFT_LOCAL;
+            let module = if plan.unchecked {
+                // SAFETY: fft_local.wgsl's indices are in range and its loops end by construction
+                // (see `FftOptions::unchecked`); tests/gpu_fft.rs checks the unchecked module
+                // against the f64 reference at every size.
+                unsafe { src.module_unchecked(device) }
+            } else {
+                src.module(device)
+            };
+            let pl = pipeline_of(
+                &module,
                 plan.entry_point(),
                 "spectrogram:fft:local",
                 &plan.constants(),

@@ -212,11 +212,12 @@ impl GpuFft {
     pub fn path_detail(&self) -> String {
         match self.plan {
             Some(p) => format!(
-                "fused {}×{} {}{}",
+                "fused {}×{} {}{}{}",
                 p.wg,
                 p.values,
                 if p.halves { "halves" } else { "planar" },
-                if p.pad { "+pad" } else { "" }
+                if p.pad { "+pad" } else { "" },
+                if p.unchecked { " unchecked" } else { "" }
             ),
             None => self.path_name().to_string(),
         }

@@ -104,6 +104,14 @@ pub struct FftOptions {
     /// Complex values per thread of the fused kernel (tests and benchmarks); default
     /// [`FusedValues::Auto`].
     pub values: FusedValues,
+    /// Build the fused kernel's module without wgpu's runtime checks (clamps on workgroup-array
+    /// indices, loop bounding, division guards: `Device::create_shader_module_trusted` with
+    /// `ShaderRuntimeChecks::unchecked()`). Sound because every index of `fft_local.wgsl` is in
+    /// range by construction: columns below `max_batch` (the buffers' size), samples and
+    /// twiddles below the tables' lengths, tile words below `TILE_F32` (the plan's layout), and
+    /// every loop ends after log16 M or log8 M iterations. Benchmarks (the bench's "unchecked"
+    /// rows) and tests; default off until it is measured faster.
+    pub unchecked: bool,
 }
 
 impl Default for FftOptions {
@@ -113,6 +121,7 @@ impl Default for FftOptions {
             fused: true,
             layout: FusedLayout::Auto,
             values: FusedValues::Auto,
+            unchecked: false,
         }
     }
 }
@@ -162,6 +171,8 @@ pub(super) struct FusedPlan {
     pub(super) halves: bool,
     pub(super) pad: bool,
     pub(super) tile_f32: u32,
+    /// The module was built without runtime checks ([`FftOptions::unchecked`]).
+    pub(super) unchecked: bool,
 }
 
 impl FusedPlan {
@@ -214,6 +225,7 @@ impl FusedPlan {
             halves,
             pad,
             tile_f32: (if halves { half } else { 2 * half }) as u32,
+            unchecked: false,
         })
     }
 
