@@ -38,6 +38,13 @@
 //!   [`UploaderOptions::host_import`] off) it falls back to [`Strategy::ThreadedMap`], said in one
 //!   log line and counted in [`UploadCounters::host_import_fallbacks`].
 //!
+//! - [`Strategy::DeviceStaging`]: a ring of [`DirectBuffer`](direct::DirectBuffer)s, GPU memory
+//!   the CPU maps (on a discrete GPU its BAR): the CPU writes the bytes across the bus into the
+//!   GPU's memory ([`parallel::fill_pool`]), the GPU copies them from there (a device-to-device
+//!   copy, no PCIe transfer in the frame's GPU time). Where the device has no such memory it
+//!   falls back to [`Strategy::ThreadedMap`] (one log line, counted in
+//!   [`UploadCounters::device_staging_fallbacks`]).
+//!
 //! The deck owns one [`Uploader`] and lends it to the scenes every frame through
 //! [`GpuFrame`](super::frame::GpuFrame); every byte written through it is counted in its
 //! [`UploadCounters`] (no process-wide state: two decks or two tests never disturb each other's
@@ -75,17 +82,22 @@ pub enum Strategy {
     /// (borrowed bytes are first copied into an imported arena; falls back to threaded-map where
     /// the device cannot import).
     HostImport,
+    /// Staging memory in the GPU's own memory that the CPU maps (device-local and host-visible:
+    /// a BAR), written by the CPU (shared out over the rayon pool when large) and copied on the
+    /// GPU from device memory; falls back to threaded-map where the device has no such memory.
+    DeviceStaging,
 }
 
 impl Strategy {
     /// Every strategy, in menu order.
-    pub const ALL: [Strategy; 6] = [
+    pub const ALL: [Strategy; 7] = [
         Strategy::WriteBuffer,
         Strategy::StagingBelt,
         Strategy::MapRing,
         Strategy::MappedAtCreation,
         Strategy::ThreadedMap,
         Strategy::HostImport,
+        Strategy::DeviceStaging,
     ];
 
     /// The name used on the command line and in reports.
@@ -97,6 +109,7 @@ impl Strategy {
             Strategy::MappedAtCreation => "mapped-at-creation",
             Strategy::ThreadedMap => "threaded-map",
             Strategy::HostImport => "host-import",
+            Strategy::DeviceStaging => "device-staging",
         }
     }
 }
@@ -150,8 +163,8 @@ pub struct UploadCounters {
     /// Writes.
     pub writes: u64,
     /// Writes that found no free staging memory ([`Strategy::MapRing`] and
-    /// [`Strategy::ThreadedMap`]: no mapped buffer; [`Strategy::HostImport`]: no idle arena) and
-    /// used `queue.write_buffer`.
+    /// [`Strategy::ThreadedMap`]: no mapped buffer; [`Strategy::HostImport`]: no idle arena;
+    /// [`Strategy::DeviceStaging`]: no idle staging buffer) and used `queue.write_buffer`.
     pub fallbacks: u64,
     /// Staging buffers created by the ring.
     pub ring_buffers_created: u64,
@@ -163,6 +176,9 @@ pub struct UploadCounters {
     /// through [`Strategy::ThreadedMap`] instead (`write_host` of memory that is not imported
     /// included).
     pub host_import_fallbacks: u64,
+    /// Writes under [`Strategy::DeviceStaging`] that went through [`Strategy::ThreadedMap`]
+    /// because the device has no GPU memory the CPU can map.
+    pub device_staging_fallbacks: u64,
 }
 
 /// Options of an [`Uploader`] ([`Uploader::with_options`]).
@@ -187,6 +203,8 @@ impl Default for UploaderOptions {
 
 /// One log line per process when host import is not available (the deck has two uploaders).
 static HOST_IMPORT_FALLBACK_LOGGED: AtomicBool = AtomicBool::new(false);
+/// Likewise for device staging.
+static DEVICE_STAGING_FALLBACK_LOGGED: AtomicBool = AtomicBool::new(false);
 
 /// Carries out one [`Strategy`]. Per frame: any number of [`write`](Uploader::write)s into one
 /// encoder, then [`finish`](Uploader::finish) before `queue.submit` and
@@ -207,6 +225,10 @@ pub struct Uploader {
     arenas: Vec<HostBytes>,
     /// Busy flags of imported memory copied from in this frame, cleared when its work is done.
     busy: Vec<Arc<AtomicU32>>,
+    /// [`Strategy::DeviceStaging`]'s staging buffers, each with its busy count (copies in
+    /// flight); the error when the device cannot make them (the strategy falls back).
+    device_staging: Vec<(direct::DirectBuffer, Arc<AtomicU32>)>,
+    device_staging_error: Option<direct::DirectError>,
     /// The queue of the writes (for `on_submitted_work_done`).
     queue: Option<wgpu::Queue>,
     /// What was done so far.
@@ -217,6 +239,9 @@ pub struct Uploader {
 pub const BELT_CHUNK: u64 = 1 << 20;
 /// Most staging buffers the map ring keeps.
 pub const RING_MAX: usize = 4;
+/// The pieces [`Strategy::DeviceStaging`] shares its CPU copy out in, bytes (64 KiB: smaller
+/// copies stay on the calling thread).
+pub const DEVICE_STAGING_CHUNK: usize = 64 << 10;
 
 impl Uploader {
     /// An uploader for `strategy`, default [`UploaderOptions`].
@@ -246,6 +271,8 @@ impl Uploader {
             importer: None,
             arenas: Vec::new(),
             busy: Vec::new(),
+            device_staging: Vec::new(),
+            device_staging_error: None,
             queue: None,
             counters: UploadCounters::default(),
         }
@@ -290,6 +317,9 @@ impl Uploader {
     pub fn effective_strategy(&self) -> Strategy {
         match (self.strategy, &self.importer) {
             (Strategy::HostImport, Some(Err(_))) => Strategy::ThreadedMap,
+            (Strategy::DeviceStaging, _) if self.device_staging_error.is_some() => {
+                Strategy::ThreadedMap
+            }
             (s, _) => s,
         }
     }
@@ -321,6 +351,10 @@ impl Uploader {
         if strategy != Strategy::HostImport {
             // Busy arenas stay alive in wgpu until their copies are done (see `host`).
             self.arenas.clear();
+        }
+        if strategy != Strategy::DeviceStaging {
+            // Likewise the staging buffers (wgpu frees them once their copies are done).
+            self.device_staging.clear();
         }
     }
 
@@ -470,6 +504,21 @@ impl Uploader {
         len: u64,
     ) -> Result<(), UploadError> {
         let mut strategy = self.strategy;
+        if strategy == Strategy::DeviceStaging {
+            if self.device_staging_error.is_none() {
+                if self.write_device_staging(device, encoder, dst, offset, bytes, len) {
+                    return Ok(());
+                }
+                if self.device_staging_error.is_none() {
+                    // Every staging buffer in flight: never wait.
+                    self.counters.fallbacks += 1;
+                    queue.write_buffer(dst, offset, Self::padded(&mut self.padded, bytes, len));
+                    return Ok(());
+                }
+            }
+            self.counters.device_staging_fallbacks += 1;
+            strategy = Strategy::ThreadedMap;
+        }
         if strategy == Strategy::HostImport {
             if self.importer(device).is_some() {
                 if self.write_arena(device, encoder, dst, offset, bytes, len)? {
@@ -498,7 +547,10 @@ impl Uploader {
                 belt.write_buffer(encoder, dst, offset, size)
                     .copy_from_slice(Self::padded(&mut self.padded, bytes, len));
             }
-            Strategy::MapRing | Strategy::ThreadedMap | Strategy::HostImport => {
+            Strategy::MapRing
+            | Strategy::ThreadedMap
+            | Strategy::HostImport
+            | Strategy::DeviceStaging => {
                 let threads = if strategy == Strategy::MapRing {
                     1
                 } else {
@@ -582,6 +634,86 @@ impl Uploader {
         let flag = arena.mark_busy();
         self.busy.push(flag);
         Ok(true)
+    }
+
+    /// [`Strategy::DeviceStaging`]'s path: `bytes` written by the CPU into an idle staging buffer
+    /// in the GPU's memory (padded to `len`), then a GPU copy from it. `false` when every buffer
+    /// is in flight, or the device cannot make one (then [`Self::device_staging_error`] is set,
+    /// said once in the log, and the strategy falls back from here on): nothing written.
+    fn write_device_staging(
+        &mut self,
+        device: &wgpu::Device,
+        encoder: &mut wgpu::CommandEncoder,
+        dst: &wgpu::Buffer,
+        offset: u64,
+        bytes: &[u8],
+        len: u64,
+    ) -> bool {
+        let idle = |b: &Arc<AtomicU32>| b.load(Ordering::Acquire) == 0;
+        let found = self
+            .device_staging
+            .iter()
+            .enumerate()
+            .filter(|(_, (d, b))| idle(b) && d.size() >= len)
+            .min_by_key(|(_, (d, _))| d.size())
+            .map(|(i, _)| i);
+        let i = match found {
+            Some(i) => i,
+            None => {
+                let replace = if self.device_staging.len() < self.ring_max {
+                    None
+                } else {
+                    match self.device_staging.iter().position(|(_, b)| idle(b)) {
+                        Some(i) => Some(i),
+                        None => return false,
+                    }
+                };
+                let size = len.next_power_of_two().max(64 * 1024);
+                let made = direct::DirectBuffer::new(device, "upload:device-staging", size);
+                let slot = match made {
+                    Ok(d) => (d, Arc::new(AtomicU32::new(0))),
+                    Err(e) => {
+                        let line = format!(
+                            "upload strategy device-staging: {e}; using threaded-map instead"
+                        );
+                        if DEVICE_STAGING_FALLBACK_LOGGED.swap(true, Ordering::Relaxed) {
+                            log::debug!("{line}");
+                        } else {
+                            log::warn!("{line}");
+                        }
+                        self.device_staging_error = Some(e);
+                        return false;
+                    }
+                };
+                self.counters.ring_buffers_created += 1;
+                match replace {
+                    Some(i) => {
+                        self.device_staging[i] = slot;
+                        i
+                    }
+                    None => {
+                        self.device_staging.push(slot);
+                        self.device_staging.len() - 1
+                    }
+                }
+            }
+        };
+        let (staging, busy) = &mut self.device_staging[i];
+        let src = Self::padded(&mut self.padded, bytes, len);
+        if let Err(e) = staging.write(0, src, DEVICE_STAGING_CHUNK) {
+            log::warn!("upload strategy device-staging: {e}");
+            return false;
+        }
+        encoder.copy_buffer_to_buffer(staging.buffer(), 0, dst, offset, len);
+        busy.fetch_add(1, Ordering::AcqRel);
+        self.busy.push(busy.clone());
+        true
+    }
+
+    /// Why [`Strategy::DeviceStaging`] falls back on this uploader's device (`None`: it works,
+    /// or no write was made yet).
+    pub fn device_staging_error(&self) -> Option<&direct::DirectError> {
+        self.device_staging_error.as_ref()
     }
 
     /// An idle arena of at least `len` bytes: the smallest idle one, else a new one (while fewer

@@ -266,7 +266,9 @@ fn measure(
         total_ms: total / n * 1e3,
         gb_per_s: size as f64 * n / total.max(1e-12) / 1e9,
         cpu_gb_per_s: size as f64 * n / cpu.max(1e-12) / 1e9,
-        fallbacks: up.counters.fallbacks + up.counters.host_import_fallbacks,
+        fallbacks: up.counters.fallbacks
+            + up.counters.host_import_fallbacks
+            + up.counters.device_staging_fallbacks,
         verified,
     }
 }
