@@ -235,7 +235,10 @@ fn device_staging_delivers_through_its_own_buffers() {
             .read_buffer_blocking(&dst, 256, p.len().next_multiple_of(4) as u64)
             .expect("read back");
         assert!(got[..p.len()] == p[..], "frame {frame}");
-        assert!(got[p.len()..].iter().all(|&b| b == 0), "frame {frame}: padding");
+        assert!(
+            got[p.len()..].iter().all(|&b| b == 0),
+            "frame {frame}: padding"
+        );
     }
     assert_eq!(up.effective_strategy(), Strategy::DeviceStaging);
     assert!(up.device_staging_error().is_none());

@@ -649,25 +649,17 @@ impl Uploader {
         bytes: &[u8],
         len: u64,
     ) -> bool {
-        let idle = |b: &Arc<AtomicU32>| b.load(Ordering::Acquire) == 0;
-        let found = self
-            .device_staging
-            .iter()
-            .enumerate()
-            .filter(|(_, (d, b))| idle(b) && d.size() >= len)
-            .min_by_key(|(_, (d, _))| d.size())
-            .map(|(i, _)| i);
-        let i = match found {
-            Some(i) => i,
-            None => {
-                let replace = if self.device_staging.len() < self.ring_max {
-                    None
-                } else {
-                    match self.device_staging.iter().position(|(_, b)| idle(b)) {
-                        Some(i) => Some(i),
-                        None => return false,
-                    }
-                };
+        let slot = Slot::choose(
+            &self.device_staging,
+            self.ring_max,
+            len,
+            |(d, _)| d.size(),
+            |(_, b)| b.load(Ordering::Acquire) == 0,
+        );
+        let i = match slot {
+            None => return false,
+            Some(Slot::Use(i)) => i,
+            Some(Slot::New(replace)) => {
                 let size = len.next_power_of_two().max(64 * 1024);
                 let made = direct::DirectBuffer::new(device, "upload:device-staging", size);
                 let slot = match made {
@@ -686,16 +678,7 @@ impl Uploader {
                     }
                 };
                 self.counters.ring_buffers_created += 1;
-                match replace {
-                    Some(i) => {
-                        self.device_staging[i] = slot;
-                        i
-                    }
-                    None => {
-                        self.device_staging.push(slot);
-                        self.device_staging.len() - 1
-                    }
-                }
+                Slot::put(&mut self.device_staging, replace, slot)
             }
         };
         let (staging, busy) = &mut self.device_staging[i];
@@ -720,20 +703,16 @@ impl Uploader {
     /// than [`RING_MAX`]), else an idle smaller one replaced by a larger one. `None` when all are
     /// in flight or the import fails.
     fn arena_slot(&mut self, device: &wgpu::Device, len: u64) -> Option<usize> {
-        let idle = |a: &HostBytes| !a.is_busy();
-        if let Some((i, _)) = self
-            .arenas
-            .iter()
-            .enumerate()
-            .filter(|(_, a)| idle(a) && a.len() as u64 >= len)
-            .min_by_key(|(_, a)| a.len())
-        {
-            return Some(i);
-        }
-        let replace = if self.arenas.len() < self.ring_max {
-            None
-        } else {
-            Some(self.arenas.iter().position(idle)?)
+        let slot = Slot::choose(
+            &self.arenas,
+            self.ring_max,
+            len,
+            |a| a.len() as u64,
+            |a| !a.is_busy(),
+        )?;
+        let replace = match slot {
+            Slot::Use(i) => return Some(i),
+            Slot::New(replace) => replace,
         };
         let size = usize::try_from(len.next_power_of_two().max(64 * 1024)).ok()?;
         let made = HostBytes::with_importer(
@@ -763,16 +742,7 @@ impl Uploader {
             }
         };
         self.counters.ring_buffers_created += 1;
-        match replace {
-            Some(i) => {
-                self.arenas[i] = arena;
-                Some(i)
-            }
-            None => {
-                self.arenas.push(arena);
-                Some(self.arenas.len() - 1)
-            }
-        }
+        Some(Slot::put(&mut self.arenas, replace, arena))
     }
 
     /// Uploads `src[range]` into `dst` at `offset` (a multiple of 4) with no CPU copy where `src`
@@ -963,34 +933,28 @@ impl Uploader {
         counters: &mut UploadCounters,
     ) -> Option<usize> {
         ring.retain(|r| r.state.load(Ordering::Acquire) != RING_FAILED);
-        let free = |r: &RingBuffer| r.state.load(Ordering::Acquire) == RING_MAPPED;
-        if let Some((i, _)) = ring
-            .iter()
-            .enumerate()
-            .filter(|(_, r)| free(r) && r.buffer.size() >= len)
-            .min_by_key(|(_, r)| r.buffer.size())
-        {
-            return Some(i);
-        }
-        let make = |counters: &mut UploadCounters| {
-            counters.ring_buffers_created += 1;
-            RingBuffer {
-                buffer: device.create_buffer(&wgpu::BufferDescriptor {
-                    label: Some("upload:map-ring:staging"),
-                    size: len.next_power_of_two().max(64 * 1024),
-                    usage: wgpu::BufferUsages::MAP_WRITE | wgpu::BufferUsages::COPY_SRC,
-                    mapped_at_creation: true,
-                }),
-                state: Arc::new(AtomicU8::new(RING_MAPPED)),
-            }
+        let slot = Slot::choose(
+            ring,
+            max,
+            len,
+            |r| r.buffer.size(),
+            |r| r.state.load(Ordering::Acquire) == RING_MAPPED,
+        )?;
+        let replace = match slot {
+            Slot::Use(i) => return Some(i),
+            Slot::New(replace) => replace,
         };
-        if ring.len() < max {
-            ring.push(make(counters));
-            return Some(ring.len() - 1);
-        }
-        let i = ring.iter().position(free)?;
-        ring[i] = make(counters);
-        Some(i)
+        counters.ring_buffers_created += 1;
+        let made = RingBuffer {
+            buffer: device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("upload:map-ring:staging"),
+                size: len.next_power_of_two().max(64 * 1024),
+                usage: wgpu::BufferUsages::MAP_WRITE | wgpu::BufferUsages::COPY_SRC,
+                mapped_at_creation: true,
+            }),
+            state: Arc::new(AtomicU8::new(RING_MAPPED)),
+        };
+        Some(Slot::put(ring, replace, made))
     }
 
     /// Call before `queue.submit` of the encoder the writes went into (unmaps the belt's chunks).
@@ -1031,6 +995,58 @@ impl Uploader {
                             Ordering::Release,
                         );
                     });
+            }
+        }
+    }
+}
+
+/// Where a staging write of `len` bytes goes among a strategy's staging buffers (the map ring,
+/// the host-import arenas, the device-staging buffers): the smallest idle one of at least `len`
+/// bytes, else a new one (appended while there are fewer than `max`, else in place of an idle
+/// smaller one).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Slot {
+    /// Write into item `i`.
+    Use(usize),
+    /// Make a new one: appended (`None`) or in place of idle item `Some(i)`.
+    New(Option<usize>),
+}
+
+impl Slot {
+    /// The slot for `len` bytes among `items` (`size` and `idle` of each); `None` when every item
+    /// is in flight and there are `max` of them.
+    fn choose<T>(
+        items: &[T],
+        max: usize,
+        len: u64,
+        size: impl Fn(&T) -> u64,
+        idle: impl Fn(&T) -> bool,
+    ) -> Option<Slot> {
+        if let Some((i, _)) = items
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| idle(t) && size(t) >= len)
+            .min_by_key(|(_, t)| size(t))
+        {
+            return Some(Slot::Use(i));
+        }
+        if items.len() < max {
+            return Some(Slot::New(None));
+        }
+        items.iter().position(idle).map(|i| Slot::New(Some(i)))
+    }
+
+    /// Puts `made` where `New(replace)` says (appended when `replace` is out of range);
+    /// returns its index.
+    fn put<T>(items: &mut Vec<T>, replace: Option<usize>, made: T) -> usize {
+        match replace.and_then(|i| items.get_mut(i).map(|t| (i, t))) {
+            Some((i, t)) => {
+                *t = made;
+                i
+            }
+            None => {
+                items.push(made);
+                items.len() - 1
             }
         }
     }
@@ -1158,5 +1174,29 @@ impl PingPong {
     /// Incremented whenever the buffers were recreated (bind groups must be rebuilt).
     pub fn generation(&self) -> u64 {
         self.generation
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Slot;
+
+    #[test]
+    fn a_staging_write_takes_the_smallest_idle_fit_else_a_new_buffer() {
+        // (size, idle) of each staging buffer.
+        let items = [(64u64, true), (256, false), (128, true), (512, true)];
+        let choose =
+            |items: &[(u64, bool)], max, len| Slot::choose(items, max, len, |t| t.0, |t| t.1);
+        assert_eq!(choose(&items, 4, 100), Some(Slot::Use(2)));
+        assert_eq!(choose(&items, 4, 64), Some(Slot::Use(0)));
+        assert_eq!(choose(&items, 4, 300), Some(Slot::Use(3)));
+        // Nothing idle fits: appended while under the limit, else in place of the first idle one.
+        assert_eq!(choose(&items, 5, 600), Some(Slot::New(None)));
+        assert_eq!(choose(&items, 4, 600), Some(Slot::New(Some(0))));
+        let busy = [(64u64, false), (128, false)];
+        assert_eq!(choose(&busy, 2, 8), None);
+        let mut v = vec![1, 2];
+        assert_eq!((Slot::put(&mut v, Some(1), 7), &v[..]), (1, &[1, 7][..]));
+        assert_eq!((Slot::put(&mut v, None, 9), &v[..]), (2, &[1, 7, 9][..]));
     }
 }

@@ -35,6 +35,31 @@ pub struct UploadRow {
     pub verified: bool,
 }
 
+impl UploadRow {
+    /// The row of `frames` frames of `size` bytes that took `cpu` and `total` seconds in all.
+    fn timed(
+        strategy: &'static str,
+        size: u64,
+        frames: u32,
+        (cpu, total): (f64, f64),
+        fallbacks: u64,
+        verified: bool,
+    ) -> UploadRow {
+        let n = f64::from(frames.max(1));
+        UploadRow {
+            strategy,
+            bytes: size,
+            frames,
+            cpu_ms: cpu / n * 1e3,
+            total_ms: total / n * 1e3,
+            gb_per_s: size as f64 * n / total.max(1e-12) / 1e9,
+            cpu_gb_per_s: size as f64 * n / cpu.max(1e-12) / 1e9,
+            fallbacks,
+            verified,
+        }
+    }
+}
+
 /// Payload sizes of the upload table: 64 KiB, 1 MiB, 16 MiB, 256 MiB.
 pub const UPLOAD_SIZES: [u64; 4] = [64 << 10, 1 << 20, 16 << 20, 256 << 20];
 
@@ -193,18 +218,14 @@ pub fn direct_table(gpu: &Gpu, sizes: &[u64], frames: u32) -> Vec<UploadRow> {
                 && gpu
                     .read_buffer_blocking(buf.buffer(), 0, size)
                     .is_ok_and(|b| b == *last);
-            let n = f64::from(frames);
-            rows.push(UploadRow {
-                strategy: name,
-                bytes: size,
+            rows.push(UploadRow::timed(
+                name,
+                size,
                 frames,
-                cpu_ms: cpu / n * 1e3,
-                total_ms: total / n * 1e3,
-                gb_per_s: size as f64 * n / total.max(1e-12) / 1e9,
-                cpu_gb_per_s: size as f64 * n / cpu.max(1e-12) / 1e9,
-                fallbacks: 0,
+                (cpu, total),
+                0,
                 verified,
-            });
+            ));
         }
     }
     rows
@@ -257,20 +278,10 @@ fn measure(
     let verified = gpu
         .read_buffer_blocking(dst, 0, size)
         .is_ok_and(|b| b == *last);
-    let n = frames as f64;
-    UploadRow {
-        strategy: name,
-        bytes: size,
-        frames,
-        cpu_ms: cpu / n * 1e3,
-        total_ms: total / n * 1e3,
-        gb_per_s: size as f64 * n / total.max(1e-12) / 1e9,
-        cpu_gb_per_s: size as f64 * n / cpu.max(1e-12) / 1e9,
-        fallbacks: up.counters.fallbacks
-            + up.counters.host_import_fallbacks
-            + up.counters.device_staging_fallbacks,
-        verified,
-    }
+    let fallbacks = up.counters.fallbacks
+        + up.counters.host_import_fallbacks
+        + up.counters.device_staging_fallbacks;
+    UploadRow::timed(name, size, frames, (cpu, total), fallbacks, verified)
 }
 
 /// The floor under every row of the upload table: µs per frame of an empty encoder, submit and
