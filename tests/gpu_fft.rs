@@ -149,7 +149,8 @@ fn build_with(
     let fft = GpuFft::with_options(&gpu.device, n, max_batch, options).expect("GpuFft");
     assert_eq!(fft.is_fused(), fused, "N = {n}");
     // The fused kernel needs N/(2·values) invocations per workgroup and a tile of N/2 f32 words
-    // (halves) or N words (planar), padding optional.
+    // (halves) or N words (planar), padding optional. (32 values also need N/2 ≥ FUSED32_MIN_M,
+    // which every size the GPU FFT accepts has: N ≥ 256.)
     let limits = gpu.device.limits();
     let words = match layout {
         FusedLayout::Planar => n as u64,
@@ -158,9 +159,11 @@ fn build_with(
     let per_thread = match values {
         FusedValues::Eight => 8,
         FusedValues::Sixteen => 16,
+        FusedValues::ThirtyTwo => 32,
         FusedValues::Auto if n / 2 >= vizdeck::gpu::fft::FUSED16_MIN_M as usize => 16,
         FusedValues::Auto => 8,
     };
+    assert!(per_thread < 32 || n as u64 / 2 >= vizdeck::gpu::fft::FUSED32_MIN_M);
     let single = (n as u64 / (2 * per_thread))
         <= u64::from(limits.max_compute_invocations_per_workgroup)
         && words * 4 <= u64::from(limits.max_compute_workgroup_storage_size);
@@ -200,10 +203,13 @@ fn complex_spectrum_matches_realfft_f64_for_every_size() {
         (true, (FusedLayout::Halves, FusedValues::Eight, false)),
         (true, (FusedLayout::Planar, FusedValues::Sixteen, false)),
         (true, (FusedLayout::Halves, FusedValues::Sixteen, false)),
+        (true, (FusedLayout::Halves, FusedValues::ThirtyTwo, false)),
+        (true, (FusedLayout::Planar, FusedValues::ThirtyTwo, false)),
         // Without wgpu's runtime checks (FftOptions::unchecked): the same values.
         (true, (FusedLayout::Halves, FusedValues::Eight, true)),
         (true, (FusedLayout::Halves, FusedValues::Sixteen, true)),
         (true, (FusedLayout::Planar, FusedValues::Sixteen, true)),
+        (true, (FusedLayout::Halves, FusedValues::ThirtyTwo, true)),
         (false, (FusedLayout::Auto, FusedValues::Auto, false)),
     ];
     for (n, (fused, layout)) in SIZES.iter().flat_map(|&n| paths.map(|p| (n, p))) {
@@ -233,16 +239,21 @@ fn complex_spectrum_matches_realfft_f64_for_every_size() {
 #[test]
 fn db_matches_cpu_stft() {
     let gpu = gpu();
-    for (n, fused) in [
-        (256, true),
-        (2048, true),
-        (4096, false),
-        (8192, true),
-        (16_384, true),
-        (32_768, false),
+    let auto = FusedValues::Auto;
+    for (n, fused, values) in [
+        (256, true, auto),
+        (2048, true, auto),
+        (4096, false, auto),
+        (8192, true, auto),
+        (16_384, true, auto),
+        (32_768, false, auto),
+        // main32's dB output: M = 32·32 (no last stage) and 32·32·8.
+        (2048, true, FusedValues::ThirtyTwo),
+        (16_384, true, FusedValues::ThirtyTwo),
     ] {
         let batch = 3u32;
-        let mut fft = build(&gpu, n, batch, false, fused);
+        let layout = (FusedLayout::Auto, values, false);
+        let mut fft = build_with(&gpu, n, batch, false, fused, layout);
         let mut f = OwnedFrame::new(&gpu, Strategy::WriteBuffer);
         fft.set_window(&mut f.frame(), &periodic_hann(n))
             .expect("window");
@@ -280,7 +291,7 @@ fn db_matches_cpu_stft() {
             }
         }
         eprintln!(
-            "N = {n}, fused {fused}: {compared} bins above −100 dBFS, worst |ΔdB| = {:.2e} (at {:.1} dBFS)",
+            "N = {n}, fused {fused} {values:?}: {compared} bins above −100 dBFS, worst |ΔdB| = {:.2e} (at {:.1} dBFS)",
             worst.0, worst.1
         );
         assert!(compared > batch as usize * bins / 2);

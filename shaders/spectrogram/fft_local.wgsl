@@ -364,7 +364,8 @@ fn main(
 // H200). The host picks this entry point from M = 4096 up (gpu::fft::FUSED16_MIN_M).
 
 override TW16: u32 = 0u;        // offset of the radix-16 stage tables in `twiddles`
-override LAST_R: u32 = 1u;      // main16: M / 16^⌊log16 M⌋, the radix of the last stage (1: none)
+override LAST_R: u32 = 1u;      // the radix of the last stage (1: none): M / 16^⌊log16 M⌋ in
+                                // main16, M / 32^⌊log32 M⌋ in main32
 
 // 16-point DFT, forward: X[k] = E[k] + W^k·O[k], X[k+8] = E[k] − W^k·O[k], W = e^{−2πi/16},
 // E and O the 8-point DFTs of the even and odd inputs.
@@ -690,4 +691,633 @@ fn main16(
     emit_pair(col, lid + 5u * WG, z[5], w[5]);
     emit_pair(col, lid + 6u * WG, z[6], w[6]);
     emit_pair(col, lid + 7u * WG, z[7], w[7]);
+}
+
+// ---- Entry point `main32`: 32 complex values per thread, radix-32 stages ----------------------
+//
+// The same algorithm with WG = M/32 threads holding v[m] = x[lid + m·WG], m = 0..32: radix-32
+// stages while 32p ≤ M (one exchange each after the first), then one radix-2, 4, 8 or 16 stage
+// when M is not a power of 32 (butterflies i = lid + b·WG, inputs and outputs at v[b + j·32/r]),
+// then the split. Half the threads of main16 per column and fewer exchanges: for M = 8192 =
+// 32·32·8, 3 (a radix-32 stage's, the radix-8 stage's, the split's) instead of 4. Twiddles of the
+// radix-32 stages: w, w², w⁴, w⁸, w¹⁶ side by side in a per-stage table at TW32 + 5(q − 1)/31
+// (see gpu::fft::twiddle_table), loaded before the exchange; the other powers multiplied out
+// after it (each from ≤ 4 complex products). The last stage's radix is LAST_R, here
+// M / 32^⌊log32 M⌋. Only FusedValues::ThirtyTwo picks this entry point (Auto does not).
+
+override TW32: u32 = 0u;        // offset of the radix-32 stage tables in `twiddles`
+
+// 32-point DFT, forward: X[k] = E[k] + W^k·O[k], X[k+16] = E[k] − W^k·O[k], W = e^{−2πi/32},
+// E and O the 16-point DFTs of the even and odd inputs.
+fn dft32(a: array<vec2<f32>, 32>) -> array<vec2<f32>, 32> {
+    let e = dft16(array<vec2<f32>, 16>(
+        a[0], a[2], a[4], a[6], a[8], a[10], a[12], a[14],
+        a[16], a[18], a[20], a[22], a[24], a[26], a[28], a[30],
+    ));
+    let o = dft16(array<vec2<f32>, 16>(
+        a[1], a[3], a[5], a[7], a[9], a[11], a[13], a[15],
+        a[17], a[19], a[21], a[23], a[25], a[27], a[29], a[31],
+    ));
+    const C1: f32 = 0.9807852804032304;  // cos(π/16)
+    const S1: f32 = 0.19509032201612825; // sin(π/16)
+    const C2: f32 = 0.9238795325112867;  // cos(π/8)
+    const S2: f32 = 0.3826834323650898;  // sin(π/8)
+    const C3: f32 = 0.8314696123025452;  // cos(3π/16)
+    const S3: f32 = 0.5555702330196022;  // sin(3π/16)
+    let o1 = cmul(o[1], vec2<f32>(C1, -S1));
+    let o2 = cmul(o[2], vec2<f32>(C2, -S2));
+    let o3 = cmul(o[3], vec2<f32>(C3, -S3));
+    let o4 = SQRT_HALF * vec2<f32>(o[4].x + o[4].y, o[4].y - o[4].x);
+    let o5 = cmul(o[5], vec2<f32>(S3, -C3));
+    let o6 = cmul(o[6], vec2<f32>(S2, -C2));
+    let o7 = cmul(o[7], vec2<f32>(S1, -C1));
+    let o8 = mul_neg_i(o[8]);
+    let o9 = cmul(o[9], vec2<f32>(-S1, -C1));
+    let o10 = cmul(o[10], vec2<f32>(-S2, -C2));
+    let o11 = cmul(o[11], vec2<f32>(-S3, -C3));
+    let o12 = SQRT_HALF * vec2<f32>(o[12].y - o[12].x, -(o[12].x + o[12].y));
+    let o13 = cmul(o[13], vec2<f32>(-C3, -S3));
+    let o14 = cmul(o[14], vec2<f32>(-C2, -S2));
+    let o15 = cmul(o[15], vec2<f32>(-C1, -S1));
+    return array<vec2<f32>, 32>(
+        e[0] + o[0], e[1] + o1, e[2] + o2, e[3] + o3,
+        e[4] + o4, e[5] + o5, e[6] + o6, e[7] + o7,
+        e[8] + o8, e[9] + o9, e[10] + o10, e[11] + o11,
+        e[12] + o12, e[13] + o13, e[14] + o14, e[15] + o15,
+        e[0] - o[0], e[1] - o1, e[2] - o2, e[3] - o3,
+        e[4] - o4, e[5] - o5, e[6] - o6, e[7] - o7,
+        e[8] - o8, e[9] - o9, e[10] - o10, e[11] - o11,
+        e[12] - o12, e[13] - o13, e[14] - o14, e[15] - o15,
+    );
+}
+
+// Writes value j of this thread to logical tile index o + j·p (parts as in place).
+fn put32(v: ptr<function, array<vec2<f32>, 32>>, o: u32, p: u32, part: u32) {
+    place(ti(o + 0u * p), (*v)[0], part);
+    place(ti(o + 1u * p), (*v)[1], part);
+    place(ti(o + 2u * p), (*v)[2], part);
+    place(ti(o + 3u * p), (*v)[3], part);
+    place(ti(o + 4u * p), (*v)[4], part);
+    place(ti(o + 5u * p), (*v)[5], part);
+    place(ti(o + 6u * p), (*v)[6], part);
+    place(ti(o + 7u * p), (*v)[7], part);
+    place(ti(o + 8u * p), (*v)[8], part);
+    place(ti(o + 9u * p), (*v)[9], part);
+    place(ti(o + 10u * p), (*v)[10], part);
+    place(ti(o + 11u * p), (*v)[11], part);
+    place(ti(o + 12u * p), (*v)[12], part);
+    place(ti(o + 13u * p), (*v)[13], part);
+    place(ti(o + 14u * p), (*v)[14], part);
+    place(ti(o + 15u * p), (*v)[15], part);
+    place(ti(o + 16u * p), (*v)[16], part);
+    place(ti(o + 17u * p), (*v)[17], part);
+    place(ti(o + 18u * p), (*v)[18], part);
+    place(ti(o + 19u * p), (*v)[19], part);
+    place(ti(o + 20u * p), (*v)[20], part);
+    place(ti(o + 21u * p), (*v)[21], part);
+    place(ti(o + 22u * p), (*v)[22], part);
+    place(ti(o + 23u * p), (*v)[23], part);
+    place(ti(o + 24u * p), (*v)[24], part);
+    place(ti(o + 25u * p), (*v)[25], part);
+    place(ti(o + 26u * p), (*v)[26], part);
+    place(ti(o + 27u * p), (*v)[27], part);
+    place(ti(o + 28u * p), (*v)[28], part);
+    place(ti(o + 29u * p), (*v)[29], part);
+    place(ti(o + 30u * p), (*v)[30], part);
+    place(ti(o + 31u * p), (*v)[31], part);
+}
+
+// Reads v[m] = tile[lid + m·WG] (parts as in place).
+fn get32(v: ptr<function, array<vec2<f32>, 32>>, lid: u32, part: u32) {
+    (*v)[0] = take(ti(lid + 0u * WG), (*v)[0], part);
+    (*v)[1] = take(ti(lid + 1u * WG), (*v)[1], part);
+    (*v)[2] = take(ti(lid + 2u * WG), (*v)[2], part);
+    (*v)[3] = take(ti(lid + 3u * WG), (*v)[3], part);
+    (*v)[4] = take(ti(lid + 4u * WG), (*v)[4], part);
+    (*v)[5] = take(ti(lid + 5u * WG), (*v)[5], part);
+    (*v)[6] = take(ti(lid + 6u * WG), (*v)[6], part);
+    (*v)[7] = take(ti(lid + 7u * WG), (*v)[7], part);
+    (*v)[8] = take(ti(lid + 8u * WG), (*v)[8], part);
+    (*v)[9] = take(ti(lid + 9u * WG), (*v)[9], part);
+    (*v)[10] = take(ti(lid + 10u * WG), (*v)[10], part);
+    (*v)[11] = take(ti(lid + 11u * WG), (*v)[11], part);
+    (*v)[12] = take(ti(lid + 12u * WG), (*v)[12], part);
+    (*v)[13] = take(ti(lid + 13u * WG), (*v)[13], part);
+    (*v)[14] = take(ti(lid + 14u * WG), (*v)[14], part);
+    (*v)[15] = take(ti(lid + 15u * WG), (*v)[15], part);
+    (*v)[16] = take(ti(lid + 16u * WG), (*v)[16], part);
+    (*v)[17] = take(ti(lid + 17u * WG), (*v)[17], part);
+    (*v)[18] = take(ti(lid + 18u * WG), (*v)[18], part);
+    (*v)[19] = take(ti(lid + 19u * WG), (*v)[19], part);
+    (*v)[20] = take(ti(lid + 20u * WG), (*v)[20], part);
+    (*v)[21] = take(ti(lid + 21u * WG), (*v)[21], part);
+    (*v)[22] = take(ti(lid + 22u * WG), (*v)[22], part);
+    (*v)[23] = take(ti(lid + 23u * WG), (*v)[23], part);
+    (*v)[24] = take(ti(lid + 24u * WG), (*v)[24], part);
+    (*v)[25] = take(ti(lid + 25u * WG), (*v)[25], part);
+    (*v)[26] = take(ti(lid + 26u * WG), (*v)[26], part);
+    (*v)[27] = take(ti(lid + 27u * WG), (*v)[27], part);
+    (*v)[28] = take(ti(lid + 28u * WG), (*v)[28], part);
+    (*v)[29] = take(ti(lid + 29u * WG), (*v)[29], part);
+    (*v)[30] = take(ti(lid + 30u * WG), (*v)[30], part);
+    (*v)[31] = take(ti(lid + 31u * WG), (*v)[31], part);
+}
+
+fn exchange32(v: ptr<function, array<vec2<f32>, 32>>, o: u32, p: u32, lid: u32) {
+    put32(v, o, p, 0u);
+    workgroupBarrier();
+    get32(v, lid, 0u);
+    workgroupBarrier();
+    if HALVES {
+        put32(v, o, p, 1u);
+        workgroupBarrier();
+        get32(v, lid, 1u);
+        workgroupBarrier();
+    }
+}
+
+// Pair b of the split: z = Z[t], w = Z[(M − t) mod M] for t = lid + b·WG, b = 0..16 (parts as in
+// place), read after put32 published Z.
+fn pair32(z: ptr<function, array<vec2<f32>, 16>>, w: ptr<function, array<vec2<f32>, 16>>, lid: u32, part: u32) {
+    (*z)[0] = take(ti(lid), (*z)[0], part);
+    (*w)[0] = take(ti((M - lid) & (M - 1u)), (*w)[0], part);
+    (*z)[1] = take(ti(lid + 1u * WG), (*z)[1], part);
+    (*w)[1] = take(ti(M - lid - 1u * WG), (*w)[1], part);
+    (*z)[2] = take(ti(lid + 2u * WG), (*z)[2], part);
+    (*w)[2] = take(ti(M - lid - 2u * WG), (*w)[2], part);
+    (*z)[3] = take(ti(lid + 3u * WG), (*z)[3], part);
+    (*w)[3] = take(ti(M - lid - 3u * WG), (*w)[3], part);
+    (*z)[4] = take(ti(lid + 4u * WG), (*z)[4], part);
+    (*w)[4] = take(ti(M - lid - 4u * WG), (*w)[4], part);
+    (*z)[5] = take(ti(lid + 5u * WG), (*z)[5], part);
+    (*w)[5] = take(ti(M - lid - 5u * WG), (*w)[5], part);
+    (*z)[6] = take(ti(lid + 6u * WG), (*z)[6], part);
+    (*w)[6] = take(ti(M - lid - 6u * WG), (*w)[6], part);
+    (*z)[7] = take(ti(lid + 7u * WG), (*z)[7], part);
+    (*w)[7] = take(ti(M - lid - 7u * WG), (*w)[7], part);
+    (*z)[8] = take(ti(lid + 8u * WG), (*z)[8], part);
+    (*w)[8] = take(ti(M - lid - 8u * WG), (*w)[8], part);
+    (*z)[9] = take(ti(lid + 9u * WG), (*z)[9], part);
+    (*w)[9] = take(ti(M - lid - 9u * WG), (*w)[9], part);
+    (*z)[10] = take(ti(lid + 10u * WG), (*z)[10], part);
+    (*w)[10] = take(ti(M - lid - 10u * WG), (*w)[10], part);
+    (*z)[11] = take(ti(lid + 11u * WG), (*z)[11], part);
+    (*w)[11] = take(ti(M - lid - 11u * WG), (*w)[11], part);
+    (*z)[12] = take(ti(lid + 12u * WG), (*z)[12], part);
+    (*w)[12] = take(ti(M - lid - 12u * WG), (*w)[12], part);
+    (*z)[13] = take(ti(lid + 13u * WG), (*z)[13], part);
+    (*w)[13] = take(ti(M - lid - 13u * WG), (*w)[13], part);
+    (*z)[14] = take(ti(lid + 14u * WG), (*z)[14], part);
+    (*w)[14] = take(ti(M - lid - 14u * WG), (*w)[14], part);
+    (*z)[15] = take(ti(lid + 15u * WG), (*z)[15], part);
+    (*w)[15] = take(ti(M - lid - 15u * WG), (*w)[15], part);
+}
+
+@compute @workgroup_size(WG)
+fn main32(
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+    @builtin(local_invocation_index) lid: u32,
+) {
+    let col = wid.y * nwg.x + wid.x;
+    if col >= P.max_batch {
+        return;
+    }
+    var v: array<vec2<f32>, 32>;
+
+    // Window + pack straight into the first stage's layout: v[m] = z[lid + m·WG].
+    let base = col * M;
+    v[0] = load(base, lid + 0u * WG);
+    v[1] = load(base, lid + 1u * WG);
+    v[2] = load(base, lid + 2u * WG);
+    v[3] = load(base, lid + 3u * WG);
+    v[4] = load(base, lid + 4u * WG);
+    v[5] = load(base, lid + 5u * WG);
+    v[6] = load(base, lid + 6u * WG);
+    v[7] = load(base, lid + 7u * WG);
+    v[8] = load(base, lid + 8u * WG);
+    v[9] = load(base, lid + 9u * WG);
+    v[10] = load(base, lid + 10u * WG);
+    v[11] = load(base, lid + 11u * WG);
+    v[12] = load(base, lid + 12u * WG);
+    v[13] = load(base, lid + 13u * WG);
+    v[14] = load(base, lid + 14u * WG);
+    v[15] = load(base, lid + 15u * WG);
+    v[16] = load(base, lid + 16u * WG);
+    v[17] = load(base, lid + 17u * WG);
+    v[18] = load(base, lid + 18u * WG);
+    v[19] = load(base, lid + 19u * WG);
+    v[20] = load(base, lid + 20u * WG);
+    v[21] = load(base, lid + 21u * WG);
+    v[22] = load(base, lid + 22u * WG);
+    v[23] = load(base, lid + 23u * WG);
+    v[24] = load(base, lid + 24u * WG);
+    v[25] = load(base, lid + 25u * WG);
+    v[26] = load(base, lid + 26u * WG);
+    v[27] = load(base, lid + 27u * WG);
+    v[28] = load(base, lid + 28u * WG);
+    v[29] = load(base, lid + 29u * WG);
+    v[30] = load(base, lid + 30u * WG);
+    v[31] = load(base, lid + 31u * WG);
+
+    // Radix-32 stages; this thread's butterfly is i = lid with inputs a_j = v[j].
+    v = dft32(v);
+    var o = lid * 32u;
+    var p = 1u;
+    loop {
+        if 1024u * p > M {
+            break;
+        }
+        let q = 32u * p;
+        let k = lid & (q - 1u);
+        let tw = TW32 + 5u * ((q - 1u) / 31u) + 5u * k;
+        let w1 = twiddles[tw];
+        let w2 = twiddles[tw + 1u];
+        let w4 = twiddles[tw + 2u];
+        let w8 = twiddles[tw + 3u];
+        let w16 = twiddles[tw + 4u];
+        exchange32(&v, o, p, lid);
+        let w3 = cmul(w1, w2);
+        let w5 = cmul(w1, w4);
+        let w6 = cmul(w2, w4);
+        let w7 = cmul(w3, w4);
+        let w24 = cmul(w8, w16);
+        p = q;
+        v[1] = cmul(v[1], w1);
+        v[2] = cmul(v[2], w2);
+        v[3] = cmul(v[3], w3);
+        v[4] = cmul(v[4], w4);
+        v[5] = cmul(v[5], w5);
+        v[6] = cmul(v[6], w6);
+        v[7] = cmul(v[7], w7);
+        v[8] = cmul(v[8], w8);
+        v[9] = cmul(v[9], cmul(w1, w8));
+        v[10] = cmul(v[10], cmul(w2, w8));
+        v[11] = cmul(v[11], cmul(w3, w8));
+        v[12] = cmul(v[12], cmul(w4, w8));
+        v[13] = cmul(v[13], cmul(w5, w8));
+        v[14] = cmul(v[14], cmul(w6, w8));
+        v[15] = cmul(v[15], cmul(w7, w8));
+        v[16] = cmul(v[16], w16);
+        v[17] = cmul(v[17], cmul(w1, w16));
+        v[18] = cmul(v[18], cmul(w2, w16));
+        v[19] = cmul(v[19], cmul(w3, w16));
+        v[20] = cmul(v[20], cmul(w4, w16));
+        v[21] = cmul(v[21], cmul(w5, w16));
+        v[22] = cmul(v[22], cmul(w6, w16));
+        v[23] = cmul(v[23], cmul(w7, w16));
+        v[24] = cmul(v[24], w24);
+        v[25] = cmul(v[25], cmul(w1, w24));
+        v[26] = cmul(v[26], cmul(w2, w24));
+        v[27] = cmul(v[27], cmul(w3, w24));
+        v[28] = cmul(v[28], cmul(w4, w24));
+        v[29] = cmul(v[29], cmul(w5, w24));
+        v[30] = cmul(v[30], cmul(w6, w24));
+        v[31] = cmul(v[31], cmul(w7, w24));
+        v = dft32(v);
+        o = (lid - k) * 32u + k;
+    }
+    p = 32u * p;
+
+    let r = LAST_R;
+    if r != 1u {
+        // Bring the last stage's input into v[m] = x[lid + m·WG], then the radix-r stage
+        // (p now M/r): butterfly i = lid + b·WG (b < 32/r), k = i, inputs
+        // a_j = x[i + j·p] = v[b + j·32/r]·T[2jk], outputs back to the same registers.
+        exchange32(&v, o, p / 32u, lid);
+        if r == 2u {
+            let a0 = cmul(v[16], twiddles[2u * lid]);
+            let a1 = cmul(v[17], twiddles[2u * (lid + 1u * WG)]);
+            let a2 = cmul(v[18], twiddles[2u * (lid + 2u * WG)]);
+            let a3 = cmul(v[19], twiddles[2u * (lid + 3u * WG)]);
+            let a4 = cmul(v[20], twiddles[2u * (lid + 4u * WG)]);
+            let a5 = cmul(v[21], twiddles[2u * (lid + 5u * WG)]);
+            let a6 = cmul(v[22], twiddles[2u * (lid + 6u * WG)]);
+            let a7 = cmul(v[23], twiddles[2u * (lid + 7u * WG)]);
+            let a8 = cmul(v[24], twiddles[2u * (lid + 8u * WG)]);
+            let a9 = cmul(v[25], twiddles[2u * (lid + 9u * WG)]);
+            let a10 = cmul(v[26], twiddles[2u * (lid + 10u * WG)]);
+            let a11 = cmul(v[27], twiddles[2u * (lid + 11u * WG)]);
+            let a12 = cmul(v[28], twiddles[2u * (lid + 12u * WG)]);
+            let a13 = cmul(v[29], twiddles[2u * (lid + 13u * WG)]);
+            let a14 = cmul(v[30], twiddles[2u * (lid + 14u * WG)]);
+            let a15 = cmul(v[31], twiddles[2u * (lid + 15u * WG)]);
+            let b0 = v[0];
+            let b1 = v[1];
+            let b2 = v[2];
+            let b3 = v[3];
+            let b4 = v[4];
+            let b5 = v[5];
+            let b6 = v[6];
+            let b7 = v[7];
+            let b8 = v[8];
+            let b9 = v[9];
+            let b10 = v[10];
+            let b11 = v[11];
+            let b12 = v[12];
+            let b13 = v[13];
+            let b14 = v[14];
+            let b15 = v[15];
+            v[0] = b0 + a0;
+            v[16] = b0 - a0;
+            v[1] = b1 + a1;
+            v[17] = b1 - a1;
+            v[2] = b2 + a2;
+            v[18] = b2 - a2;
+            v[3] = b3 + a3;
+            v[19] = b3 - a3;
+            v[4] = b4 + a4;
+            v[20] = b4 - a4;
+            v[5] = b5 + a5;
+            v[21] = b5 - a5;
+            v[6] = b6 + a6;
+            v[22] = b6 - a6;
+            v[7] = b7 + a7;
+            v[23] = b7 - a7;
+            v[8] = b8 + a8;
+            v[24] = b8 - a8;
+            v[9] = b9 + a9;
+            v[25] = b9 - a9;
+            v[10] = b10 + a10;
+            v[26] = b10 - a10;
+            v[11] = b11 + a11;
+            v[27] = b11 - a11;
+            v[12] = b12 + a12;
+            v[28] = b12 - a12;
+            v[13] = b13 + a13;
+            v[29] = b13 - a13;
+            v[14] = b14 + a14;
+            v[30] = b14 - a14;
+            v[15] = b15 + a15;
+            v[31] = b15 - a15;
+        } else if r == 4u {
+            let y0 = dft4(
+                v[0],
+                cmul(v[8], twiddles[2u * lid]),
+                cmul(v[16], twiddles[4u * lid]),
+                cmul(v[24], twiddles[6u * lid]),
+            );
+            let y1 = dft4(
+                v[1],
+                cmul(v[9], twiddles[2u * (lid + 1u * WG)]),
+                cmul(v[17], twiddles[4u * (lid + 1u * WG)]),
+                cmul(v[25], twiddles[6u * (lid + 1u * WG)]),
+            );
+            let y2 = dft4(
+                v[2],
+                cmul(v[10], twiddles[2u * (lid + 2u * WG)]),
+                cmul(v[18], twiddles[4u * (lid + 2u * WG)]),
+                cmul(v[26], twiddles[6u * (lid + 2u * WG)]),
+            );
+            let y3 = dft4(
+                v[3],
+                cmul(v[11], twiddles[2u * (lid + 3u * WG)]),
+                cmul(v[19], twiddles[4u * (lid + 3u * WG)]),
+                cmul(v[27], twiddles[6u * (lid + 3u * WG)]),
+            );
+            let y4 = dft4(
+                v[4],
+                cmul(v[12], twiddles[2u * (lid + 4u * WG)]),
+                cmul(v[20], twiddles[4u * (lid + 4u * WG)]),
+                cmul(v[28], twiddles[6u * (lid + 4u * WG)]),
+            );
+            let y5 = dft4(
+                v[5],
+                cmul(v[13], twiddles[2u * (lid + 5u * WG)]),
+                cmul(v[21], twiddles[4u * (lid + 5u * WG)]),
+                cmul(v[29], twiddles[6u * (lid + 5u * WG)]),
+            );
+            let y6 = dft4(
+                v[6],
+                cmul(v[14], twiddles[2u * (lid + 6u * WG)]),
+                cmul(v[22], twiddles[4u * (lid + 6u * WG)]),
+                cmul(v[30], twiddles[6u * (lid + 6u * WG)]),
+            );
+            let y7 = dft4(
+                v[7],
+                cmul(v[15], twiddles[2u * (lid + 7u * WG)]),
+                cmul(v[23], twiddles[4u * (lid + 7u * WG)]),
+                cmul(v[31], twiddles[6u * (lid + 7u * WG)]),
+            );
+            v[0] = y0[0];
+            v[8] = y0[1];
+            v[16] = y0[2];
+            v[24] = y0[3];
+            v[1] = y1[0];
+            v[9] = y1[1];
+            v[17] = y1[2];
+            v[25] = y1[3];
+            v[2] = y2[0];
+            v[10] = y2[1];
+            v[18] = y2[2];
+            v[26] = y2[3];
+            v[3] = y3[0];
+            v[11] = y3[1];
+            v[19] = y3[2];
+            v[27] = y3[3];
+            v[4] = y4[0];
+            v[12] = y4[1];
+            v[20] = y4[2];
+            v[28] = y4[3];
+            v[5] = y5[0];
+            v[13] = y5[1];
+            v[21] = y5[2];
+            v[29] = y5[3];
+            v[6] = y6[0];
+            v[14] = y6[1];
+            v[22] = y6[2];
+            v[30] = y6[3];
+            v[7] = y7[0];
+            v[15] = y7[1];
+            v[23] = y7[2];
+            v[31] = y7[3];
+        } else if r == 8u {
+            let y0 = dft8(array<vec2<f32>, 8>(
+                v[0],
+                cmul(v[4], twiddles[2u * lid]),
+                cmul(v[8], twiddles[4u * lid]),
+                cmul(v[12], twiddles[6u * lid]),
+                cmul(v[16], twiddles[8u * lid]),
+                cmul(v[20], twiddles[10u * lid]),
+                cmul(v[24], twiddles[12u * lid]),
+                cmul(v[28], twiddles[14u * lid]),
+            ));
+            let y1 = dft8(array<vec2<f32>, 8>(
+                v[1],
+                cmul(v[5], twiddles[2u * (lid + 1u * WG)]),
+                cmul(v[9], twiddles[4u * (lid + 1u * WG)]),
+                cmul(v[13], twiddles[6u * (lid + 1u * WG)]),
+                cmul(v[17], twiddles[8u * (lid + 1u * WG)]),
+                cmul(v[21], twiddles[10u * (lid + 1u * WG)]),
+                cmul(v[25], twiddles[12u * (lid + 1u * WG)]),
+                cmul(v[29], twiddles[14u * (lid + 1u * WG)]),
+            ));
+            let y2 = dft8(array<vec2<f32>, 8>(
+                v[2],
+                cmul(v[6], twiddles[2u * (lid + 2u * WG)]),
+                cmul(v[10], twiddles[4u * (lid + 2u * WG)]),
+                cmul(v[14], twiddles[6u * (lid + 2u * WG)]),
+                cmul(v[18], twiddles[8u * (lid + 2u * WG)]),
+                cmul(v[22], twiddles[10u * (lid + 2u * WG)]),
+                cmul(v[26], twiddles[12u * (lid + 2u * WG)]),
+                cmul(v[30], twiddles[14u * (lid + 2u * WG)]),
+            ));
+            let y3 = dft8(array<vec2<f32>, 8>(
+                v[3],
+                cmul(v[7], twiddles[2u * (lid + 3u * WG)]),
+                cmul(v[11], twiddles[4u * (lid + 3u * WG)]),
+                cmul(v[15], twiddles[6u * (lid + 3u * WG)]),
+                cmul(v[19], twiddles[8u * (lid + 3u * WG)]),
+                cmul(v[23], twiddles[10u * (lid + 3u * WG)]),
+                cmul(v[27], twiddles[12u * (lid + 3u * WG)]),
+                cmul(v[31], twiddles[14u * (lid + 3u * WG)]),
+            ));
+            v[0] = y0[0];
+            v[4] = y0[1];
+            v[8] = y0[2];
+            v[12] = y0[3];
+            v[16] = y0[4];
+            v[20] = y0[5];
+            v[24] = y0[6];
+            v[28] = y0[7];
+            v[1] = y1[0];
+            v[5] = y1[1];
+            v[9] = y1[2];
+            v[13] = y1[3];
+            v[17] = y1[4];
+            v[21] = y1[5];
+            v[25] = y1[6];
+            v[29] = y1[7];
+            v[2] = y2[0];
+            v[6] = y2[1];
+            v[10] = y2[2];
+            v[14] = y2[3];
+            v[18] = y2[4];
+            v[22] = y2[5];
+            v[26] = y2[6];
+            v[30] = y2[7];
+            v[3] = y3[0];
+            v[7] = y3[1];
+            v[11] = y3[2];
+            v[15] = y3[3];
+            v[19] = y3[4];
+            v[23] = y3[5];
+            v[27] = y3[6];
+            v[31] = y3[7];
+        } else {
+            let y0 = dft16(array<vec2<f32>, 16>(
+                v[0],
+                cmul(v[2], twiddles[2u * lid]),
+                cmul(v[4], twiddles[4u * lid]),
+                cmul(v[6], twiddles[6u * lid]),
+                cmul(v[8], twiddles[8u * lid]),
+                cmul(v[10], twiddles[10u * lid]),
+                cmul(v[12], twiddles[12u * lid]),
+                cmul(v[14], twiddles[14u * lid]),
+                cmul(v[16], twiddles[16u * lid]),
+                cmul(v[18], twiddles[18u * lid]),
+                cmul(v[20], twiddles[20u * lid]),
+                cmul(v[22], twiddles[22u * lid]),
+                cmul(v[24], twiddles[24u * lid]),
+                cmul(v[26], twiddles[26u * lid]),
+                cmul(v[28], twiddles[28u * lid]),
+                cmul(v[30], twiddles[30u * lid]),
+            ));
+            let y1 = dft16(array<vec2<f32>, 16>(
+                v[1],
+                cmul(v[3], twiddles[2u * (lid + 1u * WG)]),
+                cmul(v[5], twiddles[4u * (lid + 1u * WG)]),
+                cmul(v[7], twiddles[6u * (lid + 1u * WG)]),
+                cmul(v[9], twiddles[8u * (lid + 1u * WG)]),
+                cmul(v[11], twiddles[10u * (lid + 1u * WG)]),
+                cmul(v[13], twiddles[12u * (lid + 1u * WG)]),
+                cmul(v[15], twiddles[14u * (lid + 1u * WG)]),
+                cmul(v[17], twiddles[16u * (lid + 1u * WG)]),
+                cmul(v[19], twiddles[18u * (lid + 1u * WG)]),
+                cmul(v[21], twiddles[20u * (lid + 1u * WG)]),
+                cmul(v[23], twiddles[22u * (lid + 1u * WG)]),
+                cmul(v[25], twiddles[24u * (lid + 1u * WG)]),
+                cmul(v[27], twiddles[26u * (lid + 1u * WG)]),
+                cmul(v[29], twiddles[28u * (lid + 1u * WG)]),
+                cmul(v[31], twiddles[30u * (lid + 1u * WG)]),
+            ));
+            v[0] = y0[0];
+            v[2] = y0[1];
+            v[4] = y0[2];
+            v[6] = y0[3];
+            v[8] = y0[4];
+            v[10] = y0[5];
+            v[12] = y0[6];
+            v[14] = y0[7];
+            v[16] = y0[8];
+            v[18] = y0[9];
+            v[20] = y0[10];
+            v[22] = y0[11];
+            v[24] = y0[12];
+            v[26] = y0[13];
+            v[28] = y0[14];
+            v[30] = y0[15];
+            v[1] = y1[0];
+            v[3] = y1[1];
+            v[5] = y1[2];
+            v[7] = y1[3];
+            v[9] = y1[4];
+            v[11] = y1[5];
+            v[13] = y1[6];
+            v[15] = y1[7];
+            v[17] = y1[8];
+            v[19] = y1[9];
+            v[21] = y1[10];
+            v[23] = y1[11];
+            v[25] = y1[12];
+            v[27] = y1[13];
+            v[29] = y1[14];
+            v[31] = y1[15];
+        }
+        o = lid;
+        p = WG;
+    } else {
+        // The last radix-32 stage's outputs are Z: output j is Z[o + j·M/32].
+        p = M / 32u;
+    }
+
+    // Publish Z and pair: item t = lid + b·WG (b < 16, so t < M/2) takes Z[t] and Z[M − t]
+    // (t = 0 also Z[M/2]) and writes bins t and M − t (t = 0: bins 0, M/2 and M).
+    var z: array<vec2<f32>, 16>;
+    var w: array<vec2<f32>, 16>;
+    var zh: vec2<f32>;
+    put32(&v, o, p, 0u);
+    workgroupBarrier();
+    pair32(&z, &w, lid, 0u);
+    if HALVES {
+        zh.x = tile[ti(M / 2u)];
+        workgroupBarrier();
+        put32(&v, o, p, 1u);
+        workgroupBarrier();
+        pair32(&z, &w, lid, 1u);
+        zh.y = tile[ti(M / 2u)];
+    } else {
+        zh = tile_get(ti(M / 2u));
+    }
+
+    if lid == 0u {
+        emit_ends(col, z[0], zh);
+    } else {
+        emit_pair(col, lid, z[0], w[0]);
+    }
+    emit_pair(col, lid + 1u * WG, z[1], w[1]);
+    emit_pair(col, lid + 2u * WG, z[2], w[2]);
+    emit_pair(col, lid + 3u * WG, z[3], w[3]);
+    emit_pair(col, lid + 4u * WG, z[4], w[4]);
+    emit_pair(col, lid + 5u * WG, z[5], w[5]);
+    emit_pair(col, lid + 6u * WG, z[6], w[6]);
+    emit_pair(col, lid + 7u * WG, z[7], w[7]);
+    emit_pair(col, lid + 8u * WG, z[8], w[8]);
+    emit_pair(col, lid + 9u * WG, z[9], w[9]);
+    emit_pair(col, lid + 10u * WG, z[10], w[10]);
+    emit_pair(col, lid + 11u * WG, z[11], w[11]);
+    emit_pair(col, lid + 12u * WG, z[12], w[12]);
+    emit_pair(col, lid + 13u * WG, z[13], w[13]);
+    emit_pair(col, lid + 14u * WG, z[14], w[14]);
+    emit_pair(col, lid + 15u * WG, z[15], w[15]);
 }

@@ -29,7 +29,7 @@ fn bench_one(gpu: &Gpu, fft: &GpuFft, batch: u32, reps: u32) -> (f64, Option<f64
 
 /// Benchmarks the batched GPU FFT (window + real FFT + split + dB, i.e. one [`GpuFft::encode`])
 /// on `gpu` for each of `sizes` with `batch` columns of noise, and returns a markdown table: one
-/// row per size and path (the workgroup-memory path where it applies, with 8 and with 16 values
+/// row per size and path (the workgroup-memory path where it applies, with 8, 16 and 32 values
 /// per thread, each with wgpu's runtime checks and without them ([`FftOptions::unchecked`]), then
 /// the multi-pass one).
 ///
@@ -48,13 +48,15 @@ pub fn bench_table(gpu: &Gpu, sizes: &[usize], batch: u32, reps: u32) -> String 
         gpu.summary.name, gpu.summary.backend, gpu.summary.device_type
     );
     let errors_before = gpu.error_messages().len();
-    // Per size: the fused kernel with 8 and with 16 values per thread, checked then unchecked,
+    // Per size: the fused kernel with 8, 16 and 32 values per thread, checked then unchecked,
     // then multi-pass.
     let variants = [
         (true, FusedValues::Eight, false),
         (true, FusedValues::Sixteen, false),
+        (true, FusedValues::ThirtyTwo, false),
         (true, FusedValues::Eight, true),
         (true, FusedValues::Sixteen, true),
+        (true, FusedValues::ThirtyTwo, true),
         (false, FusedValues::Auto, false),
     ];
     let paths = sizes
@@ -76,8 +78,10 @@ pub fn bench_table(gpu: &Gpu, sizes: &[usize], batch: u32, reps: u32) -> String 
                 continue;
             }
         };
-        if fused && (!fft.is_fused() || (values == FusedValues::Sixteen && fft.passes.len() > 1)) {
-            // The workgroup-memory kernels do not apply: the multi-pass row follows.
+        let first = values == FusedValues::Eight && !unchecked;
+        if fused && (!fft.is_fused() || (!first && fft.passes.len() > 1)) {
+            // The workgroup-memory kernels do not apply (the multi-pass row follows), or only
+            // the three-pass one, whose row the checked 8-value variant gives.
             continue;
         }
         let samples = noise(batch as usize * n, 0x5eed_0000 + n as u64);

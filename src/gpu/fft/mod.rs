@@ -39,8 +39,11 @@
 //! out. From M = [`FUSED16_MIN_M`] up the same kernel runs with 16 values per thread instead
 //! (entry point `main16`, M/16 threads, radix-16 stages built from two 8-point DFTs, then one
 //! radix-2, 4 or 8 stage): one exchange fewer for M = 8192, which the H200 runs 13 % faster
-//! ([`FusedValues`]). The split reads `T[t]` once and takes `T[M − t] = −conj(T[t])`. The
-//! global ping-pong buffers are not allocated. [`FftOptions::fused`] turns it off.
+//! ([`FusedValues`]). A third entry point, `main32` (M/32 threads of 32 values, radix-32
+//! stages built from two 16-point DFTs, then one radix-2, 4, 8 or 16 stage), is chosen only by
+//! [`FusedValues::ThirtyTwo`], for measurements. The split reads `T[t]` once and takes
+//! `T[M − t] = −conj(T[t])`. The global ping-pong buffers are not allocated.
+//! [`FftOptions::fused`] turns it off.
 //!
 //! When the fused kernel does not fit (N = 32768 on both devices) three dispatches are used,
 //! if M/4 complex values fit workgroup memory: `fft_dif4` packs and
@@ -76,7 +79,7 @@ mod build;
 mod plan;
 
 pub use bench::bench_table;
-pub use plan::{FUSED16_MIN_M, FftOptions, FusedLayout, FusedValues};
+pub use plan::{FUSED16_MIN_M, FUSED32_MIN_M, FftOptions, FusedLayout, FusedValues};
 
 use plan::{FusedPlan, fold_dispatch, level_scale};
 

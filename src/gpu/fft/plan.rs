@@ -38,7 +38,10 @@ pub(super) fn fold_dispatch(threads: u64, group: u32, max_per_dim: u32) -> (u32,
 /// k = 0..p: one butterfly's loads side by side, so a warp reads them contiguously (the kernel
 /// multiplies out w³, w⁵, w⁶, w⁷); then, at [`radix16_twiddle_offset`], the same for the
 /// radix-16 stages (`main16`) with p = 1, 16, 256, … < N/2: entries `4k..4k + 4` at offset
-/// `+ 4(p − 1)/15` are `w, w², w⁴, w⁸` with `w = e^{−2πi·k/(16p)}`.
+/// `+ 4(p − 1)/15` are `w, w², w⁴, w⁸` with `w = e^{−2πi·k/(16p)}`; then, at
+/// [`radix32_twiddle_offset`], the radix-32 stages (`main32`) with p = 1, 32, 1024, … < N/2:
+/// entries `5k..5k + 5` at offset `+ 5(p − 1)/31` are `w, w², w⁴, w⁸, w¹⁶` with
+/// `w = e^{−2πi·k/(32p)}`.
 pub(super) fn twiddle_table(fft_size: usize) -> Vec<[f32; 2]> {
     let cis = |num: f64, den: f64| {
         let a = -std::f64::consts::TAU * num / den;
@@ -68,6 +71,16 @@ pub(super) fn twiddle_table(fft_size: usize) -> Vec<[f32; 2]> {
         }
         p *= 16;
     }
+    debug_assert_eq!(t.len(), radix32_twiddle_offset(fft_size));
+    let mut p = 1;
+    while p < m {
+        for k in 0..p {
+            for j in [1, 2, 4, 8, 16] {
+                t.push(cis((j * k) as f64, (32 * p) as f64));
+            }
+        }
+        p *= 32;
+    }
     t
 }
 
@@ -79,6 +92,18 @@ fn radix16_twiddle_offset(fft_size: usize) -> usize {
     while p < fft_size / 2 {
         len += 3 * p;
         p *= 8;
+    }
+    len
+}
+
+/// Where the radix-32 stage tables start in [`twiddle_table`]: after the radix-16 tables (4
+/// entries per k for p = 1, 16, 256, … < N/2).
+fn radix32_twiddle_offset(fft_size: usize) -> usize {
+    let mut len = radix16_twiddle_offset(fft_size);
+    let mut p = 1;
+    while p < fft_size / 2 {
+        len += 4 * p;
+        p *= 16;
     }
     len
 }
@@ -109,8 +134,8 @@ pub struct FftOptions {
     /// `ShaderRuntimeChecks::unchecked()`). Sound because every index of `fft_local.wgsl` is in
     /// range by construction: columns below `max_batch` (the buffers' size), samples and
     /// twiddles below the tables' lengths, tile words below `TILE_F32` (the plan's layout), and
-    /// every loop ends after log16 M or log8 M iterations. Benchmarks (the bench's "unchecked"
-    /// rows) and tests; default off until it is measured faster.
+    /// every loop ends after log32 M, log16 M or log8 M iterations. Benchmarks (the bench's
+    /// "unchecked" rows) and tests; default off until it is measured faster.
     pub unchecked: bool,
 }
 
@@ -137,10 +162,18 @@ pub enum FusedValues {
     Eight,
     /// Entry point `main16`: M/16 threads, radix-16 stages (log16 M exchanges + the split's).
     Sixteen,
+    /// Entry point `main32`: M/32 threads, radix-32 stages (log32 M exchanges + the split's),
+    /// from M = [`FUSED32_MIN_M`] up. Benchmarks and tests only: `Auto` never picks it.
+    ThirtyTwo,
 }
 
 /// Smallest M = N/2 for which [`FusedValues::Auto`] picks 16 values per thread.
 pub const FUSED16_MIN_M: u64 = 4096;
+
+/// Smallest M = N/2 that [`FusedValues::ThirtyTwo`] accepts (4 threads of 32 values): that of
+/// the smallest GPU FFT, N = [`GPU_MIN_FFT_SIZE`](super::GPU_MIN_FFT_SIZE), the smallest M the
+/// tests check it at.
+pub const FUSED32_MIN_M: u64 = 128;
 
 /// Workgroup-memory layout of the fused kernel's exchanges between stages.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -156,18 +189,20 @@ pub enum FusedLayout {
 }
 
 /// Shape of the fused single-pass kernel (`fft_local.wgsl`) for one M = N/2 on one device:
-/// `wg = M/values` threads per workgroup holding `values` (8 or 16) complex values each, and a
-/// workgroup-memory tile of
-/// `tile_f32` words: planar re/im (`halves` false) or re and im exchanged one after the other
-/// through M words (`halves` true), with one padding word per 32 when `pad`.
+/// `wg = M/values` threads per workgroup holding `values` (8, 16 or 32) complex values each, and
+/// a workgroup-memory tile of `tile_f32` words: planar re/im (`halves` false) or re and im
+/// exchanged one after the other through M words (`halves` true), with one padding word per 32
+/// when `pad`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct FusedPlan {
     pub(super) m: u32,
     pub(super) wg: u32,
-    /// Complex values per thread: 8 (`main`) or 16 (`main16`).
+    /// Complex values per thread: 8 (`main`), 16 (`main16`) or 32 (`main32`).
     pub(super) values: u32,
     /// Offset of the radix-16 twiddle tables.
     pub(super) tw16: u32,
+    /// Offset of the radix-32 twiddle tables.
+    pub(super) tw32: u32,
     pub(super) halves: bool,
     pub(super) pad: bool,
     pub(super) tile_f32: u32,
@@ -176,9 +211,9 @@ pub(super) struct FusedPlan {
 }
 
 impl FusedPlan {
-    /// The shape for `layout` and `values` that the limits allow, or `None`: M/8 (M/16) must not
-    /// exceed the
-    /// invocation and size-x limits, and the tile takes the first layout that fits
+    /// The shape for `layout` and `values` that the limits allow, or `None`: M/8 (M/16, M/32)
+    /// must not exceed the invocation and size-x limits (with 32 values, M ≥ [`FUSED32_MIN_M`]),
+    /// and the tile takes the first layout that fits
     /// `max_compute_workgroup_storage_size`, in the order halves+pad, halves, planar+pad, planar
     /// (restricted to one kind unless `layout` is `Auto`).
     pub(super) fn choose(
@@ -195,6 +230,8 @@ impl FusedPlan {
         let values = match values {
             FusedValues::Eight => 8,
             FusedValues::Sixteen => 16,
+            FusedValues::ThirtyTwo if m < FUSED32_MIN_M => return None,
+            FusedValues::ThirtyTwo => 32,
             FusedValues::Auto if m >= FUSED16_MIN_M => 16,
             FusedValues::Auto => 8,
         };
@@ -222,6 +259,7 @@ impl FusedPlan {
             wg: wg as u32,
             values: values as u32,
             tw16: radix16_twiddle_offset(2 * m as usize) as u32,
+            tw32: radix32_twiddle_offset(2 * m as usize) as u32,
             halves,
             pad,
             tile_f32: (if halves { half } else { 2 * half }) as u32,
@@ -230,10 +268,11 @@ impl FusedPlan {
     }
 
     /// The pipeline-overridable constants of `fft_local.wgsl`.
-    pub(super) fn constants(&self) -> [(&'static str, f64); 8] {
+    pub(super) fn constants(&self) -> [(&'static str, f64); 9] {
+        // M / R^⌊log_R M⌋ for the entry point's radix R = values (unused by `main`).
         let mut last_r = self.m;
-        while last_r >= 16 {
-            last_r /= 16;
+        while last_r >= self.values {
+            last_r /= self.values;
         }
         let im_off = if self.halves { 0 } else { self.tile_f32 / 2 };
         [
@@ -244,12 +283,80 @@ impl FusedPlan {
             ("IM_OFF", f64::from(im_off)),
             ("TILE_F32", f64::from(self.tile_f32)),
             ("TW16", f64::from(self.tw16)),
+            ("TW32", f64::from(self.tw32)),
             ("LAST_R", f64::from(last_r)),
         ]
     }
 
     /// The entry point of `fft_local.wgsl` for [`values`](Self::values).
     pub(super) fn entry_point(&self) -> &'static str {
-        if self.values == 16 { "main16" } else { "main" }
+        match self.values {
+            32 => "main32",
+            16 => "main16",
+            _ => "main",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The radix-32 stage tables hold w, w², w⁴, w⁸, w¹⁶ (w = e^{−2πi·k/(32p)}) at
+    /// `radix32_twiddle_offset + 5(p − 1)/31 + 5k`, and end the table.
+    #[test]
+    fn radix32_twiddles_at_their_offsets() {
+        for n in [256usize, 2048, 16_384, 32_768] {
+            let t = twiddle_table(n);
+            let base = radix32_twiddle_offset(n);
+            let mut p = 1;
+            let mut end = base;
+            while p < n / 2 {
+                for k in 0..p {
+                    for (s, j) in [1usize, 2, 4, 8, 16].into_iter().enumerate() {
+                        let a = -std::f64::consts::TAU * (j * k) as f64 / (32 * p) as f64;
+                        let got = t[base + 5 * (p - 1) / 31 + 5 * k + s];
+                        assert!(
+                            (f64::from(got[0]) - a.cos()).abs() < 1e-7
+                                && (f64::from(got[1]) - a.sin()).abs() < 1e-7,
+                            "N {n}, p {p}, k {k}, w^{j}: {got:?}"
+                        );
+                    }
+                }
+                end = base + 5 * (32 * p - 1) / 31;
+                p *= 32;
+            }
+            assert_eq!(t.len(), end, "N {n}");
+        }
+    }
+
+    /// `main32`'s constants: M/32 threads, LAST_R = M / 32^⌊log32 M⌋, TW32 = the tables' offset;
+    /// M below FUSED32_MIN_M is refused.
+    #[test]
+    fn thirty_two_values_plan() {
+        let limits = wgpu::Limits {
+            max_compute_workgroup_storage_size: 1 << 16,
+            ..wgpu::Limits::default()
+        };
+        for (m, last_r) in [
+            (128u64, 4.0),
+            (256, 8.0),
+            (512, 16.0),
+            (1024, 1.0),
+            (2048, 2.0),
+            (4096, 4.0),
+            (8192, 8.0),
+        ] {
+            let plan = FusedPlan::choose(m, &limits, FusedLayout::Halves, FusedValues::ThirtyTwo)
+                .expect("plan");
+            assert_eq!((plan.wg, plan.values), (m as u32 / 32, 32));
+            assert_eq!(plan.entry_point(), "main32");
+            let c = plan.constants();
+            let get = |name: &str| c.iter().find(|(k, _)| *k == name).expect(name).1;
+            assert_eq!(get("LAST_R"), last_r, "M {m}");
+            assert_eq!(get("TW32"), radix32_twiddle_offset(2 * m as usize) as f64);
+        }
+        let small = FusedPlan::choose(64, &limits, FusedLayout::Auto, FusedValues::ThirtyTwo);
+        assert_eq!(small, None);
     }
 }
