@@ -40,8 +40,10 @@ PY
 fi
 if [[ $run == fft || $run == all ]]; then
     echo "== fft =="
+    # Every fused variant (8, 16 and 32 values per thread, with and without wgpu's runtime
+    # checks) and the multi-pass path, then cuFFT on the same sizes.
     for b in 256 4096; do
-        VIZDECK_FFT_TABLE_ONLY=1 VIZDECK_FFT_BENCH_REPS=200 VIZDECK_FFT_BENCH_BATCH=$b h200/fft --bench 2>&1 | grep -E "^\|"
+        $B bench --backend vulkan --scenes none --kernels fft --fft-batch $b --fft-reps 200 --out /tmp/bf 2>&1 | grep -E "^\|"
     done
     python3 benches/cufft_ref.py 256 4096
 fi
