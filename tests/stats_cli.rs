@@ -161,7 +161,8 @@ fn bench_writes_its_reports() {
     let out = vizdeck(&["stats", "--json", csv.to_str().unwrap()]);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["captures"][0]["summary"]["frames"], 6);
-    // Transfers: every strategy, and host-import's owned and pinned sources, bytes verified.
+    // Transfers: every strategy, host-import's owned and pinned sources, and the direct writes
+    // into mapped GPU memory, bytes verified.
     let t: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(d.join("bench-transfers.json")).unwrap())
             .unwrap();
@@ -177,7 +178,10 @@ fn bench_writes_its_reports() {
             "threaded-map",
             "host-import",
             "host-import:owned",
-            "host-import:pinned"
+            "host-import:pinned",
+            "device-staging",
+            "direct",
+            "direct:pool"
         ]
     );
     assert!(

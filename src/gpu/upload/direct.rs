@@ -207,7 +207,9 @@ impl DirectBuffer {
         let flags = types[type_index as usize].property_flags;
         let memory = DirectMemory {
             memory_type_index: type_index,
-            heap_size: heaps[types[type_index as usize].heap_index as usize].size,
+            heap_size: heaps
+                .get(types[type_index as usize].heap_index as usize)
+                .map_or(0, |h| h.size),
             coherent: flags.contains(vk::MemoryPropertyFlags::HOST_COHERENT),
             cached: flags.contains(vk::MemoryPropertyFlags::HOST_CACHED),
         };
