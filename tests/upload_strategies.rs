@@ -135,6 +135,7 @@ fn imports(gpu: &Gpu) -> bool {
 fn options(host_import: bool) -> UploaderOptions {
     UploaderOptions {
         host_import,
+        device_staging: true,
         threads: 4,
     }
 }
@@ -143,7 +144,11 @@ fn options(host_import: bool) -> UploaderOptions {
 fn threaded_map_and_host_import_deliver_every_size_and_offset() {
     let gpu = gpu();
     let imports = imports(&gpu);
-    for strategy in [Strategy::ThreadedMap, Strategy::HostImport] {
+    for strategy in [
+        Strategy::ThreadedMap,
+        Strategy::HostImport,
+        Strategy::DeviceStaging,
+    ] {
         let mut up = Uploader::with_options(&gpu.device, strategy, options(true));
         let mut asked = 0u64;
         let mut writes = 0u64;
@@ -182,7 +187,42 @@ fn threaded_map_and_host_import_deliver_every_size_and_offset() {
             assert_eq!(up.counters.host_import_fallbacks, 0);
             assert!(up.arena_len() >= 1 && up.arena_len() <= vizdeck::gpu::upload::RING_MAX);
         }
+        if strategy == Strategy::DeviceStaging {
+            // Lavapipe's memory is all device-local and host-visible: no fallback.
+            assert_eq!(up.effective_strategy(), Strategy::DeviceStaging);
+            assert_eq!(up.counters.device_staging_fallbacks, 0);
+        }
     }
+    common::assert_no_gpu_errors(&gpu);
+}
+
+#[test]
+fn device_staging_falls_back_to_threaded_map_where_it_cannot_map() {
+    // As on a device without device-local host-visible memory (forced here): every write goes
+    // through threaded-map, counted, the bytes still right, the reason kept.
+    let gpu = gpu();
+    let opts = UploaderOptions {
+        device_staging: false,
+        ..options(true)
+    };
+    let mut up = Uploader::with_options(&gpu.device, Strategy::DeviceStaging, opts);
+    let len = (1 << 20) + 3;
+    let buf = guarded_dst(&gpu, 256, len);
+    for frame in 0..3u32 {
+        let data = payload(len, frame + 40);
+        submit(&gpu, &mut up, |up, enc| {
+            up.write(&gpu.device, &gpu.queue, enc, &buf, 256, &data)
+                .expect("write");
+        });
+        check(&gpu, &buf, 256, &data, &format!("fallback frame {frame}"));
+    }
+    assert_eq!(up.effective_strategy(), Strategy::ThreadedMap);
+    assert_eq!(up.counters.device_staging_fallbacks, 3);
+    assert_eq!(up.counters.fallbacks, 0);
+    assert!(
+        up.device_staging_error()
+            .is_some_and(|e| e.to_string().contains("turned off"))
+    );
     common::assert_no_gpu_errors(&gpu);
 }
 

@@ -187,6 +187,9 @@ pub struct UploaderOptions {
     /// Whether [`Strategy::HostImport`] may import host memory (default `true`); `false` forces
     /// its fallback, as on a device without `VK_EXT_external_memory_host`.
     pub host_import: bool,
+    /// Whether [`Strategy::DeviceStaging`] may map GPU memory (default `true`); `false` forces its
+    /// fallback, as on a device without device-local host-visible memory.
+    pub device_staging: bool,
     /// Threads of one staging copy ([`Strategy::ThreadedMap`], the host-import arena), at least
     /// 1; default [`parallel::default_threads`].
     pub threads: usize,
@@ -196,6 +199,7 @@ impl Default for UploaderOptions {
     fn default() -> Self {
         UploaderOptions {
             host_import: true,
+            device_staging: true,
             threads: parallel::default_threads(),
         }
     }
@@ -661,7 +665,11 @@ impl Uploader {
             Some(Slot::Use(i)) => i,
             Some(Slot::New(replace)) => {
                 let size = len.next_power_of_two().max(64 * 1024);
-                let made = direct::DirectBuffer::new(device, "upload:device-staging", size);
+                let made = if self.options.device_staging {
+                    direct::DirectBuffer::new(device, "upload:device-staging", size)
+                } else {
+                    Err(direct::DirectError::Disabled)
+                };
                 let slot = match made {
                     Ok(d) => (d, Arc::new(AtomicU32::new(0))),
                     Err(e) => {

@@ -41,6 +41,9 @@ pub enum DirectError {
         /// The buffer's `VkMemoryRequirements::memoryTypeBits`.
         bits: u32,
     },
+    /// Turned off by the caller (tests, `UploaderOptions::device_staging`).
+    #[error("GPU memory the CPU writes into is turned off")]
+    Disabled,
     /// A size or range that does not fit.
     #[error("{0}")]
     BadRequest(String),
