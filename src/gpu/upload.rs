@@ -642,8 +642,9 @@ impl Uploader {
 
     /// [`Strategy::DeviceStaging`]'s path: `bytes` written by the CPU into an idle staging buffer
     /// in the GPU's memory (padded to `len`), then a GPU copy from it. `false` when every buffer
-    /// is in flight, or the device cannot make one (then [`Self::device_staging_error`] is set,
-    /// said once in the log, and the strategy falls back from here on): nothing written.
+    /// is in flight or a new one cannot be made now (out of memory: the caller falls back for this
+    /// write), or the device has no such memory at all (then [`Self::device_staging_error`] is
+    /// set, said once in the log, and the strategy falls back from here on): nothing written.
     fn write_device_staging(
         &mut self,
         device: &wgpu::Device,
@@ -664,15 +665,20 @@ impl Uploader {
             None => return false,
             Some(Slot::Use(i)) => i,
             Some(Slot::New(replace)) => {
-                let size = len.next_power_of_two().max(64 * 1024);
                 let made = if self.options.device_staging {
+                    let size = staging_size(len, device.limits().max_buffer_size);
                     direct::DirectBuffer::new(device, "upload:device-staging", size)
                 } else {
                     Err(direct::DirectError::Disabled)
                 };
                 let slot = match made {
                     Ok(d) => (d, Arc::new(AtomicU32::new(0))),
-                    Err(e) => {
+                    Err(
+                        e @ (direct::DirectError::NotVulkan
+                        | direct::DirectError::NoMemoryType { .. }
+                        | direct::DirectError::Disabled),
+                    ) => {
+                        // The device has no such memory: threaded-map from now on.
                         let line = format!(
                             "upload strategy device-staging: {e}; using threaded-map instead"
                         );
@@ -682,6 +688,13 @@ impl Uploader {
                             log::warn!("{line}");
                         }
                         self.device_staging_error = Some(e);
+                        self.device_staging.clear();
+                        return false;
+                    }
+                    Err(e) => {
+                        // This size, this time (out of memory in a small BAR heap): this write
+                        // falls back, the next one tries again.
+                        log::debug!("upload: device-staging buffer for {len} bytes: {e}");
                         return false;
                     }
                 };
@@ -692,7 +705,9 @@ impl Uploader {
         let (staging, busy) = &mut self.device_staging[i];
         let src = Self::padded(&mut self.padded, bytes, len);
         if let Err(e) = staging.write(0, src, DEVICE_STAGING_CHUNK) {
+            // A flush that failed: the buffer is not used again.
             log::warn!("upload strategy device-staging: {e}");
+            self.device_staging.swap_remove(i);
             return false;
         }
         encoder.copy_buffer_to_buffer(staging.buffer(), 0, dst, offset, len);
@@ -956,7 +971,7 @@ impl Uploader {
         let made = RingBuffer {
             buffer: device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some("upload:map-ring:staging"),
-                size: len.next_power_of_two().max(64 * 1024),
+                size: staging_size(len, device.limits().max_buffer_size),
                 usage: wgpu::BufferUsages::MAP_WRITE | wgpu::BufferUsages::COPY_SRC,
                 mapped_at_creation: true,
             }),
@@ -1006,6 +1021,16 @@ impl Uploader {
             }
         }
     }
+}
+
+/// The size of a new staging buffer for a write of `len` bytes (a multiple of 4, at most `max`):
+/// the next power of two, at least 64 KiB, at most `max` rounded down to 4 (still ≥ `len`, since
+/// `len` fits a destination buffer).
+fn staging_size(len: u64, max: u64) -> u64 {
+    len.next_power_of_two()
+        .max(64 * 1024)
+        .min(max / 4 * 4)
+        .max(len)
 }
 
 /// Where a staging write of `len` bytes goes among a strategy's staging buffers (the map ring,
@@ -1187,7 +1212,17 @@ impl PingPong {
 
 #[cfg(test)]
 mod tests {
-    use super::Slot;
+    use super::{Slot, staging_size};
+
+    #[test]
+    fn staging_buffers_are_powers_of_two_within_the_limit() {
+        assert_eq!(staging_size(1000, 1 << 30), 64 << 10);
+        assert_eq!(staging_size((1 << 20) + 4, 1 << 30), 2 << 20);
+        // Over the device's largest buffer: the limit (a multiple of 4), never under `len`.
+        let max = (1u64 << 31) - 1;
+        assert_eq!(staging_size((1 << 30) + 8, max), max / 4 * 4);
+        assert_eq!(staging_size(max / 4 * 4, max), max / 4 * 4);
+    }
 
     #[test]
     fn a_staging_write_takes_the_smallest_idle_fit_else_a_new_buffer() {

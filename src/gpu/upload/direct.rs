@@ -15,8 +15,9 @@
 //! bytes (write between frames, or into a slot the GPU is done with). Lifetimes are by
 //! construction: the Vulkan buffer goes to wgpu through
 //! `wgpu::hal::vulkan::Buffer::from_raw_externally_owned`, whose drop callback (when wgpu destroys
-//! the buffer: no handle and no submission left) marks the mapping gone, then destroys the buffer
-//! and frees the memory (which unmaps it, §11.2.10); a write after that is refused.
+//! the buffer: no handle and no submission left) destroys the buffer; the mapped memory is owned
+//! apart, by the `DirectBuffer` and the callback together, and freed (which unmaps it, §11.2.10)
+//! when both are done, so a write can never reach freed memory, even after `Buffer::destroy`.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -47,9 +48,6 @@ pub enum DirectError {
     /// A size or range that does not fit.
     #[error("{0}")]
     BadRequest(String),
-    /// The buffer was destroyed (`wgpu::Buffer::destroy`) and its mapping is gone.
-    #[error("the buffer {0:?} was destroyed")]
-    Destroyed(String),
     /// A Vulkan call failed.
     #[error("{call} failed: {result}")]
     Vulkan {
@@ -77,17 +75,33 @@ pub struct DirectMemory {
     pub cached: bool,
 }
 
-/// A mapped range the writer thread owns; the pointer stays valid while `gone` is false.
-struct Mapping {
+/// The mapped `VkDeviceMemory`, owned apart from the Vulkan buffer bound to it: shared by the
+/// [`DirectBuffer`] and wgpu's drop callback of the buffer, freed when both are done (dropping
+/// the last `Arc`), so the mapping outlives every write, whenever wgpu destroys the buffer. The
+/// `wgpu::Device` clone keeps the `VkDevice` alive until the memory is freed (fields drop after
+/// `drop`).
+struct MappedMemory {
+    raw: ash::Device,
+    memory: vk::DeviceMemory,
     ptr: std::ptr::NonNull<u8>,
     len: usize,
-    gone: Arc<AtomicBool>,
+    _device: wgpu::Device,
 }
 
-// SAFETY: the mapping is plain memory the `DirectBuffer` alone writes through `&mut self`.
-unsafe impl Send for Mapping {}
-// SAFETY: as above; shared references only read `len` and `gone`.
-unsafe impl Sync for Mapping {}
+// SAFETY: the pointer is to mapped device memory, written only through the `DirectBuffer`'s
+// `&mut self` and read through `&self` (`confirm`); the handles are plain Vulkan handles.
+unsafe impl Send for MappedMemory {}
+// SAFETY: as above.
+unsafe impl Sync for MappedMemory {}
+
+impl Drop for MappedMemory {
+    fn drop(&mut self) {
+        // SAFETY: the last owner: the buffer bound to the memory is destroyed (the drop callback
+        // ran, or the buffer was never made) and no write is in progress (`&mut self`). Freeing
+        // unmaps it (§11.2.10).
+        unsafe { self.raw.free_memory(self.memory, None) };
+    }
+}
 
 /// A storage buffer in device-local memory the CPU writes directly (see the module docs).
 ///
@@ -95,10 +109,10 @@ unsafe impl Sync for Mapping {}
 pub struct DirectBuffer {
     buffer: wgpu::Buffer,
     label: String,
-    map: Mapping,
+    map: Arc<MappedMemory>,
     memory: DirectMemory,
-    /// For `vkFlushMappedMemoryRanges` when the memory is not coherent.
-    flush: Option<(ash::Device, vk::DeviceMemory, u64)>,
+    /// `nonCoherentAtomSize` when the memory is not coherent (writes are flushed).
+    flush_atom: Option<u64>,
 }
 
 impl std::fmt::Debug for DirectBuffer {
@@ -116,7 +130,8 @@ pub const USAGE: wgpu::BufferUsages = wgpu::BufferUsages::STORAGE
     .union(wgpu::BufferUsages::COPY_DST);
 
 /// The memory type for a directly written buffer among `types` (with their heaps): one of
-/// `type_bits` that is `DEVICE_LOCAL | HOST_VISIBLE`, on the largest such heap (a resizable BAR
+/// `type_bits` that is `DEVICE_LOCAL | HOST_VISIBLE` (and neither protected, lazily allocated nor
+/// AMD device-coherent), on the largest such heap (a resizable BAR
 /// over a 256 MiB window), coherent before not; `None` when there is none.
 pub fn pick_memory_type(
     types: &[vk::MemoryType],
@@ -124,8 +139,17 @@ pub fn pick_memory_type(
     type_bits: u32,
 ) -> Option<u32> {
     let want = vk::MemoryPropertyFlags::DEVICE_LOCAL | vk::MemoryPropertyFlags::HOST_VISIBLE;
+    // Types that need a feature or behave differently: protected, lazily allocated, AMD's
+    // device-coherent ones (they need `deviceCoherentMemory`).
+    let special = vk::MemoryPropertyFlags::PROTECTED
+        | vk::MemoryPropertyFlags::LAZILY_ALLOCATED
+        | vk::MemoryPropertyFlags::DEVICE_COHERENT_AMD
+        | vk::MemoryPropertyFlags::DEVICE_UNCACHED_AMD;
     (0..types.len())
-        .filter(|&i| type_bits & (1 << i) != 0 && types[i].property_flags.contains(want))
+        .filter(|&i| {
+            let flags = types[i].property_flags;
+            type_bits & (1 << i) != 0 && flags.contains(want) && !flags.intersects(special)
+        })
         .max_by_key(|&i| {
             let heap = heaps
                 .get(types[i].heap_index as usize)
@@ -252,20 +276,24 @@ impl DirectBuffer {
                 "{label}: vkMapMemory returned a null pointer"
             )));
         };
-        let gone = Arc::new(AtomicBool::new(false));
-        let cleanup_gone = gone.clone();
-        let cleanup_device = raw.clone();
+        let map = Arc::new(MappedMemory {
+            raw: raw.clone(),
+            memory: mem,
+            ptr,
+            len,
+            _device: device.clone(),
+        });
+        let destroyed = Arc::new(AtomicBool::new(false));
+        let (cleanup_map, cleanup_destroyed) = (map.clone(), destroyed.clone());
         let cleanup: wgpu::hal::DropCallback = Box::new(move || {
-            cleanup_gone.store(true, Ordering::SeqCst);
-            // SAFETY: wgpu-hal runs this once, when no handle and no GPU work uses the buffer;
-            // the buffer goes first, then the memory (freeing it unmaps it).
-            unsafe {
-                cleanup_device.destroy_buffer(buffer, None);
-                cleanup_device.free_memory(mem, None);
-            }
+            // SAFETY: wgpu-hal runs this once, when no handle and no GPU work uses the buffer.
+            // Only the buffer goes here; the memory when its last owner drops (`MappedMemory`).
+            unsafe { cleanup_map.raw.destroy_buffer(buffer, None) };
+            cleanup_destroyed.store(true, Ordering::SeqCst);
+            drop(cleanup_map);
         });
         // SAFETY: the buffer is bound to the whole of `mem`; wgpu never maps it (no MAP_* usage)
-        // and leaves destroying and freeing to the callback. The device outlives its buffers.
+        // and leaves destroying it to the callback; the memory outlives it (see above).
         let wgpu_buffer = unsafe {
             let hal_buffer = wgpu::hal::vulkan::Buffer::from_raw_externally_owned(buffer, cleanup);
             device.create_buffer_from_hal::<Vulkan>(
@@ -278,18 +306,23 @@ impl DirectBuffer {
                 },
             )
         };
-        let flush = (!memory.coherent).then_some((raw, mem, atom));
+        if destroyed.load(Ordering::SeqCst) {
+            // wgpu refused the buffer (an invalid or lost device) and dropped it at once.
+            return Err(DirectError::BadRequest(format!(
+                "{label}: wgpu did not take the buffer (is the device lost?)"
+            )));
+        }
         Ok(DirectBuffer {
             buffer: wgpu_buffer,
             label: label.to_string(),
-            map: Mapping { ptr, len, gone },
+            map,
+            flush_atom: (!memory.coherent).then_some(atom),
             memory,
-            flush,
         })
     }
 
-    /// The wgpu buffer: bind it, copy from it. Do not `destroy` it while writing (a write after
-    /// the destruction is refused, [`DirectError::Destroyed`]).
+    /// The wgpu buffer: bind it, copy from it. After its `destroy` writes still land in the
+    /// memory, which this `DirectBuffer` keeps until it drops, but nothing reads them.
     pub fn buffer(&self) -> &wgpu::Buffer {
         &self.buffer
     }
@@ -312,17 +345,14 @@ impl DirectBuffer {
     ///
     /// # Errors
     ///
-    /// [`DirectError::BadRequest`] when `offset + src.len()` exceeds the size,
-    /// [`DirectError::Destroyed`] after the buffer's destruction, the flush's Vulkan error.
+    /// [`DirectError::BadRequest`] when `offset + src.len()` exceeds the size; the flush's Vulkan
+    /// error. An empty `src` writes nothing.
     pub fn write(
         &mut self,
         offset: u64,
         src: &[u8],
         min_chunk: usize,
     ) -> Result<usize, DirectError> {
-        if self.map.gone.load(Ordering::SeqCst) {
-            return Err(DirectError::Destroyed(self.label.clone()));
-        }
         let start = usize::try_from(offset).unwrap_or(usize::MAX);
         let end = start.checked_add(src.len()).filter(|&e| e <= self.map.len);
         let Some(end) = end else {
@@ -333,30 +363,32 @@ impl DirectBuffer {
                 self.map.len
             )));
         };
-        // SAFETY: the mapping covers `len` bytes and is live (not gone, checked above: the
-        // callback runs only once wgpu destroys the buffer, which `&mut self` holding a handle
-        // excludes short of an explicit `destroy`); `&mut self` makes this the only writer.
+        if src.is_empty() {
+            return Ok(1);
+        }
+        // SAFETY: the mapping covers `len` bytes and lives as long as `self.map` (its memory is
+        // freed only when the last owner drops, whenever wgpu destroys the buffer); `&mut self`
+        // makes this the only writer.
         let dst = unsafe {
             std::slice::from_raw_parts_mut(self.map.ptr.as_ptr().add(start), end - start)
         };
         let threads = super::parallel::fill_pool(dst, src, min_chunk);
         std::sync::atomic::fence(Ordering::SeqCst);
-        if let Some((raw, mem, atom)) = &self.flush {
+        if let Some(atom) = self.flush_atom {
             let lo = offset / atom * atom;
-            let hi = (end as u64)
-                .next_multiple_of(*atom)
-                .min(self.map.len as u64);
+            let hi = (end as u64).next_multiple_of(atom).min(self.map.len as u64);
             let size = if hi >= self.map.len as u64 {
                 vk::WHOLE_SIZE
             } else {
                 hi - lo
             };
             let range = vk::MappedMemoryRange::default()
-                .memory(*mem)
+                .memory(self.map.memory)
                 .offset(lo)
                 .size(size);
-            // SAFETY: a range of our mapped memory, aligned to nonCoherentAtomSize.
-            unsafe { raw.flush_mapped_memory_ranges(&[range]) }
+            // SAFETY: a range of our mapped memory (mapped whole, so WHOLE_SIZE is valid),
+            // aligned to nonCoherentAtomSize.
+            unsafe { self.map.raw.flush_mapped_memory_ranges(&[range]) }
                 .map_err(vk_err("vkFlushMappedMemoryRanges"))?;
         }
         Ok(threads)
@@ -365,15 +397,14 @@ impl DirectBuffer {
     /// Reads back the 4 bytes at `offset` (a multiple of 4) through the mapping. On a discrete
     /// GPU this is a read over PCIe, which the bus orders after every write posted before it: it
     /// returns once the bytes written before are in GPU memory (what the upload bench waits for,
-    /// as a `cudaMemcpy` returns once its copy is done).
+    /// as a `cudaMemcpy` returns once its copy is done). On memory the CPU caches (integrated
+    /// and software devices, [`DirectMemory::cached`]) the read comes from the cache and proves
+    /// nothing more than the write's return.
     ///
     /// # Errors
     ///
-    /// `BadRequest` for an offset out of range or unaligned, `Destroyed`.
+    /// `BadRequest` for an offset out of range or unaligned.
     pub fn confirm(&self, offset: u64) -> Result<u32, DirectError> {
-        if self.map.gone.load(Ordering::SeqCst) {
-            return Err(DirectError::Destroyed(self.label.clone()));
-        }
         let at = usize::try_from(offset).unwrap_or(usize::MAX);
         if !at.is_multiple_of(4) || at.checked_add(4).is_none_or(|e| e > self.map.len) {
             return Err(DirectError::BadRequest(format!(
@@ -381,7 +412,8 @@ impl DirectBuffer {
                 self.label, self.map.len
             )));
         }
-        // SAFETY: in range and 4-aligned (mapped memory is aligned to at least 64 bytes), live.
+        // SAFETY: in range and 4-aligned (mapped memory is aligned to at least 64 bytes), alive
+        // as long as `self.map`.
         Ok(unsafe { std::ptr::read_volatile(self.map.ptr.as_ptr().add(at).cast::<u32>()) })
     }
 }

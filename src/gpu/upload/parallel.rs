@@ -3,6 +3,8 @@
 //! [`Strategy::HostImport`](super::Strategy)): one thread's `memcpy` reaches about 14 GB/s into
 //! mapped memory, well under what the memory system and the PCIe link carry.
 
+use std::sync::atomic::AtomicUsize;
+
 /// Smallest chunk one thread copies, bytes (4 MiB): below about twice this a copy stays on the
 /// calling thread (a thread's start costs some 10–30 µs, a 4 MiB copy about 300 µs).
 pub const MIN_CHUNK: usize = 4 << 20;
@@ -80,22 +82,20 @@ pub fn fill<'a>(dst: impl Into<wgpu::WriteOnly<'a, [u8]>>, src: &[u8], threads: 
     used
 }
 
-/// One chunk of a [`fill_pool`] copy: its destination and source.
-type CopyPair<'a, 'b> = (&'a mut [u8], &'b [u8]);
-
 /// Copies `src` into `dst` (the same length; a shorter `dst` takes what fits) in chunks of
 /// `min_chunk` bytes (rounded up to 64: whole cache lines), shared out as they are taken: the
 /// calling thread copies chunks one after the other from the first on, and as many rayon pool
-/// threads as there are further chunks (at most the pool's size less one) are asked to join in,
-/// each taking the next chunk not yet taken until none is left. So no chunk waits for a thread
-/// to start ([`fill`] starts its own, 10–30 µs each, and hands each a fixed share): with the pool
-/// asleep the copy takes about what one thread takes, and every thread that wakes in time
-/// shortens it. Below `2 · min_chunk` bytes, or with `min_chunk == usize::MAX`, the calling
-/// thread copies alone. Returns the threads that copied at least one chunk.
-/// ([`DirectBuffer::write`](super::direct::DirectBuffer::write).)
+/// threads as there are further chunks (at most the pool's size less one) are asked to join in
+/// (`rayon::spawn`), each taking the next chunk not yet taken until none is left. The caller
+/// returns once every chunk is copied: it waits only for helpers that are copying a chunk, never
+/// for one that has not started (a busy or sleeping pool costs nothing but its help; a helper
+/// that starts late finds nothing to take and touches nothing). So the copy takes at most about
+/// what one thread takes, and every thread that joins in time shortens it. Below `2 · min_chunk`
+/// bytes, or with `min_chunk == usize::MAX`, the calling thread copies alone. Returns the threads
+/// that copied at least one chunk. ([`DirectBuffer::write`](super::direct::DirectBuffer::write).)
 pub fn fill_pool(dst: &mut [u8], src: &[u8], min_chunk: usize) -> usize {
-    use std::sync::Mutex;
-    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    use std::sync::atomic::Ordering::SeqCst;
     let n = src.len().min(dst.len());
     let (dst, src) = (&mut dst[..n], &src[..n]);
     let helpers = rayon::current_num_threads().saturating_sub(1);
@@ -103,38 +103,77 @@ pub fn fill_pool(dst: &mut [u8], src: &[u8], min_chunk: usize) -> usize {
         dst.copy_from_slice(src);
         return 1;
     }
-    let chunk = min_chunk.next_multiple_of(64);
-    // One slot per chunk, each taken once (by the index `next` hands out): its lock is never
-    // contended, it only moves the `&mut` to the thread that took the index.
-    let slots: Vec<Mutex<Option<CopyPair>>> = dst
-        .chunks_mut(chunk)
-        .zip(src.chunks(chunk))
-        .map(|p| Mutex::new(Some(p)))
-        .collect();
-    let next = AtomicUsize::new(0);
-    let threads = AtomicUsize::new(0);
-    let work = || {
+    let chunk = min_chunk.max(1).next_multiple_of(64);
+    let shared = Arc::new(PooledCopy {
+        dst: dst.as_mut_ptr(),
+        src: src.as_ptr(),
+        len: n,
+        chunk,
+        count: n.div_ceil(chunk),
+        next: AtomicUsize::new(0),
+        copying: AtomicUsize::new(0),
+        threads: AtomicUsize::new(0),
+    });
+    for _ in 0..helpers.min(shared.count - 1) {
+        let job = shared.clone();
+        rayon::spawn(move || {
+            // Counted as copying before taking a chunk: the caller's wait sees every helper
+            // that can still take one (see `PooledCopy`).
+            job.copying.fetch_add(1, SeqCst);
+            if job.take_chunks() {
+                job.threads.fetch_add(1, SeqCst);
+            }
+            job.copying.fetch_sub(1, SeqCst);
+        });
+    }
+    let mine = usize::from(shared.take_chunks());
+    // Every chunk is taken now; wait for the helpers still copying theirs.
+    while shared.copying.load(SeqCst) != 0 {
+        std::hint::spin_loop();
+    }
+    (mine + shared.threads.load(SeqCst)).max(1)
+}
+
+/// A [`fill_pool`] copy shared with the pool's threads. Chunk `i` is `len` bytes from `i · chunk`
+/// (the last one shorter), handed out once by `next`. The pointers are valid until `fill_pool`
+/// returns, which it does only after `next` has passed `count` and `copying` was seen at 0: a
+/// helper counts itself in `copying` before taking an index, so one that took a chunk index
+/// below `count` is waited for, and one counted later can only take an index past the end.
+struct PooledCopy {
+    dst: *mut u8,
+    src: *const u8,
+    len: usize,
+    chunk: usize,
+    count: usize,
+    next: AtomicUsize,
+    copying: AtomicUsize,
+    threads: AtomicUsize,
+}
+
+// SAFETY: the pointers are only dereferenced for chunk indices below `count`, each by the one
+// thread that took it, while `fill_pool` holds the borrows (see the struct's docs).
+unsafe impl Send for PooledCopy {}
+// SAFETY: as above; the counters are atomics.
+unsafe impl Sync for PooledCopy {}
+
+impl PooledCopy {
+    /// Copies chunks until none is left; whether this thread copied any.
+    fn take_chunks(&self) -> bool {
         let mut did = false;
         loop {
-            let i = next.fetch_add(1, Ordering::Relaxed);
-            let Some(slot) = slots.get(i) else { break };
-            let taken = slot.lock().ok().and_then(|mut s| s.take());
-            if let Some((d, s_)) = taken {
-                d.copy_from_slice(s_);
-                did = true;
+            let i = self.next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            if i >= self.count {
+                return did;
             }
+            let at = i * self.chunk;
+            let len = self.chunk.min(self.len - at);
+            // SAFETY: chunk i (in range: i < count) is this thread's alone, and the borrows of
+            // `fill_pool` are alive (it has not returned: see `PooledCopy`); the ranges of `src`
+            // and `dst` do not overlap (a shared and a unique borrow).
+            unsafe { std::ptr::copy_nonoverlapping(self.src.add(at), self.dst.add(at), len) };
+            did = true;
         }
-        if did {
-            threads.fetch_add(1, Ordering::Relaxed);
-        }
-    };
-    rayon::in_place_scope(|s| {
-        for _ in 0..helpers.min(slots.len() - 1) {
-            s.spawn(|_| work());
-        }
-        work();
-    });
-    threads.load(Ordering::Relaxed).max(1)
+    }
 }
 
 #[cfg(test)]
@@ -155,7 +194,13 @@ mod tests {
 
     #[test]
     fn fill_pool_copies_in_chunks() {
-        for (len, min_chunk) in [(0usize, 64usize), (1000, usize::MAX), (300_001, 4096)] {
+        for (len, min_chunk) in [
+            (0usize, 64usize),
+            (1000, usize::MAX),
+            (1000, 0),
+            (300_001, 4096),
+            (1 << 22, 64),
+        ] {
             let src: Vec<u8> = (0..len).map(|i| (i * 13 + 5) as u8).collect();
             let mut dst = vec![0xAAu8; len];
             let used = fill_pool(&mut dst, &src, min_chunk);

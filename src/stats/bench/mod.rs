@@ -270,7 +270,11 @@ pub fn run(args: &crate::cli::BenchArgs) -> anyhow::Result<()> {
                 .collect::<anyhow::Result<_>>()?
         };
         progress.set_item("upload and readback tables");
-        let mut up = upload_table(&gpu, &strategies, &args.upload_sizes, args.upload_frames);
+        let mut up = if strategies.is_empty() {
+            Vec::new()
+        } else {
+            upload_table(&gpu, &strategies, &args.upload_sizes, args.upload_frames)
+        };
         if direct {
             up.extend(direct_table(&gpu, &args.upload_sizes, args.upload_frames));
         }
