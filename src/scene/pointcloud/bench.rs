@@ -53,6 +53,9 @@ pub struct StreamRow {
     /// Seconds of the raster passes alone at rest (clear, quantized and exact passes), per
     /// frame.
     pub raster_s: f64,
+    /// Seconds of the resolve draw(s) alone at rest (colour, point radius, eye-dome lighting
+    /// over the whole target), per frame.
+    pub resolve_s: f64,
 }
 
 fn percentile(v: &mut [f64], p: f64) -> f64 {
@@ -164,6 +167,48 @@ fn time_raster(gpu: &Gpu, scene: &PointCloud, reps: u32) -> Option<f64> {
     Some(run(reps) / f64::from(reps))
 }
 
+/// Seconds per repetition of `scene`'s resolve alone (the draw(s) that colour the target from
+/// the visibility buffer of its last frame) into `view`, `reps` render passes in one submit
+/// after one warm-up, as [`time_raster`]; `None` before a frame was prepared.
+#[allow(clippy::disallowed_methods)] // a benchmark outside the deck submits its own work
+fn time_resolve(gpu: &Gpu, scene: &PointCloud, view: &wgpu::TextureView, reps: u32) -> Option<f64> {
+    let r = &scene.renderer;
+    r.target()?;
+    let run = |reps: u32| {
+        let mut enc = gpu
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("pointcloud:bench:resolve"),
+            });
+        for _ in 0..reps {
+            let mut pass = enc.begin_render_pass(&wgpu::RenderPassDescriptor {
+                label: Some("pointcloud:bench:resolve"),
+                color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                    view,
+                    depth_slice: None,
+                    resolve_target: None,
+                    ops: wgpu::Operations {
+                        load: wgpu::LoadOp::Load,
+                        store: wgpu::StoreOp::Store,
+                    },
+                })],
+                depth_stencil_attachment: None,
+                timestamp_writes: None,
+                occlusion_query_set: None,
+                multiview_mask: None,
+            });
+            r.paint(&mut pass);
+        }
+        let t = Instant::now();
+        gpu.queue.submit([enc.finish()]);
+        gpu.wait_idle();
+        t.elapsed().as_secs_f64()
+    };
+    run(1);
+    let reps = reps.max(1);
+    Some(run(reps) / f64::from(reps))
+}
+
 /// Measures `cloud` (with `budget`, or the adapter's default; iso view) over `cycles` counted
 /// cycles of `rest` frames at rest each, drawn into `size` pixels.
 ///
@@ -238,6 +283,7 @@ pub fn stream_row(
     let quantized = scene.renderer.pool.batched_points();
     let rasterized = quantized + scene.renderer.exact.batched_points();
     let raster_s = time_raster(gpu, &scene, rest).unwrap_or(f64::NAN);
+    let resolve_s = time_resolve(gpu, &scene, &view, rest).unwrap_or(f64::NAN);
     let m = scene.metrics();
     let loading_frames = loading.len();
     Ok(StreamRow {
@@ -263,6 +309,7 @@ pub fn stream_row(
         rasterized,
         quantized,
         raster_s,
+        resolve_s,
     })
 }
 
@@ -280,11 +327,11 @@ pub fn stream_table(
         "Point-cloud streaming, adapter: {} ({}, {}), {}x{}, iso view, budget {}, \
          {cycles} cycles (empty pool → all in view resident → {rest} frames at rest); raster: \
          the raster passes alone at rest ({} path; quantized, and 16-byte for the nodes drawn \
-         exactly), points in the batch tables / their time\n\n\
+         exactly), points in the batch tables / their time; resolve: its draw(s) alone at rest\n\n\
          | cloud | points | drawn at rest | rest p50 ms | rest p99 ms | loading p50 ms | \
          loading p99 ms | loading frames | settle s | loading p99 / rest p99 | rasterized \
-         points / frame | of them quantized | raster ms | raster M points/s |\n\
-         |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+         points / frame | of them quantized | raster ms | raster M points/s | resolve ms |\n\
+         |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
         gpu.summary.name,
         gpu.summary.backend,
         gpu.summary.device_type,
@@ -297,7 +344,7 @@ pub fn stream_table(
         match stream_row(gpu, c, budget, cycles, rest, size) {
             Ok(r) => out.push_str(&format!(
                 "| {} | {} | {} | {:.1} | {:.1} | {:.1} | {:.1} | {} | {:.2} | {:.2}× | {} | \
-                 {} | {:.3} | {:.1} |\n",
+                 {} | {:.3} | {:.1} | {:.3} |\n",
                 r.name,
                 r.points,
                 r.drawn,
@@ -312,8 +359,9 @@ pub fn stream_table(
                 r.quantized,
                 r.raster_s * 1e3,
                 r.rasterized as f64 / r.raster_s / 1e6,
+                r.resolve_s * 1e3,
             )),
-            Err(e) => out.push_str(&format!("| {c:?} | {e} | | | | | | | | | | | | |\n")),
+            Err(e) => out.push_str(&format!("| {c:?} | {e} | | | | | | | | | | | | | |\n")),
         }
     }
     out
