@@ -508,36 +508,50 @@ impl Uploader {
         len: u64,
     ) -> Result<(), UploadError> {
         let mut strategy = self.strategy;
-        if strategy == Strategy::DeviceStaging {
-            if self.device_staging_error.is_none() {
-                if self.write_device_staging(device, encoder, dst, offset, bytes, len) {
-                    return Ok(());
-                }
-                if self.device_staging_error.is_none() {
-                    // Every staging buffer in flight: never wait.
-                    self.counters.fallbacks += 1;
-                    queue.write_buffer(dst, offset, Self::padded(&mut self.padded, bytes, len));
-                    return Ok(());
-                }
+        // The strategies with staging memory of their own: staged, or all of it in flight, or
+        // not available on this device (then threaded-map, counted apart).
+        let staged = match strategy {
+            Strategy::DeviceStaging => {
+                let error = |up: &Self| up.device_staging_error.is_some();
+                Some(if error(self) {
+                    Staged::Unavailable
+                } else if self.write_device_staging(device, encoder, dst, offset, bytes, len) {
+                    Staged::Done
+                } else if error(self) {
+                    Staged::Unavailable
+                } else {
+                    Staged::Busy
+                })
             }
-            self.counters.device_staging_fallbacks += 1;
-            strategy = Strategy::ThreadedMap;
-        }
-        if strategy == Strategy::HostImport {
-            if self.importer(device).is_some() {
-                if self.write_arena(device, encoder, dst, offset, bytes, len)? {
-                    return Ok(());
-                }
-                if self.host_import_error().is_none() {
-                    // Every arena in flight: never wait.
-                    self.counters.fallbacks += 1;
-                    queue.write_buffer(dst, offset, Self::padded(&mut self.padded, bytes, len));
-                    return Ok(());
-                }
+            Strategy::HostImport => Some(if self.importer(device).is_none() {
+                Staged::Unavailable
+            } else if self.write_arena(device, encoder, dst, offset, bytes, len)? {
+                Staged::Done
+            } else if self.host_import_error().is_some() {
                 // The arena's import failed: host-import is off for this uploader from now on.
+                Staged::Unavailable
+            } else {
+                Staged::Busy
+            }),
+            _ => None,
+        };
+        match staged {
+            Some(Staged::Done) => return Ok(()),
+            Some(Staged::Busy) => {
+                // Every staging buffer in flight: never wait.
+                self.counters.fallbacks += 1;
+                queue.write_buffer(dst, offset, Self::padded(&mut self.padded, bytes, len));
+                return Ok(());
             }
-            self.counters.host_import_fallbacks += 1;
-            strategy = Strategy::ThreadedMap;
+            Some(Staged::Unavailable) => {
+                if strategy == Strategy::DeviceStaging {
+                    self.counters.device_staging_fallbacks += 1;
+                } else {
+                    self.counters.host_import_fallbacks += 1;
+                }
+                strategy = Strategy::ThreadedMap;
+            }
+            None => {}
         }
         match strategy {
             Strategy::WriteBuffer => {
@@ -703,8 +717,12 @@ impl Uploader {
             }
         };
         let (staging, busy) = &mut self.device_staging[i];
-        let src = Self::padded(&mut self.padded, bytes, len);
-        if let Err(e) = staging.write(0, src, DEVICE_STAGING_CHUNK) {
+        // The bytes, then their padding to 4 written apart (no copy of the bytes to pad them).
+        let pad = &[0u8; 3][..(len as usize).saturating_sub(bytes.len()).min(3)];
+        let written = staging
+            .write(0, bytes, DEVICE_STAGING_CHUNK)
+            .and_then(|_| staging.write(bytes.len() as u64, pad, usize::MAX));
+        if let Err(e) = written {
             // A flush that failed: the buffer is not used again.
             log::warn!("upload strategy device-staging: {e}");
             self.device_staging.swap_remove(i);
@@ -1021,6 +1039,16 @@ impl Uploader {
             }
         }
     }
+}
+
+/// What a strategy with staging memory of its own made of a write.
+enum Staged {
+    /// Staged and its copy recorded.
+    Done,
+    /// Every staging buffer in flight (the write falls back once).
+    Busy,
+    /// The device cannot do it (the strategy falls back to threaded-map).
+    Unavailable,
 }
 
 /// The size of a new staging buffer for a write of `len` bytes (a multiple of 4, at most `max`):

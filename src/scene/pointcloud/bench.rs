@@ -99,22 +99,12 @@ pub fn record_frame(
         scene.compute(&mut pass, &ctx);
     }
     {
-        let mut pass = f.encoder().begin_render_pass(&wgpu::RenderPassDescriptor {
-            label: Some("pointcloud:frame:render"),
-            color_attachments: &[Some(wgpu::RenderPassColorAttachment {
-                view,
-                depth_slice: None,
-                resolve_target: None,
-                ops: wgpu::Operations {
-                    load: wgpu::LoadOp::Clear(wgpu::Color::BLACK),
-                    store: wgpu::StoreOp::Store,
-                },
-            })],
-            depth_stencil_attachment: None,
-            timestamp_writes: None,
-            occlusion_query_set: None,
-            multiview_mask: None,
-        });
+        let mut pass = color_pass(
+            f.encoder(),
+            "pointcloud:frame:render",
+            view,
+            wgpu::LoadOp::Clear(wgpu::Color::BLACK),
+        );
         scene.paint(&mut pass, &ctx);
     }
 }
@@ -136,77 +126,78 @@ fn frame(
     t.elapsed().as_secs_f64()
 }
 
-/// Seconds per repetition of `scene`'s raster passes alone (the visibility buffer's clear,
-/// then the passes over its last frame's batch tables, quantized and exact), `reps`
-/// repetitions in one submit after one warm-up; `None` before a frame was prepared.
+/// Seconds per repetition of `record` (what it records into one encoder), `reps` repetitions
+/// in one submit to the GPU idle, after one warm-up repetition.
 #[allow(clippy::disallowed_methods)] // a benchmark outside the deck submits its own work
+fn time_reps(gpu: &Gpu, label: &str, reps: u32, record: impl Fn(&mut wgpu::CommandEncoder)) -> f64 {
+    let run = |reps: u32| {
+        let mut enc = gpu
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some(label) });
+        for _ in 0..reps {
+            record(&mut enc);
+        }
+        let t = Instant::now();
+        gpu.queue.submit([enc.finish()]);
+        gpu.wait_idle();
+        t.elapsed().as_secs_f64()
+    };
+    run(1);
+    let reps = reps.max(1);
+    run(reps) / f64::from(reps)
+}
+
+/// Seconds per repetition of `scene`'s raster passes alone (the visibility buffer's clear,
+/// then the passes over its last frame's batch tables, quantized and exact), [`time_reps`];
+/// `None` before a frame was prepared.
 fn time_raster(gpu: &Gpu, scene: &PointCloud, reps: u32) -> Option<f64> {
     let r = &scene.renderer;
     let target = r.target()?;
-    let run = |reps: u32| {
-        let mut enc = gpu
-            .device
-            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                label: Some("pointcloud:bench:raster"),
-            });
-        for _ in 0..reps {
-            r.raster.clear(&mut enc, target);
-            let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                label: Some("pointcloud:bench:raster"),
-                timestamp_writes: None,
-            });
-            r.encode_raster(&mut pass);
-        }
-        let t = Instant::now();
-        gpu.queue.submit([enc.finish()]);
-        gpu.wait_idle();
-        t.elapsed().as_secs_f64()
-    };
-    run(1);
-    let reps = reps.max(1);
-    Some(run(reps) / f64::from(reps))
+    Some(time_reps(gpu, "pointcloud:bench:raster", reps, |enc| {
+        r.raster.clear(enc, target);
+        let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+            label: Some("pointcloud:bench:raster"),
+            timestamp_writes: None,
+        });
+        r.encode_raster(&mut pass);
+    }))
 }
 
 /// Seconds per repetition of `scene`'s resolve alone (the draw(s) that colour the target from
-/// the visibility buffer of its last frame) into `view`, `reps` render passes in one submit
-/// after one warm-up, as [`time_raster`]; `None` before a frame was prepared.
-#[allow(clippy::disallowed_methods)] // a benchmark outside the deck submits its own work
+/// the visibility buffer of its last frame) into `view`, [`time_reps`]; `None` before a frame
+/// was prepared.
 fn time_resolve(gpu: &Gpu, scene: &PointCloud, view: &wgpu::TextureView, reps: u32) -> Option<f64> {
     let r = &scene.renderer;
     r.target()?;
-    let run = |reps: u32| {
-        let mut enc = gpu
-            .device
-            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                label: Some("pointcloud:bench:resolve"),
-            });
-        for _ in 0..reps {
-            let mut pass = enc.begin_render_pass(&wgpu::RenderPassDescriptor {
-                label: Some("pointcloud:bench:resolve"),
-                color_attachments: &[Some(wgpu::RenderPassColorAttachment {
-                    view,
-                    depth_slice: None,
-                    resolve_target: None,
-                    ops: wgpu::Operations {
-                        load: wgpu::LoadOp::Load,
-                        store: wgpu::StoreOp::Store,
-                    },
-                })],
-                depth_stencil_attachment: None,
-                timestamp_writes: None,
-                occlusion_query_set: None,
-                multiview_mask: None,
-            });
-            r.paint(&mut pass);
-        }
-        let t = Instant::now();
-        gpu.queue.submit([enc.finish()]);
-        gpu.wait_idle();
-        t.elapsed().as_secs_f64()
-    };
-    run(1);
-    let reps = reps.max(1);
-    Some(run(reps) / f64::from(reps))
+    Some(time_reps(gpu, "pointcloud:bench:resolve", reps, |enc| {
+        let mut pass = color_pass(enc, "pointcloud:bench:resolve", view, wgpu::LoadOp::Load);
+        r.paint(&mut pass);
+    }))
+}
+
+/// A render pass labelled `label` drawing into `view`, loaded by `load`.
+fn color_pass<'e>(
+    enc: &'e mut wgpu::CommandEncoder,
+    label: &str,
+    view: &wgpu::TextureView,
+    load: wgpu::LoadOp<wgpu::Color>,
+) -> wgpu::RenderPass<'e> {
+    enc.begin_render_pass(&wgpu::RenderPassDescriptor {
+        label: Some(label),
+        color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+            view,
+            depth_slice: None,
+            resolve_target: None,
+            ops: wgpu::Operations {
+                load,
+                store: wgpu::StoreOp::Store,
+            },
+        })],
+        depth_stencil_attachment: None,
+        timestamp_writes: None,
+        occlusion_query_set: None,
+        multiview_mask: None,
+    })
 }
 
 /// Measures `cloud` (with `budget`, or the adapter's default; iso view) over `cycles` counted
