@@ -8,6 +8,7 @@ pub mod fft;
 pub mod frame;
 pub mod layout;
 pub mod mirror;
+pub mod pipeline_stats;
 pub mod png;
 pub mod readback;
 pub mod shaders;

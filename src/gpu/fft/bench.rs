@@ -31,7 +31,8 @@ fn bench_one(gpu: &Gpu, fft: &GpuFft, batch: u32, reps: u32) -> (f64, Option<f64
 /// on `gpu` for each of `sizes` with `batch` columns of noise, and returns a markdown table: one
 /// row per size and path (the workgroup-memory path where it applies, with 8, 16 and 32 values
 /// per thread, each with wgpu's runtime checks and without them ([`FftOptions::unchecked`]), then
-/// the multi-pass one).
+/// the multi-pass one), then the driver's statistics of each fused pipeline (registers,
+/// spills, …; [`GpuFft::fused_statistics`]) or why there are none.
 ///
 /// Timing: `reps` encodes of the whole batch are recorded into one compute pass and submitted
 /// once; "wall" is (submit → `device.poll(wait)`) / reps, measured after a warm-up submit;
@@ -48,6 +49,8 @@ pub fn bench_table(gpu: &Gpu, sizes: &[usize], batch: u32, reps: u32) -> String 
         gpu.summary.name, gpu.summary.backend, gpu.summary.device_type
     );
     let errors_before = gpu.error_messages().len();
+    let mut stats = String::new();
+    let mut stats_error = None;
     // Per size: the fused kernel with 8, 16 and 32 values per thread, checked then unchecked,
     // then multi-pass.
     let variants = [
@@ -99,6 +102,31 @@ pub fn bench_table(gpu: &Gpu, sizes: &[usize], batch: u32, reps: u32) -> String 
             fft.pass_count(),
             fmt(wall)
         ));
+        match fft.fused_statistics(&gpu.device) {
+            Some(Ok(executables)) => {
+                for e in executables {
+                    stats.push_str(&format!(
+                        "| {n} | {path} | {} | {} |\n",
+                        e.name,
+                        e.summary()
+                    ));
+                }
+            }
+            Some(Err(e)) if stats_error.is_none() => stats_error = Some(e.to_string()),
+            _ => {}
+        }
+    }
+    // The driver's figures of each fused pipeline: registers per thread and spills set how
+    // many workgroups a multiprocessor holds.
+    if !stats.is_empty() {
+        out.push_str(&format!(
+            "\nFused kernel pipelines, the driver's statistics ({}):\n\n| N | path | executable | \
+             statistics |\n|---:|---|---|---|\n{stats}",
+            crate::gpu::pipeline_stats::EXTENSION
+        ));
+    }
+    if let Some(e) = stats_error {
+        out.push_str(&format!("\nNo pipeline statistics: {e}\n"));
     }
     let errors = gpu.error_messages();
     if errors.len() > errors_before {

@@ -226,6 +226,34 @@ impl GpuFft {
         }
     }
 
+    /// The driver's statistics of the fused kernel's pipeline (registers, spills, shared
+    /// memory, …: [`crate::gpu::pipeline_stats`]), `None` on the other paths.
+    ///
+    /// # Errors
+    ///
+    /// As [`compute_pipeline_statistics`](crate::gpu::pipeline_stats::compute_pipeline_statistics):
+    /// no Vulkan, no `VK_KHR_pipeline_executable_properties`, a failed Vulkan call.
+    pub fn fused_statistics(
+        &self,
+        device: &wgpu::Device,
+    ) -> Option<
+        Result<Vec<crate::gpu::pipeline_stats::Executable>, crate::gpu::pipeline_stats::StatsError>,
+    > {
+        let plan = self.plan.filter(|_| self.passes.len() == 1)?;
+        let src = &crate::gpu::shaders::SPECTROGRAM_FFT_LOCAL;
+        let constants = plan.constants();
+        let shader = crate::gpu::pipeline_stats::ComputeShader {
+            path: src.path,
+            wgsl: src.source,
+            entry: plan.entry_point(),
+            constants: &constants,
+            checked: !plan.unchecked,
+        };
+        Some(crate::gpu::pipeline_stats::compute_pipeline_statistics(
+            device, &shader,
+        ))
+    }
+
     /// FFT size N, samples per column.
     pub fn fft_size(&self) -> usize {
         self.fft_size
