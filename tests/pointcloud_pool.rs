@@ -59,16 +59,15 @@ fn scene(gpu: &Gpu, view: ViewPreset, probe: Option<(u32, u32)>) -> PointCloud {
 fn frame(gpu: &Gpu, scene: &mut PointCloud, image: &wgpu::Texture, index: u64) {
     let me = Consumer::Scene(SCENES.iter().position(|s| s.id == "pointcloud").unwrap());
     let mut ring = ReadbackRing::new("test:pool:readback", 4);
-    let view = image.create_view(&Default::default());
     let mut f = OwnedFrame::new(gpu, Strategy::WriteBuffer);
-    record_frame(&mut f, scene, &view, index, SIZE);
+    record_frame(&mut f, scene, image, index, SIZE);
     scene.record_readbacks(&gpu.device, f.encoder(), &mut ring, me);
     f.submit();
     ring.after_submit();
     ring.wait(&gpu.device, |a| scene.readback_arrived(&a));
 }
 
-/// The image the scene's resolve draws into.
+/// The texture the scene's resolved image is copied into.
 fn image(gpu: &Gpu) -> wgpu::Texture {
     raster::resolve_image(&gpu.device, "test:pool:image", SIZE)
 }

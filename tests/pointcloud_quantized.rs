@@ -281,17 +281,20 @@ fn quantized_visibility_over_several_bindings_equals_the_cpu_reference() {
             .collect();
         r.prepare_variant_quantized(d, variant);
         let image = raster::resolve_image(d, "test:quantized:image", size);
-        let view = image.create_view(&Default::default());
         let mut enc = d.create_command_encoder(&wgpu::CommandEncoderDescriptor {
             label: Some("test:quantized"),
         });
         raster::clear_and_raster(&mut enc, &r, &target, "test:quantized:raster", |pass| {
             r.encode_quantized(pass, &cloud, &groups)
         });
-        {
-            let mut pass = raster::resolve_pass(&mut enc, "test:quantized:resolve", &view);
-            r.paint_quantized(&mut pass, variant, &resolve);
-        }
+        raster::resolve_into(
+            &gpu,
+            &mut enc,
+            &r,
+            &image,
+            "test:quantized:resolve",
+            |pass, out| r.resolve_quantized(pass, variant, &resolve, out),
+        );
         gpu.queue.submit([enc.finish()]);
         let got = raster::read_ids(&gpu, &target);
         let differ = raster::differing(&got, &want);

@@ -172,7 +172,6 @@ fn visibility_buffer_equals_the_cpu_reference() {
         // the background where none landed.
         let rp_buf = raster::resolve_params(d, "test:raster:resolve", size);
         let image = raster::resolve_image(d, "test:raster:image", size);
-        let view = image.create_view(&Default::default());
         let resolve = r.bind_resolve(d, &rp_buf, &target, &points_buf, &attrs_buf);
         let variant = ResolveVariant {
             mode: ColorMode::Rgb,
@@ -183,10 +182,14 @@ fn visibility_buffer_equals_the_cpu_reference() {
         let mut enc = d.create_command_encoder(&wgpu::CommandEncoderDescriptor {
             label: Some("test:resolve"),
         });
-        {
-            let mut pass = raster::resolve_pass(&mut enc, "test:resolve:pass", &view);
-            r.paint(&mut pass, variant, &resolve);
-        }
+        raster::resolve_into(
+            &gpu,
+            &mut enc,
+            &r,
+            &image,
+            "test:resolve:pass",
+            |pass, out| r.resolve(pass, variant, &resolve, out),
+        );
         gpu.queue.submit([enc.finish()]);
         let rgba = vizdeck::gpu::readback::read_texture_rgba(d, &gpu.queue, &image).expect("image");
         for (px, w) in want.iter().enumerate() {

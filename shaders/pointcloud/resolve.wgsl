@@ -4,13 +4,20 @@
 // as discs of radius r, nearest in front). With EDL, eye-dome lighting darkens a pixel by how
 // much nearer its neighbours are (Boucheny, "Interactive scientific visualization of large
 // datasets", PhD thesis 2009; the formulation of Potree's EDL shader: shade = exp(−300 · s ·
-// mean over 4 neighbours of max(0, log2 d − log2 d_n))). One triangle over the target.
+// mean over 4 neighbours of max(0, log2 d − log2 d_n))).
+//
+// A compute pass, one invocation per pixel in 8 × 8 workgroups, writing the colour as RGBA8
+// (BGRA8 with SWAP_RB) into `image`, rows of `rp.pitch` words (a multiple of 64: the row pitch
+// of a buffer-to-texture copy, which then brings it into the scene texture). Not a draw: on a
+// compute GPU such as the H200 only a few multiprocessors run fragment work (a full-screen
+// draw of this shader took 1.4 ms at 1920 × 1080 there), while a dispatch runs on all of them.
 //
 // The mode, radius and EDL are override constants: one pipeline per choice, no branch per pixel.
 //
-// A cloud spread over several bindings is resolved by one draw per binding (`chunk`: the ids it
-// holds); a pixel whose point is in another binding is left as it is (discard). The entry point
-// `fs_dual` resolves a quantized chunk and a pool of 16-byte points in one draw (see there).
+// A cloud spread over several bindings is resolved by one dispatch per binding (`chunk`: the
+// ids it holds); a pixel whose point is in another binding is left as it is (not written). The
+// entry point `cs_dual` resolves a quantized chunk and a pool of 16-byte points in one dispatch
+// (see there).
 // Only the visible points' attributes are read. With QUANT (quantized points, raster*.wgsl `main_q`) binding 3
 // holds one attribute word (u32) per point, read as vec4<u32> (word i = points[i / 4][i % 4]);
 // without it, the 16-byte points whose `w` is the word.
@@ -21,7 +28,8 @@
 struct ResolveParams {
     width: u32,
     height: u32,
-    _pad: vec2<u32>,
+    pitch: u32,           // words per row of `image`
+    _pad: u32,
     background: vec4<f32>,
     near: f32,            // planes, file units
     far: f32,
@@ -43,6 +51,8 @@ override RADIUS: i32 = 0;
 override EDL: bool = false;
 // Binding 3 holds packed attribute words (quantized clouds) rather than 16-byte points.
 override QUANT: bool = false;
+// `image` holds BGRA8 (a Bgra8Unorm scene texture) rather than RGBA8.
+override SWAP_RB: bool = false;
 
 // The ids one draw colours (mirror: src/pointcloud/raster.rs `ResolveChunk`): point id
 // `first + k` is element k of bindings 3 and 4, for k < count.
@@ -58,17 +68,20 @@ struct ResolveChunk {
 @group(0) @binding(3) var<storage, read> points: array<vec4<u32>>; // w: attribute word
 @group(0) @binding(4) var<storage, read> attrs: array<vec2<u32>>;  // RGBA8, elevation f32 bits
 @group(0) @binding(5) var<uniform> chunk: ResolveChunk;
+@group(1) @binding(0) var<storage, read_write> image: array<u32>; // RGBA8 per pixel, see above
 
 // Colours of return numbers 1–5 and later.
 const RETURN_COLORS: array<u32, 6> = array<u32, 6>(
     0xff808080u, 0xff3c3cf0u, 0xff3cc83cu, 0xfff0a03cu, 0xffc83cc8u, 0xff3cdcdcu,
 );
 
-@vertex
-fn vs_main(@builtin(vertex_index) vi: u32) -> @builtin(position) vec4<f32> {
-    let x = f32((vi << 1u) & 2u);
-    let y = f32(vi & 2u);
-    return vec4<f32>(x * 2.0 - 1.0, 1.0 - y * 2.0, 0.0, 1.0);
+// Writes `color` (components in [0, 1]) to pixel `p` of `image`, rounded to 8 bits each.
+fn store(p: vec2<i32>, color: vec4<f32>) {
+    var c = color;
+    if SWAP_RB {
+        c = color.bgra;
+    }
+    image[u32(p.y) * rp.pitch + u32(p.x)] = pack4x8unorm(c);
 }
 
 // Distance to the eye (file units) of a depth key.
@@ -127,9 +140,9 @@ struct Nearest {
     around: vec4<u32>,
 }
 
-fn nearest(pos: vec4<f32>) -> Nearest {
-    let x = i32(pos.x);
-    let y = i32(pos.y);
+fn nearest(p: vec2<i32>) -> Nearest {
+    let x = p.x;
+    let y = p.y;
     var n = Nearest(0u, vec2<i32>(x, y), vec4<u32>(0u));
     // One load per pixel of the disc of RADIUS and, with EDL, of the 4 neighbours (the two
     // sets overlap from RADIUS 1 on: each pixel is read once).
@@ -181,42 +194,51 @@ fn shade(color: vec4<f32>, n: Nearest) -> vec4<f32> {
     return vec4<f32>(color.rgb * s, 1.0);
 }
 
-@fragment
-fn fs_main(@builtin(position) pos: vec4<f32>) -> @location(0) vec4<f32> {
-    let n = nearest(pos);
+@compute @workgroup_size(8, 8)
+fn cs_main(@builtin(global_invocation_id) g: vec3<u32>) {
+    if g.x >= rp.width || g.y >= rp.height {
+        return;
+    }
+    let p = vec2<i32>(g.xy);
+    let n = nearest(p);
     let v = id_word(n);
     if v == 0u {
-        return rp.background;
+        store(p, rp.background);
+        return;
     }
     let i = ~v - chunk.first;
-    if i >= chunk.count {
-        discard;
+    if i < chunk.count {
+        store(p, shade(point_color(i), n));
     }
-    return shade(point_color(i), n);
 }
 
-// ---- Entry point `fs_dual`: a quantized chunk (QUANT, bindings 3–5) and the 16-byte points of
-// a second pool (bindings 6–8, ids `xchunk.first + k`) in one draw, for a scene that draws
-// through both: each pixel's disc and neighbours are read once instead of once per draw.
+// ---- Entry point `cs_dual`: a quantized chunk (QUANT, bindings 3–5) and the 16-byte points of
+// a second pool (bindings 6–8, ids `xchunk.first + k`) in one dispatch, for a scene that draws
+// through both: each pixel's disc and neighbours are read once instead of once per dispatch.
 
 @group(0) @binding(6) var<storage, read> xpoints: array<vec4<u32>>; // w: attribute word
 @group(0) @binding(7) var<storage, read> xattrs: array<vec2<u32>>;
 @group(0) @binding(8) var<uniform> xchunk: ResolveChunk;
 
-@fragment
-fn fs_dual(@builtin(position) pos: vec4<f32>) -> @location(0) vec4<f32> {
-    let n = nearest(pos);
+@compute @workgroup_size(8, 8)
+fn cs_dual(@builtin(global_invocation_id) g: vec3<u32>) {
+    if g.x >= rp.width || g.y >= rp.height {
+        return;
+    }
+    let p = vec2<i32>(g.xy);
+    let n = nearest(p);
     let v = id_word(n);
     if v == 0u {
-        return rp.background;
+        store(p, rp.background);
+        return;
     }
     let j = ~v - xchunk.first;
     if j < xchunk.count {
-        return shade(color_of(xpoints[j].w, xattrs[j]), n);
+        store(p, shade(color_of(xpoints[j].w, xattrs[j]), n));
+        return;
     }
     let i = ~v - chunk.first;
-    if i >= chunk.count {
-        discard;
+    if i < chunk.count {
+        store(p, shade(point_color(i), n));
     }
-    return shade(point_color(i), n);
 }

@@ -162,6 +162,12 @@ impl Deck {
                 });
                 scene.compute(&mut pass, &ctx);
             }
+            // A scene that resolves in compute writes the whole texture here; the render pass
+            // then keeps it.
+            let written = scene.writes_target();
+            if written {
+                scene.write_target(&mut encoder, &target.texture);
+            }
             {
                 let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
                     label: Some("scene:render"),
@@ -170,7 +176,11 @@ impl Deck {
                         depth_slice: None,
                         resolve_target: None,
                         ops: wgpu::Operations {
-                            load: wgpu::LoadOp::Clear(scene.background()),
+                            load: if written {
+                                wgpu::LoadOp::Load
+                            } else {
+                                wgpu::LoadOp::Clear(scene.background())
+                            },
                             store: wgpu::StoreOp::Store,
                         },
                     })],

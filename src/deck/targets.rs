@@ -79,9 +79,12 @@ impl Deck {
             sample_count: 1,
             dimension: wgpu::TextureDimension::D2,
             format: gpu.scene_format,
+            // COPY_DST: a scene that resolves in compute copies its image in
+            // (`Scene::write_target`).
             usage: wgpu::TextureUsages::RENDER_ATTACHMENT
                 | wgpu::TextureUsages::TEXTURE_BINDING
-                | wgpu::TextureUsages::COPY_SRC,
+                | wgpu::TextureUsages::COPY_SRC
+                | wgpu::TextureUsages::COPY_DST,
             view_formats: &[],
         });
         let view = texture.create_view(&wgpu::TextureViewDescriptor {

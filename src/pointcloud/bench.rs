@@ -302,6 +302,7 @@ fn time_rasterizer(
     });
     let resolve_buf = resolve_params(gpu, size);
     let resolve = r.bind_resolve(d, &resolve_buf, &target, vertices, &attrs);
+    let image = r.image(d, size);
     r.prepare_variant(d, VARIANT);
     time_render(
         gpu,
@@ -311,10 +312,11 @@ fn time_rasterizer(
         |enc| {
             r.clear(enc, &target);
             compute(enc, "pointcloud:bench:raster", |pass| {
-                r.encode(pass, &group, n.div_ceil(super::raster::BATCH_POINTS))
+                r.encode(pass, &group, n.div_ceil(super::raster::BATCH_POINTS));
+                r.resolve(pass, VARIANT, &resolve, &image);
             });
         },
-        |pass| r.paint(pass, VARIANT, &resolve),
+        |_| {},
     )
 }
 
@@ -342,6 +344,7 @@ fn resolve_params(gpu: &Gpu, size: (u32, u32)) -> wgpu::Buffer {
     let rp = ResolveParams {
         width: size.0,
         height: size.1,
+        pitch: super::raster::ResolveImage::pitch_of(size.0),
         ..bytemuck::Zeroable::zeroed()
     };
     gpu.device
@@ -405,6 +408,7 @@ fn time_quantized(
     let words: Vec<&wgpu::Buffer> = words.iter().collect();
     let groups = r.bind_quantized(d, &params_buf, &cloud, &words, &target);
     r.prepare_variant_quantized(d, VARIANT);
+    let image = r.image(d, size);
     let time = |r: &Rasterizer| {
         time_render(
             gpu,
@@ -414,10 +418,11 @@ fn time_quantized(
             |enc| {
                 r.clear(enc, &target);
                 compute(enc, "pointcloud:bench:raster_q", |pass| {
-                    r.encode_quantized(pass, &cloud, &groups)
+                    r.encode_quantized(pass, &cloud, &groups);
+                    r.resolve_quantized(pass, VARIANT, &resolve, &image);
                 });
             },
-            |pass| r.paint_quantized(pass, VARIANT, &resolve),
+            |_| {},
         )
     };
     let plain = time(&r);

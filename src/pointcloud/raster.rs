@@ -3,8 +3,9 @@
 //! Optimization" (CGF 40(4), 2021): in one pass of 64-bit atomic max of (depth, id) where the
 //! device has 64-bit atomics (`raster64.wgsl`), else in two passes of 32-bit atomics
 //! (`raster_depth.wgsl`: nearest depth per pixel; `raster_id.wgsl`: the smallest point index at
-//! that depth), the same buffer either way ([`RasterPath`]); then a resolve (`resolve.wgsl`) that colours each pixel from its point, with an
-//! optional point radius and eye-dome lighting.
+//! that depth), the same buffer either way ([`RasterPath`]); then a resolve (`resolve.wgsl`, a
+//! compute pass into a [`ResolveImage`] copied into the target) that colours each pixel from its
+//! point, with an optional point radius and eye-dome lighting.
 //!
 //! Points live in a pool of pages of [`BATCH_POINTS`] points (`vec4<u32>` each: x, y, z as f32
 //! bits relative to the point's node origin, `w` the attribute word of
@@ -24,14 +25,14 @@
 //! spatially coherent points ([`morton_order`]) whose boxes let a workgroup skip a batch wholly
 //! outside the view, ids and attributes read only for the visible points in the resolve, and the
 //! cloud spread over as many storage bindings as it needs ([`points_per_binding`], from the
-//! device's limits), one dispatch (and one resolve draw) per binding.
+//! device's limits), one dispatch (and one resolve dispatch) per binding.
 
 use std::collections::HashMap;
 
 use crate::gpu::layout;
 use crate::gpu::shaders::{
     POINTCLOUD_PICK, POINTCLOUD_RASTER_DEPTH, POINTCLOUD_RASTER_ID, POINTCLOUD_RASTER64,
-    POINTCLOUD_RESOLVE, RenderOptions,
+    POINTCLOUD_RESOLVE,
 };
 
 /// Which visibility-buffer path runs.
@@ -444,7 +445,7 @@ impl QuantizedCloud {
     }
 }
 
-/// `ResolveChunk` of `shaders/pointcloud/resolve.wgsl` (16 bytes): the ids one resolve draw
+/// `ResolveChunk` of `shaders/pointcloud/resolve.wgsl` (16 bytes): the ids one resolve dispatch
 /// colours (point id `first + k` is element k of its bindings, for k < count).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
@@ -494,8 +495,10 @@ pub struct ResolveParams {
     pub width: u32,
     /// See `width`.
     pub height: u32,
+    /// Words (pixels) per row of the [`ResolveImage`]: [`ResolveImage::pitch`].
+    pub pitch: u32,
     /// Padding.
-    pub _pad: [u32; 2],
+    pub _pad: u32,
     /// Colour where no point landed (linear 0–1, written as it is).
     pub background: [f32; 4],
     /// Near and far plane distances (file units), 1 for an orthographic projection else 0, and
@@ -550,7 +553,7 @@ pub(crate) fn wgsl_mirrors() -> Vec<crate::gpu::mirror::Mirror> {
             view_proj, width, height, _pad, class_mask,
         }),
         wgsl_mirror!(ResolveParams => "ResolveParams" {
-            width, height, _pad, background, near, far, ortho, edl_strength, intensity_scale,
+            width, height, pitch, _pad, background, near, far, ortho, edl_strength, intensity_scale,
             elev_min, elev_scale, _pad1, class_colors, lut,
         }),
         wgsl_mirror!(PickParams => "PickParams" {
@@ -654,6 +657,58 @@ impl VisibilityBuffer {
     }
 }
 
+/// The resolve's output: the colour of every pixel as 8-bit RGBA (BGRA for a `Bgra8Unorm`
+/// target), a u32 a pixel with R (B) in the low byte, rows of [`pitch`](Self::pitch) words; a
+/// compute pass writes it (`resolve.wgsl`) and [`copy_to`](Self::copy_to) brings it into the
+/// target texture (the row pitch is that of a buffer-to-texture copy).
+pub struct ResolveImage {
+    /// Size in pixels.
+    pub size: (u32, u32),
+    /// Words (pixels) per row: the width rounded up to a multiple of 64 (256 bytes).
+    pub pitch: u32,
+    /// The pixels, `pitch × height` words (STORAGE | COPY_SRC | COPY_DST: a caller may fill it
+    /// first, as the tests do, so that a pixel no dispatch writes keeps a known value).
+    pub buffer: wgpu::Buffer,
+    group: wgpu::BindGroup,
+}
+
+impl ResolveImage {
+    /// Words per row of an image `width` pixels wide: `width` rounded up to
+    /// `COPY_BYTES_PER_ROW_ALIGNMENT / 4`.
+    pub fn pitch_of(width: u32) -> u32 {
+        let align = wgpu::COPY_BYTES_PER_ROW_ALIGNMENT / 4;
+        width.max(1).div_ceil(align) * align
+    }
+
+    /// Records the copy of the image into `texture` (its format that of the [`Rasterizer`],
+    /// COPY_DST among its usages), over the size both share.
+    pub fn copy_to(&self, encoder: &mut wgpu::CommandEncoder, texture: &wgpu::Texture) {
+        let width = self.size.0.min(texture.width());
+        let height = self.size.1.min(texture.height());
+        encoder.copy_buffer_to_texture(
+            wgpu::TexelCopyBufferInfo {
+                buffer: &self.buffer,
+                layout: wgpu::TexelCopyBufferLayout {
+                    offset: 0,
+                    bytes_per_row: Some(self.pitch * 4),
+                    rows_per_image: None,
+                },
+            },
+            texture.as_image_copy(),
+            wgpu::Extent3d {
+                width,
+                height,
+                depth_or_array_layers: 1,
+            },
+        );
+    }
+
+    /// Workgroups covering the image in the resolve's 8 × 8 tiles.
+    fn dispatch(&self) -> (u32, u32) {
+        (self.size.0.div_ceil(8), self.size.1.div_ceil(8))
+    }
+}
+
 /// The rasterizer's pipelines and layouts.
 pub struct Rasterizer {
     path: RasterPath,
@@ -664,13 +719,16 @@ pub struct Rasterizer {
     atomic64: Option<(wgpu::BindGroupLayout, wgpu::ComputePipeline)>,
     resolve_layout: wgpu::BindGroupLayout,
     resolve_pipeline_layout: wgpu::PipelineLayout,
-    /// The two-pool resolve (`fs_dual`): its layout and pipelines by variant.
+    /// The two-pool resolve (`cs_dual`): its layout and pipelines by variant.
     dual_layout: wgpu::BindGroupLayout,
     dual_pipeline_layout: wgpu::PipelineLayout,
-    dual: HashMap<ResolveVariant, wgpu::RenderPipeline>,
-    format: wgpu::TextureFormat,
+    dual: HashMap<ResolveVariant, wgpu::ComputePipeline>,
+    /// The resolve's output (group 1): a [`ResolveImage`].
+    image_layout: wgpu::BindGroupLayout,
+    /// The image holds BGRA8 (`SWAP_RB`): the scene texture is `Bgra8Unorm`.
+    swap_rb: bool,
     /// Resolve pipelines by variant and whether they read a quantized cloud's attributes.
-    resolve: HashMap<(ResolveVariant, bool), wgpu::RenderPipeline>,
+    resolve: HashMap<(ResolveVariant, bool), wgpu::ComputePipeline>,
     /// The [`ResolveChunk`] of a cloud in one binding (ids 0 … u32::MAX − 1).
     chunk_all: wgpu::Buffer,
     pick_layout: wgpu::BindGroupLayout,
@@ -739,8 +797,9 @@ fn quantized_pipelines(
 }
 
 impl Rasterizer {
-    /// The rasterizer of the best path `device` has ([`RasterPath::best`]); resolve pipelines
-    /// into `format` are made per variant ([`prepare_variant`](Rasterizer::prepare_variant)).
+    /// The rasterizer of the best path `device` has ([`RasterPath::best`]), resolving for a
+    /// target of `format` (`Bgra8Unorm`: the [`ResolveImage`] holds BGRA8, else RGBA8); resolve
+    /// pipelines are made per variant ([`prepare_variant`](Rasterizer::prepare_variant)).
     pub fn new(device: &wgpu::Device, format: wgpu::TextureFormat) -> Rasterizer {
         Rasterizer::with_path(device, format, RasterPath::best(device))
     }
@@ -801,16 +860,21 @@ impl Rasterizer {
         let q_layout = layout::bind_group_layout(device, "pointcloud:raster_q", &q_entries);
         let q_pl = layout::pipeline_layout(device, "pointcloud:raster_q", &[&q_layout]);
         let q_pipelines = quantized_pipelines(device, path, &q_pl, false);
-        let fs = wgpu::ShaderStages::FRAGMENT;
-        // The resolve's bindings 0–5; the two-pool resolve adds the second pool's 6–8.
+        // The resolve's bindings 0–5; the two-pool resolve adds the second pool's 6–8; its
+        // output image is group 1.
         let resolve_entries = [
-            layout::uniform(0, fs, None),
-            layout::storage(1, fs, true),
-            layout::storage(2, fs, true),
-            layout::storage(3, fs, true),
-            layout::storage(4, fs, true),
-            layout::uniform(5, fs, None),
+            layout::uniform(0, cs, None),
+            layout::storage(1, cs, true),
+            layout::storage(2, cs, true),
+            layout::storage(3, cs, true),
+            layout::storage(4, cs, true),
+            layout::uniform(5, cs, None),
         ];
+        let image_layout = layout::bind_group_layout(
+            device,
+            "pointcloud:resolve:image",
+            &[layout::storage(0, cs, false)],
+        );
         let resolve_layout =
             layout::bind_group_layout(device, "pointcloud:resolve", &resolve_entries);
         let chunk_all = chunk_buffer(
@@ -822,18 +886,24 @@ impl Rasterizer {
                 _pad: [0; 2],
             },
         );
-        let resolve_pipeline_layout =
-            layout::pipeline_layout(device, "pointcloud:resolve", &[&resolve_layout]);
+        let resolve_pipeline_layout = layout::pipeline_layout(
+            device,
+            "pointcloud:resolve",
+            &[&resolve_layout, &image_layout],
+        );
         let mut dual_entries = resolve_entries.to_vec();
         dual_entries.extend([
-            layout::storage(6, fs, true),
-            layout::storage(7, fs, true),
-            layout::uniform(8, fs, None),
+            layout::storage(6, cs, true),
+            layout::storage(7, cs, true),
+            layout::uniform(8, cs, None),
         ]);
         let dual_layout =
             layout::bind_group_layout(device, "pointcloud:resolve:dual", &dual_entries);
-        let dual_pipeline_layout =
-            layout::pipeline_layout(device, "pointcloud:resolve:dual", &[&dual_layout]);
+        let dual_pipeline_layout = layout::pipeline_layout(
+            device,
+            "pointcloud:resolve:dual",
+            &[&dual_layout, &image_layout],
+        );
         let pick_layout = layout::bind_group_layout(
             device,
             "pointcloud:pick",
@@ -859,7 +929,8 @@ impl Rasterizer {
             dual_layout,
             dual_pipeline_layout,
             dual: HashMap::new(),
-            format,
+            image_layout,
+            swap_rb: format.remove_srgb_suffix() == wgpu::TextureFormat::Bgra8Unorm,
             resolve: HashMap::new(),
             chunk_all,
             q_layout,
@@ -898,7 +969,7 @@ impl Rasterizer {
     }
 
     /// [`prepare_variant`](Rasterizer::prepare_variant) for the resolve of a quantized cloud
-    /// ([`paint_quantized`](Rasterizer::paint_quantized)).
+    /// ([`resolve_quantized`](Rasterizer::resolve_quantized)).
     pub fn prepare_variant_quantized(&mut self, device: &wgpu::Device, v: ResolveVariant) {
         self.prepare(device, v, true);
     }
@@ -910,8 +981,8 @@ impl Rasterizer {
         }
     }
 
-    /// Makes the two-pool resolve pipeline of `v` (`fs_dual`: a quantized chunk and the 16-byte
-    /// points of a second pool in one draw) if it does not exist yet.
+    /// Makes the two-pool resolve pipeline of `v` (`cs_dual`: a quantized chunk and the 16-byte
+    /// points of a second pool in one dispatch) if it does not exist yet.
     pub fn prepare_variant_dual(&mut self, device: &wgpu::Device, v: ResolveVariant) {
         if !self.dual.contains_key(&v) {
             let pipeline = self.resolve_pipeline(device, v, true, true);
@@ -920,27 +991,22 @@ impl Rasterizer {
     }
 
     /// The resolve pipeline of variant `v`: 16-byte points or a quantized chunk (`quant`), or
-    /// both pools in one draw (`dual`, entry point `fs_dual`).
+    /// both pools in one dispatch (`dual`, entry point `cs_dual`).
     fn resolve_pipeline(
         &self,
         device: &wgpu::Device,
         v: ResolveVariant,
         quant: bool,
         dual: bool,
-    ) -> wgpu::RenderPipeline {
+    ) -> wgpu::ComputePipeline {
+        let flag = |on: bool| if on { 1.0 } else { 0.0 };
         let constants = [
             ("MODE", f64::from(v.mode.index())),
             ("RADIUS", f64::from(v.radius.min(MAX_RADIUS))),
-            ("EDL", if v.edl { 1.0 } else { 0.0 }),
-            (
-                "PACKED",
-                if self.path == RasterPath::Atomic64 {
-                    1.0
-                } else {
-                    0.0
-                },
-            ),
-            ("QUANT", if quant { 1.0 } else { 0.0 }),
+            ("EDL", flag(v.edl)),
+            ("PACKED", flag(self.path == RasterPath::Atomic64)),
+            ("QUANT", flag(quant)),
+            ("SWAP_RB", flag(self.swap_rb)),
         ];
         let label = format!(
             "pointcloud:resolve:{}:r{}:{}{}",
@@ -958,17 +1024,39 @@ impl Rasterizer {
         } else {
             &self.resolve_pipeline_layout
         };
-        POINTCLOUD_RESOLVE.render_pipeline(
+        POINTCLOUD_RESOLVE.compute_pipeline_entry_with(
             device,
             &label,
             layout,
-            &RenderOptions {
-                fragment: if dual { "fs_dual" } else { "fs_main" },
-                format: self.format,
-                constants: &constants,
-                ..Default::default()
-            },
+            if dual { "cs_dual" } else { "cs_main" },
+            &constants,
         )
+    }
+
+    /// The resolve's output for a target of `size` pixels (each side ≥ 1): see [`ResolveImage`].
+    pub fn image(&self, device: &wgpu::Device, size: (u32, u32)) -> ResolveImage {
+        let size = (size.0.max(1), size.1.max(1));
+        let pitch = ResolveImage::pitch_of(size.0);
+        let buffer = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("pointcloud:resolve:image"),
+            size: u64::from(pitch) * u64::from(size.1) * 4,
+            usage: wgpu::BufferUsages::STORAGE
+                | wgpu::BufferUsages::COPY_SRC
+                | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let group = layout::bind_group(
+            device,
+            "pointcloud:resolve:image:group",
+            &self.image_layout,
+            &[buffer.as_entire_binding()],
+        );
+        ResolveImage {
+            size,
+            pitch,
+            buffer,
+            group,
+        }
     }
 
     /// A visibility buffer of `size` pixels (each side ≥ 1) for this rasterizer's path.
@@ -1041,7 +1129,7 @@ impl Rasterizer {
     }
 
     /// [`bind_resolve`](Rasterizer::bind_resolve) of the 16-byte points with ids `0 .. count`
-    /// only (a pixel whose id is beyond is left to another draw, as the chunks of a quantized
+    /// only (a pixel whose id is beyond is left to another dispatch, as the chunks of a quantized
     /// cloud are): for a frame that also draws quantized points with ids from `count` on.
     pub fn bind_resolve_ids(
         &self,
@@ -1121,7 +1209,7 @@ impl Rasterizer {
     /// points, or a quantized chunk's attribute words) and `attrs`, colouring the ids of
     /// `chunk` (in a uniform buffer of its own), or every id (`None`); with `second` (the
     /// 16-byte points and attributes of a second pool, ids `0 .. count`), the two-pool
-    /// resolve's group (bindings 6–8 of `fs_dual`).
+    /// resolve's group (bindings 6–8 of `cs_dual`).
     #[allow(clippy::too_many_arguments)]
     fn resolve_group(
         &self,
@@ -1168,7 +1256,7 @@ impl Rasterizer {
         layout::bind_group(device, label, layout, &resources)
     }
 
-    /// The two-pool resolve's bind group (for [`paint_dual`](Rasterizer::paint_dual)): `params`,
+    /// The two-pool resolve's bind group (for [`resolve_dual`](Rasterizer::resolve_dual)): `params`,
     /// `target`, a quantized chunk (its attribute words and attributes, ids `first .. first +
     /// count`, as [`bind_resolve_quantized`](Rasterizer::bind_resolve_quantized)) and a pool of
     /// 16-byte points (`xpoints`, `xattrs`, ids `0 .. xcount`, as
@@ -1201,41 +1289,51 @@ impl Rasterizer {
         )
     }
 
-    /// Draws the two-pool resolve of variant `v` (made by
+    /// Records the two-pool resolve of variant `v` (made by
     /// [`prepare_variant_dual`](Rasterizer::prepare_variant_dual)) with `group` (from
-    /// [`bind_resolve_dual`](Rasterizer::bind_resolve_dual)) into `pass`: one draw colours the
-    /// pixels of both pools.
-    pub fn paint_dual(
+    /// [`bind_resolve_dual`](Rasterizer::bind_resolve_dual)) into `pass`, writing `image` (the
+    /// visibility buffer's size): one dispatch colours the pixels of both pools.
+    pub fn resolve_dual(
         &self,
-        pass: &mut wgpu::RenderPass<'_>,
+        pass: &mut wgpu::ComputePass<'_>,
         v: ResolveVariant,
         group: &wgpu::BindGroup,
+        image: &ResolveImage,
     ) {
-        let Some(pipeline) = self.dual.get(&v) else {
-            return;
-        };
-        pass.set_pipeline(pipeline);
-        pass.set_bind_group(0, group, &[]);
-        pass.draw(0..3, 0..1);
+        if let Some(pipeline) = self.dual.get(&v) {
+            Self::dispatch_resolve(pass, pipeline, std::slice::from_ref(group), image);
+        }
     }
 
-    /// Draws the resolve of variant `v` of a quantized cloud (made by
-    /// [`prepare_variant_quantized`](Rasterizer::prepare_variant_quantized)), one draw per
+    /// Records the resolve of variant `v` of a quantized cloud (made by
+    /// [`prepare_variant_quantized`](Rasterizer::prepare_variant_quantized)), one dispatch per
     /// chunk's group (from [`bind_resolve_quantized`](Rasterizer::bind_resolve_quantized)), into
-    /// `pass`, whose target is the visibility buffer's size.
-    pub fn paint_quantized(
+    /// `pass`, writing `image` (the visibility buffer's size).
+    pub fn resolve_quantized(
         &self,
-        pass: &mut wgpu::RenderPass<'_>,
+        pass: &mut wgpu::ComputePass<'_>,
         v: ResolveVariant,
         groups: &[wgpu::BindGroup],
+        image: &ResolveImage,
     ) {
-        let Some(pipeline) = self.resolve.get(&(v, true)) else {
-            return;
-        };
+        if let Some(pipeline) = self.resolve.get(&(v, true)) {
+            Self::dispatch_resolve(pass, pipeline, groups, image);
+        }
+    }
+
+    /// One dispatch of `pipeline` over `image` per group of `groups`.
+    fn dispatch_resolve(
+        pass: &mut wgpu::ComputePass<'_>,
+        pipeline: &wgpu::ComputePipeline,
+        groups: &[wgpu::BindGroup],
+        image: &ResolveImage,
+    ) {
+        let (x, y) = image.dispatch();
         pass.set_pipeline(pipeline);
+        pass.set_bind_group(1, &image.group, &[]);
         for group in groups {
             pass.set_bind_group(0, group, &[]);
-            pass.draw(0..3, 0..1);
+            pass.dispatch_workgroups(x, y, 1);
         }
     }
 
@@ -1314,22 +1412,20 @@ impl Rasterizer {
         }
     }
 
-    /// Draws the resolve of variant `v` (made by [`prepare_variant`]; nothing is drawn when it
-    /// was not) into `pass`, whose target is the visibility buffer's size.
+    /// Records the resolve of variant `v` (made by [`prepare_variant`]; nothing is recorded
+    /// when it was not) into `pass`, writing `image` (the visibility buffer's size).
     ///
     /// [`prepare_variant`]: Rasterizer::prepare_variant
-    pub fn paint(
+    pub fn resolve(
         &self,
-        pass: &mut wgpu::RenderPass<'_>,
+        pass: &mut wgpu::ComputePass<'_>,
         v: ResolveVariant,
         group: &wgpu::BindGroup,
+        image: &ResolveImage,
     ) {
-        let Some(pipeline) = self.resolve.get(&(v, false)) else {
-            return;
-        };
-        pass.set_pipeline(pipeline);
-        pass.set_bind_group(0, group, &[]);
-        pass.draw(0..3, 0..1);
+        if let Some(pipeline) = self.resolve.get(&(v, false)) {
+            Self::dispatch_resolve(pass, pipeline, std::slice::from_ref(group), image);
+        }
     }
 
     /// The pick's bind group: `params` (a uniform of [`PickParams`]), `target`, and `picked`

@@ -155,7 +155,21 @@ pub trait Scene {
     fn prepare(&mut self, gpu: &mut GpuFrame<'_>, frame: &FrameCtx);
     /// Records compute work into the frame's compute pass (timed as `MsGPUCompute`).
     fn compute(&mut self, _pass: &mut wgpu::ComputePass<'_>, _frame: &FrameCtx) {}
-    /// Draws into the scene texture (already cleared to the scene's background).
+    /// Whether this frame's image is written outside the render pass, by
+    /// [`write_target`](Scene::write_target) after the compute pass (a compute resolve, as the
+    /// point cloud's: a dispatch runs on every multiprocessor, a draw on a compute GPU such as
+    /// the H200 on a few). Asked after [`compute`](Scene::compute); when true the deck calls
+    /// `write_target`, and its render pass then loads the scene texture instead of clearing it.
+    /// Default false.
+    fn writes_target(&self) -> bool {
+        false
+    }
+    /// Records, after the compute pass, the commands that write every pixel of the scene
+    /// texture `target` ([`crate::gpu::Gpu::scene_format`], COPY_DST among its usages), for a
+    /// scene whose [`writes_target`](Scene::writes_target) is true.
+    fn write_target(&self, _encoder: &mut wgpu::CommandEncoder, _target: &wgpu::Texture) {}
+    /// Draws into the scene texture (already cleared to the scene's background, or written by
+    /// [`write_target`](Scene::write_target)).
     fn paint(&self, pass: &mut wgpu::RenderPass<'_>, frame: &FrameCtx);
     /// Records this frame's GPU → CPU copies (statistics, levels) into the deck's shared
     /// [`ReadbackRing`](crate::gpu::readback::ReadbackRing), in the frame's encoder after the

@@ -1,9 +1,9 @@
 //! What the compute rasterizer's tests share (tests/pointcloud_raster.rs,
 //! tests/pointcloud_quantized.rs): the visibility buffer read back as point ids, and the image
-//! the resolve draws into.
+//! the resolve writes.
 
 use vizdeck::gpu::Gpu;
-use vizdeck::pointcloud::raster::{Rasterizer, ResolveParams, VisibilityBuffer};
+use vizdeck::pointcloud::raster::{Rasterizer, ResolveImage, ResolveParams, VisibilityBuffer};
 
 /// Records into `enc` the clear of `target`, then `record` (the raster passes) in a compute pass
 /// labelled `label`.
@@ -46,6 +46,7 @@ pub fn resolve_params(d: &wgpu::Device, label: &str, size: (u32, u32)) -> wgpu::
     let rp = ResolveParams {
         width: size.0,
         height: size.1,
+        pitch: ResolveImage::pitch_of(size.0),
         background: [0.0, 0.0, 0.0, 1.0],
         ..bytemuck::Zeroable::zeroed()
     };
@@ -56,7 +57,8 @@ pub fn resolve_params(d: &wgpu::Device, label: &str, size: (u32, u32)) -> wgpu::
     })
 }
 
-/// An image of `size` in the scene's format the resolve draws into and a test reads back.
+/// A texture of `size` in the scene's format the resolve's image is copied into and a test
+/// reads back (a frame's render pass can load it too).
 pub fn resolve_image(d: &wgpu::Device, label: &str, size: (u32, u32)) -> wgpu::Texture {
     d.create_texture(&wgpu::TextureDescriptor {
         label: Some(label),
@@ -69,31 +71,34 @@ pub fn resolve_image(d: &wgpu::Device, label: &str, size: (u32, u32)) -> wgpu::T
         sample_count: 1,
         dimension: wgpu::TextureDimension::D2,
         format: vizdeck::scene::SCENE_FORMAT,
-        usage: wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::COPY_SRC,
+        usage: wgpu::TextureUsages::RENDER_ATTACHMENT
+            | wgpu::TextureUsages::COPY_SRC
+            | wgpu::TextureUsages::COPY_DST,
         view_formats: &[],
     })
 }
 
-/// A render pass into `view`, cleared to white first (a pixel the resolve misses stays white).
-pub fn resolve_pass<'e>(
-    enc: &'e mut wgpu::CommandEncoder,
+/// Records `record` (resolve dispatches into a fresh image of `r` filled with white, so a pixel
+/// the resolve misses stays white) in a compute pass labelled `label`, then the image's copy
+/// into `texture`.
+#[allow(clippy::disallowed_methods)] // a test frame outside the deck fills its own buffer
+pub fn resolve_into(
+    gpu: &Gpu,
+    enc: &mut wgpu::CommandEncoder,
+    r: &Rasterizer,
+    texture: &wgpu::Texture,
     label: &str,
-    view: &wgpu::TextureView,
-) -> wgpu::RenderPass<'e> {
-    enc.begin_render_pass(&wgpu::RenderPassDescriptor {
-        label: Some(label),
-        color_attachments: &[Some(wgpu::RenderPassColorAttachment {
-            view,
-            depth_slice: None,
-            resolve_target: None,
-            ops: wgpu::Operations {
-                load: wgpu::LoadOp::Clear(wgpu::Color::WHITE),
-                store: wgpu::StoreOp::Store,
-            },
-        })],
-        depth_stencil_attachment: None,
-        timestamp_writes: None,
-        occlusion_query_set: None,
-        multiview_mask: None,
-    })
+    record: impl FnOnce(&mut wgpu::ComputePass<'_>, &ResolveImage),
+) {
+    let image = r.image(&gpu.device, (texture.width(), texture.height()));
+    let white = vec![0xffu8; image.buffer.size() as usize];
+    gpu.queue.write_buffer(&image.buffer, 0, &white);
+    {
+        let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+            label: Some(label),
+            timestamp_writes: None,
+        });
+        record(&mut pass, &image);
+    }
+    image.copy_to(enc, texture);
 }

@@ -53,7 +53,7 @@ pub struct StreamRow {
     /// Seconds of the raster passes alone at rest (clear, quantized and exact passes), per
     /// frame.
     pub raster_s: f64,
-    /// Seconds of the resolve draw(s) alone at rest (colour, point radius, eye-dome lighting
+    /// Seconds of the resolve dispatch(es) alone at rest (colour, point radius, eye-dome lighting
     /// over the whole target), per frame.
     pub resolve_s: f64,
 }
@@ -68,13 +68,15 @@ fn percentile(v: &mut [f64], p: f64) -> f64 {
 }
 
 /// Records frame `index` of `scene` into `f` as the deck records it, without the UI: its
-/// prepare (one 1/60 s step, uploads through `f`'s uploader), its compute pass and its resolve
-/// into `view` (`size` pixels, cleared to black first); unsubmitted, for the caller to add
-/// what else it needs (readback copies) and submit.
+/// prepare (one 1/60 s step, uploads through `f`'s uploader), its compute pass (raster passes
+/// and the resolve), the resolved image copied into `target` (`size` pixels, `SCENE_FORMAT`,
+/// RENDER_ATTACHMENT | COPY_DST) and its render pass, which loads it (cleared to black first
+/// before the first frame is prepared); unsubmitted, for the caller to add what else it needs
+/// (readback copies) and submit.
 pub fn record_frame(
     f: &mut OwnedFrame<'_>,
     scene: &mut PointCloud,
-    view: &wgpu::TextureView,
+    target: &wgpu::Texture,
     index: u64,
     size: (u32, u32),
 ) {
@@ -98,29 +100,47 @@ pub fn record_frame(
             });
         scene.compute(&mut pass, &ctx);
     }
-    {
-        let mut pass = color_pass(
-            f.encoder(),
-            "pointcloud:frame:render",
-            view,
-            wgpu::LoadOp::Clear(wgpu::Color::BLACK),
-        );
-        scene.paint(&mut pass, &ctx);
+    let written = scene.writes_target();
+    if written {
+        scene.write_target(f.encoder(), target);
     }
+    let load = if written {
+        wgpu::LoadOp::Load
+    } else {
+        wgpu::LoadOp::Clear(wgpu::Color::BLACK)
+    };
+    let view = target.create_view(&Default::default());
+    let mut pass = f.encoder().begin_render_pass(&wgpu::RenderPassDescriptor {
+        label: Some("pointcloud:frame:render"),
+        color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+            view: &view,
+            depth_slice: None,
+            resolve_target: None,
+            ops: wgpu::Operations {
+                load,
+                store: wgpu::StoreOp::Store,
+            },
+        })],
+        depth_stencil_attachment: None,
+        timestamp_writes: None,
+        occlusion_query_set: None,
+        multiview_mask: None,
+    });
+    scene.paint(&mut pass, &ctx);
 }
 
-/// Runs one frame of `scene` into `view` ([`record_frame`], one submit); returns its wall time
-/// in seconds, to the GPU idle.
+/// Runs one frame of `scene` into `target` ([`record_frame`], one submit); returns its wall
+/// time in seconds, to the GPU idle.
 fn frame(
     gpu: &Gpu,
     scene: &mut PointCloud,
-    view: &wgpu::TextureView,
+    target: &wgpu::Texture,
     index: u64,
     size: (u32, u32),
 ) -> f64 {
     let t = Instant::now();
     let mut f = OwnedFrame::new(gpu, Strategy::WriteBuffer);
-    record_frame(&mut f, scene, view, index, size);
+    record_frame(&mut f, scene, target, index, size);
     f.submit();
     gpu.wait_idle();
     t.elapsed().as_secs_f64()
@@ -155,49 +175,34 @@ fn time_raster(gpu: &Gpu, scene: &PointCloud, reps: u32) -> Option<f64> {
     let target = r.target()?;
     Some(time_reps(gpu, "pointcloud:bench:raster", reps, |enc| {
         r.raster.clear(enc, target);
-        let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
-            label: Some("pointcloud:bench:raster"),
-            timestamp_writes: None,
-        });
-        r.encode_raster(&mut pass);
+        compute_pass(enc, "pointcloud:bench:raster", |pass| r.encode_raster(pass));
     }))
 }
 
-/// Seconds per repetition of `scene`'s resolve alone (the draw(s) that colour the target from
-/// the visibility buffer of its last frame) into `view`, [`time_reps`]; `None` before a frame
-/// was prepared.
-fn time_resolve(gpu: &Gpu, scene: &PointCloud, view: &wgpu::TextureView, reps: u32) -> Option<f64> {
+/// Seconds per repetition of `scene`'s resolve alone (the dispatch(es) that colour its image
+/// from the visibility buffer of its last frame), [`time_reps`]; `None` before a frame was
+/// prepared.
+fn time_resolve(gpu: &Gpu, scene: &PointCloud, reps: u32) -> Option<f64> {
     let r = &scene.renderer;
     r.target()?;
     Some(time_reps(gpu, "pointcloud:bench:resolve", reps, |enc| {
-        let mut pass = color_pass(enc, "pointcloud:bench:resolve", view, wgpu::LoadOp::Load);
-        r.paint(&mut pass);
+        compute_pass(enc, "pointcloud:bench:resolve", |pass| {
+            r.encode_resolve(pass)
+        });
     }))
 }
 
-/// A render pass labelled `label` drawing into `view`, loaded by `load`.
-fn color_pass<'e>(
-    enc: &'e mut wgpu::CommandEncoder,
+/// A compute pass labelled `label` in `enc`, recorded by `record`.
+fn compute_pass(
+    enc: &mut wgpu::CommandEncoder,
     label: &str,
-    view: &wgpu::TextureView,
-    load: wgpu::LoadOp<wgpu::Color>,
-) -> wgpu::RenderPass<'e> {
-    enc.begin_render_pass(&wgpu::RenderPassDescriptor {
+    record: impl FnOnce(&mut wgpu::ComputePass<'_>),
+) {
+    let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
         label: Some(label),
-        color_attachments: &[Some(wgpu::RenderPassColorAttachment {
-            view,
-            depth_slice: None,
-            resolve_target: None,
-            ops: wgpu::Operations {
-                load,
-                store: wgpu::StoreOp::Store,
-            },
-        })],
-        depth_stencil_attachment: None,
         timestamp_writes: None,
-        occlusion_query_set: None,
-        multiview_mask: None,
-    })
+    });
+    record(&mut pass);
 }
 
 /// Measures `cloud` (with `budget`, or the adapter's default; iso view) over `cycles` counted
@@ -233,15 +238,14 @@ pub fn stream_row(
         sample_count: 1,
         dimension: wgpu::TextureDimension::D2,
         format: gpu.scene_format,
-        usage: wgpu::TextureUsages::RENDER_ATTACHMENT,
+        usage: wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::COPY_DST,
         view_formats: &[],
     });
-    let view = texture.create_view(&Default::default());
     let (mut at_rest, mut loading, mut settle) = (Vec::new(), Vec::new(), Vec::new());
     let mut index = 0u64;
     // Indexing (LAS/LAZ) finishes before the cycles.
     while scene.indexing() {
-        frame(gpu, &mut scene, &view, index, size);
+        frame(gpu, &mut scene, &texture, index, size);
         index += 1;
     }
     for cycle in 0..=cycles {
@@ -250,7 +254,7 @@ pub fn stream_row(
         let mut n = 0;
         let mut times = Vec::new();
         loop {
-            times.push(frame(gpu, &mut scene, &view, index, size) * 1e3);
+            times.push(frame(gpu, &mut scene, &texture, index, size) * 1e3);
             index += 1;
             n += 1;
             if !scene.loading() || n >= MAX_LOADING_FRAMES {
@@ -260,7 +264,7 @@ pub fn stream_row(
         let settled = start.elapsed().as_secs_f64();
         let rest_times: Vec<f64> = (0..rest)
             .map(|_| {
-                let t = frame(gpu, &mut scene, &view, index, size) * 1e3;
+                let t = frame(gpu, &mut scene, &texture, index, size) * 1e3;
                 index += 1;
                 t
             })
@@ -274,7 +278,7 @@ pub fn stream_row(
     let quantized = scene.renderer.pool.batched_points();
     let rasterized = quantized + scene.renderer.exact.batched_points();
     let raster_s = time_raster(gpu, &scene, rest).unwrap_or(f64::NAN);
-    let resolve_s = time_resolve(gpu, &scene, &view, rest).unwrap_or(f64::NAN);
+    let resolve_s = time_resolve(gpu, &scene, rest).unwrap_or(f64::NAN);
     let m = scene.metrics();
     let loading_frames = loading.len();
     Ok(StreamRow {

@@ -706,7 +706,8 @@ impl PointCloud {
         ResolveParams {
             width: 1,
             height: 1,
-            _pad: [0; 2],
+            pitch: 1,
+            _pad: 0,
             background: [0.02, 0.02, 0.03, 1.0],
             near: view.map_or(0.1, |v| v.near as f32),
             far: view.map_or(1.0, |v| v.far as f32),
@@ -983,9 +984,17 @@ impl Scene for PointCloud {
         self.renderer.compute(pass);
     }
 
-    fn paint(&self, pass: &mut wgpu::RenderPass<'_>, _frame: &FrameCtx) {
-        self.renderer.paint(pass);
+    fn writes_target(&self) -> bool {
+        self.renderer.writes_target()
     }
+
+    fn write_target(&self, encoder: &mut wgpu::CommandEncoder, target: &wgpu::Texture) {
+        self.renderer.write_target(encoder, target);
+    }
+
+    /// Nothing: the resolve runs in the compute pass and
+    /// [`write_target`](Scene::write_target) copies its image.
+    fn paint(&self, _pass: &mut wgpu::RenderPass<'_>, _frame: &FrameCtx) {}
 
     fn record_readbacks(
         &mut self,

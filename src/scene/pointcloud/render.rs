@@ -1,19 +1,21 @@
 //! The point-cloud scene's GPU side: the rasterizer, the point pools, the visibility buffer of
 //! the scene's size, the two parameter blocks and their bind groups. Resident nodes are in the
 //! quantized pool (4 bytes a point, drawn by the rasterizer's quantized path: `main_q`, one
-//! dispatch and one resolve draw per chunk of the pool); a node whose quantized cells are too
-//! coarse for the view is also in the exact pool and drawn from there (16 bytes a point, the
+//! dispatch and one resolve dispatch per chunk of the pool); a node whose quantized cells are
+//! too coarse for the view is also in the exact pool and drawn from there (16 bytes a point, the
 //! rasterizer's `main`), into the same visibility buffer (the exact pool's ids first, the
-//! quantized pool's after). Where the quantized pool is one chunk, one resolve draw colours both
-//! pools' pixels (`fs_dual`). Everything here can be rebuilt from the CPU side (after a lost
-//! device the pools start empty and refill).
+//! quantized pool's after). Where the quantized pool is one chunk, one resolve dispatch colours
+//! both pools' pixels (`cs_dual`). The resolve runs in the frame's compute pass, into a
+//! [`ResolveImage`] that [`Renderer::write_target`] copies into the scene texture (no draw: see
+//! `resolve.wgsl`). Everything here can be rebuilt from the CPU side (after a lost device the
+//! pools start empty and refill).
 
 use crate::gpu::Gpu;
 use crate::gpu::frame::GpuFrame;
 use crate::pointcloud::camera::CameraView;
 use crate::pointcloud::pool::{DrawnPoint, ExactPool, Pool, Resident};
 use crate::pointcloud::raster::{
-    PickParams, RasterParams, RasterStage, Rasterizer, ResolveParams, ResolveVariant,
+    PickParams, RasterParams, RasterStage, Rasterizer, ResolveImage, ResolveParams, ResolveVariant,
     VisibilityBuffer, points_per_binding,
 };
 
@@ -84,6 +86,8 @@ pub struct Renderer {
     /// out of memory).
     pub asked: u64,
     target: Option<VisibilityBuffer>,
+    /// The resolve's output, the visibility buffer's size.
+    image: Option<ResolveImage>,
     raster_params: wgpu::Buffer,
     resolve_params: wgpu::Buffer,
     groups: Option<Groups>,
@@ -135,6 +139,7 @@ impl Renderer {
             exact: exact_pool,
             asked: capacity,
             target: None,
+            image: None,
             raster_params: uniform(
                 "pointcloud:raster:params",
                 std::mem::size_of::<RasterParams>(),
@@ -199,8 +204,8 @@ impl Renderer {
                 )
             })
             .collect();
-        // One chunk (the usual case): both pools resolved in one draw, so each pixel's disc and
-        // neighbours are read once.
+        // One chunk (the usual case): both pools resolved in one dispatch, so each pixel's disc
+        // and neighbours are read once.
         let resolve_dual = match (
             &cloud.chunks[..],
             &self.pool.words()[..],
@@ -220,6 +225,7 @@ impl Renderer {
         let pick = self
             .raster
             .bind_pick(d, &self.pick_params, &target, &self.picked);
+        self.image = Some(self.raster.image(d, size));
         self.target = Some(target);
         self.groups = Some(Groups {
             raster,
@@ -261,6 +267,7 @@ impl Renderer {
         let mut r = *resolve;
         r.width = size.0;
         r.height = size.1;
+        r.pitch = ResolveImage::pitch_of(size.0);
         if self.resolve_written != Some(r) {
             gpu.write_pod(&self.resolve_params, 0, &r);
             self.resolve_written = Some(r);
@@ -284,13 +291,14 @@ impl Renderer {
     }
 
     /// Records the rasterizer's passes over this frame's batch table (nothing when it is
-    /// empty), and the pick when a pixel is read out.
+    /// empty), the pick when a pixel is read out, and the resolve into the image.
     pub fn compute(&self, pass: &mut wgpu::ComputePass<'_>) {
         if let Some(g) = &self.groups {
             self.encode_raster(pass);
             if self.pick.is_some() {
                 self.raster.encode_pick(pass, &g.pick);
             }
+            self.encode_resolve(pass);
         }
     }
 
@@ -312,16 +320,32 @@ impl Renderer {
             .encode_stage(pass, &g.raster, exact, RasterStage::Ids);
     }
 
-    /// Draws the resolve: both pools in one draw where the quantized pool is one chunk, else
-    /// the exact pool's points, then a draw per chunk of the quantized pool.
-    pub fn paint(&self, pass: &mut wgpu::RenderPass<'_>) {
-        if let (Some(g), Some(v)) = (&self.groups, self.variant) {
-            if let Some(dual) = &g.resolve_dual {
-                self.raster.paint_dual(pass, v, dual);
-                return;
-            }
-            self.raster.paint(pass, v, &g.resolve);
-            self.raster.paint_quantized(pass, v, &g.resolve_q);
+    /// Records the resolve into the image (the bench times it alone): both pools in one
+    /// dispatch where the quantized pool is one chunk, else the exact pool's points, then a
+    /// dispatch per chunk of the quantized pool. Nothing before a frame was prepared.
+    pub fn encode_resolve(&self, pass: &mut wgpu::ComputePass<'_>) {
+        let (Some(g), Some(v), Some(image)) = (&self.groups, self.variant, &self.image) else {
+            return;
+        };
+        if let Some(dual) = &g.resolve_dual {
+            self.raster.resolve_dual(pass, v, dual, image);
+            return;
+        }
+        self.raster.resolve(pass, v, &g.resolve, image);
+        self.raster.resolve_quantized(pass, v, &g.resolve_q, image);
+    }
+
+    /// Whether [`compute`](Self::compute) resolves into an image that
+    /// [`write_target`](Self::write_target) copies: once a frame was prepared.
+    pub fn writes_target(&self) -> bool {
+        self.groups.is_some() && self.variant.is_some() && self.image.is_some()
+    }
+
+    /// Records the copy of the resolved image into `texture` (the scene texture: the
+    /// rasterizer's format, COPY_DST), after the compute pass.
+    pub fn write_target(&self, encoder: &mut wgpu::CommandEncoder, texture: &wgpu::Texture) {
+        if let Some(image) = &self.image {
+            image.copy_to(encoder, texture);
         }
     }
 
