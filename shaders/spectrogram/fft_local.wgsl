@@ -19,7 +19,12 @@
 //   amplitude_k = c_k·|X_k|·scale (scale = 1/Σw), dB = 20·log10, floored at −160, non-finite → −160.
 // Tile (f32, planar): re at a, im at IM_OFF + a, or, with HALVES, re and im exchanged one after the
 // other through M words (for M = 8192 in 32 KiB). With PAD, word a is stored at a + a/32, which
-// spreads the stride-8 scatter of the first stages over the 32 banks.
+// spreads the stride-8 scatter of the first stages over the 32 banks. Tile addresses: every put
+// writes o + j·p and every get reads lid + m·WG where (o mod 32) + (j·p mod 32) < 32 and
+// (lid mod 32) + (m·WG mod 32) < 32 (o = r(i − k) + k with k < p, p a power of the radix r or
+// WG; WG a power of two above lid), so ti(o + j·p) = ti(o) + ti(j·p): one base register and a
+// constant offset per value, rather than an address register per value (fewer registers a
+// thread, more workgroups a multiprocessor).
 //
 // Preludes prepended by the registry (src/gpu/shaders.rs): common/math.wgsl, common/fft.wgsl.
 
@@ -122,26 +127,28 @@ fn take(a: u32, old: vec2<f32>, part: u32) -> vec2<f32> {
 // Writes value j of this thread to logical tile index o + j·p (parts as in place). Constant
 // register indices throughout (the values stay in registers), hence the unrolled statements.
 fn put8(v: ptr<function, array<vec2<f32>, 8>>, o: u32, p: u32, part: u32) {
-    place(ti(o), (*v)[0], part);
-    place(ti(o + p), (*v)[1], part);
-    place(ti(o + 2u * p), (*v)[2], part);
-    place(ti(o + 3u * p), (*v)[3], part);
-    place(ti(o + 4u * p), (*v)[4], part);
-    place(ti(o + 5u * p), (*v)[5], part);
-    place(ti(o + 6u * p), (*v)[6], part);
-    place(ti(o + 7u * p), (*v)[7], part);
+    let b = ti(o);
+    place(b, (*v)[0], part);
+    place(b + ti(p), (*v)[1], part);
+    place(b + ti(2u * p), (*v)[2], part);
+    place(b + ti(3u * p), (*v)[3], part);
+    place(b + ti(4u * p), (*v)[4], part);
+    place(b + ti(5u * p), (*v)[5], part);
+    place(b + ti(6u * p), (*v)[6], part);
+    place(b + ti(7u * p), (*v)[7], part);
 }
 
 // Reads v[m] = tile[lid + m·WG] (parts as in place).
 fn get8(v: ptr<function, array<vec2<f32>, 8>>, lid: u32, part: u32) {
-    (*v)[0] = take(ti(lid), (*v)[0], part);
-    (*v)[1] = take(ti(lid + WG), (*v)[1], part);
-    (*v)[2] = take(ti(lid + 2u * WG), (*v)[2], part);
-    (*v)[3] = take(ti(lid + 3u * WG), (*v)[3], part);
-    (*v)[4] = take(ti(lid + 4u * WG), (*v)[4], part);
-    (*v)[5] = take(ti(lid + 5u * WG), (*v)[5], part);
-    (*v)[6] = take(ti(lid + 6u * WG), (*v)[6], part);
-    (*v)[7] = take(ti(lid + 7u * WG), (*v)[7], part);
+    let b = ti(lid);
+    (*v)[0] = take(b, (*v)[0], part);
+    (*v)[1] = take(b + ti(WG), (*v)[1], part);
+    (*v)[2] = take(b + ti(2u * WG), (*v)[2], part);
+    (*v)[3] = take(b + ti(3u * WG), (*v)[3], part);
+    (*v)[4] = take(b + ti(4u * WG), (*v)[4], part);
+    (*v)[5] = take(b + ti(5u * WG), (*v)[5], part);
+    (*v)[6] = take(b + ti(6u * WG), (*v)[6], part);
+    (*v)[7] = take(b + ti(7u * WG), (*v)[7], part);
 }
 
 fn tile_put(a: u32, z: vec2<f32>) {
@@ -183,10 +190,11 @@ fn pair(r: ptr<function, Pairs>, lid: u32, part: u32) {
     let t1 = lid + WG;
     let t2 = lid + 2u * WG;
     let t3 = lid + 3u * WG;
-    (*r).z[0] = take(ti(lid), (*r).z[0], part);
-    (*r).z[1] = take(ti(t1), (*r).z[1], part);
-    (*r).z[2] = take(ti(t2), (*r).z[2], part);
-    (*r).z[3] = take(ti(t3), (*r).z[3], part);
+    let b = ti(lid);
+    (*r).z[0] = take(b, (*r).z[0], part);
+    (*r).z[1] = take(b + ti(WG), (*r).z[1], part);
+    (*r).z[2] = take(b + ti(2u * WG), (*r).z[2], part);
+    (*r).z[3] = take(b + ti(3u * WG), (*r).z[3], part);
     (*r).w[0] = take(ti((M - lid) & mask), (*r).w[0], part);
     (*r).w[1] = take(ti(M - t1), (*r).w[1], part);
     (*r).w[2] = take(ti(M - t2), (*r).w[2], part);
@@ -391,42 +399,44 @@ fn dft16(a: array<vec2<f32>, 16>) -> array<vec2<f32>, 16> {
 
 // Writes value j of this thread to logical tile index o + j·p (parts as in place).
 fn put16(v: ptr<function, array<vec2<f32>, 16>>, o: u32, p: u32, part: u32) {
-    place(ti(o + 0u * p), (*v)[0], part);
-    place(ti(o + 1u * p), (*v)[1], part);
-    place(ti(o + 2u * p), (*v)[2], part);
-    place(ti(o + 3u * p), (*v)[3], part);
-    place(ti(o + 4u * p), (*v)[4], part);
-    place(ti(o + 5u * p), (*v)[5], part);
-    place(ti(o + 6u * p), (*v)[6], part);
-    place(ti(o + 7u * p), (*v)[7], part);
-    place(ti(o + 8u * p), (*v)[8], part);
-    place(ti(o + 9u * p), (*v)[9], part);
-    place(ti(o + 10u * p), (*v)[10], part);
-    place(ti(o + 11u * p), (*v)[11], part);
-    place(ti(o + 12u * p), (*v)[12], part);
-    place(ti(o + 13u * p), (*v)[13], part);
-    place(ti(o + 14u * p), (*v)[14], part);
-    place(ti(o + 15u * p), (*v)[15], part);
+    let b = ti(o);
+    place(b + ti(0u * p), (*v)[0], part);
+    place(b + ti(1u * p), (*v)[1], part);
+    place(b + ti(2u * p), (*v)[2], part);
+    place(b + ti(3u * p), (*v)[3], part);
+    place(b + ti(4u * p), (*v)[4], part);
+    place(b + ti(5u * p), (*v)[5], part);
+    place(b + ti(6u * p), (*v)[6], part);
+    place(b + ti(7u * p), (*v)[7], part);
+    place(b + ti(8u * p), (*v)[8], part);
+    place(b + ti(9u * p), (*v)[9], part);
+    place(b + ti(10u * p), (*v)[10], part);
+    place(b + ti(11u * p), (*v)[11], part);
+    place(b + ti(12u * p), (*v)[12], part);
+    place(b + ti(13u * p), (*v)[13], part);
+    place(b + ti(14u * p), (*v)[14], part);
+    place(b + ti(15u * p), (*v)[15], part);
 }
 
 // Reads v[m] = tile[lid + m·WG] (parts as in place).
 fn get16(v: ptr<function, array<vec2<f32>, 16>>, lid: u32, part: u32) {
-    (*v)[0] = take(ti(lid + 0u * WG), (*v)[0], part);
-    (*v)[1] = take(ti(lid + 1u * WG), (*v)[1], part);
-    (*v)[2] = take(ti(lid + 2u * WG), (*v)[2], part);
-    (*v)[3] = take(ti(lid + 3u * WG), (*v)[3], part);
-    (*v)[4] = take(ti(lid + 4u * WG), (*v)[4], part);
-    (*v)[5] = take(ti(lid + 5u * WG), (*v)[5], part);
-    (*v)[6] = take(ti(lid + 6u * WG), (*v)[6], part);
-    (*v)[7] = take(ti(lid + 7u * WG), (*v)[7], part);
-    (*v)[8] = take(ti(lid + 8u * WG), (*v)[8], part);
-    (*v)[9] = take(ti(lid + 9u * WG), (*v)[9], part);
-    (*v)[10] = take(ti(lid + 10u * WG), (*v)[10], part);
-    (*v)[11] = take(ti(lid + 11u * WG), (*v)[11], part);
-    (*v)[12] = take(ti(lid + 12u * WG), (*v)[12], part);
-    (*v)[13] = take(ti(lid + 13u * WG), (*v)[13], part);
-    (*v)[14] = take(ti(lid + 14u * WG), (*v)[14], part);
-    (*v)[15] = take(ti(lid + 15u * WG), (*v)[15], part);
+    let b = ti(lid);
+    (*v)[0] = take(b + ti(0u * WG), (*v)[0], part);
+    (*v)[1] = take(b + ti(1u * WG), (*v)[1], part);
+    (*v)[2] = take(b + ti(2u * WG), (*v)[2], part);
+    (*v)[3] = take(b + ti(3u * WG), (*v)[3], part);
+    (*v)[4] = take(b + ti(4u * WG), (*v)[4], part);
+    (*v)[5] = take(b + ti(5u * WG), (*v)[5], part);
+    (*v)[6] = take(b + ti(6u * WG), (*v)[6], part);
+    (*v)[7] = take(b + ti(7u * WG), (*v)[7], part);
+    (*v)[8] = take(b + ti(8u * WG), (*v)[8], part);
+    (*v)[9] = take(b + ti(9u * WG), (*v)[9], part);
+    (*v)[10] = take(b + ti(10u * WG), (*v)[10], part);
+    (*v)[11] = take(b + ti(11u * WG), (*v)[11], part);
+    (*v)[12] = take(b + ti(12u * WG), (*v)[12], part);
+    (*v)[13] = take(b + ti(13u * WG), (*v)[13], part);
+    (*v)[14] = take(b + ti(14u * WG), (*v)[14], part);
+    (*v)[15] = take(b + ti(15u * WG), (*v)[15], part);
 }
 
 fn exchange16(v: ptr<function, array<vec2<f32>, 16>>, o: u32, p: u32, lid: u32) {
@@ -445,21 +455,22 @@ fn exchange16(v: ptr<function, array<vec2<f32>, 16>>, o: u32, p: u32, lid: u32) 
 // Pair b of the split: z = Z[t], w = Z[(M − t) mod M] for t = lid + b·WG, b = 0..8 (parts as in
 // place), read after put16 published Z.
 fn pair16(z: ptr<function, array<vec2<f32>, 8>>, w: ptr<function, array<vec2<f32>, 8>>, lid: u32, part: u32) {
-    (*z)[0] = take(ti(lid), (*z)[0], part);
+    let b = ti(lid);
+    (*z)[0] = take(b, (*z)[0], part);
     (*w)[0] = take(ti((M - lid) & (M - 1u)), (*w)[0], part);
-    (*z)[1] = take(ti(lid + 1u * WG), (*z)[1], part);
+    (*z)[1] = take(b + ti(1u * WG), (*z)[1], part);
     (*w)[1] = take(ti(M - lid - 1u * WG), (*w)[1], part);
-    (*z)[2] = take(ti(lid + 2u * WG), (*z)[2], part);
+    (*z)[2] = take(b + ti(2u * WG), (*z)[2], part);
     (*w)[2] = take(ti(M - lid - 2u * WG), (*w)[2], part);
-    (*z)[3] = take(ti(lid + 3u * WG), (*z)[3], part);
+    (*z)[3] = take(b + ti(3u * WG), (*z)[3], part);
     (*w)[3] = take(ti(M - lid - 3u * WG), (*w)[3], part);
-    (*z)[4] = take(ti(lid + 4u * WG), (*z)[4], part);
+    (*z)[4] = take(b + ti(4u * WG), (*z)[4], part);
     (*w)[4] = take(ti(M - lid - 4u * WG), (*w)[4], part);
-    (*z)[5] = take(ti(lid + 5u * WG), (*z)[5], part);
+    (*z)[5] = take(b + ti(5u * WG), (*z)[5], part);
     (*w)[5] = take(ti(M - lid - 5u * WG), (*w)[5], part);
-    (*z)[6] = take(ti(lid + 6u * WG), (*z)[6], part);
+    (*z)[6] = take(b + ti(6u * WG), (*z)[6], part);
     (*w)[6] = take(ti(M - lid - 6u * WG), (*w)[6], part);
-    (*z)[7] = take(ti(lid + 7u * WG), (*z)[7], part);
+    (*z)[7] = take(b + ti(7u * WG), (*z)[7], part);
     (*w)[7] = take(ti(M - lid - 7u * WG), (*w)[7], part);
 }
 
@@ -753,74 +764,76 @@ fn dft32(a: array<vec2<f32>, 32>) -> array<vec2<f32>, 32> {
 
 // Writes value j of this thread to logical tile index o + j·p (parts as in place).
 fn put32(v: ptr<function, array<vec2<f32>, 32>>, o: u32, p: u32, part: u32) {
-    place(ti(o + 0u * p), (*v)[0], part);
-    place(ti(o + 1u * p), (*v)[1], part);
-    place(ti(o + 2u * p), (*v)[2], part);
-    place(ti(o + 3u * p), (*v)[3], part);
-    place(ti(o + 4u * p), (*v)[4], part);
-    place(ti(o + 5u * p), (*v)[5], part);
-    place(ti(o + 6u * p), (*v)[6], part);
-    place(ti(o + 7u * p), (*v)[7], part);
-    place(ti(o + 8u * p), (*v)[8], part);
-    place(ti(o + 9u * p), (*v)[9], part);
-    place(ti(o + 10u * p), (*v)[10], part);
-    place(ti(o + 11u * p), (*v)[11], part);
-    place(ti(o + 12u * p), (*v)[12], part);
-    place(ti(o + 13u * p), (*v)[13], part);
-    place(ti(o + 14u * p), (*v)[14], part);
-    place(ti(o + 15u * p), (*v)[15], part);
-    place(ti(o + 16u * p), (*v)[16], part);
-    place(ti(o + 17u * p), (*v)[17], part);
-    place(ti(o + 18u * p), (*v)[18], part);
-    place(ti(o + 19u * p), (*v)[19], part);
-    place(ti(o + 20u * p), (*v)[20], part);
-    place(ti(o + 21u * p), (*v)[21], part);
-    place(ti(o + 22u * p), (*v)[22], part);
-    place(ti(o + 23u * p), (*v)[23], part);
-    place(ti(o + 24u * p), (*v)[24], part);
-    place(ti(o + 25u * p), (*v)[25], part);
-    place(ti(o + 26u * p), (*v)[26], part);
-    place(ti(o + 27u * p), (*v)[27], part);
-    place(ti(o + 28u * p), (*v)[28], part);
-    place(ti(o + 29u * p), (*v)[29], part);
-    place(ti(o + 30u * p), (*v)[30], part);
-    place(ti(o + 31u * p), (*v)[31], part);
+    let b = ti(o);
+    place(b + ti(0u * p), (*v)[0], part);
+    place(b + ti(1u * p), (*v)[1], part);
+    place(b + ti(2u * p), (*v)[2], part);
+    place(b + ti(3u * p), (*v)[3], part);
+    place(b + ti(4u * p), (*v)[4], part);
+    place(b + ti(5u * p), (*v)[5], part);
+    place(b + ti(6u * p), (*v)[6], part);
+    place(b + ti(7u * p), (*v)[7], part);
+    place(b + ti(8u * p), (*v)[8], part);
+    place(b + ti(9u * p), (*v)[9], part);
+    place(b + ti(10u * p), (*v)[10], part);
+    place(b + ti(11u * p), (*v)[11], part);
+    place(b + ti(12u * p), (*v)[12], part);
+    place(b + ti(13u * p), (*v)[13], part);
+    place(b + ti(14u * p), (*v)[14], part);
+    place(b + ti(15u * p), (*v)[15], part);
+    place(b + ti(16u * p), (*v)[16], part);
+    place(b + ti(17u * p), (*v)[17], part);
+    place(b + ti(18u * p), (*v)[18], part);
+    place(b + ti(19u * p), (*v)[19], part);
+    place(b + ti(20u * p), (*v)[20], part);
+    place(b + ti(21u * p), (*v)[21], part);
+    place(b + ti(22u * p), (*v)[22], part);
+    place(b + ti(23u * p), (*v)[23], part);
+    place(b + ti(24u * p), (*v)[24], part);
+    place(b + ti(25u * p), (*v)[25], part);
+    place(b + ti(26u * p), (*v)[26], part);
+    place(b + ti(27u * p), (*v)[27], part);
+    place(b + ti(28u * p), (*v)[28], part);
+    place(b + ti(29u * p), (*v)[29], part);
+    place(b + ti(30u * p), (*v)[30], part);
+    place(b + ti(31u * p), (*v)[31], part);
 }
 
 // Reads v[m] = tile[lid + m·WG] (parts as in place).
 fn get32(v: ptr<function, array<vec2<f32>, 32>>, lid: u32, part: u32) {
-    (*v)[0] = take(ti(lid + 0u * WG), (*v)[0], part);
-    (*v)[1] = take(ti(lid + 1u * WG), (*v)[1], part);
-    (*v)[2] = take(ti(lid + 2u * WG), (*v)[2], part);
-    (*v)[3] = take(ti(lid + 3u * WG), (*v)[3], part);
-    (*v)[4] = take(ti(lid + 4u * WG), (*v)[4], part);
-    (*v)[5] = take(ti(lid + 5u * WG), (*v)[5], part);
-    (*v)[6] = take(ti(lid + 6u * WG), (*v)[6], part);
-    (*v)[7] = take(ti(lid + 7u * WG), (*v)[7], part);
-    (*v)[8] = take(ti(lid + 8u * WG), (*v)[8], part);
-    (*v)[9] = take(ti(lid + 9u * WG), (*v)[9], part);
-    (*v)[10] = take(ti(lid + 10u * WG), (*v)[10], part);
-    (*v)[11] = take(ti(lid + 11u * WG), (*v)[11], part);
-    (*v)[12] = take(ti(lid + 12u * WG), (*v)[12], part);
-    (*v)[13] = take(ti(lid + 13u * WG), (*v)[13], part);
-    (*v)[14] = take(ti(lid + 14u * WG), (*v)[14], part);
-    (*v)[15] = take(ti(lid + 15u * WG), (*v)[15], part);
-    (*v)[16] = take(ti(lid + 16u * WG), (*v)[16], part);
-    (*v)[17] = take(ti(lid + 17u * WG), (*v)[17], part);
-    (*v)[18] = take(ti(lid + 18u * WG), (*v)[18], part);
-    (*v)[19] = take(ti(lid + 19u * WG), (*v)[19], part);
-    (*v)[20] = take(ti(lid + 20u * WG), (*v)[20], part);
-    (*v)[21] = take(ti(lid + 21u * WG), (*v)[21], part);
-    (*v)[22] = take(ti(lid + 22u * WG), (*v)[22], part);
-    (*v)[23] = take(ti(lid + 23u * WG), (*v)[23], part);
-    (*v)[24] = take(ti(lid + 24u * WG), (*v)[24], part);
-    (*v)[25] = take(ti(lid + 25u * WG), (*v)[25], part);
-    (*v)[26] = take(ti(lid + 26u * WG), (*v)[26], part);
-    (*v)[27] = take(ti(lid + 27u * WG), (*v)[27], part);
-    (*v)[28] = take(ti(lid + 28u * WG), (*v)[28], part);
-    (*v)[29] = take(ti(lid + 29u * WG), (*v)[29], part);
-    (*v)[30] = take(ti(lid + 30u * WG), (*v)[30], part);
-    (*v)[31] = take(ti(lid + 31u * WG), (*v)[31], part);
+    let b = ti(lid);
+    (*v)[0] = take(b + ti(0u * WG), (*v)[0], part);
+    (*v)[1] = take(b + ti(1u * WG), (*v)[1], part);
+    (*v)[2] = take(b + ti(2u * WG), (*v)[2], part);
+    (*v)[3] = take(b + ti(3u * WG), (*v)[3], part);
+    (*v)[4] = take(b + ti(4u * WG), (*v)[4], part);
+    (*v)[5] = take(b + ti(5u * WG), (*v)[5], part);
+    (*v)[6] = take(b + ti(6u * WG), (*v)[6], part);
+    (*v)[7] = take(b + ti(7u * WG), (*v)[7], part);
+    (*v)[8] = take(b + ti(8u * WG), (*v)[8], part);
+    (*v)[9] = take(b + ti(9u * WG), (*v)[9], part);
+    (*v)[10] = take(b + ti(10u * WG), (*v)[10], part);
+    (*v)[11] = take(b + ti(11u * WG), (*v)[11], part);
+    (*v)[12] = take(b + ti(12u * WG), (*v)[12], part);
+    (*v)[13] = take(b + ti(13u * WG), (*v)[13], part);
+    (*v)[14] = take(b + ti(14u * WG), (*v)[14], part);
+    (*v)[15] = take(b + ti(15u * WG), (*v)[15], part);
+    (*v)[16] = take(b + ti(16u * WG), (*v)[16], part);
+    (*v)[17] = take(b + ti(17u * WG), (*v)[17], part);
+    (*v)[18] = take(b + ti(18u * WG), (*v)[18], part);
+    (*v)[19] = take(b + ti(19u * WG), (*v)[19], part);
+    (*v)[20] = take(b + ti(20u * WG), (*v)[20], part);
+    (*v)[21] = take(b + ti(21u * WG), (*v)[21], part);
+    (*v)[22] = take(b + ti(22u * WG), (*v)[22], part);
+    (*v)[23] = take(b + ti(23u * WG), (*v)[23], part);
+    (*v)[24] = take(b + ti(24u * WG), (*v)[24], part);
+    (*v)[25] = take(b + ti(25u * WG), (*v)[25], part);
+    (*v)[26] = take(b + ti(26u * WG), (*v)[26], part);
+    (*v)[27] = take(b + ti(27u * WG), (*v)[27], part);
+    (*v)[28] = take(b + ti(28u * WG), (*v)[28], part);
+    (*v)[29] = take(b + ti(29u * WG), (*v)[29], part);
+    (*v)[30] = take(b + ti(30u * WG), (*v)[30], part);
+    (*v)[31] = take(b + ti(31u * WG), (*v)[31], part);
 }
 
 fn exchange32(v: ptr<function, array<vec2<f32>, 32>>, o: u32, p: u32, lid: u32) {
@@ -839,37 +852,38 @@ fn exchange32(v: ptr<function, array<vec2<f32>, 32>>, o: u32, p: u32, lid: u32) 
 // Pair b of the split: z = Z[t], w = Z[(M − t) mod M] for t = lid + b·WG, b = 0..16 (parts as in
 // place), read after put32 published Z.
 fn pair32(z: ptr<function, array<vec2<f32>, 16>>, w: ptr<function, array<vec2<f32>, 16>>, lid: u32, part: u32) {
-    (*z)[0] = take(ti(lid), (*z)[0], part);
+    let b = ti(lid);
+    (*z)[0] = take(b, (*z)[0], part);
     (*w)[0] = take(ti((M - lid) & (M - 1u)), (*w)[0], part);
-    (*z)[1] = take(ti(lid + 1u * WG), (*z)[1], part);
+    (*z)[1] = take(b + ti(1u * WG), (*z)[1], part);
     (*w)[1] = take(ti(M - lid - 1u * WG), (*w)[1], part);
-    (*z)[2] = take(ti(lid + 2u * WG), (*z)[2], part);
+    (*z)[2] = take(b + ti(2u * WG), (*z)[2], part);
     (*w)[2] = take(ti(M - lid - 2u * WG), (*w)[2], part);
-    (*z)[3] = take(ti(lid + 3u * WG), (*z)[3], part);
+    (*z)[3] = take(b + ti(3u * WG), (*z)[3], part);
     (*w)[3] = take(ti(M - lid - 3u * WG), (*w)[3], part);
-    (*z)[4] = take(ti(lid + 4u * WG), (*z)[4], part);
+    (*z)[4] = take(b + ti(4u * WG), (*z)[4], part);
     (*w)[4] = take(ti(M - lid - 4u * WG), (*w)[4], part);
-    (*z)[5] = take(ti(lid + 5u * WG), (*z)[5], part);
+    (*z)[5] = take(b + ti(5u * WG), (*z)[5], part);
     (*w)[5] = take(ti(M - lid - 5u * WG), (*w)[5], part);
-    (*z)[6] = take(ti(lid + 6u * WG), (*z)[6], part);
+    (*z)[6] = take(b + ti(6u * WG), (*z)[6], part);
     (*w)[6] = take(ti(M - lid - 6u * WG), (*w)[6], part);
-    (*z)[7] = take(ti(lid + 7u * WG), (*z)[7], part);
+    (*z)[7] = take(b + ti(7u * WG), (*z)[7], part);
     (*w)[7] = take(ti(M - lid - 7u * WG), (*w)[7], part);
-    (*z)[8] = take(ti(lid + 8u * WG), (*z)[8], part);
+    (*z)[8] = take(b + ti(8u * WG), (*z)[8], part);
     (*w)[8] = take(ti(M - lid - 8u * WG), (*w)[8], part);
-    (*z)[9] = take(ti(lid + 9u * WG), (*z)[9], part);
+    (*z)[9] = take(b + ti(9u * WG), (*z)[9], part);
     (*w)[9] = take(ti(M - lid - 9u * WG), (*w)[9], part);
-    (*z)[10] = take(ti(lid + 10u * WG), (*z)[10], part);
+    (*z)[10] = take(b + ti(10u * WG), (*z)[10], part);
     (*w)[10] = take(ti(M - lid - 10u * WG), (*w)[10], part);
-    (*z)[11] = take(ti(lid + 11u * WG), (*z)[11], part);
+    (*z)[11] = take(b + ti(11u * WG), (*z)[11], part);
     (*w)[11] = take(ti(M - lid - 11u * WG), (*w)[11], part);
-    (*z)[12] = take(ti(lid + 12u * WG), (*z)[12], part);
+    (*z)[12] = take(b + ti(12u * WG), (*z)[12], part);
     (*w)[12] = take(ti(M - lid - 12u * WG), (*w)[12], part);
-    (*z)[13] = take(ti(lid + 13u * WG), (*z)[13], part);
+    (*z)[13] = take(b + ti(13u * WG), (*z)[13], part);
     (*w)[13] = take(ti(M - lid - 13u * WG), (*w)[13], part);
-    (*z)[14] = take(ti(lid + 14u * WG), (*z)[14], part);
+    (*z)[14] = take(b + ti(14u * WG), (*z)[14], part);
     (*w)[14] = take(ti(M - lid - 14u * WG), (*w)[14], part);
-    (*z)[15] = take(ti(lid + 15u * WG), (*z)[15], part);
+    (*z)[15] = take(b + ti(15u * WG), (*z)[15], part);
     (*w)[15] = take(ti(M - lid - 15u * WG), (*w)[15], part);
 }
 
