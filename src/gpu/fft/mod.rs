@@ -38,8 +38,9 @@
 //! `T` (see `twiddle_table`): w, w², w⁴ per butterfly side by side, the other powers multiplied
 //! out. From M = [`FUSED16_MIN_M`] up the same kernel runs with 16 values per thread instead
 //! (entry point `main16`, M/16 threads, radix-16 stages built from two 8-point DFTs, then one
-//! radix-2, 4 or 8 stage): one exchange fewer for M = 8192, which the H200 runs 13 % faster
-//! ([`FusedValues`]). A third entry point, `main32` (M/32 threads of 32 values, radix-32
+//! radix-2, 4 or 8 stage): one exchange fewer for M = 8192, which the H200 runs 13 % faster,
+//! and 2–4 % faster from M = 1024 ([`FusedValues`]). The module is built without wgpu's runtime
+//! checks by default ([`FftOptions::unchecked`]: its indices are in range by construction). A third entry point, `main32` (M/32 threads of 32 values, radix-32
 //! stages built from two 16-point DFTs, then one radix-2, 4, 8 or 16 stage), is chosen only by
 //! [`FusedValues::ThirtyTwo`], for measurements. The split reads `T[t]` once and takes
 //! `T[M − t] = −conj(T[t])`. The global ping-pong buffers are not allocated.
