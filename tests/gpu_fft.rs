@@ -205,7 +205,9 @@ fn complex_spectrum_matches_realfft_f64_for_every_size() {
         (true, (FusedLayout::Halves, FusedValues::Sixteen, false)),
         (true, (FusedLayout::Halves, FusedValues::ThirtyTwo, false)),
         (true, (FusedLayout::Planar, FusedValues::ThirtyTwo, false)),
-        // Without wgpu's runtime checks (FftOptions::unchecked): the same values.
+        // Without wgpu's runtime checks (FftOptions::unchecked, the default): the same values.
+        (true, (FusedLayout::Auto, FusedValues::Auto, true)),
+        (true, (FusedLayout::Planar, FusedValues::Eight, true)),
         (true, (FusedLayout::Halves, FusedValues::Eight, true)),
         (true, (FusedLayout::Halves, FusedValues::Sixteen, true)),
         (true, (FusedLayout::Planar, FusedValues::Sixteen, true)),

@@ -2,8 +2,9 @@
 //! variant compiles to SPIR-V and builds as a pipeline on a second Vulkan device; where the
 //! driver has `VK_KHR_pipeline_executable_properties` (the test asks Vulkan itself) statistics
 //! come back, else the one refusal naming the device and the extension (Mesa 22.3's lavapipe in
-//! CI lacks it, so there the test checks the build path and the refusal). Bad shaders are
-//! refused with their path and the stage that failed.
+//! CI lacks it, so there the test checks the build path and the refusal). Bad shaders, and
+//! shaders wgpu itself would refuse on the device, are refused with their path and the stage
+//! that failed.
 
 mod common;
 use common::gpu;
@@ -13,20 +14,31 @@ use vizdeck::gpu::pipeline_stats::{
     ComputeShader, EXTENSION, StatsError, compute_pipeline_statistics,
 };
 
-/// Whether `gpu`'s physical device lists [`EXTENSION`], asked through ash directly.
+/// Whether `gpu`'s physical device lists [`EXTENSION`] and its `pipelineExecutableInfo`
+/// feature, asked through ash directly.
 fn driver_has_extension(gpu: &vizdeck::gpu::Gpu) -> bool {
-    // SAFETY: plain queries on wgpu's instance and physical device.
+    use ash::vk;
+    // SAFETY: plain queries on wgpu's instance and physical device; the feature struct is
+    // chained only where the extension is listed.
     unsafe {
         let hal = gpu
             .device
             .as_hal::<wgpu::hal::api::Vulkan>()
             .expect("the test GPU is Vulkan");
         let instance = hal.shared_instance().raw_instance();
-        instance
-            .enumerate_device_extension_properties(hal.raw_physical_device())
+        let physical = hal.raw_physical_device();
+        let listed = instance
+            .enumerate_device_extension_properties(physical)
             .expect("extensions")
             .iter()
-            .any(|e| e.extension_name_as_c_str().unwrap().to_str() == Ok(EXTENSION))
+            .any(|e| e.extension_name_as_c_str().unwrap().to_str() == Ok(EXTENSION));
+        if !listed {
+            return false;
+        }
+        let mut exec = vk::PhysicalDevicePipelineExecutablePropertiesFeaturesKHR::default();
+        let mut features = vk::PhysicalDeviceFeatures2::default().push_next(&mut exec);
+        instance.get_physical_device_features2(physical, &mut features);
+        exec.pipeline_executable_info == vk::TRUE
     }
 }
 
@@ -92,11 +104,11 @@ fn shader(wgsl: &'static str) -> ComputeShader<'static> {
 #[test]
 fn bad_shaders_are_refused_with_their_path_and_stage() {
     let gpu = gpu();
-    let cases: [(&str, ComputeShader<'static>, &str); 4] = [
+    let cases: [(&str, ComputeShader<'static>, &str); 5] = [
         (
             "syntax",
             shader("@compute @workgroup_size(1) fn main( {"),
-            "parse",
+            "parsing error",
         ),
         (
             "texture binding",
@@ -112,7 +124,14 @@ fn bad_shaders_are_refused_with_their_path_and_stage() {
                 "override K: u32;\n@group(0) @binding(0) var<storage, read_write> o: array<u32>;\n\
                  @compute @workgroup_size(1) fn main() { o[0] = K; }",
             ),
-            "overrides",
+            "Missing value for pipeline-overridable constant with identifier string: 'K'",
+        ),
+        (
+            // Past every device's limit of invocations a workgroup: wgpu refuses the
+            // pipeline, so no second device is asked to build it.
+            "workgroup too large",
+            shader("@compute @workgroup_size(1024, 1024) fn main() {}"),
+            "In Device::create_compute_pipeline",
         ),
         (
             "missing entry point",

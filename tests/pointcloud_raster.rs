@@ -199,6 +199,41 @@ fn visibility_buffer_equals_the_cpu_reference() {
             };
             assert_eq!(rgba[px * 4..px * 4 + 4], expect, "{path:?}: pixel {px}");
         }
+
+        // The same resolve for a Bgra8Unorm scene texture: the image's bytes are B, G, R, A,
+        // rows of `pitch` pixels.
+        let mut rb = Rasterizer::with_path(d, wgpu::TextureFormat::Bgra8Unorm, path);
+        let resolve_b = rb.bind_resolve(d, &rp_buf, &target, &points_buf, &attrs_buf);
+        rb.prepare_variant(d, variant);
+        let image_b = rb.image(d, size);
+        let mut enc = d.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+            label: Some("test:resolve:bgra"),
+        });
+        {
+            let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("test:resolve:bgra"),
+                timestamp_writes: None,
+            });
+            rb.resolve(&mut pass, variant, &resolve_b, &image_b);
+        }
+        gpu.queue.submit([enc.finish()]);
+        let bytes = gpu
+            .read_buffer_blocking(&image_b.buffer, 0, image_b.buffer.size())
+            .expect("image");
+        assert_eq!(image_b.pitch % 64, 0);
+        assert!(image_b.pitch >= size.0);
+        for (px, w) in want.iter().enumerate() {
+            let [r8, g8, b8, a8] = match w {
+                Some(i) => colors[i].to_le_bytes(),
+                None => [0, 0, 0, 255],
+            };
+            let at = ((px / size.0 as usize) * image_b.pitch as usize + px % size.0 as usize) * 4;
+            assert_eq!(
+                bytes[at..at + 4],
+                [b8, g8, r8, a8],
+                "{path:?}: BGRA pixel {px}"
+            );
+        }
     }
     common::assert_no_gpu_errors(&gpu);
 }

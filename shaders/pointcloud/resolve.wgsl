@@ -54,7 +54,7 @@ override QUANT: bool = false;
 // `image` holds BGRA8 (a Bgra8Unorm scene texture) rather than RGBA8.
 override SWAP_RB: bool = false;
 
-// The ids one draw colours (mirror: src/pointcloud/raster.rs `ResolveChunk`): point id
+// The ids one dispatch colours (mirror: src/pointcloud/raster.rs `ResolveChunk`): point id
 // `first + k` is element k of bindings 3 and 4, for k < count.
 struct ResolveChunk {
     first: u32,
@@ -99,7 +99,7 @@ fn key_at(x: i32, y: i32) -> u32 {
 }
 
 
-// Colour of element `i` of this draw's bindings.
+// Colour of element `i` of this dispatch's bindings.
 fn point_color(i: u32) -> vec4<f32> {
     var word: u32;
     if QUANT {

@@ -369,7 +369,7 @@ fn main(
 // w⁴, w⁸ side by side in a per-stage table at TW16 + 4(q − 1)/15 (see gpu::fft::twiddle_table).
 // The last stage's radix is the override LAST_R, so the compiler drops the other branches (with
 // the radix computed at run time the kernel held more registers and ran 7–12 % slower on the
-// H200). The host picks this entry point from M = 4096 up (gpu::fft::FUSED16_MIN_M).
+// H200). The host picks this entry point from M = 1024 up (gpu::fft::FUSED16_MIN_M).
 
 override TW16: u32 = 0u;        // offset of the radix-16 stage tables in `twiddles`
 override LAST_R: u32 = 1u;      // the radix of the last stage (1: none): M / 16^⌊log16 M⌋ in

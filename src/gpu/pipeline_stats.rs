@@ -5,13 +5,16 @@
 //! FFT's speed at large N hangs on (`vizdeck bench --kernels fft`, BENCHMARKS.md).
 //!
 //! wgpu neither enables that extension nor lets a pipeline be created with
-//! `VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR`, so [`compute_pipeline_statistics`] compiles
-//! the shader as wgpu's Vulkan backend does (naga: overrides resolved for the entry point, then
-//! SPIR-V with wgpu's runtime checks or without them) and builds it on a second, short-lived
-//! `VkDevice` of the same physical device with the extension on. wgpu's own device is never
-//! touched. The driver compiles the same SPIR-V the same way, so its figures are those of
-//! wgpu's pipeline, up to the workgroup-memory zero-initialisation (left out here, as every
-//! caller in vizdeck that asks for statistics turns it off).
+//! `VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR`, so [`compute_pipeline_statistics`] first
+//! builds the pipeline through wgpu (so a shader wgpu would refuse on this device, for its
+//! features, limits or layout, is refused here too), then compiles it as wgpu's Vulkan backend
+//! does (naga: overrides resolved for the entry point, SPIR-V with wgpu's runtime checks or
+//! without them, wgpu's bounds-check policy for its robust buffer access) and builds it on a
+//! second, short-lived `VkDevice` of the same physical device with the extension and the same
+//! robustness features on. wgpu's own device only builds and drops its pipeline. The driver
+//! compiles the same SPIR-V under the same robustness, so its figures are those of wgpu's
+//! pipeline, up to the workgroup-memory zero-initialisation (left out here, as every caller in
+//! vizdeck that asks for statistics turns it off).
 
 use std::ffi::CString;
 
@@ -29,13 +32,14 @@ pub enum StatsError {
     #[error("pipeline statistics need the Vulkan backend")]
     NotVulkan,
     /// The device lacks [`EXTENSION`] or its `pipelineExecutableInfo` feature.
-    #[error("{device} lacks {EXTENSION}")]
+    #[error("{device} lacks {EXTENSION} (or its pipelineExecutableInfo feature)")]
     Unsupported {
         /// The physical device's name.
         device: String,
     },
-    /// The shader did not compile to SPIR-V (parse, validation, overrides or the SPIR-V writer;
-    /// the message names the stage that failed).
+    /// wgpu refused the shader or its pipeline on this device, or it did not compile to
+    /// SPIR-V (parse, validation, entry point, overrides, the SPIR-V writer; the message names
+    /// the stage that failed).
     #[error("{path}: {message}")]
     Shader {
         /// The shader's path or label.
@@ -138,6 +142,11 @@ pub fn compute_pipeline_statistics(
     // SAFETY: only queries and objects of our own are made through the hal handles; the
     // instance outlives the guard because wgpu's device (which we borrow) keeps it alive.
     let hal = unsafe { device.as_hal::<Vulkan>() }.ok_or(StatsError::NotVulkan)?;
+    drop(hal);
+    // What wgpu accepts on this device is valid Vulkan usage below: same SPIR-V, same layout.
+    validate_with_wgpu(device, shader)?;
+    // SAFETY: as above.
+    let hal = unsafe { device.as_hal::<Vulkan>() }.ok_or(StatsError::NotVulkan)?;
     let physical = hal.raw_physical_device();
     let instance = hal.shared_instance().raw_instance().clone();
     drop(hal);
@@ -158,12 +167,35 @@ pub fn compute_pipeline_statistics(
         unsafe { instance.get_physical_device_features2(physical, &mut features) };
     }
     let capture = has_extension && exec_features.pipeline_executable_info == vk::TRUE;
+    // The robustness wgpu turns on where the device has it (robustBufferAccess, and
+    // robustBufferAccess2 of VK_EXT_robustness2), which the driver's code depends on.
+    let has_robustness2 = extensions.iter().any(|e| {
+        e.extension_name_as_c_str()
+            .is_ok_and(|n| n == ash::ext::robustness2::NAME)
+    });
+    let mut robustness2 = vk::PhysicalDeviceRobustness2FeaturesEXT::default();
+    let core = {
+        let mut features = vk::PhysicalDeviceFeatures2::default();
+        if has_robustness2 {
+            features = features.push_next(&mut robustness2);
+        }
+        // SAFETY: plain query with a valid chain (the extension's struct only where supported).
+        unsafe { instance.get_physical_device_features2(physical, &mut features) };
+        features.features
+    };
+    let robust_buffer_access2 = has_robustness2 && robustness2.robust_buffer_access2 == vk::TRUE;
 
     // The pipeline is built either way, so a driver without the extension still checks the
     // SPIR-V and the layouts (tests/pipeline_stats.rs on lavapipe).
     let (module, info) = module_of(shader)?;
-    let sets = descriptor_sets(shader.path, &module)?;
-    let spirv = spirv_of(shader, &module, &info, props.api_version)?;
+    let sets = descriptor_sets(shader, &module, &info)?;
+    let spirv = spirv_of(
+        shader,
+        &module,
+        &info,
+        props.api_version,
+        robust_buffer_access2,
+    )?;
 
     // SAFETY: plain query.
     let families = unsafe { instance.get_physical_device_queue_family_properties(physical) };
@@ -178,15 +210,27 @@ pub fn compute_pipeline_statistics(
     let queues = [vk::DeviceQueueCreateInfo::default()
         .queue_family_index(family)
         .queue_priorities(&priorities)];
-    let names = [ash::khr::pipeline_executable_properties::NAME.as_ptr()];
+    let mut names = Vec::new();
     let mut enable = vk::PhysicalDevicePipelineExecutablePropertiesFeaturesKHR::default()
         .pipeline_executable_info(true);
-    let mut info = vk::DeviceCreateInfo::default().queue_create_infos(&queues);
+    let mut enable_robustness2 =
+        vk::PhysicalDeviceRobustness2FeaturesEXT::default().robust_buffer_access2(true);
+    let core = vk::PhysicalDeviceFeatures::default()
+        .robust_buffer_access(core.robust_buffer_access == vk::TRUE);
+    let mut info = vk::DeviceCreateInfo::default()
+        .queue_create_infos(&queues)
+        .enabled_features(&core);
     if capture {
-        info = info.enabled_extension_names(&names).push_next(&mut enable);
+        names.push(ash::khr::pipeline_executable_properties::NAME.as_ptr());
+        info = info.push_next(&mut enable);
     }
-    // SAFETY: a valid create info for this physical device (the extension and its feature only
-    // where both are supported).
+    if robust_buffer_access2 {
+        names.push(ash::ext::robustness2::NAME.as_ptr());
+        info = info.push_next(&mut enable_robustness2);
+    }
+    info = info.enabled_extension_names(&names);
+    // SAFETY: a valid create info for this physical device (each extension and feature only
+    // where it is supported).
     let raw = unsafe { instance.create_device(physical, &info, None) }
         .map_err(vk_err("vkCreateDevice"))?;
     let own = OwnDevice(raw);
@@ -360,14 +404,16 @@ fn module_of(
 }
 
 /// SPIR-V of `shader` as wgpu's Vulkan backend writes it for a device of `api_version`: the
-/// overrides resolved for the entry point, wgpu's bounds-check policies (index clamps; buffer
-/// accesses left to the driver's robust buffer access) and loop bounding when `checked`, none
-/// when not; no workgroup-memory zeroing.
+/// overrides resolved for the entry point, wgpu's bounds-check policies and loop bounding when
+/// `checked` (index clamps; buffer accesses clamped too unless the device has
+/// `robust_buffer_access2`, which then bounds them), none when not; no workgroup-memory
+/// zeroing.
 fn spirv_of(
     shader: &ComputeShader<'_>,
     module: &naga::Module,
     info: &naga::valid::ModuleInfo,
     api_version: u32,
+    robust_buffer_access2: bool,
 ) -> Result<Vec<u32>, StatsError> {
     use naga::back::spv;
     use naga::proc::{BoundsCheckPolicies, BoundsCheckPolicy};
@@ -375,16 +421,6 @@ fn spirv_of(
         path: shader.path.to_string(),
         message: format!("{stage}: {e}"),
     };
-    let has_entry = module
-        .entry_points
-        .iter()
-        .any(|e| e.name == shader.entry && e.stage == naga::ShaderStage::Compute);
-    if !has_entry {
-        return Err(err(
-            "entry point",
-            format!("no compute entry point `{}`", shader.entry),
-        ));
-    }
     let mut constants = naga::back::PipelineConstants::default();
     for &(name, value) in shader.constants {
         constants.insert(name.to_string(), value);
@@ -414,7 +450,11 @@ fn spirv_of(
         },
         bounds_check_policies: BoundsCheckPolicies {
             index: policy,
-            buffer: BoundsCheckPolicy::Unchecked,
+            buffer: if robust_buffer_access2 {
+                BoundsCheckPolicy::Unchecked
+            } else {
+                policy
+            },
             image_load: BoundsCheckPolicy::Unchecked,
             binding_array: BoundsCheckPolicy::Unchecked,
         },
@@ -431,23 +471,40 @@ fn spirv_of(
         .map_err(|e| err("SPIR-V", e.to_string()))
 }
 
-/// The descriptor sets `module` (the shader at `path`) declares: per group 0..=max, its
+/// The index of `shader`'s compute entry point in `module`.
+fn entry_index(shader: &ComputeShader<'_>, module: &naga::Module) -> Result<usize, StatsError> {
+    module
+        .entry_points
+        .iter()
+        .position(|e| e.name == shader.entry && e.stage == naga::ShaderStage::Compute)
+        .ok_or_else(|| StatsError::Shader {
+            path: shader.path.to_string(),
+            message: format!("entry point: no compute entry point `{}`", shader.entry),
+        })
+}
+
+/// The descriptor sets `shader`'s entry point uses in `module`: per group 0..=max, its
 /// (binding, uniform or storage buffer) pairs.
 fn descriptor_sets(
-    path: &str,
+    shader: &ComputeShader<'_>,
     module: &naga::Module,
+    info: &naga::valid::ModuleInfo,
 ) -> Result<Vec<Vec<(u32, vk::DescriptorType)>>, StatsError> {
+    let uses = info.get_entry_point(entry_index(shader, module)?);
     let mut sets: Vec<Vec<(u32, vk::DescriptorType)>> = Vec::new();
-    for (_, var) in module.global_variables.iter() {
+    for (handle, var) in module.global_variables.iter() {
         let Some(binding) = &var.binding else {
             continue;
         };
+        if uses[handle].is_empty() {
+            continue;
+        }
         let ty = match var.space {
             naga::AddressSpace::Uniform => vk::DescriptorType::UNIFORM_BUFFER,
             naga::AddressSpace::Storage { .. } => vk::DescriptorType::STORAGE_BUFFER,
             _ => {
                 return Err(StatsError::Shader {
-                    path: path.to_string(),
+                    path: shader.path.to_string(),
                     message: format!(
                         "binding {}:{} is neither a uniform nor a storage buffer",
                         binding.group, binding.binding
@@ -462,4 +519,39 @@ fn descriptor_sets(
         sets[group].push((binding.binding, ty));
     }
     Ok(sets)
+}
+
+/// Builds `shader`'s compute pipeline through wgpu on `device` (checked or trusted as
+/// `shader.checked`, its overrides, an automatic layout) in a validation error scope.
+fn validate_with_wgpu(device: &wgpu::Device, shader: &ComputeShader<'_>) -> Result<(), StatsError> {
+    let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
+    let desc = wgpu::ShaderModuleDescriptor {
+        label: Some(shader.path),
+        source: wgpu::ShaderSource::Wgsl(shader.wgsl.into()),
+    };
+    let module = if shader.checked {
+        device.create_shader_module(desc)
+    } else {
+        // SAFETY: the module is only built into a pipeline here and never dispatched, so no
+        // index it computes is ever used.
+        unsafe { device.create_shader_module_trusted(desc, wgpu::ShaderRuntimeChecks::unchecked()) }
+    };
+    let _pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+        label: Some(shader.path),
+        layout: None,
+        module: &module,
+        entry_point: Some(shader.entry),
+        compilation_options: wgpu::PipelineCompilationOptions {
+            constants: shader.constants,
+            zero_initialize_workgroup_memory: false,
+        },
+        cache: None,
+    });
+    match pollster::block_on(scope.pop()) {
+        Some(e) => Err(StatsError::Shader {
+            path: shader.path.to_string(),
+            message: format!("wgpu: {e}"),
+        }),
+        None => Ok(()),
+    }
 }

@@ -244,7 +244,7 @@ pub const POINTCLOUD_RASTER64: ShaderSource = shader!(
     "common/pointcloud_raster.wgsl"
 );
 
-/// Point clouds, compute rasterizer: visibility buffer → colours (render).
+/// Point clouds, compute rasterizer: visibility buffer → colours (compute).
 pub const POINTCLOUD_RESOLVE: ShaderSource =
     shader!("pointcloud/resolve.wgsl", "common/pointcloud.wgsl");
 /// Point clouds, compute rasterizer: the point shown at one pixel, for the readout (compute).

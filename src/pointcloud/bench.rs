@@ -177,8 +177,10 @@ fn baseline(gpu: &Gpu, params: &wgpu::Buffer) -> (wgpu::RenderPipeline, wgpu::Bi
 }
 
 /// Seconds per frame of `record` (called `reps` times, each in its own render pass into a
-/// `size` colour target cleared first, with a cleared depth attachment when `depth`), after
-/// `before` (clears, compute passes of the frame) in the same encoder; warm-up runs first,
+/// `size` colour target, with a cleared depth attachment when `depth`), after `before` (clears,
+/// compute passes of the frame, given the colour target) in the same encoder; the render pass
+/// clears the target first, or keeps what `before` wrote there when `before` returns true (the
+/// compute rasterizer's resolved image, copied in as the deck copies it); warm-up runs first,
 /// until two runs agree within 5 %; the last run is the one measured.
 #[allow(clippy::disallowed_methods)] // a benchmark outside the deck
 fn time_render(
@@ -186,11 +188,11 @@ fn time_render(
     size: (u32, u32),
     reps: u32,
     depth: bool,
-    before: impl Fn(&mut wgpu::CommandEncoder),
+    before: impl Fn(&mut wgpu::CommandEncoder, &wgpu::Texture) -> bool,
     record: impl Fn(&mut wgpu::RenderPass<'_>),
 ) -> f64 {
     let d = &gpu.device;
-    let texture = |label: &str, format| {
+    let texture = |label: &str, format, usage| {
         d.create_texture(&wgpu::TextureDescriptor {
             label: Some(label),
             size: wgpu::Extent3d {
@@ -202,20 +204,30 @@ fn time_render(
             sample_count: 1,
             dimension: wgpu::TextureDimension::D2,
             format,
-            usage: wgpu::TextureUsages::RENDER_ATTACHMENT,
+            usage: wgpu::TextureUsages::RENDER_ATTACHMENT | usage,
             view_formats: &[],
         })
-        .create_view(&Default::default())
     };
-    let color = texture("pointcloud:bench:color", crate::scene::SCENE_FORMAT);
-    let depth_view =
-        depth.then(|| texture("pointcloud:bench:depth", wgpu::TextureFormat::Depth32Float));
+    let color_texture = texture(
+        "pointcloud:bench:color",
+        crate::scene::SCENE_FORMAT,
+        wgpu::TextureUsages::COPY_DST,
+    );
+    let color = color_texture.create_view(&Default::default());
+    let depth_view = depth.then(|| {
+        texture(
+            "pointcloud:bench:depth",
+            wgpu::TextureFormat::Depth32Float,
+            wgpu::TextureUsages::empty(),
+        )
+        .create_view(&Default::default())
+    });
     let run = |reps: u32| {
         let mut enc = d.create_command_encoder(&wgpu::CommandEncoderDescriptor {
             label: Some("pointcloud:bench:frame"),
         });
         for _ in 0..reps {
-            before(&mut enc);
+            let written = before(&mut enc, &color_texture);
             let mut pass = enc.begin_render_pass(&wgpu::RenderPassDescriptor {
                 label: Some("pointcloud:bench:render:pass"),
                 color_attachments: &[Some(wgpu::RenderPassColorAttachment {
@@ -223,7 +235,11 @@ fn time_render(
                     depth_slice: None,
                     resolve_target: None,
                     ops: wgpu::Operations {
-                        load: wgpu::LoadOp::Clear(wgpu::Color::BLACK),
+                        load: if written {
+                            wgpu::LoadOp::Load
+                        } else {
+                            wgpu::LoadOp::Clear(wgpu::Color::BLACK)
+                        },
                         store: wgpu::StoreOp::Store,
                     },
                 })],
@@ -309,12 +325,14 @@ fn time_rasterizer(
         size,
         reps,
         false,
-        |enc| {
+        |enc, color| {
             r.clear(enc, &target);
             compute(enc, "pointcloud:bench:raster", |pass| {
                 r.encode(pass, &group, n.div_ceil(super::raster::BATCH_POINTS));
                 r.resolve(pass, VARIANT, &resolve, &image);
             });
+            image.copy_to(enc, color);
+            true
         },
         |_| {},
     )
@@ -415,12 +433,14 @@ fn time_quantized(
             size,
             reps,
             false,
-            |enc| {
+            |enc, color| {
                 r.clear(enc, &target);
                 compute(enc, "pointcloud:bench:raster_q", |pass| {
                     r.encode_quantized(pass, &cloud, &groups);
                     r.resolve_quantized(pass, VARIANT, &resolve, &image);
                 });
+                image.copy_to(enc, color);
+                true
             },
             |_| {},
         )
@@ -504,7 +524,7 @@ pub fn bench_table(gpu: &Gpu, counts: &[u32], reps: u32, size: (u32, u32)) -> St
                 size,
                 reps,
                 true,
-                |_| {},
+                |_, _| false,
                 |pass| {
                     pass.set_pipeline(&pipeline);
                     pass.set_bind_group(0, &base_group, &[]);

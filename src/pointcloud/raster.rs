@@ -798,8 +798,11 @@ fn quantized_pipelines(
 
 impl Rasterizer {
     /// The rasterizer of the best path `device` has ([`RasterPath::best`]), resolving for a
-    /// target of `format` (`Bgra8Unorm`: the [`ResolveImage`] holds BGRA8, else RGBA8); resolve
-    /// pipelines are made per variant ([`prepare_variant`](Rasterizer::prepare_variant)).
+    /// target of `format`: `Rgba8Unorm` or `Bgra8Unorm` (the scene formats,
+    /// [`crate::gpu::Gpu::scene_format`]), which the [`ResolveImage`] holds as 8-bit RGBA or
+    /// BGRA and [`ResolveImage::copy_to`] copies byte for byte (any other format would take
+    /// those bytes as they are, so none other is supported); resolve pipelines are made per
+    /// variant ([`prepare_variant`](Rasterizer::prepare_variant)).
     pub fn new(device: &wgpu::Device, format: wgpu::TextureFormat) -> Rasterizer {
         Rasterizer::with_path(device, format, RasterPath::best(device))
     }

@@ -322,7 +322,7 @@ pub fn stream_table(
         "Point-cloud streaming, adapter: {} ({}, {}), {}x{}, iso view, budget {}, \
          {cycles} cycles (empty pool → all in view resident → {rest} frames at rest); raster: \
          the raster passes alone at rest ({} path; quantized, and 16-byte for the nodes drawn \
-         exactly), points in the batch tables / their time; resolve: its draw(s) alone at rest\n\n\
+         exactly), points in the batch tables / their time; resolve: its dispatch(es) alone at rest\n\n\
          | cloud | points | drawn at rest | rest p50 ms | rest p99 ms | loading p50 ms | \
          loading p99 ms | loading frames | settle s | loading p99 / rest p99 | rasterized \
          points / frame | of them quantized | raster ms | raster M points/s | resolve ms |\n\

@@ -985,7 +985,7 @@ impl Scene for PointCloud {
     }
 
     fn writes_target(&self) -> bool {
-        self.renderer.writes_target()
+        self.renderer.writes_target(self.size)
     }
 
     fn write_target(&self, encoder: &mut wgpu::CommandEncoder, target: &wgpu::Texture) {

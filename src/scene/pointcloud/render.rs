@@ -103,7 +103,7 @@ pub struct Renderer {
 }
 
 /// The bind groups over one visibility buffer: the exact pool's raster passes and resolve,
-/// the quantized pool's (one per chunk each), both pools' resolve in one draw where the
+/// the quantized pool's (one per chunk each), both pools' resolve in one dispatch where the
 /// quantized pool is one chunk (`resolve_dual`), the pick's.
 struct Groups {
     raster: wgpu::BindGroup,
@@ -335,10 +335,14 @@ impl Renderer {
         self.raster.resolve_quantized(pass, v, &g.resolve_q, image);
     }
 
-    /// Whether [`compute`](Self::compute) resolves into an image that
-    /// [`write_target`](Self::write_target) copies: once a frame was prepared.
-    pub fn writes_target(&self) -> bool {
-        self.groups.is_some() && self.variant.is_some() && self.image.is_some()
+    /// Whether [`compute`](Self::compute) resolves into an image of `size` pixels (the scene
+    /// texture's) that [`write_target`](Self::write_target) copies: once a frame of that size
+    /// was prepared. A frame the scene does not prepare (no source yet, a new one loading)
+    /// after a resize is false, so the deck clears the texture rather than keep a smaller image.
+    pub fn writes_target(&self, size: (u32, u32)) -> bool {
+        self.groups.is_some()
+            && self.variant.is_some()
+            && self.image.as_ref().is_some_and(|i| i.size == size)
     }
 
     /// Records the copy of the resolved image into `texture` (the scene texture: the
