@@ -283,14 +283,15 @@ fn main(
         let q = 8u * p;
         let k = lid & (q - 1u);
         // This butterfly's twiddles w^j, w = e^{−2πi·k/(8q)}: w, w², w⁴ side by side in the
-        // per-stage table at N + 3(q − 1)/7 (see gpu::fft::twiddle_table), loaded before the
-        // exchange's barriers; w³, w⁵, w⁶, w⁷ multiplied out after it (fewer registers live
-        // across the barriers, ≤ 2 f32 roundings more).
+        // per-stage table at N + 3(q − 1)/7 (see gpu::fft::twiddle_table), loaded after the
+        // exchange (none live across its barriers: 44 registers a thread on the H200 where
+        // loading them before took 45–50, main16 69 where it took 83 at M = 4096); w³, w⁵, w⁶,
+        // w⁷ multiplied out (≤ 2 f32 roundings more).
         let tw = n_real + 3u * ((q - 1u) / 7u) + 3u * k;
+        exchange(&v, o, p, lid);
         let w1 = twiddles[tw];
         let w2 = twiddles[tw + 1u];
         let w4 = twiddles[tw + 2u];
-        exchange(&v, o, p, lid);
         let w3 = cmul(w1, w2);
         let w5 = cmul(w1, w4);
         let w6 = cmul(w2, w4);
@@ -516,11 +517,11 @@ fn main16(
         let q = 16u * p;
         let k = lid & (q - 1u);
         let tw = TW16 + 4u * ((q - 1u) / 15u) + 4u * k;
+        exchange16(&v, o, p, lid);
         let w1 = twiddles[tw];
         let w2 = twiddles[tw + 1u];
         let w4 = twiddles[tw + 2u];
         let w8 = twiddles[tw + 3u];
-        exchange16(&v, o, p, lid);
         let w3 = cmul(w1, w2);
         let w5 = cmul(w1, w4);
         let w6 = cmul(w2, w4);
@@ -712,8 +713,8 @@ fn main16(
 // then the split. Half the threads of main16 per column and fewer exchanges: for M = 8192 =
 // 32·32·8, 3 (a radix-32 stage's, the radix-8 stage's, the split's) instead of 4. Twiddles of the
 // radix-32 stages: w, w², w⁴, w⁸, w¹⁶ side by side in a per-stage table at TW32 + 5(q − 1)/31
-// (see gpu::fft::twiddle_table), loaded before the exchange; the other powers multiplied out
-// after it (each from ≤ 4 complex products). The last stage's radix is LAST_R, here
+// (see gpu::fft::twiddle_table), loaded after the exchange, the other powers multiplied out
+// from them (each from ≤ 4 complex products). The last stage's radix is LAST_R, here
 // M / 32^⌊log32 M⌋. Only FusedValues::ThirtyTwo picks this entry point (Auto does not).
 
 override TW32: u32 = 0u;        // offset of the radix-32 stage tables in `twiddles`
@@ -945,12 +946,12 @@ fn main32(
         let q = 32u * p;
         let k = lid & (q - 1u);
         let tw = TW32 + 5u * ((q - 1u) / 31u) + 5u * k;
+        exchange32(&v, o, p, lid);
         let w1 = twiddles[tw];
         let w2 = twiddles[tw + 1u];
         let w4 = twiddles[tw + 2u];
         let w8 = twiddles[tw + 3u];
         let w16 = twiddles[tw + 4u];
-        exchange32(&v, o, p, lid);
         let w3 = cmul(w1, w2);
         let w5 = cmul(w1, w4);
         let w6 = cmul(w2, w4);
