@@ -30,8 +30,9 @@ fn bench_one(gpu: &Gpu, fft: &GpuFft, batch: u32, reps: u32) -> (f64, Option<f64
 /// Benchmarks the batched GPU FFT (window + real FFT + split + dB, i.e. one [`GpuFft::encode`])
 /// on `gpu` for each of `sizes` with `batch` columns of noise, and returns a markdown table: one
 /// row per size and path (the workgroup-memory path where it applies, with 8, 16 and 32 values
-/// per thread, each with wgpu's runtime checks and without them ([`FftOptions::unchecked`]), then
-/// the multi-pass one), then the driver's statistics of each fused pipeline (registers,
+/// per thread, each with wgpu's runtime checks and without them ([`FftOptions::unchecked`]), 8
+/// and 16 unchecked with the planar tile where it fits ([`super::FusedLayout::Planar`]), then the
+/// multi-pass one), then the driver's statistics of each fused pipeline (registers,
 /// spills, …; [`GpuFft::fused_statistics`]) or why there are none.
 ///
 /// Timing: `reps` encodes of the whole batch are recorded into one compute pass and submitted
@@ -53,23 +54,29 @@ pub fn bench_table(gpu: &Gpu, sizes: &[usize], batch: u32, reps: u32) -> String 
     let mut stats_error = None;
     // Per size: the fused kernel with 8, 16 and 32 values per thread, checked then unchecked,
     // then multi-pass.
+    // Then 8 and 16 unchecked with the planar tile where it fits (one barrier pair an exchange
+    // instead of two, twice the workgroup memory).
+    use super::FusedLayout::{Auto, Planar};
     let variants = [
-        (true, FusedValues::Eight, false),
-        (true, FusedValues::Sixteen, false),
-        (true, FusedValues::ThirtyTwo, false),
-        (true, FusedValues::Eight, true),
-        (true, FusedValues::Sixteen, true),
-        (true, FusedValues::ThirtyTwo, true),
-        (false, FusedValues::Auto, false),
+        (true, FusedValues::Eight, false, Auto),
+        (true, FusedValues::Sixteen, false, Auto),
+        (true, FusedValues::ThirtyTwo, false, Auto),
+        (true, FusedValues::Eight, true, Auto),
+        (true, FusedValues::Sixteen, true, Auto),
+        (true, FusedValues::ThirtyTwo, true, Auto),
+        (true, FusedValues::Eight, true, Planar),
+        (true, FusedValues::Sixteen, true, Planar),
+        (false, FusedValues::Auto, false, Auto),
     ];
     let paths = sizes
         .iter()
-        .flat_map(|&n| variants.map(|(f, v, u)| (n, f, v, u)));
-    for (n, fused, values, unchecked) in paths {
+        .flat_map(|&n| variants.map(|(f, v, u, l)| (n, f, v, u, l)));
+    for (n, fused, values, unchecked, layout) in paths {
         let options = FftOptions {
             fused,
             values,
             unchecked,
+            layout,
             ..FftOptions::default()
         };
         let fft = match GpuFft::with_options(&gpu.device, n, batch, options) {
