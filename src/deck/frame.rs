@@ -164,10 +164,12 @@ impl Deck {
             }
             // A scene that resolves in compute writes the whole texture here; the render pass
             // then keeps it.
-            let written = scene.writes_target();
-            if written {
-                scene.write_target(&mut encoder, &target.texture);
-            }
+            let load = crate::scene::write_or_clear(
+                scene.as_ref(),
+                &mut encoder,
+                &target.texture,
+                scene.background(),
+            );
             {
                 let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
                     label: Some("scene:render"),
@@ -176,11 +178,7 @@ impl Deck {
                         depth_slice: None,
                         resolve_target: None,
                         ops: wgpu::Operations {
-                            load: if written {
-                                wgpu::LoadOp::Load
-                            } else {
-                                wgpu::LoadOp::Clear(scene.background())
-                            },
+                            load,
                             store: wgpu::StoreOp::Store,
                         },
                     })],
@@ -252,7 +250,7 @@ impl Deck {
                 copied,
                 self.clear_color,
             );
-            let mut pass = output_pass(
+            let mut pass = crate::gpu::frame::color_pass(
                 &mut encoder,
                 out.view,
                 "egui",
@@ -261,7 +259,7 @@ impl Deck {
             );
             self.painter.paint(&mut pass, out.size);
         } else {
-            let mut pass = output_pass(
+            let mut pass = crate::gpu::frame::color_pass(
                 &mut encoder,
                 out.view,
                 "egui",
@@ -449,30 +447,4 @@ impl Deck {
         self.report_pngs();
         gpu_times
     }
-}
-
-/// A render pass into the output `view` with `load`, stored.
-fn output_pass<'e>(
-    encoder: &'e mut wgpu::CommandEncoder,
-    view: &wgpu::TextureView,
-    label: &str,
-    load: wgpu::LoadOp<wgpu::Color>,
-    timestamp_writes: Option<wgpu::RenderPassTimestampWrites<'_>>,
-) -> wgpu::RenderPass<'e> {
-    encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
-        label: Some(label),
-        color_attachments: &[Some(wgpu::RenderPassColorAttachment {
-            view,
-            depth_slice: None,
-            resolve_target: None,
-            ops: wgpu::Operations {
-                load,
-                store: wgpu::StoreOp::Store,
-            },
-        })],
-        depth_stencil_attachment: None,
-        timestamp_writes,
-        occlusion_query_set: None,
-        multiview_mask: None,
-    })
 }

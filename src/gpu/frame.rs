@@ -220,3 +220,30 @@ fn logged(dst: &wgpu::Buffer, r: Result<(), super::upload::UploadError>) -> bool
     r.inspect_err(|e| log::error!("upload into {:?}: {e}", dst))
         .is_ok()
 }
+
+/// A render pass labelled `label` into the colour attachment `view`, loaded by `load` and
+/// stored, no depth, with `timestamp_writes` (the deck's output passes, the benches' frames).
+pub fn color_pass<'e>(
+    encoder: &'e mut wgpu::CommandEncoder,
+    view: &wgpu::TextureView,
+    label: &str,
+    load: wgpu::LoadOp<wgpu::Color>,
+    timestamp_writes: Option<wgpu::RenderPassTimestampWrites<'_>>,
+) -> wgpu::RenderPass<'e> {
+    encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+        label: Some(label),
+        color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+            view,
+            depth_slice: None,
+            resolve_target: None,
+            ops: wgpu::Operations {
+                load,
+                store: wgpu::StoreOp::Store,
+            },
+        })],
+        depth_stencil_attachment: None,
+        timestamp_writes,
+        occlusion_query_set: None,
+        multiview_mask: None,
+    })
+}

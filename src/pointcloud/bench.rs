@@ -280,8 +280,8 @@ fn time_render(
     last / f64::from(reps)
 }
 
-/// A compute pass labelled `label` in `enc` running `record`.
-fn compute(
+/// A compute pass labelled `label` in `enc` running `record` (also the scene's stream bench).
+pub(crate) fn compute(
     enc: &mut wgpu::CommandEncoder,
     label: &str,
     record: impl FnOnce(&mut wgpu::ComputePass<'_>),

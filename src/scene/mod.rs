@@ -51,6 +51,23 @@ impl FrameCtx {
     }
 }
 
+/// Records `scene`'s own write of the scene texture `target` where it writes it
+/// ([`Scene::writes_target`], then [`Scene::write_target`]), and returns how the frame's render
+/// pass then loads the texture: kept, or cleared to `clear`.
+pub fn write_or_clear<S: Scene + ?Sized>(
+    scene: &S,
+    encoder: &mut wgpu::CommandEncoder,
+    target: &wgpu::Texture,
+    clear: wgpu::Color,
+) -> wgpu::LoadOp<wgpu::Color> {
+    if scene.writes_target() {
+        scene.write_target(encoder, target);
+        wgpu::LoadOp::Load
+    } else {
+        wgpu::LoadOp::Clear(clear)
+    }
+}
+
 /// Everything the command line says about scene inputs.
 #[derive(Clone, Debug)]
 pub struct SceneConfig {

@@ -91,41 +91,13 @@ pub fn record_frame(
     };
     f.set_index(index);
     scene.prepare(&mut f.frame(), &ctx);
-    {
-        let mut pass = f
-            .encoder()
-            .begin_compute_pass(&wgpu::ComputePassDescriptor {
-                label: Some("pointcloud:frame:compute"),
-                timestamp_writes: None,
-            });
-        scene.compute(&mut pass, &ctx);
-    }
-    let written = scene.writes_target();
-    if written {
-        scene.write_target(f.encoder(), target);
-    }
-    let load = if written {
-        wgpu::LoadOp::Load
-    } else {
-        wgpu::LoadOp::Clear(wgpu::Color::BLACK)
-    };
-    let view = target.create_view(&Default::default());
-    let mut pass = f.encoder().begin_render_pass(&wgpu::RenderPassDescriptor {
-        label: Some("pointcloud:frame:render"),
-        color_attachments: &[Some(wgpu::RenderPassColorAttachment {
-            view: &view,
-            depth_slice: None,
-            resolve_target: None,
-            ops: wgpu::Operations {
-                load,
-                store: wgpu::StoreOp::Store,
-            },
-        })],
-        depth_stencil_attachment: None,
-        timestamp_writes: None,
-        occlusion_query_set: None,
-        multiview_mask: None,
+    crate::pointcloud::bench::compute(f.encoder(), "pointcloud:frame:compute", |pass| {
+        scene.compute(pass, &ctx)
     });
+    let load = crate::scene::write_or_clear(&*scene, f.encoder(), target, wgpu::Color::BLACK);
+    let view = target.create_view(&Default::default());
+    let label = "pointcloud:frame:render";
+    let mut pass = crate::gpu::frame::color_pass(f.encoder(), &view, label, load, None);
     scene.paint(&mut pass, &ctx);
 }
 
@@ -175,7 +147,9 @@ fn time_raster(gpu: &Gpu, scene: &PointCloud, reps: u32) -> Option<f64> {
     let target = r.target()?;
     Some(time_reps(gpu, "pointcloud:bench:raster", reps, |enc| {
         r.raster.clear(enc, target);
-        compute_pass(enc, "pointcloud:bench:raster", |pass| r.encode_raster(pass));
+        crate::pointcloud::bench::compute(enc, "pointcloud:bench:raster", |pass| {
+            r.encode_raster(pass)
+        });
     }))
 }
 
@@ -186,23 +160,10 @@ fn time_resolve(gpu: &Gpu, scene: &PointCloud, reps: u32) -> Option<f64> {
     let r = &scene.renderer;
     r.target()?;
     Some(time_reps(gpu, "pointcloud:bench:resolve", reps, |enc| {
-        compute_pass(enc, "pointcloud:bench:resolve", |pass| {
+        crate::pointcloud::bench::compute(enc, "pointcloud:bench:resolve", |pass| {
             r.encode_resolve(pass)
         });
     }))
-}
-
-/// A compute pass labelled `label` in `enc`, recorded by `record`.
-fn compute_pass(
-    enc: &mut wgpu::CommandEncoder,
-    label: &str,
-    record: impl FnOnce(&mut wgpu::ComputePass<'_>),
-) {
-    let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
-        label: Some(label),
-        timestamp_writes: None,
-    });
-    record(&mut pass);
 }
 
 /// Measures `cloud` (with `budget`, or the adapter's default; iso view) over `cycles` counted
