@@ -17,7 +17,7 @@ use realfft::RealFftPlanner;
 use realfft::num_complex::Complex;
 use vizdeck::audio::stft::{DB_FLOOR, Stft};
 use vizdeck::gpu::Gpu;
-use vizdeck::gpu::fft::{FftError, FftOptions, FusedLayout, FusedValues, GpuFft};
+use vizdeck::gpu::fft::{FftError, FftOptions, FusedColumns, FusedLayout, FusedValues, GpuFft};
 use vizdeck::gpu::frame::OwnedFrame;
 use vizdeck::gpu::upload::Strategy;
 
@@ -145,6 +145,7 @@ fn build_with(
         layout,
         values,
         unchecked,
+        columns: FusedColumns::One,
     };
     let fft = GpuFft::with_options(&gpu.device, n, max_batch, options).expect("GpuFft");
     assert_eq!(fft.is_fused(), fused, "N = {n}");
@@ -385,6 +386,101 @@ fn invalid_parameters_give_errors() {
         }
     );
     assert!(gpu.error_messages().is_empty());
+}
+
+/// Several columns a workgroup (`FusedColumns::Many`: the next column's samples loaded during
+/// the split), for batches from `min_batch` up, one column a workgroup below: every column of
+/// the batch matches the f64 reference, and its dB levels are bit for bit those of one column a
+/// workgroup (the same arithmetic). Batches that are not a multiple of `cols` and smaller than
+/// `max_batch` (the last workgroup runs past the batch, within `max_batch`), one workgroup,
+/// and M from 128 (a workgroup of 8 threads) to 8192 (where `Auto` takes several columns).
+#[test]
+fn several_columns_a_workgroup_match_f64() {
+    let gpu = gpu();
+    for (n, cols, batch, max_batch) in [
+        (256usize, 3u32, 7u32, 8u32),
+        (2048, 2, 5, 6),
+        (4096, 4, 4, 4),
+        (8192, 3, 2, 9),
+        (16_384, 8, 11, 12),
+    ] {
+        let hann = periodic_hann(n);
+        let samples = noise(batch as usize * n, 77 + n as u64);
+        let refs = reference(&samples, n, &hann);
+        let build = |columns| {
+            let options = FftOptions {
+                spectrum: true,
+                values: FusedValues::Sixteen,
+                columns,
+                ..FftOptions::default()
+            };
+            GpuFft::with_options(&gpu.device, n, max_batch, options).expect("GpuFft")
+        };
+        let many = build(FusedColumns::Many { cols, min_batch: 2 });
+        let detail = many.path_detail();
+        assert!(
+            detail.ends_with(&format!(", {cols} columns from 2")),
+            "{detail}"
+        );
+        let one = build(FusedColumns::One);
+        let (db_one, _) = run(&gpu, &one, &samples, batch);
+        let (db, spec) = run(&gpu, &many, &samples, batch);
+        let errs = relative_errors(&spec.expect("spectrum"), &refs);
+        assert_eq!(errs.len(), batch as usize);
+        assert!(
+            errs.iter().all(|&e| e <= 1e-4),
+            "N = {n}, {cols} columns: {errs:?}"
+        );
+        let bins = many.bins();
+        let levels = |db: &[f32]| {
+            db[..batch as usize * bins]
+                .iter()
+                .map(|v| v.to_bits())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(levels(&db), levels(&db_one), "N = {n}, {cols} columns");
+        // Below min_batch: one column a workgroup. With other samples in every column of the
+        // input, a batch of one changes row 0 (to the new column's levels) and no other row
+        // (several columns a workgroup would also have rewritten rows 1..cols).
+        let other = noise(batch as usize * n, 991 + n as u64);
+        gpu.queue
+            .write_buffer(many.input(), 0, bytemuck::cast_slice(&other));
+        let (_, small) = run(&gpu, &many, &other[..n], 1);
+        let small_refs = reference(&other[..n], n, &hann);
+        let e = relative_errors(&small.expect("spectrum"), &small_refs);
+        assert!(e[0] <= 1e-4, "N = {n}, batch 1: {e:?}");
+        let after: Vec<f32> = bytemuck::cast_slice(
+            &gpu.read_buffer_blocking(many.output_db(), 0, u64::from(batch) * bins as u64 * 4)
+                .expect("read back"),
+        )
+        .to_vec();
+        assert_eq!(
+            levels(&after)[bins..],
+            levels(&db)[bins..],
+            "N = {n}, batch 1"
+        );
+    }
+    // Auto takes FUSED_COLUMNS from M = FUSED_COLUMNS_MIN_M up, from FUSED_COLUMNS_MIN_GROUPS
+    // workgroups' worth of columns.
+    for (n, several) in [(16_384usize, true), (8192, false), (2048, false)] {
+        let fft = GpuFft::with_options(&gpu.device, n, 4, FftOptions::default()).expect("GpuFft");
+        let detail = fft.path_detail();
+        let expected = format!(
+            ", {} columns from {}",
+            vizdeck::gpu::fft::FUSED_COLUMNS,
+            vizdeck::gpu::fft::FUSED_COLUMNS * vizdeck::gpu::fft::FUSED_COLUMNS_MIN_GROUPS
+        );
+        assert_eq!(detail.ends_with(&expected), several, "N = {n}: {detail}");
+        assert_eq!(
+            n / 2 >= vizdeck::gpu::fft::FUSED_COLUMNS_MIN_M as usize,
+            several
+        );
+    }
+    assert!(
+        gpu.error_messages().is_empty(),
+        "{:?}",
+        gpu.error_messages()
+    );
 }
 
 #[test]

@@ -10,7 +10,7 @@ struct FftParams {
     max_batch: u32,  // columns the buffers hold
     flags: u32,      // split: bit 0 = write the complex spectrum
     scale: f32,      // split: 1/Σw
-    pad: u32,
+    cols: u32,       // fused main16: consecutive columns a workgroup (≥ 1)
 }
 
 const DB_FLOOR: f32 = -160.0;

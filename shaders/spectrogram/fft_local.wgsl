@@ -54,14 +54,18 @@ fn ti(a: u32) -> u32 {
     return a;
 }
 
-// Windowed sample n of the column starting at sample pair `base` (non-finite sample → NaN).
-fn load(base: u32, n: u32) -> vec2<f32> {
-    let raw = samples[base + n];
+// Windowed sample pair n from its raw value (non-finite sample → NaN).
+fn windowed(raw: vec2<f32>, n: u32) -> vec2<f32> {
     if non_finite(raw.x) || non_finite(raw.y) {
         let nan = bitcast<f32>(bitcast<u32>(raw.x) | 0x7fc00000u);
         return vec2<f32>(nan, nan);
     }
     return raw * window[n];
+}
+
+// Windowed sample n of the column starting at sample pair `base` (non-finite sample → NaN).
+fn load(base: u32, n: u32) -> vec2<f32> {
+    return windowed(samples[base + n], n);
 }
 
 // 4-point DFT, forward (e^{−2πi·jk/4}).
@@ -214,13 +218,13 @@ fn split(a: vec2<f32>, b: vec2<f32>, w: vec2<f32>) -> vec2<f32> {
     return 0.5 * (e + vec2<f32>(d.y, -d.x));
 }
 
-fn emit(col: u32, k: u32, x: vec2<f32>) {
+// Bin k of column `col` from X_k; c = c_k, 1 for bins 0 and M, else 2 (the one-sided amplitude).
+fn emit(col: u32, k: u32, x: vec2<f32>, c: f32) {
     let bins = M + 1u;
     let at = col * bins + k;
     if (P.flags & 1u) != 0u {
         spectrum[at] = x;
     }
-    let c = select(2.0, 1.0, k == 0u || k == M);
     // amplitude² from the scaled parts; dB = 10·log10(amplitude²). One check covers every
     // non-finite case: a NaN or infinite part (a non-finite sample in the column) or an overflow
     // (amplitudes over ~1e19) makes amp2 non-finite, and a finite amp2 over 1e-18 has a finite
@@ -237,15 +241,15 @@ fn emit(col: u32, k: u32, x: vec2<f32>) {
 // Bins t and M − t from z = Z[t], w = Z[M − t] (0 < t < M/2).
 fn emit_pair(col: u32, t: u32, z: vec2<f32>, w: vec2<f32>) {
     let c = twiddles[t];
-    emit(col, t, split(z, w, c));
-    emit(col, M - t, split(w, z, mirror(c)));
+    emit(col, t, split(z, w, c), 2.0);
+    emit(col, M - t, split(w, z, mirror(c)), 2.0);
 }
 
 // Bins 0, M and M/2 from z0 = Z[0] and zh = Z[M/2].
 fn emit_ends(col: u32, z0: vec2<f32>, zh: vec2<f32>) {
-    emit(col, 0u, split(z0, z0, twiddles[0]));
-    emit(col, M, split(z0, z0, twiddles[M]));
-    emit(col, M / 2u, split(zh, zh, twiddles[M / 2u]));
+    emit(col, 0u, split(z0, z0, twiddles[0]), 1.0);
+    emit(col, M, split(z0, z0, twiddles[M]), 1.0);
+    emit(col, M / 2u, split(zh, zh, twiddles[M / 2u]), 2.0);
 }
 
 @compute @workgroup_size(WG)
@@ -371,6 +375,12 @@ fn main(
 // The last stage's radix is the override LAST_R, so the compiler drops the other branches (with
 // the radix computed at run time the kernel held more registers and ran 7–12 % slower on the
 // H200). The host picks this entry point from M = 1024 up (gpu::fft::FUSED16_MIN_M).
+// After the last stage every thread holds v[m] = Z[lid + m·WG], so the split pairs thread lid
+// with thread WG − lid only: a mirror exchange of half the values through one barrier (the
+// full exchange with the halves tile took four). A workgroup takes P.cols consecutive columns
+// (gpu::fft::FusedColumns), loading the next column's 16 sample pairs into registers before the
+// split so that their latency hides behind the split and the dB epilogue (on the H200, N = 16384:
+// 8 columns 14 % faster than one).
 
 override TW16: u32 = 0u;        // offset of the radix-16 stage tables in `twiddles`
 override LAST_R: u32 = 1u;      // the radix of the last stage (1: none): M / 16^⌊log16 M⌋ in
@@ -453,26 +463,48 @@ fn exchange16(v: ptr<function, array<vec2<f32>, 16>>, o: u32, p: u32, lid: u32) 
     }
 }
 
-// Pair b of the split: z = Z[t], w = Z[(M − t) mod M] for t = lid + b·WG, b = 0..8 (parts as in
-// place), read after put16 published Z.
-fn pair16(z: ptr<function, array<vec2<f32>, 8>>, w: ptr<function, array<vec2<f32>, 8>>, lid: u32, part: u32) {
-    let b = ti(lid);
-    (*z)[0] = take(b, (*z)[0], part);
-    (*w)[0] = take(ti((M - lid) & (M - 1u)), (*w)[0], part);
-    (*z)[1] = take(b + ti(1u * WG), (*z)[1], part);
-    (*w)[1] = take(ti(M - lid - 1u * WG), (*w)[1], part);
-    (*z)[2] = take(b + ti(2u * WG), (*z)[2], part);
-    (*w)[2] = take(ti(M - lid - 2u * WG), (*w)[2], part);
-    (*z)[3] = take(b + ti(3u * WG), (*z)[3], part);
-    (*w)[3] = take(ti(M - lid - 3u * WG), (*w)[3], part);
-    (*z)[4] = take(b + ti(4u * WG), (*z)[4], part);
-    (*w)[4] = take(ti(M - lid - 4u * WG), (*w)[4], part);
-    (*z)[5] = take(b + ti(5u * WG), (*z)[5], part);
-    (*w)[5] = take(ti(M - lid - 5u * WG), (*w)[5], part);
-    (*z)[6] = take(b + ti(6u * WG), (*z)[6], part);
-    (*w)[6] = take(ti(M - lid - 6u * WG), (*w)[6], part);
-    (*z)[7] = take(b + ti(7u * WG), (*z)[7], part);
-    (*w)[7] = take(ti(M - lid - 7u * WG), (*w)[7], part);
+// Tile word of logical index x + c (x ≤ WG, c a multiple of WG): one base register and a
+// constant when WG is a multiple of 32 (see ti).
+fn at(x: u32, c: u32) -> u32 {
+    if WG % 32u == 0u {
+        return ti(x) + ti(c);
+    }
+    return ti(x + c);
+}
+
+// Slot s of thread x in main16's mirror exchange: re at tile word at(x, s·WG), im M/2 logical
+// words further (M/2 is a multiple of 32, so that is ti(M/2) words further). Slots 0..8 of
+// every thread fill M words, which every tile holds.
+fn mirror_put(x: u32, s: u32, z: vec2<f32>) {
+    let a = at(x, s * WG);
+    tile[a] = z.x;
+    tile[a + ti(M / 2u)] = z.y;
+}
+
+fn mirror_get(x: u32, s: u32) -> vec2<f32> {
+    let a = at(x, s * WG);
+    return vec2<f32>(tile[a], tile[a + ti(M / 2u)]);
+}
+
+// Raw samples raw[m] = samples[base + lid + m·WG], m < 16: all 16 loads issued before any is used.
+fn fetch16(raw: ptr<function, array<vec2<f32>, 16>>, base: u32, lid: u32) {
+    let b = base + lid;
+    (*raw)[0] = samples[b + 0u * WG];
+    (*raw)[1] = samples[b + 1u * WG];
+    (*raw)[2] = samples[b + 2u * WG];
+    (*raw)[3] = samples[b + 3u * WG];
+    (*raw)[4] = samples[b + 4u * WG];
+    (*raw)[5] = samples[b + 5u * WG];
+    (*raw)[6] = samples[b + 6u * WG];
+    (*raw)[7] = samples[b + 7u * WG];
+    (*raw)[8] = samples[b + 8u * WG];
+    (*raw)[9] = samples[b + 9u * WG];
+    (*raw)[10] = samples[b + 10u * WG];
+    (*raw)[11] = samples[b + 11u * WG];
+    (*raw)[12] = samples[b + 12u * WG];
+    (*raw)[13] = samples[b + 13u * WG];
+    (*raw)[14] = samples[b + 14u * WG];
+    (*raw)[15] = samples[b + 15u * WG];
 }
 
 @compute @workgroup_size(WG)
@@ -481,30 +513,37 @@ fn main16(
     @builtin(num_workgroups) nwg: vec3<u32>,
     @builtin(local_invocation_index) lid: u32,
 ) {
-    let col = wid.y * nwg.x + wid.x;
-    if col >= P.max_batch {
+    // Columns first..end, one after another: the next column's samples are loaded during this
+    // one's split (P.cols columns a workgroup; see gpu::fft FusedPlan::cols).
+    let first = (wid.y * nwg.x + wid.x) * P.cols;
+    if first >= P.max_batch {
         return;
     }
+    let end = min(first + P.cols, P.max_batch);
+    var raw: array<vec2<f32>, 16>;
+    fetch16(&raw, first * M, lid);
+    var col = first;
+    loop {
+    let next = col + 1u;
     var v: array<vec2<f32>, 16>;
 
     // Window + pack straight into the first stage's layout: v[m] = z[lid + m·WG].
-    let base = col * M;
-    v[0] = load(base, lid + 0u * WG);
-    v[1] = load(base, lid + 1u * WG);
-    v[2] = load(base, lid + 2u * WG);
-    v[3] = load(base, lid + 3u * WG);
-    v[4] = load(base, lid + 4u * WG);
-    v[5] = load(base, lid + 5u * WG);
-    v[6] = load(base, lid + 6u * WG);
-    v[7] = load(base, lid + 7u * WG);
-    v[8] = load(base, lid + 8u * WG);
-    v[9] = load(base, lid + 9u * WG);
-    v[10] = load(base, lid + 10u * WG);
-    v[11] = load(base, lid + 11u * WG);
-    v[12] = load(base, lid + 12u * WG);
-    v[13] = load(base, lid + 13u * WG);
-    v[14] = load(base, lid + 14u * WG);
-    v[15] = load(base, lid + 15u * WG);
+    v[0] = windowed(raw[0], lid + 0u * WG);
+    v[1] = windowed(raw[1], lid + 1u * WG);
+    v[2] = windowed(raw[2], lid + 2u * WG);
+    v[3] = windowed(raw[3], lid + 3u * WG);
+    v[4] = windowed(raw[4], lid + 4u * WG);
+    v[5] = windowed(raw[5], lid + 5u * WG);
+    v[6] = windowed(raw[6], lid + 6u * WG);
+    v[7] = windowed(raw[7], lid + 7u * WG);
+    v[8] = windowed(raw[8], lid + 8u * WG);
+    v[9] = windowed(raw[9], lid + 9u * WG);
+    v[10] = windowed(raw[10], lid + 10u * WG);
+    v[11] = windowed(raw[11], lid + 11u * WG);
+    v[12] = windowed(raw[12], lid + 12u * WG);
+    v[13] = windowed(raw[13], lid + 13u * WG);
+    v[14] = windowed(raw[14], lid + 14u * WG);
+    v[15] = windowed(raw[15], lid + 15u * WG);
 
     // Radix-16 stages; this thread's butterfly is i = lid with inputs a_j = v[j].
     v = dft16(v);
@@ -672,37 +711,46 @@ fn main16(
         p = M / 16u;
     }
 
-    // Publish Z and pair: item t = lid + b·WG (b < 8, so t < M/2) takes Z[t] and Z[M − t]
-    // (t = 0 also Z[M/2]) and writes bins t and M − t (t = 0: bins 0, M/2 and M).
-    var z: array<vec2<f32>, 8>;
-    var w: array<vec2<f32>, 8>;
-    var zh: vec2<f32>;
-    put16(&v, o, p, 0u);
+    if next < end {
+        fetch16(&raw, next * M, lid);
+    }
+    // Here v[m] = Z[lid + m·WG] (the last stage's butterfly is i = lid with k = i, or, after the
+    // radix-r stage, its outputs went back to the same registers). Item t = lid + j·WG (j < 8, so
+    // t < M/2) writes bins t and M − t, and M − t = (WG − lid) + (15 − j)·WG: value 15 − j of
+    // thread WG − lid, which it publishes at slot 7 − j, logical index (WG − lid) + (7 − j)·WG;
+    // for thread 0 the same index, (8 − j)·WG, is its own slot 8 − j = value 16 − j = Z[M − t]
+    // (j ≥ 1), and Z[M/2] is its v[8]. So the split's exchange is a mirror: each thread publishes
+    // v[8..16] (re and im side by side, M words) and reads its partner's: half the traffic of a
+    // full exchange, and one barrier.
+    mirror_put(lid, 0u, v[8]);
+    mirror_put(lid, 1u, v[9]);
+    mirror_put(lid, 2u, v[10]);
+    mirror_put(lid, 3u, v[11]);
+    mirror_put(lid, 4u, v[12]);
+    mirror_put(lid, 5u, v[13]);
+    mirror_put(lid, 6u, v[14]);
+    mirror_put(lid, 7u, v[15]);
     workgroupBarrier();
-    pair16(&z, &w, lid, 0u);
-    if HALVES {
-        zh.x = tile[ti(M / 2u)];
-        workgroupBarrier();
-        put16(&v, o, p, 1u);
-        workgroupBarrier();
-        pair16(&z, &w, lid, 1u);
-        zh.y = tile[ti(M / 2u)];
-    } else {
-        zh = tile_get(ti(M / 2u));
-    }
-
+    let q = WG - lid;
     if lid == 0u {
-        emit_ends(col, z[0], zh);
+        emit_ends(col, v[0], v[8]);
     } else {
-        emit_pair(col, lid, z[0], w[0]);
+        emit_pair(col, lid, v[0], mirror_get(q, 7u));
     }
-    emit_pair(col, lid + 1u * WG, z[1], w[1]);
-    emit_pair(col, lid + 2u * WG, z[2], w[2]);
-    emit_pair(col, lid + 3u * WG, z[3], w[3]);
-    emit_pair(col, lid + 4u * WG, z[4], w[4]);
-    emit_pair(col, lid + 5u * WG, z[5], w[5]);
-    emit_pair(col, lid + 6u * WG, z[6], w[6]);
-    emit_pair(col, lid + 7u * WG, z[7], w[7]);
+    emit_pair(col, lid + 1u * WG, v[1], mirror_get(q, 6u));
+    emit_pair(col, lid + 2u * WG, v[2], mirror_get(q, 5u));
+    emit_pair(col, lid + 3u * WG, v[3], mirror_get(q, 4u));
+    emit_pair(col, lid + 4u * WG, v[4], mirror_get(q, 3u));
+    emit_pair(col, lid + 5u * WG, v[5], mirror_get(q, 2u));
+    emit_pair(col, lid + 6u * WG, v[6], mirror_get(q, 1u));
+    emit_pair(col, lid + 7u * WG, v[7], mirror_get(q, 0u));
+    if next >= end {
+        break;
+    }
+    col = next;
+    // The next column's first exchange writes the tile this one's mirror reads.
+    workgroupBarrier();
+    }
 }
 
 // ---- Entry point `main32`: 32 complex values per thread, radix-32 stages ----------------------

@@ -5,7 +5,8 @@ use wgpu::util::DeviceExt;
 
 use super::plan::{FusedPlan, fold_dispatch, level_scale, periodic_hann, twiddle_table};
 use super::{
-    FftError, FftOptions, GPU_MAX_FFT_SIZE, GPU_MIN_FFT_SIZE, GpuFft, Params, Pass, WORKGROUP,
+    FftError, FftOptions, GPU_MAX_FFT_SIZE, GPU_MIN_FFT_SIZE, GpuFft, ManyColumns, Params, Pass,
+    WORKGROUP,
 };
 use crate::gpu::shaders;
 
@@ -88,9 +89,14 @@ impl GpuFft {
             .fused
             .then(|| FusedPlan::choose(m, &limits, options.layout, options.values))
             .flatten()
-            .map(|p| FusedPlan {
-                unchecked: options.unchecked,
-                ..p
+            .map(|p| {
+                let (cols, cols_min_batch) = options.columns.resolve(p.m, p.values);
+                FusedPlan {
+                    unchecked: options.unchecked,
+                    cols,
+                    cols_min_batch,
+                    ..p
+                }
             });
         let fused = fused_plan.is_some();
         let dif4 = options.fused && !fused && m > FUSED_MAX_M && local_ok(m / 4);
@@ -215,9 +221,11 @@ impl GpuFft {
             max_batch,
             flags: u32::from(with_spectrum),
             scale: level_scale(&hann),
+            cols: 1,
             ..Params::default()
         };
         let split_params = uniform("spectrogram:fft:split:params", &split_value);
+        let mut many_params = None;
         let mut params_bufs = Vec::new();
         let mut passes = Vec::new();
         let mut ping = Vec::new();
@@ -250,11 +258,38 @@ impl GpuFft {
                     &spectrum_buf,
                 ],
             );
+            let many = (plan.cols > 1).then(|| {
+                let cols = plan.cols;
+                let value = Params {
+                    cols,
+                    ..split_value
+                };
+                let buffer = uniform("spectrogram:fft:local:params:many", &value);
+                let bind_group = bind(
+                    "spectrogram:fft:local:bind_group:many",
+                    &pl,
+                    &[
+                        &buffer,
+                        &input,
+                        &window,
+                        &twiddles,
+                        &output_db,
+                        &spectrum_buf,
+                    ],
+                );
+                many_params = Some((buffer, cols));
+                ManyColumns {
+                    bind_group,
+                    cols,
+                    min_batch: plan.cols_min_batch,
+                }
+            });
             passes.push(Pass {
                 pipeline: pl,
                 bind_group,
                 per_col: plan.wg,
                 group: plan.wg,
+                many,
             });
         } else if dif4 {
             ping.push(make("spectrogram:fft:ping", complex_bytes, storage));
@@ -293,6 +328,7 @@ impl GpuFft {
                 bind_group: dif_bg,
                 per_col: l,
                 group: WORKGROUP,
+                many: None,
             });
             let sub_value = Params {
                 per_col: 4 * wg,
@@ -311,6 +347,7 @@ impl GpuFft {
                 bind_group: sub_bg,
                 per_col: 4 * wg,
                 group: wg,
+                many: None,
             });
             let split_bg = bind(
                 "spectrogram:fft:split:bind_group",
@@ -328,6 +365,7 @@ impl GpuFft {
                 bind_group: split_bg,
                 per_col: split_value.per_col,
                 group: WORKGROUP,
+                many: None,
             });
             params_bufs.push(dif_params);
             params_bufs.push(sub_params);
@@ -394,6 +432,7 @@ impl GpuFft {
                     bind_group,
                     per_col: value.per_col,
                     group: WORKGROUP,
+                    many: None,
                 });
                 params_bufs.push(params);
             }
@@ -408,6 +447,7 @@ impl GpuFft {
                 bind_group: split_bg,
                 per_col: split_value.per_col,
                 group: WORKGROUP,
+                many: None,
             });
         }
         params_bufs.push(split_params.clone());
@@ -424,6 +464,7 @@ impl GpuFft {
             window,
             split_params,
             split_params_value: split_value,
+            many_params,
             passes,
             _ping: ping,
             _twiddles: twiddles,

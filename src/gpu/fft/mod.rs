@@ -39,8 +39,13 @@
 //! out. From M = [`FUSED16_MIN_M`] up the same kernel runs with 16 values per thread instead
 //! (entry point `main16`, M/16 threads, radix-16 stages built from two 8-point DFTs, then one
 //! radix-2, 4 or 8 stage): one exchange fewer for M = 8192, which the H200 runs 13 % faster,
-//! and 2–4 % faster from M = 1024 ([`FusedValues`]). The module is built without wgpu's runtime
-//! checks by default ([`FftOptions::unchecked`]: its indices are in range by construction). A third entry point, `main32` (M/32 threads of 32 values, radix-32
+//! and 2–4 % faster from M = 1024 ([`FusedValues`]). In `main16` every thread ends the stages
+//! holding `Z[t]` for t = lid + m·M/16, so the split's partners `Z[M − t]` sit in one other
+//! thread (M/16 − lid): a mirror exchange of half the values through one barrier. From
+//! M = [`FUSED_COLUMNS_MIN_M`] up and for large batches a `main16` workgroup takes several
+//! consecutive columns, the next one's samples loaded during the split ([`FusedColumns`]). The
+//! module is built without wgpu's runtime checks by default ([`FftOptions::unchecked`]: its
+//! indices are in range by construction). A third entry point, `main32` (M/32 threads of 32 values, radix-32
 //! stages built from two 16-point DFTs, then one radix-2, 4, 8 or 16 stage), is chosen only by
 //! [`FusedValues::ThirtyTwo`], for measurements. The split reads `T[t]` once and takes
 //! `T[M − t] = −conj(T[t])`. The global ping-pong buffers are not allocated.
@@ -80,7 +85,10 @@ mod build;
 mod plan;
 
 pub use bench::bench_table;
-pub use plan::{FUSED16_MIN_M, FUSED32_MIN_M, FftOptions, FusedLayout, FusedValues};
+pub use plan::{
+    FUSED_COLUMNS, FUSED_COLUMNS_MIN_GROUPS, FUSED_COLUMNS_MIN_M, FUSED16_MIN_M, FUSED32_MIN_M,
+    FftOptions, FusedColumns, FusedLayout, FusedValues,
+};
 
 use plan::{FusedPlan, fold_dispatch, level_scale};
 
@@ -141,13 +149,14 @@ struct Params {
     flags: u32,
     /// Split pass: 1/Σw.
     scale: f32,
-    pad: u32,
+    /// Fused kernel (`main16`): consecutive columns a workgroup (≥ 1).
+    cols: u32,
 }
 
 /// The WGSL mirror of [`Params`] (`FftParams` in `shaders/common/fft.wgsl`), for the layout test.
 pub(crate) fn wgsl_mirrors() -> Vec<super::mirror::Mirror> {
     vec![super::mirror::wgsl_mirror!(Params => "FftParams" {
-        p, per_col, m, tw_stride, max_batch, flags, scale, pad
+        p, per_col, m, tw_stride, max_batch, flags, scale, cols
     })]
 }
 
@@ -159,6 +168,20 @@ struct Pass {
     per_col: u32,
     /// Threads per workgroup.
     group: u32,
+    /// The fused kernel's bind group with several columns a workgroup, for large batches.
+    many: Option<ManyColumns>,
+}
+
+/// The fused `main16` pass with [`cols`](Self::cols) consecutive columns a workgroup, the next
+/// column's samples loaded while one is split (its params' `cols`): used for batches of at least
+/// [`min_batch`](Self::min_batch) columns, where the workgroups still outnumber the
+/// multiprocessors of a large GPU; smaller batches take one column a workgroup, so that they
+/// spread over the device (a workgroup may compute up to `cols − 1` columns past the batch,
+/// within `max_batch`: the unspecified columns of [`GpuFft::output_db`]).
+struct ManyColumns {
+    bind_group: wgpu::BindGroup,
+    cols: u32,
+    min_batch: u32,
 }
 
 /// A batched real-input FFT → dBFS pipeline for one FFT size, with every buffer sized for
@@ -175,6 +198,9 @@ pub struct GpuFft {
     window: wgpu::Buffer,
     split_params: wgpu::Buffer,
     split_params_value: Params,
+    /// The params of [`ManyColumns`] (the split's with another `cols`), when the fused pass has
+    /// them.
+    many_params: Option<(wgpu::Buffer, u32)>,
     passes: Vec<Pass>,
     // Kept alive for the bind groups (wgpu keeps them alive too; this documents ownership).
     _ping: Vec<wgpu::Buffer>,
@@ -212,16 +238,23 @@ impl GpuFft {
 
     /// [`path_name`](Self::path_name) plus, for the fused kernel, its shape: threads per
     /// workgroup × complex values per thread, and the tile layout (`planar` or `halves`: re and
-    /// im exchanged in turn; `+pad`: one padding word per 32), e.g. `fused 1024×8 halves+pad`.
+    /// im exchanged in turn; `+pad`: one padding word per 32), `unchecked` (see
+    /// [`FftOptions::unchecked`]) and, with several columns a workgroup ([`FusedColumns`]), how
+    /// many and from which batch, e.g. `fused 512×16 halves+pad unchecked, 8 columns from 2048`.
     pub fn path_detail(&self) -> String {
         match self.plan {
             Some(p) => format!(
-                "fused {}×{} {}{}{}",
+                "fused {}×{} {}{}{}{}",
                 p.wg,
                 p.values,
                 if p.halves { "halves" } else { "planar" },
                 if p.pad { "+pad" } else { "" },
-                if p.unchecked { " unchecked" } else { "" }
+                if p.unchecked { " unchecked" } else { "" },
+                if p.cols > 1 {
+                    format!(", {} columns from {}", p.cols, p.cols_min_batch)
+                } else {
+                    String::new()
+                }
             ),
             None => self.path_name().to_string(),
         }
@@ -300,6 +333,13 @@ impl GpuFft {
         gpu.write_slice(&self.window, 0, window);
         self.split_params_value.scale = level_scale(window);
         gpu.write_pod(&self.split_params, 0, &self.split_params_value);
+        if let Some((buffer, cols)) = &self.many_params {
+            let many = Params {
+                cols: *cols,
+                ..self.split_params_value
+            };
+            gpu.write_pod(buffer, 0, &many);
+        }
         Ok(())
     }
 
@@ -335,13 +375,17 @@ impl GpuFft {
         }
         let batch = batch.min(self.max_batch);
         for p in &self.passes {
+            let (bind_group, cols) = match &p.many {
+                Some(many) if batch >= many.min_batch => (&many.bind_group, many.cols),
+                _ => (&p.bind_group, 1),
+            };
             let (x, y) = fold_dispatch(
-                u64::from(batch) * u64::from(p.per_col),
+                u64::from(batch.div_ceil(cols)) * u64::from(p.per_col),
                 p.group,
                 self.max_wg_per_dim,
             );
             pass.set_pipeline(&p.pipeline);
-            pass.set_bind_group(0, &p.bind_group, &[]);
+            pass.set_bind_group(0, bind_group, &[]);
             pass.dispatch_workgroups(x, y, 1);
         }
     }

@@ -138,6 +138,9 @@ pub struct FftOptions {
     /// both builds against the f64 reference at every size). Default on: 1–4 % faster on the
     /// H200 at every N (BENCHMARKS.md, the fft bench's checked and unchecked rows).
     pub unchecked: bool,
+    /// Columns a workgroup of the fused kernel with 16 values per thread takes in turn
+    /// (tests and benchmarks); default [`FusedColumns::Auto`].
+    pub columns: FusedColumns,
 }
 
 impl Default for FftOptions {
@@ -148,6 +151,63 @@ impl Default for FftOptions {
             layout: FusedLayout::Auto,
             values: FusedValues::Auto,
             unchecked: true,
+            columns: FusedColumns::Auto,
+        }
+    }
+}
+
+/// How many columns a workgroup of the fused kernel's `main16` entry point takes, one after
+/// the other, loading the next column's samples while it splits one (the loads' latency hidden
+/// behind the split's exchange and the dB epilogue, where one column a workgroup leaves the
+/// memory idle while it computes and the arithmetic idle while it loads). Entry points `main`
+/// and `main32` always take one.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum FusedColumns {
+    /// [`FUSED_COLUMNS`] a workgroup from M = N/2 = [`FUSED_COLUMNS_MIN_M`] up, for batches of
+    /// at least [`FUSED_COLUMNS_MIN_GROUPS`] × that many columns; else one.
+    #[default]
+    Auto,
+    /// One column a workgroup.
+    One,
+    /// `cols` (≥ 1) columns a workgroup for batches of at least `min_batch` columns, else one.
+    Many {
+        /// Columns a workgroup.
+        cols: u32,
+        /// Smallest batch that takes `cols` columns a workgroup.
+        min_batch: u32,
+    },
+}
+
+/// Columns a workgroup of [`FusedColumns::Auto`] where it takes several. On the H200 at
+/// 4096-column batches of N = 16384 (one workgroup a multiprocessor): 2 columns 7 % faster than
+/// one, 4 columns 12 %, 8 columns 14 % (BENCHMARKS.md).
+pub const FUSED_COLUMNS: u32 = 8;
+
+/// Smallest M = N/2 at which [`FusedColumns::Auto`] takes [`FUSED_COLUMNS`] columns a
+/// workgroup: at N = 4096 and 8192 the H200 ran 2, 4 or 8 columns within 4 % of one (two or
+/// more workgroups a multiprocessor already overlap one's loads with another's arithmetic), and
+/// at N = 2048 8 columns were 18 % slower.
+pub const FUSED_COLUMNS_MIN_M: u32 = 8192;
+
+/// Workgroups a batch must fill with [`FUSED_COLUMNS`] columns each before
+/// [`FusedColumns::Auto`] takes them (twice the H200's 132 multiprocessors, one workgroup each
+/// at N = 16384, rounded down to a power of two): a smaller batch keeps one column a workgroup,
+/// so that it spreads over the device.
+pub const FUSED_COLUMNS_MIN_GROUPS: u32 = 256;
+
+impl FusedColumns {
+    /// `(cols, min_batch)` for a fused kernel of M = N/2 with `values` per thread: `cols` is 1
+    /// unless `values` is 16.
+    pub(super) fn resolve(self, m: u32, values: u32) -> (u32, u32) {
+        if values != 16 {
+            return (1, 1);
+        }
+        match self {
+            FusedColumns::Auto if m >= FUSED_COLUMNS_MIN_M => {
+                (FUSED_COLUMNS, FUSED_COLUMNS_MIN_GROUPS * FUSED_COLUMNS)
+            }
+            FusedColumns::Auto | FusedColumns::One => (1, 1),
+            FusedColumns::Many { cols, min_batch } => (cols.max(1), min_batch),
         }
     }
 }
@@ -211,6 +271,11 @@ pub(super) struct FusedPlan {
     pub(super) tile_f32: u32,
     /// The module was built without runtime checks ([`FftOptions::unchecked`]).
     pub(super) unchecked: bool,
+    /// Columns a workgroup for batches of at least [`cols_min_batch`](Self::cols_min_batch)
+    /// ([`FusedColumns`]; 1 unless `values` is 16).
+    pub(super) cols: u32,
+    /// See [`cols`](Self::cols).
+    pub(super) cols_min_batch: u32,
 }
 
 impl FusedPlan {
@@ -267,6 +332,8 @@ impl FusedPlan {
             pad,
             tile_f32: (if halves { half } else { 2 * half }) as u32,
             unchecked: false,
+            cols: 1,
+            cols_min_batch: 1,
         })
     }
 
