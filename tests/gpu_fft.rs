@@ -389,11 +389,13 @@ fn invalid_parameters_give_errors() {
 }
 
 /// Several columns a workgroup (`FusedColumns::Many`: the next column's samples loaded during
-/// the split), for batches from `min_batch` up, one column a workgroup below: every column of
-/// the batch matches the f64 reference, and its dB levels are bit for bit those of one column a
-/// workgroup (the same arithmetic). Batches that are not a multiple of `cols` and smaller than
-/// `max_batch` (the last workgroup runs past the batch, within `max_batch`), one workgroup,
-/// and M from 128 (a workgroup of 8 threads) to 8192 (where `Auto` takes several columns).
+/// the split), for batches from `min_batch` up, one column a workgroup below, with a window set
+/// after construction (`set_window` writes both paths' params): every column of the batch matches
+/// the f64 reference and its dB levels are bit for bit those of one column a workgroup (the same
+/// arithmetic). The last workgroup runs on past the batch within `max_batch` and no further: after
+/// a run of other samples in every column, exactly the rows up to `min(⌈batch/cols⌉·cols,
+/// max_batch)` are rewritten (so several columns a workgroup did run), each from its own column. Batches that are not a
+/// multiple of `cols`, one workgroup, and M from 128 (a workgroup of 8 threads) to 8192.
 #[test]
 fn several_columns_a_workgroup_match_f64() {
     let gpu = gpu();
@@ -404,9 +406,49 @@ fn several_columns_a_workgroup_match_f64() {
         (8192, 3, 2, 9),
         (16_384, 8, 11, 12),
     ] {
-        let hann = periodic_hann(n);
-        let samples = noise(batch as usize * n, 77 + n as u64);
-        let refs = reference(&samples, n, &hann);
+        // A Blackman window, not the Hann window the GpuFft starts with.
+        let window: Vec<f32> = (0..n)
+            .map(|i| {
+                let x = std::f64::consts::TAU * i as f64 / n as f64;
+                (0.42 - 0.5 * x.cos() + 0.08 * (2.0 * x).cos()) as f32
+            })
+            .collect();
+        let samples = noise(max_batch as usize * n, 77 + n as u64);
+        let refs = reference(&samples, n, &window);
+        let bins = n / 2 + 1;
+        // Other samples in every column first, so that each row shows which run wrote it last.
+        let other = noise(max_batch as usize * n, 991 + n as u64);
+        let other_refs = reference(&other, n, &window);
+        let all_rows = |buffer: &wgpu::Buffer, width: u64| -> Vec<u8> {
+            gpu.read_buffer_blocking(buffer, 0, u64::from(max_batch) * bins as u64 * width)
+                .expect("read back")
+        };
+        // Every row of the levels and the spectrum after a batch of `samples`, every column
+        // having held `other` before.
+        let rows_after = |fft: &GpuFft, batch: u32| {
+            run(&gpu, fft, &other, max_batch);
+            gpu.queue
+                .write_buffer(fft.input(), 0, bytemuck::cast_slice(&samples));
+            run(&gpu, fft, &samples[..batch as usize * n], batch);
+            let db: Vec<f32> = bytemuck::cast_slice(&all_rows(fft.output_db(), 4)).to_vec();
+            let spec: Vec<[f32; 2]> =
+                bytemuck::cast_slice(&all_rows(fft.spectrum().expect("spectrum"), 8)).to_vec();
+            (db, spec)
+        };
+        // Rows 0..rows from `samples`, the rest still from `other`.
+        let written = |spec: &[[f32; 2]], rows: usize, what: &str| {
+            let cut = rows * bins;
+            let new = relative_errors(&spec[..cut], &refs[..rows]);
+            let old = if rows < other_refs.len() {
+                relative_errors(&spec[cut..], &other_refs[rows..])
+            } else {
+                Vec::new()
+            };
+            assert!(
+                new.iter().chain(&old).all(|&e| e <= 1e-4),
+                "N = {n}, {what}: rows 0..{rows} new {new:?}, the rest old {old:?}"
+            );
+        };
         let build = |columns| {
             let options = FftOptions {
                 spectrum: true,
@@ -414,7 +456,11 @@ fn several_columns_a_workgroup_match_f64() {
                 columns,
                 ..FftOptions::default()
             };
-            GpuFft::with_options(&gpu.device, n, max_batch, options).expect("GpuFft")
+            let mut fft = GpuFft::with_options(&gpu.device, n, max_batch, options).expect("GpuFft");
+            let mut f = OwnedFrame::new(&gpu, Strategy::WriteBuffer);
+            fft.set_window(&mut f.frame(), &window).expect("window");
+            f.submit();
+            fft
         };
         let many = build(FusedColumns::Many { cols, min_batch: 2 });
         let detail = many.path_detail();
@@ -423,57 +469,44 @@ fn several_columns_a_workgroup_match_f64() {
             "{detail}"
         );
         let one = build(FusedColumns::One);
-        let (db_one, _) = run(&gpu, &one, &samples, batch);
-        let (db, spec) = run(&gpu, &many, &samples, batch);
-        let errs = relative_errors(&spec.expect("spectrum"), &refs);
-        assert_eq!(errs.len(), batch as usize);
-        assert!(
-            errs.iter().all(|&e| e <= 1e-4),
-            "N = {n}, {cols} columns: {errs:?}"
-        );
-        let bins = many.bins();
-        let levels = |db: &[f32]| {
-            db[..batch as usize * bins]
-                .iter()
-                .map(|v| v.to_bits())
-                .collect::<Vec<_>>()
-        };
-        assert_eq!(levels(&db), levels(&db_one), "N = {n}, {cols} columns");
-        // Below min_batch: one column a workgroup. With other samples in every column of the
-        // input, a batch of one changes row 0 (to the new column's levels) and no other row
-        // (several columns a workgroup would also have rewritten rows 1..cols).
-        let other = noise(batch as usize * n, 991 + n as u64);
-        gpu.queue
-            .write_buffer(many.input(), 0, bytemuck::cast_slice(&other));
-        let (_, small) = run(&gpu, &many, &other[..n], 1);
-        let small_refs = reference(&other[..n], n, &hann);
-        let e = relative_errors(&small.expect("spectrum"), &small_refs);
-        assert!(e[0] <= 1e-4, "N = {n}, batch 1: {e:?}");
-        let after: Vec<f32> = bytemuck::cast_slice(
-            &gpu.read_buffer_blocking(many.output_db(), 0, u64::from(batch) * bins as u64 * 4)
-                .expect("read back"),
-        )
-        .to_vec();
+        let bits = |db: &[f32]| db.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+        let (db_one, spec_one) = rows_after(&one, batch);
+        written(&spec_one, batch as usize, "one column a workgroup");
+        let (db, spec) = rows_after(&many, batch);
+        let rows = (batch.div_ceil(cols) * cols).min(max_batch);
+        written(&spec, rows as usize, &format!("{cols} columns"));
+        let upto = batch as usize * bins;
         assert_eq!(
-            levels(&after)[bins..],
-            levels(&db)[bins..],
+            bits(&db[..upto]),
+            bits(&db_one[..upto]),
+            "N = {n}, {cols} columns"
+        );
+        // Below min_batch: one column a workgroup, row 0 alone.
+        let (db_small, spec_small) = rows_after(&many, 1);
+        written(&spec_small, 1, "batch 1");
+        assert_eq!(
+            bits(&db_small[..bins]),
+            bits(&db_one[..bins]),
             "N = {n}, batch 1"
         );
     }
-    // Auto takes FUSED_COLUMNS from M = FUSED_COLUMNS_MIN_M up, from FUSED_COLUMNS_MIN_GROUPS
-    // workgroups' worth of columns.
-    for (n, several) in [(16_384usize, true), (8192, false), (2048, false)] {
-        let fft = GpuFft::with_options(&gpu.device, n, 4, FftOptions::default()).expect("GpuFft");
+    // Auto takes FUSED_COLUMNS from M = FUSED_COLUMNS_MIN_M up, for batches of
+    // FUSED_COLUMNS_MIN_GROUPS workgroups' worth of columns (where max_batch allows them).
+    let from = vizdeck::gpu::fft::FUSED_COLUMNS * vizdeck::gpu::fft::FUSED_COLUMNS_MIN_GROUPS;
+    for (n, max_batch, several) in [
+        (16_384usize, from, true),
+        (16_384, from - 1, false),
+        (8192, from, false),
+        (2048, from, false),
+    ] {
+        let fft =
+            GpuFft::with_options(&gpu.device, n, max_batch, FftOptions::default()).expect("GpuFft");
         let detail = fft.path_detail();
-        let expected = format!(
-            ", {} columns from {}",
-            vizdeck::gpu::fft::FUSED_COLUMNS,
-            vizdeck::gpu::fft::FUSED_COLUMNS * vizdeck::gpu::fft::FUSED_COLUMNS_MIN_GROUPS
-        );
+        let expected = format!(", {} columns from {from}", vizdeck::gpu::fft::FUSED_COLUMNS);
         assert_eq!(detail.ends_with(&expected), several, "N = {n}: {detail}");
         assert_eq!(
-            n / 2 >= vizdeck::gpu::fft::FUSED_COLUMNS_MIN_M as usize,
-            several
+            several,
+            n / 2 >= vizdeck::gpu::fft::FUSED_COLUMNS_MIN_M as usize && max_batch >= from
         );
     }
     assert!(

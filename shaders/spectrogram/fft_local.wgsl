@@ -1,5 +1,5 @@
-// Spectrogram GPU FFT, fused single pass: one workgroup per column runs window + pack, every
-// Stockham stage and the real-spectrum split + dBFS. The column lives in registers; stages
+// Spectrogram GPU FFT, fused single pass: one workgroup per column (main16: per P.cols
+// consecutive columns) runs window + pack, every Stockham stage and the real-spectrum split + dBFS. The column lives in registers; stages
 // exchange data through workgroup memory (the "tile").
 //
 // Layout: the workgroup has WG = M/8 threads and each holds 8 complex values. Between stages
@@ -369,15 +369,16 @@ fn main(
 // The same algorithm with WG = M/16 threads holding v[m] = x[lid + m·WG], m = 0..16: radix-16
 // stages while 16p ≤ M (one exchange each after the first), then one radix-2, 4 or 8 stage when M
 // is not a power of 16 (butterflies i = lid + b·WG, inputs and outputs at v[b + j·16/r]), then
-// the split. log16(M) + 1 exchanges instead of log8(M) + 1: for M = 8192, 4 instead of 5, i.e. 16
-// workgroup barriers instead of 20 with the halves tile. Twiddles of the radix-16 stages: w, w²,
+// the split. log16(M) + 1 exchanges instead of log8(M) + 1: for M = 8192, 4 instead of 5.
+// Twiddles of the radix-16 stages: w, w²,
 // w⁴, w⁸ side by side in a per-stage table at TW16 + 4(q − 1)/15 (see gpu::fft::twiddle_table).
 // The last stage's radix is the override LAST_R, so the compiler drops the other branches (with
 // the radix computed at run time the kernel held more registers and ran 7–12 % slower on the
 // H200). The host picks this entry point from M = 1024 up (gpu::fft::FUSED16_MIN_M).
 // After the last stage every thread holds v[m] = Z[lid + m·WG], so the split pairs thread lid
 // with thread WG − lid only: a mirror exchange of half the values through one barrier (the
-// full exchange with the halves tile took four). A workgroup takes P.cols consecutive columns
+// full exchange with the halves tile took three; a workgroup of several columns adds one a column
+// before the next column's first exchange). A workgroup takes P.cols consecutive columns
 // (gpu::fft::FusedColumns), loading the next column's 16 sample pairs into registers before the
 // split so that their latency hides behind the split and the dB epilogue (on the H200, N = 16384:
 // 8 columns 14 % faster than one).

@@ -53,10 +53,10 @@ pub fn bench_table(gpu: &Gpu, sizes: &[usize], batch: u32, reps: u32) -> String 
     let errors_before = gpu.error_messages().len();
     let mut stats = String::new();
     let mut stats_error = None;
-    // Per size: the fused kernel with 8, 16 and 32 values per thread, checked then unchecked,
-    // then multi-pass.
-    // Then 8 and 16 unchecked with the planar tile where it fits (one barrier pair an exchange
-    // instead of two, twice the workgroup memory).
+    // Per size: the fused kernel with 8, 16 and 32 values per thread, checked then unchecked
+    // (16 with one column a workgroup); 8 and 16 unchecked with the planar tile where it fits
+    // (one barrier pair an exchange instead of two, twice the workgroup memory); 16 unchecked
+    // with several columns a workgroup where Auto takes them for this batch; then multi-pass.
     use super::FusedColumns as C;
     use super::FusedLayout::{Auto, Planar};
     let variants = [

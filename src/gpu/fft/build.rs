@@ -91,6 +91,8 @@ impl GpuFft {
             .flatten()
             .map(|p| {
                 let (cols, cols_min_batch) = options.columns.resolve(p.m, p.values);
+                // Several columns only where a batch can be large enough to take them.
+                let cols = if max_batch < cols_min_batch { 1 } else { cols };
                 FusedPlan {
                     unchecked: options.unchecked,
                     cols,
@@ -225,7 +227,6 @@ impl GpuFft {
             ..Params::default()
         };
         let split_params = uniform("spectrogram:fft:split:params", &split_value);
-        let mut many_params = None;
         let mut params_bufs = Vec::new();
         let mut passes = Vec::new();
         let mut ping = Vec::new();
@@ -246,41 +247,30 @@ impl GpuFft {
                 "spectrogram:fft:local",
                 &plan.constants(),
             );
-            let bind_group = bind(
-                "spectrogram:fft:local:bind_group",
-                &pl,
-                &[
-                    &split_params,
-                    &input,
-                    &window,
-                    &twiddles,
-                    &output_db,
-                    &spectrum_buf,
-                ],
-            );
-            let many = (plan.cols > 1).then(|| {
-                let cols = plan.cols;
-                let value = Params {
-                    cols,
-                    ..split_value
-                };
-                let buffer = uniform("spectrogram:fft:local:params:many", &value);
-                let bind_group = bind(
-                    "spectrogram:fft:local:bind_group:many",
+            let fused_group = |label: &str, params: &wgpu::Buffer| {
+                bind(
+                    label,
                     &pl,
                     &[
-                        &buffer,
+                        params,
                         &input,
                         &window,
                         &twiddles,
                         &output_db,
                         &spectrum_buf,
                     ],
+                )
+            };
+            let bind_group = fused_group("spectrogram:fft:local:bind_group", &split_params);
+            let many = (plan.cols > 1).then(|| {
+                let params = uniform(
+                    "spectrogram:fft:local:params:many",
+                    &split_value.with_cols(plan.cols),
                 );
-                many_params = Some((buffer, cols));
                 ManyColumns {
-                    bind_group,
-                    cols,
+                    bind_group: fused_group("spectrogram:fft:local:bind_group:many", &params),
+                    params,
+                    cols: plan.cols,
                     min_batch: plan.cols_min_batch,
                 }
             });
@@ -464,7 +454,6 @@ impl GpuFft {
             window,
             split_params,
             split_params_value: split_value,
-            many_params,
             passes,
             _ping: ping,
             _twiddles: twiddles,

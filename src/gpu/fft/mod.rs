@@ -29,7 +29,7 @@
 //!
 //! When the device allows M/8 invocations per workgroup and the tile below, a **fused** kernel
 //! (`fft_local`) does all of the above in one dispatch instead (N ≤ 16384 on the H200 and on
-//! lavapipe): one workgroup of M/8 threads per column, each thread holding 8 complex values in
+//! lavapipe): one workgroup of M/8 threads per column (or per several, see below), each thread holding 8 complex values in
 //! registers; radix-8 Stockham stages (the same formula with r = 8, the 8-point DFT as two
 //! 4-point DFTs and the twiddles `e^{−iπk/4}`), then one radix-4 or radix-2 stage when M is not a
 //! power of 8, and the split. Between stages the values go through workgroup memory (the tile:
@@ -149,8 +149,16 @@ struct Params {
     flags: u32,
     /// Split pass: 1/Σw.
     scale: f32,
-    /// Fused kernel (`main16`): consecutive columns a workgroup (≥ 1).
+    /// Fused kernel (`main16`): consecutive columns a workgroup (≥ 1 in its params; unused,
+    /// 0, in the other passes').
     cols: u32,
+}
+
+impl Params {
+    /// These params with `cols` columns a workgroup.
+    fn with_cols(self, cols: u32) -> Params {
+        Params { cols, ..self }
+    }
 }
 
 /// The WGSL mirror of [`Params`] (`FftParams` in `shaders/common/fft.wgsl`), for the layout test.
@@ -180,6 +188,8 @@ struct Pass {
 /// within `max_batch`: the unspecified columns of [`GpuFft::output_db`]).
 struct ManyColumns {
     bind_group: wgpu::BindGroup,
+    /// The split's params with [`cols`](Self::cols) (written again by [`GpuFft::set_window`]).
+    params: wgpu::Buffer,
     cols: u32,
     min_batch: u32,
 }
@@ -198,9 +208,6 @@ pub struct GpuFft {
     window: wgpu::Buffer,
     split_params: wgpu::Buffer,
     split_params_value: Params,
-    /// The params of [`ManyColumns`] (the split's with another `cols`), when the fused pass has
-    /// them.
-    many_params: Option<(wgpu::Buffer, u32)>,
     passes: Vec<Pass>,
     // Kept alive for the bind groups (wgpu keeps them alive too; this documents ownership).
     _ping: Vec<wgpu::Buffer>,
@@ -333,12 +340,9 @@ impl GpuFft {
         gpu.write_slice(&self.window, 0, window);
         self.split_params_value.scale = level_scale(window);
         gpu.write_pod(&self.split_params, 0, &self.split_params_value);
-        if let Some((buffer, cols)) = &self.many_params {
-            let many = Params {
-                cols: *cols,
-                ..self.split_params_value
-            };
-            gpu.write_pod(buffer, 0, &many);
+        for many in self.passes.iter().filter_map(|p| p.many.as_ref()) {
+            let value = self.split_params_value.with_cols(many.cols);
+            gpu.write_pod(&many.params, 0, &value);
         }
         Ok(())
     }
@@ -360,8 +364,9 @@ impl GpuFft {
 
     /// With [`with_spectrum`](Self::with_spectrum): `max_batch × bins` complex f32 values
     /// (interleaved re, im; 8 bytes per bin), column-major, the unscaled spectrum
-    /// `X[k] = Σ_n w[n]·x[n]·e^{−2πikn/N}`, k = 0..=N/2 (realfft's convention).
-    /// Usage `STORAGE | COPY_SRC`. `None` when built by [`new`](Self::new).
+    /// `X[k] = Σ_n w[n]·x[n]·e^{−2πikn/N}`, k = 0..=N/2 (realfft's convention). After
+    /// [`encode`](Self::encode) of `batch` columns, columns `0..batch` hold it; later columns are
+    /// unspecified. Usage `STORAGE | COPY_SRC`. `None` when built by [`new`](Self::new).
     pub fn spectrum(&self) -> Option<&wgpu::Buffer> {
         self.spectrum.as_ref()
     }
