@@ -196,6 +196,43 @@ fn threaded_map_and_host_import_deliver_every_size_and_offset() {
     common::assert_no_gpu_errors(&gpu);
 }
 
+/// More writes of one range in a frame than a strategy has staging buffers: the last one finds
+/// them all in flight and falls back (counted), and still lands last, in its place among the
+/// frame's copies (a `queue.write_buffer` fallback would land at the submit, before the copies
+/// of the earlier writes, which would then win). Then a second frame reuses the staging.
+#[test]
+fn a_fallback_write_keeps_its_place_among_the_frames_writes() {
+    let gpu = gpu();
+    let len = 3000usize;
+    let offset = 4u64;
+    for strategy in [
+        Strategy::MapRing,
+        Strategy::ThreadedMap,
+        Strategy::HostImport,
+        Strategy::DeviceStaging,
+        Strategy::MappedAtCreation,
+    ] {
+        let mut up = Uploader::with_options(&gpu.device, strategy, options(true));
+        let buf = guarded_dst(&gpu, offset, len);
+        let writes = vizdeck::gpu::upload::RING_MAX as u32 + 1;
+        for frame in 0..2u32 {
+            let fallbacks = up.counters.fallbacks;
+            let data: Vec<Vec<u8>> = (0..writes).map(|i| payload(len, frame * 100 + i)).collect();
+            submit(&gpu, &mut up, |up, enc| {
+                for d in &data {
+                    up.write(&gpu.device, &gpu.queue, enc, &buf, offset, d)
+                        .expect("write");
+                }
+            });
+            let what = format!("{} frame {frame}", strategy.name());
+            check(&gpu, &buf, offset, &data[data.len() - 1], &what);
+            let expected = u64::from(strategy != Strategy::MappedAtCreation);
+            assert_eq!(up.counters.fallbacks - fallbacks, expected, "{what}");
+        }
+    }
+    common::assert_no_gpu_errors(&gpu);
+}
+
 #[test]
 fn device_staging_falls_back_to_threaded_map_where_it_cannot_map() {
     // As on a device without device-local host-visible memory (forced here): every write goes

@@ -16,7 +16,9 @@
 //! - [`Strategy::MapRing`]: vizdeck's own ring of `MAP_WRITE | COPY_SRC` buffers: a buffer is
 //!   written only while mapped (owned by the CPU), unmapped before the copy is submitted, and
 //!   re-mapped with `map_async` after submit; it comes back when the GPU is done with it. When no
-//!   mapped buffer is free the write falls back to `queue.write_buffer` (counted), never waits.
+//!   mapped buffer is free the write falls back to a fresh buffer created mapped, copied in its
+//!   place in the frame's encoder (counted), never waits; so do the other strategies' staging
+//!   rings.
 //! - [`Strategy::MappedAtCreation`]: a fresh `COPY_SRC` buffer created mapped, written, unmapped and
 //!   copied; meant for data written once ([`create_buffer_init`] skips the copy entirely).
 //! - [`Strategy::ThreadedMap`]: the map ring, filled by several threads at once (payloads of 8 MiB
@@ -164,7 +166,8 @@ pub struct UploadCounters {
     pub writes: u64,
     /// Writes that found no free staging memory ([`Strategy::MapRing`] and
     /// [`Strategy::ThreadedMap`]: no mapped buffer; [`Strategy::HostImport`]: no idle arena;
-    /// [`Strategy::DeviceStaging`]: no idle staging buffer) and used `queue.write_buffer`.
+    /// [`Strategy::DeviceStaging`]: no idle staging buffer) and went through a fresh buffer
+    /// created mapped instead, copied in order with the frame's other writes.
     pub fallbacks: u64,
     /// Staging buffers created by the ring.
     pub ring_buffers_created: u64,
@@ -540,8 +543,7 @@ impl Uploader {
             Some(Staged::Busy) => {
                 // Every staging buffer in flight: never wait.
                 self.counters.fallbacks += 1;
-                queue.write_buffer(dst, offset, Self::padded(&mut self.padded, bytes, len));
-                return Ok(());
+                return copy_through_new_buffer(device, encoder, dst, offset, bytes, len, 1);
             }
             Some(Staged::Unavailable) => {
                 if strategy == Strategy::DeviceStaging {
@@ -598,26 +600,12 @@ impl Uploader {
                     }
                     None => {
                         self.counters.fallbacks += 1;
-                        queue.write_buffer(dst, offset, Self::padded(&mut self.padded, bytes, len));
+                        copy_through_new_buffer(device, encoder, dst, offset, bytes, len, 1)?;
                     }
                 }
             }
             Strategy::MappedAtCreation => {
-                let staging = device.create_buffer(&wgpu::BufferDescriptor {
-                    label: Some("upload:mapped-at-creation:staging"),
-                    size: len,
-                    usage: wgpu::BufferUsages::COPY_SRC,
-                    mapped_at_creation: true,
-                });
-                {
-                    let mut view = staging
-                        .slice(..)
-                        .get_mapped_range_mut()
-                        .map_err(|e| UploadError::Map(e.to_string()))?;
-                    parallel::fill(view.slice(..), bytes, 1);
-                }
-                staging.unmap();
-                encoder.copy_buffer_to_buffer(&staging, 0, dst, offset, len);
+                copy_through_new_buffer(device, encoder, dst, offset, bytes, len, 1)?;
             }
         }
         Ok(())
@@ -755,12 +743,15 @@ impl Uploader {
             Slot::Use(i) => return Some(i),
             Slot::New(replace) => replace,
         };
-        let size = usize::try_from(len.next_power_of_two().max(64 * 1024)).ok()?;
-        let made = HostBytes::with_importer(
-            Some(self.importer(device)?),
-            "upload:host-import:arena",
-            size,
-        );
+        let importer = self.importer(device)?;
+        let align = importer.alignment().max(host::PAGE);
+        let Some(size) = arena_size(len, device.limits().max_buffer_size, align) else {
+            // Larger than any buffer the device makes: this write falls back, import stays on.
+            log::debug!("upload: no host-import arena can hold {len} bytes");
+            return None;
+        };
+        let size = usize::try_from(size).ok()?;
+        let made = HostBytes::with_importer(Some(importer), "upload:host-import:arena", size);
         let arena = match made {
             Ok(a) if a.is_imported() => a,
             Ok(a) => {
@@ -1054,6 +1045,54 @@ enum Staged {
 /// The size of a new staging buffer for a write of `len` bytes (a multiple of 4, at most `max`):
 /// the next power of two, at least 64 KiB, at most `max` rounded down to 4 (still ≥ `len`, since
 /// `len` fits a destination buffer).
+/// `bytes` into a fresh `COPY_SRC` buffer of `len` bytes (≥ `bytes.len()`, the rest zero)
+/// created mapped, filled on `threads` threads and unmapped, then copied into `dst` at `offset`
+/// by `encoder`: [`Strategy::MappedAtCreation`], and every strategy's fallback when its staging
+/// memory is all in flight. The copy keeps its place among the encoder's other copies, so a
+/// later write of the same range wins (`queue.write_buffer` would land before all of them, at
+/// the submit).
+///
+/// # Errors
+///
+/// [`UploadError::Map`] when the new buffer's mapping cannot be had.
+fn copy_through_new_buffer(
+    device: &wgpu::Device,
+    encoder: &mut wgpu::CommandEncoder,
+    dst: &wgpu::Buffer,
+    offset: u64,
+    bytes: &[u8],
+    len: u64,
+    threads: usize,
+) -> Result<(), UploadError> {
+    let staging = device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("upload:staging:mapped-at-creation"),
+        size: len,
+        usage: wgpu::BufferUsages::COPY_SRC,
+        mapped_at_creation: true,
+    });
+    {
+        let mut view = staging
+            .slice(..)
+            .get_mapped_range_mut()
+            .map_err(|e| UploadError::Map(e.to_string()))?;
+        parallel::fill(view.slice(..), bytes, threads);
+    }
+    staging.unmap();
+    encoder.copy_buffer_to_buffer(&staging, 0, dst, offset, len);
+    Ok(())
+}
+
+/// The size of a new host-import arena for a write of `len` bytes: as [`staging_size`] under a
+/// cap of `max` (the device's `max_buffer_size`) rounded down to `align` (the import alignment),
+/// then rounded up to `align`; `None` when `len` is over that cap (the write falls back, host
+/// import stays on; an arena over `max_buffer_size` would fail to import, which turns import
+/// off).
+fn arena_size(len: u64, max: u64, align: u64) -> Option<u64> {
+    let cap = max / align * align;
+    let size = staging_size(len, cap).checked_next_multiple_of(align)?;
+    (size <= cap).then_some(size)
+}
+
 fn staging_size(len: u64, max: u64) -> u64 {
     len.next_power_of_two()
         .max(64 * 1024)
@@ -1240,7 +1279,7 @@ impl PingPong {
 
 #[cfg(test)]
 mod tests {
-    use super::{Slot, staging_size};
+    use super::{Slot, arena_size, staging_size};
 
     #[test]
     fn staging_buffers_are_powers_of_two_within_the_limit() {
@@ -1250,6 +1289,27 @@ mod tests {
         let max = (1u64 << 31) - 1;
         assert_eq!(staging_size((1 << 30) + 8, max), max / 4 * 4);
         assert_eq!(staging_size(max / 4 * 4, max), max / 4 * 4);
+    }
+
+    /// A host-import arena: a power of two of at least 64 KiB holding the write, never over the
+    /// device's largest buffer rounded down to the import alignment, always a multiple of it;
+    /// none for a write larger than that cap.
+    #[test]
+    fn a_host_import_arena_fits_the_device_and_the_alignment() {
+        let page = 4096;
+        assert_eq!(arena_size(1000, 1 << 30, page), Some(64 << 10));
+        assert_eq!(arena_size((1 << 20) + 4, 1 << 30, page), Some(2 << 20));
+        // A largest buffer that is not a power of two (3 GiB + 100 bytes): capped at 3 GiB.
+        let max = (3 << 30) + 100;
+        assert_eq!(arena_size((2 << 30) + 8, max, page), Some(3 << 30));
+        assert_eq!(arena_size(3 << 30, max, page), Some(3 << 30));
+        assert_eq!(arena_size((3 << 30) + 4, max, page), None);
+        // A 64 KiB import alignment rounds up.
+        assert_eq!(arena_size(1000, 1 << 30, 64 << 10), Some(64 << 10));
+        assert_eq!(
+            arena_size((64 << 10) + 4, (96 << 10) + 8, 32 << 10),
+            Some(96 << 10)
+        );
     }
 
     #[test]

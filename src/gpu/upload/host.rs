@@ -453,7 +453,7 @@ impl std::fmt::Debug for HostBytes {
 
 /// Alignment of host memory that is not imported (one page; keeps `HostBytes` page-aligned
 /// either way).
-const PAGE: u64 = 4096;
+pub(crate) const PAGE: u64 = 4096;
 
 impl HostBytes {
     /// `len` zeroed bytes (at least 1 is allocated), imported on `device` where it can import
