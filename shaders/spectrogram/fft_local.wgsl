@@ -54,18 +54,16 @@ fn ti(a: u32) -> u32 {
     return a;
 }
 
-// Windowed sample pair n from its raw value (non-finite sample → NaN).
-fn windowed(raw: vec2<f32>, n: u32) -> vec2<f32> {
-    if non_finite(raw.x) || non_finite(raw.y) {
-        let nan = bitcast<f32>(bitcast<u32>(raw.x) | 0x7fc00000u);
-        return vec2<f32>(nan, nan);
-    }
-    return raw * window[n];
+// raw·w (a sample pair times its window values), or NaN for a non-finite sample, without a
+// branch, so that the loads before it can all be in flight at once.
+fn masked(raw: vec2<f32>, w: vec2<f32>) -> vec2<f32> {
+    let nan = bitcast<f32>(bitcast<u32>(raw.x) | 0x7fc00000u);
+    return select(raw * w, vec2<f32>(nan, nan), non_finite(raw.x) || non_finite(raw.y));
 }
 
 // Windowed sample n of the column starting at sample pair `base` (non-finite sample → NaN).
 fn load(base: u32, n: u32) -> vec2<f32> {
-    return windowed(samples[base + n], n);
+    return masked(samples[base + n], window[n]);
 }
 
 // 4-point DFT, forward (e^{−2πi·jk/4}).
@@ -382,6 +380,9 @@ fn main(
 // (gpu::fft::FusedColumns), loading the next column's 16 sample pairs into registers before the
 // split so that their latency hides behind the split and the dB epilogue (on the H200, N = 16384:
 // 8 columns 14 % faster than one).
+// The 16 sample and 16 window loads of a column are issued before any is used (fetch16, fetch16w,
+// masked: with a branch per value the window loads waited one by one; 6–9 % on the H200), and
+// the last radix-r stage takes its twiddles from T[k] (tail4, tail8, sq) rather than T[2jk].
 
 override TW16: u32 = 0u;        // offset of the radix-16 stage tables in `twiddles`
 override LAST_R: u32 = 1u;      // the radix of the last stage (1: none): M / 16^⌊log16 M⌋ in
@@ -508,6 +509,49 @@ fn fetch16(raw: ptr<function, array<vec2<f32>, 16>>, base: u32, lid: u32) {
     (*raw)[15] = samples[b + 15u * WG];
 }
 
+// Window values win[m] = window[lid + m·WG], m < 16: all 16 loads issued before any is used.
+fn fetch16w(win: ptr<function, array<vec2<f32>, 16>>, lid: u32) {
+    (*win)[0] = window[lid + 0u * WG];
+    (*win)[1] = window[lid + 1u * WG];
+    (*win)[2] = window[lid + 2u * WG];
+    (*win)[3] = window[lid + 3u * WG];
+    (*win)[4] = window[lid + 4u * WG];
+    (*win)[5] = window[lid + 5u * WG];
+    (*win)[6] = window[lid + 6u * WG];
+    (*win)[7] = window[lid + 7u * WG];
+    (*win)[8] = window[lid + 8u * WG];
+    (*win)[9] = window[lid + 9u * WG];
+    (*win)[10] = window[lid + 10u * WG];
+    (*win)[11] = window[lid + 11u * WG];
+    (*win)[12] = window[lid + 12u * WG];
+    (*win)[13] = window[lid + 13u * WG];
+    (*win)[14] = window[lid + 14u * WG];
+    (*win)[15] = window[lid + 15u * WG];
+}
+
+// The last stage's twiddles T[2jk] = e^{−2πi·2jk/N} (r = 2, 4, 8: j < r) from one load of T[k],
+// the value the split loads again for its item k: w2 = T[k]², then products (at most four f32
+// products deep, within a few ulp of the f64 table's T[2jk]). One twiddle line per k in L1
+// instead of up to seven spread over T: on the H200 the radix-2 stage at N = 16384 ran 3 %
+// faster.
+fn sq(c: vec2<f32>) -> vec2<f32> {
+    return cmul(c, c);
+}
+
+fn tail4(k: u32) -> array<vec2<f32>, 3> {
+    let w2 = sq(twiddles[k]);
+    let w4 = sq(w2);
+    return array<vec2<f32>, 3>(w2, w4, cmul(w4, w2));
+}
+
+fn tail8(k: u32) -> array<vec2<f32>, 7> {
+    let w2 = sq(twiddles[k]);
+    let w4 = sq(w2);
+    let w6 = cmul(w4, w2);
+    let w8 = sq(w4);
+    return array<vec2<f32>, 7>(w2, w4, w6, w8, cmul(w8, w2), cmul(w8, w4), cmul(w8, w6));
+}
+
 @compute @workgroup_size(WG)
 fn main16(
     @builtin(workgroup_id) wid: vec3<u32>,
@@ -528,23 +572,26 @@ fn main16(
     let next = col + 1u;
     var v: array<vec2<f32>, 16>;
 
-    // Window + pack straight into the first stage's layout: v[m] = z[lid + m·WG].
-    v[0] = windowed(raw[0], lid + 0u * WG);
-    v[1] = windowed(raw[1], lid + 1u * WG);
-    v[2] = windowed(raw[2], lid + 2u * WG);
-    v[3] = windowed(raw[3], lid + 3u * WG);
-    v[4] = windowed(raw[4], lid + 4u * WG);
-    v[5] = windowed(raw[5], lid + 5u * WG);
-    v[6] = windowed(raw[6], lid + 6u * WG);
-    v[7] = windowed(raw[7], lid + 7u * WG);
-    v[8] = windowed(raw[8], lid + 8u * WG);
-    v[9] = windowed(raw[9], lid + 9u * WG);
-    v[10] = windowed(raw[10], lid + 10u * WG);
-    v[11] = windowed(raw[11], lid + 11u * WG);
-    v[12] = windowed(raw[12], lid + 12u * WG);
-    v[13] = windowed(raw[13], lid + 13u * WG);
-    v[14] = windowed(raw[14], lid + 14u * WG);
-    v[15] = windowed(raw[15], lid + 15u * WG);
+    // Window + pack straight into the first stage's layout: v[m] = z[lid + m·WG]. The 16 window
+    // loads are issued together, before any product (no branch between them).
+    var win: array<vec2<f32>, 16>;
+    fetch16w(&win, lid);
+    v[0] = masked(raw[0], win[0]);
+    v[1] = masked(raw[1], win[1]);
+    v[2] = masked(raw[2], win[2]);
+    v[3] = masked(raw[3], win[3]);
+    v[4] = masked(raw[4], win[4]);
+    v[5] = masked(raw[5], win[5]);
+    v[6] = masked(raw[6], win[6]);
+    v[7] = masked(raw[7], win[7]);
+    v[8] = masked(raw[8], win[8]);
+    v[9] = masked(raw[9], win[9]);
+    v[10] = masked(raw[10], win[10]);
+    v[11] = masked(raw[11], win[11]);
+    v[12] = masked(raw[12], win[12]);
+    v[13] = masked(raw[13], win[13]);
+    v[14] = masked(raw[14], win[14]);
+    v[15] = masked(raw[15], win[15]);
 
     // Radix-16 stages; this thread's butterfly is i = lid with inputs a_j = v[j].
     v = dft16(v);
@@ -594,14 +641,14 @@ fn main16(
         // a_j = x[i + j·p] = v[b + j·16/r]·T[2jk], outputs back to the same registers.
         exchange16(&v, o, p / 16u, lid);
         if r == 2u {
-            let a0 = cmul(v[8], twiddles[2u * lid]);
-            let a1 = cmul(v[9], twiddles[2u * (lid + 1u * WG)]);
-            let a2 = cmul(v[10], twiddles[2u * (lid + 2u * WG)]);
-            let a3 = cmul(v[11], twiddles[2u * (lid + 3u * WG)]);
-            let a4 = cmul(v[12], twiddles[2u * (lid + 4u * WG)]);
-            let a5 = cmul(v[13], twiddles[2u * (lid + 5u * WG)]);
-            let a6 = cmul(v[14], twiddles[2u * (lid + 6u * WG)]);
-            let a7 = cmul(v[15], twiddles[2u * (lid + 7u * WG)]);
+            let a0 = cmul(v[8], sq(twiddles[lid]));
+            let a1 = cmul(v[9], sq(twiddles[lid + 1u * WG]));
+            let a2 = cmul(v[10], sq(twiddles[lid + 2u * WG]));
+            let a3 = cmul(v[11], sq(twiddles[lid + 3u * WG]));
+            let a4 = cmul(v[12], sq(twiddles[lid + 4u * WG]));
+            let a5 = cmul(v[13], sq(twiddles[lid + 5u * WG]));
+            let a6 = cmul(v[14], sq(twiddles[lid + 6u * WG]));
+            let a7 = cmul(v[15], sq(twiddles[lid + 7u * WG]));
             let b0 = v[0];
             let b1 = v[1];
             let b2 = v[2];
@@ -627,29 +674,33 @@ fn main16(
             v[7] = b7 + a7;
             v[15] = b7 - a7;
         } else if r == 4u {
+            let t0 = tail4(lid);
             let y0 = dft4(
                 v[0],
-                cmul(v[4], twiddles[2u * lid]),
-                cmul(v[8], twiddles[4u * lid]),
-                cmul(v[12], twiddles[6u * lid]),
+                cmul(v[4], t0[0]),
+                cmul(v[8], t0[1]),
+                cmul(v[12], t0[2]),
             );
+            let t1 = tail4(lid + 1u * WG);
             let y1 = dft4(
                 v[1],
-                cmul(v[5], twiddles[2u * (lid + 1u * WG)]),
-                cmul(v[9], twiddles[4u * (lid + 1u * WG)]),
-                cmul(v[13], twiddles[6u * (lid + 1u * WG)]),
+                cmul(v[5], t1[0]),
+                cmul(v[9], t1[1]),
+                cmul(v[13], t1[2]),
             );
+            let t2 = tail4(lid + 2u * WG);
             let y2 = dft4(
                 v[2],
-                cmul(v[6], twiddles[2u * (lid + 2u * WG)]),
-                cmul(v[10], twiddles[4u * (lid + 2u * WG)]),
-                cmul(v[14], twiddles[6u * (lid + 2u * WG)]),
+                cmul(v[6], t2[0]),
+                cmul(v[10], t2[1]),
+                cmul(v[14], t2[2]),
             );
+            let t3 = tail4(lid + 3u * WG);
             let y3 = dft4(
                 v[3],
-                cmul(v[7], twiddles[2u * (lid + 3u * WG)]),
-                cmul(v[11], twiddles[4u * (lid + 3u * WG)]),
-                cmul(v[15], twiddles[6u * (lid + 3u * WG)]),
+                cmul(v[7], t3[0]),
+                cmul(v[11], t3[1]),
+                cmul(v[15], t3[2]),
             );
             v[0] = y0[0];
             v[4] = y0[1];
@@ -668,25 +719,27 @@ fn main16(
             v[11] = y3[2];
             v[15] = y3[3];
         } else {
+            let t0 = tail8(lid);
             let y0 = dft8(array<vec2<f32>, 8>(
                 v[0],
-                cmul(v[2], twiddles[2u * lid]),
-                cmul(v[4], twiddles[4u * lid]),
-                cmul(v[6], twiddles[6u * lid]),
-                cmul(v[8], twiddles[8u * lid]),
-                cmul(v[10], twiddles[10u * lid]),
-                cmul(v[12], twiddles[12u * lid]),
-                cmul(v[14], twiddles[14u * lid]),
+                cmul(v[2], t0[0]),
+                cmul(v[4], t0[1]),
+                cmul(v[6], t0[2]),
+                cmul(v[8], t0[3]),
+                cmul(v[10], t0[4]),
+                cmul(v[12], t0[5]),
+                cmul(v[14], t0[6]),
             ));
+            let t1 = tail8(lid + WG);
             let y1 = dft8(array<vec2<f32>, 8>(
                 v[1],
-                cmul(v[3], twiddles[2u * (lid + WG)]),
-                cmul(v[5], twiddles[4u * (lid + WG)]),
-                cmul(v[7], twiddles[6u * (lid + WG)]),
-                cmul(v[9], twiddles[8u * (lid + WG)]),
-                cmul(v[11], twiddles[10u * (lid + WG)]),
-                cmul(v[13], twiddles[12u * (lid + WG)]),
-                cmul(v[15], twiddles[14u * (lid + WG)]),
+                cmul(v[3], t1[0]),
+                cmul(v[5], t1[1]),
+                cmul(v[7], t1[2]),
+                cmul(v[9], t1[3]),
+                cmul(v[11], t1[4]),
+                cmul(v[13], t1[5]),
+                cmul(v[15], t1[6]),
             ));
             v[0] = y0[0];
             v[2] = y0[1];
