@@ -238,7 +238,11 @@ fn emit(col: u32, k: u32, x: vec2<f32>, c: f32) {
 
 // Bins t and M − t from z = Z[t], w = Z[M − t] (0 < t < M/2).
 fn emit_pair(col: u32, t: u32, z: vec2<f32>, w: vec2<f32>) {
-    let c = twiddles[t];
+    emit_split(col, t, z, w, twiddles[t]);
+}
+
+// emit_pair with c = T[t] already loaded.
+fn emit_split(col: u32, t: u32, z: vec2<f32>, w: vec2<f32>, c: vec2<f32>) {
     emit(col, t, split(z, w, c), 2.0);
     emit(col, M - t, split(w, z, mirror(c)), 2.0);
 }
@@ -383,6 +387,9 @@ fn main(
 // The 16 sample and 16 window loads of a column are issued before any is used (fetch16, fetch16w,
 // masked: with a branch per value the window loads waited one by one; 6–9 % on the H200), and
 // the last radix-r stage takes its twiddles from T[k] (tail4, tail8, sq) rather than T[2jk].
+// A radix-16 stage's twiddles are loaded before the exchange's last read (exchange16_tw), the
+// split's before the mirror's barrier: in flight while the workgroup waits (1–3 % on the H200
+// at N = 1024, 2048, 8192 and 16384, 3 % slower at 4096, where the registers rose from 96 to 118).
 
 override TW16: u32 = 0u;        // offset of the radix-16 stage tables in `twiddles`
 override LAST_R: u32 = 1u;      // the radix of the last stage (1: none): M / 16^⌊log16 M⌋ in
@@ -463,6 +470,28 @@ fn exchange16(v: ptr<function, array<vec2<f32>, 16>>, o: u32, p: u32, lid: u32) 
         get16(v, lid, 1u);
         workgroupBarrier();
     }
+}
+
+// exchange16, also returning the next radix-16 stage's twiddles w, w², w⁴, w⁸ at twiddles[tw..]:
+// loaded after the last barrier before the last read (in flight while the tile is read, live
+// across one barrier).
+fn exchange16_tw(v: ptr<function, array<vec2<f32>, 16>>, o: u32, p: u32, lid: u32, tw: u32) -> array<vec2<f32>, 4> {
+    put16(v, o, p, 0u);
+    workgroupBarrier();
+    if HALVES {
+        get16(v, lid, 0u);
+        workgroupBarrier();
+        put16(v, o, p, 1u);
+        workgroupBarrier();
+    }
+    let w = array<vec2<f32>, 4>(twiddles[tw], twiddles[tw + 1u], twiddles[tw + 2u], twiddles[tw + 3u]);
+    if HALVES {
+        get16(v, lid, 1u);
+    } else {
+        get16(v, lid, 0u);
+    }
+    workgroupBarrier();
+    return w;
 }
 
 // Tile word of logical index x + c (x ≤ WG, c a multiple of WG): one base register and a
@@ -604,11 +633,11 @@ fn main16(
         let q = 16u * p;
         let k = lid & (q - 1u);
         let tw = TW16 + 4u * ((q - 1u) / 15u) + 4u * k;
-        exchange16(&v, o, p, lid);
-        let w1 = twiddles[tw];
-        let w2 = twiddles[tw + 1u];
-        let w4 = twiddles[tw + 2u];
-        let w8 = twiddles[tw + 3u];
+        let tws = exchange16_tw(&v, o, p, lid, tw);
+        let w1 = tws[0];
+        let w2 = tws[1];
+        let w4 = tws[2];
+        let w8 = tws[3];
         let w3 = cmul(w1, w2);
         let w5 = cmul(w1, w4);
         let w6 = cmul(w2, w4);
@@ -784,20 +813,25 @@ fn main16(
     mirror_put(lid, 5u, v[13]);
     mirror_put(lid, 6u, v[14]);
     mirror_put(lid, 7u, v[15]);
+    // The split's twiddles T[t], loaded before the barrier so that they arrive during it.
+    let c = array<vec2<f32>, 8>(
+        twiddles[lid + 0u * WG], twiddles[lid + 1u * WG], twiddles[lid + 2u * WG], twiddles[lid + 3u * WG],
+        twiddles[lid + 4u * WG], twiddles[lid + 5u * WG], twiddles[lid + 6u * WG], twiddles[lid + 7u * WG],
+    );
     workgroupBarrier();
     let q = WG - lid;
     if lid == 0u {
         emit_ends(col, v[0], v[8]);
     } else {
-        emit_pair(col, lid, v[0], mirror_get(q, 7u));
+        emit_split(col, lid, v[0], mirror_get(q, 7u), c[0]);
     }
-    emit_pair(col, lid + 1u * WG, v[1], mirror_get(q, 6u));
-    emit_pair(col, lid + 2u * WG, v[2], mirror_get(q, 5u));
-    emit_pair(col, lid + 3u * WG, v[3], mirror_get(q, 4u));
-    emit_pair(col, lid + 4u * WG, v[4], mirror_get(q, 3u));
-    emit_pair(col, lid + 5u * WG, v[5], mirror_get(q, 2u));
-    emit_pair(col, lid + 6u * WG, v[6], mirror_get(q, 1u));
-    emit_pair(col, lid + 7u * WG, v[7], mirror_get(q, 0u));
+    emit_split(col, lid + 1u * WG, v[1], mirror_get(q, 6u), c[1]);
+    emit_split(col, lid + 2u * WG, v[2], mirror_get(q, 5u), c[2]);
+    emit_split(col, lid + 3u * WG, v[3], mirror_get(q, 4u), c[3]);
+    emit_split(col, lid + 4u * WG, v[4], mirror_get(q, 3u), c[4]);
+    emit_split(col, lid + 5u * WG, v[5], mirror_get(q, 2u), c[5]);
+    emit_split(col, lid + 6u * WG, v[6], mirror_get(q, 1u), c[6]);
+    emit_split(col, lid + 7u * WG, v[7], mirror_get(q, 0u), c[7]);
     if next >= end {
         break;
     }
