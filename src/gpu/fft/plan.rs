@@ -180,7 +180,8 @@ pub enum FusedColumns {
 
 /// Columns a workgroup of [`FusedColumns::Auto`] where it takes several. On the H200 at
 /// 4096-column batches of N = 16384 (one workgroup a multiprocessor): 2 columns 7 % faster than
-/// one, 4 columns 12 %, 8 columns 14 % (BENCHMARKS.md).
+/// one, 4 columns 12 %, 8 columns 14 %; 3 % once every load of a column was issued together
+/// (BENCHMARKS.md, runs U and Z).
 pub const FUSED_COLUMNS: u32 = 8;
 
 /// Smallest M = N/2 at which [`FusedColumns::Auto`] takes [`FUSED_COLUMNS`] columns a
