@@ -229,6 +229,21 @@ fn a_fallback_write_keeps_its_place_among_the_frames_writes() {
             let expected = u64::from(strategy != Strategy::MappedAtCreation);
             assert_eq!(up.counters.fallbacks - fallbacks, expected, "{what}");
         }
+        // The strategy's own staging was what ran out, not threaded-map's after a fallback
+        // (lavapipe imports host memory and maps device memory; `imports` says when not).
+        if strategy == Strategy::HostImport && imports(&gpu) || strategy == Strategy::DeviceStaging
+        {
+            assert_eq!(up.effective_strategy(), strategy, "{}", strategy.name());
+            assert_eq!(
+                (
+                    up.counters.host_import_fallbacks,
+                    up.counters.device_staging_fallbacks
+                ),
+                (0, 0),
+                "{}",
+                strategy.name()
+            );
+        }
     }
     common::assert_no_gpu_errors(&gpu);
 }

@@ -69,7 +69,9 @@ pub const SLOTS: usize = 2;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, clap::ValueEnum, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Strategy {
-    /// `queue.write_buffer`.
+    /// `queue.write_buffer`. Its writes land at the submit, before the encoder's copies: in one
+    /// frame, a [`Uploader::write_host`] or [`Uploader::write_owned`] of the same range recorded
+    /// before a [`Uploader::write`] lands after it (the other strategies keep the order).
     #[default]
     WriteBuffer,
     /// `wgpu::util::StagingBelt`.
@@ -166,8 +168,9 @@ pub struct UploadCounters {
     pub writes: u64,
     /// Writes that found no free staging memory ([`Strategy::MapRing`] and
     /// [`Strategy::ThreadedMap`]: no mapped buffer; [`Strategy::HostImport`]: no idle arena;
-    /// [`Strategy::DeviceStaging`]: no idle staging buffer) and went through a fresh buffer
-    /// created mapped instead, copied in order with the frame's other writes.
+    /// [`Strategy::DeviceStaging`]: no idle staging buffer, or one could not be made now: out of
+    /// memory, or a host-import arena past the device's largest buffer) and went through a
+    /// fresh buffer created mapped instead, copied in order with the frame's other writes.
     pub fallbacks: u64,
     /// Staging buffers created by the ring.
     pub ring_buffers_created: u64,
@@ -543,7 +546,8 @@ impl Uploader {
             Some(Staged::Busy) => {
                 // Every staging buffer in flight: never wait.
                 self.counters.fallbacks += 1;
-                return copy_through_new_buffer(device, encoder, dst, offset, bytes, len, 1);
+                let threads = self.options.threads;
+                return copy_through_new_buffer(device, encoder, dst, offset, bytes, len, threads);
             }
             Some(Staged::Unavailable) => {
                 if strategy == Strategy::DeviceStaging {
@@ -600,7 +604,7 @@ impl Uploader {
                     }
                     None => {
                         self.counters.fallbacks += 1;
-                        copy_through_new_buffer(device, encoder, dst, offset, bytes, len, 1)?;
+                        copy_through_new_buffer(device, encoder, dst, offset, bytes, len, threads)?;
                     }
                 }
             }
@@ -1042,9 +1046,6 @@ enum Staged {
     Unavailable,
 }
 
-/// The size of a new staging buffer for a write of `len` bytes (a multiple of 4, at most `max`):
-/// the next power of two, at least 64 KiB, at most `max` rounded down to 4 (still ≥ `len`, since
-/// `len` fits a destination buffer).
 /// `bytes` into a fresh `COPY_SRC` buffer of `len` bytes (≥ `bytes.len()`, the rest zero)
 /// created mapped, filled on `threads` threads and unmapped, then copied into `dst` at `offset`
 /// by `encoder`: [`Strategy::MappedAtCreation`], and every strategy's fallback when its staging
@@ -1093,6 +1094,9 @@ fn arena_size(len: u64, max: u64, align: u64) -> Option<u64> {
     (size <= cap).then_some(size)
 }
 
+/// The size of a new staging buffer for a write of `len` bytes (a multiple of 4, at most `max`):
+/// the next power of two, at least 64 KiB, at most `max` rounded down to 4 (still ≥ `len`, since
+/// `len` fits a destination buffer).
 fn staging_size(len: u64, max: u64) -> u64 {
     len.next_power_of_two()
         .max(64 * 1024)

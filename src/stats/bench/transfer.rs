@@ -28,8 +28,8 @@ pub struct UploadRow {
     pub gb_per_s: f64,
     /// `bytes / cpu` in GB/s: what the frame loop sees.
     pub cpu_gb_per_s: f64,
-    /// Writes that fell back: no free staging memory (`write_buffer` used), or host import not
-    /// available (host-import rows).
+    /// Writes that fell back: no free staging memory (a fresh buffer created mapped used
+    /// instead), or host import not available (host-import rows).
     pub fallbacks: u64,
     /// Whether the last frame's bytes read back equal the payload.
     pub verified: bool,
