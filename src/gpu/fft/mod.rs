@@ -29,27 +29,27 @@
 //!
 //! When the device allows M/8 invocations per workgroup and the tile below, a **fused** kernel
 //! (`fft_local`) does all of the above in one dispatch instead (N ≤ 16384 on the H200 and on
-//! lavapipe): one workgroup of M/8 threads per column (or per several, see below), each thread holding 8 complex values in
-//! registers; radix-8 Stockham stages (the same formula with r = 8, the 8-point DFT as two
-//! 4-point DFTs and the twiddles `e^{−iπk/4}`), then one radix-4 or radix-2 stage when M is not a
-//! power of 8, and the split. Between stages the values go through workgroup memory (the tile:
-//! real and imaginary parts one after the other through M f32 words, or side by side in 2·M; see
-//! [`FusedLayout`]). The radix-8 stages read their twiddles from per-stage tables appended to
-//! `T` (see `twiddle_table`): w, w², w⁴ per butterfly side by side, the other powers multiplied
-//! out. From M = [`FUSED16_MIN_M`] up the same kernel runs with 16 values per thread instead
-//! (entry point `main16`, M/16 threads, radix-16 stages built from two 8-point DFTs, then one
-//! radix-2, 4 or 8 stage): one exchange fewer for M = 8192, which the H200 runs 13 % faster,
+//! lavapipe): one workgroup of M/8 threads per column (or per several, see below), each thread
+//! holding 8 complex values in registers; radix-8 Stockham stages (the same formula with r = 8, the
+//! 8-point DFT as two 4-point DFTs and the twiddles `e^{−iπk/4}`), then one radix-4 or radix-2
+//! stage when M is not a power of 8, and the split. Between stages the values go through workgroup
+//! memory (the tile: real and imaginary parts one after the other through M f32 words, or side by
+//! side in 2·M; see [`FusedLayout`]). The radix-8 stages read their twiddles from per-stage tables
+//! appended to `T` (see `twiddle_table`): w, w², w⁴ per butterfly side by side, the other powers
+//! multiplied out. From M = [`FUSED16_MIN_M`] up the same kernel runs with 16 values per thread
+//! instead (entry point `main16`, M/16 threads, radix-16 stages built from two 8-point DFTs, then
+//! one radix-2, 4 or 8 stage): one exchange fewer for M = 8192, which the H200 runs 13 % faster,
 //! and 2–4 % faster from M = 1024 ([`FusedValues`]). In `main16` every thread ends the stages
-//! holding `Z[t]` for t = lid + m·M/16, so the split's partners `Z[M − t]` sit in one other
-//! thread (M/16 − lid): a mirror exchange of half the values through one barrier. From
-//! M = [`FUSED_COLUMNS_MIN_M`] up and for large batches a `main16` workgroup takes several
-//! consecutive columns, the next one's samples loaded during the split ([`FusedColumns`]). The
-//! module is built without wgpu's runtime checks by default ([`FftOptions::unchecked`]: its
-//! indices are in range by construction). A third entry point, `main32` (M/32 threads of 32 values, radix-32
-//! stages built from two 16-point DFTs, then one radix-2, 4, 8 or 16 stage), is chosen only by
-//! [`FusedValues::ThirtyTwo`], for measurements. The split reads `T[t]` once and takes
-//! `T[M − t] = −conj(T[t])`. The global ping-pong buffers are not allocated.
-//! [`FftOptions::fused`] turns it off.
+//! holding `Z[t]` for t = lid + m·M/16, so the split's partners `Z[M − t]` sit in one other thread
+//! (M/16 − lid): a mirror exchange of half the values through one barrier. From M =
+//! [`FUSED_COLUMNS_MIN_M`] up and for large batches a `main16` workgroup takes several consecutive
+//! columns, the next one's samples loaded during the split ([`FusedColumns`]). The module is built
+//! without wgpu's runtime checks by default ([`FftOptions::unchecked`]: its indices are in range by
+//! construction). A third entry point, `main32` (M/32 threads of 32 values, radix-32 stages built
+//! from two 16-point DFTs, then one radix-2, 4, 8 or 16 stage), is chosen only by
+//! [`FusedValues::ThirtyTwo`], for measurements. The split reads `T[t]` once and takes `T[M − t] =
+//! −conj(T[t])`. The global ping-pong buffers are not allocated. [`FftOptions::fused`] turns it
+//! off.
 //!
 //! When the fused kernel does not fit (N = 32768 on both devices) three dispatches are used,
 //! if M/4 complex values fit workgroup memory: `fft_dif4` packs and
