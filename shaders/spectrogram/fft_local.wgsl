@@ -460,22 +460,23 @@ fn get16(v: ptr<function, array<vec2<f32>, 16>>, lid: u32, part: u32) {
 }
 
 fn exchange16(v: ptr<function, array<vec2<f32>, 16>>, o: u32, p: u32, lid: u32) {
-    put16(v, o, p, 0u);
-    workgroupBarrier();
-    get16(v, lid, 0u);
-    workgroupBarrier();
-    if HALVES {
-        put16(v, o, p, 1u);
-        workgroupBarrier();
-        get16(v, lid, 1u);
-        workgroupBarrier();
-    }
+    exchange16_open(v, o, p, lid);
+    exchange16_close(v, lid);
 }
 
 // exchange16, also returning the next radix-16 stage's twiddles w, w², w⁴, w⁸ at twiddles[tw..]:
 // loaded after the last barrier before the last read (in flight while the tile is read, live
 // across one barrier).
 fn exchange16_tw(v: ptr<function, array<vec2<f32>, 16>>, o: u32, p: u32, lid: u32, tw: u32) -> array<vec2<f32>, 4> {
+    exchange16_open(v, o, p, lid);
+    let w = array<vec2<f32>, 4>(twiddles[tw], twiddles[tw + 1u], twiddles[tw + 2u], twiddles[tw + 3u]);
+    exchange16_close(v, lid);
+    return w;
+}
+
+// An exchange up to its last read: put, barrier (with HALVES: the real parts' put, barrier,
+// read, barrier, then the imaginary parts' put, barrier).
+fn exchange16_open(v: ptr<function, array<vec2<f32>, 16>>, o: u32, p: u32, lid: u32) {
     put16(v, o, p, 0u);
     workgroupBarrier();
     if HALVES {
@@ -484,14 +485,16 @@ fn exchange16_tw(v: ptr<function, array<vec2<f32>, 16>>, o: u32, p: u32, lid: u3
         put16(v, o, p, 1u);
         workgroupBarrier();
     }
-    let w = array<vec2<f32>, 4>(twiddles[tw], twiddles[tw + 1u], twiddles[tw + 2u], twiddles[tw + 3u]);
+}
+
+// The rest of the exchange: the last read (with HALVES the imaginary parts), barrier.
+fn exchange16_close(v: ptr<function, array<vec2<f32>, 16>>, lid: u32) {
     if HALVES {
         get16(v, lid, 1u);
     } else {
         get16(v, lid, 0u);
     }
     workgroupBarrier();
-    return w;
 }
 
 // Tile word of logical index x + c (x ≤ WG, c a multiple of WG): one base register and a

@@ -90,9 +90,7 @@ impl GpuFft {
             .then(|| FusedPlan::choose(m, &limits, options.layout, options.values))
             .flatten()
             .map(|p| {
-                let (cols, cols_min_batch) = options.columns.resolve(p.m, p.values);
-                // Several columns only where a batch can be large enough to take them.
-                let cols = if max_batch < cols_min_batch { 1 } else { cols };
+                let (cols, cols_min_batch) = options.columns.resolve(p.m, p.values, max_batch);
                 FusedPlan {
                     unchecked: options.unchecked,
                     cols,

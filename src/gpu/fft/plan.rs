@@ -197,18 +197,22 @@ pub const FUSED_COLUMNS_MIN_M: u32 = 8192;
 pub const FUSED_COLUMNS_MIN_GROUPS: u32 = 256;
 
 impl FusedColumns {
-    /// `(cols, min_batch)` for a fused kernel of M = N/2 with `values` per thread: `cols` is 1
-    /// unless `values` is 16.
-    pub(super) fn resolve(self, m: u32, values: u32) -> (u32, u32) {
-        if values != 16 {
-            return (1, 1);
-        }
-        match self {
+    /// `(cols, min_batch)` for a fused kernel of M = N/2 with `values` per thread whose buffers
+    /// hold `max_batch` columns: `cols` is 1 unless `values` is 16, and where no batch can reach
+    /// `min_batch` (`max_batch` below it).
+    pub(super) fn resolve(self, m: u32, values: u32, max_batch: u32) -> (u32, u32) {
+        let (cols, min_batch) = match self {
+            _ if values != 16 => (1, 1),
             FusedColumns::Auto if m >= FUSED_COLUMNS_MIN_M => {
                 (FUSED_COLUMNS, FUSED_COLUMNS_MIN_GROUPS * FUSED_COLUMNS)
             }
             FusedColumns::Auto | FusedColumns::One => (1, 1),
             FusedColumns::Many { cols, min_batch } => (cols.max(1), min_batch),
+        };
+        if max_batch < min_batch {
+            (1, min_batch)
+        } else {
+            (cols, min_batch)
         }
     }
 }
