@@ -14,7 +14,7 @@
 // writes every output to the tile at its y index, barrier, reads v[m] = y[lid + m·WG], barrier:
 // log8(M) exchanges instead of log4(M) stages. Register indices are constants throughout, so the
 // 8 values stay in registers.
-//   z[n] = w[2n]·x[2n] + i·w[2n+1]·x[2n+1]          (non-finite sample → NaN)
+//   z[n] = w[2n]·x[2n] + i·w[2n+1]·x[2n+1]          (a non-finite sample: z[n] non-finite)
 //   X[k] = ½(Z[k] + conj Z[M−k]) − ½i·T[k]·(Z[k] − conj Z[M−k]),  T[m] = e^{−2πi·m/N}
 //   amplitude_k = c_k·|X_k|·scale (scale = 1/Σw), dB = 20·log10, floored at −160, non-finite → −160.
 // Tile (f32, planar): re at a, im at IM_OFF + a, or, with HALVES, re and im exchanged one after the
@@ -54,16 +54,12 @@ fn ti(a: u32) -> u32 {
     return a;
 }
 
-// raw·w (a sample pair times its window values), or NaN for a non-finite sample, without a
-// branch, so that the loads before it can all be in flight at once.
-fn masked(raw: vec2<f32>, w: vec2<f32>) -> vec2<f32> {
-    let nan = bitcast<f32>(bitcast<u32>(raw.x) | 0x7fc00000u);
-    return select(raw * w, vec2<f32>(nan, nan), non_finite(raw.x) || non_finite(raw.y));
-}
-
-// Windowed sample n of the column starting at sample pair `base` (non-finite sample → NaN).
+// Windowed sample n of the column starting at sample pair `base`. A non-finite sample gives a
+// non-finite product (inf·0 is NaN), which the butterflies carry into every bin of its column
+// and emit floors; no check here (checking each value with a select was 4 % slower at N = 8192
+// on the H200, BENCHMARKS.md).
 fn load(base: u32, n: u32) -> vec2<f32> {
-    return masked(samples[base + n], window[n]);
+    return samples[base + n] * window[n];
 }
 
 // 4-point DFT, forward (e^{−2πi·jk/4}).
@@ -204,11 +200,8 @@ fn pair(r: ptr<function, Pairs>, lid: u32, part: u32) {
     (*r).zh = take(ti(M / 2u), (*r).zh, part);
 }
 
-// T[M − t] from T[t] = e^{−2πi·t/N} (N = 2M): e^{−iπ}·e^{2πi·t/N} = −conj(T[t]), one load fewer.
-fn mirror(c: vec2<f32>) -> vec2<f32> {
-    return vec2<f32>(-c.x, c.y);
-}
-
+// X_k = ½(Z[k] + conj Z[M−k]) − ½i·T[k]·(Z[k] − conj Z[M−k]) from a = Z[k], b = Z[M−k],
+// w = T[k].
 fn split(a: vec2<f32>, b: vec2<f32>, w: vec2<f32>) -> vec2<f32> {
     let bc = vec2<f32>(b.x, -b.y);
     let e = a + bc;
@@ -241,10 +234,17 @@ fn emit_pair(col: u32, t: u32, z: vec2<f32>, w: vec2<f32>) {
     emit_split(col, t, z, w, twiddles[t]);
 }
 
-// emit_pair with c = T[t] already loaded.
+// emit_pair with c = T[t] already loaded. With a = z + conj w and b = z − conj w,
+// X_t = ½(a − i·c·b) and X_{M−t} = ½·conj(a + i·c·b) (split with T[M − t] = −conj c): one
+// complex product for both bins (1–4 % faster than two splits on the H200).
 fn emit_split(col: u32, t: u32, z: vec2<f32>, w: vec2<f32>, c: vec2<f32>) {
-    emit(col, t, split(z, w, c), 2.0);
-    emit(col, M - t, split(w, z, mirror(c)), 2.0);
+    let wc = vec2<f32>(w.x, -w.y);
+    let a = z + wc;
+    let d = cmul(c, z - wc);
+    let id = vec2<f32>(-d.y, d.x);
+    let y = 0.5 * (a + id);
+    emit(col, t, 0.5 * (a - id), 2.0);
+    emit(col, M - t, vec2<f32>(y.x, -y.y), 2.0);
 }
 
 // Bins 0, M and M/2 from z0 = Z[0] and zh = Z[M/2].
@@ -377,19 +377,22 @@ fn main(
 // The last stage's radix is the override LAST_R, so the compiler drops the other branches (with
 // the radix computed at run time the kernel held more registers and ran 7–12 % slower on the
 // H200). The host picks this entry point from M = 1024 up (gpu::fft::FUSED16_MIN_M).
-// After the last stage every thread holds v[m] = Z[lid + m·WG], so the split pairs thread lid
-// with thread WG − lid only: a mirror exchange of half the values through one barrier (the
-// full exchange with the halves tile took three; a workgroup of several columns adds one a column
-// before the next column's first exchange). A workgroup takes P.cols consecutive columns
-// (gpu::fft::FusedColumns), loading the next column's 16 sample pairs into registers before the
-// split so that their latency hides behind the split and the dB epilogue (on the H200, N = 16384:
-// 8 columns 3 % faster than one, 14 % before the loads below were issued together).
+// The split: with LAST_R = 4 or 8 the last stage and the split are one step (get_tail,
+// tail_split: each thread reads butterflies in mirror pairs and splits them itself); with
+// LAST_R = 1 or 2 every thread holds v[m] = Z[lid + m·WG] after the last stage, and the split
+// pairs thread lid with thread WG − lid only (mirror_split: a mirror exchange of half the values
+// through one barrier; the full exchange with the halves tile took three). A workgroup takes
+// P.cols consecutive columns (gpu::fft::FusedColumns; a column after the first begins with a
+// barrier), loading the next column's 16 sample pairs into registers before the split so that
+// their latency hides behind the split and the dB epilogue (on the H200, N = 16384: 8 columns
+// 2–3 % faster than one, 14 % before the loads below were issued together).
 // The 16 sample and 16 window loads of a column are issued before any is used (fetch16, fetch16w,
-// masked: with a branch per value the window loads waited one by one; 6–9 % on the H200), and
-// the last radix-r stage takes its twiddles from T[k] (tail4, tail8, sq) rather than T[2jk].
-// A radix-16 stage's twiddles are loaded before the exchange's last read (exchange16_tw), the
-// split's before the mirror's barrier: in flight while the workgroup waits (1–3 % on the H200
-// at N = 1024, 2048, 8192 and 16384, 3 % slower at 4096, where the registers rose from 96 to 118).
+// then the products: with a branch per value the window loads waited one by one; 6–9 % on the
+// H200), and the last radix-r stage takes its twiddles from T[k] (tail4, tail8, sq) rather than
+// T[2jk]. A radix-16 stage's twiddles are loaded before the exchange's last read
+// (exchange16_tw), the mirror split's before its barrier: in flight while the workgroup waits
+// (1–3 % on the H200 at N = 1024, 2048, 8192 and 16384, 3 % slower at 4096, where the registers
+// rose from 96 to 118, before the tail split).
 
 override TW16: u32 = 0u;        // offset of the radix-16 stage tables in `twiddles`
 override LAST_R: u32 = 1u;      // the radix of the last stage (1: none): M / 16^⌊log16 M⌋ in
@@ -561,8 +564,8 @@ fn fetch16w(win: ptr<function, array<vec2<f32>, 16>>, lid: u32) {
     (*win)[15] = window[lid + 15u * WG];
 }
 
-// The last stage's twiddles T[2jk] = e^{−2πi·2jk/N} (r = 2, 4, 8: j < r) from one load of T[k],
-// the value the split loads again for its item k: w2 = T[k]², then products (at most four f32
+// The last stage's twiddles T[2jk] = e^{−2πi·2jk/N} (r = 2, 4, 8: j < r) from c = T[k], one load
+// the split uses again for its item k: w2 = T[k]², then products (at most four f32
 // products deep: T[14k] within about 7 ulp where the f64 table's T[2jk] is within ½; the
 // spectrum stays within 4·10⁻⁷ of the f64 reference). One twiddle line per k in L1 instead of up
 // to seven spread over T: on the H200 the radix-2 stage at N = 16384 ran 3 % faster.
@@ -570,18 +573,250 @@ fn sq(c: vec2<f32>) -> vec2<f32> {
     return cmul(c, c);
 }
 
-fn tail4(k: u32) -> array<vec2<f32>, 3> {
-    let w2 = sq(twiddles[k]);
+fn tail4(c: vec2<f32>) -> array<vec2<f32>, 3> {
+    let w2 = sq(c);
     let w4 = sq(w2);
     return array<vec2<f32>, 3>(w2, w4, cmul(w4, w2));
 }
 
-fn tail8(k: u32) -> array<vec2<f32>, 7> {
-    let w2 = sq(twiddles[k]);
+fn tail8(c: vec2<f32>) -> array<vec2<f32>, 7> {
+    let w2 = sq(c);
     let w4 = sq(w2);
     let w6 = cmul(w4, w2);
     let w8 = sq(w4);
     return array<vec2<f32>, 7>(w2, w4, w6, w8, cmul(w8, w2), cmul(w8, w4), cmul(w8, w6));
+}
+
+// ---- main16's last radix-r stage fused with the split (LAST_R = r ∈ {4, 8}) ------------------
+//
+// The stage has h = M/r butterflies; butterfly k turns x[k + l·h] (l < r) into Z[k + j·h]
+// (j < r), and M − (k + j·h) = k' + (r − 1 − j)·h with k' = h − k: the split's partners of
+// butterfly k's outputs are exactly butterfly k''s. So the exchange into the stage reads each
+// thread's butterflies in mirror pairs (get_tail), and the thread splits them itself: no mirror
+// exchange, no barrier after the last read. Slot b < 8/r of thread lid holds butterfly
+// k = lid + b·WG at v[2r·b + l] and its mirror k' = h − k at v[2r·b + r + l]; slot 0 of thread 0
+// holds butterflies 0 and h/2, each its own mirror (M − j·h = (r − j)·h, M − (h/2 + j·h) =
+// h/2 + (r − 1 − j)·h). The split's twiddles come from the stage's: T[k + j·h] = T[k]·e^{−iπj/r}.
+// On the H200 at 4096-column batches 3–9 % faster than the radix-r stage in place and the mirror
+// split (N = 2048, 4096); with r = 2 (N = 1024, 16384) it was as fast or slower, so main16 keeps
+// the mirror split there (BENCHMARKS.md, session 7).
+
+// Reads the tail's inputs in mirror pairs (parts as in take): x[k + l·h] for slot b's butterfly
+// k = lid + b·WG (one base register and constants, as get16) and for its mirror
+// k' = (WG − lid) + (h − (b + 1)·WG) (at); slot 0's mirror is k0 = h − lid, or h/2 in thread 0.
+fn get_tail(v: ptr<function, array<vec2<f32>, 16>>, lid: u32, part: u32) {
+    let h = M / LAST_R;
+    let a = ti(lid);
+    let k0 = select(h - lid, h / 2u, lid == 0u);
+    if LAST_R == 4u {
+        let q = WG - lid;
+        (*v)[0] = take(a, (*v)[0], part);
+        (*v)[1] = take(a + ti(h), (*v)[1], part);
+        (*v)[2] = take(a + ti(2u * h), (*v)[2], part);
+        (*v)[3] = take(a + ti(3u * h), (*v)[3], part);
+        (*v)[4] = take(ti(k0), (*v)[4], part);
+        (*v)[5] = take(ti(k0 + h), (*v)[5], part);
+        (*v)[6] = take(ti(k0 + 2u * h), (*v)[6], part);
+        (*v)[7] = take(ti(k0 + 3u * h), (*v)[7], part);
+        (*v)[8] = take(a + ti(WG), (*v)[8], part);
+        (*v)[9] = take(a + ti(WG + h), (*v)[9], part);
+        (*v)[10] = take(a + ti(WG + 2u * h), (*v)[10], part);
+        (*v)[11] = take(a + ti(WG + 3u * h), (*v)[11], part);
+        (*v)[12] = take(at(q, h - 2u * WG), (*v)[12], part);
+        (*v)[13] = take(at(q, 2u * h - 2u * WG), (*v)[13], part);
+        (*v)[14] = take(at(q, 3u * h - 2u * WG), (*v)[14], part);
+        (*v)[15] = take(at(q, 4u * h - 2u * WG), (*v)[15], part);
+    } else {
+        (*v)[0] = take(a, (*v)[0], part);
+        (*v)[1] = take(a + ti(h), (*v)[1], part);
+        (*v)[2] = take(a + ti(2u * h), (*v)[2], part);
+        (*v)[3] = take(a + ti(3u * h), (*v)[3], part);
+        (*v)[4] = take(a + ti(4u * h), (*v)[4], part);
+        (*v)[5] = take(a + ti(5u * h), (*v)[5], part);
+        (*v)[6] = take(a + ti(6u * h), (*v)[6], part);
+        (*v)[7] = take(a + ti(7u * h), (*v)[7], part);
+        (*v)[8] = take(ti(k0), (*v)[8], part);
+        (*v)[9] = take(ti(k0 + h), (*v)[9], part);
+        (*v)[10] = take(ti(k0 + 2u * h), (*v)[10], part);
+        (*v)[11] = take(ti(k0 + 3u * h), (*v)[11], part);
+        (*v)[12] = take(ti(k0 + 4u * h), (*v)[12], part);
+        (*v)[13] = take(ti(k0 + 5u * h), (*v)[13], part);
+        (*v)[14] = take(ti(k0 + 6u * h), (*v)[14], part);
+        (*v)[15] = take(ti(k0 + 7u * h), (*v)[15], part);
+    }
+}
+
+// The exchange into the tail: put, barrier, get_tail (with HALVES the real parts, then barrier,
+// the imaginary parts' put, barrier, get_tail). No barrier after the last read: nothing writes
+// the tile again in this column (the next column's loop starts with one).
+fn exchange16_tail(v: ptr<function, array<vec2<f32>, 16>>, o: u32, p: u32, lid: u32) {
+    put16(v, o, p, 0u);
+    workgroupBarrier();
+    get_tail(v, lid, 0u);
+    if HALVES {
+        workgroupBarrier();
+        put16(v, o, p, 1u);
+        workgroupBarrier();
+        get_tail(v, lid, 1u);
+    }
+}
+
+// Bins of butterfly pair (k, kp) of the tail from z[j] = Z[k + j·h] and w[j] = Z[kp + j·h],
+// c = T[k], d = T[kp], e_j = e^{−iπj/r}: for j < r/2, bin k + j·h with its partner
+// w[r − 1 − j] (twiddle c·e_j) and bin kp + j·h with z[r − 1 − j] (d·e_j). `ends` (slot 0 of
+// thread 0: k = 0, kp = h/2, each its own mirror): bins 0, M, M/2 from z[0], z[r/2], then j·h
+// with z[r − j] and kp + j·h with w[r − 1 − j].
+fn tail_emit4(col: u32, k: u32, kp: u32, z: array<vec2<f32>, 4>, w: array<vec2<f32>, 4>, c: vec2<f32>, d: vec2<f32>, ends: bool) {
+    let h = M / 4u;
+    let e1 = vec2<f32>(SQRT_HALF, -SQRT_HALF);
+    if ends {
+        emit_ends(col, z[0], z[2]);
+    } else {
+        emit_split(col, k, z[0], w[3], c);
+    }
+    emit_split(col, k + h, z[1], select(w[2], z[3], ends), cmul(c, e1));
+    emit_split(col, kp, w[0], select(z[3], w[3], ends), d);
+    emit_split(col, kp + h, w[1], select(z[2], w[2], ends), cmul(d, e1));
+}
+
+fn tail_emit8(col: u32, k: u32, kp: u32, z: array<vec2<f32>, 8>, w: array<vec2<f32>, 8>, c: vec2<f32>, d: vec2<f32>, ends: bool) {
+    let h = M / 8u;
+    const C1: f32 = 0.9238795325112867;  // cos(π/8)
+    const S1: f32 = 0.3826834323650898;  // sin(π/8)
+    let e1 = vec2<f32>(C1, -S1);
+    let e2 = vec2<f32>(SQRT_HALF, -SQRT_HALF);
+    let e3 = vec2<f32>(S1, -C1);
+    if ends {
+        emit_ends(col, z[0], z[4]);
+    } else {
+        emit_split(col, k, z[0], w[7], c);
+    }
+    emit_split(col, k + h, z[1], select(w[6], z[7], ends), cmul(c, e1));
+    emit_split(col, k + 2u * h, z[2], select(w[5], z[6], ends), cmul(c, e2));
+    emit_split(col, k + 3u * h, z[3], select(w[4], z[5], ends), cmul(c, e3));
+    emit_split(col, kp, w[0], select(z[7], w[7], ends), d);
+    emit_split(col, kp + h, w[1], select(z[6], w[6], ends), cmul(d, e1));
+    emit_split(col, kp + 2u * h, w[2], select(z[5], w[5], ends), cmul(d, e2));
+    emit_split(col, kp + 3u * h, w[3], select(z[4], w[4], ends), cmul(d, e3));
+}
+
+// The radix-4 butterfly x[k + l·h] → Z[k + j·h] (l, j < 4) with t = T[k] (twiddles T[2lk]).
+fn bfly4(x0: vec2<f32>, x1: vec2<f32>, x2: vec2<f32>, x3: vec2<f32>, t: vec2<f32>) -> array<vec2<f32>, 4> {
+    let w = tail4(t);
+    return dft4(x0, cmul(x1, w[0]), cmul(x2, w[1]), cmul(x3, w[2]));
+}
+
+// The tail after get_tail: every slot's two radix-r butterflies, then their bins.
+fn tail_split(v: ptr<function, array<vec2<f32>, 16>>, col: u32, lid: u32) {
+    let h = M / LAST_R;
+    let k0 = select(h - lid, h / 2u, lid == 0u);
+    let c = twiddles[lid];
+    let d = twiddles[k0];
+    if LAST_R == 4u {
+        let k1 = lid + WG;
+        let c1 = twiddles[k1];
+        let d1 = twiddles[h - k1];
+        tail_emit4(
+            col, lid, k0,
+            bfly4((*v)[0], (*v)[1], (*v)[2], (*v)[3], c),
+            bfly4((*v)[4], (*v)[5], (*v)[6], (*v)[7], d),
+            c, d, lid == 0u,
+        );
+        tail_emit4(
+            col, k1, h - k1,
+            bfly4((*v)[8], (*v)[9], (*v)[10], (*v)[11], c1),
+            bfly4((*v)[12], (*v)[13], (*v)[14], (*v)[15], d1),
+            c1, d1, false,
+        );
+    } else {
+        let tc = tail8(c);
+        let td = tail8(d);
+        let z = dft8(array<vec2<f32>, 8>(
+            (*v)[0], cmul((*v)[1], tc[0]), cmul((*v)[2], tc[1]), cmul((*v)[3], tc[2]),
+            cmul((*v)[4], tc[3]), cmul((*v)[5], tc[4]), cmul((*v)[6], tc[5]), cmul((*v)[7], tc[6]),
+        ));
+        let w = dft8(array<vec2<f32>, 8>(
+            (*v)[8], cmul((*v)[9], td[0]), cmul((*v)[10], td[1]), cmul((*v)[11], td[2]),
+            cmul((*v)[12], td[3]), cmul((*v)[13], td[4]), cmul((*v)[14], td[5]), cmul((*v)[15], td[6]),
+        ));
+        tail_emit8(col, lid, k0, z, w, c, d, lid == 0u);
+    }
+}
+
+// main16's radix-2 last stage (LAST_R = 2; p = M/2) after the exchange that brought its input
+// into v[m] = x[lid + m·WG]: butterfly i = lid + b·WG (b < 8), k = i, inputs
+// a_j = x[i + j·p] = v[b + 8j]·T[2jk], outputs back to the same registers, so that
+// v[m] = Z[lid + m·WG] as mirror_split needs.
+fn radix2_tail(v: ptr<function, array<vec2<f32>, 16>>, lid: u32) {
+    let a0 = cmul((*v)[8], sq(twiddles[lid]));
+    let a1 = cmul((*v)[9], sq(twiddles[lid + 1u * WG]));
+    let a2 = cmul((*v)[10], sq(twiddles[lid + 2u * WG]));
+    let a3 = cmul((*v)[11], sq(twiddles[lid + 3u * WG]));
+    let a4 = cmul((*v)[12], sq(twiddles[lid + 4u * WG]));
+    let a5 = cmul((*v)[13], sq(twiddles[lid + 5u * WG]));
+    let a6 = cmul((*v)[14], sq(twiddles[lid + 6u * WG]));
+    let a7 = cmul((*v)[15], sq(twiddles[lid + 7u * WG]));
+    let b0 = (*v)[0];
+    let b1 = (*v)[1];
+    let b2 = (*v)[2];
+    let b3 = (*v)[3];
+    let b4 = (*v)[4];
+    let b5 = (*v)[5];
+    let b6 = (*v)[6];
+    let b7 = (*v)[7];
+    (*v)[0] = b0 + a0;
+    (*v)[8] = b0 - a0;
+    (*v)[1] = b1 + a1;
+    (*v)[9] = b1 - a1;
+    (*v)[2] = b2 + a2;
+    (*v)[10] = b2 - a2;
+    (*v)[3] = b3 + a3;
+    (*v)[11] = b3 - a3;
+    (*v)[4] = b4 + a4;
+    (*v)[12] = b4 - a4;
+    (*v)[5] = b5 + a5;
+    (*v)[13] = b5 - a5;
+    (*v)[6] = b6 + a6;
+    (*v)[14] = b6 - a6;
+    (*v)[7] = b7 + a7;
+    (*v)[15] = b7 - a7;
+}
+
+// main16's split when v[m] = Z[lid + m·WG] (LAST_R = 1: the last radix-16 stage's butterfly is
+// i = lid with k = i; LAST_R = 2: radix2_tail). Item t = lid + j·WG (j < 8, so t < M/2) writes
+// bins t and M − t, and M − t = (WG − lid) + (15 − j)·WG: value 15 − j of thread WG − lid,
+// which it publishes at slot 7 − j, logical index (WG − lid) + (7 − j)·WG; for thread 0 the same
+// index, (8 − j)·WG, is its own slot 8 − j = value 16 − j = Z[M − t] (j ≥ 1), and Z[M/2] is its
+// v[8]. So the split's exchange is a mirror: each thread publishes v[8..16] (re and im side by
+// side, M words) and reads its partner's: half the traffic of a full exchange, and one barrier.
+fn mirror_split(v: ptr<function, array<vec2<f32>, 16>>, col: u32, lid: u32) {
+    mirror_put(lid, 0u, (*v)[8]);
+    mirror_put(lid, 1u, (*v)[9]);
+    mirror_put(lid, 2u, (*v)[10]);
+    mirror_put(lid, 3u, (*v)[11]);
+    mirror_put(lid, 4u, (*v)[12]);
+    mirror_put(lid, 5u, (*v)[13]);
+    mirror_put(lid, 6u, (*v)[14]);
+    mirror_put(lid, 7u, (*v)[15]);
+    // The split's twiddles T[t], loaded before the barrier so that they arrive during it.
+    let c = array<vec2<f32>, 8>(
+        twiddles[lid + 0u * WG], twiddles[lid + 1u * WG], twiddles[lid + 2u * WG], twiddles[lid + 3u * WG],
+        twiddles[lid + 4u * WG], twiddles[lid + 5u * WG], twiddles[lid + 6u * WG], twiddles[lid + 7u * WG],
+    );
+    workgroupBarrier();
+    let q = WG - lid;
+    if lid == 0u {
+        emit_ends(col, (*v)[0], (*v)[8]);
+    } else {
+        emit_split(col, lid, (*v)[0], mirror_get(q, 7u), c[0]);
+    }
+    emit_split(col, lid + 1u * WG, (*v)[1], mirror_get(q, 6u), c[1]);
+    emit_split(col, lid + 2u * WG, (*v)[2], mirror_get(q, 5u), c[2]);
+    emit_split(col, lid + 3u * WG, (*v)[3], mirror_get(q, 4u), c[3]);
+    emit_split(col, lid + 4u * WG, (*v)[4], mirror_get(q, 3u), c[4]);
+    emit_split(col, lid + 5u * WG, (*v)[5], mirror_get(q, 2u), c[5]);
+    emit_split(col, lid + 6u * WG, (*v)[6], mirror_get(q, 1u), c[6]);
+    emit_split(col, lid + 7u * WG, (*v)[7], mirror_get(q, 0u), c[7]);
 }
 
 @compute @workgroup_size(WG)
@@ -608,22 +843,22 @@ fn main16(
     // loads are issued together, before any product (no branch between them).
     var win: array<vec2<f32>, 16>;
     fetch16w(&win, lid);
-    v[0] = masked(raw[0], win[0]);
-    v[1] = masked(raw[1], win[1]);
-    v[2] = masked(raw[2], win[2]);
-    v[3] = masked(raw[3], win[3]);
-    v[4] = masked(raw[4], win[4]);
-    v[5] = masked(raw[5], win[5]);
-    v[6] = masked(raw[6], win[6]);
-    v[7] = masked(raw[7], win[7]);
-    v[8] = masked(raw[8], win[8]);
-    v[9] = masked(raw[9], win[9]);
-    v[10] = masked(raw[10], win[10]);
-    v[11] = masked(raw[11], win[11]);
-    v[12] = masked(raw[12], win[12]);
-    v[13] = masked(raw[13], win[13]);
-    v[14] = masked(raw[14], win[14]);
-    v[15] = masked(raw[15], win[15]);
+    v[0] = raw[0] * win[0];
+    v[1] = raw[1] * win[1];
+    v[2] = raw[2] * win[2];
+    v[3] = raw[3] * win[3];
+    v[4] = raw[4] * win[4];
+    v[5] = raw[5] * win[5];
+    v[6] = raw[6] * win[6];
+    v[7] = raw[7] * win[7];
+    v[8] = raw[8] * win[8];
+    v[9] = raw[9] * win[9];
+    v[10] = raw[10] * win[10];
+    v[11] = raw[11] * win[11];
+    v[12] = raw[12] * win[12];
+    v[13] = raw[13] * win[13];
+    v[14] = raw[14] * win[14];
+    v[15] = raw[15] * win[15];
 
     // Radix-16 stages; this thread's butterfly is i = lid with inputs a_j = v[j].
     v = dft16(v);
@@ -666,180 +901,29 @@ fn main16(
     }
     p = 16u * p;
 
-    let r = LAST_R;
-    if r != 1u {
-        // Bring the last stage's input into v[m] = x[lid + m·WG], then the radix-r stage
-        // (p now M/r): butterfly i = lid + b·WG (b < 16/r), k = i, inputs
-        // a_j = x[i + j·p] = v[b + j·16/r]·T[2jk], outputs back to the same registers.
-        exchange16(&v, o, p / 16u, lid);
-        if r == 2u {
-            let a0 = cmul(v[8], sq(twiddles[lid]));
-            let a1 = cmul(v[9], sq(twiddles[lid + 1u * WG]));
-            let a2 = cmul(v[10], sq(twiddles[lid + 2u * WG]));
-            let a3 = cmul(v[11], sq(twiddles[lid + 3u * WG]));
-            let a4 = cmul(v[12], sq(twiddles[lid + 4u * WG]));
-            let a5 = cmul(v[13], sq(twiddles[lid + 5u * WG]));
-            let a6 = cmul(v[14], sq(twiddles[lid + 6u * WG]));
-            let a7 = cmul(v[15], sq(twiddles[lid + 7u * WG]));
-            let b0 = v[0];
-            let b1 = v[1];
-            let b2 = v[2];
-            let b3 = v[3];
-            let b4 = v[4];
-            let b5 = v[5];
-            let b6 = v[6];
-            let b7 = v[7];
-            v[0] = b0 + a0;
-            v[8] = b0 - a0;
-            v[1] = b1 + a1;
-            v[9] = b1 - a1;
-            v[2] = b2 + a2;
-            v[10] = b2 - a2;
-            v[3] = b3 + a3;
-            v[11] = b3 - a3;
-            v[4] = b4 + a4;
-            v[12] = b4 - a4;
-            v[5] = b5 + a5;
-            v[13] = b5 - a5;
-            v[6] = b6 + a6;
-            v[14] = b6 - a6;
-            v[7] = b7 + a7;
-            v[15] = b7 - a7;
-        } else if r == 4u {
-            let t0 = tail4(lid);
-            let y0 = dft4(
-                v[0],
-                cmul(v[4], t0[0]),
-                cmul(v[8], t0[1]),
-                cmul(v[12], t0[2]),
-            );
-            let t1 = tail4(lid + 1u * WG);
-            let y1 = dft4(
-                v[1],
-                cmul(v[5], t1[0]),
-                cmul(v[9], t1[1]),
-                cmul(v[13], t1[2]),
-            );
-            let t2 = tail4(lid + 2u * WG);
-            let y2 = dft4(
-                v[2],
-                cmul(v[6], t2[0]),
-                cmul(v[10], t2[1]),
-                cmul(v[14], t2[2]),
-            );
-            let t3 = tail4(lid + 3u * WG);
-            let y3 = dft4(
-                v[3],
-                cmul(v[7], t3[0]),
-                cmul(v[11], t3[1]),
-                cmul(v[15], t3[2]),
-            );
-            v[0] = y0[0];
-            v[4] = y0[1];
-            v[8] = y0[2];
-            v[12] = y0[3];
-            v[1] = y1[0];
-            v[5] = y1[1];
-            v[9] = y1[2];
-            v[13] = y1[3];
-            v[2] = y2[0];
-            v[6] = y2[1];
-            v[10] = y2[2];
-            v[14] = y2[3];
-            v[3] = y3[0];
-            v[7] = y3[1];
-            v[11] = y3[2];
-            v[15] = y3[3];
-        } else {
-            let t0 = tail8(lid);
-            let y0 = dft8(array<vec2<f32>, 8>(
-                v[0],
-                cmul(v[2], t0[0]),
-                cmul(v[4], t0[1]),
-                cmul(v[6], t0[2]),
-                cmul(v[8], t0[3]),
-                cmul(v[10], t0[4]),
-                cmul(v[12], t0[5]),
-                cmul(v[14], t0[6]),
-            ));
-            let t1 = tail8(lid + WG);
-            let y1 = dft8(array<vec2<f32>, 8>(
-                v[1],
-                cmul(v[3], t1[0]),
-                cmul(v[5], t1[1]),
-                cmul(v[7], t1[2]),
-                cmul(v[9], t1[3]),
-                cmul(v[11], t1[4]),
-                cmul(v[13], t1[5]),
-                cmul(v[15], t1[6]),
-            ));
-            v[0] = y0[0];
-            v[2] = y0[1];
-            v[4] = y0[2];
-            v[6] = y0[3];
-            v[8] = y0[4];
-            v[10] = y0[5];
-            v[12] = y0[6];
-            v[14] = y0[7];
-            v[1] = y1[0];
-            v[3] = y1[1];
-            v[5] = y1[2];
-            v[7] = y1[3];
-            v[9] = y1[4];
-            v[11] = y1[5];
-            v[13] = y1[6];
-            v[15] = y1[7];
+    if LAST_R == 4u || LAST_R == 8u {
+        // The last radix-r stage fused with the split (get_tail, tail_split).
+        exchange16_tail(&v, o, p / 16u, lid);
+        if next < end {
+            fetch16(&raw, next * M, lid);
         }
-        o = lid;
-        p = WG;
+        tail_split(&v, col, lid);
     } else {
-        // The last radix-16 stage's outputs are Z: output j is Z[o + j·M/16].
-        p = M / 16u;
+        if LAST_R == 2u {
+            exchange16(&v, o, p / 16u, lid);
+            radix2_tail(&v, lid);
+        }
+        // (LAST_R = 1: the last radix-16 stage's outputs are Z, output j is Z[o + j·M/16].)
+        if next < end {
+            fetch16(&raw, next * M, lid);
+        }
+        mirror_split(&v, col, lid);
     }
-
-    if next < end {
-        fetch16(&raw, next * M, lid);
-    }
-    // Here v[m] = Z[lid + m·WG] (the last stage's butterfly is i = lid with k = i, or, after the
-    // radix-r stage, its outputs went back to the same registers). Item t = lid + j·WG (j < 8, so
-    // t < M/2) writes bins t and M − t, and M − t = (WG − lid) + (15 − j)·WG: value 15 − j of
-    // thread WG − lid, which it publishes at slot 7 − j, logical index (WG − lid) + (7 − j)·WG;
-    // for thread 0 the same index, (8 − j)·WG, is its own slot 8 − j = value 16 − j = Z[M − t]
-    // (j ≥ 1), and Z[M/2] is its v[8]. So the split's exchange is a mirror: each thread publishes
-    // v[8..16] (re and im side by side, M words) and reads its partner's: half the traffic of a
-    // full exchange, and one barrier.
-    mirror_put(lid, 0u, v[8]);
-    mirror_put(lid, 1u, v[9]);
-    mirror_put(lid, 2u, v[10]);
-    mirror_put(lid, 3u, v[11]);
-    mirror_put(lid, 4u, v[12]);
-    mirror_put(lid, 5u, v[13]);
-    mirror_put(lid, 6u, v[14]);
-    mirror_put(lid, 7u, v[15]);
-    // The split's twiddles T[t], loaded before the barrier so that they arrive during it.
-    let c = array<vec2<f32>, 8>(
-        twiddles[lid + 0u * WG], twiddles[lid + 1u * WG], twiddles[lid + 2u * WG], twiddles[lid + 3u * WG],
-        twiddles[lid + 4u * WG], twiddles[lid + 5u * WG], twiddles[lid + 6u * WG], twiddles[lid + 7u * WG],
-    );
-    workgroupBarrier();
-    let q = WG - lid;
-    if lid == 0u {
-        emit_ends(col, v[0], v[8]);
-    } else {
-        emit_split(col, lid, v[0], mirror_get(q, 7u), c[0]);
-    }
-    emit_split(col, lid + 1u * WG, v[1], mirror_get(q, 6u), c[1]);
-    emit_split(col, lid + 2u * WG, v[2], mirror_get(q, 5u), c[2]);
-    emit_split(col, lid + 3u * WG, v[3], mirror_get(q, 4u), c[3]);
-    emit_split(col, lid + 4u * WG, v[4], mirror_get(q, 3u), c[4]);
-    emit_split(col, lid + 5u * WG, v[5], mirror_get(q, 2u), c[5]);
-    emit_split(col, lid + 6u * WG, v[6], mirror_get(q, 1u), c[6]);
-    emit_split(col, lid + 7u * WG, v[7], mirror_get(q, 0u), c[7]);
     if next >= end {
         break;
     }
     col = next;
-    // The next column's first exchange writes the tile this one's mirror reads.
+    // The next column's first exchange writes the tile this one's last reads read.
     workgroupBarrier();
     }
 }

@@ -39,7 +39,10 @@
 //! multiplied out. From M = [`FUSED16_MIN_M`] up the same kernel runs with 16 values per thread
 //! instead (entry point `main16`, M/16 threads, radix-16 stages built from two 8-point DFTs, then
 //! one radix-2, 4 or 8 stage): one exchange fewer for M = 8192, which the H200 runs 13 % faster,
-//! and 2–4 % faster from M = 1024 ([`FusedValues`]). In `main16` every thread ends the stages
+//! and 2–4 % faster from M = 1024 ([`FusedValues`]). Where `main16`'s last stage has radix 4 or 8
+//! (N = 2048 and 4096) that stage and the split are one step: butterfly k's outputs
+//! `Z[k + j·M/r]` have their split partners in butterfly M/r − k, so each thread reads its
+//! butterflies in mirror pairs and splits them itself. Elsewhere every thread ends the stages
 //! holding `Z[t]` for t = lid + m·M/16, so the split's partners `Z[M − t]` sit in one other thread
 //! (M/16 − lid): a mirror exchange of half the values through one barrier. From M =
 //! [`FUSED_COLUMNS_MIN_M`] up and for large batches a `main16` workgroup takes several consecutive
@@ -69,9 +72,10 @@
 //!
 //! Exactly those of [`crate::audio::stft`]: `amplitude_k = c_k·|X_k| / Σw` (c_0 = c_{N/2} = 1,
 //! else 2), `dB_k = max(20·log10(amplitude_k), DB_FLOOR)`; a column with a NaN or infinite sample
-//! gives [`DB_FLOOR`](crate::audio::stft::DB_FLOOR) in every bin (the pack pass turns the sample
-//! into NaN, which every butterfly propagates, and the split pass floors any non-finite `X_k` or
-//! level).
+//! gives [`DB_FLOOR`](crate::audio::stft::DB_FLOOR) in every bin (the multi-pass pack turns the
+//! sample into NaN, the fused kernel multiplies it by its window value into an infinity or a NaN;
+//! the butterflies carry either into every bin of the column, and the split floors any
+//! non-finite `X_k` or level).
 //!
 //! # Files
 //!
