@@ -31,6 +31,7 @@
 override M: u32 = 4096u;        // complex values per column, N/2
 override WG: u32 = 512u;        // threads per workgroup, M/8
 override HALVES: bool = false;  // exchange re then im through one M-word tile
+override SPECTRUM: bool = false; // also write the complex spectrum (FftOptions::spectrum)
 override PAD: bool = true;      // one padding word after every 32
 override IM_OFF: u32 = 4224u;   // tile offset of the imaginary parts (unused with HALVES)
 override TILE_F32: u32 = 8448u; // tile length in f32 words
@@ -213,7 +214,7 @@ fn split(a: vec2<f32>, b: vec2<f32>, w: vec2<f32>) -> vec2<f32> {
 fn emit(col: u32, k: u32, x: vec2<f32>, c: f32) {
     let bins = M + 1u;
     let at = col * bins + k;
-    if (P.flags & 1u) != 0u {
+    if SPECTRUM {
         spectrum[at] = x;
     }
     // amplitude² from the scaled parts; dB = 10·log10(amplitude²). One check covers every
@@ -389,10 +390,9 @@ fn main(
 // The 16 sample and 16 window loads of a column are issued before any is used (fetch16, fetch16w,
 // then the products: with a branch per value the window loads waited one by one; 6–9 % on the
 // H200), and the last radix-r stage takes its twiddles from T[k] (tail4, tail8, sq) rather than
-// T[2jk]. A radix-16 stage's twiddles are loaded before the exchange's last read
-// (exchange16_tw), the mirror split's before its barrier: in flight while the workgroup waits
-// (1–3 % on the H200 at N = 1024, 2048, 8192 and 16384, 3 % slower at 4096, where the registers
-// rose from 96 to 118, before the tail split).
+// T[2jk]. A radix-16 stage's twiddles are loaded after its exchange (loaded before the
+// exchange's last read they were in flight during it but live across its barriers: on the H200
+// 1–3 % slower at N = 2048, 4096 and 16384 once the split was fused, 0.7 % faster at 8192).
 
 override TW16: u32 = 0u;        // offset of the radix-16 stage tables in `twiddles`
 override LAST_R: u32 = 1u;      // the radix of the last stage (1: none): M / 16^⌊log16 M⌋ in
@@ -462,42 +462,19 @@ fn get16(v: ptr<function, array<vec2<f32>, 16>>, lid: u32, part: u32) {
     (*v)[15] = take(b + ti(15u * WG), (*v)[15], part);
 }
 
+// exchange with 16 values: put16, barrier, get16, barrier (with HALVES the real parts, then the
+// imaginary parts).
 fn exchange16(v: ptr<function, array<vec2<f32>, 16>>, o: u32, p: u32, lid: u32) {
-    exchange16_open(v, o, p, lid);
-    exchange16_close(v, lid);
-}
-
-// exchange16, also returning the next radix-16 stage's twiddles w, w², w⁴, w⁸ at twiddles[tw..]:
-// loaded after the last barrier before the last read (in flight while the tile is read, live
-// across one barrier).
-fn exchange16_tw(v: ptr<function, array<vec2<f32>, 16>>, o: u32, p: u32, lid: u32, tw: u32) -> array<vec2<f32>, 4> {
-    exchange16_open(v, o, p, lid);
-    let w = array<vec2<f32>, 4>(twiddles[tw], twiddles[tw + 1u], twiddles[tw + 2u], twiddles[tw + 3u]);
-    exchange16_close(v, lid);
-    return w;
-}
-
-// An exchange up to its last read: put, barrier (with HALVES: the real parts' put, barrier,
-// read, barrier, then the imaginary parts' put, barrier).
-fn exchange16_open(v: ptr<function, array<vec2<f32>, 16>>, o: u32, p: u32, lid: u32) {
     put16(v, o, p, 0u);
     workgroupBarrier();
+    get16(v, lid, 0u);
+    workgroupBarrier();
     if HALVES {
-        get16(v, lid, 0u);
-        workgroupBarrier();
         put16(v, o, p, 1u);
         workgroupBarrier();
-    }
-}
-
-// The rest of the exchange: the last read (with HALVES the imaginary parts), barrier.
-fn exchange16_close(v: ptr<function, array<vec2<f32>, 16>>, lid: u32) {
-    if HALVES {
         get16(v, lid, 1u);
-    } else {
-        get16(v, lid, 0u);
+        workgroupBarrier();
     }
-    workgroupBarrier();
 }
 
 // Tile word of logical index x + c (x ≤ WG, c a multiple of WG): one base register and a
@@ -743,19 +720,27 @@ fn tail_split(v: ptr<function, array<vec2<f32>, 16>>, col: u32, lid: u32) {
     }
 }
 
+// The split's twiddles T[t] of this thread's items t = lid + j·WG, j < 8.
+fn split_twiddles(lid: u32) -> array<vec2<f32>, 8> {
+    return array<vec2<f32>, 8>(
+        twiddles[lid + 0u * WG], twiddles[lid + 1u * WG], twiddles[lid + 2u * WG], twiddles[lid + 3u * WG],
+        twiddles[lid + 4u * WG], twiddles[lid + 5u * WG], twiddles[lid + 6u * WG], twiddles[lid + 7u * WG],
+    );
+}
+
 // main16's radix-2 last stage (LAST_R = 2; p = M/2) after the exchange that brought its input
 // into v[m] = x[lid + m·WG]: butterfly i = lid + b·WG (b < 8), k = i, inputs
-// a_j = x[i + j·p] = v[b + 8j]·T[2jk], outputs back to the same registers, so that
-// v[m] = Z[lid + m·WG] as mirror_split needs.
-fn radix2_tail(v: ptr<function, array<vec2<f32>, 16>>, lid: u32) {
-    let a0 = cmul((*v)[8], sq(twiddles[lid]));
-    let a1 = cmul((*v)[9], sq(twiddles[lid + 1u * WG]));
-    let a2 = cmul((*v)[10], sq(twiddles[lid + 2u * WG]));
-    let a3 = cmul((*v)[11], sq(twiddles[lid + 3u * WG]));
-    let a4 = cmul((*v)[12], sq(twiddles[lid + 4u * WG]));
-    let a5 = cmul((*v)[13], sq(twiddles[lid + 5u * WG]));
-    let a6 = cmul((*v)[14], sq(twiddles[lid + 6u * WG]));
-    let a7 = cmul((*v)[15], sq(twiddles[lid + 7u * WG]));
+// a_j = x[i + j·p] = v[b + 8j]·T[2jk] with T[2k] = c[b]² (c = split_twiddles, the split's own),
+// outputs back to the same registers, so that v[m] = Z[lid + m·WG] as mirror_split needs.
+fn radix2_tail(v: ptr<function, array<vec2<f32>, 16>>, c: array<vec2<f32>, 8>) {
+    let a0 = cmul((*v)[8], sq(c[0]));
+    let a1 = cmul((*v)[9], sq(c[1]));
+    let a2 = cmul((*v)[10], sq(c[2]));
+    let a3 = cmul((*v)[11], sq(c[3]));
+    let a4 = cmul((*v)[12], sq(c[4]));
+    let a5 = cmul((*v)[13], sq(c[5]));
+    let a6 = cmul((*v)[14], sq(c[6]));
+    let a7 = cmul((*v)[15], sq(c[7]));
     let b0 = (*v)[0];
     let b1 = (*v)[1];
     let b2 = (*v)[2];
@@ -789,7 +774,8 @@ fn radix2_tail(v: ptr<function, array<vec2<f32>, 16>>, lid: u32) {
 // index, (8 − j)·WG, is its own slot 8 − j = value 16 − j = Z[M − t] (j ≥ 1), and Z[M/2] is its
 // v[8]. So the split's exchange is a mirror: each thread publishes v[8..16] (re and im side by
 // side, M words) and reads its partner's: half the traffic of a full exchange, and one barrier.
-fn mirror_split(v: ptr<function, array<vec2<f32>, 16>>, col: u32, lid: u32) {
+// c = split_twiddles.
+fn mirror_split(v: ptr<function, array<vec2<f32>, 16>>, col: u32, lid: u32, c: array<vec2<f32>, 8>) {
     mirror_put(lid, 0u, (*v)[8]);
     mirror_put(lid, 1u, (*v)[9]);
     mirror_put(lid, 2u, (*v)[10]);
@@ -798,11 +784,6 @@ fn mirror_split(v: ptr<function, array<vec2<f32>, 16>>, col: u32, lid: u32) {
     mirror_put(lid, 5u, (*v)[13]);
     mirror_put(lid, 6u, (*v)[14]);
     mirror_put(lid, 7u, (*v)[15]);
-    // The split's twiddles T[t], loaded before the barrier so that they arrive during it.
-    let c = array<vec2<f32>, 8>(
-        twiddles[lid + 0u * WG], twiddles[lid + 1u * WG], twiddles[lid + 2u * WG], twiddles[lid + 3u * WG],
-        twiddles[lid + 4u * WG], twiddles[lid + 5u * WG], twiddles[lid + 6u * WG], twiddles[lid + 7u * WG],
-    );
     workgroupBarrier();
     let q = WG - lid;
     if lid == 0u {
@@ -871,11 +852,11 @@ fn main16(
         let q = 16u * p;
         let k = lid & (q - 1u);
         let tw = TW16 + 4u * ((q - 1u) / 15u) + 4u * k;
-        let tws = exchange16_tw(&v, o, p, lid, tw);
-        let w1 = tws[0];
-        let w2 = tws[1];
-        let w4 = tws[2];
-        let w8 = tws[3];
+        exchange16(&v, o, p, lid);
+        let w1 = twiddles[tw];
+        let w2 = twiddles[tw + 1u];
+        let w4 = twiddles[tw + 2u];
+        let w8 = twiddles[tw + 3u];
         let w3 = cmul(w1, w2);
         let w5 = cmul(w1, w4);
         let w6 = cmul(w2, w4);
@@ -909,15 +890,20 @@ fn main16(
         }
         tail_split(&v, col, lid);
     } else {
+        // The split's twiddles; the radix-2 stage squares them.
+        var c: array<vec2<f32>, 8>;
         if LAST_R == 2u {
             exchange16(&v, o, p / 16u, lid);
-            radix2_tail(&v, lid);
+            c = split_twiddles(lid);
+            radix2_tail(&v, c);
+        } else {
+            // The last radix-16 stage's outputs are Z: output j is Z[o + j·M/16].
+            c = split_twiddles(lid);
         }
-        // (LAST_R = 1: the last radix-16 stage's outputs are Z, output j is Z[o + j·M/16].)
         if next < end {
             fetch16(&raw, next * M, lid);
         }
-        mirror_split(&v, col, lid);
+        mirror_split(&v, col, lid, c);
     }
     if next >= end {
         break;

@@ -93,6 +93,7 @@ impl GpuFft {
                 let (cols, cols_min_batch) = options.columns.resolve(p.m, p.values, max_batch);
                 FusedPlan {
                     unchecked: options.unchecked,
+                    spectrum: with_spectrum,
                     cols,
                     cols_min_batch,
                     ..p

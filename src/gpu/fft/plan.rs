@@ -276,6 +276,10 @@ pub(super) struct FusedPlan {
     pub(super) tile_f32: u32,
     /// The module was built without runtime checks ([`FftOptions::unchecked`]).
     pub(super) unchecked: bool,
+    /// The kernel also writes the complex spectrum ([`FftOptions::spectrum`]): the override
+    /// `SPECTRUM`, so that a kernel without it has no store and no test in its epilogue (on the
+    /// H200 the flag tested per bin cost 3–4 % at every N ≥ 4096, BENCHMARKS.md session 7).
+    pub(super) spectrum: bool,
     /// Columns a workgroup for batches of at least [`cols_min_batch`](Self::cols_min_batch)
     /// ([`FusedColumns`]; 1 unless `values` is 16).
     pub(super) cols: u32,
@@ -337,13 +341,14 @@ impl FusedPlan {
             pad,
             tile_f32: (if halves { half } else { 2 * half }) as u32,
             unchecked: false,
+            spectrum: false,
             cols: 1,
             cols_min_batch: 1,
         })
     }
 
     /// The pipeline-overridable constants of `fft_local.wgsl`.
-    pub(super) fn constants(&self) -> [(&'static str, f64); 9] {
+    pub(super) fn constants(&self) -> [(&'static str, f64); 10] {
         // M / R^⌊log_R M⌋ for the entry point's radix R = values (unused by `main`).
         let mut last_r = self.m;
         while last_r >= self.values {
@@ -360,6 +365,7 @@ impl FusedPlan {
             ("TW16", f64::from(self.tw16)),
             ("TW32", f64::from(self.tw32)),
             ("LAST_R", f64::from(last_r)),
+            ("SPECTRUM", f64::from(u8::from(self.spectrum))),
         ]
     }
 
