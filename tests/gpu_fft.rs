@@ -161,6 +161,7 @@ fn build_with(
         FusedValues::Eight => 8,
         FusedValues::Sixteen => 16,
         FusedValues::ThirtyTwo => 32,
+        FusedValues::Auto if n / 2 >= vizdeck::gpu::fft::FUSED32_AUTO_M as usize => 32,
         FusedValues::Auto if n / 2 >= vizdeck::gpu::fft::FUSED16_MIN_M as usize => 16,
         FusedValues::Auto => 8,
     };
@@ -490,23 +491,42 @@ fn several_columns_a_workgroup_match_f64() {
             "N = {n}, batch 1"
         );
     }
-    // Auto takes FUSED_COLUMNS from M = FUSED_COLUMNS_MIN_M up, for batches of
+    // With 16 values, Auto takes FUSED_COLUMNS from M = FUSED_COLUMNS_MIN_M up, for batches of
     // FUSED_COLUMNS_MIN_GROUPS workgroups' worth of columns (where max_batch allows them).
     let from = vizdeck::gpu::fft::FUSED_COLUMNS * vizdeck::gpu::fft::FUSED_COLUMNS_MIN_GROUPS;
+    let sixteen = FftOptions {
+        values: FusedValues::Sixteen,
+        ..FftOptions::default()
+    };
     for (n, max_batch, several) in [
         (16_384usize, from, true),
         (16_384, from - 1, false),
         (8192, from, false),
         (2048, from, false),
     ] {
-        let fft =
-            GpuFft::with_options(&gpu.device, n, max_batch, FftOptions::default()).expect("GpuFft");
+        let fft = GpuFft::with_options(&gpu.device, n, max_batch, sixteen).expect("GpuFft");
         let detail = fft.path_detail();
         let expected = format!(", {} columns from {from}", vizdeck::gpu::fft::FUSED_COLUMNS);
         assert_eq!(detail.ends_with(&expected), several, "N = {n}: {detail}");
         assert_eq!(
             several,
             n / 2 >= vizdeck::gpu::fft::FUSED_COLUMNS_MIN_M as usize && max_batch >= from
+        );
+    }
+    // By default the fused kernel takes 32 values a thread from M = FUSED32_AUTO_M up, one column
+    // a workgroup, and 16 below.
+    for n in [8192usize, 16_384] {
+        let fft =
+            GpuFft::with_options(&gpu.device, n, from, FftOptions::default()).expect("GpuFft");
+        let detail = fft.path_detail();
+        let values = if n / 2 >= vizdeck::gpu::fft::FUSED32_AUTO_M as usize {
+            32
+        } else {
+            16
+        };
+        assert!(
+            detail.contains(&format!("×{values} ")) && !detail.contains("columns"),
+            "N = {n}: {detail}"
         );
     }
     assert!(

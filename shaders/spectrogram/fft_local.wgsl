@@ -683,6 +683,15 @@ fn bfly4(x0: vec2<f32>, x1: vec2<f32>, x2: vec2<f32>, x3: vec2<f32>, t: vec2<f32
     return dft4(x0, cmul(x1, w[0]), cmul(x2, w[1]), cmul(x3, w[2]));
 }
 
+// The radix-8 butterfly x[k + l·h] → Z[k + j·h] (l, j < 8) with t = T[k] (twiddles T[2lk]).
+fn bfly8(x: array<vec2<f32>, 8>, t: vec2<f32>) -> array<vec2<f32>, 8> {
+    let w = tail8(t);
+    return dft8(array<vec2<f32>, 8>(
+        x[0], cmul(x[1], w[0]), cmul(x[2], w[1]), cmul(x[3], w[2]),
+        cmul(x[4], w[3]), cmul(x[5], w[4]), cmul(x[6], w[5]), cmul(x[7], w[6]),
+    ));
+}
+
 // The tail after get_tail: every slot's two radix-r butterflies, then their bins.
 fn tail_split(v: ptr<function, array<vec2<f32>, 16>>, col: u32, lid: u32) {
     let h = M / LAST_R;
@@ -706,16 +715,8 @@ fn tail_split(v: ptr<function, array<vec2<f32>, 16>>, col: u32, lid: u32) {
             c1, d1, false,
         );
     } else {
-        let tc = tail8(c);
-        let td = tail8(d);
-        let z = dft8(array<vec2<f32>, 8>(
-            (*v)[0], cmul((*v)[1], tc[0]), cmul((*v)[2], tc[1]), cmul((*v)[3], tc[2]),
-            cmul((*v)[4], tc[3]), cmul((*v)[5], tc[4]), cmul((*v)[6], tc[5]), cmul((*v)[7], tc[6]),
-        ));
-        let w = dft8(array<vec2<f32>, 8>(
-            (*v)[8], cmul((*v)[9], td[0]), cmul((*v)[10], td[1]), cmul((*v)[11], td[2]),
-            cmul((*v)[12], td[3]), cmul((*v)[13], td[4]), cmul((*v)[14], td[5]), cmul((*v)[15], td[6]),
-        ));
+        let z = bfly8(array<vec2<f32>, 8>((*v)[0], (*v)[1], (*v)[2], (*v)[3], (*v)[4], (*v)[5], (*v)[6], (*v)[7]), c);
+        let w = bfly8(array<vec2<f32>, 8>((*v)[8], (*v)[9], (*v)[10], (*v)[11], (*v)[12], (*v)[13], (*v)[14], (*v)[15]), d);
         tail_emit8(col, lid, k0, z, w, c, d, lid == 0u);
     }
 }
@@ -919,12 +920,16 @@ fn main16(
 // The same algorithm with WG = M/32 threads holding v[m] = x[lid + m·WG], m = 0..32: radix-32
 // stages while 32p ≤ M (one exchange each after the first), then one radix-2, 4, 8 or 16 stage
 // when M is not a power of 32 (butterflies i = lid + b·WG, inputs and outputs at v[b + j·32/r]),
-// then the split. Half the threads of main16 per column and fewer exchanges: for M = 8192 =
-// 32·32·8, 3 (a radix-32 stage's, the radix-8 stage's, the split's) instead of 4. Twiddles of the
+// then the split. Half the threads of main16 per column and fewer exchanges. Twiddles of the
 // radix-32 stages: w, w², w⁴, w⁸, w¹⁶ side by side in a per-stage table at TW32 + 5(q − 1)/31
 // (see gpu::fft::twiddle_table), loaded after the exchange, the other powers multiplied out
 // from them (each from ≤ 4 complex products). The last stage's radix is LAST_R, here
-// M / 32^⌊log32 M⌋. Only FusedValues::ThirtyTwo picks this entry point (Auto does not).
+// M / 32^⌊log32 M⌋. With LAST_R = 8 that stage and the split are one step, as main16's tail
+// (get_tail32, tail_split32): for M = 8192 = 32·32·8 two exchanges (the radix-32 stage's and the
+// tail's) where main16 takes four (three and the mirror), and on the H200 0.207 ms at
+// 4096-column batches against main16's 0.224 (0.246 before the tail was fused). So
+// FusedValues::Auto picks this entry point from M = FUSED32_AUTO_M = 8192 up; elsewhere only
+// FusedValues::ThirtyTwo does.
 
 override TW32: u32 = 0u;        // offset of the radix-32 stage tables in `twiddles`
 
@@ -1097,6 +1102,85 @@ fn pair32(z: ptr<function, array<vec2<f32>, 16>>, w: ptr<function, array<vec2<f3
     (*w)[15] = take(ti(M - lid - 15u * WG), (*w)[15], part);
 }
 
+// main32's last radix-8 stage fused with the split (LAST_R = 8; see main16's tail, h = M/8 = 4·WG
+// butterflies): slot b < 2 of thread lid holds butterfly k = lid + b·WG at v[16b + l] and its
+// mirror k' = h − k at v[16b + 8 + l], l < 8 (slot 0 of thread 0: k' = h/2; slot 1's mirror is
+// (WG − lid) + 2·WG).
+fn get_tail32(v: ptr<function, array<vec2<f32>, 32>>, lid: u32, part: u32) {
+    let h = M / 8u;
+    let a = ti(lid);
+    let q = WG - lid;
+    let k0 = select(h - lid, h / 2u, lid == 0u);
+    (*v)[0] = take(a + ti(0u * h), (*v)[0], part);
+    (*v)[1] = take(a + ti(1u * h), (*v)[1], part);
+    (*v)[2] = take(a + ti(2u * h), (*v)[2], part);
+    (*v)[3] = take(a + ti(3u * h), (*v)[3], part);
+    (*v)[4] = take(a + ti(4u * h), (*v)[4], part);
+    (*v)[5] = take(a + ti(5u * h), (*v)[5], part);
+    (*v)[6] = take(a + ti(6u * h), (*v)[6], part);
+    (*v)[7] = take(a + ti(7u * h), (*v)[7], part);
+    (*v)[8] = take(ti(k0 + 0u * h), (*v)[8], part);
+    (*v)[9] = take(ti(k0 + 1u * h), (*v)[9], part);
+    (*v)[10] = take(ti(k0 + 2u * h), (*v)[10], part);
+    (*v)[11] = take(ti(k0 + 3u * h), (*v)[11], part);
+    (*v)[12] = take(ti(k0 + 4u * h), (*v)[12], part);
+    (*v)[13] = take(ti(k0 + 5u * h), (*v)[13], part);
+    (*v)[14] = take(ti(k0 + 6u * h), (*v)[14], part);
+    (*v)[15] = take(ti(k0 + 7u * h), (*v)[15], part);
+    (*v)[16] = take(a + ti(WG + 0u * h), (*v)[16], part);
+    (*v)[17] = take(a + ti(WG + 1u * h), (*v)[17], part);
+    (*v)[18] = take(a + ti(WG + 2u * h), (*v)[18], part);
+    (*v)[19] = take(a + ti(WG + 3u * h), (*v)[19], part);
+    (*v)[20] = take(a + ti(WG + 4u * h), (*v)[20], part);
+    (*v)[21] = take(a + ti(WG + 5u * h), (*v)[21], part);
+    (*v)[22] = take(a + ti(WG + 6u * h), (*v)[22], part);
+    (*v)[23] = take(a + ti(WG + 7u * h), (*v)[23], part);
+    (*v)[24] = take(at(q, h - 2u * WG + 0u * h), (*v)[24], part);
+    (*v)[25] = take(at(q, h - 2u * WG + 1u * h), (*v)[25], part);
+    (*v)[26] = take(at(q, h - 2u * WG + 2u * h), (*v)[26], part);
+    (*v)[27] = take(at(q, h - 2u * WG + 3u * h), (*v)[27], part);
+    (*v)[28] = take(at(q, h - 2u * WG + 4u * h), (*v)[28], part);
+    (*v)[29] = take(at(q, h - 2u * WG + 5u * h), (*v)[29], part);
+    (*v)[30] = take(at(q, h - 2u * WG + 6u * h), (*v)[30], part);
+    (*v)[31] = take(at(q, h - 2u * WG + 7u * h), (*v)[31], part);
+}
+
+// The exchange into main32's tail: as exchange16_tail with 32 values.
+fn exchange32_tail(v: ptr<function, array<vec2<f32>, 32>>, o: u32, p: u32, lid: u32) {
+    put32(v, o, p, 0u);
+    workgroupBarrier();
+    get_tail32(v, lid, 0u);
+    if HALVES {
+        workgroupBarrier();
+        put32(v, o, p, 1u);
+        workgroupBarrier();
+        get_tail32(v, lid, 1u);
+    }
+}
+
+// main32's tail after get_tail32: both slots' two radix-8 butterflies, then their bins.
+fn tail_split32(v: ptr<function, array<vec2<f32>, 32>>, col: u32, lid: u32) {
+    let h = M / 8u;
+    let k0 = select(h - lid, h / 2u, lid == 0u);
+    let k1 = lid + WG;
+    let c0 = twiddles[lid];
+    let d0 = twiddles[k0];
+    let c1 = twiddles[k1];
+    let d1 = twiddles[h - k1];
+    tail_emit8(
+        col, lid, k0,
+        bfly8(array<vec2<f32>, 8>((*v)[0], (*v)[1], (*v)[2], (*v)[3], (*v)[4], (*v)[5], (*v)[6], (*v)[7]), c0),
+        bfly8(array<vec2<f32>, 8>((*v)[8], (*v)[9], (*v)[10], (*v)[11], (*v)[12], (*v)[13], (*v)[14], (*v)[15]), d0),
+        c0, d0, lid == 0u,
+    );
+    tail_emit8(
+        col, k1, h - k1,
+        bfly8(array<vec2<f32>, 8>((*v)[16], (*v)[17], (*v)[18], (*v)[19], (*v)[20], (*v)[21], (*v)[22], (*v)[23]), c1),
+        bfly8(array<vec2<f32>, 8>((*v)[24], (*v)[25], (*v)[26], (*v)[27], (*v)[28], (*v)[29], (*v)[30], (*v)[31]), d1),
+        c1, d1, false,
+    );
+}
+
 @compute @workgroup_size(WG)
 fn main32(
     @builtin(workgroup_id) wid: vec3<u32>,
@@ -1203,6 +1287,12 @@ fn main32(
     }
     p = 32u * p;
 
+    if LAST_R == 8u {
+        // The last radix-8 stage fused with the split (get_tail32, tail_split32).
+        exchange32_tail(&v, o, p / 32u, lid);
+        tail_split32(&v, col, lid);
+        return;
+    }
     let r = LAST_R;
     if r != 1u {
         // Bring the last stage's input into v[m] = x[lid + m·WG], then the radix-r stage
@@ -1355,79 +1445,6 @@ fn main32(
             v[15] = y7[1];
             v[23] = y7[2];
             v[31] = y7[3];
-        } else if r == 8u {
-            let y0 = dft8(array<vec2<f32>, 8>(
-                v[0],
-                cmul(v[4], twiddles[2u * lid]),
-                cmul(v[8], twiddles[4u * lid]),
-                cmul(v[12], twiddles[6u * lid]),
-                cmul(v[16], twiddles[8u * lid]),
-                cmul(v[20], twiddles[10u * lid]),
-                cmul(v[24], twiddles[12u * lid]),
-                cmul(v[28], twiddles[14u * lid]),
-            ));
-            let y1 = dft8(array<vec2<f32>, 8>(
-                v[1],
-                cmul(v[5], twiddles[2u * (lid + 1u * WG)]),
-                cmul(v[9], twiddles[4u * (lid + 1u * WG)]),
-                cmul(v[13], twiddles[6u * (lid + 1u * WG)]),
-                cmul(v[17], twiddles[8u * (lid + 1u * WG)]),
-                cmul(v[21], twiddles[10u * (lid + 1u * WG)]),
-                cmul(v[25], twiddles[12u * (lid + 1u * WG)]),
-                cmul(v[29], twiddles[14u * (lid + 1u * WG)]),
-            ));
-            let y2 = dft8(array<vec2<f32>, 8>(
-                v[2],
-                cmul(v[6], twiddles[2u * (lid + 2u * WG)]),
-                cmul(v[10], twiddles[4u * (lid + 2u * WG)]),
-                cmul(v[14], twiddles[6u * (lid + 2u * WG)]),
-                cmul(v[18], twiddles[8u * (lid + 2u * WG)]),
-                cmul(v[22], twiddles[10u * (lid + 2u * WG)]),
-                cmul(v[26], twiddles[12u * (lid + 2u * WG)]),
-                cmul(v[30], twiddles[14u * (lid + 2u * WG)]),
-            ));
-            let y3 = dft8(array<vec2<f32>, 8>(
-                v[3],
-                cmul(v[7], twiddles[2u * (lid + 3u * WG)]),
-                cmul(v[11], twiddles[4u * (lid + 3u * WG)]),
-                cmul(v[15], twiddles[6u * (lid + 3u * WG)]),
-                cmul(v[19], twiddles[8u * (lid + 3u * WG)]),
-                cmul(v[23], twiddles[10u * (lid + 3u * WG)]),
-                cmul(v[27], twiddles[12u * (lid + 3u * WG)]),
-                cmul(v[31], twiddles[14u * (lid + 3u * WG)]),
-            ));
-            v[0] = y0[0];
-            v[4] = y0[1];
-            v[8] = y0[2];
-            v[12] = y0[3];
-            v[16] = y0[4];
-            v[20] = y0[5];
-            v[24] = y0[6];
-            v[28] = y0[7];
-            v[1] = y1[0];
-            v[5] = y1[1];
-            v[9] = y1[2];
-            v[13] = y1[3];
-            v[17] = y1[4];
-            v[21] = y1[5];
-            v[25] = y1[6];
-            v[29] = y1[7];
-            v[2] = y2[0];
-            v[6] = y2[1];
-            v[10] = y2[2];
-            v[14] = y2[3];
-            v[18] = y2[4];
-            v[22] = y2[5];
-            v[26] = y2[6];
-            v[30] = y2[7];
-            v[3] = y3[0];
-            v[7] = y3[1];
-            v[11] = y3[2];
-            v[15] = y3[3];
-            v[19] = y3[4];
-            v[23] = y3[5];
-            v[27] = y3[6];
-            v[31] = y3[7];
         } else {
             let y0 = dft16(array<vec2<f32>, 16>(
                 v[0],

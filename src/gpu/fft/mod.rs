@@ -46,12 +46,14 @@
 //! holding `Z[t]` for t = lid + m·M/16, so the split's partners `Z[M − t]` sit in one other thread
 //! (M/16 − lid): a mirror exchange of half the values through one barrier. From M =
 //! [`FUSED_COLUMNS_MIN_M`] up and for large batches a `main16` workgroup takes several consecutive
-//! columns, the next one's samples loaded during the split ([`FusedColumns`]). The module is built
+//! columns, the next one's samples loaded during the split ([`FusedColumns`]; `Auto` now runs
+//! that size with 32 values, so only [`FusedValues::Sixteen`] takes it). The module is built
 //! without wgpu's runtime checks by default ([`FftOptions::unchecked`]: its indices are in range by
 //! construction). A third entry point, `main32` (M/32 threads of 32 values, radix-32 stages built
-//! from two 16-point DFTs, then one radix-2, 4, 8 or 16 stage), is chosen only by
-//! [`FusedValues::ThirtyTwo`], for measurements. The split reads `T[t]` once and takes `T[M − t] =
-//! −conj(T[t])`. The global ping-pong buffers are not allocated. [`FftOptions::fused`] turns it
+//! from two 16-point DFTs, then one radix-2, 4, 8 or 16 stage; the radix-8 one fused with the
+//! split as `main16`'s), runs N = 16384 from M = [`FUSED32_AUTO_M`] up: two exchanges there where
+//! `main16` takes four, 8 % faster on the H200 than `main16` with several columns. The split
+//! reads `T[t]` once and takes `T[M − t] = −conj(T[t])`. The global ping-pong buffers are not allocated. [`FftOptions::fused`] turns it
 //! off.
 //!
 //! When the fused kernel does not fit (N = 32768 on both devices) three dispatches are used,
@@ -90,8 +92,8 @@ mod plan;
 
 pub use bench::bench_table;
 pub use plan::{
-    FUSED_COLUMNS, FUSED_COLUMNS_MIN_GROUPS, FUSED_COLUMNS_MIN_M, FUSED16_MIN_M, FUSED32_MIN_M,
-    FftOptions, FusedColumns, FusedLayout, FusedValues,
+    FUSED_COLUMNS, FUSED_COLUMNS_MIN_GROUPS, FUSED_COLUMNS_MIN_M, FUSED16_MIN_M, FUSED32_AUTO_M,
+    FUSED32_MIN_M, FftOptions, FusedColumns, FusedLayout, FusedValues,
 };
 
 use plan::{FusedPlan, fold_dispatch, level_scale};

@@ -187,7 +187,9 @@ pub const FUSED_COLUMNS: u32 = 8;
 /// Smallest M = N/2 at which [`FusedColumns::Auto`] takes [`FUSED_COLUMNS`] columns a
 /// workgroup: at N = 4096 and 8192 the H200 ran 2, 4 or 8 columns within 4 % of one (two or
 /// more workgroups a multiprocessor already overlap one's loads with another's arithmetic), and
-/// at N = 2048 8 columns were 18 % slower.
+/// at N = 2048 8 columns were 18 % slower. Several columns need 16 values a thread, and
+/// [`FusedValues::Auto`] takes 32 from this M up (faster still), so by default they are
+/// [`FusedValues::Sixteen`]'s alone.
 pub const FUSED_COLUMNS_MIN_M: u32 = 8192;
 
 /// Workgroups a batch must fill with [`FUSED_COLUMNS`] columns each before
@@ -220,8 +222,9 @@ impl FusedColumns {
 /// Complex values each thread of the fused kernel holds in registers, which sets its radix.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum FusedValues {
-    /// [`Sixteen`](Self::Sixteen) from M = N/2 = [`FUSED16_MIN_M`] up, else
-    /// [`Eight`](Self::Eight) (BENCHMARKS.md, H200).
+    /// [`ThirtyTwo`](Self::ThirtyTwo) from M = N/2 = [`FUSED32_AUTO_M`] up,
+    /// [`Sixteen`](Self::Sixteen) from [`FUSED16_MIN_M`] up, else [`Eight`](Self::Eight)
+    /// (BENCHMARKS.md, H200).
     #[default]
     Auto,
     /// Entry point `main`: M/8 threads, radix-8 stages (log8 M exchanges + the split's).
@@ -229,7 +232,7 @@ pub enum FusedValues {
     /// Entry point `main16`: M/16 threads, radix-16 stages (log16 M exchanges + the split's).
     Sixteen,
     /// Entry point `main32`: M/32 threads, radix-32 stages (log32 M exchanges + the split's),
-    /// from M = [`FUSED32_MIN_M`] up. Benchmarks and tests only: `Auto` never picks it.
+    /// from M = [`FUSED32_MIN_M`] up. `Auto` picks it from [`FUSED32_AUTO_M`] up.
     ThirtyTwo,
 }
 
@@ -237,6 +240,12 @@ pub enum FusedValues {
 /// 4096-column batches on the H200 2–4 % faster than 8 values from N = 2048 on, 13 % at
 /// N = 16384; BENCHMARKS.md).
 pub const FUSED16_MIN_M: u64 = 1024;
+
+/// Smallest M = N/2 for which [`FusedValues::Auto`] picks 32 values per thread (N = 16384, the
+/// largest fused size): on the H200 at 4096-column batches `main32`, its last radix-8 stage fused
+/// with the split, took 0.207 ms where 16 values took 0.224 with 8 columns a workgroup and 0.227
+/// with one; at N = 4096 and 8192 it was 12–24 % slower than 16 values (BENCHMARKS.md, session 7).
+pub const FUSED32_AUTO_M: u64 = 8192;
 
 /// Smallest M = N/2 that [`FusedValues::ThirtyTwo`] accepts (4 threads of 32 values): that of
 /// the smallest GPU FFT, N = [`GPU_MIN_FFT_SIZE`](super::GPU_MIN_FFT_SIZE), the smallest M the
@@ -309,6 +318,7 @@ impl FusedPlan {
             FusedValues::Sixteen => 16,
             FusedValues::ThirtyTwo if m < FUSED32_MIN_M => return None,
             FusedValues::ThirtyTwo => 32,
+            FusedValues::Auto if m >= FUSED32_AUTO_M => 32,
             FusedValues::Auto if m >= FUSED16_MIN_M => 16,
             FusedValues::Auto => 8,
         };
