@@ -392,7 +392,7 @@ fn main(
 // H200), and the last radix-r stage takes its twiddles from T[k] (tail4, tail8, sq) rather than
 // T[2jk]. A radix-16 stage's twiddles are loaded after its exchange (loaded before the
 // exchange's last read they were in flight during it but live across its barriers: on the H200
-// 1–3 % slower at N = 2048, 4096 and 16384 once the split was fused, 0.7 % faster at 8192).
+// 1–4 % slower at N = 2048, 4096 and 16384 once the split was fused, 0.7 % faster at 8192).
 
 override TW16: u32 = 0u;        // offset of the radix-16 stage tables in `twiddles`
 override LAST_R: u32 = 1u;      // the radix of the last stage (1: none): M / 16^⌊log16 M⌋ in

@@ -244,7 +244,7 @@ pub const FUSED16_MIN_M: u64 = 1024;
 /// Smallest M = N/2 for which [`FusedValues::Auto`] picks 32 values per thread (N = 16384, the
 /// largest fused size): on the H200 at 4096-column batches `main32`, its last radix-8 stage fused
 /// with the split, took 0.207 ms where 16 values took 0.224 with 8 columns a workgroup and 0.227
-/// with one; at N = 4096 and 8192 it was 12–24 % slower than 16 values (BENCHMARKS.md, session 7).
+/// with one; at N = 4096 and 8192 it was 14–24 % slower than 16 values (BENCHMARKS.md, session 7).
 pub const FUSED32_AUTO_M: u64 = 8192;
 
 /// Smallest M = N/2 that [`FusedValues::ThirtyTwo`] accepts (4 threads of 32 values): that of
