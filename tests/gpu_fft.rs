@@ -305,11 +305,16 @@ fn db_matches_cpu_stft() {
 #[test]
 fn closed_form_levels_silence_and_non_finite_samples() {
     let gpu = gpu();
+    // Fused: `main` (256), `main16` with the mirror split (8192) and with its radix-4/8 tail fused
+    // with the split (2048, 4096), `main32` with its radix-8 tail (16384); three passes (32768).
     for (n, fused) in [
         (256, true),
         (1024, false),
+        (2048, true),
+        (4096, true),
         (8192, true),
         (16_384, false),
+        (16_384, true),
         (32_768, true),
     ] {
         let fft = build(&gpu, n, 6, false, fused);

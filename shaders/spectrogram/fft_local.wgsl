@@ -20,7 +20,8 @@
 // Tile (f32, planar): re at a, im at IM_OFF + a, or, with HALVES, re and im exchanged one after the
 // other through M words (for M = 8192 in 32 KiB). With PAD, word a is stored at a + a/32, which
 // spreads the stride-8 scatter of the first stages over the 32 banks. Tile addresses: every put
-// writes o + j·p and every get reads lid + m·WG where (o mod 32) + (j·p mod 32) < 32 and
+// writes o + j·p and every get reads lid + m·WG (the fused tails' reads, get_tail, also mirror
+// indices, through at() or ti() of the whole index) where (o mod 32) + (j·p mod 32) < 32 and
 // (lid mod 32) + (m·WG mod 32) < 32 (o = r(i − k) + k with k < p, p a power of the radix r or
 // WG; WG a power of two above lid), so ti(o + j·p) = ti(o) + ti(j·p): one base register and a
 // constant offset per value, rather than an address register per value (fewer registers a
@@ -377,7 +378,8 @@ fn main(
 // w⁴, w⁸ side by side in a per-stage table at TW16 + 4(q − 1)/15 (see gpu::fft::twiddle_table).
 // The last stage's radix is the override LAST_R, so the compiler drops the other branches (with
 // the radix computed at run time the kernel held more registers and ran 7–12 % slower on the
-// H200). The host picks this entry point from M = 1024 up (gpu::fft::FUSED16_MIN_M).
+// H200). FusedValues::Auto picks this entry point for M = 1024 to 4096 (gpu::fft::FUSED16_MIN_M
+// up to FUSED32_AUTO_M, where main32 takes over); FusedValues::Sixteen at any M.
 // The split: with LAST_R = 4 or 8 the last stage and the split are one step (get_tail,
 // tail_split: each thread reads butterflies in mirror pairs and splits them itself); with
 // LAST_R = 1 or 2 every thread holds v[m] = Z[lid + m·WG] after the last stage, and the split

@@ -110,7 +110,8 @@ pub const SPECTROGRAM_FFT_SPLIT: ShaderSource = shader!(
     "common/math.wgsl",
     "common/fft.wgsl"
 );
-/// Spectrogram FFT, fused single pass (radix-8 in registers, exchanges through workgroup memory)
+/// Spectrogram FFT, fused single pass (8, 16 or 32 values a thread in registers, radix-8, 16 or
+/// 32 stages, exchanges through workgroup memory)
 /// when its workgroup fits the device (N ≤ 16384 on the H200 and lavapipe) (compute).
 pub const SPECTROGRAM_FFT_LOCAL: ShaderSource = shader!(
     "spectrogram/fft_local.wgsl",

@@ -152,8 +152,9 @@ impl GpuFft {
             batch * bins * 4,
             storage | wgpu::BufferUsages::COPY_SRC,
         );
-        // The split shader always binds a spectrum buffer; without the option it is one element
-        // that is never written (flags bit 0 clear).
+        // The split and fused shaders always bind a spectrum buffer; without the option it is one
+        // element that is never written (the split's flags bit 0 clear, the fused kernel's
+        // SPECTRUM false).
         let spectrum_buf = make(
             "spectrogram:fft:spectrum",
             if with_spectrum { batch * bins * 8 } else { 8 },

@@ -27,16 +27,16 @@
 //! 3. `fft_split`: split, magnitude, dBFS → [`GpuFft::output_db`] (and optionally the complex
 //!    spectrum → [`GpuFft::spectrum`]).
 //!
-//! When the device allows M/8 invocations per workgroup and the tile below, a **fused** kernel
-//! (`fft_local`) does all of the above in one dispatch instead (N ≤ 16384 on the H200 and on
-//! lavapipe): one workgroup of M/8 threads per column (or per several, see below), each thread
-//! holding 8 complex values in registers; radix-8 Stockham stages (the same formula with r = 8, the
+//! When the device allows M/values invocations per workgroup (values = 8, 16 or 32, below) and
+//! the tile below, a **fused** kernel (`fft_local`) does all of the above in one dispatch instead
+//! (N ≤ 16384 on the H200 and on lavapipe). Its first form: one workgroup of M/8 threads per
+//! column, each thread holding 8 complex values in registers; radix-8 Stockham stages (the same formula with r = 8, the
 //! 8-point DFT as two 4-point DFTs and the twiddles `e^{−iπk/4}`), then one radix-4 or radix-2
 //! stage when M is not a power of 8, and the split. Between stages the values go through workgroup
 //! memory (the tile: real and imaginary parts one after the other through M f32 words, or side by
 //! side in 2·M; see [`FusedLayout`]). The radix-8 stages read their twiddles from per-stage tables
 //! appended to `T` (see `twiddle_table`): w, w², w⁴ per butterfly side by side, the other powers
-//! multiplied out. From M = [`FUSED16_MIN_M`] up the same kernel runs with 16 values per thread
+//! multiplied out. From M = [`FUSED16_MIN_M`] up to [`FUSED32_AUTO_M`] the same kernel runs with 16 values per thread
 //! instead (entry point `main16`, M/16 threads, radix-16 stages built from two 8-point DFTs, then
 //! one radix-2, 4 or 8 stage): one exchange fewer for M = 8192, which the H200 runs 13 % faster,
 //! and 2–4 % faster from M = 1024 ([`FusedValues`]). Where `main16`'s last stage has radix 4 or 8

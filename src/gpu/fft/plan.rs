@@ -118,7 +118,8 @@ pub struct FftOptions {
     /// [`GpuFft::spectrum`]: super::GpuFft::spectrum
     pub spectrum: bool,
     /// Use the workgroup-memory kernels when the device's workgroup limits allow them: the
-    /// fused single pass (`fft_local.wgsl`) when N/16 invocations per workgroup and its tile fit
+    /// fused single pass (`fft_local.wgsl`) when N/(2·values) invocations per workgroup
+    /// ([`FusedValues`]) and its tile fit
     /// (N ≤ 16384 on the H200 and on lavapipe), else, for larger N, three passes (`fft_dif4` →
     /// `fft_local_sub` → `fft_split`). Otherwise, or when false, the multi-pass path (one
     /// dispatch per Stockham stage through global ping-pong buffers). Default on. All paths
@@ -160,7 +161,8 @@ impl Default for FftOptions {
 /// the other, loading the next column's samples while it splits one (the loads' latency hidden
 /// behind the split's exchange and the dB epilogue, where one column a workgroup leaves the
 /// memory idle while it computes and the arithmetic idle while it loads). Entry points `main`
-/// and `main32` always take one.
+/// and `main32` always take one (so `Many` with [`FusedValues::Auto`] at N = 16384, where
+/// `Auto` takes 32 values, runs one column a workgroup).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum FusedColumns {
     /// [`FUSED_COLUMNS`] a workgroup from M = N/2 = [`FUSED_COLUMNS_MIN_M`] up, for batches of
@@ -227,18 +229,20 @@ pub enum FusedValues {
     /// (BENCHMARKS.md, H200).
     #[default]
     Auto,
-    /// Entry point `main`: M/8 threads, radix-8 stages (log8 M exchanges + the split's).
+    /// Entry point `main`: M/8 threads, radix-8 stages (⌈log8 M⌉ − 1 exchanges + the split's).
     Eight,
-    /// Entry point `main16`: M/16 threads, radix-16 stages (log16 M exchanges + the split's).
+    /// Entry point `main16`: M/16 threads, radix-16 stages (⌈log16 M⌉ − 1 exchanges, + the
+    /// split's unless the last stage has radix 4 or 8, which is fused with the split).
     Sixteen,
-    /// Entry point `main32`: M/32 threads, radix-32 stages (log32 M exchanges + the split's),
-    /// from M = [`FUSED32_MIN_M`] up. `Auto` picks it from [`FUSED32_AUTO_M`] up.
+    /// Entry point `main32`: M/32 threads, radix-32 stages (⌈log32 M⌉ − 1 exchanges, + the
+    /// split's unless the last stage has radix 8, fused with the split: 2 at M = 8192), from
+    /// M = [`FUSED32_MIN_M`] up. `Auto` picks it from [`FUSED32_AUTO_M`] up.
     ThirtyTwo,
 }
 
-/// Smallest M = N/2 for which [`FusedValues::Auto`] picks 16 values per thread (N ≥ 2048: at
-/// 4096-column batches on the H200 2–4 % faster than 8 values from N = 2048 on, 13 % at
-/// N = 16384; BENCHMARKS.md).
+/// Smallest M = N/2 for which [`FusedValues::Auto`] picks 16 values per thread, up to
+/// [`FUSED32_AUTO_M`] (N = 2048 to 8192: at 4096-column batches on the H200 2–4 % faster than
+/// 8 values from N = 2048 on; BENCHMARKS.md).
 pub const FUSED16_MIN_M: u64 = 1024;
 
 /// Smallest M = N/2 for which [`FusedValues::Auto`] picks 32 values per thread (N = 16384, the
