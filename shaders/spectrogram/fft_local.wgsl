@@ -580,13 +580,20 @@ fn tail8(c: vec2<f32>) -> array<vec2<f32>, 7> {
 // split (N = 2048, 4096); with r = 2 (N = 1024, 16384) it was as fast or slower, so main16 keeps
 // the mirror split there (BENCHMARKS.md, session 7).
 
+// Slot 0's mirror butterfly: h − lid, or h/2 in thread 0 (h = M/LAST_R, the tail's butterflies;
+// also main32's, whose fused tail has LAST_R = 8).
+fn tail_mirror0(lid: u32) -> u32 {
+    let h = M / LAST_R;
+    return select(h - lid, h / 2u, lid == 0u);
+}
+
 // Reads the tail's inputs in mirror pairs (parts as in take): x[k + l·h] for slot b's butterfly
 // k = lid + b·WG (one base register and constants, as get16) and for its mirror
 // k' = (WG − lid) + (h − (b + 1)·WG) (at); slot 0's mirror is k0 = h − lid, or h/2 in thread 0.
 fn get_tail(v: ptr<function, array<vec2<f32>, 16>>, lid: u32, part: u32) {
     let h = M / LAST_R;
     let a = ti(lid);
-    let k0 = select(h - lid, h / 2u, lid == 0u);
+    let k0 = tail_mirror0(lid);
     if LAST_R == 4u {
         let q = WG - lid;
         (*v)[0] = take(a, (*v)[0], part);
@@ -697,7 +704,7 @@ fn bfly8(x: array<vec2<f32>, 8>, t: vec2<f32>) -> array<vec2<f32>, 8> {
 // The tail after get_tail: every slot's two radix-r butterflies, then their bins.
 fn tail_split(v: ptr<function, array<vec2<f32>, 16>>, col: u32, lid: u32) {
     let h = M / LAST_R;
-    let k0 = select(h - lid, h / 2u, lid == 0u);
+    let k0 = tail_mirror0(lid);
     let c = twiddles[lid];
     let d = twiddles[k0];
     if LAST_R == 4u {
@@ -1112,7 +1119,7 @@ fn get_tail32(v: ptr<function, array<vec2<f32>, 32>>, lid: u32, part: u32) {
     let h = M / 8u;
     let a = ti(lid);
     let q = WG - lid;
-    let k0 = select(h - lid, h / 2u, lid == 0u);
+    let k0 = tail_mirror0(lid);
     (*v)[0] = take(a + ti(0u * h), (*v)[0], part);
     (*v)[1] = take(a + ti(1u * h), (*v)[1], part);
     (*v)[2] = take(a + ti(2u * h), (*v)[2], part);
@@ -1163,7 +1170,7 @@ fn exchange32_tail(v: ptr<function, array<vec2<f32>, 32>>, o: u32, p: u32, lid: 
 // main32's tail after get_tail32: both slots' two radix-8 butterflies, then their bins.
 fn tail_split32(v: ptr<function, array<vec2<f32>, 32>>, col: u32, lid: u32) {
     let h = M / 8u;
-    let k0 = select(h - lid, h / 2u, lid == 0u);
+    let k0 = tail_mirror0(lid);
     let k1 = lid + WG;
     let c0 = twiddles[lid];
     let d0 = twiddles[k0];
