@@ -21,6 +21,9 @@ use crate::gpu::Gpu;
 pub enum UserEvent {
     /// Ctrl-C or SIGTERM: finish and exit.
     Stop,
+    /// Work finished on another thread (a point-cloud node decoded): draw a frame
+    /// ([`crate::scene::wake`]).
+    Redraw,
 }
 
 static STOP_PROXY: Mutex<Option<EventLoopProxy<UserEvent>>> = Mutex::new(None);
@@ -136,6 +139,10 @@ pub fn run(cli: &Cli, settings: crate::settings::Start) -> anyhow::Result<()> {
     if let Ok(mut p) = STOP_PROXY.lock() {
         *p = Some(event_loop.create_proxy());
     }
+    let proxy = event_loop.create_proxy();
+    crate::scene::wake::set(Some(Arc::new(move || {
+        let _ = proxy.send_event(UserEvent::Redraw);
+    })));
     let stop = install_stop_flag();
     let mut app = App {
         cli: cli.clone(),
@@ -573,6 +580,11 @@ impl ApplicationHandler<UserEvent> for App {
     fn user_event(&mut self, event_loop: &ActiveEventLoop, event: UserEvent) {
         match event {
             UserEvent::Stop => self.finish(event_loop),
+            UserEvent::Redraw => {
+                if let Some(r) = &self.running {
+                    r.window.request_redraw();
+                }
+            }
         }
     }
 

@@ -10,6 +10,9 @@ use glam::{DMat4, DVec3, DVec4};
 /// Vertical field of view of the perspective projection, radians (also sets the orthographic
 /// scale: half height = distance · tan(fov / 2)).
 pub const FOV_Y: f64 = 50.0 * std::f64::consts::PI / 180.0;
+/// How much room [`Camera::fit`] leaves: the box's projection spans 1 / `FIT_MARGIN` of the
+/// viewport's tight dimension (2 % margin).
+pub const FIT_MARGIN: f64 = 1.02;
 /// Pitch limit, radians: straight down (the top view) or straight up.
 const PITCH_LIMIT: f64 = std::f64::consts::FRAC_PI_2;
 
@@ -219,31 +222,46 @@ impl Camera {
         }
     }
 
-    /// Moves the pivot to the box's centre and sets the distance so the box fills the viewport
-    /// (orthographic: its projected extent exactly, with 2 % margin; perspective: its bounding
-    /// sphere).
+    /// Moves the pivot to the box's centre and sets the distance so the box's eight corners
+    /// fill the viewport of `size` pixels in its real aspect, with [`FIT_MARGIN`] to spare:
+    /// the tight dimension (width of a narrow viewport, height of a wide one, whichever the
+    /// box's projection fills first) spans 1 / [`FIT_MARGIN`] of it. Orthographic: the corners'
+    /// extent along the screen axes; perspective: each corner within both half-angles of the
+    /// frustum (vertical [`FOV_Y`], horizontal from the aspect) at its own depth.
     pub fn fit(&mut self, min: [f64; 3], max: [f64; 3], size: (u32, u32)) {
         let (lo, hi) = (DVec3::from(min), DVec3::from(max));
         self.pivot = (lo + hi) * 0.5;
-        let radius = ((hi - lo).length() * 0.5).max(1e-6);
-        let tan = (FOV_Y / 2.0).tan();
-        if self.ortho {
-            let aspect = f64::from(size.0.max(1)) / f64::from(size.1.max(1));
-            let view = self.rotation();
-            let mut half = DVec3::ZERO;
-            for i in 0..8 {
-                let corner = DVec3::new(
-                    if i & 1 == 0 { lo.x } else { hi.x },
-                    if i & 2 == 0 { lo.y } else { hi.y },
-                    if i & 4 == 0 { lo.z } else { hi.z },
-                ) - self.pivot;
-                half = half.max(view.transform_vector3(corner).abs());
-            }
-            let half_h = (half.y.max(half.x / aspect) * 1.02).max(1e-6);
-            self.distance = half_h / tan;
+        let aspect = f64::from(size.0.max(1)) / f64::from(size.1.max(1));
+        let tan_v = (FOV_Y / 2.0).tan();
+        let tan_h = tan_v * aspect;
+        let (right, up, back) = (self.right(), self.up(), self.back());
+        let corners = (0..8).map(|i| {
+            DVec3::new(
+                if i & 1 == 0 { lo.x } else { hi.x },
+                if i & 2 == 0 { lo.y } else { hi.y },
+                if i & 4 == 0 { lo.z } else { hi.z },
+            ) - self.pivot
+        });
+        let distance = if self.ortho {
+            // Half extents on screen (right, up), then the half height that holds both.
+            let half = corners.fold((0.0f64, 0.0f64), |(x, y), c| {
+                (x.max(c.dot(right).abs()), y.max(c.dot(up).abs()))
+            });
+            half.1.max(half.0 / aspect) * FIT_MARGIN / tan_v
         } else {
-            self.distance = radius / (FOV_Y / 2.0).sin() * 1.02;
-        }
+            // A corner at depth `distance − c·back` from the eye is inside when its offsets
+            // along right and up are within that depth times tan of the half-angles.
+            corners.fold(0.0f64, |d, c| {
+                let depth = c.dot(back);
+                d.max(depth + c.dot(right).abs() * FIT_MARGIN / tan_h)
+                    .max(depth + c.dot(up).abs() * FIT_MARGIN / tan_v)
+            })
+        };
+        self.distance = if distance.is_finite() {
+            distance.max(1e-6)
+        } else {
+            1.0
+        };
     }
 
     /// Applies a preset's angles and projection, then fits the box.
@@ -299,6 +317,32 @@ impl Camera {
     }
 }
 
+/// The scale bar of a view: the longest round length (1, 2 or 5 × 10^k file units) that
+/// spans at most `max_px` pixels where one pixel spans `units_per_pixel` file units (at the
+/// view centre, [`Camera::units_per_pixel`]). Returns the length and the pixels it spans, or
+/// `None` when the scale is not a positive finite number or `max_px` is not positive.
+pub fn scale_bar(units_per_pixel: f64, max_px: f64) -> Option<(f64, f64)> {
+    let most = units_per_pixel * max_px;
+    if !(units_per_pixel.is_finite() && units_per_pixel > 0.0 && most.is_finite() && most > 0.0) {
+        return None;
+    }
+    let decade = 10f64.powf(most.log10().floor());
+    // Rounding of log10 may put `most` just below its decade: step down one.
+    let decade = if decade > most { decade / 10.0 } else { decade };
+    let length = [5.0, 2.0, 1.0]
+        .into_iter()
+        .map(|m| m * decade)
+        .find(|&l| l <= most * (1.0 + 1e-12))
+        .unwrap_or(decade);
+    Some((length, length / units_per_pixel))
+}
+
+/// A scale bar's length as text: up to three significant digits, no trailing zeros.
+pub fn length_label(length: f64) -> String {
+    let digits = (-length.log10().floor()).clamp(0.0, 12.0) as usize;
+    format!("{length:.digits$}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -326,6 +370,155 @@ mod tests {
         assert!(ndc_y(max[1]) > ndc_y(min[1]));
         assert!(v.sees_box(min, max));
         assert!(!v.sees_box([7.0e5, 4.0e6, 10.0], [7.0e5 + 1.0, 4.0e6 + 1.0, 11.0]));
+    }
+
+    /// The box's eight corners in normalized device coordinates through `c` in a `size`
+    /// viewport (the view's own matrix, glam's projections).
+    fn corners_ndc(c: &Camera, min: [f64; 3], max: [f64; 3], size: (u32, u32)) -> Vec<DVec3> {
+        let (lo, hi) = (DVec3::from(min), DVec3::from(max));
+        let v = c.view(size, (lo + hi) * 0.5, (hi - lo).length() * 0.5);
+        (0..8)
+            .map(|i| {
+                let p = DVec3::new(
+                    if i & 1 == 0 { lo.x } else { hi.x },
+                    if i & 2 == 0 { lo.y } else { hi.y },
+                    if i & 4 == 0 { lo.z } else { hi.z },
+                ) - v.eye;
+                let clip = v.view_proj * DVec4::new(p.x, p.y, p.z, 1.0);
+                assert!(clip.w > 0.0, "corner behind the eye");
+                clip.truncate() / clip.w
+            })
+            .collect()
+    }
+
+    #[test]
+    fn fit_frames_every_corner_in_narrow_and_wide_viewports() {
+        // An autzen_trim-like box (wider than deep, flat), a tall one, and a cube, far from
+        // the origin as survey coordinates are.
+        let boxes = [
+            ([637_000.0, 851_000.0, 120.0], [639_000.0, 852_100.0, 170.0]),
+            ([10.0, 20.0, 0.0], [30.0, 25.0, 80.0]),
+            ([-1.0, -1.0, -1.0], [1.0, 1.0, 1.0]),
+        ];
+        let sizes = [(262, 480), (512, 512), (100, 700), (1600, 300), (960, 600)];
+        let mut cameras = Vec::new();
+        for preset in [
+            ViewPreset::Top,
+            ViewPreset::Front,
+            ViewPreset::Side,
+            ViewPreset::Iso,
+        ] {
+            let (yaw, pitch, ortho) = preset.angles();
+            cameras.push((yaw, pitch, ortho));
+            cameras.push((yaw, pitch, !ortho));
+        }
+        cameras.push((0.7, -0.4, false));
+        cameras.push((2.0, 1.1, true));
+        for (min, max) in boxes {
+            for size in sizes {
+                for &(yaw, pitch, ortho) in &cameras {
+                    let mut c = Camera {
+                        pivot: DVec3::ZERO,
+                        yaw,
+                        pitch,
+                        distance: 1.0,
+                        ortho,
+                    };
+                    c.fit(min, max, size);
+                    let ndc = corners_ndc(&c, min, max, size);
+                    let what = format!("box {min:?}–{max:?}, {size:?}, camera {c:?}");
+                    // Inside, with the margin: at least 0.98 of the half extent on each side.
+                    let limit = 1.0 / FIT_MARGIN + 1e-9;
+                    for p in &ndc {
+                        assert!(p.x.abs() <= limit && p.y.abs() <= limit, "{what}: {p}");
+                        assert!((0.0..=1.0).contains(&p.z), "{what}: depth {p}");
+                    }
+                    // The tight dimension is filled (to the margin), not zoomed out.
+                    let fill = ndc
+                        .iter()
+                        .map(|p| p.x.abs().max(p.y.abs()))
+                        .fold(0.0, f64::max);
+                    assert!(
+                        (fill - 1.0 / FIT_MARGIN).abs() < 1e-6,
+                        "{what}: fills {fill}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_narrow_top_view_fits_the_width() {
+        // 2000 × 1100 file units from above in a viewport 262 × 480 pixels: the width binds,
+        // half height = 1000 / (262 / 480) · 1.02 (closed form of the orthographic fit).
+        let (min, max) = ([637_000.0, 851_000.0, 120.0], [639_000.0, 852_100.0, 170.0]);
+        let c = Camera::fitted(min, max, ViewPreset::Top, (262, 480));
+        let half_h = c.distance * (FOV_Y / 2.0).tan();
+        let want = 1000.0 / (262.0 / 480.0) * FIT_MARGIN;
+        assert!((half_h - want).abs() < 1e-6 * want, "{half_h} vs {want}");
+        // The same box in a wide viewport: the height binds.
+        let c = Camera::fitted(min, max, ViewPreset::Top, (1600, 300));
+        let half_h = c.distance * (FOV_Y / 2.0).tan();
+        assert!((half_h - 550.0 * FIT_MARGIN).abs() < 1e-6, "{half_h}");
+    }
+
+    #[test]
+    fn the_scale_bar_is_the_longest_round_length_that_fits() {
+        // Every 1/2/5 × 10^k from 10^-4 to 10^6, by enumeration: the largest ≤ upp · max.
+        let round: Vec<f64> = (-4..=6)
+            .flat_map(|k| [1.0, 2.0, 5.0].map(|m| m * 10f64.powi(k)))
+            .collect();
+        for upp in [0.0013, 0.01, 0.37, 1.0, 2.5, 7.77, 123.0, 4096.0] {
+            for max_px in [40.0, 100.0, 150.0, 333.0] {
+                let (len, px) = scale_bar(upp, max_px).unwrap();
+                let want = round
+                    .iter()
+                    .copied()
+                    .filter(|&l| l <= upp * max_px * (1.0 + 1e-12))
+                    .fold(0.0, f64::max);
+                assert!(
+                    (len - want).abs() <= 1e-9 * want,
+                    "{upp} {max_px}: {len} vs {want}"
+                );
+                assert!((px - want / upp).abs() < 1e-9 * px);
+                assert!(px <= max_px + 1e-9 && px > max_px * 0.4, "{px} of {max_px}");
+            }
+        }
+        assert_eq!(scale_bar(0.0, 100.0), None);
+        assert_eq!(scale_bar(f64::NAN, 100.0), None);
+        assert_eq!(length_label(500.0), "500");
+        assert_eq!(length_label(0.02), "0.02");
+        assert_eq!(length_label(2.0), "2");
+    }
+
+    #[test]
+    fn units_per_pixel_at_the_view_centre_match_the_projection() {
+        // Two points `len` apart along the screen's x at the pivot, projected with the view's
+        // own matrix: their pixel distance is len / units_per_pixel, in both projections, and
+        // units_per_pixel is the closed form 2 d tan(fov/2) / height.
+        for (preset, size) in [
+            (ViewPreset::Top, (262u32, 480u32)),
+            (ViewPreset::Iso, (960, 600)),
+            (ViewPreset::Front, (1600, 300)),
+        ] {
+            let c = Camera::fitted([0.0; 3], [500.0, 300.0, 40.0], preset, size);
+            let v = c.view(size, c.pivot, 300.0);
+            let px = |p: DVec3| {
+                let q = p - v.eye;
+                let clip = v.view_proj * DVec4::new(q.x, q.y, q.z, 1.0);
+                (clip.x / clip.w * 0.5 + 0.5) * f64::from(size.0)
+            };
+            let len = 10.0;
+            let got = px(c.pivot + c.right() * len * 0.5) - px(c.pivot - c.right() * len * 0.5);
+            let upp = c.units_per_pixel(size.1);
+            let closed = 2.0 * c.distance * (FOV_Y / 2.0).tan() / f64::from(size.1);
+            assert!((upp - closed).abs() < 1e-12 * closed);
+            assert!(
+                (got - len / upp).abs() < 1e-6 * got,
+                "{preset:?}: {got} px vs {}",
+                len / upp
+            );
+        }
     }
 
     #[test]

@@ -678,6 +678,11 @@ pub struct CachedSource {
 }
 
 impl CachedSource {
+    /// The file this cache was made from (its canonical path when indexed).
+    pub fn source_path(&self) -> &str {
+        &self.fingerprint.path
+    }
+
     /// Opens a cache file: its footer and node table.
     ///
     /// # Errors

@@ -36,6 +36,10 @@ struct Shared {
     wake: Condvar,
 }
 
+/// Called by a loader thread each time it hands a node over (from that thread): wakes whoever
+/// waits for nodes (the window's event loop, which sleeps while nodes decode).
+pub type Waker = Arc<dyn Fn() + Send + Sync>;
+
 /// The loader threads of one source.
 pub struct Loader {
     shared: Arc<Shared>,
@@ -47,6 +51,18 @@ impl Loader {
     /// `threads` (≥ 1) loader threads over `source`; at most `queue` decoded nodes wait for the
     /// frame. Elevations are stored above the lowest z of the source's bounds.
     pub fn new(source: Arc<dyn NodeSource>, threads: usize, queue: usize) -> Loader {
+        Loader::with_waker(source, threads, queue, None)
+    }
+
+    /// As [`new`](Loader::new), and `waker` is called after every node handed over (decoded or
+    /// failed), once the node is out of [`busy`](Loader::busy)'s count, so a frame loop that
+    /// sleeps while nodes decode draws the node as soon as it is there.
+    pub fn with_waker(
+        source: Arc<dyn NodeSource>,
+        threads: usize,
+        queue: usize,
+        waker: Option<Waker>,
+    ) -> Loader {
         let shared = Arc::new(Shared {
             state: Mutex::new(State::default()),
             wake: Condvar::new(),
@@ -55,9 +71,10 @@ impl Loader {
         let threads = threads.max(1);
         for t in 0..threads {
             let (shared, source, tx) = (shared.clone(), source.clone(), tx.clone());
+            let waker = waker.clone();
             let spawned = std::thread::Builder::new()
                 .name(format!("vizdeck-pointcloud-load-{t}"))
-                .spawn(move || run(&shared, source.as_ref(), &tx));
+                .spawn(move || run(&shared, source.as_ref(), &tx, waker.as_deref()));
             if let Err(e) = spawned {
                 log::error!("point cloud: cannot start a loader thread: {e}");
             }
@@ -120,7 +137,12 @@ impl Drop for Loader {
     }
 }
 
-fn run(shared: &Shared, source: &dyn NodeSource, tx: &SyncSender<Loaded>) {
+fn run(
+    shared: &Shared,
+    source: &dyn NodeSource,
+    tx: &SyncSender<Loaded>,
+    waker: Option<&(dyn Fn() + Send + Sync)>,
+) {
     loop {
         let node = {
             let Ok(mut s) = shared.state.lock() else {
@@ -162,5 +184,55 @@ fn run(shared: &Shared, source: &dyn NodeSource, tx: &SyncSender<Loaded>) {
         if !sent {
             return;
         }
+        // After the node left `in_flight`: the frame this wakes sees it received and not busy.
+        if let Some(w) = waker {
+            w();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pointcloud::synthetic::Synthetic;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    #[test]
+    fn a_finished_node_wakes_the_waker_after_it_is_there() {
+        let source = Arc::new(Synthetic::new(20_000, 3).unwrap());
+        let nodes = source.hierarchy().nodes.len().min(5) as u32;
+        // The waker records, when it is called, the wake count; the test thread blocks on
+        // the channel (the frame loop asleep) until a wake comes.
+        let (tx, rx) = std::sync::mpsc::channel::<usize>();
+        let calls = Arc::new(AtomicUsize::new(0));
+        let (c, tx) = (calls.clone(), Mutex::new(tx));
+        let waker: Waker = Arc::new(move || {
+            let n = c.fetch_add(1, Ordering::SeqCst) + 1;
+            if let Ok(tx) = tx.lock() {
+                let _ = tx.send(n);
+            }
+        });
+        let loader = Loader::with_waker(source.clone(), 2, 8, Some(waker));
+        let want: Vec<u32> = (0..nodes).collect();
+        loader.want(&want);
+        let mut got = Vec::new();
+        while got.len() < want.len() {
+            // Asleep until woken: the n-th wake comes after n nodes were handed over, so the
+            // frame it wakes receives them all.
+            let n = rx.recv().expect("a wake for every node");
+            while let Some(l) = loader.try_recv() {
+                assert!(l.result.is_ok());
+                got.push(l.node);
+            }
+            assert!(got.len() >= n, "wake {n} found {} node(s)", got.len());
+        }
+        got.sort_unstable();
+        assert_eq!(got, want);
+        assert_eq!(
+            calls.load(Ordering::SeqCst),
+            want.len(),
+            "one wake per node"
+        );
+        assert_eq!(loader.busy(), 0, "no node left in flight after its wake");
     }
 }

@@ -20,10 +20,13 @@
 //! - `octree.rs`: the octree of a file without one (PotreeConverter 2.0's scheme: inner nodes
 //!   hold a spatially even subsample, every point in exactly one node);
 //! - `bench.rs`: `vizdeck bench --kernels pointcloud`, the rasterizer against point primitives;
+//! - `cache.rs`: the octree cache directory for the user: sizes, clearing, caches of files
+//!   that are gone dropped, class counts kept beside each cache;
 //! - `raster.rs`: the compute rasterizer's visibility buffer (nearest point per pixel, 32-bit
 //!   two-pass path) and its CPU reference.
 
 pub mod bench;
+pub mod cache;
 pub mod camera;
 pub mod copc;
 pub mod decode;

@@ -10,6 +10,7 @@ pub mod particles;
 pub mod pointcloud;
 pub mod spectrogram;
 pub mod timeseries;
+pub mod wake;
 
 use crate::gpu::Gpu;
 use crate::gpu::frame::GpuFrame;

@@ -18,6 +18,8 @@
 //! readout are in `ui.rs`; the GPU objects in `render.rs`.
 
 pub mod bench;
+mod cache_panel;
+mod legend;
 mod render;
 mod share;
 mod ui;
@@ -40,6 +42,7 @@ use crate::pointcloud::raster::VisibilityBuffer;
 use crate::pointcloud::raster::{ColorMode, ResolveParams, ResolveVariant};
 use crate::pointcloud::source::NodeSource;
 use crate::pointcloud::{PointCloudError, copc::CopcSource, synthetic::Synthetic};
+pub use legend::{ClassCounts, black_rgb_notice, class_name};
 pub use render::{CLASS_COLORS, CLASS_NAMES, class_rgba};
 pub use share::SETTLE_FRAMES;
 
@@ -175,6 +178,19 @@ struct Stream {
     http: Option<Arc<crate::pointcloud::http::HttpFile>>,
     /// The octree cache, for a LAS/LAZ/PLY file.
     cache: Option<CacheUse>,
+    /// Points per ASPRS class of the file, counted while it was indexed (`None`: not known,
+    /// a COPC file or a cache made before the counts were kept).
+    class_totals: Option<ClassCounts>,
+    /// Points per ASPRS class in the nodes decoded so far (each node counted once).
+    classes_seen: Vec<u64>,
+    /// Nodes counted in `classes_seen` and `rgb_points`.
+    counted: std::collections::HashSet<u32>,
+    /// Whether the loaders wake the frame loop when they hand a node over.
+    woken: bool,
+    /// Colours decoded so far (a cloud with RGB), and whether any was not black.
+    rgb_points: u64,
+    /// See `rgb_points`.
+    rgb_colored: bool,
 }
 
 /// A cloud opened off the frame thread: the source, and the cache or remote file behind it.
@@ -182,11 +198,13 @@ struct Opened {
     source: Arc<dyn NodeSource>,
     cache: Option<CacheUse>,
     http: Option<Arc<crate::pointcloud::http::HttpFile>>,
+    /// The file's class counts, where indexing counted them.
+    classes: Option<ClassCounts>,
 }
 
 impl Opened {
     /// A LAS/LAZ/PLY file's cached octree (`hit`: the cache was there).
-    fn cached(source: CachedSource, hit: bool) -> Opened {
+    fn cached(source: CachedSource, hit: bool, classes: Option<ClassCounts>) -> Opened {
         let cache = CacheUse {
             path: source.path.clone(),
             hit,
@@ -195,6 +213,7 @@ impl Opened {
             source: Arc::new(source),
             cache: Some(cache),
             http: None,
+            classes,
         }
     }
 
@@ -216,6 +235,7 @@ impl Opened {
             source: Arc::new(s),
             cache: None,
             http: Some(file),
+            classes: None,
         })
     }
 }
@@ -260,6 +280,10 @@ pub struct PointCloud {
     phase: Phase,
     renderer: render::Renderer,
     camera: Option<Camera>,
+    /// The camera as the last fit (first frame, Home, a preset) left it and the viewport size
+    /// it was fitted to: while the camera is untouched, a viewport of another size (a window
+    /// resized, a panel opened beside) is fitted again.
+    fitted: Option<(Camera, (u32, u32))>,
     budget: u64,
     /// The adapter's default point budget ([`BUDGET_CPU`] or [`BUDGET_GPU`]).
     default_budget: u64,
@@ -283,6 +307,17 @@ pub struct PointCloud {
     fly: [f64; 3],
     uploads_waiting: usize,
     message: Option<String>,
+    /// The colour mode the scene chose for the cloud (RGB where it has colour, else
+    /// elevation; `None` until the cloud is open or when the flag chose): a mode other than
+    /// this one is the user's choice.
+    auto_color: Option<ColorMode>,
+    /// A node drawn quantized this frame waits for its exact copy (the upload budget was
+    /// spent): the next frame uploads it.
+    exact_waiting: bool,
+    /// Why the colours are not the cloud's default (its RGB colours are all black).
+    color_notice: Option<String>,
+    /// The cache directory's listing and the side panel's clear buttons ([`cache_panel`]).
+    cache_panel: cache_panel::CachePanel,
     /// RGBA8 per ASPRS class 0–31 and the 256-entry elevation colormap (viridis), as the
     /// resolve's uniform holds them.
     color_tables: ([[u32; 4]; 8], [[u32; 4]; 64]),
@@ -423,6 +458,7 @@ impl PointCloud {
             phase,
             renderer: render::Renderer::new(gpu, capacity, exact_capacity(budget)),
             camera: None,
+            fitted: None,
             budget,
             default_budget: if cpu { BUDGET_CPU } else { BUDGET_GPU },
             upload_budget: if cpu { UPLOAD_CPU } else { UPLOAD_GPU },
@@ -444,6 +480,10 @@ impl PointCloud {
             fly: [0.0; 3],
             uploads_waiting: 0,
             message: None,
+            auto_color: None,
+            exact_waiting: false,
+            color_notice: None,
+            cache_panel: cache_panel::CachePanel::default(),
             color_tables: color_tables(),
             share: share::Share::default(),
         }
@@ -455,6 +495,37 @@ impl PointCloud {
             Phase::Ready(s) => Some(s),
             _ => None,
         }
+    }
+
+    /// Fits the camera to the bounds (`lo`, `hi`) on the first frame, and again when the
+    /// viewport's size changed while the camera stayed as the last fit left it.
+    fn refit(&mut self, lo: [f64; 3], hi: [f64; 3], size: (u32, u32)) {
+        match (&mut self.camera, self.fitted) {
+            (None, _) => {
+                let c = Camera::fitted(lo, hi, self.settings.view, size);
+                self.camera = Some(c);
+                self.fitted = Some((c, size));
+            }
+            (Some(c), Some((at, fitted_size))) if *c == at => {
+                if fitted_size != size {
+                    c.fit(lo, hi, size);
+                    self.fitted = Some((*c, size));
+                }
+            }
+            (Some(_), _) => self.fitted = None,
+        }
+    }
+
+    /// Fits the camera to the cloud in the current viewport (Home; `preset`: from that view).
+    fn fit_view(&mut self, preset: Option<ViewPreset>) {
+        let (Some((lo, hi)), Some(c)) = (self.bounds(), &mut self.camera) else {
+            return;
+        };
+        match preset {
+            Some(p) => c.set_preset(p, lo, hi, self.size),
+            None => c.fit(lo, hi, self.size),
+        }
+        self.fitted = Some((*c, self.size));
     }
 
     /// Moves from indexing to streaming when the index is done (`block`: waits for it, with a
@@ -492,6 +563,11 @@ impl PointCloud {
                 let mut stream = Stream::new(opened.source);
                 stream.cache = opened.cache;
                 stream.http = opened.http;
+                stream.class_totals = opened.classes;
+                if stream.cache.is_some() {
+                    self.cache_panel
+                        .refresh(self.settings.cache_dir.clone(), block);
+                }
                 Phase::Ready(Box::new(stream))
             }
             Ok(Err(e)) => Phase::Failed(e.to_string()),
@@ -521,6 +597,7 @@ impl PointCloud {
             } else {
                 ColorMode::Elevation
             };
+            self.auto_color = Some(self.color);
         }
     }
 
@@ -625,6 +702,7 @@ impl PointCloud {
         mut left: u64,
     ) -> (Vec<u32>, Vec<u32>) {
         let (mut exact, mut quantized) = (Vec::new(), Vec::new());
+        self.exact_waiting = false;
         let Phase::Ready(s) = &self.phase else {
             return (exact, draw.to_vec());
         };
@@ -652,6 +730,9 @@ impl PointCloud {
                     && r.insert(gpu, n, q.clone(), self.frame).is_ok()
                 {
                     left = left.saturating_sub(bytes);
+                } else if bytes > left && bytes <= self.upload_budget {
+                    // This frame's upload budget is spent: the next frame uploads it.
+                    self.exact_waiting = true;
                 }
             }
             if r.contains(n) {
@@ -811,16 +892,7 @@ fn open(source: &CloudSource, seed: u64, cache_dir: &Option<PathBuf>) -> Result<
             std::thread::Builder::new()
                 .name("vizdeck-pointcloud-index".into())
                 .spawn(move || {
-                    let p2 = p.clone();
-                    let result =
-                        crate::pointcloud::index::open_or_index(&path, &opts, &p, |sink| {
-                            if ply {
-                                crate::pointcloud::ply::decode(&path, &p2, sink)
-                            } else {
-                                crate::pointcloud::decode::decode_las(&path, &p2, sink)
-                            }
-                        });
-                    let _ = tx.send(result.map(|(source, hit)| Opened::cached(source, hit)));
+                    let _ = tx.send(index_file(&path, ply, &opts, &p));
                 })
                 .map_err(|e| {
                     SceneError::Other(format!("point cloud: cannot start indexing: {e}"))
@@ -832,6 +904,55 @@ fn open(source: &CloudSource, seed: u64, cache_dir: &Option<PathBuf>) -> Result<
             })
         }
     }
+}
+
+/// Opens a LAS/LAZ/PLY file's cached octree, or indexes the file (counting its points per
+/// class as they pass, kept beside the cache). Caches of files that are gone are dropped
+/// first. Runs on `vizdeck-pointcloud-index`.
+fn index_file(
+    path: &std::path::Path,
+    ply: bool,
+    opts: &IndexOptions,
+    p: &Arc<Progress>,
+) -> Result<Opened, PointCloudError> {
+    let dropped = crate::pointcloud::cache::drop_orphans(&opts.cache_dir);
+    if dropped.bytes > 0 {
+        log::info!(
+            "point cloud: dropped {} cache(s) of files that are gone, {} freed",
+            dropped.caches,
+            crate::pointcloud::cache::human_bytes(dropped.bytes)
+        );
+    }
+    let mut counts = [0u64; 256];
+    let (source, hit) = crate::pointcloud::index::open_or_index(path, opts, p, |sink| {
+        let mut counting = |records: &[crate::pointcloud::index::Record]| {
+            for r in records {
+                counts[(r.word & 0xff) as usize] += 1;
+            }
+            sink(records)
+        };
+        if ply {
+            crate::pointcloud::ply::decode(path, p, &mut counting)
+        } else {
+            crate::pointcloud::decode::decode_las(path, p, &mut counting)
+        }
+    })?;
+    let classes = if hit {
+        crate::pointcloud::cache::read_classes(&source.path).map(|c| ClassCounts::of_file(&c))
+    } else {
+        if let Err(e) = crate::pointcloud::cache::write_classes(&source.path, &counts) {
+            log::warn!(
+                "point cloud: {}: class counts not kept: {e}",
+                source.path.display()
+            );
+        }
+        let pairs: Vec<(u8, u64)> = (0..=255u8)
+            .map(|c| (c, counts[usize::from(c)]))
+            .filter(|&(_, n)| n > 0)
+            .collect();
+        Some(ClassCounts::of_file(&pairs))
+    };
+    Ok(Opened::cached(source, hit, classes))
 }
 
 /// Whether `path` names a PLY file (by its extension).
@@ -877,8 +998,10 @@ impl Stream {
             .map_or(2, |n| n.get())
             .clamp(1, 8);
         let bounds = source.info().bounds;
+        let waker = crate::scene::wake::get();
         Stream {
-            loader: Loader::new(source.clone(), threads, 2 * threads),
+            woken: waker.is_some(),
+            loader: Loader::with_waker(source.clone(), threads, 2 * threads, waker),
             bounds,
             source,
             ready: VecDeque::new(),
@@ -888,6 +1011,26 @@ impl Stream {
             first_error: None,
             http: None,
             cache: None,
+            class_totals: None,
+            classes_seen: vec![0; 256],
+            counted: std::collections::HashSet::new(),
+            rgb_points: 0,
+            rgb_colored: false,
+        }
+    }
+
+    /// Counts a decoded node's classes and colours (once per node, however often it is
+    /// decoded again after an eviction).
+    fn count(&mut self, node: u32, q: &QuantizedNode) {
+        if !self.counted.insert(node) {
+            return;
+        }
+        for w in &q.data.words {
+            self.classes_seen[(w & 0xff) as usize] += 1;
+        }
+        if self.source.info().has_color {
+            self.rgb_points += q.data.rgba.len() as u64;
+            self.rgb_colored |= q.data.rgba.iter().any(|&c| !legend::is_black(c));
         }
     }
 
@@ -896,6 +1039,7 @@ impl Stream {
             Ok(data) => {
                 self.decoded_points += data.len() as u64;
                 self.decode_seconds += l.seconds;
+                self.count(l.node, &data);
                 if !self.ready.iter().any(|(n, _)| *n == l.node) {
                     self.ready.push_back((l.node, Arc::new(data)));
                 }
@@ -925,8 +1069,15 @@ impl Scene for PointCloud {
         self.restore_json(saved)
     }
 
+    /// Indexing (its progress), flying, or decoded nodes waiting for upload. Nodes being
+    /// decoded keep the window drawing only where no waker is installed: with one (the
+    /// window's), each loader wakes the frame loop when it hands a node over.
     fn animating(&self) -> bool {
-        self.loading() || self.fly != [0.0; 3]
+        let waiting_for_loaders = match &self.phase {
+            Phase::Ready(s) => !s.ready.is_empty() || (self.loading() && !s.woken),
+            _ => self.loading(),
+        };
+        waiting_for_loaders || self.exact_waiting || self.fly != [0.0; 3] || self.cache_panel.busy()
     }
 
     fn prepare(&mut self, gpu: &mut GpuFrame<'_>, frame: &FrameCtx) {
@@ -939,12 +1090,14 @@ impl Scene for PointCloud {
             self.renderer = render::Renderer::new(gpu.gpu(), capacity, exact_capacity(self.budget));
         }
         self.finish_indexing(self.wait_for_nodes);
+        self.cache_panel.poll();
         let Some((lo, hi)) = self.bounds() else {
             return;
         };
-        let camera = self
-            .camera
-            .get_or_insert_with(|| Camera::fitted(lo, hi, self.settings.view, frame.size));
+        self.refit(lo, hi, frame.size);
+        let Some(camera) = &mut self.camera else {
+            return;
+        };
         if self.fly != [0.0; 3] {
             let step = camera.distance * frame.elapsed_s;
             camera.fly(self.fly[0] * step, self.fly[1] * step, self.fly[2] * step);
@@ -954,6 +1107,7 @@ impl Scene for PointCloud {
         let view = camera.view(frame.size, center, radius);
         self.view = Some(view);
         let left = self.stream_nodes(gpu);
+        self.check_black_rgb();
         let draw = std::mem::take(&mut self.selection.draw);
         let (exact, quantized) = self.split_by_precision(gpu, &draw, &view, left);
         self.selection.draw = draw;
@@ -1106,6 +1260,20 @@ impl Scene for PointCloud {
         m["points_exact"] = self.renderer.exact.batched_points().into();
         m["points_quantized"] = self.renderer.pool.batched_points().into();
         m["nodes_exact"] = self.renderer.exact.len().into();
+        m["color_notice"] = self.color_notice.clone().into();
+        m["classes"] = self.class_counts().map_or(serde_json::Value::Null, |c| {
+            let counts: serde_json::Map<String, serde_json::Value> = c
+                .present()
+                .into_iter()
+                .map(|(c, n)| (c.to_string(), n.into()))
+                .collect();
+            serde_json::json!({ "exact": c.exact, "counts": counts })
+        });
+        m["cache_bytes"] = self
+            .cache_panel
+            .file_bytes(s.and_then(|s| s.cache.as_ref()).map(|c| c.path.as_path()))
+            .into();
+        m["cache_dir_bytes"] = self.cache_panel.summary().map(|c| c.total_bytes()).into();
         m
     }
 
@@ -1129,7 +1297,8 @@ impl Scene for PointCloud {
                 .warning
                 .clone()
                 .or_else(|| s.first_error.clone())
-                .or_else(|| self.message.clone()),
+                .or_else(|| self.message.clone())
+                .or_else(|| self.color_notice.clone()),
             Phase::Indexing { .. } | Phase::Waiting => None,
         }
     }

@@ -3,7 +3,7 @@
 //! (orbit, pan, zoom to the pointer, fly, presets, fit, pivot on a double-clicked point), and
 //! the overlay (the hover readout, loading state).
 
-use super::{CLASS_NAMES, Phase, PointCloud, Readout, class_rgba};
+use super::{Phase, PointCloud, Readout};
 use crate::pointcloud::camera::ViewPreset;
 use crate::pointcloud::raster::{ColorMode, MAX_RADIUS};
 
@@ -18,10 +18,7 @@ pub fn decimals_for(scale: f64) -> usize {
 /// The readout as lines of text, coordinates printed to the file's resolution `scale`.
 pub fn readout_lines(r: &Readout, scale: [f64; 3]) -> Vec<String> {
     let c = |k: usize| format!("{:.*}", decimals_for(scale[k]), r.xyz[k]);
-    let class = CLASS_NAMES
-        .get(usize::from(r.class))
-        .copied()
-        .unwrap_or("user defined");
+    let class = super::legend::class_name(r.class);
     let mut lines = vec![
         format!("x {}  y {}  z {}", c(0), c(1), c(2)),
         format!(
@@ -34,11 +31,6 @@ pub fn readout_lines(r: &Readout, scale: [f64; 3]) -> Vec<String> {
     }
     lines.push(format!("node {}", r.node));
     lines
-}
-
-fn color32(rgba: u32) -> egui::Color32 {
-    let [r, g, b, _] = rgba.to_le_bytes();
-    egui::Color32::from_rgb(r, g, b)
 }
 
 pub(super) fn side_panel(s: &mut PointCloud, ui: &mut egui::Ui) {
@@ -77,6 +69,8 @@ pub(super) fn side_panel(s: &mut PointCloud, ui: &mut egui::Ui) {
                     "octree built and cached"
                 })
                 .on_hover_text(c.path.display().to_string());
+                let path = c.path.clone();
+                s.cache_panel.ui(ui, Some(&path));
             }
             if let Some(w) = &info.warning {
                 ui.colored_label(egui::Color32::YELLOW, w);
@@ -166,8 +160,11 @@ pub(super) fn side_panel(s: &mut PointCloud, ui: &mut egui::Ui) {
                 ui.selectable_value(&mut s.color, m, m.name());
             }
         });
+    if let Some(n) = &s.color_notice {
+        ui.colored_label(egui::Color32::YELLOW, n.as_str());
+    }
     if s.color == ColorMode::Classification {
-        class_legend(s, ui);
+        super::legend::class_legend(s, ui);
     }
     ui.add(egui::Slider::new(&mut s.radius, 0..=MAX_RADIUS).text("point radius (px)"));
     let mut edl = s.edl > 0.0;
@@ -208,33 +205,12 @@ pub(super) fn side_panel(s: &mut PointCloud, ui: &mut egui::Ui) {
     );
 }
 
-fn class_legend(s: &mut PointCloud, ui: &mut egui::Ui) {
-    ui.label("classes (click to hide or show):");
-    for (c, name) in CLASS_NAMES.iter().enumerate() {
-        let (w, b) = (c / 32, c % 32);
-        let word = &mut s.hidden_classes[w / 4][w % 4];
-        let mut shown = (*word >> b) & 1 == 0;
-        ui.horizontal(|ui| {
-            let (rect, _) = ui.allocate_exact_size(egui::vec2(12.0, 12.0), egui::Sense::hover());
-            ui.painter()
-                .rect_filled(rect, 2.0, color32(class_rgba(c as u8)));
-            if ui.checkbox(&mut shown, format!("{c} {name}")).changed() {
-                *word ^= 1 << b;
-            }
-        });
-    }
-}
-
 fn set_preset(s: &mut PointCloud, preset: ViewPreset) {
-    if let (Some((lo, hi)), Some(c)) = (s.bounds(), &mut s.camera) {
-        c.set_preset(preset, lo, hi, s.size);
-    }
+    s.fit_view(Some(preset));
 }
 
 fn fit(s: &mut PointCloud) {
-    if let (Some((lo, hi)), Some(c)) = (s.bounds(), &mut s.camera) {
-        c.fit(lo, hi, s.size);
-    }
+    s.fit_view(None);
 }
 
 pub(super) fn interact(s: &mut PointCloud, response: &egui::Response, rect: egui::Rect) {
@@ -337,6 +313,10 @@ pub(super) fn interact(s: &mut PointCloud, response: &egui::Response, rect: egui
 }
 
 pub(super) fn overlay(s: &PointCloud, painter: &egui::Painter, rect: egui::Rect) {
+    if matches!(s.phase, Phase::Ready(_)) {
+        super::legend::paint_scale_bar(s, painter, rect);
+        super::legend::paint_elevation_legend(s, painter, rect);
+    }
     let font = egui::FontId::monospace(12.0);
     if let (Some(r), Some(st)) = (&s.hover, s.stream()) {
         let lines = readout_lines(r, st.source.info().scale);
