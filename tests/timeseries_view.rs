@@ -453,7 +453,7 @@ fn a_live_chart_draws_a_frame_per_arrival_not_continuously() {
         .unwrap();
     assert_eq!(ingested, N as u64);
     assert!(
-        frames >= 1 && frames <= N + 6,
+        (1..=N + 6).contains(&frames),
         "{frames} frames for {N} messages"
     );
     assert!(polls > frames, "{polls} polls, {frames} frames");
