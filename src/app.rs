@@ -71,6 +71,8 @@ pub struct App {
     clamped_from: Option<(u32, u32)>,
     /// The kind of the last [`Redraw`] asked for (logged at debug level when it changes).
     last_redraw_kind: Option<std::mem::Discriminant<Redraw>>,
+    /// The wait under way ends in a poll of the scene's input ([`Redraw::Poll`]).
+    poll_pending: bool,
     stop: Arc<AtomicBool>,
     error: Option<anyhow::Error>,
     finished: bool,
@@ -151,6 +153,7 @@ pub fn run(cli: &Cli, settings: crate::settings::Start) -> anyhow::Result<()> {
         occluded: false,
         clamped_from: None,
         last_redraw_kind: None,
+        poll_pending: false,
         stop,
         error: None,
         finished: false,
@@ -263,6 +266,13 @@ impl App {
             self.cli.capture_duration,
         );
         deck.set_overlay(!self.cli.no_overlay);
+        // A chart polling for input draws at most at the display's rate.
+        if let Some(mhz) = window
+            .current_monitor()
+            .and_then(|m| m.refresh_rate_millihertz())
+        {
+            deck.set_display_rate(f64::from(mhz) / 1000.0);
+        }
         deck.set_upload_strategy(self.cli.upload_strategy);
         deck.set_composite(self.cli.composite);
         deck.memory = crate::stats::memory::MemoryTrack::new(self.cli.memory_warmup_frames);
@@ -542,10 +552,20 @@ impl App {
             log::debug!("next redraw: {next:?}");
             self.last_redraw_kind = Some(std::mem::discriminant(&next));
         }
+        self.schedule(event_loop, next);
+    }
+
+    /// Carries out `next` ([`Deck::next_redraw`]): a redraw asked for now, or a wait (until a
+    /// time, for a poll of the scene's input, or for input).
+    fn schedule(&mut self, event_loop: &ActiveEventLoop, next: Redraw) {
+        let Some(r) = &mut self.running else {
+            return;
+        };
+        self.poll_pending = matches!(next, Redraw::Poll(_)) && self.cli.frames.is_none();
         match next {
             Redraw::Now => r.window.request_redraw(),
             _ if self.cli.frames.is_some() => r.window.request_redraw(),
-            Redraw::At(t) => {
+            Redraw::At(t) | Redraw::Poll(t) => {
                 r.deck.note_wait();
                 event_loop.set_control_flow(ControlFlow::WaitUntil(t));
             }
@@ -567,12 +587,19 @@ impl ApplicationHandler<UserEvent> for App {
         }
     }
 
-    fn new_events(&mut self, _event_loop: &ActiveEventLoop, cause: winit::event::StartCause) {
+    fn new_events(&mut self, event_loop: &ActiveEventLoop, cause: winit::event::StartCause) {
         // A wait is over (the 100 ms nap of a minimized or zero-size window, or the time an
-        // idle window was asked to draw again at): draw.
+        // idle window was asked to draw again at): draw; a poll of the scene's input draws only
+        // when the input changed the image, else waits again.
         if let winit::event::StartCause::ResumeTimeReached { .. } = cause
-            && let Some(r) = &self.running
+            && let Some(r) = &mut self.running
         {
+            if self.poll_pending && !self.occluded && !r.deck.poll_input() {
+                let next = r.deck.next_redraw();
+                self.schedule(event_loop, next);
+                return;
+            }
+            self.poll_pending = false;
             r.window.request_redraw();
         }
     }

@@ -1,7 +1,9 @@
 //! The idle window: once nothing changes by itself, the deck asks for no more frames
 //! (`Deck::next_redraw` is `OnInput`, or a finite time for a toast), and anything that does
 //! change (an animating scene, a recording) keeps it drawing. The window's event loop follows
-//! `next_redraw` (`ControlFlow::Wait`); the CPU it saves is measured by `benches/idle.sh`.
+//! `next_redraw` (`ControlFlow::Wait`); the CPU it saves is measured by `benches/idle.sh`. A
+//! scene fed from outside at any time (a live chart) is polled once per display interval and
+//! drawn only when its input changed the image.
 
 mod common;
 use common::gpu;
@@ -145,4 +147,89 @@ fn idle_time_is_not_frame_time() {
     frame(&mut deck, 5);
     assert_eq!(deck.idle_intervals, 1);
     assert!(deck.run_frame_ms[4] >= 300.0, "{:?}", deck.run_frame_ms);
+}
+
+/// A scene fed from outside at any time (a live chart): it does not animate, it polls.
+struct Fed {
+    /// Whether the input that arrived changes the image.
+    changed: Rc<Cell<bool>>,
+    /// Polls asked of it.
+    polls: Rc<Cell<u32>>,
+}
+
+impl Scene for Fed {
+    fn id(&self) -> &'static str {
+        "fed"
+    }
+    fn animating(&self) -> bool {
+        false
+    }
+    fn polls_input(&self) -> bool {
+        true
+    }
+    fn poll_input(&mut self) -> bool {
+        self.polls.set(self.polls.get() + 1);
+        self.changed.get()
+    }
+    fn prepare(&mut self, _gpu: &mut GpuFrame<'_>, _frame: &FrameCtx) {}
+    fn paint(&self, _pass: &mut wgpu::RenderPass<'_>, _frame: &FrameCtx) {}
+    fn ui(&mut self, ui: &mut egui::Ui) {
+        ui.label("fed");
+    }
+    fn metrics(&self) -> serde_json::Value {
+        serde_json::Value::Null
+    }
+    fn recreate_gpu(&mut self, _gpu: &Gpu) -> Result<(), SceneError> {
+        Ok(())
+    }
+}
+
+/// A scene that polls for input is looked at once per display interval (60 Hz, then 120 Hz:
+/// 1/60 s, 1/120 s ahead), and a frame is due only when the poll says its input changed the
+/// image; a toast's end, later than the next poll, does not replace the poll.
+#[test]
+fn a_polling_scene_is_looked_at_each_display_interval_and_drawn_on_change() {
+    let gpu = gpu();
+    let target = Target::new(&gpu);
+    let changed = Rc::new(Cell::new(false));
+    let polls = Rc::new(Cell::new(0));
+    let cli = <vizdeck::cli::Cli as clap::Parser>::try_parse_from(["vizdeck", "--headless"])
+        .expect("flags");
+    let mut deck = Deck::new(
+        &gpu,
+        vizdeck::headless::OUTPUT_FORMAT,
+        0,
+        cli.scene_config(),
+    );
+    deck.set_overlay(false);
+    deck.insert_scene(
+        0,
+        Box::new(Fed {
+            changed: changed.clone(),
+            polls: polls.clone(),
+        }),
+    );
+    let mut last = Redraw::Now;
+    for i in 0..8 {
+        last = target.frame(&gpu, &mut deck, i);
+    }
+    for (hz, interval) in [(60.0, 1.0 / 60.0), (120.0, 1.0 / 120.0)] {
+        deck.set_display_rate(hz);
+        let before = std::time::Instant::now();
+        let next = deck.next_redraw();
+        let after = std::time::Instant::now();
+        let Redraw::Poll(t) = next else {
+            panic!("{hz} Hz: {next:?} (after {last:?})");
+        };
+        let ahead = std::time::Duration::from_secs_f64(interval);
+        assert!((before + ahead..=after + ahead).contains(&t), "{hz} Hz");
+    }
+    assert!(!deck.poll_input(), "nothing changed");
+    changed.set(true);
+    assert!(deck.poll_input(), "input that changes the image");
+    assert_eq!(polls.get(), 2);
+    changed.set(false);
+    deck.toast("hello".into());
+    let next = target.frame(&gpu, &mut deck, 8);
+    assert!(matches!(next, Redraw::Poll(_)), "{next:?}");
 }

@@ -199,7 +199,7 @@ fn panel_settings_round_trip_through_the_file() {
     let changed = serde_json::json!({
         "spectrogram": {"colormap": "magma", "db_floor": -90.0, "scale": "mel",
                         "spectrum_strip": false},
-        "timeseries": {"window_s": 30.0},
+        "timeseries": {"windows": {"synthetic": 30.0}},
         "particles": {"controls": {"gravity": 0.5, "drag": 0.25}, "color_by": "Age"},
     });
     let deck_with = |saved: Settings| {

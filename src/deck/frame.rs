@@ -104,6 +104,7 @@ impl Deck {
         for command in commands {
             self.apply(gpu, command);
         }
+        self.repaint_from = std::time::Instant::now();
         self.egui_repaint_delay = full
             .viewport_output
             .get(&egui::ViewportId::ROOT)

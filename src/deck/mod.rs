@@ -189,6 +189,10 @@ pub struct Deck {
     lose_at_frame: Option<u64>,
     /// How soon egui asked to be run again after the last frame (`Duration::MAX`: not at all).
     egui_repaint_delay: std::time::Duration,
+    /// When the last frame's UI ran: egui's repaint delay counts from here.
+    repaint_from: Instant,
+    /// One refresh of the display ([`Deck::set_display_rate`]).
+    display_interval: std::time::Duration,
     /// The window waited (idle) after the last frame ([`Deck::note_wait`]).
     after_wait: bool,
     /// Present intervals left out of the statistics because they began with a wait.
@@ -210,6 +214,10 @@ pub enum Redraw {
     At(Instant),
     /// Only on input (the window waits for events: an idle vizdeck costs no CPU).
     OnInput,
+    /// At this instant (or earlier on input) ask [`Deck::poll_input`] whether the scene's input
+    /// changed its image, and draw only then: a scene that [polls](Scene::polls_input) for
+    /// input arriving at any time (a live chart), looked at once per display interval.
+    Poll(Instant),
 }
 
 impl Deck {
@@ -279,6 +287,8 @@ impl Deck {
             device_reset_ms: Vec::new(),
             reset_started: None,
             egui_repaint_delay: std::time::Duration::ZERO,
+            repaint_from: Instant::now(),
+            display_interval: std::time::Duration::from_micros(16_667),
             after_wait: false,
             idle_intervals: 0,
             kept: saved::Kept::none(),
@@ -508,7 +518,9 @@ impl Deck {
     /// by itself (the active scene is [`animating`](Scene::animating) or not open yet, a
     /// recording (statistics or video) runs or a delayed capture waits, a lost device was just replaced, egui asked
     /// for an immediate repaint); else [`Redraw::At`] the earlier of egui's requested repaint and
-    /// the end of a toast; else [`Redraw::OnInput`]. Stats mean the same either way: a recorded
+    /// the end of a toast, unless the scene [polls for input](Scene::polls_input) and that is
+    /// later than one display interval: then [`Redraw::Poll`] one display interval from now;
+    /// else [`Redraw::OnInput`]. Stats mean the same either way: a recorded
     /// frame is a presented frame, and recordings keep the loop running, so `MsBetweenPresents`
     /// measures drawing, never waiting for input.
     pub fn next_redraw(&self) -> Redraw {
@@ -536,16 +548,39 @@ impl Deck {
             // The dialog's answer is looked for ten times a second.
             return Redraw::At(now + std::time::Duration::from_millis(100));
         }
-        let egui_at = now.checked_add(self.egui_repaint_delay);
+        let egui_at = self.repaint_from.checked_add(self.egui_repaint_delay);
         let toast_at = self
             .toast
             .as_ref()
             .map(|(_, at)| *at + std::time::Duration::from_secs_f32(TOAST_S))
             .filter(|t| *t > now);
-        match (egui_at, toast_at) {
-            (Some(a), Some(b)) => Redraw::At(a.min(b)),
-            (Some(a), None) | (None, Some(a)) => Redraw::At(a),
-            (None, None) => Redraw::OnInput,
+        let draw_at = match (egui_at, toast_at) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        let polls = matches!(&self.slots[self.active], SceneSlot::Ready(s) if s.polls_input());
+        match draw_at {
+            Some(at) if !polls || at <= now + self.display_interval => Redraw::At(at),
+            _ if polls => Redraw::Poll(now + self.display_interval),
+            _ => Redraw::OnInput,
+        }
+    }
+
+    /// [`Redraw::Poll`]'s question, asked when its instant comes: the active scene takes in
+    /// the input that arrived ([`Scene::poll_input`]); `true` when a frame is due.
+    pub fn poll_input(&mut self) -> bool {
+        match &mut self.slots[self.active] {
+            SceneSlot::Ready(s) => s.poll_input(),
+            _ => false,
+        }
+    }
+
+    /// The display's refresh rate, Hz (default 60): a scene that polls for input
+    /// ([`Redraw::Poll`]) is looked at, and drawn, at most this often. Ignored unless finite
+    /// and positive.
+    pub fn set_display_rate(&mut self, hz: f64) {
+        if hz.is_finite() && hz > 0.0 {
+            self.display_interval = std::time::Duration::from_secs_f64(1.0 / hz.min(1000.0));
         }
     }
 

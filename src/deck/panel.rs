@@ -103,16 +103,29 @@ impl Deck {
         egui::CentralPanel::default()
             .frame(egui::Frame::NONE)
             .show(ui, |ui| {
-                rect = ui.available_rect_before_wrap();
+                // The scene's area; the image fills the scene's plot rect inside it (margins
+                // for a chart's axis labels), which is the scene texture's size.
+                let area = ui.available_rect_before_wrap();
+                rect = match &self.slots[active] {
+                    SceneSlot::Ready(scene) => {
+                        let plot = scene.plot_rect(ui.ctx(), area).intersect(area);
+                        if plot.width() >= 1.0 && plot.height() >= 1.0 {
+                            plot
+                        } else {
+                            area
+                        }
+                    }
+                    _ => area,
+                };
                 let response = ui.interact(
-                    rect,
+                    area,
                     ui.scope_id().with(("scene-image", active)),
                     egui::Sense::click_and_drag(),
                 );
                 if let SceneSlot::Ready(scene) = &mut self.slots[active] {
                     scene.interact(&response, rect);
                 }
-                let painter = ui.painter_at(rect);
+                let painter = ui.painter_at(area);
                 match &self.slots[active] {
                     SceneSlot::Ready(scene) => {
                         if let Some(id) = tex_id {
@@ -129,13 +142,13 @@ impl Deck {
                         scene.overlay(&painter, rect);
                         if let Some(p) = scene.problem().or_else(|| self.share_notice()) {
                             let overlay = (self.overlay && !self.drawing_scene_png())
-                                .then(|| crate::ui::overlay_area(rect));
-                            problem_text(&painter, rect, overlay, p);
+                                .then(|| crate::ui::overlay_area(area));
+                            problem_text(&painter, area, overlay, p);
                         }
                     }
                     SceneSlot::Failed(msg) => {
                         painter.text(
-                            rect.center(),
+                            area.center(),
                             egui::Align2::CENTER_CENTER,
                             format!("{} could not start:\n{msg}", SCENES[active].title),
                             egui::FontId::proportional(16.0),
@@ -147,7 +160,7 @@ impl Deck {
                 // A frame drawn for a PNG of the scene leaves out vizdeck's own overlay and toast.
                 let chrome = !self.drawing_scene_png();
                 if self.overlay && chrome {
-                    crate::ui::stats_overlay(self, &painter, rect);
+                    crate::ui::stats_overlay(self, &painter, area);
                 }
                 if let Some((msg, at)) = &self.toast
                     && chrome
@@ -159,9 +172,9 @@ impl Deck {
                         msg.clone(),
                         egui::FontId::proportional(14.0),
                         egui::Color32::LIGHT_GREEN,
-                        toast_wrap_width(rect),
+                        toast_wrap_width(area),
                     );
-                    let at = toast_rect(rect, galley.size());
+                    let at = toast_rect(area, galley.size());
                     painter.rect_filled(at.expand(6.0), 4.0, egui::Color32::from_black_alpha(210));
                     painter.galley(at.min, galley, egui::Color32::LIGHT_GREEN);
                 }

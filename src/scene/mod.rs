@@ -167,6 +167,25 @@ pub trait Scene {
     fn animating(&self) -> bool {
         true
     }
+    /// Whether input may arrive at any time while the scene is not
+    /// [`animating`](Scene::animating) (a live network chart, a file still being read): the
+    /// window then looks for it at the display's rate through [`poll_input`](Scene::poll_input)
+    /// and draws only when that says the image changed. Default false.
+    fn polls_input(&self) -> bool {
+        false
+    }
+    /// Between frames, while the window waits (see [`polls_input`](Scene::polls_input)): takes
+    /// in the input that arrived since the last frame, as [`ingest`](Scene::ingest) does, and
+    /// says whether it changes the image (a frame is due). Never blocks. Default false.
+    fn poll_input(&mut self) -> bool {
+        false
+    }
+    /// The part of `rect` (the scene's area in the window, points) the scene image fills: a
+    /// chart keeps margins for its axis labels, which [`overlay`](Scene::overlay) then draws
+    /// outside the image (its painter clips to `rect`). Default: all of `rect`.
+    fn plot_rect(&self, _ctx: &egui::Context, rect: egui::Rect) -> egui::Rect {
+        rect
+    }
     /// Uploads this frame's data (into the back ping-pong slot) through `gpu`, the frame's GPU
     /// context: every write goes through its uploader (counted, in the chosen strategy), every
     /// command into its encoder; the deck submits once.
@@ -227,7 +246,8 @@ pub trait Scene {
     /// is the egui response of the image area `rect` (points; senses click and drag). Read the
     /// wheel and keys through `response.ctx.input(..)` while `response.hovered()`.
     fn interact(&mut self, _response: &egui::Response, _rect: egui::Rect) {}
-    /// Axes, labels and notices drawn by egui over the scene image, which occupies `rect`.
+    /// Axes, labels and notices drawn by egui over the scene image, which occupies `rect`
+    /// ([`plot_rect`](Scene::plot_rect) of the scene's area; `painter` clips to the area).
     fn overlay(&self, _painter: &egui::Painter, _rect: egui::Rect) {}
     /// Per-scene metrics for `--report`.
     fn metrics(&self) -> serde_json::Value;

@@ -345,21 +345,45 @@ impl CompareView {
             });
         // Distributions over a common range: up to the larger p99.9 (with a margin).
         let hi = loaded.iter().map(|(_, s, _)| s.p999_ms).fold(1.0, f64::max) * 1.1;
-        let (rect, _) = ui.allocate_exact_size(
-            egui::vec2(ui.available_width().max(200.0), 110.0),
+        let bins = 60;
+        // Both histograms on one scale: the share of each capture's frames in a bin, in %.
+        let shares: Vec<Option<Vec<f64>>> = self
+            .loaded
+            .iter()
+            .map(|slot| {
+                slot.as_ref().map(|(_, _, sorted)| {
+                    let total = sorted.len().max(1) as f64;
+                    histogram(sorted, 0.0, hi, bins)
+                        .into_iter()
+                        .map(|c| 100.0 * f64::from(c) / total)
+                        .collect()
+                })
+            })
+            .collect();
+        let peak = shares
+            .iter()
+            .flatten()
+            .flatten()
+            .copied()
+            .fold(0.0, f64::max)
+            .max(1e-9);
+        ui.label("frame-time histogram");
+        let (outer, _) = ui.allocate_exact_size(
+            egui::vec2(ui.available_width().max(200.0), 130.0),
             egui::Sense::hover(),
         );
-        let painter = ui.painter_at(rect);
-        painter.rect_filled(rect, 2.0, egui::Color32::from_black_alpha(120));
-        let bins = 60;
-        for (i, slot) in self.loaded.iter().enumerate() {
-            let Some((_, _, sorted)) = slot else { continue };
-            let h = histogram(sorted, 0.0, hi, bins);
-            let total = sorted.len().max(1) as f32;
-            let peak = h.iter().copied().max().unwrap_or(1).max(1) as f32 / total;
+        let painter = ui.painter_at(outer);
+        let rect = chart_axes(
+            &painter,
+            outer,
+            Axis::new(0.0, hi, "ms"),
+            Axis::new(0.0, peak, "%"),
+        );
+        for (i, share) in shares.iter().enumerate() {
+            let Some(share) = share else { continue };
             let bw = rect.width() / bins as f32;
-            for (b, &c) in h.iter().enumerate() {
-                let frac = c as f32 / total / peak;
+            for (b, &p) in share.iter().enumerate() {
+                let frac = (p / peak) as f32;
                 let x = rect.left() + b as f32 * bw + if i == 1 { bw * 0.5 } else { 0.0 };
                 painter.rect_filled(
                     egui::Rect::from_min_max(
@@ -371,14 +395,20 @@ impl CompareView {
                 );
             }
         }
-        ui.label(format!("frame-time histogram, 0 … {hi:.1} ms"));
+        ui.small("x: frame time (ms) · y: share of the capture's frames (%)");
         // Percentile curves: x = percentile 0..100, y = frame time.
-        let (rect, _) = ui.allocate_exact_size(
-            egui::vec2(ui.available_width().max(200.0), 110.0),
+        ui.label("frame time by percentile");
+        let (outer, _) = ui.allocate_exact_size(
+            egui::vec2(ui.available_width().max(200.0), 130.0),
             egui::Sense::hover(),
         );
-        let painter = ui.painter_at(rect);
-        painter.rect_filled(rect, 2.0, egui::Color32::from_black_alpha(120));
+        let painter = ui.painter_at(outer);
+        let rect = chart_axes(
+            &painter,
+            outer,
+            Axis::new(0.0, 100.0, "%"),
+            Axis::new(0.0, hi, "ms"),
+        );
         for (i, slot) in self.loaded.iter().enumerate() {
             let Some((_, _, sorted)) = slot else { continue };
             if sorted.is_empty() {
@@ -397,8 +427,95 @@ impl CompareView {
                 .collect();
             painter.add(egui::Shape::line(pts, egui::Stroke::new(1.5, COLORS[i])));
         }
-        ui.label("frame time by percentile (x: 0 … 100 %)");
+        ui.small("x: percentile of frames (%) · y: frame time (ms)");
     }
+}
+
+/// One axis of a comparison chart: the range `[lo, hi]` it spans and the unit its labels carry.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Axis {
+    /// Value at the axis' start (left or bottom).
+    pub lo: f64,
+    /// Value at the axis' end (right or top).
+    pub hi: f64,
+    /// Unit written after each tick's value (`ms`, `%`).
+    pub unit: &'static str,
+}
+
+impl Axis {
+    /// The axis over `[lo, hi]` in `unit`.
+    pub fn new(lo: f64, hi: f64, unit: &'static str) -> Axis {
+        Axis { lo, hi, unit }
+    }
+
+    /// About `target` ticks over the axis at the multiples of a 1-2-5 step
+    /// ([`crate::scene::timeseries::axis::value_ticks`]), each labelled with its value and the
+    /// unit (`20 ms`, `50 %`).
+    pub fn ticks(&self, target: f64) -> Vec<(f64, String)> {
+        crate::scene::timeseries::axis::value_ticks(self.lo, self.hi, target)
+            .into_iter()
+            .map(|(v, l)| (v, format!("{l} {}", self.unit)))
+            .collect()
+    }
+}
+
+/// Left margin of a comparison chart (the value labels), points.
+const AXIS_LEFT: f32 = 56.0;
+/// Bottom margin of a comparison chart (the x labels), points.
+const AXIS_BOTTOM: f32 = 16.0;
+
+/// The plot rect of a comparison chart in `outer`: margins on the left for the y labels and
+/// below for the x labels, 8 points on the right and 6 above (half a label).
+pub fn plot_rect(outer: egui::Rect) -> egui::Rect {
+    egui::Rect::from_min_max(
+        egui::pos2(outer.left() + AXIS_LEFT, outer.top() + 6.0),
+        egui::pos2(
+            (outer.right() - 8.0).max(outer.left() + AXIS_LEFT + 1.0),
+            (outer.bottom() - AXIS_BOTTOM).max(outer.top() + 7.0),
+        ),
+    )
+}
+
+/// Draws the ground, grid lines and tick labels of a comparison chart in `outer` (`x` across,
+/// `y` up) and returns its plot rect ([`plot_rect`]); the labels sit in the margins, never on
+/// the data.
+fn chart_axes(painter: &egui::Painter, outer: egui::Rect, x: Axis, y: Axis) -> egui::Rect {
+    let rect = plot_rect(outer);
+    painter.rect_filled(rect, 2.0, egui::Color32::from_black_alpha(120));
+    let grid = egui::Stroke::new(1.0, egui::Color32::from_white_alpha(30));
+    let font = egui::FontId::proportional(11.0);
+    let text = egui::Color32::from_gray(200);
+    let x_target = f64::from((rect.width() / 90.0).max(2.0));
+    let mut last_right = f32::NEG_INFINITY;
+    for (v, label) in x.ticks(x_target) {
+        let px = rect.left() + ((v - x.lo) / (x.hi - x.lo)) as f32 * rect.width();
+        painter.line_segment(
+            [egui::pos2(px, rect.top()), egui::pos2(px, rect.bottom())],
+            grid,
+        );
+        let galley = painter.layout_no_wrap(label, font.clone(), text);
+        let left =
+            (px - galley.size().x / 2.0).clamp(outer.left(), outer.right() - galley.size().x);
+        if left >= last_right + 6.0 {
+            last_right = left + galley.size().x;
+            painter.galley(egui::pos2(left, rect.bottom() + 2.0), galley, text);
+        }
+    }
+    let y_target = f64::from((rect.height() / 30.0).max(2.0));
+    for (v, label) in y.ticks(y_target) {
+        let py = rect.bottom() - ((v - y.lo) / (y.hi - y.lo)) as f32 * rect.height();
+        painter.line_segment(
+            [egui::pos2(rect.left(), py), egui::pos2(rect.right(), py)],
+            grid,
+        );
+        let galley = painter.layout_no_wrap(label, font.clone(), text);
+        let pos = egui::pos2(
+            rect.left() - 4.0 - galley.size().x,
+            (py - galley.size().y / 2.0).clamp(outer.top(), outer.bottom() - galley.size().y),
+        );
+        painter.galley(pos, galley, text);
+    }
+    rect
 }
 
 #[cfg(test)]
@@ -505,6 +622,30 @@ mod tests {
 
     /// The window with both captures loaded (taller than these screens when unbounded) stays on a
     /// 1280×400 and a 1280×720 screen.
+    /// Tick positions at the multiples of the 1-2-5 step at least span / target long, each
+    /// labelled with its unit; the plot rect leaves the labels' margins.
+    #[test]
+    fn chart_axes_have_ticks_with_units() {
+        // 0 … 33 ms, 5 ticks wanted: 33 / 5 = 6.6 → a step of 10 ms: 0, 10, 20, 30.
+        let t = Axis::new(0.0, 33.0, "ms").ticks(5.0);
+        let at: Vec<f64> = t.iter().map(|t| t.0).collect();
+        assert_eq!(at, [0.0, 10.0, 20.0, 30.0]);
+        assert_eq!(t[1].1, "10 ms");
+        // 0 … 100 %, 4 wanted: 25 → 50: 0, 50, 100.
+        let t = Axis::new(0.0, 100.0, "%").ticks(4.0);
+        let labels: Vec<&str> = t.iter().map(|t| t.1.as_str()).collect();
+        assert_eq!(labels, ["0 %", "50 %", "100 %"]);
+        // 0 … 0.8 %, 4 wanted: 0.2 → 0.0, 0.2, …, 0.8 with one decimal.
+        let t = Axis::new(0.0, 0.8, "%").ticks(4.0);
+        let labels: Vec<&str> = t.iter().map(|t| t.1.as_str()).collect();
+        assert_eq!(labels, ["0.0 %", "0.2 %", "0.4 %", "0.6 %", "0.8 %"]);
+        let outer = egui::Rect::from_min_size(egui::pos2(10.0, 20.0), egui::vec2(400.0, 130.0));
+        let plot = plot_rect(outer);
+        assert_eq!(plot.left(), 10.0 + AXIS_LEFT);
+        assert_eq!(plot.bottom(), 150.0 - AXIS_BOTTOM);
+        assert!(outer.contains_rect(plot));
+    }
+
     #[test]
     fn the_window_stays_on_the_screen() {
         let d = tmp("window");

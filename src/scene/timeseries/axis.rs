@@ -11,7 +11,10 @@
 //! days of the month, restarting each month), hours (1, 2, 3, 6, 12), minutes and seconds (1, 2,
 //! 5, 10, 15, 30) and decimal fractions of a second down to a nanosecond — matplotlib's
 //! `AutoDateLocator` with `interval_multiples`. Labels show the unit that changes: `2012`,
-//! `Mar 2012`, `Mar 05`, `13:45` (`Mar 06` at midnight), `13:45:30`, `13:45:30.25`.
+//! `Mar`, `Mar 05`, `13:45` (`Mar 06` at midnight), `13:45:30`, `13:45:30.25`; the first tick
+//! and a tick where the year changes carry the year (`Mar 2012`, `Mar 05 2012`,
+//! `2012-03-05 13:45`), a sub-day tick where the day changes its date (`Mar 06 01:00`), as
+//! matplotlib's `ConciseDateFormatter` puts that context in its offset text.
 
 use crate::scene::spectrogram::axis::nice_step;
 use crate::series::source::dates::{DateFormat, Zone};
@@ -415,33 +418,61 @@ pub fn wall_ticks(
     (step, ticks)
 }
 
+/// What a wall-clock label is written after ([`wall_label`]): nothing (a label on its own, as
+/// [`format_time`] writes), nothing on the axis (its first tick), or the tick before it (its
+/// local date: year and day of the year).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Context {
+    Alone,
+    First,
+    After { year: i32, day: u32 },
+}
+
 /// The label of date-time `d` (in its zone) on a wall-clock axis of ticks `step_s` seconds
-/// apart: `2012` (steps of a year or more), `Mar 2012` (months), `Mar 05` (days, and sub-day
-/// ticks at local midnight), `13:45` (minutes, hours), `13:45:30` (seconds), `13:45:30.25`
-/// (fractions: as many digits as the step needs).
-fn wall_label<Tz: chrono::TimeZone>(d: &chrono::DateTime<Tz>, step_s: f64) -> String
+/// apart, after `ctx`: `2012` (steps of a year or more); `Mar 2012` (months; on an axis `Mar`
+/// within the year of the tick before); `Mar 05` (days; `Mar 05 2012` first on an axis and
+/// where the year changes); sub-day ticks `13:45` (minutes, hours), `13:45:30` (seconds),
+/// `13:45:30.25` (fractions: as many digits as the step needs), the date written before the
+/// time where it is new: `2012-03-05 13:45` first on an axis and where the year changes,
+/// `Mar 06 01:00` where the day changes, `Mar 06` alone at local midnight (steps of a second
+/// or more). A label alone (`Context::Alone`) never shows the year below month steps.
+fn wall_label<Tz: chrono::TimeZone>(d: &chrono::DateTime<Tz>, step_s: f64, ctx: Context) -> String
 where
     Tz::Offset: std::fmt::Display,
 {
-    use chrono::Timelike;
+    use chrono::{Datelike, Timelike};
     let midnight = d.hour() == 0 && d.minute() == 0 && d.second() == 0 && d.nanosecond() == 0;
-    let pattern = if step_s >= YEAR_S * 0.999 {
-        "%Y"
+    let alone = ctx == Context::Alone;
+    let (new_year, new_day) = match ctx {
+        Context::Alone => (false, false),
+        Context::First => (true, true),
+        Context::After { year, day } => (d.year() != year, d.year() != year || d.ordinal() != day),
+    };
+    let (pattern, with_time) = if step_s >= YEAR_S * 0.999 {
+        ("%Y", false)
     } else if step_s >= 28.0 * 86_400.0 {
-        "%b %Y"
-    } else if step_s >= 86_400.0 || (midnight && step_s >= 1.0) {
-        "%b %d"
-    } else if step_s >= 60.0 {
-        "%H:%M"
+        (if alone || new_year { "%b %Y" } else { "%b" }, false)
+    } else if step_s >= 86_400.0 {
+        (if new_year { "%b %d %Y" } else { "%b %d" }, false)
+    } else if new_year {
+        ("%Y-%m-%d ", true)
+    } else if midnight && step_s >= 1.0 {
+        ("%b %d", false)
+    } else if new_day {
+        ("%b %d ", true)
     } else {
-        "%H:%M:%S"
+        ("", true)
     };
     let mut s = d.format(pattern).to_string();
-    let decimals = decimals_for(step_s);
-    if step_s < 1.0 && decimals > 0 {
-        let digits = format!("{:09}", d.nanosecond().min(999_999_999));
-        s.push('.');
-        s.push_str(&digits[..decimals]);
+    if with_time {
+        let time = if step_s >= 60.0 { "%H:%M" } else { "%H:%M:%S" };
+        s.push_str(&d.format(time).to_string());
+        let decimals = decimals_for(step_s);
+        if step_s < 1.0 && decimals > 0 {
+            let digits = format!("{:09}", d.nanosecond().min(999_999_999));
+            s.push('.');
+            s.push_str(&digits[..decimals]);
+        }
     }
     s
 }
@@ -452,7 +483,37 @@ fn wall_label_ns(ns: i128, step_s: f64, zone: Zone) -> String {
     let Some(utc) = utc_at(ns) else {
         return format!("{} s", ns.div_euclid(NS));
     };
-    with_tz!(zone, |tz| wall_label(&utc.with_timezone(tz), step_s))
+    with_tz!(zone, |tz| wall_label(
+        &utc.with_timezone(tz),
+        step_s,
+        Context::Alone
+    ))
+}
+
+/// The labels of the wall-clock ticks `ticks` (UTC ns, ascending) `step_s` seconds apart, in
+/// `zone`: the first with its date (and year), each later one with what changed since the tick
+/// before ([`wall_label`]).
+fn wall_labels(ticks: &[i128], step_s: f64, zone: Zone) -> Vec<String> {
+    use chrono::Datelike;
+    let mut ctx = Context::First;
+    ticks
+        .iter()
+        .map(|&ns| {
+            let Some(utc) = utc_at(ns) else {
+                ctx = Context::First;
+                return format!("{} s", ns.div_euclid(NS));
+            };
+            with_tz!(zone, |tz| {
+                let d = utc.with_timezone(tz);
+                let label = wall_label(&d, step_s, ctx);
+                ctx = Context::After {
+                    year: d.year(),
+                    day: d.ordinal(),
+                };
+                label
+            })
+        })
+        .collect()
 }
 
 /// The absolute instant (ns since the Unix epoch) of chart-relative time `t` for an origin of
@@ -526,10 +587,11 @@ pub fn time_ticks(
             target,
             zone,
         );
-        let step_s = step.approx_s();
+        let labels = wall_labels(&ticks, step.approx_s(), zone);
         return ticks
             .into_iter()
-            .map(|ns| (relative_s(o, ons, ns), wall_label_ns(ns, step_s, zone)))
+            .zip(labels)
+            .map(|(ns, label)| (relative_s(o, ons, ns), label))
             .collect();
     }
     let step = nice_step(t1 - t0, target);
@@ -573,6 +635,11 @@ pub fn time_ticks(
 /// About how many time ticks a chart `width_px` wide shows: one per 130 px, at least 2.
 pub fn time_target(width_px: f32) -> f64 {
     f64::from((width_px / 130.0).max(2.0))
+}
+
+/// About how many value ticks a plot `height_px` tall shows: one per 50 px, at least 2.
+pub fn value_target(height_px: f32) -> f64 {
+    f64::from((height_px / 50.0).max(2.0))
 }
 
 /// Least space between two labels of the time axis, pixels.
@@ -798,6 +865,36 @@ mod tests {
         assert_eq!(p, egui::pos2(108.0, 300.0));
     }
 
+    /// The "2021-03-04 12:00, then 12:30" scheme: the first tick and a change of year carry
+    /// the year, a change of day the date, a range of years the years; each date worked out
+    /// by hand from the Unix time.
+    #[test]
+    fn the_axis_shows_the_year_first_and_where_it_changes() {
+        // 2021-03-04 12:00:00 UTC = 1_614_859_200 s; a 2-hour view, 30-minute ticks.
+        let o = Some((1_614_859_200.0, Some(1_614_859_200_000_000_000)));
+        let ticks = time_ticks(o, 0.0, 2.0 * 3600.0, 4.0, Zone::Utc);
+        let labels: Vec<&str> = ticks.iter().map(|t| t.1.as_str()).collect();
+        assert_eq!(labels, ["2021-03-04 12:00", "12:30", "13:00", "13:30"]);
+        // Across New Year 2020 → 2021 (2020-12-31 18:00 UTC = 1_609_437_600 s), 6-hour ticks.
+        let o = Some((1_609_437_600.0, None));
+        let ticks = time_ticks(o, 0.0, 24.0 * 3600.0, 4.0, Zone::Utc);
+        let labels: Vec<&str> = ticks.iter().map(|t| t.1.as_str()).collect();
+        assert_eq!(
+            labels,
+            ["2020-12-31 18:00", "2021-01-01 00:00", "06:00", "12:00"]
+        );
+        // Across a day within the year (from 2021-03-04 18:00): midnight shows the date alone.
+        let o = Some((1_614_880_800.0, None));
+        let ticks = time_ticks(o, 0.0, 24.0 * 3600.0, 4.0, Zone::Utc);
+        let labels: Vec<&str> = ticks.iter().map(|t| t.1.as_str()).collect();
+        assert_eq!(labels, ["2021-03-04 18:00", "Mar 05", "06:00", "12:00"]);
+        // Nine and a half years from 2010-01-01: 2-year ticks, the years alone.
+        let o = Some((1_262_304_000.0, None));
+        let ticks = time_ticks(o, 0.0, 9.5 * YEAR_S, 5.0, Zone::Utc);
+        let labels: Vec<&str> = ticks.iter().map(|t| t.1.as_str()).collect();
+        assert_eq!(labels, ["2010", "2012", "2014", "2016", "2018"]);
+    }
+
     #[test]
     fn ranges_are_sane() {
         assert_eq!(padded_range(f64::INFINITY, f64::NEG_INFINITY), (-1.0, 1.0));
@@ -834,7 +931,8 @@ mod tests {
         let days: Vec<f64> = ticks.iter().map(|t| t.0 / 86_400.0).collect();
         assert_eq!(days, [0.0, 7.0, 14.0, 21.0], "{ticks:?}");
         let labels: Vec<&str> = ticks.iter().map(|t| t.1.as_str()).collect();
-        assert_eq!(labels, ["Jan 01", "Jan 08", "Jan 15", "Jan 22"]);
+        // The first with its year; the others the day alone.
+        assert_eq!(labels, ["Jan 01 2010", "Jan 08", "Jan 15", "Jan 22"]);
         // At UTC−08:00 the same ticks fall on the zone's midnight: 08:00 UTC.
         let ticks = time_ticks(o, 0.0, 30.0 * 86_400.0, 6.0, Zone::Fixed(-28_800));
         let hours: Vec<f64> = ticks.iter().map(|t| t.0 / 3600.0).collect();
@@ -936,23 +1034,40 @@ mod tests {
 
     /// The label a tick at local time `t` should have on an axis of `count` `unit`s, written out
     /// field by field.
-    fn expected_label(t: chrono::NaiveDateTime, unit: CalendarUnit, count: u32) -> String {
+    /// The label of local time `t` on an axis of `count` `unit`s after the tick at `prev`
+    /// (`None`: the first tick): the year where it is new (the first tick, a new year), the
+    /// date where the day is new, then the unit that changes.
+    fn expected_label(
+        t: chrono::NaiveDateTime,
+        prev: Option<chrono::NaiveDateTime>,
+        unit: CalendarUnit,
+        count: u32,
+    ) -> String {
         use chrono::{Datelike, Timelike};
-        let (mon, d) = (MONTHS[t.month0() as usize], t.day());
+        let (mon, d, y) = (MONTHS[t.month0() as usize], t.day(), t.year());
+        let new_year = prev.is_none_or(|p| p.year() != y);
+        let new_day = prev.is_none_or(|p| p.date() != t.date());
         let midnight = t.time() == chrono::NaiveTime::MIN;
         let hms = format!("{:02}:{:02}:{:02}", t.hour(), t.minute(), t.second());
-        match unit {
-            CalendarUnit::Year => format!("{}", t.year()),
-            CalendarUnit::Month => format!("{mon} {}", t.year()),
-            CalendarUnit::Day => format!("{mon} {d:02}"),
-            _ if midnight && unit != CalendarUnit::Nanosecond => format!("{mon} {d:02}"),
+        let time = match unit {
             CalendarUnit::Hour | CalendarUnit::Minute => hms[..5].to_string(),
-            CalendarUnit::Second => hms,
             CalendarUnit::Nanosecond => {
                 // 1, 2, 5 × 10ⁿ ns: 9 − n digits.
                 let digits = 9 - count.ilog10() as usize;
                 format!("{hms}.{}", &format!("{:09}", t.nanosecond())[..digits])
             }
+            _ => hms,
+        };
+        match unit {
+            CalendarUnit::Year => format!("{y}"),
+            CalendarUnit::Month if new_year => format!("{mon} {y}"),
+            CalendarUnit::Month => mon.to_string(),
+            CalendarUnit::Day if new_year => format!("{mon} {d:02} {y}"),
+            CalendarUnit::Day => format!("{mon} {d:02}"),
+            _ if new_year => format!("{y}-{:02}-{d:02} {time}", t.month()),
+            _ if midnight && unit != CalendarUnit::Nanosecond => format!("{mon} {d:02}"),
+            _ if new_day => format!("{mon} {d:02} {time}"),
+            _ => time,
         }
     }
 
@@ -1064,11 +1179,13 @@ mod tests {
                         let o = (start as f64 * 1e-9, Some(i64::try_from(start).unwrap()));
                         let labelled = time_ticks(Some(o), 0.0, span, target, zone);
                         assert_eq!(labelled.len(), ticks.len(), "{case}");
+                        let mut prev = None;
                         for ((rel, label), (&ns, t)) in
                             labelled.iter().zip(ticks.iter().zip(&local))
                         {
                             assert_eq!(*rel, (ns - start) as f64 * 1e-9, "{case}");
-                            assert_eq!(*label, expected_label(*t, unit, count), "{case}");
+                            assert_eq!(*label, expected_label(*t, prev, unit, count), "{case}");
+                            prev = Some(*t);
                         }
                     }
                 }

@@ -33,6 +33,7 @@ mod export;
 pub mod gpu;
 pub mod latency;
 pub mod markers;
+pub mod redraw;
 mod share;
 pub mod shared;
 mod ui;
@@ -56,6 +57,11 @@ pub const SYNTH_TOTAL_RATE: f64 = 200_000.0;
 pub const SYNTH_MAX_SERIES: usize = 1024;
 /// Largest `--series-rate`, samples/s in all (the generator allows 1e8 per series).
 pub const SYNTH_MAX_TOTAL_RATE: f64 = 1.0e8;
+/// Width of the following window of a source shown for the first time, seconds.
+pub const DEFAULT_WINDOW_S: f64 = 10.0;
+/// Most live sources whose following window is kept between runs
+/// ([`TimeSeries::saved_settings`](crate::scene::Scene::saved_settings)).
+pub const WINDOWS_KEPT: usize = 32;
 /// Samples kept per series.
 const STORE_CAP: usize = 1 << 24;
 /// Name of the series of vizdeck's own frame times (see [`TimeSeries::own_signals`]).
@@ -113,11 +119,46 @@ pub fn series_color(i: usize) -> u32 {
     u32::from_le_bytes([r, g, b, 255])
 }
 
-/// The date format of a source whose times are dates (its pattern parsed again).
+/// The format the crosshair writes a sample's time in, for a source whose times are dates: a
+/// CSV's own pattern (parsed again); for Parquet / Arrow, whose [`SeriesSource::time_format`]
+/// names the column's type (`parquet timestamp[ms, UTC]`, `arrow date32 (days)`), ISO 8601
+/// date-times to the column's unit ([`readout_pattern`]).
 fn date_format_of(source: &SeriesSource) -> Option<DateFormat> {
-    source
-        .time_format()
-        .and_then(|p| DateFormat::from_pattern(p).ok())
+    let p = source.time_format()?;
+    let pattern = readout_pattern(p, source.time_unit());
+    DateFormat::from_pattern(pattern.as_deref().unwrap_or(p)).ok()
+}
+
+/// The readout's strftime pattern for a time column described as `format` (a columnar file's
+/// type: `… timestamp[unit…]`, `… date32 …`, `… date64 …`) in `unit`: `%Y-%m-%d` for dates,
+/// `%Y-%m-%d %H:%M:%S` with as many fraction digits as the unit has (3 for ms, 6 for µs, 9
+/// for ns) for timestamps. `None` when `format` is a strftime pattern (or `rfc3339`) itself.
+pub fn readout_pattern(
+    format: &str,
+    unit: Option<crate::series::source::TimeUnit>,
+) -> Option<String> {
+    use crate::series::source::TimeUnit;
+    if format.contains('%') || format.eq_ignore_ascii_case("rfc3339") {
+        return None;
+    }
+    if format.contains("date32") || format.contains("date64") {
+        return Some("%Y-%m-%d".to_string());
+    }
+    let fraction = match unit {
+        Some(TimeUnit::Millis) => "%.3f",
+        Some(TimeUnit::Micros) => "%.6f",
+        Some(TimeUnit::Nanos) => "%.9f",
+        Some(TimeUnit::Seconds) | None => "",
+    };
+    Some(format!("%Y-%m-%d %H:%M:%S{fraction}"))
+}
+
+/// The time range *fit all* shows for data spanning `[a, b]` (chart-relative seconds): the
+/// data with 1 % of its span on each side; a single instant (`a == b`) gets ±0.5 s. Inputs are
+/// finite with `a <= b` ([`TimeSeries`] takes them from the store).
+pub fn fitted_range(a: f64, b: f64) -> (f64, f64) {
+    let pad = if b > a { (b - a) * 0.01 } else { 0.5 };
+    (a - pad, b + pad)
 }
 
 /// A sample drawn as a dot this frame (see [`markers`]).
@@ -172,7 +213,14 @@ pub struct TimeSeries {
     fitted_whole: bool,
     /// Fixed value range (`None`: automatic over the visible finite values).
     pub fixed_y: Option<(f64, f64)>,
+    /// The following window chosen for each live source ([`TimeSeries::live_key`]: a network
+    /// URL, `synthetic`), seconds, kept between runs; a file is always shown fitted.
+    windows: std::collections::BTreeMap<String, f64>,
     visible: Vec<bool>,
+    /// Input taken in since the last frame changes the image ([`redraw`]): a frame is due.
+    redraw_due: bool,
+    /// Scratch: each series' [`Series::end_index`] before the input is taken in.
+    ends: Vec<u64>,
     pipes: Pipelines,
     /// The GPU copies of the series and the frame's batched passes and draws.
     mirrors: Mirrors,
@@ -288,12 +336,15 @@ impl TimeSeries {
             date_format,
             store: Store::new(STORE_CAP),
             scene_time: 0.0,
-            window_s: 10.0,
+            window_s: DEFAULT_WINDOW_S,
             follow: true,
-            paused_range: (0.0, 10.0),
+            paused_range: (0.0, DEFAULT_WINDOW_S),
             fitted_whole: false,
             fixed_y: None,
+            windows: std::collections::BTreeMap::new(),
             visible: Vec::new(),
+            redraw_due: false,
+            ends: Vec::new(),
             pipes: Pipelines::for_gpu(gpu),
             mirrors: Mirrors::new(),
             host: Vec::new(),
@@ -376,9 +427,14 @@ impl TimeSeries {
         let pacing = self.selection.as_ref().map_or(Pacing::WallClock, |s| s.1);
         match SeriesSource::open(&sel, pacing) {
             Ok(source) => {
+                // The window of the source shown so far is kept for it; the new one opens at
+                // its own (a live source shown before) or the default, a file fitted once read.
+                self.remember_window();
                 self.date_format = date_format_of(&source);
                 self.source = source;
                 self.selection = Some((sel, pacing));
+                self.window_s = self.saved_window().unwrap_or(DEFAULT_WINDOW_S);
+                self.paused_range = (0.0, self.window_s);
                 self.store.clear();
                 self.share.generation += 1;
                 self.visible.clear();
@@ -567,22 +623,111 @@ impl TimeSeries {
             .reduce(|(a0, a1), (b0, b1)| (a0.min(b0), a1.max(b1)))
     }
 
-    /// Once a file has been read to its end, shows it whole (the time axis over all its
-    /// samples, following paused) when it spans more than the window; once, so a later zoom or
-    /// pan stays the user's.
+    /// Once a file has been read to its end, shows it whole ([`fit_all`](Self::fit_all)); once,
+    /// so a later zoom or pan stays the user's.
     fn fit_whole_file(&mut self) {
         if self.fitted_whole || self.source.is_clocked() || !self.source.is_finished() {
             return;
         }
         self.fitted_whole = true;
-        if let Some((a, b)) = self.data_range()
-            && b - a > self.window_s
-        {
-            let pad = (b - a) * 0.01;
-            self.paused_range = (a - pad, b + pad);
-            self.window_s = (b - a) + 2.0 * pad;
-            self.follow = false;
+        if self.live_key().is_none() {
+            self.fit_all();
         }
+    }
+
+    /// *Fit all* (Home): the time axis over every stored sample and the value axis automatic.
+    /// A source that has delivered everything (a file read to its end) is shown whole, paused,
+    /// over [`fitted_range`]; a source still delivering follows its newest data with a window
+    /// as wide as everything received ([`fitted_range`]'s width); a `--share` window is shown
+    /// whole. Nothing stored yet: following at the current width.
+    pub fn fit_all(&mut self) {
+        self.fixed_y = None;
+        self.box_start = None;
+        self.box_end = None;
+        let range = self.data_range();
+        match range {
+            Some((a, b)) if self.shared.is_none() => {
+                let (t0, t1) = fitted_range(a, b);
+                self.window_s = (t1 - t0).clamp(1e-6, 3.2e9);
+                if self.source.is_finished() || self.share.following {
+                    self.follow = false;
+                    self.paused_range = (t0, t1);
+                } else {
+                    self.follow = true;
+                }
+            }
+            _ => self.follow = true,
+        }
+    }
+
+    /// The key under which the following window of the source shown is kept between runs:
+    /// a network source's URL, `synthetic` for the synthetic signals; `None` for files (always
+    /// shown fitted), followers and `--share` windows.
+    pub fn live_key(&self) -> Option<String> {
+        match &self.selection {
+            Some((SeriesSelection::Net(o), _)) => Some(o.url.clone()),
+            Some((SeriesSelection::Synthetic { .. }, _)) => Some("synthetic".to_string()),
+            _ => None,
+        }
+    }
+
+    /// The window kept for the source shown ([`live_key`](Self::live_key)), if any.
+    fn saved_window(&self) -> Option<f64> {
+        self.windows.get(&self.live_key()?).copied()
+    }
+
+    /// Keeps the current following window for the live source shown (at most
+    /// [`WINDOWS_KEPT`] sources: another one is forgotten to make room).
+    fn remember_window(&mut self) {
+        let Some(key) = self.live_key() else {
+            return;
+        };
+        self.windows.insert(key.clone(), self.window_s);
+        while self.windows.len() > WINDOWS_KEPT {
+            let Some(other) = self.windows.keys().find(|k| **k != key).cloned() else {
+                break;
+            };
+            self.windows.remove(&other);
+        }
+    }
+
+    /// Takes in what the source (and the audio input) delivered, and notes in `redraw_due`
+    /// whether it changes the image ([`redraw::arrivals_redraw`] on the samples that arrived;
+    /// also a first series, the view fitted, the source's error or connection state changed).
+    fn take_input(&mut self) {
+        let series_before = self.store.series().len();
+        let link_before = self.source.link().map(|l| l.state);
+        let error_before = self.source.error().is_some();
+        let fitted_before = self.fitted_whole;
+        self.ends.clear();
+        self.ends
+            .extend(self.store.series().iter().map(Series::end_index));
+        self.source.drain_into(&mut self.store);
+        self.source.take_message_times(&mut self.unpresented);
+        self.fit_whole_file();
+        self.ingest_audio();
+        self.visible.resize(self.store.series().len(), true);
+        let changed = self.store.series().len() != series_before
+            || self.fitted_whole != fitted_before
+            || self.source.error().is_some() != error_before
+            || self.source.link().map(|l| l.state) != link_before;
+        if changed {
+            self.redraw_due = true;
+        }
+        if self.redraw_due || self.animating() {
+            // Drawn anyway: no need to look at what arrived.
+            return;
+        }
+        let mut arrived = None;
+        for (i, s) in self.store.series().iter().enumerate() {
+            if !self.visible.get(i).copied().unwrap_or(true) {
+                continue;
+            }
+            let from = self.ends.get(i).copied().unwrap_or(0);
+            arrived = redraw::union(arrived, redraw::arrived_range(s, from, self.offset_of(s)));
+        }
+        let view = self.view.map(|v| (v.t0, v.t1));
+        self.redraw_due = redraw::arrivals_redraw(view, self.follow, arrived);
     }
 
     /// The start of [`Scene::prepare`] (of either data flow): the frame's size (at least 1×1)
@@ -591,6 +736,8 @@ impl TimeSeries {
     fn begin_prepare(&mut self, frame: &FrameCtx) -> (u32, u32) {
         let (width, height) = (frame.size.0.max(1), frame.size.1.max(1));
         self.size = (width, height);
+        // This frame draws what was taken in.
+        self.redraw_due = false;
         self.points_in_view = 0;
         self.view = None;
         self.gpu_notes.clear();
@@ -609,6 +756,16 @@ impl TimeSeries {
         // Roll mode: the data fills the window from the left, then scrolls.
         let t1 = (end + w * 1e-9).max(start + w);
         Some((t1 - w, t1))
+    }
+
+    /// What the crosshair writes for the time of a sample of series `i` at time `tr` relative to
+    /// that series' origin ([`axis::exact_time`]: in the file's date format, ISO 8601 to the
+    /// column's unit for Parquet / Arrow dates and timestamps, else the wall clock or seconds);
+    /// empty for a series not stored.
+    pub fn readout_time(&self, i: usize, tr: f64) -> String {
+        self.store.series().get(i).map_or_else(String::new, |s| {
+            axis::exact_time(s, tr, self.zone, self.date_format.as_ref())
+        })
     }
 
     /// Formats chart-relative time `t` for labels (see [`axis::format_time`]).
@@ -630,10 +787,30 @@ impl Scene for TimeSeries {
         self.restore_json(saved)
     }
 
-    /// A paused chart stands still once its source has delivered everything (a file read to
-    /// its end); a following chart, or a source still delivering, keeps drawing.
+    /// The chart moves by itself while it follows the synthetic signals (their clock) or charts
+    /// its own frame times or the audio level, and draws a `--share` window or a publisher's
+    /// data continuously. Otherwise (a network source, a file, a paused synthetic stream) it
+    /// stands still and is drawn when its input changes what it shows
+    /// ([`poll_input`](Scene::poll_input)).
     fn animating(&self) -> bool {
-        self.follow || !self.source.is_finished()
+        self.redraw_due
+            || self.shared.is_some()
+            || self.share.following
+            || (self.source.is_clocked() && (self.follow || self.own_signals || self.own_audio))
+    }
+
+    /// A source that may still deliver: a network source, a file being read, the synthetic
+    /// signals.
+    fn polls_input(&self) -> bool {
+        self.shared.is_none() && !self.share.following && !self.source.is_finished()
+    }
+
+    fn poll_input(&mut self) -> bool {
+        if self.shared.is_some() || self.share.following {
+            return false;
+        }
+        self.take_input();
+        self.redraw_due
     }
 
     fn ingest(&mut self, frame: &FrameCtx) {
@@ -642,11 +819,7 @@ impl Scene for TimeSeries {
         }
         self.scene_time += frame.elapsed_s;
         self.source.advance_to(self.scene_time);
-        self.source.drain_into(&mut self.store);
-        self.source.take_message_times(&mut self.unpresented);
-        self.fit_whole_file();
-        self.ingest_audio();
-        self.visible.resize(self.store.series().len(), true);
+        self.take_input();
     }
 
     fn presented(&mut self, at: std::time::Instant) {
@@ -861,6 +1034,11 @@ impl Scene for TimeSeries {
 
     fn overlay(&self, painter: &egui::Painter, rect: egui::Rect) {
         self.draw_overlay(painter, rect);
+    }
+
+    /// The plot inside margins for the axis labels ([`TimeSeries::plot_in`]).
+    fn plot_rect(&self, ctx: &egui::Context, rect: egui::Rect) -> egui::Rect {
+        self.plot_in(ctx, rect)
     }
 
     fn metrics(&self) -> serde_json::Value {

@@ -10,6 +10,15 @@ use crate::series::source::CsvOptions;
 use crate::series::source::net::{LinkState, NetOptions};
 use crate::series::source::payload::{PayloadFormat, PayloadOptions, TimeBase};
 
+/// The chart's axis labels around its plot ([`TimeSeries::axis_labels`]): each tick's line
+/// position (x for time, y for values, points) and its label's rect and text where one is shown.
+#[derive(Default)]
+struct AxisLabels {
+    time: Vec<(f32, Option<(egui::Rect, std::sync::Arc<egui::Galley>)>)>,
+    values: Vec<(f32, Option<(egui::Rect, std::sync::Arc<egui::Galley>)>)>,
+    title: Option<(egui::Rect, std::sync::Arc<egui::Galley>)>,
+}
+
 /// `bytes` per second as B/s, KB/s or MB/s.
 fn bytes_per_s(bytes: f64) -> String {
     if bytes >= 1e6 {
@@ -69,6 +78,13 @@ impl TimeSeries {
             if ui.button("auto y").clicked() {
                 self.fixed_y = None;
             }
+            if ui
+                .button("fit all (Home)")
+                .on_hover_text("the time axis over all the data, the value axis automatic")
+                .clicked()
+            {
+                self.fit_all();
+            }
         });
     }
 
@@ -85,8 +101,13 @@ impl TimeSeries {
             ui.label(self.source.label());
         }
         if let Some(f) = self.source.time_format() {
-            ui.label(format!("time: dates as '{f}', {}", self.zone.name()))
-                .on_hover_text("recognised from the first rows; --time-format chooses another");
+            if super::readout_pattern(f, None).is_some() {
+                // A Parquet / Arrow column's type, not a pattern.
+                ui.label(format!("time: {f}, shown in {}", self.zone.name()));
+            } else {
+                ui.label(format!("time: dates as '{f}', {}", self.zone.name()))
+                    .on_hover_text("recognised from the first rows; --time-format chooses another");
+            }
         }
         if let Some(e) = self.source.error() {
             ui.colored_label(egui::Color32::LIGHT_RED, e);
@@ -153,7 +174,10 @@ impl TimeSeries {
             },
         );
         ui.separator();
-        ui.small("wheel: zoom time · drag: pan · right/shift-drag: box zoom · double-click: live");
+        ui.small(
+            "wheel: zoom time · drag: pan · right/shift-drag: box zoom · double-click: live · \
+             Home: fit all",
+        );
     }
 
     /// The side panel of a chart drawing a producer's window (`--share`): the shape, the
@@ -406,6 +430,12 @@ impl TimeSeries {
 
     /// `interact`: wheel, drags and double-click over the chart.
     pub(super) fn handle_pointer(&mut self, response: &egui::Response, rect: egui::Rect) {
+        // Home fits all, unless a text field has the keyboard.
+        let home = response.ctx.input(|i| i.key_pressed(egui::Key::Home));
+        if home && response.ctx.memory(|m| m.focused().is_none()) {
+            self.fit_all();
+            return;
+        }
         let Some(v) = self.view else {
             return;
         };
@@ -471,76 +501,45 @@ impl TimeSeries {
         }
     }
 
-    /// `overlay`: ticks, notices, dots, the zoom box and the crosshair over the chart.
-    pub(super) fn draw_overlay(&self, painter: &egui::Painter, rect: egui::Rect) {
+    /// The plot rect inside the scene's `area` (points): margins for the value labels on the
+    /// left (as wide as the widest label of the last view's value ticks, rounded up to 8
+    /// points), the time labels below, half a label above and 8 points on the right. The image
+    /// fills it; the labels go around it ([`axis_labels`](Self::axis_labels)).
+    pub fn plot_in(&self, ctx: &egui::Context, area: egui::Rect) -> egui::Rect {
+        let label_h = axis::label_galley(ctx, "0").size().y;
+        let top = (label_h / 2.0).ceil() + 2.0;
+        let bottom = label_h + 6.0;
+        let right = 8.0;
+        let height = (area.height() - top - bottom).max(1.0);
+        let widest = self.view.map_or(0.0, |v| {
+            axis::value_ticks(v.lo, v.hi, axis::value_target(height))
+                .iter()
+                .map(|(_, l)| axis::label_galley(ctx, l).size().x)
+                .fold(0.0f32, f32::max)
+        });
+        let left = ((widest + 8.0) / 8.0).ceil().max(3.0) * 8.0;
+        egui::Rect::from_min_max(
+            egui::pos2(area.left() + left, area.top() + top),
+            egui::pos2(
+                (area.right() - right).max(area.left() + left + 1.0),
+                (area.bottom() - bottom).max(area.top() + top + 1.0),
+            ),
+        )
+    }
+
+    /// The axis labels of the last view around the plot `rect` inside `area` (points): the
+    /// time labels in the row below the plot, centred on their ticks where they fit, clear of
+    /// the time axis' title at the row's right end; the value labels right-aligned in the left
+    /// margin, centred on their lines. A label that would overlap the one before is left out
+    /// (`None`, [`axis::place_labels`]); none lies over the plot.
+    fn axis_labels(&self, ctx: &egui::Context, rect: egui::Rect, area: egui::Rect) -> AxisLabels {
+        let mut out = AxisLabels::default();
         let Some(v) = self.view else {
-            painter.text(
-                rect.center(),
-                egui::Align2::CENTER_CENTER,
-                "waiting for data…",
-                egui::FontId::proportional(14.0),
-                egui::Color32::GRAY,
-            );
-            return;
+            return out;
         };
-        let font = axis::label_font();
-        let color = egui::Color32::from_gray(220);
-        let stroke = egui::Stroke::new(1.0, egui::Color32::from_white_alpha(40));
         let x_of = |t: f64| rect.left() + ((t - v.t0) / (v.t1 - v.t0)) as f32 * rect.width();
         let y_of = |y: f64| rect.bottom() - ((y - v.lo) / (v.hi - v.lo)) as f32 * rect.height();
-        // Every tick gets its grid line; a label goes inside the chart, centred on its tick where
-        // it fits, dropped where it would overlap the one before (axis::place_labels).
-        let ticks = axis::time_ticks(
-            self.chart_origin(),
-            v.t0,
-            v.t1,
-            axis::time_target(rect.width()),
-            self.zone,
-        );
-        let ctx = painter.ctx();
-        let galleys: Vec<_> = ticks
-            .iter()
-            .map(|(_, l)| axis::label_galley(ctx, l))
-            .collect();
-        let want: Vec<f32> = ticks
-            .iter()
-            .zip(&galleys)
-            .map(|((t, _), g)| x_of(*t) - rect.left() - g.size().x / 2.0)
-            .collect();
-        let sizes: Vec<f32> = galleys.iter().map(|g| g.size().x).collect();
-        let placed = axis::place_labels(&want, &sizes, rect.width(), axis::LABEL_GAP_PX);
-        let mut time_labels = Vec::new();
-        for (((t, _), galley), at) in ticks.iter().zip(galleys).zip(placed) {
-            let x = x_of(*t);
-            painter.line_segment(
-                [egui::pos2(x, rect.top()), egui::pos2(x, rect.bottom())],
-                stroke,
-            );
-            if let Some(left) = at {
-                let min = egui::pos2(rect.left() + left, rect.bottom() - 4.0 - galley.size().y);
-                time_labels.push(egui::Rect::from_min_size(min, galley.size()));
-                painter.galley(min, galley, color);
-            }
-        }
-        // The legend (series shown, in their colours) and the value axis' title (the units the
-        // headers state) in the top-left corner, below the stats overlay's corner if they meet.
-        let avoid = crate::ui::overlay_area(rect);
-        let names: Vec<&str> = match &self.shared {
-            Some(input) => input.names().iter().map(String::as_str).collect(),
-            None => self
-                .store
-                .series()
-                .iter()
-                .map(|s| s.name.as_str())
-                .collect(),
-        };
-        let shown: Vec<(usize, &str)> = names
-            .into_iter()
-            .enumerate()
-            .filter(|(i, _)| self.visible.get(*i).copied().unwrap_or(true))
-            .collect();
-        let mut covered: Vec<egui::Rect> = time_labels.clone();
-        // The time axis' title, right-aligned above its labels: the zone of wall-clock labels.
+        // The time axis' title at the right end of the label row: the zone of wall-clock labels.
         let wall = self
             .chart_origin()
             .is_some_and(|(o, _)| o >= axis::WALL_CLOCK_FROM_S);
@@ -556,16 +555,151 @@ impl TimeSeries {
             "time (s)".to_string()
         };
         let galley = axis::label_galley(ctx, &title);
-        let label_h = time_labels.first().map_or(16.0, |r| r.height());
-        let min = egui::pos2(
-            rect.right() - 6.0 - galley.size().x,
-            rect.bottom() - 4.0 - label_h - 2.0 - galley.size().y,
+        let row = rect.bottom() + 3.0;
+        let title_rect = egui::Rect::from_min_size(
+            egui::pos2(area.right() - 4.0 - galley.size().x, row),
+            galley.size(),
         );
-        let title_rect = egui::Rect::from_min_size(min, galley.size());
-        if rect.contains_rect(title_rect) {
-            painter.galley(min, galley, egui::Color32::from_gray(170));
-            covered.push(title_rect);
+        let mut room = area.right() - rect.left();
+        if title_rect.left() > rect.left() {
+            room = title_rect.left() - axis::LABEL_GAP_PX - rect.left();
+            out.title = Some((title_rect, galley));
         }
+        let ticks = axis::time_ticks(
+            self.chart_origin(),
+            v.t0,
+            v.t1,
+            axis::time_target(rect.width()),
+            self.zone,
+        );
+        let galleys: Vec<_> = ticks
+            .iter()
+            .map(|(_, l)| axis::label_galley(ctx, l))
+            .collect();
+        let want: Vec<f32> = ticks
+            .iter()
+            .zip(&galleys)
+            .map(|((t, _), g)| x_of(*t) - rect.left() - g.size().x / 2.0)
+            .collect();
+        let sizes: Vec<f32> = galleys.iter().map(|g| g.size().x).collect();
+        let placed = axis::place_labels(&want, &sizes, room.max(0.0), axis::LABEL_GAP_PX);
+        for (((t, _), galley), at) in ticks.iter().zip(galleys).zip(placed) {
+            let label = at.map(|left| {
+                let min = egui::pos2(rect.left() + left, row);
+                (egui::Rect::from_min_size(min, galley.size()), galley)
+            });
+            out.time.push((x_of(*t), label));
+        }
+        let values = axis::value_ticks(v.lo, v.hi, axis::value_target(rect.height()));
+        let galleys: Vec<_> = values
+            .iter()
+            .map(|(_, l)| axis::label_galley(ctx, l))
+            .collect();
+        let want: Vec<f32> = values
+            .iter()
+            .zip(&galleys)
+            .map(|((y, _), g)| y_of(*y) - g.size().y / 2.0 - area.top())
+            .collect();
+        let sizes: Vec<f32> = galleys.iter().map(|g| g.size().y).collect();
+        let length = rect.bottom() + sizes.first().map_or(0.0, |h| h / 2.0) - area.top();
+        let placed = axis::place_labels(&want, &sizes, length, 2.0);
+        for (((y, _), galley), at) in values.iter().zip(galleys).zip(placed) {
+            let label = at.and_then(|top| {
+                let min = egui::pos2(rect.left() - 4.0 - galley.size().x, area.top() + top);
+                let r = egui::Rect::from_min_size(min, galley.size());
+                (r.left() >= area.left()).then_some((r, galley))
+            });
+            out.values.push((y_of(*y), label));
+        }
+        out
+    }
+
+    /// The plot rect in `area` and the rects of the axis labels the overlay draws around it
+    /// (time labels, value labels, the time axis' title), for the last view; `None` before the
+    /// first view. Tests: no label lies over the plot.
+    pub fn axis_label_rects(
+        &self,
+        ctx: &egui::Context,
+        area: egui::Rect,
+    ) -> Option<(egui::Rect, Vec<egui::Rect>)> {
+        self.view?;
+        let rect = self.plot_in(ctx, area);
+        let labels = self.axis_labels(ctx, rect, area);
+        let rects = labels
+            .time
+            .iter()
+            .chain(&labels.values)
+            .filter_map(|(_, l)| l.as_ref().map(|(r, _)| *r))
+            .chain(labels.title.as_ref().map(|(r, _)| *r))
+            .collect();
+        Some((rect, rects))
+    }
+
+    /// `overlay`: ticks and their labels (around the plot `rect`, in the margins of the
+    /// painter's area), notices, dots, the zoom box and the crosshair.
+    pub(super) fn draw_overlay(&self, painter: &egui::Painter, rect: egui::Rect) {
+        let Some(v) = self.view else {
+            painter.text(
+                rect.center(),
+                egui::Align2::CENTER_CENTER,
+                "waiting for data…",
+                egui::FontId::proportional(14.0),
+                egui::Color32::GRAY,
+            );
+            return;
+        };
+        let area = painter.clip_rect();
+        let font = axis::label_font();
+        let color = egui::Color32::from_gray(220);
+        let stroke = egui::Stroke::new(1.0, egui::Color32::from_white_alpha(40));
+        let x_of = |t: f64| rect.left() + ((t - v.t0) / (v.t1 - v.t0)) as f32 * rect.width();
+        let y_of = |y: f64| rect.bottom() - ((y - v.lo) / (v.hi - v.lo)) as f32 * rect.height();
+        let ctx = painter.ctx();
+        // Every tick gets its grid line over the plot; the labels lie in the margins.
+        let labels = self.axis_labels(ctx, rect, area);
+        for (x, label) in &labels.time {
+            painter.line_segment(
+                [egui::pos2(*x, rect.top()), egui::pos2(*x, rect.bottom())],
+                stroke,
+            );
+            if let Some((r, galley)) = label {
+                painter.galley(r.min, galley.clone(), color);
+            }
+        }
+        for (y, label) in &labels.values {
+            painter.line_segment(
+                [egui::pos2(rect.left(), *y), egui::pos2(rect.right(), *y)],
+                stroke,
+            );
+            if let Some((r, galley)) = label {
+                painter.galley(r.min, galley.clone(), color);
+            }
+        }
+        if let Some((r, galley)) = &labels.title {
+            painter.galley(r.min, galley.clone(), egui::Color32::from_gray(170));
+        }
+        // The legend (series shown, in their colours) and the value axis' title (the units the
+        // headers state) in the plot's top-left corner, below the stats overlay's corner if
+        // they meet.
+        let avoid = if crate::ui::overlay_shown(ctx) {
+            crate::ui::overlay_area(area)
+        } else {
+            egui::Rect::NOTHING
+        };
+        let names: Vec<&str> = match &self.shared {
+            Some(input) => input.names().iter().map(String::as_str).collect(),
+            None => self
+                .store
+                .series()
+                .iter()
+                .map(|s| s.name.as_str())
+                .collect(),
+        };
+        let shown: Vec<(usize, &str)> = names
+            .into_iter()
+            .enumerate()
+            .filter(|(i, _)| self.visible.get(*i).copied().unwrap_or(true))
+            .collect();
         let mut lines: Vec<(Option<egui::Color32>, std::sync::Arc<egui::Galley>)> = Vec::new();
         if let Some(title) = axis::value_title(shown.iter().map(|s| s.1)) {
             lines.push((None, axis::label_galley(ctx, &title)));
@@ -587,8 +721,7 @@ impl TimeSeries {
                 .fold(0.0f32, f32::max);
             let h: f32 = lines.iter().map(|(_, g)| g.size().y).sum();
             let size = egui::vec2(w + 8.0, h + 6.0);
-            // Right of the value labels' column.
-            let at = egui::pos2(rect.left() + 48.0, rect.top() + 6.0);
+            let at = egui::pos2(rect.left() + 6.0, rect.top() + 6.0);
             let min = axis::place_box(at, size, rect, avoid, 0.0);
             let bg = egui::Rect::from_min_size(min, size);
             painter.rect_filled(bg, 3.0, egui::Color32::from_black_alpha(150));
@@ -610,38 +743,6 @@ impl TimeSeries {
                 let tx = if c.is_some() { x + SWATCH + 6.0 } else { x };
                 painter.galley(egui::pos2(tx, y), galley, text_color);
                 y += h;
-            }
-            covered.push(bg);
-        }
-        // Value labels sit on their line (moved below it at the top edge); one that would
-        // cover a time label or the legend is dropped.
-        let values = axis::value_ticks(v.lo, v.hi, (rect.height() / 50.0).max(2.0) as f64);
-        let galleys: Vec<_> = values
-            .iter()
-            .map(|(_, l)| axis::label_galley(ctx, l))
-            .collect();
-        let want: Vec<f32> = values
-            .iter()
-            .zip(&galleys)
-            .map(|((y, _), g)| y_of(*y) - rect.top() - g.size().y)
-            .collect();
-        let sizes: Vec<f32> = galleys.iter().map(|g| g.size().y).collect();
-        let placed = axis::place_labels(&want, &sizes, rect.height(), 2.0);
-        for (((y, _), galley), at) in values.iter().zip(galleys).zip(placed) {
-            let py = y_of(*y);
-            painter.line_segment(
-                [egui::pos2(rect.left(), py), egui::pos2(rect.right(), py)],
-                stroke,
-            );
-            let Some(top) = at else {
-                continue;
-            };
-            let label = egui::Rect::from_min_size(
-                egui::pos2(rect.left() + 4.0, rect.top() + top),
-                galley.size(),
-            );
-            if label.right() <= rect.right() && !covered.iter().any(|r| r.intersects(label)) {
-                painter.galley(label.min, galley, color);
             }
         }
         if !self.follow {
@@ -712,7 +813,7 @@ impl TimeSeries {
                         "{}: {} @ {} (#{idx})",
                         s.name,
                         val,
-                        axis::exact_time(s, tr, self.zone, self.date_format.as_ref())
+                        self.readout_time(i, tr)
                     ));
                 }
             }
@@ -739,17 +840,42 @@ impl TimeSeries {
 }
 
 /// The side panel's settings kept between runs ([`crate::scene::Scene::saved_settings`]):
-/// `window_s`, the chart's time window in seconds.
+/// `windows`, the following window (seconds) of each live source by its
+/// [`live_key`](TimeSeries::live_key) (at most [`super::WINDOWS_KEPT`]). Nothing of a file's
+/// view is kept: a file always opens fitted, and a window chosen for one source never applies
+/// to another (the `window_s` of earlier versions, one width for every source, is ignored).
 impl TimeSeries {
     pub(super) fn settings_json(&self) -> serde_json::Value {
-        serde_json::json!({ "window_s": self.window_s })
+        let mut windows = self.windows.clone();
+        if let Some(key) = self.live_key() {
+            windows.insert(key.clone(), self.window_s);
+            while windows.len() > super::WINDOWS_KEPT {
+                let Some(other) = windows.keys().find(|k| **k != key).cloned() else {
+                    break;
+                };
+                windows.remove(&other);
+            }
+        }
+        serde_json::json!({ "windows": windows })
     }
 
     pub(super) fn restore_json(&mut self, saved: &serde_json::Value) -> Vec<String> {
         let mut f = crate::settings::Fields::new("timeseries", saved);
-        if let Some(w) = f.get_if::<f64>("window_s", "in 1e-6..=3.2e9 s", |w| {
-            (1e-6..=3.2e9).contains(w)
-        }) {
+        let windows: Option<std::collections::BTreeMap<String, serde_json::Value>> =
+            f.get("windows");
+        for (key, w) in windows.unwrap_or_default() {
+            match w.as_f64() {
+                Some(w) if (1e-6..=3.2e9).contains(&w) => {
+                    self.windows.insert(key, w);
+                }
+                _ => f.notes.push(format!(
+                    "timeseries.windows.{key}: {w} is not a window in 1e-6..=3.2e9 s"
+                )),
+            }
+        }
+        if self.follow
+            && let Some(w) = self.saved_window()
+        {
             self.window_s = w;
         }
         f.notes
