@@ -312,13 +312,20 @@ pub fn las_file(data: &[u8]) {
                     }
                 }
                 read += n as u64;
-                assert!(read <= info.header_points, "{read} of {}", info.header_points);
+                assert!(
+                    read <= info.header_points,
+                    "{read} of {}",
+                    info.header_points
+                );
             }
             Ok(None) => break,
             Err(e) => {
                 one_line_naming_input("LAS data error", &e.to_string());
                 assert!(matches!(e, PointCloudError::Truncated { .. }), "{e:?}");
-                assert!(matches!(file.next_batch(4096), Ok(None)), "read on after a break");
+                assert!(
+                    matches!(file.next_batch(4096), Ok(None)),
+                    "read on after a break"
+                );
                 break;
             }
         }
@@ -358,7 +365,10 @@ pub fn copc_file(data: &[u8]) {
     for n in &nodes {
         assert!(n.points > 0);
         assert!(n.level <= crate::pointcloud::copc_pages::MAX_LEVEL as u32);
-        assert!(n.cell.iter().all(|&c| u64::from(c) < 1u64 << n.level), "{n:?}");
+        assert!(
+            n.cell.iter().all(|&c| u64::from(c) < 1u64 << n.level),
+            "{n:?}"
+        );
         assert!(keys.insert((n.level, n.cell)), "{n:?} twice");
     }
     for (i, n) in nodes.iter().enumerate() {
@@ -397,13 +407,18 @@ pub fn copc_hierarchy(data: &[u8]) {
             for e in &nodes {
                 assert!((0..=MAX_LEVEL).contains(&e.level), "{e:?}");
                 assert!(
-                    e.cell.iter().all(|&c| c >= 0 && (c as u64) < 1u64 << e.level),
+                    e.cell
+                        .iter()
+                        .all(|&c| c >= 0 && (c as u64) < 1u64 << e.level),
                     "{e:?}"
                 );
                 assert!(e.point_count >= 0, "{e:?}");
                 assert!(keys.insert((e.level, e.cell)), "{e:?} twice");
                 if e.point_count > 0 {
-                    assert!(e.byte_size > 0 && e.offset + e.byte_size as u64 <= len, "{e:?}");
+                    assert!(
+                        e.byte_size > 0 && e.offset + e.byte_size as u64 <= len,
+                        "{e:?}"
+                    );
                 }
             }
         }
@@ -436,21 +451,33 @@ pub fn ply_file(data: &[u8]) {
     };
     let progress = std::sync::Arc::new(Progress::default());
     let mut records = Vec::new();
-    let result = decode_from(data, Path::new(INPUT_NAME), &progress, &mut |r: &[Record]| {
-        records.extend_from_slice(r);
-        Ok(())
-    });
+    let result = decode_from(
+        data,
+        Path::new(INPUT_NAME),
+        &progress,
+        &mut |r: &[Record]| {
+            records.extend_from_slice(r);
+            Ok(())
+        },
+    );
     match result {
         Ok(info) => {
             assert!(!records.is_empty(), "no records but Ok");
             assert!(records.len() <= declared, "{} of {declared}", records.len());
             let (lo, hi) = info.bounds;
             for k in 0..3 {
-                assert!(lo[k].is_finite() && hi[k].is_finite() && lo[k] <= hi[k], "{lo:?} {hi:?}");
+                assert!(
+                    lo[k].is_finite() && hi[k].is_finite() && lo[k] <= hi[k],
+                    "{lo:?} {hi:?}"
+                );
             }
             for r in &records {
                 for k in 0..3 {
-                    assert!(r.xyz[k] >= lo[k] && r.xyz[k] <= hi[k], "{:?} outside", r.xyz);
+                    assert!(
+                        r.xyz[k] >= lo[k] && r.xyz[k] <= hi[k],
+                        "{:?} outside",
+                        r.xyz
+                    );
                 }
             }
             if let Some(w) = &info.warning {

@@ -148,7 +148,9 @@ fn a_las_with_scale_zero_or_nan_is_refused_naming_the_field() {
         std::fs::write(&path, &las).unwrap();
         refused(
             &path,
-            &format!("the header's x scale factor is {v:?} (a scale factor must be a finite number above 0)"),
+            &format!(
+                "the header's x scale factor is {v:?} (a scale factor must be a finite number above 0)"
+            ),
         );
         let caches: Vec<String> = std::fs::read_dir(temp("cache"))
             .map(|d| {
@@ -185,7 +187,10 @@ fn a_laz_claiming_more_points_than_it_holds_shows_what_it_holds() {
     assert_eq!(pc["points_total"].as_u64(), Some(110_000), "{pc}");
     let warning = pc["warning"].as_str().unwrap_or_default();
     assert!(warning.contains(&path.display().to_string()), "{warning}");
-    assert!(warning.contains("after 110000 of 120000 points"), "{warning}");
+    assert!(
+        warning.contains("after 110000 of 120000 points"),
+        "{warning}"
+    );
     let d = las::Reader::from_path(data("autzen_trim.laz"))
         .unwrap()
         .read_all()

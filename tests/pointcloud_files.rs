@@ -263,7 +263,11 @@ fn copc_with_root_page_last() -> Vec<u8> {
     let (root_at, root_size) = (u64_at(info + 40) as usize, u64_at(info + 48) as usize);
     let evlr = u64_at(235) as usize;
     assert_eq!(u32::from_le_bytes(b[243..247].try_into().unwrap()), 1);
-    assert_eq!(root_at, evlr + 60, "the root page opens the hierarchy record");
+    assert_eq!(
+        root_at,
+        evlr + 60,
+        "the root page opens the hierarchy record"
+    );
     let entries: Vec<&[u8]> = b[root_at..root_at + root_size].chunks(32).collect();
     let key = |e: &[u8]| -> [i32; 4] {
         std::array::from_fn(|k| i32::from_le_bytes(e[4 * k..4 * k + 4].try_into().unwrap()))
@@ -309,7 +313,8 @@ fn copc_hierarchy_pages_are_read_in_any_order() {
     use vizdeck::pointcloud::copc::CopcFile;
     let reference = reference();
     let want = &reference["simple.copc.laz"];
-    let path = std::env::temp_dir().join(format!("vizdeck-root-last-{}.copc.laz", std::process::id()));
+    let path =
+        std::env::temp_dir().join(format!("vizdeck-root-last-{}.copc.laz", std::process::id()));
     std::fs::write(&path, copc_with_root_page_last()).unwrap();
     let mut f = CopcFile::open(&path).unwrap_or_else(|e| panic!("{e}"));
     let mut one_page = CopcFile::open(&data_dir().join("simple.copc.laz")).unwrap();
@@ -354,13 +359,41 @@ fn las_with(at: usize, v: f64, name: &str) -> PathBuf {
 #[test]
 fn meaningless_scales_and_offsets_are_refused_naming_the_field() {
     let cases = [
-        (131, 0.0, "x scale factor is 0.0 (a scale factor must be a finite number above 0)"),
-        (139, f64::NAN, "y scale factor is NaN (a scale factor must be a finite number above 0)"),
-        (147, f64::INFINITY, "z scale factor is inf (a scale factor must be a finite number above 0)"),
-        (131, -0.01, "x scale factor is -0.01 (a scale factor must be a finite number above 0)"),
-        (171, f64::NEG_INFINITY, "z offset is -inf (an offset must be a finite number)"),
-        (155, f64::NAN, "x offset is NaN (an offset must be a finite number)"),
-        (131, 1e300, "x scale factor is 1e300 (with its offset it puts coordinates beyond f64)"),
+        (
+            131,
+            0.0,
+            "x scale factor is 0.0 (a scale factor must be a finite number above 0)",
+        ),
+        (
+            139,
+            f64::NAN,
+            "y scale factor is NaN (a scale factor must be a finite number above 0)",
+        ),
+        (
+            147,
+            f64::INFINITY,
+            "z scale factor is inf (a scale factor must be a finite number above 0)",
+        ),
+        (
+            131,
+            -0.01,
+            "x scale factor is -0.01 (a scale factor must be a finite number above 0)",
+        ),
+        (
+            171,
+            f64::NEG_INFINITY,
+            "z offset is -inf (an offset must be a finite number)",
+        ),
+        (
+            155,
+            f64::NAN,
+            "x offset is NaN (an offset must be a finite number)",
+        ),
+        (
+            131,
+            1e300,
+            "x scale factor is 1e300 (with its offset it puts coordinates beyond f64)",
+        ),
     ];
     for (i, (at, v, what)) in cases.into_iter().enumerate() {
         let path = las_with(at, v, &format!("{i}.las"));
@@ -397,7 +430,10 @@ fn a_laz_claiming_more_points_than_it_holds_gives_what_it_holds() {
     for batch in [100_000, 1 << 20] {
         let s = summarize(&path, batch).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(s.points, 110_000, "batch {batch}");
-        assert_eq!((s.min, s.max, s.sum_raw), (truth.min, truth.max, truth.sum_raw));
+        assert_eq!(
+            (s.min, s.max, s.sum_raw),
+            (truth.min, truth.max, truth.sum_raw)
+        );
         let w = s.warning.expect("a warning");
         assert!(w.contains(&path.display().to_string()), "{w}");
         assert!(w.contains("after 110000 of 120000 points"), "{w}");

@@ -235,7 +235,10 @@ fn non_finite_bounds_are_never_written_to_a_cache() {
     .expect("refused");
     let text = e.to_string();
     assert!(
-        text.starts_with(&format!("point cloud '{}': octree cache: not written", file.display())),
+        text.starts_with(&format!(
+            "point cloud '{}': octree cache: not written",
+            file.display()
+        )),
         "{text}"
     );
     assert!(!text.contains(".vzoct"), "{text}");
@@ -300,7 +303,10 @@ fn the_index_of_a_laz_claiming_more_points_holds_what_it_holds() {
     assert_eq!(source.hierarchy().total_points(), 110_000);
     let (lo, _) = source.info().bounds;
     // The file's points (las crate, the true file) all lie far from the origin.
-    let d = las::Reader::from_path(autzen()).unwrap().read_all().unwrap();
+    let d = las::Reader::from_path(autzen())
+        .unwrap()
+        .read_all()
+        .unwrap();
     let min_x = d.x().fold(f64::INFINITY, f64::min);
     assert_eq!(lo[0], min_x);
     let w = source.info().warning.clone().expect("a warning");

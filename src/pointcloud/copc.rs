@@ -10,7 +10,8 @@ use std::path::Path;
 use laz::record::{LayeredPointRecordDecompressor, RecordDecompressor};
 
 use super::copc_pages::{PageEntry, read_pages, root_page};
-use super::file::{LasInfo, PointBatch, PointCloudError, one_line, open_error};
+use super::file::{LasInfo, PointBatch, PointCloudError, check_layout, one_line, open_error};
+use super::laz_guard::guarded;
 use super::source::{
     Hierarchy, NO_COLOR, NodeData, NodeMeta, NodeSource, SourceInfo, attribute_word, rgba_of,
 };
@@ -113,6 +114,12 @@ impl CopcFile {
         file_len: u64,
         path: &Path,
     ) -> Result<CopcFile, PointCloudError> {
+        check_layout(&mut read, file_len, path)?;
+        read.seek(std::io::SeekFrom::Start(0))
+            .map_err(|source| PointCloudError::Io {
+                path: path.to_path_buf(),
+                source,
+            })?;
         let header = las::Header::new(&mut read).map_err(|e| open_error(path, e))?;
         let info = LasInfo::from_header(path, &header)?;
         let not_copc = |reason: &str| PointCloudError::NotLas {
@@ -214,10 +221,7 @@ impl CopcFile {
         };
         let record_len = usize::from(self.header.point_format().len());
         let mut bytes = vec![0u8; node.points as usize * record_len];
-        let items = self
-            .header
-            .laz_vlr()
-            .map_err(|e| broke(one_line(&e)))?;
+        let items = self.header.laz_vlr().map_err(|e| broke(one_line(&e)))?;
         let d = &mut self.decompressor;
         d.get_mut()
             .seek(std::io::SeekFrom::Start(entry.offset))
@@ -225,7 +229,8 @@ impl CopcFile {
         d.reset();
         d.set_fields_from(items.items())
             .map_err(|e| broke(one_line(&e)))?;
-        d.decompress_many(&mut bytes)
+        guarded(|| d.decompress_many(&mut bytes))
+            .map_err(broke)?
             .map_err(|e| broke(one_line(&e)))?;
         let data = las::PointDataBuilder::new()
             .for_header(&self.header)

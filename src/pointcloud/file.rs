@@ -8,6 +8,8 @@
 
 use std::path::{Path, PathBuf};
 
+use super::laz_guard::guarded;
+
 /// Why a point-cloud file cannot be read. Every message names the file.
 #[derive(Debug, thiserror::Error)]
 pub enum PointCloudError {
@@ -195,7 +197,11 @@ pub fn check_transforms(
     for (axis, tr) in [("x", &t.x), ("y", &t.y), ("z", &t.z)] {
         if !(tr.scale.is_finite() && tr.scale > 0.0) {
             let field = format!("{axis} scale factor");
-            return bad(field, tr.scale, "a scale factor must be a finite number above 0");
+            return bad(
+                field,
+                tr.scale,
+                "a scale factor must be a finite number above 0",
+            );
         }
         if !tr.offset.is_finite() {
             let field = format!("{axis} offset");
@@ -203,7 +209,11 @@ pub fn check_transforms(
         }
         if !(f64::from(i32::MIN) * tr.scale - tr.offset.abs()).is_finite() {
             let field = format!("{axis} scale factor");
-            return bad(field, tr.scale, "with its offset it puts coordinates beyond f64");
+            return bad(
+                field,
+                tr.scale,
+                "with its offset it puts coordinates beyond f64",
+            );
         }
     }
     Ok(())
@@ -322,9 +332,11 @@ impl LasFile {
             path: path.to_path_buf(),
             source,
         };
+        let file_len = read.seek(std::io::SeekFrom::End(0)).map_err(io)?;
+        check_layout(&mut read, file_len, path)?;
+        read.seek(std::io::SeekFrom::Start(0)).map_err(io)?;
         let header = las::Header::new(&mut read).map_err(|e| open_error(path, e))?;
         let info = LasInfo::from_header(path, &header)?;
-        let file_len = read.seek(std::io::SeekFrom::End(0)).map_err(io)?;
         let held = super::held::points_held(&mut read, &header, file_len).map_err(|reason| {
             PointCloudError::NotLas {
                 path: path.to_path_buf(),
@@ -332,11 +344,13 @@ impl LasFile {
             }
         })?;
         read.seek(std::io::SeekFrom::Start(0)).map_err(io)?;
-        let reader = las::Reader::with_options(
-            read,
-            las::ReaderOptions::default().with_laz_parallelism(laz),
-        )
-        .map_err(|e| open_error(path, e))?;
+        let options = las::ReaderOptions::default().with_laz_parallelism(laz);
+        let reader = guarded(|| las::Reader::with_options(read, options))
+            .map_err(|reason| PointCloudError::NotLas {
+                path: path.to_path_buf(),
+                reason,
+            })?
+            .map_err(|e| open_error(path, e))?;
         let data = las::PointDataBuilder::new()
             .for_header(reader.header())
             .build();
@@ -415,12 +429,17 @@ impl LasFile {
         // A batch that breaks part-way is read again in halves, so the points before the break
         // are kept (the break itself is reported by the call that reaches it).
         let got = loop {
-            match self.reader.fill_points(n, &mut self.data) {
+            let (reader, data) = (&mut self.reader, &mut self.data);
+            let filled =
+                guarded(|| reader.fill_points(n, data)).and_then(|r| r.map_err(|e| one_line(&e)));
+            match filled {
                 Ok(got) => break got,
-                Err(_) if n > 1 && self.reader.seek(self.read).is_ok() => n /= 2,
+                Err(_) if n > 1 && guarded(|| reader.seek(self.read)).is_ok_and(|r| r.is_ok()) => {
+                    n /= 2
+                }
                 Err(e) => {
                     self.failed = true;
-                    return Err(self.truncated(one_line(&e)));
+                    return Err(self.truncated(e));
                 }
             }
         };
@@ -440,6 +459,19 @@ impl LasFile {
             reason,
         }
     }
+}
+
+/// [`super::held::check_layout`] as the error to show: the file ends before what its header
+/// describes.
+pub(super) fn check_layout<R: std::io::Read + std::io::Seek>(
+    read: &mut R,
+    file_len: u64,
+    path: &Path,
+) -> Result<(), PointCloudError> {
+    super::held::check_layout(read, file_len).map_err(|reason| PointCloudError::EndsEarly {
+        path: path.to_path_buf(),
+        reason: crate::text::one_line(&reason),
+    })
 }
 
 /// `e`, from opening `path`, as the error to show: the data ran out, an I/O error, or not a file

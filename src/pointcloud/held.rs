@@ -22,6 +22,56 @@ use laz::record::{
     LayeredPointRecordDecompressor, RecordDecompressor, SequentialPointRecordDecompressor,
 };
 
+use super::laz_guard::guarded;
+
+/// Refuses what the `las` crate (0.11) would read blindly from the header of the file in `read`
+/// (`file_len` bytes): a point count whose records' end overflows u64 (its
+/// `offset_to_end_of_points` multiplies unchecked), and a first EVLR longer than the file (it
+/// allocates and zero-fills the length the file states before reading: 183 GB for a garbled
+/// one). A header that does not parse passes (the `las` crate says why).
+///
+/// # Errors
+///
+/// A one-line reason.
+pub fn check_layout<R: Read + Seek>(read: &mut R, file_len: u64) -> Result<(), String> {
+    read.seek(SeekFrom::Start(0)).map_err(|e| e.to_string())?;
+    let Ok(raw) = las::raw::Header::read_from(&mut *read) else {
+        return Ok(());
+    };
+    // LAS 1.4 R15 §2.4: a non-zero legacy count is the one to use.
+    let count = match (raw.number_of_point_records, raw.large_file) {
+        (0, Some(large)) => large.number_of_point_records,
+        (legacy, _) => u64::from(legacy),
+    };
+    let end = count
+        .checked_mul(u64::from(raw.point_data_record_length))
+        .and_then(|b| b.checked_add(u64::from(raw.offset_to_point_data)));
+    if end.is_none() {
+        return Err(format!(
+            "the header's point count {count} of {}-byte records is beyond any file",
+            raw.point_data_record_length
+        ));
+    }
+    if let Some(evlr) = raw.evlr
+        && let Some(length_at) = evlr.start_of_first_evlr.checked_add(20)
+        && length_at.checked_add(8).is_some_and(|end| end <= file_len)
+    {
+        let mut b = [0u8; 8];
+        read.seek(SeekFrom::Start(length_at))
+            .and_then(|_| read.read_exact(&mut b))
+            .map_err(|e| e.to_string())?;
+        let length = u64::from_le_bytes(b);
+        let room = file_len.saturating_sub(evlr.start_of_first_evlr.saturating_add(60));
+        if length > room {
+            return Err(format!(
+                "the extended VLR at byte {} claims {length} bytes, {room} follow it",
+                evlr.start_of_first_evlr
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Point records the data of the file in `read` (`file_len` bytes, header `header`) holds, or
 /// `None` when that cannot be told (a LAZ without a chunk table: the decoder finds the end).
 ///
@@ -50,7 +100,8 @@ pub fn points_held<R: Read + Seek>(
     let Ok(vlr) = header.laz_vlr() else {
         return Ok(None);
     };
-    read.seek(SeekFrom::Start(start)).map_err(|e| e.to_string())?;
+    read.seek(SeekFrom::Start(start))
+        .map_err(|e| e.to_string())?;
     let mut offset = [0u8; 8];
     if read.read_exact(&mut offset).is_err() {
         return Ok(None);
@@ -59,7 +110,8 @@ pub fn points_held<R: Read + Seek>(
     let data_start = start + 8;
     if table_at <= start as i64 && file_len >= 8 {
         // A writer that could not seek back stores the offset in the last 8 bytes instead.
-        read.seek(SeekFrom::Start(file_len - 8)).map_err(|e| e.to_string())?;
+        read.seek(SeekFrom::Start(file_len - 8))
+            .map_err(|e| e.to_string())?;
         read.read_exact(&mut offset).map_err(|e| e.to_string())?;
         table_at = i64::from_le_bytes(offset);
     }
@@ -68,7 +120,8 @@ pub fn points_held<R: Read + Seek>(
         return Ok(None);
     }
     let table_at = table_at as u64;
-    read.seek(SeekFrom::Start(table_at + 4)).map_err(|e| e.to_string())?;
+    read.seek(SeekFrom::Start(table_at + 4))
+        .map_err(|e| e.to_string())?;
     let mut n = [0u8; 4];
     read.read_exact(&mut n).map_err(|e| e.to_string())?;
     let chunks = u64::from(u32::from_le_bytes(n));
@@ -79,8 +132,9 @@ pub fn points_held<R: Read + Seek>(
             table_at.saturating_sub(data_start)
         ));
     }
-    read.seek(SeekFrom::Start(start)).map_err(|e| e.to_string())?;
-    let table = ChunkTable::read_from(&mut *read, &vlr)
+    read.seek(SeekFrom::Start(start))
+        .map_err(|e| e.to_string())?;
+    let table = guarded(|| ChunkTable::read_from(&mut *read, &vlr))?
         .map_err(|e| format!("the LAZ chunk table does not decode: {e}"))?;
     let entries = table.as_ref();
     let Some(last) = entries.last() else {
@@ -99,7 +153,8 @@ pub fn points_held<R: Read + Seek>(
         return Ok(Some(before_last));
     }
     let last_bytes = last.byte_count.min(table_at.saturating_sub(last_at));
-    Ok(Some(before_last + last_chunk_points(read, &vlr, last_at, last_bytes, last.point_count)))
+    let in_last = last_chunk_points(read, &vlr, last_at, last_bytes, last.point_count);
+    Ok(Some(before_last.saturating_add(in_last)))
 }
 
 /// Points in the fixed-size chunk of `bytes` bytes at `at` (at most `most`): decoded until
@@ -133,7 +188,8 @@ fn last_chunk_points<R: Read + Seek>(
     let size = decoder.record_size().max(1);
     let mut point = vec![0u8; size];
     let mut n = 0;
-    while n < most && decoder.decompress_next(&mut point).is_ok() {
+    // A chunk that breaks the decoder counts the points before the break.
+    while n < most && guarded(|| decoder.decompress_next(&mut point)).is_ok_and(|r| r.is_ok()) {
         n += 1;
     }
     n
