@@ -18,9 +18,7 @@
 use std::io::{Read, Seek, SeekFrom};
 
 use laz::laszip::{ChunkTable, LazVlr};
-use laz::record::{
-    LayeredPointRecordDecompressor, RecordDecompressor, SequentialPointRecordDecompressor,
-};
+use laz::record::{RecordDecompressor, SequentialPointRecordDecompressor};
 
 use super::laz_guard::guarded;
 
@@ -153,7 +151,11 @@ pub fn points_held<R: Read + Seek>(
         return Ok(Some(before_last));
     }
     let last_bytes = last.byte_count.min(table_at.saturating_sub(last_at));
-    let in_last = last_chunk_points(read, &vlr, last_at, last_bytes, last.point_count);
+    // Only whether the last chunk reaches the header's count matters.
+    let most = last
+        .point_count
+        .min(header.number_of_points() - before_last);
+    let in_last = last_chunk_points(read, &vlr, last_at, last_bytes, most);
     Ok(Some(before_last.saturating_add(in_last)))
 }
 
@@ -174,14 +176,17 @@ fn last_chunk_points<R: Read + Seek>(
     {
         return 0;
     }
+    // Item versions 3 and 4 are LAZ 1.4's layered chunks (the `laz` crate's own test): each
+    // starts with its point count (u32), read as it is (decoding would first allocate the
+    // layers at the sizes the chunk states).
+    if vlr.items().first().is_some_and(|i| i.version() >= 3) {
+        let count = chunk
+            .get(..4)
+            .map_or(0, |b| u32::from_le_bytes(b.try_into().unwrap_or_default()));
+        return u64::from(count).min(most);
+    }
     let src = std::io::Cursor::new(chunk);
-    let mut decoder: Box<dyn RecordDecompressor<std::io::Cursor<Vec<u8>>>> =
-        // Item versions 3 and 4 are LAZ 1.4's layered chunks (the `laz` crate's own test).
-        if vlr.items().first().is_some_and(|i| i.version() >= 3) {
-            Box::new(LayeredPointRecordDecompressor::new(src))
-        } else {
-            Box::new(SequentialPointRecordDecompressor::new(src))
-        };
+    let mut decoder = SequentialPointRecordDecompressor::new(src);
     if decoder.set_fields_from(vlr.items()).is_err() {
         return 0;
     }
