@@ -15,7 +15,8 @@
 //!   value is ±`f32::MAX`, never ±inf), a series without out-of-order samples has sorted times,
 //!   and a file of at most one batch (100 rows) is sorted;
 //! - [`stats_csv`]: frame times are finite and ≥ 0; the summary's statistics are ordered (min ≤
-//!   p50 ≤ … ≤ max) and formatting and JSON never panic.
+//!   p50 ≤ … ≤ max) and formatting and JSON never panic;
+//! - point clouds ([`las_file`], [`copc_file`], [`copc_hierarchy`], [`ply_file`]): see each.
 
 use std::path::Path;
 
@@ -257,4 +258,232 @@ pub fn stats_csv(data: &[u8]) {
     assert!(!rows.is_empty());
     let json = serde_json::to_string(&s).expect("summary JSON");
     assert!(json.starts_with('{'));
+}
+
+// Point clouds
+
+/// Reads `data` as a LAS/LAZ file with the path loader's code ([`LasFile::from_reader`] on the
+/// bytes), then every point in batches, and checks what the reader promises: a header it
+/// accepts has finite scale factors above 0 and finite offsets; every batch's attributes have
+/// one value per point; coordinates are finite and equal `raw · scale + offset`; no more points
+/// than the header announces; a break is one [`PointCloudError::Truncated`] line naming the
+/// input, after which nothing more is read. A file with the COPC records is also opened as
+/// COPC (see [`copc_file`]).
+///
+/// # Panics
+///
+/// When the reader panics or its result breaks a promise.
+///
+/// [`LasFile::from_reader`]: crate::pointcloud::LasFile::from_reader
+/// [`PointCloudError::Truncated`]: crate::pointcloud::PointCloudError::Truncated
+pub fn las_file(data: &[u8]) {
+    use crate::pointcloud::{LasFile, PointCloudError};
+    let cursor = std::io::Cursor::new(data.to_vec());
+    let mut file = match LasFile::from_reader(cursor, Path::new(INPUT_NAME), false) {
+        Ok(f) => f,
+        Err(e) => {
+            one_line_naming_input("LAS error", &e.to_string());
+            return;
+        }
+    };
+    let info = file.info().clone();
+    for k in 0..3 {
+        assert!(info.scale[k].is_finite() && info.scale[k] > 0.0, "{info:?}");
+        assert!(info.offset[k].is_finite(), "{info:?}");
+    }
+    let mut read = 0u64;
+    loop {
+        match file.next_batch(4096) {
+            Ok(Some(b)) => {
+                let n = b.len();
+                assert!(n >= 1, "an empty batch");
+                assert_eq!(b.raw.len(), n);
+                assert_eq!(b.intensity.len(), n);
+                assert_eq!(b.classification.len(), n);
+                assert_eq!(b.return_number.len(), n);
+                assert_eq!(b.rgb.as_ref().map_or(n, Vec::len), n);
+                assert_eq!(b.gps_time.as_ref().map_or(n, Vec::len), n);
+                assert_eq!(b.rgb.is_some(), info.has_color);
+                for (p, r) in b.xyz.iter().zip(&b.raw) {
+                    for k in 0..3 {
+                        let want = f64::from(r[k]) * info.scale[k] + info.offset[k];
+                        assert!(p[k].is_finite(), "coordinate {p:?}");
+                        assert_eq!(p[k].to_bits(), want.to_bits(), "{p:?} from {r:?}");
+                    }
+                }
+                read += n as u64;
+                assert!(
+                    read <= info.header_points,
+                    "{read} of {}",
+                    info.header_points
+                );
+            }
+            Ok(None) => break,
+            Err(e) => {
+                one_line_naming_input("LAS data error", &e.to_string());
+                assert!(matches!(e, PointCloudError::Truncated { .. }), "{e:?}");
+                assert!(
+                    matches!(file.next_batch(4096), Ok(None)),
+                    "read on after a break"
+                );
+                break;
+            }
+        }
+    }
+    if info.copc {
+        copc_file(data);
+    }
+}
+
+/// Points decoded per COPC node at most by [`copc_file`] (a fuzz input may claim 2³¹).
+const FUZZ_NODE_POINTS: u64 = 100_000;
+
+/// Opens `data` as a COPC file with the path loader's code ([`CopcFile::from_reader`]: header,
+/// hierarchy pages in any order) and checks its nodes: keys inside the octree and unique,
+/// counts above 0 adding up to the header's, cubes of the side their level gives; each node
+/// of at most 100,000 points decodes to its count or fails with one line naming the input.
+///
+/// # Panics
+///
+/// When the reader panics or its result breaks a promise.
+///
+/// [`CopcFile::from_reader`]: crate::pointcloud::copc::CopcFile::from_reader
+pub fn copc_file(data: &[u8]) {
+    use crate::pointcloud::copc::CopcFile;
+    let cursor = Box::new(std::io::Cursor::new(data.to_vec()));
+    let mut file = match CopcFile::from_reader(cursor, data.len() as u64, Path::new(INPUT_NAME)) {
+        Ok(f) => f,
+        Err(e) => {
+            one_line_naming_input("COPC error", &e.to_string());
+            return;
+        }
+    };
+    let nodes: Vec<_> = file.nodes().into_iter().cloned().collect();
+    let total: u64 = nodes.iter().map(|n| n.points).sum();
+    assert_eq!(total, file.info().header_points);
+    let mut keys = std::collections::HashSet::new();
+    for n in &nodes {
+        assert!(n.points > 0);
+        assert!(n.level <= crate::pointcloud::copc_pages::MAX_LEVEL as u32);
+        assert!(
+            n.cell.iter().all(|&c| u64::from(c) < 1u64 << n.level),
+            "{n:?}"
+        );
+        assert!(keys.insert((n.level, n.cell)), "{n:?} twice");
+    }
+    for (i, n) in nodes.iter().enumerate() {
+        if n.points > FUZZ_NODE_POINTS {
+            continue;
+        }
+        match file.read_node(i) {
+            Ok(b) => assert_eq!(b.len() as u64, n.points, "{n:?}"),
+            Err(e) => one_line_naming_input("COPC node error", &e.to_string()),
+        }
+    }
+}
+
+/// Reads COPC hierarchy pages from `data` as a file ([`read_pages`], what [`copc_file`] and
+/// COPC over HTTP run): the root page starts at byte 8, of `32 · u16` bytes (the u16 little
+/// endian at byte 0), its pointers lead anywhere in `data`. Checks the nodes: keys inside the
+/// octree and unique, counts ≥ 0, data inside the file for nodes with points, no more nodes
+/// than 32-byte entries fit in the file.
+///
+/// # Panics
+///
+/// When the reader panics or its result breaks a promise.
+///
+/// [`read_pages`]: crate::pointcloud::copc_pages::read_pages
+pub fn copc_hierarchy(data: &[u8]) {
+    use crate::pointcloud::copc_pages::{ENTRY, MAX_LEVEL, read_pages};
+    let [a, b, ..] = *data else {
+        return;
+    };
+    let root = (8, ENTRY * u64::from(u16::from_le_bytes([a, b])));
+    let len = data.len() as u64;
+    match read_pages(&mut std::io::Cursor::new(data), root, len) {
+        Ok(nodes) => {
+            assert!(nodes.len() as u64 <= len / ENTRY, "{} nodes", nodes.len());
+            let mut keys = std::collections::HashSet::new();
+            for e in &nodes {
+                assert!((0..=MAX_LEVEL).contains(&e.level), "{e:?}");
+                assert!(
+                    e.cell
+                        .iter()
+                        .all(|&c| c >= 0 && (c as u64) < 1u64 << e.level),
+                    "{e:?}"
+                );
+                assert!(e.point_count >= 0, "{e:?}");
+                assert!(keys.insert((e.level, e.cell)), "{e:?} twice");
+                if e.point_count > 0 {
+                    assert!(
+                        e.byte_size > 0 && e.offset + e.byte_size as u64 <= len,
+                        "{e:?}"
+                    );
+                }
+            }
+        }
+        Err(e) => {
+            assert!(!e.is_empty() && !e.contains('\n'), "{e:?}");
+        }
+    }
+}
+
+/// Reads `data` as a PLY file with the path loader's code ([`decode_from`], after
+/// [`vertex_count_from`] as the scene does) and checks the records: at least one, at most the
+/// vertices declared, coordinates finite and inside the bounds reported, bounds finite and
+/// ordered; errors and the warning are one line naming the input.
+///
+/// # Panics
+///
+/// When the reader panics or its result breaks a promise.
+///
+/// [`decode_from`]: crate::pointcloud::ply::decode_from
+/// [`vertex_count_from`]: crate::pointcloud::ply::vertex_count_from
+pub fn ply_file(data: &[u8]) {
+    use crate::pointcloud::index::{Progress, Record};
+    use crate::pointcloud::ply::{decode_from, vertex_count_from};
+    let declared = match vertex_count_from(data, Path::new(INPUT_NAME)) {
+        Ok(n) => n,
+        Err(e) => {
+            one_line_naming_input("PLY header error", &e.to_string());
+            return;
+        }
+    };
+    let progress = std::sync::Arc::new(Progress::default());
+    let mut records = Vec::new();
+    let result = decode_from(
+        data,
+        Path::new(INPUT_NAME),
+        &progress,
+        &mut |r: &[Record]| {
+            records.extend_from_slice(r);
+            Ok(())
+        },
+    );
+    match result {
+        Ok(info) => {
+            assert!(!records.is_empty(), "no records but Ok");
+            assert!(records.len() <= declared, "{} of {declared}", records.len());
+            let (lo, hi) = info.bounds;
+            for k in 0..3 {
+                assert!(
+                    lo[k].is_finite() && hi[k].is_finite() && lo[k] <= hi[k],
+                    "{lo:?} {hi:?}"
+                );
+            }
+            for r in &records {
+                for k in 0..3 {
+                    assert!(
+                        r.xyz[k] >= lo[k] && r.xyz[k] <= hi[k],
+                        "{:?} outside",
+                        r.xyz
+                    );
+                }
+            }
+            if let Some(w) = &info.warning {
+                one_line_naming_input("PLY warning", w);
+            }
+        }
+        Err(e) => one_line_naming_input("PLY error", &e.to_string()),
+    }
 }

@@ -13,6 +13,10 @@ const TARGETS: &[(&str, Check)] = &[
     ("wav_header", vizdeck::fuzzing::wav_header),
     ("series_csv", vizdeck::fuzzing::series_csv),
     ("stats_csv", vizdeck::fuzzing::stats_csv),
+    // Point clouds.
+    ("las_file", vizdeck::fuzzing::las_file),
+    ("copc_hierarchy", vizdeck::fuzzing::copc_hierarchy),
+    ("ply_file", vizdeck::fuzzing::ply_file),
 ];
 
 fn corpus_files(target: &str) -> Vec<PathBuf> {
@@ -86,6 +90,106 @@ fn series_csv_corpus() {
 #[test]
 fn stats_csv_corpus() {
     replay(TARGETS[3].0, TARGETS[3].1);
+}
+
+// Point clouds.
+
+/// The replayed check of `target`.
+fn check_of(target: &str) -> Check {
+    TARGETS
+        .iter()
+        .find(|(n, _)| *n == target)
+        .map(|&(_, c)| c)
+        .unwrap_or_else(|| panic!("no target {target}"))
+}
+
+#[test]
+fn las_file_corpus() {
+    replay("las_file", check_of("las_file"));
+}
+
+#[test]
+fn copc_hierarchy_corpus() {
+    replay("copc_hierarchy", check_of("copc_hierarchy"));
+}
+
+#[test]
+fn ply_file_corpus() {
+    replay("ply_file", check_of("ply_file"));
+}
+
+/// The point-cloud byte entry points are the path loaders' own code: on every corpus file the
+/// path loader gives the same result (LAS/LAZ header and points, COPC nodes, PLY records).
+#[test]
+fn point_cloud_byte_and_path_loaders_agree_on_the_corpus() {
+    use vizdeck::pointcloud::copc::CopcFile;
+    use vizdeck::pointcloud::index::Progress;
+    use vizdeck::pointcloud::{LasFile, ply};
+    let batches = |f: Result<LasFile, vizdeck::pointcloud::PointCloudError>| -> String {
+        let mut f = match f {
+            Ok(f) => f,
+            Err(e) => return e.to_string(),
+        };
+        let mut out = format!("{:?}", f.info());
+        for _ in 0..64 {
+            match f.next_batch(4096) {
+                Ok(Some(b)) => out += &format!("{b:?}"),
+                Ok(None) => break,
+                Err(e) => {
+                    out += &e.to_string();
+                    break;
+                }
+            }
+        }
+        out
+    };
+    for f in corpus_files("las_file") {
+        let bytes = std::fs::read(&f).unwrap();
+        let t = TempFile::new("cloud.las", &bytes);
+        let by_path = batches(LasFile::open(&t.0));
+        let cursor = std::io::Cursor::new(bytes.clone());
+        let by_bytes = batches(LasFile::from_reader(cursor, &t.0, false));
+        assert_eq!(by_path, by_bytes, "{}", f.display());
+        let nodes = |c: Result<CopcFile, vizdeck::pointcloud::PointCloudError>| match c {
+            Ok(c) => format!("{:?}", c.nodes()),
+            Err(e) => e.to_string(),
+        };
+        let cursor = Box::new(std::io::Cursor::new(bytes.clone()));
+        assert_eq!(
+            nodes(CopcFile::open(&t.0)),
+            nodes(CopcFile::from_reader(cursor, bytes.len() as u64, &t.0)),
+            "{}",
+            f.display()
+        );
+    }
+    for f in corpus_files("ply_file") {
+        let bytes = std::fs::read(&f).unwrap();
+        let t = TempFile::new("cloud.ply", &bytes);
+        let run = |by_path: bool| -> String {
+            let p = std::sync::Arc::new(Progress::default());
+            let mut records = Vec::new();
+            let mut sink = |r: &[vizdeck::pointcloud::index::Record]| {
+                records.extend_from_slice(r);
+                Ok(())
+            };
+            let r = if by_path {
+                ply::decode(&t.0, &p, &mut sink)
+            } else {
+                ply::decode_from(&bytes[..], &t.0, &p, &mut sink)
+            };
+            let count = if by_path {
+                ply::vertex_count(&t.0)
+            } else {
+                ply::vertex_count_from(&bytes[..], &t.0)
+            };
+            format!(
+                "{:?} {:?} {records:?}",
+                r.map(|i| format!("{i:?}")).map_err(|e| e.to_string()),
+                count.map_err(|e| e.to_string())
+            )
+        };
+        assert_eq!(run(true), run(false), "{}", f.display());
+    }
 }
 
 /// A file in the temp dir holding `bytes`, removed on drop.

@@ -219,3 +219,126 @@ fn wav_that_symphonia_cannot_read_canonically_is_not_read_raw() {
          does"
     );
 }
+
+// Point clouds.
+
+/// Hex text to bytes.
+fn unhex(lines: &[&str]) -> Vec<u8> {
+    let hex: String = lines.concat();
+    (0..hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
+        .collect()
+}
+
+/// las_file, crash 1: a LAZ 1.2 (point format 1, 12 points in one fixed-size chunk) whose
+/// compressed GPS times make the `laz` crate's arithmetic decoder fail an assertion
+/// (`sym < (1 << 16)`, laz 0.13 decoders.rs): a panic in the decoder. A LAZ decoder panic is
+/// now an error naming the file (`pointcloud::laz_guard`): here the last chunk's count, found
+/// by decoding it, stops where the decoder breaks, and reading the points says so.
+#[test]
+fn a_laz_chunk_that_breaks_the_decoder_is_an_error_naming_the_file() {
+    use vizdeck::pointcloud::LasFile;
+    let bytes = unhex(&[
+        "4c4153460000000000000000000000000000000000000000010200000000000000000000000000000000000000000000",
+        "00000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000e300",
+        "4701000001000000811c000c0000000c000000000000000000000000000000000000007b14ae47e17a843f7b14ae47e1",
+        "7a843ffca9f1d24d62503f0000000000408f400000000000000000000000000000000000000000006c8f400000000000",
+        "408f40b81e85eb513828400000000000000000295c8fc2f528bc3f000000000000000000006c61737a697020656e636f",
+        "6465640000bc562e0068747470733a2f2f6c61737a69702e6f7267000000000000000000000000000002000000020200",
+        "000000000050c30000ffffffffffffffffffffffffffffffff0200060014000200070008000200060200000000000000",
+        "00000000000000000000000000090000000000000000000000000061d3cf2d2229ca841cc74cc828000007028ce80939",
+        "7d786cea0572300000f98a5a51f6754593d3c45bc500002710ea2a6f12aff3b37b3b000000ad1c8db8cf4a1997dcda4d",
+        "000200a801000032fee2642b58e9000037100232af11de8153977e000006b0c5943329032494f6760000015a39227b41",
+        "0a89028323f500008d64bb1bebea1e3ad1b34800004e3b42b7d362de21db816200000100000000000000010000004392",
+        "000000",
+    ]);
+    assert_eq!(bytes.len(), 531);
+    let path = std::path::Path::new("crash1.laz");
+    let cursor = std::io::Cursor::new(bytes);
+    let mut file = LasFile::from_reader(cursor, path, false).unwrap_or_else(|e| panic!("{e}"));
+    let mut read = 0;
+    let err = loop {
+        match file.next_batch(4096) {
+            Ok(Some(b)) => read += b.len(),
+            Ok(None) => panic!("no error after {read} points"),
+            Err(e) => break e.to_string(),
+        }
+    };
+    assert!(
+        err.starts_with("point cloud 'crash1.laz': the data ends or breaks after "),
+        "{err}"
+    );
+    assert!(!err.contains('\n'), "{err}");
+}
+
+/// las_file, crash 2: a LAS 1.4 header (375 bytes, nothing after it) whose 64-bit point count
+/// (7,268,150,848,791,636,810) times its record length (255) overflows u64: the `las` crate's
+/// `offset_to_end_of_points` multiplies unchecked ("attempt to multiply with overflow" in
+/// builds with overflow checks; a wrapped, wrong offset in release). Refused before the `las`
+/// crate reads it, naming the file and the count.
+#[test]
+fn a_point_count_beyond_any_file_is_refused() {
+    use vizdeck::pointcloud::LasFile;
+    let bytes = unhex(&[
+        "4c4153460000100000000000ff0600030000000000000000010400000000000000000000000000000000000000000000",
+        "000000000000000000000000000000000000000000000000000001000062000000000000000000000000000000000000",
+        "4c415346000028ffffff000000000000000000000000ffffff3b8556006919d8534600444aeb2d3b8556006919d85346",
+        "00444aeb2d4cb0a8ddeaf6ffffffffffffff0fa7254698de00444aeb2d4cb0a8dd6418eaf6ffffffffffffff0fa72546",
+        "98de718acf343b8556006919d8534600444aeb2d4cb0a8dd6418eaf6ffffffffffffff0fa7254698de8acf343b855600",
+        "6919d8534600444aeb2d4cb0a8dd6418eaf6ffffffffffffff0fa7254698de718acf343b8556006919d8534600444aeb",
+        "2d4cb0a8dd6418eaf6ffffffffffffff0fa7254698de00444aeb2d4cb0a8dd6418eaf6ffffffffffffff0fa7254698de",
+        "718acf343b8556006919d8534600444aeb2d4cb0a8dd6418eaf6ffffffffffffff0fa7254698de",
+    ]);
+    assert_eq!(bytes.len(), 375);
+    // LAS 1.4: legacy count (u32 at 107) 0, so the 64-bit count at 247 holds; record length
+    // (u16 at 105) 255.
+    assert_eq!(u32::from_le_bytes(bytes[107..111].try_into().unwrap()), 0);
+    let count = u64::from_le_bytes(bytes[247..255].try_into().unwrap());
+    assert_eq!(count, 7_268_150_848_791_636_810);
+    assert!(count.checked_mul(255).is_none());
+    let cursor = std::io::Cursor::new(bytes);
+    let e = LasFile::from_reader(cursor, std::path::Path::new("crash2.las"), false)
+        .err()
+        .expect("refused");
+    assert_eq!(
+        e.to_string(),
+        "point cloud 'crash2.las': the file ends early (truncated?): the header's point count \
+         7268150848791636810 of 255-byte records is beyond any file"
+    );
+}
+
+/// las_file, crash 3: a LAS 1.4 file whose first EVLR states a length of 183,513,841,927
+/// bytes. The `las` crate allocates (and zero-fills) that length before reading it: the
+/// fuzzer's input failed a 183 GB allocation (an abort, not an error). Here the same record on a
+/// file of no points written by the `las` crate: refused before the `las` crate reads it,
+/// naming the file, the record and the bytes that follow it.
+#[test]
+fn an_extended_vlr_longer_than_the_file_is_refused() {
+    use vizdeck::pointcloud::LasFile;
+    let mut b = las::Builder::from(las::Version::new(1, 4));
+    b.point_format = las::point::Format::new(6).unwrap();
+    let header = b.into_header().unwrap();
+    let w = las::Writer::new(std::io::Cursor::new(Vec::new()), header).unwrap();
+    let mut bytes = w.into_inner().unwrap().into_inner();
+    let start = bytes.len() as u64;
+    // LAS 1.4 header: start of the first EVLR (u64 at 235), number of EVLRs (u32 at 243).
+    bytes[235..243].copy_from_slice(&start.to_le_bytes());
+    bytes[243..247].copy_from_slice(&1u32.to_le_bytes());
+    // EVLR header: reserved, user id (16), record id, length (u64 at 20), description (32).
+    let mut evlr = vec![0u8; 60];
+    evlr[2..6].copy_from_slice(b"fuzz");
+    evlr[20..28].copy_from_slice(&183_513_841_927u64.to_le_bytes());
+    bytes.extend_from_slice(&evlr);
+    let cursor = std::io::Cursor::new(bytes);
+    let e = LasFile::from_reader(cursor, std::path::Path::new("crash3.las"), false)
+        .err()
+        .expect("refused");
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "point cloud 'crash3.las': the file ends early (truncated?): the extended VLR at \
+             byte {start} claims 183513841927 bytes, 0 follow it"
+        )
+    );
+}

@@ -136,6 +136,70 @@ fn a_truncated_las_shows_what_it_holds_with_a_warning() {
     );
 }
 
+/// A LAS whose x scale factor is 0 (every point would land on the offset) or NaN is refused
+/// with one line naming the file and the field, and no octree cache is written for it.
+#[test]
+fn a_las_with_scale_zero_or_nan_is_refused_naming_the_field() {
+    for (name, v) in [("scale0.las", 0.0), ("scalenan.las", f64::NAN)] {
+        let mut las = std::fs::read(data("simple.las")).unwrap();
+        // LAS header: the x scale factor, f64 at byte 131.
+        las[131..139].copy_from_slice(&v.to_le_bytes());
+        let path = temp(name);
+        std::fs::write(&path, &las).unwrap();
+        refused(
+            &path,
+            &format!(
+                "the header's x scale factor is {v:?} (a scale factor must be a finite number above 0)"
+            ),
+        );
+        let caches: Vec<String> = std::fs::read_dir(temp("cache"))
+            .map(|d| {
+                d.map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                    .filter(|n| n.starts_with(name))
+                    .collect()
+            })
+            .unwrap_or_default();
+        assert!(caches.is_empty(), "{caches:?}");
+    }
+}
+
+/// `autzen_trim.laz` (110,000 points) with its header claiming 120,000: the app shows the
+/// 110,000 points (no phantom points at the origin: the bounds are the true file's, read here
+/// with the `las` crate) and the report's warning names the file and both counts.
+#[test]
+fn a_laz_claiming_more_points_than_it_holds_shows_what_it_holds() {
+    let mut laz = std::fs::read(data("autzen_trim.laz")).unwrap();
+    // LAS 1.2: the point count, u32 at header byte 107.
+    laz[107..111].copy_from_slice(&120_000u32.to_le_bytes());
+    let path = temp("more.laz");
+    std::fs::write(&path, &laz).unwrap();
+    let report = temp("more.json");
+    let out = vizdeck(&[
+        "--pointcloud-file",
+        path.to_str().unwrap(),
+        "--report",
+        report.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", common::text(&out));
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    let pc = &r["scenes"]["pointcloud"];
+    assert_eq!(pc["points_total"].as_u64(), Some(110_000), "{pc}");
+    let warning = pc["warning"].as_str().unwrap_or_default();
+    assert!(warning.contains(&path.display().to_string()), "{warning}");
+    assert!(
+        warning.contains("after 110000 of 120000 points"),
+        "{warning}"
+    );
+    let d = las::Reader::from_path(data("autzen_trim.laz"))
+        .unwrap()
+        .read_all()
+        .unwrap();
+    let min_x = d.x().fold(f64::INFINITY, f64::min);
+    assert!(min_x > 600_000.0, "{min_x}");
+    assert_eq!(pc["bounds_min"][0].as_f64(), Some(min_x), "{pc}");
+}
+
 #[test]
 fn bad_flags_are_refused_naming_the_flag() {
     for (args, what) in [

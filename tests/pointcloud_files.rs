@@ -250,3 +250,193 @@ fn copc_nodes_hold_every_point_in_their_cubes() {
         .expect("not COPC");
     assert!(e.to_string().contains("simple.laz"), "{e}");
 }
+
+/// `simple.copc.laz` rewritten as PDAL and untwine write files: the subtree of node 1-1-1-0
+/// moved to a child page that comes before the root page in the hierarchy record (the root
+/// page holds a pointer to it). Returns the file's bytes.
+fn copc_with_root_page_last() -> Vec<u8> {
+    let b = std::fs::read(data_dir().join("simple.copc.laz")).unwrap();
+    let u64_at = |at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap());
+    // The COPC info VLR is the first VLR (at 375, payload at 375 + 54): root page offset at
+    // payload byte 40, size at 48. The hierarchy EVLR (header of 60 bytes) is the only EVLR.
+    let info = 375 + 54;
+    let (root_at, root_size) = (u64_at(info + 40) as usize, u64_at(info + 48) as usize);
+    let evlr = u64_at(235) as usize;
+    assert_eq!(u32::from_le_bytes(b[243..247].try_into().unwrap()), 1);
+    assert_eq!(
+        root_at,
+        evlr + 60,
+        "the root page opens the hierarchy record"
+    );
+    let entries: Vec<&[u8]> = b[root_at..root_at + root_size].chunks(32).collect();
+    let key = |e: &[u8]| -> [i32; 4] {
+        std::array::from_fn(|k| i32::from_le_bytes(e[4 * k..4 * k + 4].try_into().unwrap()))
+    };
+    // Node 1-1-1-0 and its descendants: level l ≥ 1 with (x, y, z) >> (l − 1) = (1, 1, 0).
+    let in_subtree = |e: &[u8]| {
+        let [l, x, y, z] = key(e);
+        l >= 1 && [x, y, z].map(|v| v >> (l - 1)) == [1, 1, 0]
+    };
+    let child: Vec<u8> = entries
+        .iter()
+        .filter(|e| in_subtree(e))
+        .flat_map(|e| e.to_vec())
+        .collect();
+    assert_eq!(child.len(), 11 * 32, "1 + 2 + 8 nodes in the subtree");
+    let child_at = evlr + 60;
+    let mut root: Vec<u8> = entries
+        .iter()
+        .filter(|e| !in_subtree(e))
+        .flat_map(|e| e.to_vec())
+        .collect();
+    for v in [1i32, 1, 1, 0] {
+        root.extend_from_slice(&v.to_le_bytes());
+    }
+    root.extend_from_slice(&(child_at as u64).to_le_bytes());
+    root.extend_from_slice(&(child.len() as i32).to_le_bytes());
+    root.extend_from_slice(&(-1i32).to_le_bytes());
+    let mut out = b[..evlr + 60].to_vec();
+    out[evlr + 20..evlr + 28].copy_from_slice(&((child.len() + root.len()) as u64).to_le_bytes());
+    out.extend_from_slice(&child);
+    let new_root_at = out.len() as u64;
+    out.extend_from_slice(&root);
+    out[info + 40..info + 48].copy_from_slice(&new_root_at.to_le_bytes());
+    out[info + 48..info + 56].copy_from_slice(&(root.len() as u64).to_le_bytes());
+    out
+}
+
+/// A valid COPC file whose root hierarchy page comes after a child page (las-rs#157) is read
+/// whole: every one of laspy's 1,065 points, with laspy's raw sums, from the same nodes as the
+/// file with one page.
+#[test]
+fn copc_hierarchy_pages_are_read_in_any_order() {
+    use vizdeck::pointcloud::copc::CopcFile;
+    let reference = reference();
+    let want = &reference["simple.copc.laz"];
+    let path =
+        std::env::temp_dir().join(format!("vizdeck-root-last-{}.copc.laz", std::process::id()));
+    std::fs::write(&path, copc_with_root_page_last()).unwrap();
+    let mut f = CopcFile::open(&path).unwrap_or_else(|e| panic!("{e}"));
+    let mut one_page = CopcFile::open(&data_dir().join("simple.copc.laz")).unwrap();
+    let nodes: Vec<_> = f.nodes().into_iter().cloned().collect();
+    let same: Vec<_> = one_page.nodes().into_iter().cloned().collect();
+    assert_eq!(nodes, same);
+    let total: u64 = nodes.iter().map(|n| n.points).sum();
+    assert_eq!(total, want["points"].as_u64().unwrap());
+    assert_eq!(total, 1065);
+    let mut sums = [0i64; 3];
+    for i in 0..nodes.len() {
+        let b = f.read_node(i).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(b, one_page.read_node(i).unwrap(), "node {i}");
+        for r in &b.raw {
+            for k in 0..3 {
+                sums[k] += i64::from(r[k]);
+            }
+        }
+    }
+    let want_sums: Vec<i64> = want["sum_raw"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_i64().unwrap())
+        .collect();
+    assert_eq!(sums.to_vec(), want_sums);
+    let _ = std::fs::remove_file(&path);
+}
+
+/// A copy of `simple.las` with the f64 at header byte `at` set to `v` (scale factors at 131,
+/// 139, 147; offsets at 155, 163, 171).
+fn las_with(at: usize, v: f64, name: &str) -> PathBuf {
+    let mut b = std::fs::read(data_dir().join("simple.las")).unwrap();
+    b[at..at + 8].copy_from_slice(&v.to_le_bytes());
+    let path = std::env::temp_dir().join(format!("vizdeck-field-{}-{name}", std::process::id()));
+    std::fs::write(&path, b).unwrap();
+    path
+}
+
+/// Scale 0, NaN, infinite or negative and non-finite offsets are refused on open with one line
+/// naming the file and the field (a scale of 0 would put every point on the offset).
+#[test]
+fn meaningless_scales_and_offsets_are_refused_naming_the_field() {
+    let cases = [
+        (
+            131,
+            0.0,
+            "x scale factor is 0.0 (a scale factor must be a finite number above 0)",
+        ),
+        (
+            139,
+            f64::NAN,
+            "y scale factor is NaN (a scale factor must be a finite number above 0)",
+        ),
+        (
+            147,
+            f64::INFINITY,
+            "z scale factor is inf (a scale factor must be a finite number above 0)",
+        ),
+        (
+            131,
+            -0.01,
+            "x scale factor is -0.01 (a scale factor must be a finite number above 0)",
+        ),
+        (
+            171,
+            f64::NEG_INFINITY,
+            "z offset is -inf (an offset must be a finite number)",
+        ),
+        (
+            155,
+            f64::NAN,
+            "x offset is NaN (an offset must be a finite number)",
+        ),
+        (
+            131,
+            1e300,
+            "x scale factor is 1e300 (with its offset it puts coordinates beyond f64)",
+        ),
+    ];
+    for (i, (at, v, what)) in cases.into_iter().enumerate() {
+        let path = las_with(at, v, &format!("{i}.las"));
+        let want = format!("point cloud '{}': the header's {what}", path.display());
+        let e = LasFile::open(&path).err().expect("refused");
+        assert!(matches!(e, PointCloudError::BadHeaderField { .. }), "{e:?}");
+        assert_eq!(e.to_string(), want);
+        let e = summarize(&path, 100).err().expect("refused");
+        assert_eq!(e.to_string(), want);
+        let _ = std::fs::remove_file(&path);
+    }
+}
+
+/// `autzen_trim.laz` (110,000 points) with its header's count raised to 120,000, as a file
+/// whose header claims more points than it holds. Returns its path.
+fn laz_claiming_more(name: &str) -> PathBuf {
+    let mut b = std::fs::read(data_dir().join("autzen_trim.laz")).unwrap();
+    // LAS 1.2: legacy point count, u32 at header byte 107.
+    assert_eq!(u32::from_le_bytes(b[107..111].try_into().unwrap()), 110_000);
+    b[107..111].copy_from_slice(&120_000u32.to_le_bytes());
+    let path = std::env::temp_dir().join(format!("vizdeck-more-{}-{name}", std::process::id()));
+    std::fs::write(&path, b).unwrap();
+    path
+}
+
+/// A LAZ whose header claims 120,000 points but holds 110,000 gives its 110,000 points, the
+/// same as the true file read by the `las` crate (no phantom points at the origin), with a
+/// warning naming the file and both counts.
+#[test]
+fn a_laz_claiming_more_points_than_it_holds_gives_what_it_holds() {
+    let path = laz_claiming_more("summary.laz");
+    let truth = summarize(&data_dir().join("autzen_trim.laz"), 100_000).unwrap();
+    assert_eq!(truth.points, 110_000);
+    for batch in [100_000, 1 << 20] {
+        let s = summarize(&path, batch).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(s.points, 110_000, "batch {batch}");
+        assert_eq!(
+            (s.min, s.max, s.sum_raw),
+            (truth.min, truth.max, truth.sum_raw)
+        );
+        let w = s.warning.expect("a warning");
+        assert!(w.contains(&path.display().to_string()), "{w}");
+        assert!(w.contains("after 110000 of 120000 points"), "{w}");
+    }
+    let _ = std::fs::remove_file(&path);
+}

@@ -171,3 +171,145 @@ fn a_second_open_comes_from_the_cache_and_a_changed_file_is_indexed_again() {
     assert_eq!(names.len(), 1, "{names:?}");
     assert!(names[0].ends_with(".vzoct"), "{names:?}");
 }
+
+/// Names of the files in `dir`.
+fn files_in(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .map(|d| {
+            d.map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// A LAS whose scale is NaN is refused on decoding, naming the file and the field, and no cache
+/// is written (it used to be indexed into a cache whose JSON held `null`, and the error then
+/// named the cache).
+#[test]
+fn a_nan_scale_is_refused_before_any_cache_is_written() {
+    let cache = temp("nan-cache");
+    let dir = temp("nan-file");
+    let mut b = std::fs::read(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/pointcloud/simple.las"),
+    )
+    .unwrap();
+    // LAS header: the y scale factor, f64 at byte 139.
+    b[139..147].copy_from_slice(&f64::NAN.to_le_bytes());
+    let file = dir.join("nan.las");
+    std::fs::write(&file, b).unwrap();
+    let progress = Arc::new(Progress::default());
+    let p = progress.clone();
+    let e = open_or_index(&file, &options(&cache), &progress, |sink| {
+        vizdeck::pointcloud::decode::decode_las(&file, &p, sink)
+    })
+    .err()
+    .expect("refused");
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "point cloud '{}': the header's y scale factor is NaN (a scale factor must be a finite number above 0)",
+            file.display()
+        )
+    );
+    assert!(
+        files_in(&cache).iter().all(|n| !n.ends_with(".vzoct")),
+        "{:?}",
+        files_in(&cache)
+    );
+}
+
+/// A decoder that hands back non-finite bounds (JSON cannot hold them) gets an error naming the
+/// input, and no cache is written.
+#[test]
+fn non_finite_bounds_are_never_written_to_a_cache() {
+    let cache = temp("inf-cache");
+    let progress = Arc::new(Progress::default());
+    let p = progress.clone();
+    let file = autzen();
+    let e = open_or_index(&file, &options(&cache), &progress, |sink| {
+        let mut info = vizdeck::pointcloud::decode::decode_las(&file, &p, sink)?;
+        info.bounds.1[2] = f64::INFINITY;
+        Ok(info)
+    })
+    .err()
+    .expect("refused");
+    let text = e.to_string();
+    assert!(
+        text.starts_with(&format!(
+            "point cloud '{}': octree cache: not written",
+            file.display()
+        )),
+        "{text}"
+    );
+    assert!(!text.contains(".vzoct"), "{text}");
+    assert!(
+        files_in(&cache).iter().all(|n| !n.ends_with(".vzoct")),
+        "{:?}",
+        files_in(&cache)
+    );
+}
+
+/// A cache whose footer holds `null` where a number belongs (what a NaN scale used to write) is
+/// removed and the file indexed again: the open succeeds, from the file, and the new cache
+/// opens.
+#[test]
+fn a_broken_cache_is_replaced_not_reported() {
+    let cache = temp("broken-cache");
+    let dir = temp("broken-file");
+    let file = dir.join("autzen.laz");
+    std::fs::copy(autzen(), &file).unwrap();
+    let opts = options(&cache);
+    let (first, _, _) = open(&file, &opts);
+    let cache_file = first.path.clone();
+    drop(first);
+    // Footer: JSON, then table offset, JSON offset (u64 each) and the 8-byte magic.
+    let bytes = std::fs::read(&cache_file).unwrap();
+    let n = bytes.len();
+    let table_at = u64::from_le_bytes(bytes[n - 24..n - 16].try_into().unwrap());
+    let json_at = u64::from_le_bytes(bytes[n - 16..n - 8].try_into().unwrap()) as usize;
+    let mut footer: serde_json::Value = serde_json::from_slice(&bytes[json_at..n - 24]).unwrap();
+    footer["scale"] = serde_json::json!([null, null, null]);
+    let mut broken = bytes[..json_at].to_vec();
+    broken.extend_from_slice(&serde_json::to_vec(&footer).unwrap());
+    broken.extend_from_slice(&table_at.to_le_bytes());
+    broken.extend_from_slice(&(json_at as u64).to_le_bytes());
+    broken.extend_from_slice(&bytes[n - 8..]);
+    std::fs::write(&cache_file, &broken).unwrap();
+    assert!(
+        vizdeck::pointcloud::index::CachedSource::open(&cache_file)
+            .err()
+            .expect("broken")
+            .to_string()
+            .contains("invalid type: null")
+    );
+    let (second, hit, decoded) = open(&file, &opts);
+    assert!(!hit && decoded, "the broken cache was not indexed again");
+    assert_eq!(second.hierarchy().total_points(), 110_000);
+    assert!(vizdeck::pointcloud::index::CachedSource::open(&cache_file).is_ok());
+}
+
+/// The index of a LAZ whose header claims 120,000 points but holds 110,000 holds the 110,000
+/// points of the true file (none at the origin) and warns naming both counts.
+#[test]
+fn the_index_of_a_laz_claiming_more_points_holds_what_it_holds() {
+    let cache = temp("more-cache");
+    let dir = temp("more-file");
+    let mut b = std::fs::read(autzen()).unwrap();
+    // LAS 1.2: the point count, u32 at header byte 107.
+    b[107..111].copy_from_slice(&120_000u32.to_le_bytes());
+    let file = dir.join("more.laz");
+    std::fs::write(&file, b).unwrap();
+    let (source, _, _) = open(&file, &options(&cache));
+    assert_eq!(source.hierarchy().total_points(), 110_000);
+    let (lo, _) = source.info().bounds;
+    // The file's points (las crate, the true file) all lie far from the origin.
+    let d = las::Reader::from_path(autzen())
+        .unwrap()
+        .read_all()
+        .unwrap();
+    let min_x = d.x().fold(f64::INFINITY, f64::min);
+    assert_eq!(lo[0], min_x);
+    let w = source.info().warning.clone().expect("a warning");
+    assert!(w.contains(&file.display().to_string()), "{w}");
+    assert!(w.contains("after 110000 of 120000 points"), "{w}");
+}

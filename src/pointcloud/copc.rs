@@ -1,10 +1,17 @@
 //! COPC files (`.copc.laz`: a LAZ whose chunks are the nodes of an octree, with the hierarchy in
-//! an extended VLR; <https://copc.io>), read node by node through the `las` crate's
-//! `CopcReader`, so nothing is converted: the file's own hierarchy is the octree.
+//! an extended VLR; <https://copc.io>), read node by node, so nothing is converted: the file's
+//! own hierarchy is the octree. The header comes from the `las` crate, the hierarchy pages
+//! from [`super::copc_pages`] (pages in any order, which the `las` crate's `CopcReader`
+//! refuses), each node's LAZ chunk from the `laz` crate's decoder, as `CopcReader` decodes it.
 
+use std::io::Seek;
 use std::path::Path;
 
-use super::file::{LasInfo, PointBatch, PointCloudError, one_line, open_error};
+use laz::record::{LayeredPointRecordDecompressor, RecordDecompressor};
+
+use super::copc_pages::{PageEntry, read_pages, root_page};
+use super::file::{LasInfo, PointBatch, PointCloudError, check_layout, one_line, open_error};
+use super::laz_guard::guarded;
 use super::source::{
     Hierarchy, NO_COLOR, NodeData, NodeMeta, NodeSource, SourceInfo, attribute_word, rgba_of,
 };
@@ -28,13 +35,15 @@ pub struct CopcNode {
 /// An open COPC file.
 pub struct CopcFile {
     info: LasInfo,
+    header: las::Header,
     /// Spacing between points at the root (halved at every level), file units.
     spacing: f64,
-    nodes: Vec<(CopcNode, las::copc::Entry)>,
-    reader: las::CopcReader<'static, Box<dyn ReadSeek>>,
+    nodes: Vec<(CopcNode, PageEntry)>,
+    /// The LAZ chunk decoder over the file (reset at every node: each node is one chunk).
+    decompressor: LayeredPointRecordDecompressor<'static, Box<dyn ReadSeek>>,
 }
 
-/// What a COPC file is read through: a local file or an HTTP range reader.
+/// What a COPC file is read through: a local file, an HTTP range reader, bytes in memory.
 pub trait ReadSeek: std::io::Read + std::io::Seek + Send {}
 impl<T: std::io::Read + std::io::Seek + Send> ReadSeek for T {}
 
@@ -63,7 +72,8 @@ impl CopcFile {
     /// # Errors
     ///
     /// As [`super::LasFile::open`]; [`PointCloudError::NotLas`] also for a LAS/LAZ file without
-    /// the COPC records and for a hierarchy that does not parse (a broken page).
+    /// the COPC records; [`PointCloudError::BrokenHierarchy`] for a hierarchy that does not
+    /// hold together ([`read_pages`]; nodes whose counts do not add up to the header's).
     pub fn open(path: &Path) -> Result<CopcFile, PointCloudError> {
         CopcFile::open_origin(&Origin::Path(path.to_path_buf()))
     }
@@ -88,52 +98,67 @@ impl CopcFile {
             }
             Origin::Http(f) => (Box::new(super::http::RangeReader::new(f.clone())), f.len()),
         };
-        let reader = las::CopcReader::new(read).map_err(|e| open_error(path, e))?;
-        let header = reader.header();
-        let info = LasInfo::from_header(path, header);
+        CopcFile::from_reader(read, file_len, path)
+    }
+
+    /// Reads a COPC file of `file_len` bytes from `read` (a file, a range reader, bytes in a
+    /// [`std::io::Cursor`]), naming it `path` in messages: what
+    /// [`open_origin`](CopcFile::open_origin) runs on the opened file. The hierarchy pages are
+    /// read wherever they lie ([`read_pages`]).
+    ///
+    /// # Errors
+    ///
+    /// As [`open`](CopcFile::open).
+    pub fn from_reader(
+        mut read: Box<dyn ReadSeek>,
+        file_len: u64,
+        path: &Path,
+    ) -> Result<CopcFile, PointCloudError> {
+        check_layout(&mut read, file_len, path)?;
+        read.seek(std::io::SeekFrom::Start(0))
+            .map_err(|source| PointCloudError::Io {
+                path: path.to_path_buf(),
+                source,
+            })?;
+        let header = las::Header::new(&mut read).map_err(|e| open_error(path, e))?;
+        let info = LasInfo::from_header(path, &header)?;
+        let not_copc = |reason: &str| PointCloudError::NotLas {
+            path: path.to_path_buf(),
+            reason: reason.to_string(),
+        };
         let copc = header
             .copc_info_vlr()
-            .ok_or_else(|| PointCloudError::NotLas {
-                path: path.to_path_buf(),
-                reason: "no COPC info record".to_string(),
-            })?;
+            .ok_or_else(|| not_copc("no COPC info record"))?;
+        let root = header
+            .vlrs()
+            .iter()
+            .find(|v| v.is_copc_info())
+            .and_then(|v| root_page(&v.data))
+            .ok_or_else(|| not_copc("no COPC info record"))?;
+        let items = header
+            .laz_vlr()
+            .map_err(|e| not_copc(&format!("no LAZ record: {}", one_line(&e))))?;
         let broken = |reason: String| PointCloudError::BrokenHierarchy {
             path: path.to_path_buf(),
-            reason,
+            reason: crate::text::one_line(&reason),
         };
-        let mut nodes: Vec<(CopcNode, las::copc::Entry)> = Vec::new();
-        for e in reader.hierarchy_entries() {
-            let k = e.key;
-            let name = format!("node {}-{}-{}-{}", k.l, k.x, k.y, k.z);
-            let side = 1i64 << k.l.clamp(0, 62);
-            let in_grid = [k.x, k.y, k.z]
-                .iter()
-                .all(|&v| v >= 0 && i64::from(v) < side);
-            if k.l < 0 || k.l > 30 || !in_grid {
-                return Err(broken(format!("{name}: the key is outside the octree")));
-            }
-            if e.point_count < -1 {
-                return Err(broken(format!("{name}: point count {}", e.point_count)));
-            }
-            if e.point_count > 0
-                && (e.byte_size <= 0 || e.offset.saturating_add(e.byte_size as u64) > file_len)
-            {
-                return Err(broken(format!(
-                    "{name}: its data ({} bytes at {}) lies outside the file of {file_len} bytes",
-                    e.byte_size, e.offset
-                )));
-            }
-            if e.point_count <= 0 {
-                continue;
-            }
-            let b = k.bounds(&copc);
+        let entries = read_pages(&mut read, root, file_len).map_err(broken)?;
+        let mut nodes: Vec<(CopcNode, PageEntry)> = Vec::new();
+        let centre = [copc.center_x, copc.center_y, copc.center_z];
+        let root_min = centre.map(|c| c - copc.halfsize);
+        let root_size = centre.map(|c| (c + copc.halfsize) - (c - copc.halfsize));
+        for e in entries.into_iter().filter(|e| e.point_count > 0) {
+            // The node's cube as `las::copc::VoxelKey::bounds` computes it, to the bit.
+            let cells = f64::from(1i32 << e.level);
+            let min: [f64; 3] =
+                std::array::from_fn(|k| root_min[k] + root_size[k] / cells * f64::from(e.cell[k]));
             nodes.push((
                 CopcNode {
-                    level: k.l as u32,
-                    cell: [k.x, k.y, k.z].map(|v| v.max(0) as u32),
+                    level: e.level as u32,
+                    cell: e.cell.map(|v| v as u32),
                     points: e.point_count as u64,
-                    min: [b.min.x, b.min.y, b.min.z],
-                    side: b.max.x - b.min.x,
+                    min,
+                    side: (min[0] + root_size[0] / cells) - min[0],
                 },
                 e,
             ));
@@ -146,11 +171,16 @@ impl CopcFile {
             )));
         }
         nodes.sort_by_key(|(n, _)| (n.level, n.cell[2], n.cell[1], n.cell[0]));
+        let mut decompressor = LayeredPointRecordDecompressor::new(read);
+        decompressor
+            .set_fields_from(items.items())
+            .map_err(|e| not_copc(&format!("LAZ record: {}", one_line(&e))))?;
         Ok(CopcFile {
             info,
+            header,
             spacing: copc.spacing,
             nodes,
-            reader,
+            decompressor,
         })
     }
 
@@ -180,22 +210,32 @@ impl CopcFile {
         let Some((node, entry)) = self.nodes.get(i) else {
             return Ok(PointBatch::default());
         };
-        let data = self
-            .reader
-            .read_entry(entry)
-            .map_err(|e| PointCloudError::Truncated {
-                path: self.info.path.clone(),
-                read: 0,
-                expected: node.points,
-                reason: format!(
-                    "node {}-{}-{}-{}: {}",
-                    node.level,
-                    node.cell[0],
-                    node.cell[1],
-                    node.cell[2],
-                    one_line(&e)
-                ),
-            })?;
+        let broke = |reason: String| PointCloudError::Truncated {
+            path: self.info.path.clone(),
+            read: 0,
+            expected: node.points,
+            reason: format!(
+                "node {}-{}-{}-{}: {}",
+                node.level, node.cell[0], node.cell[1], node.cell[2], reason
+            ),
+        };
+        let record_len = usize::from(self.header.point_format().len());
+        let mut bytes = vec![0u8; node.points as usize * record_len];
+        let items = self.header.laz_vlr().map_err(|e| broke(one_line(&e)))?;
+        let d = &mut self.decompressor;
+        d.get_mut()
+            .seek(std::io::SeekFrom::Start(entry.offset))
+            .map_err(|e| broke(one_line(&e)))?;
+        d.reset();
+        d.set_fields_from(items.items())
+            .map_err(|e| broke(one_line(&e)))?;
+        guarded(|| d.decompress_many(&mut bytes))
+            .map_err(broke)?
+            .map_err(|e| broke(one_line(&e)))?;
+        let data = las::PointDataBuilder::new()
+            .for_header(&self.header)
+            .build_from_bytes(bytes)
+            .map_err(|e| broke(one_line(&e)))?;
         Ok(PointBatch::from_data(&data, &self.info))
     }
 }

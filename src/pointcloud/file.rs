@@ -8,6 +8,8 @@
 
 use std::path::{Path, PathBuf};
 
+use super::laz_guard::guarded;
+
 /// Why a point-cloud file cannot be read. Every message names the file.
 #[derive(Debug, thiserror::Error)]
 pub enum PointCloudError {
@@ -61,6 +63,29 @@ pub enum PointCloudError {
         /// The file.
         path: PathBuf,
         /// What the reader said.
+        reason: String,
+    },
+    /// A header field whose value makes the coordinates meaningless: a scale factor that is 0,
+    /// negative, NaN or infinite, an offset that is not finite, or a scale and offset that put
+    /// the integers' range beyond f64 (LAS 1.4 R15, §2.4: coordinate = integer · scale + offset).
+    #[error("point cloud '{path}': the header's {field} is {value:?} ({expected})")]
+    BadHeaderField {
+        /// The file.
+        path: PathBuf,
+        /// The field, as the specification names it ("x scale factor", "z offset").
+        field: String,
+        /// Its value.
+        value: f64,
+        /// What it must be.
+        expected: &'static str,
+    },
+    /// The octree cache of a file cannot be written or read back (a cache that cannot be read
+    /// back is removed; the next open indexes the file again).
+    #[error("point cloud '{path}': octree cache: {reason}")]
+    Cache {
+        /// The input file (not the cache).
+        path: PathBuf,
+        /// What went wrong, naming the cache file where there is one.
         reason: String,
     },
     /// The file holds no point (its header may say 0, or announce points that are not there).
@@ -117,8 +142,17 @@ pub struct LasInfo {
 }
 
 impl LasInfo {
-    /// The facts of header `h` of the file at `path`.
-    pub(super) fn from_header(path: &Path, h: &las::Header) -> LasInfo {
+    /// The facts of header `h` of the file at `path`, after [`check_transforms`].
+    ///
+    /// # Errors
+    ///
+    /// [`PointCloudError::BadHeaderField`] as [`check_transforms`].
+    pub(super) fn from_header(path: &Path, h: &las::Header) -> Result<LasInfo, PointCloudError> {
+        check_transforms(path, h.transforms())?;
+        Ok(LasInfo::from_checked_header(path, h))
+    }
+
+    fn from_checked_header(path: &Path, h: &las::Header) -> LasInfo {
         let format = h.point_format();
         let t = h.transforms();
         let b = h.bounds();
@@ -138,6 +172,51 @@ impl LasInfo {
             copc: h.copc_info_vlr().is_some(),
         }
     }
+}
+
+/// Refuses a header whose scale or offset makes coordinates meaningless: every scale factor
+/// must be finite and above 0, every offset finite, and `i32::MIN · scale + offset` finite
+/// (the file's integers then all map to finite f64 coordinates). Scale 0 would put every point
+/// on the offset; NaN, infinite or negative values have no meaning in LAS 1.4 R15 §2.4.
+///
+/// # Errors
+///
+/// [`PointCloudError::BadHeaderField`] naming the file and the first bad field.
+pub fn check_transforms(
+    path: &Path,
+    t: &las::Vector<las::Transform>,
+) -> Result<(), PointCloudError> {
+    let bad = |field: String, value: f64, expected: &'static str| {
+        Err(PointCloudError::BadHeaderField {
+            path: path.to_path_buf(),
+            field,
+            value,
+            expected,
+        })
+    };
+    for (axis, tr) in [("x", &t.x), ("y", &t.y), ("z", &t.z)] {
+        if !(tr.scale.is_finite() && tr.scale > 0.0) {
+            let field = format!("{axis} scale factor");
+            return bad(
+                field,
+                tr.scale,
+                "a scale factor must be a finite number above 0",
+            );
+        }
+        if !tr.offset.is_finite() {
+            let field = format!("{axis} offset");
+            return bad(field, tr.offset, "an offset must be a finite number");
+        }
+        if !(f64::from(i32::MIN) * tr.scale - tr.offset.abs()).is_finite() {
+            let field = format!("{axis} scale factor");
+            return bad(
+                field,
+                tr.scale,
+                "with its offset it puts coordinates beyond f64",
+            );
+        }
+    }
+    Ok(())
 }
 
 /// A batch of decoded points, as arrays of one attribute each (all of the same length).
@@ -202,6 +281,8 @@ pub struct LasFile {
     reader: las::Reader,
     data: las::PointData,
     read: u64,
+    /// Point records the data holds ([`super::held::points_held`]), when known.
+    held: Option<u64>,
     failed: bool,
 }
 
@@ -227,24 +308,58 @@ impl LasFile {
             path: path.to_path_buf(),
             source,
         })?;
+        LasFile::from_reader(std::io::BufReader::new(file), path, parallel)
+    }
+
+    /// Reads a LAS/LAZ file from `read` (a file, or bytes in a [`std::io::Cursor`]), naming it
+    /// `path` in messages: what [`open_with`](LasFile::open_with) runs on the opened file.
+    ///
+    /// # Errors
+    ///
+    /// As [`open`](LasFile::open); [`PointCloudError::BadHeaderField`] as
+    /// [`check_transforms`].
+    pub fn from_reader<R>(read: R, path: &Path, parallel: bool) -> Result<LasFile, PointCloudError>
+    where
+        R: std::io::Read + std::io::Seek + Send + Sync + 'static,
+    {
         let laz = if parallel {
             las::LazParallelism::Yes
         } else {
             las::LazParallelism::No
         };
-        let reader = las::Reader::with_options(
-            std::io::BufReader::new(file),
-            las::ReaderOptions::default().with_laz_parallelism(laz),
-        )
-        .map_err(|e| open_error(path, e))?;
-        let h = reader.header();
-        let info = LasInfo::from_header(path, h);
-        let data = las::PointDataBuilder::new().for_header(h).build();
+        let mut read = read;
+        let io = |source| PointCloudError::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        let file_len = read.seek(std::io::SeekFrom::End(0)).map_err(io)?;
+        check_layout(&mut read, file_len, path)?;
+        read.seek(std::io::SeekFrom::Start(0)).map_err(io)?;
+        let header = las::Header::new(&mut read).map_err(|e| open_error(path, e))?;
+        let info = LasInfo::from_header(path, &header)?;
+        let held = super::held::points_held(&mut read, &header, file_len).map_err(|reason| {
+            PointCloudError::NotLas {
+                path: path.to_path_buf(),
+                reason: crate::text::one_line(&reason),
+            }
+        })?;
+        read.seek(std::io::SeekFrom::Start(0)).map_err(io)?;
+        let options = las::ReaderOptions::default().with_laz_parallelism(laz);
+        let reader = guarded(|| las::Reader::with_options(read, options))
+            .map_err(|reason| PointCloudError::NotLas {
+                path: path.to_path_buf(),
+                reason,
+            })?
+            .map_err(|e| open_error(path, e))?;
+        let data = las::PointDataBuilder::new()
+            .for_header(reader.header())
+            .build();
         Ok(LasFile {
             info,
             reader,
             data,
             read: 0,
+            held,
             failed: false,
         })
     }
@@ -258,8 +373,10 @@ impl LasFile {
     ///
     /// # Errors
     ///
-    /// [`PointCloudError::Truncated`] when the data ends or breaks before the header's count
-    /// (the batches before it stay valid; later calls return `None`).
+    /// [`PointCloudError::Truncated`] when the data ends or breaks before the header's count,
+    /// naming both counts (the batches before it stay valid; later calls return `None`). A
+    /// header that claims more points than the data holds ([`super::held`]) gives the points
+    /// held, then this error.
     pub fn next_batch(&mut self, max: usize) -> Result<Option<PointBatch>, PointCloudError> {
         Ok(self
             .fill(max)?
@@ -285,20 +402,44 @@ impl LasFile {
 
     /// Decodes the next batch of at most `max` points into `self.data`; false at the end.
     fn fill(&mut self, max: usize) -> Result<bool, PointCloudError> {
-        let left = self.info.header_points.saturating_sub(self.read);
-        if self.failed || left == 0 {
+        let limit = self
+            .held
+            .map_or(self.info.header_points, |h| h.min(self.info.header_points));
+        let left = limit.saturating_sub(self.read);
+        if self.failed {
             return Ok(false);
+        }
+        if left == 0 {
+            if self.read >= self.info.header_points {
+                return Ok(false);
+            }
+            // The header claims more than the data holds: the points read are all there is.
+            self.failed = true;
+            let what = if self.info.compressed {
+                "its LAZ chunks"
+            } else {
+                "its point records"
+            };
+            return Err(self.truncated(format!(
+                "{what} hold {limit}, the header claims {}",
+                self.info.header_points
+            )));
         }
         let mut n = left.min(max.max(1) as u64);
         // A batch that breaks part-way is read again in halves, so the points before the break
         // are kept (the break itself is reported by the call that reaches it).
         let got = loop {
-            match self.reader.fill_points(n, &mut self.data) {
+            let (reader, data) = (&mut self.reader, &mut self.data);
+            let filled =
+                guarded(|| reader.fill_points(n, data)).and_then(|r| r.map_err(|e| one_line(&e)));
+            match filled {
                 Ok(got) => break got,
-                Err(_) if n > 1 && self.reader.seek(self.read).is_ok() => n /= 2,
+                Err(_) if n > 1 && guarded(|| reader.seek(self.read)).is_ok_and(|r| r.is_ok()) => {
+                    n /= 2
+                }
                 Err(e) => {
                     self.failed = true;
-                    return Err(self.truncated(one_line(&e)));
+                    return Err(self.truncated(e));
                 }
             }
         };
@@ -318,6 +459,19 @@ impl LasFile {
             reason,
         }
     }
+}
+
+/// [`super::held::check_layout`] as the error to show: the file ends before what its header
+/// describes.
+pub(super) fn check_layout<R: std::io::Read + std::io::Seek>(
+    read: &mut R,
+    file_len: u64,
+    path: &Path,
+) -> Result<(), PointCloudError> {
+    super::held::check_layout(read, file_len).map_err(|reason| PointCloudError::EndsEarly {
+        path: path.to_path_buf(),
+        reason: crate::text::one_line(&reason),
+    })
 }
 
 /// `e`, from opening `path`, as the error to show: the data ran out, an I/O error, or not a file

@@ -262,7 +262,10 @@ impl DataWriter {
 /// # Errors
 ///
 /// What `decode` returns; [`PointCloudError::NoPoints`] for a file without points;
-/// [`PointCloudError::Io`] naming the cache when it cannot be written.
+/// [`PointCloudError::Io`] naming the cache when it cannot be written;
+/// [`PointCloudError::Cache`] naming the input when the points' bounds are not finite (no
+/// cache is written) or the cache written cannot be read back (it is removed). A cache that
+/// does not open is removed and the file indexed again.
 pub fn open_or_index(
     path: &Path,
     opts: &IndexOptions,
@@ -273,10 +276,14 @@ pub fn open_or_index(
 ) -> Result<(CachedSource, bool), PointCloudError> {
     let fp = fingerprint(path)?;
     let target = cache_file(&opts.cache_dir, &fp);
-    if let Ok(source) = CachedSource::open(&target)
-        && source.fingerprint == fp
-    {
-        return Ok((source, true));
+    match CachedSource::open(&target) {
+        Ok(source) if source.fingerprint == fp => return Ok((source, true)),
+        // Stale (the file changed): indexed again below, the new cache replaces it.
+        Ok(_) => {}
+        // Damaged or of another version: removed, so it never stands in for the file.
+        Err(_) => {
+            let _ = std::fs::remove_file(&target);
+        }
     }
     let cache_io = |source| PointCloudError::Io {
         path: target.clone(),
@@ -287,8 +294,18 @@ pub fn open_or_index(
     let result = index_into(path, &fp, &target, &work, opts, progress, decode);
     let _ = std::fs::remove_dir_all(&work);
     result?;
-    let source = CachedSource::open(&target)?;
-    Ok((source, false))
+    // A cache that cannot be read back is removed, and the error names the input: what the
+    // user opened, not a file they never saw.
+    match CachedSource::open(&target) {
+        Ok(source) => Ok((source, false)),
+        Err(e) => {
+            let _ = std::fs::remove_file(&target);
+            Err(PointCloudError::Cache {
+                path: path.to_path_buf(),
+                reason: format!("it could not be read back (removed): {e}"),
+            })
+        }
+    }
 }
 
 fn tempdir(parent: &Path) -> std::io::Result<PathBuf> {
@@ -341,6 +358,17 @@ fn index_into(
     }
     let build_start = Instant::now();
     let (lo, hi) = info.bounds;
+    // JSON has no NaN or infinity: refused here, before any cache is written.
+    let finite = |v: &[f64; 3]| v.iter().all(|x| x.is_finite());
+    if !(finite(&lo) && finite(&hi) && finite(&info.scale)) {
+        return Err(PointCloudError::Cache {
+            path: path.to_path_buf(),
+            reason: format!(
+                "not written: the points' bounds {lo:?}..{hi:?} or scale {:?} are not finite",
+                info.scale
+            ),
+        });
+    }
     let side = (0..3).map(|k| hi[k] - lo[k]).fold(1e-9, f64::max);
     let cube = (lo, side);
     // 2. Count.

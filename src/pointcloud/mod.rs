@@ -15,8 +15,10 @@
 //!
 //! - `file.rs`: LAS 1.0–1.4 and LAZ through the `las` crate (its `laz` feature), in batches of
 //!   points kept as the file's integers and their f64 file coordinates, plus a one-pass summary
-//!   (count, bounds from the points, per-class counts);
-//! - `copc.rs`: COPC files node by node through their own hierarchy;
+//!   (count, bounds from the points, per-class counts); `held.rs`: how many points the data
+//!   holds when the header claims more; `laz_guard.rs`: the LAZ decoder's panics as errors;
+//! - `copc.rs`: COPC files node by node through their own hierarchy (`copc_pages.rs`: its
+//!   pages, read in any order);
 //! - `octree.rs`: the octree of a file without one (PotreeConverter 2.0's scheme: inner nodes
 //!   hold a spatially even subsample, every point in exactly one node);
 //! - `bench.rs`: `vizdeck bench --kernels pointcloud`, the rasterizer against point primitives;
@@ -29,10 +31,13 @@ pub mod bench;
 pub mod cache;
 pub mod camera;
 pub mod copc;
+pub mod copc_pages;
 pub mod decode;
 pub mod file;
+pub mod held;
 pub mod http;
 pub mod index;
+pub mod laz_guard;
 pub mod loader;
 pub mod lod;
 pub mod octree;

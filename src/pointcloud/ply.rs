@@ -119,6 +119,15 @@ pub fn vertex_count(path: &Path) -> Result<usize, PointCloudError> {
     count_in(path, &mut reader)
 }
 
+/// [`vertex_count`] of a PLY file read from `read`, named `path` in messages.
+///
+/// # Errors
+///
+/// As [`vertex_count`].
+pub fn vertex_count_from<T: BufRead>(read: T, path: &Path) -> Result<usize, PointCloudError> {
+    count_in(path, &mut Reader::new(read))
+}
+
 fn count_in<T: BufRead>(path: &Path, reader: &mut Reader<T>) -> Result<usize, PointCloudError> {
     let header = Parser::<Skip>::new()
         .read_header(reader)
@@ -144,7 +153,26 @@ pub fn decode(
     progress: &Arc<Progress>,
     sink: &mut dyn FnMut(&[Record]) -> std::io::Result<()>,
 ) -> Result<SourceInfo, PointCloudError> {
-    let mut reader = open_reader(path)?;
+    let file = std::fs::File::open(path).map_err(|source| PointCloudError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    decode_from(std::io::BufReader::new(file), path, progress, sink)
+}
+
+/// [`decode`] on a PLY file read from `read` (a file, or bytes), named `path` in messages: what
+/// [`decode`] runs on the opened file.
+///
+/// # Errors
+///
+/// As [`decode`].
+pub fn decode_from<T: BufRead>(
+    read: T,
+    path: &Path,
+    progress: &Arc<Progress>,
+    sink: &mut dyn FnMut(&[Record]) -> std::io::Result<()>,
+) -> Result<SourceInfo, PointCloudError> {
+    let mut reader = Reader::new(read);
     let vertex_parser = Parser::<Vertex>::new();
     let header = vertex_parser
         .read_header(&mut reader)

@@ -1,0 +1,8 @@
+//! Fuzz target: `vizdeck::fuzzing::las_file` (the loader and its invariant checks).
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    vizdeck::fuzzing::las_file(data);
+});

@@ -1,0 +1,201 @@
+//! How many point records a LAS/LAZ file's data holds, which may be fewer than its header
+//! claims (a file cut short, a writer that set the count before it ran out).
+//!
+//! - LAS: the records between the offset to point data and the end of the point data (the
+//!   first EVLR of a LAS 1.4 file, else the end of the file), whole records only.
+//! - LAZ: what the chunk table lists (LASzip: an i64 offset to the table right at the start of
+//!   the point data; the table holds per chunk its byte count and, for variable-size chunks,
+//!   its point count). With fixed-size chunks the last chunk's count is not stored: it is found
+//!   by decoding that chunk until its bytes run out, as the `laz` crate's parallel decoder does
+//!   (only when the header's count reaches into the last chunk).
+//!
+//! The `las` crate trusts the header: its LAZ reader fills what the data lacks with zeros
+//! (phantom points at the offset), its LAS reader reads EVLR bytes as points. [`LasFile`]
+//! reads no more than [`points_held`] and reports the difference.
+//!
+//! [`LasFile`]: super::LasFile
+
+use std::io::{Read, Seek, SeekFrom};
+
+use laz::laszip::{ChunkTable, LazVlr};
+use laz::record::{RecordDecompressor, SequentialPointRecordDecompressor};
+
+use super::laz_guard::guarded;
+
+/// Refuses what the `las` crate (0.11) would read blindly from the header of the file in `read`
+/// (`file_len` bytes): a point count whose records' end overflows u64 (its
+/// `offset_to_end_of_points` multiplies unchecked), and a first EVLR longer than the file (it
+/// allocates and zero-fills the length the file states before reading: 183 GB for a garbled
+/// one). A header that does not parse passes (the `las` crate says why).
+///
+/// # Errors
+///
+/// A one-line reason.
+pub fn check_layout<R: Read + Seek>(read: &mut R, file_len: u64) -> Result<(), String> {
+    read.seek(SeekFrom::Start(0)).map_err(|e| e.to_string())?;
+    let Ok(raw) = las::raw::Header::read_from(&mut *read) else {
+        return Ok(());
+    };
+    // LAS 1.4 R15 §2.4: a non-zero legacy count is the one to use.
+    let count = match (raw.number_of_point_records, raw.large_file) {
+        (0, Some(large)) => large.number_of_point_records,
+        (legacy, _) => u64::from(legacy),
+    };
+    let end = count
+        .checked_mul(u64::from(raw.point_data_record_length))
+        .and_then(|b| b.checked_add(u64::from(raw.offset_to_point_data)));
+    if end.is_none() {
+        return Err(format!(
+            "the header's point count {count} of {}-byte records is beyond any file",
+            raw.point_data_record_length
+        ));
+    }
+    if let Some(evlr) = raw.evlr
+        && let Some(length_at) = evlr.start_of_first_evlr.checked_add(20)
+        && length_at.checked_add(8).is_some_and(|end| end <= file_len)
+    {
+        let mut b = [0u8; 8];
+        read.seek(SeekFrom::Start(length_at))
+            .and_then(|_| read.read_exact(&mut b))
+            .map_err(|e| e.to_string())?;
+        let length = u64::from_le_bytes(b);
+        let room = file_len.saturating_sub(evlr.start_of_first_evlr.saturating_add(60));
+        if length > room {
+            return Err(format!(
+                "the extended VLR at byte {} claims {length} bytes, {room} follow it",
+                evlr.start_of_first_evlr
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Point records the data of the file in `read` (`file_len` bytes, header `header`) holds, or
+/// `None` when that cannot be told (a LAZ without a chunk table: the decoder finds the end).
+///
+/// # Errors
+///
+/// A one-line reason when the chunk table cannot hold together (more chunks than bytes, a
+/// table that does not decode): the file is broken.
+pub fn points_held<R: Read + Seek>(
+    read: &mut R,
+    header: &las::Header,
+    file_len: u64,
+) -> Result<Option<u64>, String> {
+    read.seek(SeekFrom::Start(0)).map_err(|e| e.to_string())?;
+    let raw = las::raw::Header::read_from(&mut *read).map_err(|e| e.to_string())?;
+    let start = u64::from(raw.offset_to_point_data);
+    let end = raw
+        .evlr
+        .map(|e| e.start_of_first_evlr)
+        .filter(|&e| e >= start && e <= file_len)
+        .unwrap_or(file_len);
+    let format = header.point_format();
+    if !format.is_compressed {
+        let record = u64::from(format.len()).max(1);
+        return Ok(Some(end.saturating_sub(start) / record));
+    }
+    let Ok(vlr) = header.laz_vlr() else {
+        return Ok(None);
+    };
+    read.seek(SeekFrom::Start(start))
+        .map_err(|e| e.to_string())?;
+    let mut offset = [0u8; 8];
+    if read.read_exact(&mut offset).is_err() {
+        return Ok(None);
+    }
+    let mut table_at = i64::from_le_bytes(offset);
+    let data_start = start + 8;
+    if table_at <= start as i64 && file_len >= 8 {
+        // A writer that could not seek back stores the offset in the last 8 bytes instead.
+        read.seek(SeekFrom::Start(file_len - 8))
+            .map_err(|e| e.to_string())?;
+        read.read_exact(&mut offset).map_err(|e| e.to_string())?;
+        table_at = i64::from_le_bytes(offset);
+    }
+    if table_at <= start as i64 || table_at as u64 > file_len.saturating_sub(8) {
+        // No chunk table: the decoder finds the end of the data itself.
+        return Ok(None);
+    }
+    let table_at = table_at as u64;
+    read.seek(SeekFrom::Start(table_at + 4))
+        .map_err(|e| e.to_string())?;
+    let mut n = [0u8; 4];
+    read.read_exact(&mut n).map_err(|e| e.to_string())?;
+    let chunks = u64::from(u32::from_le_bytes(n));
+    // Every chunk holds at least one byte before the table.
+    if chunks > table_at.saturating_sub(data_start) {
+        return Err(format!(
+            "the LAZ chunk table lists {chunks} chunks in {} bytes of data",
+            table_at.saturating_sub(data_start)
+        ));
+    }
+    read.seek(SeekFrom::Start(start))
+        .map_err(|e| e.to_string())?;
+    let table = guarded(|| ChunkTable::read_from(&mut *read, &vlr))?
+        .map_err(|e| format!("the LAZ chunk table does not decode: {e}"))?;
+    let entries = table.as_ref();
+    let Some(last) = entries.last() else {
+        return Ok(Some(0));
+    };
+    let mut before_last = 0u64;
+    let mut last_at = data_start;
+    for e in &entries[..entries.len() - 1] {
+        before_last = before_last.saturating_add(e.point_count);
+        last_at = last_at.saturating_add(e.byte_count);
+    }
+    if vlr.uses_variable_size_chunks() {
+        return Ok(Some(before_last.saturating_add(last.point_count)));
+    }
+    if header.number_of_points() <= before_last {
+        return Ok(Some(before_last));
+    }
+    let last_bytes = last.byte_count.min(table_at.saturating_sub(last_at));
+    // Only whether the last chunk reaches the header's count matters.
+    let most = last
+        .point_count
+        .min(header.number_of_points() - before_last);
+    let in_last = last_chunk_points(read, &vlr, last_at, last_bytes, most);
+    Ok(Some(before_last.saturating_add(in_last)))
+}
+
+/// Points in the fixed-size chunk of `bytes` bytes at `at` (at most `most`): decoded until
+/// its bytes run out. A chunk that breaks counts the points before the break.
+fn last_chunk_points<R: Read + Seek>(
+    read: &mut R,
+    vlr: &LazVlr,
+    at: u64,
+    bytes: u64,
+    most: u64,
+) -> u64 {
+    let mut chunk = vec![0u8; bytes as usize];
+    if read
+        .seek(SeekFrom::Start(at))
+        .and_then(|_| read.read_exact(&mut chunk))
+        .is_err()
+    {
+        return 0;
+    }
+    // Item versions 3 and 4 are LAZ 1.4's layered chunks (the `laz` crate's own test): each
+    // starts with its point count (u32), read as it is (decoding would first allocate the
+    // layers at the sizes the chunk states).
+    if vlr.items().first().is_some_and(|i| i.version() >= 3) {
+        let count = chunk
+            .get(..4)
+            .map_or(0, |b| u32::from_le_bytes(b.try_into().unwrap_or_default()));
+        return u64::from(count).min(most);
+    }
+    let src = std::io::Cursor::new(chunk);
+    let mut decoder = SequentialPointRecordDecompressor::new(src);
+    if decoder.set_fields_from(vlr.items()).is_err() {
+        return 0;
+    }
+    let size = decoder.record_size().max(1);
+    let mut point = vec![0u8; size];
+    let mut n = 0;
+    // A chunk that breaks the decoder counts the points before the break.
+    while n < most && guarded(|| decoder.decompress_next(&mut point)).is_ok_and(|r| r.is_ok()) {
+        n += 1;
+    }
+    n
+}
