@@ -315,3 +315,21 @@ fn a_clamped_value_in_a_row_without_time_is_not_counted() {
         "../fuzz/corpus/arrow_ipc/crash-clamp-in-row-without-time"
     ));
 }
+
+/// parquet_file, crash 3 (minimised, `fuzz/corpus/parquet_file/crash-line-break-in-field-name`):
+/// the parquet crate's error quoted a field name holding a carriage return (`tk\re`), so the
+/// error naming the file was two lines. Columnar errors are now made one line.
+#[test]
+fn parquet_error_quoting_a_field_name_is_one_line() {
+    let bytes = include_bytes!("../fuzz/corpus/parquet_file/crash-line-break-in-field-name");
+    let err = vizdeck::series::open_columnar_bytes(bytes, "x.parquet")
+        .err()
+        .expect("the schemas disagree")
+        .to_string();
+    assert!(
+        err.starts_with("series file 'x.parquet': not a readable Parquet file: ")
+            && !err.contains('\n')
+            && !err.contains('\r'),
+        "{err:?}"
+    );
+}

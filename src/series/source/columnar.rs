@@ -254,6 +254,8 @@ fn plan(schema: &Schema, shown: &str, fmt: ColumnarFormat) -> Result<Plan, Serie
 
 /// A one-line error about file `shown` (`series file '…': problem`).
 fn invalid(shown: &str, problem: String) -> SeriesError {
+    // The decoders quote names from the file (field names), which may hold line breaks.
+    let problem = crate::text::one_line(&problem);
     SeriesError::Io {
         path: shown.to_string(),
         source: std::io::Error::new(std::io::ErrorKind::InvalidData, problem),
@@ -379,7 +381,7 @@ fn open_parquet<R: ParquetInput>(
     let mut cols: Vec<usize> = plan.values.iter().map(|&(c, _)| c).collect();
     cols.push(plan.time);
     let mask = ProjectionMask::roots(meta.parquet_schema(), cols);
-    let mut batches = RowGroups {
+    let batches = RowGroups {
         file,
         meta,
         mask,
@@ -485,9 +487,9 @@ fn open_ipc<R: Read + Seek + Send + 'static>(
     };
     let bad = |e: String| invalid(shown, format!("{what}: {e}"));
     // The reader's constructor, guarded (it reads the dictionaries of a file).
-    let open = |r: Result<Result<_, arrow_schema::ArrowError>, String>| {
-        r.and_then(|r| r.map_err(|e| e.to_string())).map_err(bad)
-    };
+    fn flat<T>(r: Result<Result<T, arrow_schema::ArrowError>, String>) -> Result<T, String> {
+        r.and_then(|r| r.map_err(|e| e.to_string()))
+    }
     let io = |source| SeriesError::Io {
         path: shown.to_string(),
         source,
@@ -497,9 +499,13 @@ fn open_ipc<R: Read + Seek + Send + 'static>(
     }
     // The schema first, then the reader again with the projection.
     let schema = if stream {
-        open(guarded(|| StreamReader::try_new_buffered(&mut file, None)))?.schema()
+        flat(guarded(|| StreamReader::try_new_buffered(&mut file, None)))
+            .map_err(bad)?
+            .schema()
     } else {
-        open(guarded(|| FileReader::try_new_buffered(&mut file, None)))?.schema()
+        flat(guarded(|| FileReader::try_new_buffered(&mut file, None)))
+            .map_err(bad)?
+            .schema()
     };
     let plan = plan(&schema, shown, ColumnarFormat::ArrowIpc)?;
     let mut cols: Vec<usize> = plan.values.iter().map(|&(c, _)| c).collect();
@@ -507,14 +513,14 @@ fn open_ipc<R: Read + Seek + Send + 'static>(
     cols.sort_unstable();
     file.seek(SeekFrom::Start(0)).map_err(io)?;
     let name = |i: usize| format!("record batch {}: ", i + 1);
-    let mut batches: Batches = if stream {
-        let r = open(guarded(|| StreamReader::try_new_buffered(file, Some(cols))))?;
+    let batches: Batches = if stream {
+        let r = flat(guarded(|| StreamReader::try_new_buffered(file, Some(cols)))).map_err(bad)?;
         Box::new(
             r.enumerate()
                 .map(move |(i, b)| b.map_err(|e| format!("{}{e}", name(i)))),
         )
     } else {
-        let r = open(guarded(|| FileReader::try_new_buffered(file, Some(cols))))?;
+        let r = flat(guarded(|| FileReader::try_new_buffered(file, Some(cols)))).map_err(bad)?;
         Box::new(
             r.enumerate()
                 .map(move |(i, b)| b.map_err(|e| format!("{}{e}", name(i)))),
