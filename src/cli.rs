@@ -81,7 +81,8 @@ pub struct Cli {
 
     /// Live data for the time-series chart: mqtt://[user[:pass]@]host[:port]/topic/# (also
     /// mqtts://; options ?qos=1&v=5&client_id=ID&clean=0&ca=PATH), zmq+tcp://host:port[/prefix]
-    /// or udp://addr:port. Every numeric field of a message is a series.
+    /// (multipart: topic, payload; later frames such as a timestamp are ignored) or
+    /// udp://addr:port. Every numeric field of a message is a series.
     #[arg(long, value_name = "URL", value_parser = parse_series_source, conflicts_with = "series_file")]
     pub series_source: Option<String>,
 

@@ -16,7 +16,11 @@
 //!   and a file of at most one batch (100 rows) is sorted;
 //! - [`stats_csv`]: frame times are finite and ≥ 0; the summary's statistics are ordered (min ≤
 //!   p50 ≤ … ≤ max) and formatting and JSON never panic;
-//! - point clouds ([`las_file`], [`copc_file`], [`copc_hierarchy`], [`ply_file`]): see each.
+//! - point clouds ([`las_file`], [`copc_file`], [`copc_hierarchy`], [`ply_file`]): see each;
+//! - [`parquet_file`], [`arrow_ipc`]: as [`series_csv`] (rows in the store, finite times, values
+//!   finite or NaN), the whole file read on the calling thread ([`crate::series::open_columnar_bytes`]);
+//! - [`series_payload`]: see there (one-line errors, finite or NaN values named by the topic, a
+//!   time only with a time field, the same payload decoded twice alike).
 
 use std::path::Path;
 
@@ -148,10 +152,14 @@ pub fn series_csv(data: &[u8]) {
     let mut store = Store::new(crate::series::DEFAULT_CAP_SAMPLES);
     source.drain_into(&mut store);
     assert!(source.is_finished(), "not finished after one drain");
-    check_series_source(&source, &store, data);
+    // Up to 100 data rows are one batch, sorted whole before the store sees it.
+    let one_batch = data.iter().filter(|&&b| b == b'\n').count() <= 100;
+    check_series_source(&source, &store, one_batch);
 }
 
-fn check_series_source(source: &SeriesSource, store: &Store, data: &[u8]) {
+/// Checks a drained series source and its store (see the module docs); `one_batch`: the input
+/// was read as one batch, so no series may hold samples out of time order.
+fn check_series_source(source: &SeriesSource, store: &Store, one_batch: bool) {
     for (what, msg) in [
         ("warning", source.warning()),
         ("late error", source.error()),
@@ -193,9 +201,7 @@ fn check_series_source(source: &SeriesSource, store: &Store, data: &[u8]) {
                 "{name}: times not sorted but no sample counted out of order"
             );
         }
-        // Up to 100 data rows are one batch, sorted whole before the store sees it.
-        let lines = data.iter().filter(|&&b| b == b'\n').count();
-        if lines <= 100 {
+        if one_batch {
             assert_eq!(s.out_of_order(), 0, "{name}: out of order in one batch");
         }
         if let Some((t0, t1)) = s.time_range() {
@@ -486,4 +492,137 @@ pub fn ply_file(data: &[u8]) {
         }
         Err(e) => one_line_naming_input("PLY error", &e.to_string()),
     }
+// Series payloads and columnar files
+
+/// Reads `data` as a Parquet file (`PAR1` put in front when it does not start so) through
+/// [`open_columnar_bytes`](crate::series::open_columnar_bytes), drains it into a [`Store`] and
+/// checks the source and the store as [`series_csv`] does.
+///
+/// # Panics
+///
+/// When the reader panics or its result breaks an invariant.
+pub fn parquet_file(data: &[u8]) {
+    if data.starts_with(b"PAR1") {
+        columnar_file(data);
+    } else {
+        columnar_file(&[b"PAR1", data].concat());
+    }
+}
+
+/// Reads `data` as an Arrow IPC file or stream (`ARROW1\0\0` put in front when it starts
+/// with neither `ARROW1` nor the stream's `0xFFFFFFFF`), as [`parquet_file`] does.
+///
+/// # Panics
+///
+/// When the reader panics or its result breaks an invariant.
+pub fn arrow_ipc(data: &[u8]) {
+    if data.starts_with(b"ARROW1") || data.starts_with(&[0xFF; 4]) {
+        columnar_file(data);
+    } else {
+        columnar_file(&[b"ARROW1\0\0", data].concat());
+    }
+}
+
+fn columnar_file(data: &[u8]) {
+    // The loader turns a panic of the parquet or arrow-ipc decoder into an error (`guarded` in
+    // columnar.rs); libFuzzer's panic hook would abort at the panic itself, before that, so the
+    // default hook stands in meanwhile. A panic that leaves the loader still fails the target.
+    let fuzzer_hook = std::panic::take_hook();
+    let opened = crate::series::open_columnar_bytes(data, INPUT_NAME);
+    std::panic::set_hook(fuzzer_hook);
+    let mut source = match opened {
+        Ok(s) => s,
+        Err(e) => {
+            one_line_naming_input("columnar error", &e.to_string());
+            return;
+        }
+    };
+    let names: Vec<String> = source.names().to_vec();
+    assert!(!names.is_empty(), "a source without series");
+    let mut store = Store::new(crate::series::DEFAULT_CAP_SAMPLES);
+    source.drain_into(&mut store);
+    assert!(source.is_finished(), "not finished after one drain");
+    check_series_source(&source, &store, false);
+}
+
+/// Decodes `data[1..]` as one network payload with the [`Decoder`] of the live sources; `data[0]`
+/// picks the format (of the six, `data[0] % 6`) and the time field (`(data[0] / 6) % 3`: none,
+/// `t`, `0`). The payload is decoded twice on topic `fuzz-input`, then once with no topic.
+///
+/// Invariants: an error is one non-empty line of at most 400 characters and leaves no samples;
+/// a decoded message holds at most [`MAX_LEAVES`] samples, each named by the topic or
+/// `topic/path`, of a finite or NaN (gap) value; a time only with a time field, and then the
+/// decoder's time base is fixed; decoding the same payload again gives the same result.
+///
+/// [`Decoder`]: crate::series::source::payload::Decoder
+/// [`MAX_LEAVES`]: crate::series::source::payload::MAX_LEAVES
+///
+/// # Panics
+///
+/// When the decoder panics or its result breaks an invariant.
+pub fn series_payload(data: &[u8]) {
+    use crate::series::source::payload::{Decoder, MAX_LEAVES, PayloadFormat, PayloadOptions};
+    let Some((&pick, payload)) = data.split_first() else {
+        return;
+    };
+    let format = PayloadFormat::ALL[usize::from(pick % 6)];
+    let time_field = [None, Some("t"), Some("0")][usize::from((pick / 6) % 3)];
+    let opts = PayloadOptions {
+        format,
+        time_field: time_field.map(str::to_string),
+    };
+    let mut decoder = Decoder::new(opts.clone());
+    type Decoded = Result<(Option<i64>, Vec<(String, u64)>), String>;
+    let decode = |decoder: &mut Decoder, topic: &str| -> Decoded {
+        match decoder.decode(topic, payload) {
+            Ok(t) => {
+                let samples = decoder.samples();
+                assert!(samples.len() <= MAX_LEAVES, "{} samples", samples.len());
+                for (name, v) in samples {
+                    if !topic.is_empty() {
+                        assert!(
+                            name == topic || name.starts_with(&format!("{topic}/")),
+                            "sample {name:?} not named by the topic"
+                        );
+                    }
+                    assert!(v.is_nan() || v.is_finite(), "{name}: value {v}");
+                }
+                if time_field.is_none() {
+                    assert_eq!(t, None, "a time without a time field");
+                    assert_eq!(decoder.time_base(), None);
+                }
+                if t.is_some() {
+                    assert!(decoder.time_base().is_some(), "a time but no time base");
+                }
+                let samples = samples
+                    .iter()
+                    .map(|(n, v)| (n.clone(), v.to_bits()))
+                    .collect();
+                Ok((t, samples))
+            }
+            Err(e) => {
+                let msg = e.to_string();
+                assert!(!msg.is_empty(), "empty payload error");
+                assert!(
+                    !msg.contains('\n') && !msg.contains('\r'),
+                    "payload error is not one line: {msg:?}"
+                );
+                assert!(
+                    msg.chars().count() <= 400,
+                    "payload error of {} chars",
+                    msg.len()
+                );
+                assert!(decoder.samples().is_empty(), "samples after an error");
+                Err(msg)
+            }
+        }
+    };
+    let first = decode(&mut decoder, INPUT_NAME);
+    let again = decode(&mut decoder, INPUT_NAME);
+    assert_eq!(
+        first, again,
+        "the same payload decoded twice differs ({format:?})"
+    );
+    let mut fresh = Decoder::new(opts);
+    let _ = decode(&mut fresh, "");
 }

@@ -172,7 +172,8 @@ pub fn run(cli: &Cli, settings: crate::settings::Start) -> anyhow::Result<()> {
     }
     // A notice the window would show on the scene (e.g. a particle count clamped to what the
     // adapter holds) is printed once, so a headless run does not change its input silently.
-    if let Some(notice) = deck.active_problem() {
+    let noticed = deck.active_problem();
+    if let Some(notice) = &noticed {
         log::warn!("{notice}");
     }
     let (mut target, mut view) = offscreen_target(&gpu, "headless:output", (w, h));
@@ -211,6 +212,14 @@ pub fn run(cli: &Cli, settings: crate::settings::Start) -> anyhow::Result<()> {
     gpu.wait_idle();
     deck.stop_recording(&gpu);
     deck.save_settings(None);
+    // Counts in the notice may have grown since the start (rows skipped later in a file): the
+    // last word agrees with the report.
+    if let Some(notice) = deck
+        .active_problem()
+        .filter(|n| Some(n) != noticed.as_ref())
+    {
+        log::warn!("at the end of the run: {notice}");
+    }
     let finished = deck.finish_scenes(&gpu);
     let video = deck.finish_video(&gpu);
     let summary = Summary::from_frame_times(&deck.run_frame_ms);

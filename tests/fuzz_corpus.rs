@@ -17,6 +17,10 @@ const TARGETS: &[(&str, Check)] = &[
     ("las_file", vizdeck::fuzzing::las_file),
     ("copc_hierarchy", vizdeck::fuzzing::copc_hierarchy),
     ("ply_file", vizdeck::fuzzing::ply_file),
+    // Series payloads and columnar files
+    ("parquet_file", vizdeck::fuzzing::parquet_file),
+    ("arrow_ipc", vizdeck::fuzzing::arrow_ipc),
+    ("series_payload", vizdeck::fuzzing::series_payload),
 ];
 
 fn corpus_files(target: &str) -> Vec<PathBuf> {
@@ -284,5 +288,50 @@ fn byte_and_path_loaders_agree_on_the_corpus() {
             .map(drain_all)
             .map_err(|e| e.to_string());
         assert_eq!(by_path, by_bytes, "{}", f.display());
+    }
+}
+
+// Series payloads and columnar files
+
+#[test]
+fn parquet_file_corpus() {
+    replay("parquet_file", vizdeck::fuzzing::parquet_file);
+}
+
+#[test]
+fn arrow_ipc_corpus() {
+    replay("arrow_ipc", vizdeck::fuzzing::arrow_ipc);
+}
+
+#[test]
+fn series_payload_corpus() {
+    replay("series_payload", vizdeck::fuzzing::series_payload);
+}
+
+/// `open_columnar_bytes` (the fuzzers') and `open_columnar` (the app's, on a file and its
+/// thread) give the same result on every columnar corpus file that starts as a file would.
+#[test]
+fn columnar_byte_and_path_loaders_agree_on_the_corpus() {
+    use vizdeck::series::open_columnar_bytes;
+    use vizdeck::series::source::open_columnar;
+    for target in ["parquet_file", "arrow_ipc"] {
+        for f in corpus_files(target) {
+            let bytes = std::fs::read(&f).unwrap();
+            if !(bytes.starts_with(b"PAR1")
+                || bytes.starts_with(b"ARROW1")
+                || bytes.starts_with(&[0xFF; 4]))
+            {
+                continue;
+            }
+            let t = TempFile::new(&format!("{target}.bin"), &bytes);
+            let name = t.0.display().to_string();
+            let by_path = open_columnar(&t.0)
+                .map(drain_all)
+                .map_err(|e| e.to_string());
+            let by_bytes = open_columnar_bytes(&bytes, &name)
+                .map(drain_all)
+                .map_err(|e| e.to_string());
+            assert_eq!(by_path, by_bytes, "{}", f.display());
+        }
     }
 }

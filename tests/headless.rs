@@ -431,3 +431,45 @@ fn spectrum_strip_is_drawn_beside_the_image() {
         rows.len()
     );
 }
+
+/// Issue 34: a CSV with a bad row among the first 100 and two later ones: the headless run's
+/// last word on stderr counts the 3 rows the report counts (it said 1, the first rows' count,
+/// at the start).
+#[test]
+fn csv_rows_not_read_agree_between_stderr_and_report() {
+    let csv = tmp("three-bad-rows.csv");
+    let mut s = String::from("t,v\n");
+    for k in 0..5000 {
+        if [10, 2000, 3000].contains(&k) {
+            s += &format!("{k},oops\n");
+        } else {
+            s += &format!("{k},{}\n", k % 13);
+        }
+    }
+    std::fs::write(&csv, s).unwrap();
+    let json = tmp("three-bad-rows.json");
+    let o = run(&[
+        "--headless",
+        "--scene",
+        "timeseries",
+        "--frames",
+        "60",
+        "--size",
+        "160x120",
+        "--series-file",
+        csv.to_str().unwrap(),
+        "--report",
+        json.to_str().unwrap(),
+    ]);
+    let all = text(&o);
+    assert!(o.status.success(), "{all}");
+    let m = &report(&json)["scenes"]["timeseries"];
+    assert_eq!(m["rows_skipped"], 3, "{m}");
+    assert_eq!(m["points_ingested"], 4997);
+    let last = all
+        .lines()
+        .filter(|l| l.contains("row(s) not read"))
+        .next_back()
+        .unwrap_or_else(|| panic!("no notice: {all}"));
+    assert!(last.contains("3 row(s) not read"), "{all}");
+}

@@ -281,3 +281,146 @@ fn dropping_mid_stream_stops_the_thread() {
     assert!(start.elapsed() < Duration::from_secs(1));
     std::fs::remove_file(&path).ok();
 }
+
+/// Issue 34: 100 rows `t,level` with t = k / 10 and level = 2k, row 57 `5.7,abc`: the file is
+/// read, the one row is skipped (its line, column and cell said, counted), the 99 others land.
+#[test]
+fn one_bad_cell_costs_its_row_not_the_file() {
+    let mut text = String::from("t,level\n");
+    for k in 1..=100 {
+        if k == 57 {
+            text.push_str("5.7,abc\n");
+        } else {
+            text.push_str(&format!("{}.{},{}\n", k / 10, k % 10, 2 * k));
+        }
+    }
+    let path = temp_csv("onebadcell", &text);
+    let (src, store) = read(&path);
+    assert_eq!(src.error(), None);
+    assert_eq!(src.names(), ["level".to_string()]);
+    assert_eq!(src.rows_skipped(), 1);
+    // Data row 57 is line 58 (the header is line 1).
+    assert_eq!(
+        src.warning().unwrap(),
+        format!(
+            "series file '{}' line 58: column 'level': 'abc' is not a number (row skipped)",
+            path.display()
+        )
+    );
+    let got: Vec<(f64, f32)> = store.get("level").unwrap().iter().collect();
+    let want: Vec<(f64, f32)> = (1..=100)
+        .filter(|&k| k != 57)
+        .map(|k| (f64::from(k) / 10.0, 2.0 * k as f32))
+        .collect();
+    assert_eq!(got.len(), 99);
+    for ((t, v), (wt, wv)) in got.iter().zip(&want) {
+        assert!(
+            (t - wt).abs() < 1e-9 && v == wv,
+            "({t}, {v}) against ({wt}, {wv})"
+        );
+    }
+    let (t0, t1) = store.get("level").unwrap().time_range().unwrap();
+    assert!(
+        (t0 - 0.1).abs() < 1e-9 && (t1 - 10.0).abs() < 1e-9,
+        "{t0}..{t1}"
+    );
+    std::fs::remove_file(&path).ok();
+}
+
+/// Issue 34: `ERR` in column `b` at data rows 2 and 5 (among the first rows, which decide the
+/// columns) and at row 150 (read by the thread): the column stays, each of the three rows is
+/// skipped and counted, the first one is named.
+#[test]
+fn bad_cells_in_the_first_rows_keep_the_column_and_are_counted() {
+    let mut text = String::from("t,a,b\n");
+    for k in 1..=300 {
+        let b = if [2, 5, 150].contains(&k) {
+            "ERR".to_string()
+        } else {
+            format!("{}", k + 1000)
+        };
+        text.push_str(&format!("{k},{k},{b}\n"));
+    }
+    let path = temp_csv("errcells", &text);
+    let (src, store) = read(&path);
+    assert_eq!(src.error(), None);
+    assert_eq!(src.names(), ["a".to_string(), "b".to_string()]);
+    assert_eq!(src.rows_skipped(), 3);
+    assert_eq!(
+        src.warning().unwrap(),
+        format!(
+            "series file '{}' line 3: column 'b': 'ERR' is not a number (row skipped)",
+            path.display()
+        )
+    );
+    let kept: Vec<i32> = (1..=300).filter(|k| ![2, 5, 150].contains(k)).collect();
+    let a: Vec<(f64, f32)> = store.get("a").unwrap().iter().collect();
+    let b: Vec<(f64, f32)> = store.get("b").unwrap().iter().collect();
+    let want_a: Vec<(f64, f32)> = kept.iter().map(|&k| (f64::from(k), k as f32)).collect();
+    let want_b: Vec<(f64, f32)> = kept
+        .iter()
+        .map(|&k| (f64::from(k), (k + 1000) as f32))
+        .collect();
+    assert_eq!(a, want_a);
+    assert_eq!(b, want_b);
+    std::fs::remove_file(&path).ok();
+
+    // A column of mostly text is still text (not a series), its numbers no reason to skip rows.
+    let path = temp_csv("mostlytext", "t,v,note\n1,1,ok\n2,2,ok\n3,3,7\n4,4,ok\n");
+    let (src, store) = read(&path);
+    assert_eq!(src.names(), ["v".to_string()]);
+    assert_eq!(src.rows_skipped(), 0);
+    assert_eq!(store.get("v").unwrap().len(), 4);
+    std::fs::remove_file(&path).ok();
+}
+
+/// Issue 34: a file still being written whose last line is cut (`999.5,`, no line break): the
+/// row is dropped with a warning, the time range is the whole rows'; a last line with all its
+/// fields but no line break is kept. Both for a file read at once (≤ 100 rows) and one read by
+/// the thread (300 rows).
+#[test]
+fn a_cut_last_line_is_dropped_with_a_warning() {
+    for rows in [10, 300] {
+        let mut text = String::from("t,level\n");
+        for k in 0..rows {
+            text.push_str(&format!("{k},{}\n", k % 7));
+        }
+        for (tail, kept, skipped) in [
+            ("999.5,", rows, 1),
+            ("999.5", rows, 1),
+            ("999.5,3", rows + 1, 0),
+        ] {
+            let path = temp_csv("cut", &format!("{text}{tail}"));
+            let (src, store) = read(&path);
+            let s = store.get("level").unwrap();
+            assert_eq!(s.len(), kept, "{rows} rows + {tail:?}");
+            assert_eq!(src.rows_skipped(), skipped, "{rows} rows + {tail:?}");
+            let last = if skipped == 0 {
+                999.5
+            } else {
+                (rows - 1) as f64
+            };
+            assert_eq!(s.time_range(), Some((0.0, last)), "{rows} rows + {tail:?}");
+            // No gap point: every value is a number.
+            assert!(
+                s.iter().all(|(_, v)| v.is_finite()),
+                "{rows} rows + {tail:?}"
+            );
+            if skipped == 1 {
+                let w = src.warning().unwrap();
+                let line = rows + 2;
+                assert!(
+                    w.starts_with(&format!("series file '{}' line {line}: ", path.display()))
+                        && w.ends_with("(incomplete last row skipped)"),
+                    "{w}"
+                );
+                if tail.ends_with(',') {
+                    assert!(w.contains("cut short"), "{w}");
+                }
+            } else {
+                assert_eq!(src.warning(), None);
+            }
+            std::fs::remove_file(&path).ok();
+        }
+    }
+}

@@ -193,3 +193,28 @@ fn a_short_long_format_file_points_to_the_key_flag() {
     assert_eq!(src.names(), ["A", "B"]);
     assert_eq!(store.get("B").unwrap().iter().next().unwrap().1, 2.0);
 }
+
+/// Issue 34: the weather file's split button said "4 values" for a column of 5: the count came
+/// from the first 100 rows, and `fog` first appears at row 120. Counted over the whole file
+/// once it is read: 5 (drizzle, rain, sun, snow, fog).
+#[test]
+fn the_split_offer_counts_the_values_of_the_whole_file() {
+    let names = ["drizzle", "rain", "sun", "snow"];
+    let mut text = String::from("date,precipitation,weather\n");
+    for k in 0..300 {
+        let day = format!("2012-{:02}-{:02}", 1 + k / 28, 1 + k % 28);
+        let weather = if k == 119 { "fog" } else { names[k % 4] };
+        text.push_str(&format!("{day},{}.{},{weather}\n", k % 11, k % 10));
+    }
+    let src = open("weather", &text, None).unwrap();
+    // While only the first rows are read: the four values they hold.
+    assert_eq!(src.key_candidates()[0].values, 4);
+    let (src, store) = drain(src);
+    let offered: Vec<(&str, usize)> = src
+        .key_candidates()
+        .iter()
+        .map(|k| (k.column.as_str(), k.values))
+        .collect();
+    assert_eq!(offered, [("weather", 5)]);
+    assert_eq!(store.get("precipitation").unwrap().len(), 300);
+}

@@ -566,6 +566,61 @@ fn zmq_multipart_topic_and_prefix() {
     assert!(connected(&src) || src.link().unwrap().connects >= 1);
 }
 
+/// Three-frame messages (topic, payload, timestamp: a common layout) from the `zeromq` crate's
+/// PUB socket: the second frame is the payload, the third (a decimal timestamp on one topic, an
+/// 8-byte little-endian integer on the other) is ignored, never charted as a series named after
+/// the topic, and no parse error is counted.
+#[test]
+fn zmq_three_frames_topic_payload_timestamp() {
+    let port = free_port();
+    let publisher = std::thread::spawn(move || {
+        use zeromq::{Socket, SocketSend};
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let mut publisher = zeromq::PubSocket::new();
+            publisher
+                .bind(&format!("tcp://127.0.0.1:{port}"))
+                .await
+                .unwrap();
+            for k in 0..2000u32 {
+                let stamp = 1_700_000_000.0 + f64::from(k) * 0.01;
+                let mut msg = zeromq::ZmqMessage::from("sensor/a".to_string());
+                msg.push_back(format!("{{\"v\": {k}}}").into_bytes().into());
+                msg.push_back(format!("{stamp:.2}").into_bytes().into());
+                publisher.send(msg).await.unwrap();
+                let mut msg = zeromq::ZmqMessage::from("sensor/b".to_string());
+                msg.push_back(format!("{}", 2 * k).into_bytes().into());
+                let ns = 1_700_000_000_000_000_000i64 + i64::from(k) * 10_000_000;
+                msg.push_back(ns.to_le_bytes().to_vec().into());
+                publisher.send(msg).await.unwrap();
+                tokio::time::sleep(Duration::from_millis(2)).await;
+            }
+        });
+    });
+    let url = format!("zmq+tcp://127.0.0.1:{port}/sensor");
+    let mut src = open(&url, PayloadFormat::Auto, None);
+    let mut store = Store::default();
+    until(&mut src, &mut store, 30, "zmq", |_, s| {
+        values(s, "sensor/a/v").last() == Some(&1999.0)
+            && values(s, "sensor/b").last() == Some(&3998.0)
+    });
+    publisher.join().unwrap();
+    let a = values(&store, "sensor/a/v");
+    let b = values(&store, "sensor/b");
+    assert!(a.len() >= 200 && b.len() >= 200, "{} {}", a.len(), b.len());
+    // The payloads, consecutive once joined: k for `a`, 2k for `b`; no timestamp among them.
+    assert!(a.windows(2).all(|w| w[1] == w[0] + 1.0), "{a:?}");
+    assert!(b.windows(2).all(|w| w[1] == w[0] + 2.0), "{b:?}");
+    let mut names = src.names().to_vec();
+    names.sort();
+    assert_eq!(names, ["sensor/a/v", "sensor/b"]);
+    let link = src.link().unwrap();
+    assert_eq!(link.parse_errors, 0, "{:?}", link.errors);
+}
+
 /// libzmq's own PUB socket (pyzmq), single-frame payloads: the pure-Rust SUB speaks to it.
 #[test]
 #[ignore = "needs python3-zmq: run through `cargo xtask test`"]

@@ -13,6 +13,6 @@ pub mod store;
 pub use decimate::{Column, column_of, decimate_m4, decimate_m4_rel};
 pub use source::{
     CatchUp, Pacing, SeriesError, SeriesSelection, SeriesSource, SynthKind, TimeUnit,
-    open_csv_bytes, open_csv_with, parse_time_ns, sniff_delimiter,
+    open_columnar_bytes, open_csv_bytes, open_csv_with, parse_time_ns, sniff_delimiter,
 };
 pub use store::{CHUNK_SAMPLES, ChunkView, DEFAULT_CAP_SAMPLES, LengthMismatch, Series, Store};

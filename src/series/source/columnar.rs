@@ -254,6 +254,8 @@ fn plan(schema: &Schema, shown: &str, fmt: ColumnarFormat) -> Result<Plan, Serie
 
 /// A one-line error about file `shown` (`series file '…': problem`).
 fn invalid(shown: &str, problem: String) -> SeriesError {
+    // The decoders quote names from the file (field names), which may hold line breaks.
+    let problem = crate::text::one_line(&problem);
     SeriesError::Io {
         path: shown.to_string(),
         source: std::io::Error::new(std::io::ErrorKind::InvalidData, problem),
@@ -263,17 +265,68 @@ fn invalid(shown: &str, problem: String) -> SeriesError {
 /// Record batches of a file in order, each with the columns of the projection.
 type Batches = Box<dyn Iterator<Item = Result<RecordBatch, String>> + Send>;
 
+/// Runs `f`, a call into the parquet or arrow-ipc decoder, which assert on some inconsistencies
+/// of corrupt files (e.g. "Decoder for dict should have been set" for dictionary-encoded pages
+/// without a dictionary page): a panic there becomes an error (one line) instead of ending the
+/// thread or the app.
+fn guarded<T>(f: impl FnOnce() -> T) -> Result<T, String> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(|p| {
+        let why = p
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_string())
+            .or_else(|| p.downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        format!("the decoder failed ({})", crate::text::one_line(&why))
+    })
+}
+
+/// [`Batches`] whose decoder calls are [`guarded`]: a panic is the last item, an error.
+struct Guarded<I>(Option<I>);
+
+impl<I: Iterator<Item = Result<RecordBatch, String>>> Iterator for Guarded<I> {
+    type Item = Result<RecordBatch, String>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let inner = self.0.as_mut()?;
+        match guarded(|| inner.next()) {
+            Ok(item) => item,
+            Err(e) => {
+                self.0 = None;
+                Some(Err(e))
+            }
+        }
+    }
+}
+
 /// A Parquet file's row groups, one after the other: a reader is built for one row group at a
 /// time and yields its rows in record batches of [`READ_ROWS`].
-struct RowGroups {
-    file: File,
+struct RowGroups<R> {
+    file: R,
     meta: ArrowReaderMetadata,
     mask: ProjectionMask,
     next_group: usize,
     current: Option<ParquetRecordBatchReader>,
 }
 
-impl Iterator for RowGroups {
+/// Where a Parquet file's bytes come from: the file, or memory ([`open_columnar_bytes`]); each
+/// row group's reader gets its own handle.
+trait ParquetInput: parquet::file::reader::ChunkReader + Sized + Send + 'static {
+    fn reopen(&self) -> Result<Self, String>;
+}
+
+impl ParquetInput for File {
+    fn reopen(&self) -> Result<File, String> {
+        self.try_clone().map_err(|e| e.to_string())
+    }
+}
+
+impl ParquetInput for bytes::Bytes {
+    fn reopen(&self) -> Result<bytes::Bytes, String> {
+        Ok(self.clone())
+    }
+}
+
+impl<R: ParquetInput> Iterator for RowGroups<R> {
     type Item = Result<RecordBatch, String>;
 
     fn next(&mut self) -> Option<Self::Item> {
@@ -295,18 +348,14 @@ impl Iterator for RowGroups {
             }
             let g = self.next_group;
             self.next_group += 1;
-            let built = self
-                .file
-                .try_clone()
-                .map_err(|e| e.to_string())
-                .and_then(|file| {
-                    ParquetRecordBatchReaderBuilder::new_with_metadata(file, self.meta.clone())
-                        .with_row_groups(vec![g])
-                        .with_projection(self.mask.clone())
-                        .with_batch_size(READ_ROWS)
-                        .build()
-                        .map_err(|e| e.to_string())
-                });
+            let built = self.file.reopen().and_then(|file| {
+                ParquetRecordBatchReaderBuilder::new_with_metadata(file, self.meta.clone())
+                    .with_row_groups(vec![g])
+                    .with_projection(self.mask.clone())
+                    .with_batch_size(READ_ROWS)
+                    .build()
+                    .map_err(|e| e.to_string())
+            });
             match built {
                 Ok(r) => self.current = Some(r),
                 Err(e) => {
@@ -319,31 +368,114 @@ impl Iterator for RowGroups {
 }
 
 /// Opens `file` (Parquet) for the columns [`plan`] chooses: the schema and the record batches.
-fn open_parquet(
-    file: File,
+fn open_parquet<R: ParquetInput>(
+    file: R,
     shown: &str,
 ) -> Result<(Plan, Batches, Option<RecordBatch>), SeriesError> {
-    let meta = ArrowReaderMetadata::load(&file, ArrowReaderOptions::new())
+    let meta = guarded(|| ArrowReaderMetadata::load(&file, ArrowReaderOptions::new()))
+        .and_then(|m| m.map_err(|e| e.to_string()))
+        .map_err(|e| invalid(shown, format!("not a readable Parquet file: {e}")))?;
+    check_chunks(meta.metadata(), file.len())
         .map_err(|e| invalid(shown, format!("not a readable Parquet file: {e}")))?;
     let plan = plan(meta.schema(), shown, ColumnarFormat::Parquet)?;
     let mut cols: Vec<usize> = plan.values.iter().map(|&(c, _)| c).collect();
     cols.push(plan.time);
     let mask = ProjectionMask::roots(meta.parquet_schema(), cols);
-    let mut batches = RowGroups {
+    let batches = RowGroups {
         file,
         meta,
         mask,
         next_group: 0,
         current: None,
     };
+    let mut batches = Guarded(Some(batches));
     let first = first_batch(&mut batches, shown)?;
     Ok((plan, Box::new(batches), first))
 }
 
+/// Checks that every column chunk of the footer `meta` lies inside the file of `file_len` bytes
+/// (the parquet crate panics on a negative offset or size, and a chunk past the end can only
+/// fail later): the problem, naming the row group and column, otherwise.
+fn check_chunks(
+    meta: &parquet::file::metadata::ParquetMetaData,
+    file_len: u64,
+) -> Result<(), String> {
+    for (g, group) in meta.row_groups().iter().enumerate() {
+        for (c, col) in group.columns().iter().enumerate() {
+            let start = col
+                .dictionary_page_offset()
+                .unwrap_or_else(|| col.data_page_offset());
+            let len = col.compressed_size();
+            let end = u64::try_from(start)
+                .ok()
+                .zip(u64::try_from(len).ok())
+                .and_then(|(s, l)| s.checked_add(l));
+            if !end.is_some_and(|e| e <= file_len) {
+                return Err(format!(
+                    "row group {} column {}: bytes {start} + {len} lie outside the file of \
+                     {file_len} bytes",
+                    g + 1,
+                    c + 1
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Checks that the blocks an Arrow IPC file's footer lists (dictionaries, record batches) lie
+/// inside the file (arrow-ipc panics on a negative length); the problem, naming the block,
+/// otherwise. A footer that does not read is left to arrow-ipc to report.
+fn check_ipc_blocks<R: Read + Seek>(file: &mut R) -> Result<(), String> {
+    let io = |e: std::io::Error| e.to_string();
+    let len = file.seek(SeekFrom::End(0)).map_err(io)?;
+    let footer = (|| {
+        let mut tail = [0u8; 10];
+        file.seek(SeekFrom::End(-10)).ok()?;
+        file.read_exact(&mut tail).ok()?;
+        let footer_len = arrow_ipc::reader::read_footer_length(tail).ok()?;
+        if footer_len as u64 + 10 > len {
+            return None;
+        }
+        file.seek(SeekFrom::End(-10 - footer_len as i64)).ok()?;
+        let mut footer = vec![0u8; footer_len];
+        file.read_exact(&mut footer).ok()?;
+        Some(footer)
+    })();
+    file.seek(SeekFrom::Start(0)).map_err(io)?;
+    let Some(footer) = footer else {
+        return Ok(());
+    };
+    let Ok(footer) = arrow_ipc::root_as_footer(&footer) else {
+        return Ok(());
+    };
+    for (what, blocks) in [
+        ("dictionary", footer.dictionaries()),
+        ("record batch", footer.recordBatches()),
+    ] {
+        for (i, b) in blocks.into_iter().flatten().enumerate() {
+            let (at, meta, body) = (b.offset(), b.metaDataLength(), b.bodyLength());
+            let end = u64::try_from(at)
+                .ok()
+                .zip(u64::try_from(meta).ok())
+                .zip(u64::try_from(body).ok())
+                .and_then(|((a, m), b)| a.checked_add(m)?.checked_add(b));
+            if !end.is_some_and(|e| e <= len) {
+                return Err(format!(
+                    "{what} {}: block at {at} of {meta} + {body} bytes lies outside the file \
+                     of {len} bytes",
+                    i + 1
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Opens `file` (Arrow IPC, file or stream format by its first bytes) for the columns [`plan`]
 /// chooses: the schema and the record batches.
-fn open_ipc(
-    mut file: File,
+fn open_ipc<R: Read + Seek + Send + 'static>(
+    mut file: R,
     shown: &str,
     stream: bool,
 ) -> Result<(Plan, Batches, Option<RecordBatch>), SeriesError> {
@@ -353,18 +485,25 @@ fn open_ipc(
     } else {
         "not a readable Arrow IPC file"
     };
-    let bad = |e: arrow_schema::ArrowError| invalid(shown, format!("{what}: {e}"));
+    let bad = |e: String| invalid(shown, format!("{what}: {e}"));
+    // The reader's constructor, guarded (it reads the dictionaries of a file).
+    fn flat<T>(r: Result<Result<T, arrow_schema::ArrowError>, String>) -> Result<T, String> {
+        r.and_then(|r| r.map_err(|e| e.to_string()))
+    }
     let io = |source| SeriesError::Io {
         path: shown.to_string(),
         source,
     };
+    if !stream {
+        check_ipc_blocks(&mut file).map_err(|e| invalid(shown, format!("{what}: {e}")))?;
+    }
     // The schema first, then the reader again with the projection.
     let schema = if stream {
-        StreamReader::try_new_buffered(&mut file, None)
+        flat(guarded(|| StreamReader::try_new_buffered(&mut file, None)))
             .map_err(bad)?
             .schema()
     } else {
-        FileReader::try_new_buffered(&mut file, None)
+        flat(guarded(|| FileReader::try_new_buffered(&mut file, None)))
             .map_err(bad)?
             .schema()
     };
@@ -374,19 +513,20 @@ fn open_ipc(
     cols.sort_unstable();
     file.seek(SeekFrom::Start(0)).map_err(io)?;
     let name = |i: usize| format!("record batch {}: ", i + 1);
-    let mut batches: Batches = if stream {
-        let r = StreamReader::try_new_buffered(file, Some(cols)).map_err(bad)?;
+    let batches: Batches = if stream {
+        let r = flat(guarded(|| StreamReader::try_new_buffered(file, Some(cols)))).map_err(bad)?;
         Box::new(
             r.enumerate()
                 .map(move |(i, b)| b.map_err(|e| format!("{}{e}", name(i)))),
         )
     } else {
-        let r = FileReader::try_new_buffered(file, Some(cols)).map_err(bad)?;
+        let r = flat(guarded(|| FileReader::try_new_buffered(file, Some(cols)))).map_err(bad)?;
         Box::new(
             r.enumerate()
                 .map(move |(i, b)| b.map_err(|e| format!("{}{e}", name(i)))),
         )
     };
+    let mut batches: Batches = Box::new(Guarded(Some(batches)));
     let first = first_batch(&mut batches, shown)?;
     Ok((plan, batches, first))
 }
@@ -464,27 +604,71 @@ pub fn open_columnar(path: &Path) -> Result<SeriesSource, SeriesError> {
             path: shown.clone(),
             source,
         })?;
-    let (fmt, opened) = if head.starts_with(b"PAR1") {
-        (ColumnarFormat::Parquet, open_parquet(file, &shown))
+    let (fmt, stream) = sniff(head, &shown)?;
+    let opened = match fmt {
+        ColumnarFormat::Parquet => open_parquet(file, &shown),
+        ColumnarFormat::ArrowIpc => open_ipc(file, &shown, stream),
+    };
+    source_of(fmt, opened, shown, true)
+}
+
+/// Reads a whole Parquet or Arrow IPC file held in memory on the calling thread, as
+/// [`open_columnar`] reads a file (same formats, batches, errors and warnings; no thread):
+/// `bytes` is the file's content and `name` what messages call it. The returned source holds
+/// every row; one [`drain_into`](SeriesSource::drain_into) moves them into a store, after which
+/// [`is_finished`](SeriesSource::is_finished) is `true` and a record batch that failed to
+/// decode is in [`error`](SeriesSource::error).
+///
+/// # Errors
+///
+/// Those of [`open_columnar`] that concern the content, each one line naming `name`.
+pub fn open_columnar_bytes(bytes: &[u8], name: &str) -> Result<SeriesSource, SeriesError> {
+    let shown = name.to_string();
+    let (fmt, stream) = sniff(&bytes[..bytes.len().min(8)], &shown)?;
+    let data = bytes::Bytes::copy_from_slice(bytes);
+    let opened = match fmt {
+        ColumnarFormat::Parquet => open_parquet(data, &shown),
+        ColumnarFormat::ArrowIpc => open_ipc(std::io::Cursor::new(data), &shown, stream),
+    };
+    source_of(fmt, opened, shown, false)
+}
+
+/// The format a file's first bytes `head` (up to 8) name, and for Arrow IPC whether it is the
+/// stream format.
+fn sniff(head: &[u8], shown: &str) -> Result<(ColumnarFormat, bool), SeriesError> {
+    if head.starts_with(b"PAR1") {
+        Ok((ColumnarFormat::Parquet, false))
     } else if head.starts_with(b"ARROW1") {
-        (ColumnarFormat::ArrowIpc, open_ipc(file, &shown, false))
+        Ok((ColumnarFormat::ArrowIpc, false))
     } else if head.starts_with(&[0xFF, 0xFF, 0xFF, 0xFF]) {
-        (ColumnarFormat::ArrowIpc, open_ipc(file, &shown, true))
+        Ok((ColumnarFormat::ArrowIpc, true))
     } else if head.starts_with(b"FEA1") {
-        return Err(invalid(
-            &shown,
+        Err(invalid(
+            shown,
             "a Feather v1 file, which is not read (Feather v2 is: re-save it with \
              pyarrow.feather.write_feather)"
                 .into(),
-        ));
-    } else if got == 0 {
-        return Err(SeriesError::Empty { path: shown });
+        ))
+    } else if head.is_empty() {
+        Err(SeriesError::Empty {
+            path: shown.to_string(),
+        })
     } else {
-        return Err(invalid(
-            &shown,
+        Err(invalid(
+            shown,
             "not a Parquet or Arrow IPC file (it starts with neither 'PAR1' nor 'ARROW1')".into(),
-        ));
-    };
+        ))
+    }
+}
+
+/// The source of an opened columnar file: the first record batch converted here, the rest on
+/// a producer thread (`threaded`) or here too.
+fn source_of(
+    fmt: ColumnarFormat,
+    opened: Result<(Plan, Batches, Option<RecordBatch>), SeriesError>,
+    shown: String,
+    threaded: bool,
+) -> Result<SeriesSource, SeriesError> {
     let (plan, batches, first) = opened?;
     let Some(first) = first else {
         let header = plan
@@ -543,17 +727,52 @@ pub fn open_columnar(path: &Path) -> Result<SeriesSource, SeriesError> {
                 rows_skipped += rows;
                 warning.get_or_insert(first);
             }
-            Msg::Error(_) | Msg::Done => {}
+            Msg::Error(_) | Msg::Done | Msg::KeyValues(_) => {}
         }
         true
     });
 
-    let inner = spawn_producer(
-        "vizdeck-series-columnar",
-        &label,
-        CSV_RING,
-        move |tx, recycled, stop| run_columnar(batches, conv, tx, recycled, stop),
-    )?;
+    let inner = if threaded {
+        spawn_producer(
+            "vizdeck-series-columnar",
+            &label,
+            CSV_RING,
+            move |tx, recycled, stop| run_columnar(batches, conv, tx, recycled, stop),
+        )?
+    } else {
+        // Only the closing messages travel through the ring (at most `Error` or `Done`).
+        let (mut tx, rx) = RingBuffer::new(CSV_RING);
+        let (recycle, _) = RingBuffer::new(1);
+        let mut end = Msg::Done;
+        for b in batches {
+            let b = match b {
+                Ok(b) => b,
+                Err(e) => {
+                    end = Msg::Error(invalid(&conv.path, e).to_string());
+                    break;
+                }
+            };
+            conv.convert(&b, &mut Batch::default, &mut |msg| {
+                match msg {
+                    Msg::Batch(b) => pending.push_back(b),
+                    Msg::Skipped { first, rows } => {
+                        rows_skipped += rows;
+                        warning.get_or_insert(first);
+                    }
+                    Msg::Error(_) | Msg::Done | Msg::KeyValues(_) => {}
+                }
+                true
+            });
+        }
+        let _ = tx.push(end);
+        Inner::Thread {
+            rx,
+            recycle,
+            stop: Arc::new(AtomicBool::new(false)),
+            lost: Arc::new(AtomicU64::new(0)),
+            handle: None,
+        }
+    };
     let mut source = SeriesSource::empty(label, inner);
     source.names = names;
     source.pending = pending;
@@ -647,15 +866,20 @@ enum Prepared<'a> {
     },
 }
 
-/// Clamped cells of one range: how many, and the first (row in the record batch, value).
+/// Clamped cells of one range: how many, and the first (row in the record batch, value); cells
+/// of the rows in `skip` (sorted: rows with no time, which leave the batch) are not counted.
 #[derive(Default)]
-struct Clamps {
+struct Clamps<'a> {
     count: u64,
     first: Option<(usize, f64)>,
+    skip: &'a [usize],
 }
 
-impl Clamps {
+impl Clamps<'_> {
     fn note(&mut self, row: usize, v: f64) {
+        if self.skip.binary_search(&row).is_ok() {
+            return;
+        }
         self.count += 1;
         self.first.get_or_insert((row, v));
     }
@@ -693,7 +917,10 @@ impl Converter {
             batch.ensure_columns(self.values.len());
             batch.times_ns.extend_from_slice(&self.times[start..end]);
             for (j, col) in prepared.iter().enumerate() {
-                let mut clamps = Clamps::default();
+                let mut clamps = Clamps {
+                    skip: &self.bad,
+                    ..Clamps::default()
+                };
                 push_range(col, start..end, &mut batch.columns[j], &mut clamps);
                 if clamps.count > 0 {
                     batch.clamped += clamps.count;

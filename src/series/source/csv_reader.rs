@@ -24,6 +24,48 @@ impl<R: Read> Read for Tail<R> {
 
 type CsvInput = Box<dyn Read + Send>;
 
+/// A reader that remembers how many bytes it handed out, the last of them, and whether it
+/// reached the end: the CSV reader reads through it so that a last row cut short (no line
+/// break at the end of the file) can be told apart.
+struct Ends<R> {
+    inner: R,
+    /// Bytes handed out.
+    total: u64,
+    /// The last byte handed out.
+    last: Option<u8>,
+    /// A read returned 0 bytes (the end of the input).
+    eof: bool,
+}
+
+impl<R> Ends<R> {
+    fn new(inner: R) -> Ends<R> {
+        Ends {
+            inner,
+            total: 0,
+            last: None,
+            eof: false,
+        }
+    }
+
+    /// The input ended, and not with a line break.
+    fn ended_mid_line(&self) -> bool {
+        self.eof && !matches!(self.last, None | Some(b'\n' | b'\r'))
+    }
+}
+
+impl<R: Read> Read for Ends<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        if n > 0 {
+            self.total += n as u64;
+            self.last = Some(buf[n - 1]);
+        } else if !buf.is_empty() {
+            self.eof = true;
+        }
+        Ok(n)
+    }
+}
+
 /// What the CSV thread needs to parse rows.
 struct CsvLayout {
     path: String,
@@ -55,6 +97,30 @@ struct Keys {
     index: std::collections::HashMap<String, u32>,
     /// Series started so far.
     count: usize,
+    /// Wide format: each column that could split the rows into series (see
+    /// [`SeriesSource::key_candidates`]) and its distinct values in the rows read so far, up
+    /// to [`KEY_MAX_VALUES`] + 1.
+    candidates: Vec<(usize, std::collections::HashSet<String>)>,
+}
+
+impl Keys {
+    /// Counts the cells of row `rec` in the candidate key columns.
+    fn see(&mut self, rec: &csv::StringRecord) {
+        for (c, seen) in &mut self.candidates {
+            if let Some(cell) = rec.get(*c)
+                && !cell.is_empty()
+                && seen.len() <= KEY_MAX_VALUES
+                && !seen.contains(cell)
+            {
+                seen.insert(cell.to_string());
+            }
+        }
+    }
+
+    /// The distinct values of each candidate column so far.
+    fn candidate_counts(&self) -> Vec<usize> {
+        self.candidates.iter().map(|(_, s)| s.len()).collect()
+    }
 }
 
 impl CsvLayout {
@@ -64,6 +130,29 @@ impl CsvLayout {
             line,
             problem,
         }
+    }
+
+    /// The error of row `rec` when it is the file's last row, `ends` says the file ended inside
+    /// it (no line break after it), and it is cut short: fewer fields than the header, or an
+    /// empty last field (`999.5,` of a file still being written). `None` for a whole row.
+    fn cut_short<R>(&self, rec: &csv::StringRecord, ends: &Ends<R>) -> Option<SeriesError> {
+        let empty_last = rec.iter().last().is_some_and(str::is_empty);
+        if !ends.ended_mid_line() || !(rec.len() < self.fields || empty_last) {
+            return None;
+        }
+        let line = rec.position().map_or(0, |p| p.line());
+        let shown: Vec<&str> = rec.iter().collect();
+        Some(self.row_error(
+            line,
+            format!(
+                "the file ends inside this row ('{}', {} of {} fields{}, no line break): \
+                 cut short, perhaps still being written",
+                crate::text::one_line(&shown.join(",")),
+                rec.len(),
+                self.fields,
+                if empty_last { ", the last empty" } else { "" }
+            ),
+        ))
     }
 
     /// Parses one data row into `batch` (all or nothing); `keys` holds the series of a
@@ -391,7 +480,7 @@ fn start_csv<R: Read>(
     want: usize,
     tail: bool,
     opts: &CsvOptions,
-) -> Result<CsvStart<BufReader<R>>, SeriesError> {
+) -> Result<CsvStart<Ends<BufReader<R>>>, SeriesError> {
     let mut buffered = BufReader::with_capacity(1 << 16, input);
     let io = |source| SeriesError::Io {
         path: shown.to_string(),
@@ -409,7 +498,7 @@ fn start_csv<R: Read>(
         .flexible(true)
         .delimiter(delimiter)
         .trim(csv::Trim::All)
-        .from_reader(buffered);
+        .from_reader(Ends::new(buffered));
 
     let mut first = csv::StringRecord::new();
     if !reader
@@ -503,15 +592,12 @@ fn start_csv<R: Read>(
         None => None,
     };
     let time_col = usize::from(key_col == Some(0));
-    let key_candidates = if key_col.is_none() {
+    let candidate_cols: Vec<usize> = if key_col.is_none() {
         stats
             .iter()
             .enumerate()
             .filter(|&(c, st)| c != time_col && st.is_key_like() && st.distinct.len() >= 2)
-            .map(|(c, st)| KeyCandidate {
-                column: column_name(c),
-                values: st.distinct.len(),
-            })
+            .map(|(c, _)| c)
             .collect()
     } else {
         Vec::new()
@@ -588,7 +674,14 @@ fn start_csv<R: Read>(
         key_col,
         zone: opts.time_zone,
     };
-    let mut keys = Keys::default();
+    // The candidates' values are counted over every row read (the button says how many).
+    let mut keys = Keys {
+        candidates: candidate_cols
+            .iter()
+            .map(|&c| (c, std::collections::HashSet::new()))
+            .collect(),
+        ..Keys::default()
+    };
     let mut batch0 = Batch::default();
     let mut rows_skipped = 0;
     let n_prefix = prefix.len();
@@ -597,10 +690,23 @@ fn start_csv<R: Read>(
     let mut first_error: Option<SeriesError> = None;
     let mut parsed_any = false;
     for (k, rec) in prefix.iter().enumerate() {
-        match layout.parse_row(rec, &mut batch0, &mut keys) {
-            Ok(()) => parsed_any = true,
+        let last = eof && k + 1 == n_prefix && !tail;
+        let cut = if last {
+            layout.cut_short(rec, reader.get_ref())
+        } else {
+            None
+        };
+        let parsed = match cut {
+            Some(e) => Err(e),
+            None => layout.parse_row(rec, &mut batch0, &mut keys),
+        };
+        match parsed {
+            Ok(()) => {
+                parsed_any = true;
+                keys.see(rec);
+            }
             Err(e) => {
-                let how = if eof && k + 1 == n_prefix && !tail {
+                let how = if last {
                     "incomplete last row skipped"
                 } else {
                     "row skipped"
@@ -639,6 +745,15 @@ fn start_csv<R: Read>(
         return Err(e);
     }
     batch0.sort_rows();
+    let key_candidates = candidate_cols
+        .iter()
+        .zip(keys.candidate_counts())
+        .map(|(&c, values)| KeyCandidate {
+            column: column_name(c),
+            values,
+        })
+        .filter(|k| k.values >= 2)
+        .collect();
     let names = if key_col.is_some() {
         // Long format: the series are started by the rows (`batch0.new_names`).
         Vec::new()
@@ -670,11 +785,17 @@ fn start_csv<R: Read>(
     })
 }
 
+/// Most non-numeric cells a column of numbers may hold among the first rows, per
+/// [`NUMBERS_PER_BAD_CELL`] numbers: a few bad cells (`ERR`, `n/a`) each cost their row (skipped,
+/// counted and said), not the column.
+const NUMBERS_PER_BAD_CELL: usize = 10;
+
 /// What the first rows say about one column.
 struct ColumnStats {
     /// Some cell is not empty.
     any: bool,
-    /// Every non-empty cell is a number.
+    /// A column of numbers: some non-empty cell is a number, and at most one in
+    /// [`NUMBERS_PER_BAD_CELL`] + 1 is not (those rows are skipped when read).
     numeric: bool,
     /// Distinct non-empty cells, up to [`KEY_MAX_VALUES`] + 1.
     distinct: std::collections::HashSet<String>,
@@ -690,6 +811,7 @@ impl ColumnStats {
             distinct: std::collections::HashSet::new(),
             filled: 0,
         };
+        let (mut numbers, mut bad) = (0usize, 0usize);
         for cell in rows
             .iter()
             .filter_map(|r| r.get(c))
@@ -697,11 +819,16 @@ impl ColumnStats {
         {
             st.any = true;
             st.filled += 1;
-            st.numeric &= cell.parse::<f64>().is_ok();
+            if cell.parse::<f64>().is_ok() {
+                numbers += 1;
+            } else {
+                bad += 1;
+            }
             if st.distinct.len() <= KEY_MAX_VALUES {
                 st.distinct.insert(cell.to_string());
             }
         }
+        st.numeric = bad == 0 || (numbers > 0 && bad * NUMBERS_PER_BAD_CELL <= numbers);
         st
     }
 
@@ -729,8 +856,11 @@ impl ColumnStats {
 /// `;` or tab (detected from the first line); an optional header row (there is none when every
 /// cell of the first row is a number, and the series are then called `column 2`, …); numbers with
 /// a dot decimal in any locale; empty, `NaN` and ±`inf` cells as gaps. A half-written last row
-/// (wrong field count or an unparsable cell in the final row) is skipped with a
-/// [`warning`](SeriesSource::warning) and counted in [`rows_skipped`](SeriesSource::rows_skipped).
+/// (wrong field count or an unparsable cell in the final row; in a file that ends without a line
+/// break, fewer fields than the header or an empty last field, such as `999.5,`) is skipped with
+/// a [`warning`](SeriesSource::warning) and counted in [`rows_skipped`](SeriesSource::rows_skipped);
+/// so is any row with a cell that does not read (its line, column and cell said). A value column
+/// is one whose cells among the first rows are numbers, up to one bad cell per 10 numbers.
 /// Times: the first column, in the [`TimeUnit`] its header name's suffix gives (`t_ns`:
 /// nanoseconds, `t_us`, `t_ms`, else seconds). They are read exactly as integer nanoseconds
 /// ([`parse_time_ns`]), so µs or ns steps at Unix-epoch scale keep their spacing; when a time in
@@ -963,7 +1093,7 @@ pub fn open_csv_bytes(bytes: &[u8], name: &str) -> Result<SeriesSource, SeriesEr
 /// warning (a half-written last line) instead. In tail mode batches are sent as soon as the
 /// reader has to wait for more data.
 fn run_csv(
-    mut reader: csv::Reader<BufReader<CsvInput>>,
+    mut reader: csv::Reader<Ends<BufReader<CsvInput>>>,
     layout: CsvLayout,
     mut keys: Keys,
     mut tx: Producer<Msg>,
@@ -988,7 +1118,7 @@ fn run_csv(
 /// a row of the wrong length: skipped, the rows around it kept), then `Done` or `Error` (the
 /// file itself failed: I/O, not UTF-8).
 fn read_csv_rows<R: Read>(
-    reader: &mut csv::Reader<R>,
+    reader: &mut csv::Reader<Ends<R>>,
     layout: &CsvLayout,
     keys: &mut Keys,
     tail: bool,
@@ -1005,6 +1135,7 @@ fn read_csv_rows<R: Read>(
     loop {
         let mut batch = fresh();
         let mut end: Option<Msg> = None;
+        let mut end_counts: Option<Msg> = None;
         // Rows of this batch skipped as unreadable, and the first one's message.
         let mut skipped: (u64, Option<String>) = (0, None);
         while batch.rows() < batch_rows {
@@ -1017,8 +1148,19 @@ fn read_csv_rows<R: Read>(
                             .1
                             .get_or_insert_with(|| format!("{e} (row skipped)"));
                     }
-                    if let Err(e) = layout.parse_row(&rec, &mut batch, keys) {
+                    // The row that reaches the end of a file ending mid-line may be cut short.
+                    let at_end = reader.position().byte() >= reader.get_ref().total;
+                    let cut = if at_end && !tail {
+                        layout.cut_short(&rec, reader.get_ref())
+                    } else {
+                        None
+                    };
+                    if let Some(e) = cut {
                         failed = Some(e);
+                    } else if let Err(e) = layout.parse_row(&rec, &mut batch, keys) {
+                        failed = Some(e);
+                    } else {
+                        keys.see(&rec);
                     }
                 }
                 Ok(false) => {
@@ -1027,6 +1169,9 @@ fn read_csv_rows<R: Read>(
                         skipped
                             .1
                             .get_or_insert_with(|| format!("{e} (incomplete last row skipped)"));
+                    }
+                    if !keys.candidates.is_empty() {
+                        end_counts = Some(Msg::KeyValues(keys.candidate_counts()));
                     }
                     end = Some(Msg::Done);
                     break;
@@ -1043,6 +1188,11 @@ fn read_csv_rows<R: Read>(
         }
         if let (rows @ 1.., Some(first)) = skipped
             && !emit(Msg::Skipped { first, rows })
+        {
+            return;
+        }
+        if let Some(msg) = end_counts
+            && !emit(msg)
         {
             return;
         }

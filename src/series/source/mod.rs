@@ -40,7 +40,7 @@ pub mod payload;
 mod synth;
 mod time;
 
-pub use columnar::{ColumnarFormat, open_columnar};
+pub use columnar::{ColumnarFormat, open_columnar, open_columnar_bytes};
 pub use csv_reader::{CsvOptions, open_csv_bytes, open_csv_opts, open_csv_with, sniff_delimiter};
 pub use synth::{SYNTH_SINE_BASE_HZ, SYNTH_TICK, SYNTH_TICK_START, SynthKind};
 use synth::{Synth, open_synthetic};
@@ -119,7 +119,9 @@ impl Default for SeriesSelection {
 pub struct KeyCandidate {
     /// The column's header name.
     pub column: String,
-    /// Distinct values among the first rows.
+    /// Distinct values in the column: among the first rows while the file is read, in the whole
+    /// file once it is (a column that turns out to hold more than [`KEY_MAX_VALUES`] is then no
+    /// longer offered).
     pub values: usize,
 }
 
@@ -364,6 +366,9 @@ enum Msg {
         first: String,
         rows: u64,
     },
+    /// CSV: the distinct values of each [`KeyCandidate`] column over the whole file (capped
+    /// at [`KEY_MAX_VALUES`] + 1), sent before `Done`.
+    KeyValues(Vec<usize>),
 }
 
 /// Most series one source starts from its data (long-format key values, network message
@@ -678,6 +683,12 @@ impl SeriesSource {
                     Msg::Skipped { first, rows } => {
                         self.rows_skipped += rows;
                         self.warning.get_or_insert(first);
+                    }
+                    Msg::KeyValues(counts) => {
+                        for (k, n) in self.key_candidates.iter_mut().zip(counts) {
+                            k.values = n;
+                        }
+                        self.key_candidates.retain(|k| k.values <= KEY_MAX_VALUES);
                     }
                 }
             }

@@ -185,6 +185,21 @@ impl Synth {
         }
         self.next_k = k1;
     }
+
+    /// Skips to sample `k` (no earlier): appends one row of NaN values (a gap in every series)
+    /// at the time of the first skipped sample, then continues at `k`. The walks and ticks go
+    /// on from their last value.
+    pub(super) fn skip_to(&mut self, k: u64, batch: &mut Batch) {
+        if k <= self.next_k {
+            return;
+        }
+        batch.ensure_columns(self.state.len());
+        batch.times.push(self.time_of(self.next_k));
+        for column in &mut batch.columns {
+            column.push(f32::NAN);
+        }
+        self.next_k = k;
+    }
 }
 
 pub(super) fn open_synthetic(
@@ -242,30 +257,200 @@ pub(super) fn open_synthetic(
     Ok(source)
 }
 
-/// Wall-clock producer: every ~1 ms, generates the samples whose time has passed (paced by
-/// [`CatchUp::default`] after a stall) and pushes them.
-/// When the ring is full (nobody drains) the samples are counted in `lost` and discarded.
+/// Longest the frame loop may leave the synthetic wall-clock source's batches untaken before
+/// the generator holds, seconds. After such a stall of the consumer (a frame that took seconds,
+/// a window that was not drawn) the generator resumes from the clock with a gap, instead of
+/// handing over everything it owes in one frame: at most this much data waits in the ring.
+pub const SYNTH_CONSUMER_STALL_S: f64 = 0.25;
+
+/// Wall-clock producer: every ~1 ms, one [`Feed::pass`] on the clock since the start.
 fn run_synthetic(
-    mut synth: Synth,
-    mut tx: Producer<Msg>,
-    mut recycled: Consumer<Batch>,
+    synth: Synth,
+    tx: Producer<Msg>,
+    recycled: Consumer<Batch>,
     stop: &AtomicBool,
     lost: &AtomicU64,
 ) {
     let start = Instant::now();
-    let n = synth.state.len() as u64;
-    let mut pace = CatchUp::default();
-    while !stop.load(Ordering::Relaxed) && !tx.is_abandoned() {
-        // After a stall of this thread the backlog is released over several passes.
-        let target = synth.count_before(pace.release_until(start.elapsed().as_secs_f64()));
-        while synth.next_k < target {
-            let end = target.min(synth.next_k + SYNTH_MAX_BATCH_ROWS);
-            let mut batch = recycled.pop().unwrap_or_default();
-            synth.fill(end, &mut batch);
-            if let Err(PushError::Full(Msg::Batch(b))) = tx.push(Msg::Batch(batch)) {
+    let mut feed = Feed::new(synth, tx, recycled);
+    while !stop.load(Ordering::Relaxed) && !feed.tx.is_abandoned() {
+        feed.pass(start.elapsed().as_secs_f64(), lost);
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+/// What the wall-clock producer does on each pass (the clock passed in, so tests inject it).
+///
+/// - Its own stalls (the thread not scheduled): the backlog is released over several passes
+///   by [`CatchUp::default`] (samples keep their times, at up to 4× the real rate).
+/// - Stalls of the consumer (the frame loop does not take the batches): while the oldest batch
+///   in the ring was pushed more than [`SYNTH_CONSUMER_STALL_S`] ago, nothing more is generated.
+///   Once the ring is taken, generation resumes from the clock: the samples of the stall are
+///   skipped, marked by one row of NaN values (a gap in every series) at the first skipped
+///   sample's time. So the frame after a 5 s stall gets at most 0.25 s of data, not 5 s.
+/// - A full ring (not normally reached) drops the batch, counted in `lost`.
+struct Feed {
+    synth: Synth,
+    tx: Producer<Msg>,
+    recycled: Consumer<Batch>,
+    pace: CatchUp,
+    /// When each batch still in the ring was pushed (clock seconds), oldest first.
+    in_ring: VecDeque<f64>,
+    /// The last pass held because the consumer stalled.
+    holding: bool,
+}
+
+impl Feed {
+    fn new(synth: Synth, tx: Producer<Msg>, recycled: Consumer<Batch>) -> Feed {
+        Feed {
+            synth,
+            tx,
+            recycled,
+            pace: CatchUp::default(),
+            in_ring: VecDeque::new(),
+            holding: false,
+        }
+    }
+
+    /// One pass at clock `now` (seconds since the start): generates and pushes what is due.
+    fn pass(&mut self, now: f64, lost: &AtomicU64) {
+        let released = self.pace.release_until(now);
+        // Batches the consumer has taken since the last pass (the ring is first in, first out).
+        let waiting = self.tx.buffer().capacity() - self.tx.slots();
+        while self.in_ring.len() > waiting {
+            self.in_ring.pop_front();
+        }
+        if self
+            .in_ring
+            .front()
+            .is_some_and(|&pushed| now - pushed > SYNTH_CONSUMER_STALL_S)
+        {
+            self.holding = true;
+            return;
+        }
+        let target = self.synth.count_before(released);
+        if std::mem::take(&mut self.holding) && target > self.synth.next_k {
+            // Resume from the clock: one gap row at the first skipped sample, the rest skipped.
+            let mut batch = self.recycled.pop().unwrap_or_default();
+            self.synth.skip_to(target, &mut batch);
+            self.push(batch, now, lost);
+        }
+        while self.synth.next_k < target {
+            let end = target.min(self.synth.next_k + SYNTH_MAX_BATCH_ROWS);
+            let mut batch = self.recycled.pop().unwrap_or_default();
+            self.synth.fill(end, &mut batch);
+            self.push(batch, now, lost);
+        }
+    }
+
+    fn push(&mut self, batch: Batch, now: f64, lost: &AtomicU64) {
+        match self.tx.push(Msg::Batch(batch)) {
+            Ok(()) => self.in_ring.push_back(now),
+            Err(PushError::Full(Msg::Batch(b))) => {
+                let n = self.synth.state.len() as u64;
                 lost.fetch_add(b.times.len() as u64 * n, Ordering::Relaxed);
             }
+            Err(_) => {}
         }
-        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The feed of one sine at 1024 samples/s (times k / 1024 s, exact in binary) and the ring's
+    /// consumer side.
+    fn feed() -> (Feed, Consumer<Msg>) {
+        let (tx, rx) = RingBuffer::new(SYNTH_RING);
+        let (_recycle, recycled) = RingBuffer::new(SYNTH_RING);
+        let synth = Synth::new(SynthKind::Sines, 1, 1024.0, 1);
+        (Feed::new(synth, tx, recycled), rx)
+    }
+
+    /// Takes every batch in the ring: the rows (time, value) in order.
+    fn take(rx: &mut Consumer<Msg>) -> Vec<(f64, f32)> {
+        let mut rows = Vec::new();
+        while let Ok(msg) = rx.pop() {
+            if let Msg::Batch(b) = msg {
+                rows.extend(b.times.iter().copied().zip(b.columns[0].iter().copied()));
+            }
+        }
+        rows
+    }
+
+    /// The sine's value at time `t`, as the closed form gives it.
+    fn sine(t: f64) -> f32 {
+        (std::f64::consts::TAU * SYNTH_SINE_BASE_HZ * t).sin() as f32
+    }
+
+    /// Passes every 1/1024 s (the injected clock), the consumer taking the ring every 16
+    /// passes, except during a stall from 1 s to 6 s. The frame after the stall gets the 0.25 s
+    /// generated before the generator held (257 samples: t = 1 s … 1.25 s), not 5 s; then a gap
+    /// row at 1.25 + 1/1024 s and samples again from the clock (t > 6 s), none lost.
+    #[test]
+    fn a_consumer_stall_resumes_from_the_clock_with_a_gap() {
+        let (mut feed, mut rx) = feed();
+        let lost = AtomicU64::new(0);
+        let mut got = Vec::new();
+        for i in 1..=1024u32 {
+            feed.pass(f64::from(i) / 1024.0, &lost);
+            if i % 16 == 0 {
+                got.extend(take(&mut rx));
+            }
+        }
+        // Samples before the clock: k = 0 … 1023.
+        assert_eq!(got.len(), 1024);
+        // The stall: passes go on, nobody takes the ring.
+        for i in 1025..=6144u32 {
+            feed.pass(f64::from(i) / 1024.0, &lost);
+        }
+        let after_stall = take(&mut rx);
+        // Pushed at 1025/1024 … 1281/1024 s (within 0.25 s of the first untaken batch):
+        // samples k = 1024 … 1280.
+        let want: Vec<f64> = (1024..=1280).map(|k| f64::from(k) / 1024.0).collect();
+        assert_eq!(after_stall.iter().map(|r| r.0).collect::<Vec<_>>(), want);
+        got.extend(after_stall);
+        for i in 6145..=7168u32 {
+            feed.pass(f64::from(i) / 1024.0, &lost);
+            if i % 16 == 0 {
+                got.extend(take(&mut rx));
+            }
+        }
+        assert_eq!(lost.load(Ordering::Relaxed), 0);
+        // 1024 + 257 samples, the gap row, then k = 6145 … 7167 (the clock read 6145/1024 s at
+        // the first pass after the stall: samples before it skipped).
+        assert_eq!(got.len(), 1024 + 257 + 1 + 1023);
+        let (gap_t, gap_v) = got[1024 + 257];
+        assert_eq!(gap_t, 1281.0 / 1024.0);
+        assert!(gap_v.is_nan());
+        let mut want: Vec<f64> = (0..=1280).map(|k| f64::from(k) / 1024.0).collect();
+        want.push(1281.0 / 1024.0);
+        want.extend((6145..=7167).map(|k| f64::from(k) / 1024.0));
+        assert_eq!(got.iter().map(|r| r.0).collect::<Vec<_>>(), want);
+        for &(t, v) in got.iter().filter(|r| !r.1.is_nan()) {
+            assert_eq!(v, sine(t), "t = {t}");
+        }
+    }
+
+    /// A stall of the generator itself (its clock jumps 5 s while the consumer keeps taking)
+    /// is caught up at up to 4× the real rate: the first pass releases 0.1 · 4 = 0.4 s, no gap.
+    #[test]
+    fn a_stall_of_the_generator_is_caught_up_without_a_gap() {
+        let (mut feed, mut rx) = feed();
+        let lost = AtomicU64::new(0);
+        let mut taken = 0;
+        for i in 1..=1024u32 {
+            feed.pass(f64::from(i) / 1024.0, &lost);
+            if i % 16 == 0 {
+                taken += take(&mut rx).len();
+            }
+        }
+        assert_eq!(taken, 1024);
+        feed.pass(6.0, &lost);
+        let rows = take(&mut rx);
+        // Released up to 1 + 0.4 s: k = 1024 … 1433 (t < 1.4).
+        assert_eq!(rows.len(), 1434 - 1024);
+        assert!(rows.iter().all(|r| !r.1.is_nan()));
     }
 }

@@ -1,6 +1,8 @@
 //! `zmq+tcp://host:port[/prefix]`: a ZeroMQ SUB socket (the pure-Rust `zeromq` crate, ZMTP 3)
 //! connected to a PUB socket, subscribed to `prefix` (every message when empty). A multipart
-//! message is topic + payload (the first frame names the series, the last is decoded); a
+//! message is topic + payload (the first frame names the series, the second is decoded); frames
+//! after the payload (a timestamp frame, say: topic, payload, timestamp is a common layout) are
+//! ignored, never decoded as data (times come from the payload's time field, or arrival). A
 //! single-frame message is a payload with no topic. When the publisher goes away the socket is
 //! made again and reconnected with [`Backoff`].
 
@@ -49,7 +51,8 @@ pub(super) fn run(addr: &str, prefix: &str, shown: &str, mut ingest: Ingest, sto
                             let (name, payload) = match msg.len() {
                                 0 => continue,
                                 1 => (None, msg.get(0)),
-                                n => (msg.get(0), msg.get(n - 1)),
+                                // Topic, payload, then anything (a timestamp frame): ignored.
+                                _ => (msg.get(0), msg.get(1)),
                             };
                             topic.clear();
                             if let Some(n) = name {
