@@ -624,8 +624,10 @@ fn decode_bytes(name: &str, bytes: &[u8]) -> vizdeck::audio::file::DecodedFile {
 }
 
 /// RIFF and data sizes that players ignore or read as "streamed": RIFF 8 too small, 0,
-/// 0xFFFFFFFF or past the end of the file; data 0 or 0xFFFFFFFF (to the end of the file); a
-/// chunk after the data that the RIFF size does not count. Every sample decodes, no warning.
+/// 0xFFFFFFFF, 0xFFFFFFF8 (−8) or past the end of the file; data 0 or 0xFFFFFFFF (to the end of
+/// the file); a chunk after the data that the RIFF size does not count. Every sample decodes;
+/// a size that did not say where the file ends is named in a one-line note (issue 34: they
+/// loaded without a word), a LIST the RIFF size leaves out is no matter.
 #[test]
 fn wav_riff_and_data_sizes_that_players_accept() {
     for channels in [1u16, 2] {
@@ -633,34 +635,92 @@ fn wav_riff_and_data_sizes_that_players_accept() {
         let good = wav_bytes(Enc::S16, 8000, channels, &x);
         let riff = u32::from_le_bytes(good[4..8].try_into().unwrap());
         let data_at = find(&good, b"data") + 4;
-        let mut cases: Vec<(&str, Vec<u8>)> = Vec::new();
-        for (name, v) in [
-            ("riff-8", riff - 8),
-            ("riff-0", 0),
-            ("riff-max", u32::MAX),
-            ("riff-past-end", riff + 1000),
+        // What the file really holds: after the 8-byte RIFF header, and in the data chunk.
+        let after_riff = good.len() - 8;
+        let data_bytes = good.len() - (data_at + 4);
+        assert_eq!(after_riff, riff as usize);
+        let riff_note = |v: &str| {
+            format!("RIFF size says {v}, the file holds {after_riff} after the RIFF header")
+        };
+        let mut cases: Vec<(&str, Vec<u8>, Option<String>)> = Vec::new();
+        for (name, v, says) in [
+            ("riff-8", riff - 8, format!("{} bytes", riff - 8)),
+            ("riff-0", 0, "0 bytes".to_string()),
+            ("riff-max", u32::MAX, "4294967295 bytes (0xFFFFFFFF)".into()),
+            (
+                "riff-minus-8",
+                (-8i32) as u32,
+                "4294967288 bytes (0xFFFFFFF8)".into(),
+            ),
+            (
+                "riff-past-end",
+                riff + 1000,
+                format!("{} bytes", riff + 1000),
+            ),
         ] {
             let mut b = good.clone();
             set_u32(&mut b, 4, v);
-            cases.push((name, b));
+            let note = format!("{}: read to the end of the file", riff_note(&says));
+            cases.push((name, b, Some(note)));
         }
-        for (name, v) in [("data-0", 0u32), ("data-max", u32::MAX)] {
+        for (name, v, says) in [
+            ("data-0", 0u32, "0 bytes"),
+            ("data-max", u32::MAX, "4294967295 bytes (0xFFFFFFFF)"),
+        ] {
             let mut b = good.clone();
             set_u32(&mut b, data_at, v);
             set_u32(&mut b, 4, v); // streamed writers leave both unset
-            cases.push((name, b));
+            let note = format!(
+                "{}; data size says {says} (streamed), the file holds {data_bytes} bytes of \
+                 data: read to the end of the file",
+                riff_note(says)
+            );
+            cases.push((name, b, Some(note)));
         }
         // A LIST chunk after the data, not counted by the RIFF size.
         let mut b = good.clone();
         b.extend_from_slice(b"LIST\x04\x00\x00\x00INFO");
-        cases.push(("trailing-list", b));
-        for (name, b) in cases {
+        cases.push(("trailing-list", b, None));
+        for (name, b, note) in cases {
             let d = decode_bytes(&format!("{name}.wav"), &b);
             assert_eq!((d.sample_rate, d.channels), (8000, channels), "{name}");
             assert_eq!(d.samples, s16_values(&x), "{name} {channels} ch");
-            assert!(d.warning.is_none(), "{name}: {:?}", d.warning);
+            assert_eq!(d.warning, note, "{name}");
+            if let Some(w) = &d.warning {
+                assert!(!w.contains('\n'), "{w}");
+            }
         }
     }
+}
+
+/// The note reaches the source (what the spectrogram's panel and the report show), and a header
+/// note and damage join in one line: RIFF 0xFFFFFFFF on a file whose data size promises more
+/// than it holds.
+#[test]
+fn wav_size_note_reaches_the_source_and_joins_damage_in_one_line() {
+    let x = signal(8000, 1, 1000);
+    let mut b = wav_bytes(Enc::S16, 8000, 1, &x);
+    set_u32(&mut b, 4, u32::MAX);
+    let t = Temp::new("riff-max-source.wav");
+    std::fs::write(&t.0, &b).unwrap();
+    let src = AudioSource::open(&AudioSelection::File(t.0.clone()), 1 << 16).unwrap();
+    let w = src.warning().expect("a note").to_string();
+    assert!(
+        w.starts_with("RIFF size says 4294967295 bytes (0xFFFFFFFF)")
+            && w.ends_with("read to the end of the file"),
+        "{w}"
+    );
+    // Cut 100 bytes (50 samples) off the end: the data size now promises 50 frames more.
+    b.truncate(b.len() - 100);
+    let d = decode_bytes("riff-max-cut.wav", &b);
+    let w = d.warning.expect("a warning");
+    assert!(!w.contains('\n'), "{w}");
+    assert!(w.starts_with("RIFF size says 4294967295 bytes"), "{w}");
+    assert!(
+        w.contains("read to the end of the file; truncated: decoded"),
+        "{w}"
+    );
+    assert_eq!(d.samples.len(), x.len() - 50);
 }
 
 /// `fmt ` chunks as other tools write them: WAVE_FORMAT_EXTENSIBLE with cbSize 32 (with and

@@ -719,3 +719,130 @@ fn vizdeck_resumes_audio_after_sigstop_sigcont() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Drives `rc` at `now` until its running attempt (if one starts) has reported: the fake opener
+/// answers at once, so this waits for a thread hand-over, not for time.
+fn poll_settled<T: Send + 'static>(
+    rc: &mut vizdeck::audio::reconnect::Reconnect<T>,
+    now: Instant,
+) -> Option<vizdeck::audio::reconnect::Reopened<T>> {
+    loop {
+        if let Some(done) = rc.poll_at(now) {
+            return Some(done);
+        }
+        if !rc.attempt_running() {
+            return None;
+        }
+        std::thread::yield_now();
+    }
+}
+
+fn fake_target() -> vizdeck::audio::reconnect::Target {
+    vizdeck::audio::reconnect::Target {
+        key: "fake.monitor".into(),
+        name: "fake".into(),
+        ring_capacity: 1024,
+        channel: ChannelChoice::Mix,
+        format: None,
+    }
+}
+
+/// Issue 34: live capture came back about 2.0 s after a stall (2 s of silence before the stream
+/// counted as lost) where 1 s is possible. On a made-up clock (1 ms steps, the frame polling
+/// every step) and a fake device that opens at once: the stream's last data at 0, the loss at
+/// 0.750 s (`LOST_AFTER`), the first attempt 50 ms later, so audio again at exactly 0.800 s; at
+/// 60 FPS the frames round that up by at most two frames, still within 1 s.
+#[test]
+fn a_stalled_stream_is_reopened_within_1_s() {
+    use std::sync::Arc;
+    use vizdeck::audio::reconnect::{Reconnect, lost_by_silence};
+    for (step, want) in [
+        (Duration::from_millis(1), Some(Duration::from_millis(800))),
+        (Duration::from_secs_f64(1.0 / 60.0), None),
+    ] {
+        let t0 = Instant::now();
+        let mut now = t0;
+        let mut rc: Option<Reconnect<u32>> = None;
+        let reopened_at = loop {
+            now += step;
+            assert!(now - t0 < Duration::from_secs(10), "never reopened");
+            match &mut rc {
+                None => {
+                    if lost_by_silence(now - t0, false) {
+                        rc = Some(Reconnect::start_at(
+                            fake_target(),
+                            "no data".into(),
+                            now,
+                            Arc::new(|_| Ok(7)),
+                        ));
+                    }
+                }
+                Some(r) => {
+                    if let Some(done) = poll_settled(r, now) {
+                        assert_eq!((done.parts, done.attempts), (7, 1));
+                        break now - t0;
+                    }
+                }
+            }
+        };
+        match want {
+            Some(exact) => assert_eq!(reopened_at, exact),
+            None => assert!(reopened_at <= Duration::from_secs(1), "{reopened_at:?}"),
+        }
+    }
+    // A paused stream is silent by design: never lost.
+    assert!(!lost_by_silence(Duration::from_secs(60), true));
+    assert!(!lost_by_silence(Duration::from_millis(700), false));
+}
+
+/// A sound server down for a while (every attempt fails until it is back at `back`): the
+/// attempts come at 50, 150, 350, 750, 1250, 1750, 2250, … ms after the loss (delays 50, 100,
+/// 200, 400, then 500 ms at most), so the stream is back at the first of those at or after
+/// `back`, never more than 0.5 s late (with delays doubling to 2 s, a server back at 1.7 s was
+/// tried again only at 3.1 s).
+#[test]
+fn reopen_attempts_follow_the_server_within_half_a_second() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use vizdeck::audio::reconnect::Reconnect;
+    for (back_ms, want_ms, want_attempts) in [
+        (0, 50, 1),
+        (300, 350, 3),
+        (1000, 1250, 5),
+        (1700, 1750, 6),
+        (3000, 3250, 9),
+    ] {
+        let up = Arc::new(AtomicBool::new(false));
+        let server = up.clone();
+        let t0 = Instant::now();
+        let mut rc: Reconnect<()> = Reconnect::start_at(
+            fake_target(),
+            "stream error".into(),
+            t0,
+            Arc::new(move |_| {
+                if server.load(Ordering::SeqCst) {
+                    Ok(())
+                } else {
+                    Err("Connection refused".into())
+                }
+            }),
+        );
+        let mut ms = 0u64;
+        let done = loop {
+            ms += 1;
+            assert!(ms < 10_000, "never reopened (server back at {back_ms} ms)");
+            up.store(ms >= back_ms, Ordering::SeqCst);
+            let now = t0 + Duration::from_millis(ms);
+            if let Some(done) = poll_settled(&mut rc, now) {
+                break done;
+            }
+        };
+        assert_eq!(
+            (ms, done.attempts),
+            (want_ms, want_attempts),
+            "server back at {back_ms} ms"
+        );
+        assert_eq!(done.after, Duration::from_millis(want_ms));
+        assert!(want_ms - back_ms <= 500);
+    }
+}

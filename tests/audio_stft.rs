@@ -492,3 +492,45 @@ fn every_size_and_window_matches_realfft_in_f64() {
         n *= 2;
     }
 }
+
+/// Issue 34: the dominant frequency read at the bin centre (1007.8 Hz for 1 kHz at N = 2048 and
+/// 48 kHz: bin 43 × 23.4375 Hz). Tones at off-bin frequencies at 44.1 and 48 kHz, analysed by the
+/// real STFT with every window, read within 1 Hz once the peak is interpolated; the bin centre
+/// alone is off by up to half a bin (11.7 Hz).
+#[test]
+fn dominant_frequency_is_interpolated_within_1_hz_for_every_window() {
+    use vizdeck::audio::peak::interpolate_peak;
+    let n = 2048usize;
+    let column = |fs: f64, f: f64, phase: f64, w: WindowKind| {
+        let x: Vec<f32> = (0..n)
+            .map(|j| (0.5 * (TAU * f * j as f64 / fs + phase).sin()) as f32)
+            .collect();
+        let mut stft = Stft::with_window(n, n, w).unwrap();
+        stft.push(&x);
+        all_columns(&mut stft).swap_remove(0)
+    };
+    for fs in [44_100.0, 48_000.0] {
+        let bin_hz = fs / n as f64;
+        for &w in WindowKind::ALL {
+            for (i, f) in [440.0, 1000.0, 1234.5, 3000.3, 7777.7, 15_001.0]
+                .into_iter()
+                .enumerate()
+            {
+                let col = column(fs, f, 0.3 * i as f64, w);
+                let (k, _) = dominant(&col);
+                let hz = interpolate_peak(&col, k, w) * bin_hz;
+                assert!(
+                    (hz - f).abs() < 1.0,
+                    "{w} at {fs} Hz: {f} Hz read {hz:.3} Hz (bin centre {:.2})",
+                    k as f64 * bin_hz
+                );
+            }
+        }
+    }
+    // The issue's own case: 1 kHz at 48 kHz peaks in bin 43 (1000 / 23.4375 = 42.67), whose
+    // centre is 1007.8 Hz.
+    let col = column(48_000.0, 1000.0, 0.0, WindowKind::Hann);
+    let (k, _) = dominant(&col);
+    assert_eq!(k, 43);
+    assert!((k as f64 * 48_000.0 / n as f64 - 1007.8125).abs() < 1e-9);
+}

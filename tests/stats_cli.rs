@@ -80,6 +80,55 @@ fn stats_prints_and_compares() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
+/// A PresentMon capture whose frames are all 0 ms (issue 34): the average FPS and the lows as FPS
+/// are n/a in the text (never "0.00") and `null` in the JSON; the times themselves are 0 ms.
+#[test]
+fn stats_zero_ms_capture_fps_na() {
+    let d = tmp("zero");
+    let z = d.join("zero.csv");
+    std::fs::write(&z, "Application,MsBetweenPresents\nx,0\nx,0.000\nx,0\n").unwrap();
+    let a = d.join("a.csv");
+    vizdeck_csv(&a, 100);
+    let out = vizdeck(&["stats", a.to_str().unwrap(), z.to_str().unwrap()]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    let row = |label: &str| {
+        stdout
+            .lines()
+            .find(|l| l.starts_with(label))
+            .unwrap_or_else(|| panic!("{label}: {stdout}"))
+            .split_whitespace()
+            .rev()
+            .take(2)
+            .collect::<Vec<_>>()
+    };
+    // Columns [1] (1..=100 ms: 100 frames in 5.05 s = 19.80 FPS; the 1 % and 0.1 % lows are the
+    // slowest ceil(100/100) = ceil(100/1000) = 1 frame, 100 ms = 10 FPS, the 0.1 % one marked:
+    // it needs 1000 frames) and [2] (all 0 ms).
+    assert_eq!(row("average FPS"), ["n/a", "19.80"], "{stdout}");
+    assert_eq!(row("1% low (FPS)"), ["n/a", "10.00"], "{stdout}");
+    assert_eq!(row("0.1% low (FPS)"), ["n/a", "10.00*"], "{stdout}");
+    assert_eq!(row("max (ms)"), ["0.000", "100.000"], "{stdout}");
+    assert!(stdout.contains("[2] vs [1]: average FPS n/a"), "{stdout}");
+    assert!(stdout.contains("1% low FPS n/a"), "{stdout}");
+    assert!(
+        stdout.contains("every frame of the capture is 0 ms"),
+        "{stdout}"
+    );
+
+    let out = vizdeck(&["stats", "--json", z.to_str().unwrap()]);
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let s = &v["captures"][0]["summary"];
+    assert_eq!(s["frames"], 3);
+    assert_eq!(s["duration_s"], 0.0);
+    assert_eq!(s["max_ms"], 0.0);
+    for key in ["mean_fps", "low_1_fps", "low_01_fps"] {
+        assert!(s[key].is_null(), "{key}: {}", s[key]);
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
+
 #[test]
 fn stats_bad_file_exits_non_zero_naming_it() {
     let d = tmp("bad");

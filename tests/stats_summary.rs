@@ -18,7 +18,7 @@ fn one_to_hundred() {
     assert_eq!(s.max_ms, 100.0);
     // Total 5050 ms → 100 frames / 5.05 s.
     assert!(close(s.duration_s, 5.05));
-    assert!(close(s.mean_fps, 100.0 / 5.05));
+    assert!(close(s.mean_fps.unwrap(), 100.0 / 5.05));
     // Order of the input does not matter.
     let mut rev = ms.clone();
     rev.reverse();
@@ -34,29 +34,67 @@ fn single_frame() {
         (10.0, 10.0, 10.0, 10.0)
     );
     assert!(close(s.duration_s, 0.01));
-    assert!(close(s.mean_fps, 100.0));
+    assert!(close(s.mean_fps.unwrap(), 100.0));
 }
 
 #[test]
 fn no_frames_all_zero() {
     let s = Summary::from_frame_times(&[]);
     assert_eq!(s.frames, 0);
-    for x in [
-        s.duration_s,
-        s.mean_fps,
-        s.p50_ms,
-        s.p95_ms,
-        s.p99_ms,
-        s.max_ms,
-    ] {
+    assert_eq!(s.mean_fps, None);
+    for x in [s.duration_s, s.p50_ms, s.p95_ms, s.p99_ms, s.max_ms] {
         assert_eq!(x, 0.0);
     }
     let text = s.to_string();
     assert!(!text.contains("NaN") && !text.contains("inf"), "{text}");
-    // Zero-length frames: no division by zero either.
+    // Zero-length frames: no division by zero either (and no made-up rate: see below).
     let z = Summary::from_frame_times(&[0.0, 0.0]);
     assert_eq!(z.frames, 2);
-    assert_eq!(z.mean_fps, 0.0);
+    assert_eq!(z.mean_fps, None);
+}
+
+/// A capture whose frames all last 0 ms (issue 34): the times are real (0 ms, 0 s), but a rate over
+/// no time is undefined, so the average FPS and the lows as FPS are n/a (never "0.00 FPS") in the
+/// struct, the table, the text and the JSON (`null`).
+#[test]
+fn zero_duration_frames_fps_na() {
+    let s = Summary::from_frame_times(&[0.0; 120]);
+    assert_eq!(s.frames, 120);
+    assert!(!s.is_empty());
+    assert_eq!(
+        (s.duration_s, s.mean_ms, s.p99_ms, s.max_ms),
+        (0.0, 0.0, 0.0, 0.0)
+    );
+    assert_eq!((s.low_1_ms, s.low_01_ms), (0.0, 0.0));
+    assert_eq!((s.mean_fps, s.low_1_fps, s.low_01_fps), (None, None, None));
+    let rows = s.table_rows();
+    let row = |label: &str| rows.iter().find(|(l, _)| *l == label).unwrap().1.clone();
+    assert_eq!(row("average FPS"), "n/a");
+    assert_eq!(row("1% low (FPS)"), "n/a");
+    // 120 frames < 1000: the 0.1 % low is marked, but n/a all the same.
+    assert_eq!(row("0.1% low (FPS)"), "n/a");
+    assert_eq!(row("1% low (ms)"), "0.000");
+    assert_eq!(row("frames"), "120");
+    let text = s.to_string();
+    assert!(text.contains("mean n/a FPS"), "{text}");
+    assert!(text.contains("(n/a FPS)"), "{text}");
+    assert!(!text.contains("0.0 FPS") && !text.contains("inf"), "{text}");
+    let v = serde_json::to_value(&s).unwrap();
+    for key in ["mean_fps", "low_1_fps", "low_01_fps"] {
+        assert!(v[key].is_null(), "{key}: {}", v[key]);
+    }
+    assert_eq!(v["p99_ms"], 0.0);
+    assert_eq!(v["frames"], 120);
+
+    // Some 0 ms frames among real ones: a rate again. 0 + 0 + 10 + 30 ms = 40 ms for 4 frames.
+    let m = Summary::from_frame_times(&[0.0, 30.0, 0.0, 10.0]);
+    assert!(close(m.mean_fps.unwrap(), 4.0 / 0.040));
+    // 1 % low: the slowest ceil(0.04) = 1 frame, 30 ms.
+    assert!(close(m.low_1_fps.unwrap(), 1000.0 / 30.0));
+    // Frames of the smallest subnormal ms: the rate overflows f64; n/a rather than inf.
+    let tiny = Summary::from_frame_times(&[5e-324; 3]);
+    assert_eq!(tiny.mean_fps, None);
+    assert!(!tiny.to_string().contains("inf"));
 }
 
 #[test]
@@ -68,7 +106,7 @@ fn two_frames() {
     assert_eq!(s.p99_ms, 30.0);
     assert_eq!(s.max_ms, 30.0);
     // 2 frames in 40 ms = 50 FPS.
-    assert!(close(s.mean_fps, 50.0));
+    assert!(close(s.mean_fps.unwrap(), 50.0));
     assert_eq!(
         s.to_string(),
         "frames 2, 0.0 s, mean 50.0 FPS, p50 10.00 ms, p90 30.00* ms, p95 30.00* ms, \
@@ -81,15 +119,15 @@ fn two_frames() {
 fn mean_fps_known_inputs() {
     // 60 frames of 16 ms: 0.96 s → 62.5 FPS.
     let s = Summary::from_frame_times(&[16.0; 60]);
-    assert!(close(s.mean_fps, 62.5));
+    assert!(close(s.mean_fps.unwrap(), 62.5));
     assert!(close(s.duration_s, 0.96));
     // 3 frames of 10, 20, 70 ms: 0.1 s → 30 FPS (not the mean of per-frame FPS, 100/50/14.3).
     let s = Summary::from_frame_times(&[10.0, 20.0, 70.0]);
-    assert!(close(s.mean_fps, 30.0));
+    assert!(close(s.mean_fps.unwrap(), 30.0));
     // Non-finite entries are ignored.
     let s = Summary::from_frame_times(&[10.0, f64::NAN, f64::INFINITY, 30.0]);
     assert_eq!(s.frames, 2);
-    assert!(close(s.mean_fps, 50.0));
+    assert!(close(s.mean_fps.unwrap(), 50.0));
 }
 
 #[test]
@@ -188,7 +226,7 @@ fn zero_frames_are_na() {
 fn one_frame() {
     let s = Summary::from_frame_times(&[10.0]);
     assert_eq!(s.frames, 1);
-    assert!(close(s.mean_fps, 100.0));
+    assert!(close(s.mean_fps.unwrap(), 100.0));
     for v in [
         s.p50_ms,
         s.p90_ms,
@@ -199,7 +237,7 @@ fn one_frame() {
     ] {
         assert_eq!(v, 10.0);
     }
-    assert!(close(s.low_1_fps, 100.0));
+    assert!(close(s.low_1_fps.unwrap(), 100.0));
     assert_eq!(s.stutters, 0);
     assert!(s.is_marked("p50") && s.is_marked("low_0.1"));
     assert!(all_finite(&s));
@@ -214,11 +252,11 @@ fn two_frames_full_summary() {
     assert_eq!(s.p999_ms, 30.0);
     // 1% low: k = ceil(2/100) = 1 slowest frame.
     assert_eq!(s.low_1_ms, 30.0);
-    assert!(close(s.low_1_fps, 1000.0 / 30.0));
+    assert!(close(s.low_1_fps.unwrap(), 1000.0 / 30.0));
     // 2 × median = 20 ms; 30 > 20.
     assert_eq!(s.stutter_threshold_ms, 20.0);
     assert_eq!(s.stutters, 1);
-    assert!(close(s.mean_fps, 50.0));
+    assert!(close(s.mean_fps.unwrap(), 50.0));
     assert!(!s.is_marked("p50"));
     assert!(s.is_marked("p90"));
     assert!(close(s.mean_ms, 20.0));
@@ -230,7 +268,7 @@ fn five_frames() {
     let s = Summary::from_frame_times(&[5.0, 1.0, 4.0, 2.0, 3.0]);
     assert_eq!(s.p50_ms, 3.0); // rank ceil(2.5) = 3
     assert_eq!(s.p90_ms, 5.0); // rank ceil(4.5) = 5
-    assert!(close(s.mean_fps, 5.0 / 0.015));
+    assert!(close(s.mean_fps.unwrap(), 5.0 / 0.015));
     assert_eq!(s.stutters, 0); // threshold 6
     assert_eq!(s.low_1_ms, 5.0);
     assert!(s.is_marked("p90") && !s.is_marked("p50"));
@@ -272,7 +310,10 @@ fn hundred_and_one_frames() {
     assert_eq!(s.p99_ms, 100.0); // rank ceil(99.99)
     assert_eq!(s.p999_ms, 101.0); // rank ceil(100.899)
     assert_eq!(s.low_1_ms, 100.5); // k = ceil(1.01) = 2: (100 + 101) / 2
-    assert!(close(s.mean_fps, 101.0 / (101.0 * 102.0 / 2.0 / 1000.0)));
+    assert!(close(
+        s.mean_fps.unwrap(),
+        101.0 / (101.0 * 102.0 / 2.0 / 1000.0)
+    ));
 }
 
 #[test]
@@ -287,12 +328,12 @@ fn one_long_frame_among_short_ones() {
     );
     // 1% low: the slowest 10 frames: 100 + 9 × 10 = 190 → 19 ms; 0.1% low: the slowest one.
     assert!(close(s.low_1_ms, 19.0));
-    assert!(close(s.low_1_fps, 1000.0 / 19.0));
+    assert!(close(s.low_1_fps.unwrap(), 1000.0 / 19.0));
     assert_eq!(s.low_01_ms, 100.0);
-    assert!(close(s.low_01_fps, 10.0));
+    assert!(close(s.low_01_fps.unwrap(), 10.0));
     assert_eq!(s.stutters, 1);
     assert!(close(s.duration_s, 10.09));
-    assert!(close(s.mean_fps, 1000.0 / 10.09));
+    assert!(close(s.mean_fps.unwrap(), 1000.0 / 10.09));
     assert!(s.needs_more_frames.is_empty());
 }
 

@@ -16,9 +16,9 @@
 //!
 //! **WAV headers as players read them.** symphonia's WAV reader is strict (it refuses a RIFF
 //! size 8 bytes short, or `WAVE_FORMAT_EXTENSIBLE` whose cbSize is not exactly 22), so a file
-//! that starts `RIFF....WAVE` is first read here, leniently: the RIFF size is ignored, a data
-//! size of 0 or 0xFFFFFFFF (streamed) means "to the end of the file", one past the end reads what
-//! is there, `fmt ` chunks of 16, 18, 40 or any other size ≥ 16 are read for what they must
+//! that starts `RIFF....WAVE` is first read here, leniently: the RIFF size is not trusted, a data
+//! size of 0 or 0xFFFFFFFF (streamed) means "to the end of the file" (either read so is noted
+//! in one line of [`DecodedFile::warning`]), one past the end reads what is there, `fmt ` chunks of 16, 18, 40 or any other size ≥ 16 are read for what they must
 //! hold, `WAVE_FORMAT_EXTENSIBLE` takes any cbSize ≥ 22. The file is then rewritten in memory in
 //! canonical form (true sizes, a normalised `fmt `, whole frames only) and decoded by symphonia
 //! (see `repair_wav` for every rule). A header that cannot be read even so is
@@ -542,10 +542,13 @@ pub fn decode_bytes_with(
     if let Some(s) = stopped {
         notes.push(format!("{s} after {}", secs(frames)));
     }
-    let warning = if notes.is_empty() {
-        None
-    } else {
-        Some(format!("{}; playing what was decoded", notes.join("; ")))
+    let damage =
+        (!notes.is_empty()).then(|| format!("{}; playing what was decoded", notes.join("; ")));
+    // A WAV header whose sizes were not taken at their word comes first: the file is whole.
+    let header = wav.as_ref().and_then(|w| w.size_note.clone());
+    let warning = match (header, damage) {
+        (Some(h), Some(d)) => Some(format!("{h}; {d}")),
+        (h, d) => h.or(d),
     };
     Ok(DecodedFile {
         samples,
@@ -627,6 +630,20 @@ pub(crate) struct RepairedWav {
     pub(crate) partial: u64,
     /// Whether the data chunk declared more bytes than the file holds.
     pub(crate) overrun: bool,
+    /// One line when the header's RIFF size or a streamed data size (0, 0xFFFFFFFF) did not
+    /// say where the file ends, so it was read to its end: `"RIFF size says 4294967288 bytes
+    /// (0xFFFFFFF8), the file holds 2036 after the RIFF header: read to the end of the file"`.
+    pub(crate) size_note: Option<String>,
+}
+
+/// `"N bytes"`, with the hexadecimal form for sizes of 2³¹ and more (−8 as a signed size is
+/// `4294967288 bytes (0xFFFFFFF8)`).
+fn size_text(n: u32) -> String {
+    if n > i32::MAX as u32 {
+        format!("{n} bytes (0x{n:08X})")
+    } else {
+        format!("{n} bytes")
+    }
 }
 
 /// Whether `id` looks like a RIFF chunk id (four printable ASCII bytes).
@@ -646,9 +663,12 @@ fn le32(b: &[u8], at: usize) -> u32 {
 /// do, and writes the canonical file symphonia's strict reader accepts.
 ///
 /// Accepted, beyond what symphonia 0.6 reads itself:
-/// - **RIFF size**: ignored (players do). Too small (e.g. 8 short, so the data chunk "exceeds
-///   its parent"), 0, 0xFFFFFFFF or past the end of the file all read the same.
-/// - **data size**: 0 or 0xFFFFFFFF mean streamed: the data runs to the end of the file.
+/// - **RIFF size**: not trusted (players do not). Too small (e.g. 8 short, so the data chunk
+///   "exceeds its parent"), 0, 0xFFFFFFFF, 0xFFFFFFF8 (−8) or past the end of the file all read
+///   the same, to the end of the file, with a one-line note ([`RepairedWav::size_note`]); a RIFF
+///   size that ends before chunks after the data (a `LIST` it does not count) is no matter.
+/// - **data size**: 0 or 0xFFFFFFFF mean streamed: the data runs to the end of the file (noted
+///   in the same line).
 ///   Larger than what the file holds: the bytes present are read and the shortfall is reported
 ///   (truncated). A size that ends inside a frame: the whole frames are read and the partial one
 ///   is reported. Chunks after the data chunk are ignored.
@@ -842,6 +862,25 @@ pub(crate) fn repair_wav(file: &[u8], path: &Path) -> Result<RepairedWav, AudioE
     if kept & 1 == 1 {
         bytes.push(0);
     }
+    // The sizes that did not say where the file ends (issue 34: they were read without a word).
+    let riff_declared = le32(file, 4);
+    let riff_end = 8 + u64::from(riff_declared);
+    let mut size_notes = Vec::new();
+    if riff_end > len as u64 || riff_end < (data_start as u64 + present) {
+        size_notes.push(format!(
+            "RIFF size says {}, the file holds {} after the RIFF header",
+            size_text(riff_declared),
+            len - 8
+        ));
+    }
+    if streamed && available > 0 {
+        size_notes.push(format!(
+            "data size says {} (streamed), the file holds {available} bytes of data",
+            size_text(data_declared)
+        ));
+    }
+    let size_note = (!size_notes.is_empty())
+        .then(|| format!("{}: read to the end of the file", size_notes.join("; ")));
     Ok(RepairedWav {
         bytes,
         declared_frames: (pcm_like && !streamed && block > 0).then(|| declared / block),
@@ -849,6 +888,7 @@ pub(crate) fn repair_wav(file: &[u8], path: &Path) -> Result<RepairedWav, AudioE
         block,
         partial,
         overrun: declared > available,
+        size_note,
     })
 }
 

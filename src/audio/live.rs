@@ -80,7 +80,7 @@ impl AudioSource {
             return Some("the device left the device list".to_string());
         }
         let quiet = live.silence_for();
-        (!self.paused && quiet >= reconnect::LOST_AFTER)
+        reconnect::lost_by_silence(quiet, self.paused)
             .then(|| format!("no data for {:.1} s", quiet.as_secs_f64()))
     }
 

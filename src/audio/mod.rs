@@ -37,6 +37,7 @@ pub mod file;
 mod live;
 mod open;
 mod options;
+pub mod peak;
 pub mod reconnect;
 pub mod stft;
 pub mod synth;

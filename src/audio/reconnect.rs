@@ -3,11 +3,22 @@
 //! A live stream is *lost* when cpal's error callback reported an error (e.g. `StreamInvalidated:
 //! PulseAudio disconnected` after the process was stopped for a second, or the server
 //! restarted), when the presence watchdog saw the device leave the device list, or when no data
-//! came for [`LOST_AFTER`] while not paused. [`super::AudioSource`] then keeps the old stream
-//! (its samples, if any, count as a gap) and tries to open the *same device* again — by its host
-//! id, else its name — on a background thread, so that the frame loop never waits for the sound
-//! server: the first attempt after [`FIRST_DELAY`], then after a delay that doubles up to
-//! [`MAX_DELAY`]. The frame loop only polls a channel ([`Reconnect::poll`]).
+//! came for [`LOST_AFTER`] while not paused ([`lost_by_silence`]). [`super::AudioSource`] then
+//! keeps the old stream (its samples, if any, count as a gap) and tries to open the *same device*
+//! again — by its host id, else its name — on a background thread, so that the frame loop never
+//! waits for the sound server: the first attempt after [`FIRST_DELAY`], then after a delay that
+//! doubles up to [`MAX_DELAY`]. The frame loop only polls a channel ([`Reconnect::poll`]).
+//!
+//! **Timing** (issue 34: a stall used to take about 2.0 s to recover from, where 1 s is
+//! possible). A stopped process (SIGSTOP/SIGCONT) or a stalled server often leaves a stream that
+//! neither errs nor delivers; only the silence watchdog sees it, so [`LOST_AFTER`] bounds the
+//! recovery: it was 2 s, and the delays doubled to 2 s as well, so a server back after 1.6 s was
+//! tried again only at 3.1 s. Now a stream silent for 0.75 s (a live device delivers a buffer
+//! every few tens of ms, silence included; [`capture::STALE_AFTER`] already reports 0.5 s) is
+//! lost, the first try follows 50 ms later and retries come at most 0.5 s apart: a stall is
+//! over within about 0.8 s plus the reopen itself, a server back within 0.5 s of its return.
+//! The clock and the opener are parameters ([`Reconnect::start_at`], [`Reconnect::poll_at`]) so
+//! this schedule is tested with a made-up clock and a fake device.
 //!
 //! Each state change is logged once: `audio input 'NAME' lost: REASON`, `audio input 'NAME':
 //! reconnecting in N s (attempt K)`, `audio input reopened 'NAME' (K attempt(s), N s after the
@@ -20,14 +31,38 @@ use super::ChannelChoice;
 use super::capture::{self, LiveParts};
 
 /// Delay before the first reopen attempt.
-pub const FIRST_DELAY: Duration = Duration::from_millis(100);
+pub const FIRST_DELAY: Duration = Duration::from_millis(50);
 
 /// The longest delay between two attempts (the delay doubles from [`FIRST_DELAY`] up to this).
-pub const MAX_DELAY: Duration = Duration::from_secs(2);
+pub const MAX_DELAY: Duration = Duration::from_millis(500);
 
 /// A live stream without data for this long (not paused) is taken as lost and reopened; shorter
 /// silences are only reported as stale (see [`capture::STALE_AFTER`]).
-pub const LOST_AFTER: Duration = Duration::from_secs(2);
+pub const LOST_AFTER: Duration = Duration::from_millis(750);
+
+/// Whether a live stream silent for `quiet` (no data callback) is lost: `quiet ≥ LOST_AFTER`
+/// while not `paused` (a paused stream delivers nothing by design).
+pub fn lost_by_silence(quiet: Duration, paused: bool) -> bool {
+    !paused && quiet >= LOST_AFTER
+}
+
+/// What a reopen attempt runs on its thread: the device of a [`Target`] opened again. The live
+/// source's is [`open_live`]; tests give a fake.
+pub type Opener<T> = std::sync::Arc<dyn Fn(&Target) -> Result<T, String> + Send + Sync>;
+
+/// Opens `target`'s device again (looked up by [`capture::find_input_device`]) as a new live
+/// stream: the opener of a live source's reconnection.
+///
+/// # Errors
+///
+/// The lookup's or the stream's error, one line.
+pub fn open_live(target: &Target) -> Result<LiveParts, String> {
+    capture::find_input_device(&target.key)
+        .map_err(|e| e.to_string())
+        .and_then(|device| {
+            capture::LiveCapture::open(&device, target.ring_capacity, target.channel, target.format)
+        })
+}
 
 /// What is needed to open the device again.
 #[derive(Clone, Debug)]
@@ -45,10 +80,12 @@ pub struct Target {
     pub format: Option<cpal::SampleFormat>,
 }
 
-/// The state of one reconnection: from the loss to the reopened stream.
-#[derive(Debug)]
-pub struct Reconnect {
+/// The state of one reconnection: from the loss to the reopened stream (`T`: what an attempt
+/// opens, a live stream's [`LiveParts`]).
+pub struct Reconnect<T: Send + 'static = LiveParts> {
     target: Target,
+    /// Runs each attempt (on its own thread).
+    open: Opener<T>,
     /// Why the stream was taken as lost (one line).
     reason: String,
     /// When the loss was noticed.
@@ -60,16 +97,29 @@ pub struct Reconnect {
     /// When the next attempt starts (none while one runs).
     next_try: Instant,
     /// The attempt running on its thread.
-    pending: Option<mpsc::Receiver<Result<LiveParts, String>>>,
+    pending: Option<mpsc::Receiver<Result<T, String>>>,
     /// The last attempt's error.
     last_failure: Option<String>,
 }
 
+impl<T: Send + 'static> std::fmt::Debug for Reconnect<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Reconnect")
+            .field("target", &self.target)
+            .field("reason", &self.reason)
+            .field("attempts", &self.attempts)
+            .field("delay", &self.delay)
+            .field("pending", &self.pending.is_some())
+            .field("last_failure", &self.last_failure)
+            .finish()
+    }
+}
+
 /// The result of a successful reconnection, for the source's counters.
 #[derive(Debug)]
-pub struct Reopened {
+pub struct Reopened<T = LiveParts> {
     /// The new stream.
-    pub parts: LiveParts,
+    pub parts: T,
     /// Attempts it took.
     pub attempts: u32,
     /// From the loss being noticed to the new stream running.
@@ -79,9 +129,27 @@ pub struct Reopened {
 }
 
 impl Reconnect {
-    /// Starts a reconnection of `target`, lost for `reason`; logs the loss and the first delay.
+    /// Starts a reconnection of the live device `target`, lost for `reason`, now; logs the loss
+    /// and the first delay.
     pub fn start(target: Target, reason: String) -> Reconnect {
-        let now = Instant::now();
+        Reconnect::start_at(
+            target,
+            reason,
+            Instant::now(),
+            std::sync::Arc::new(open_live),
+        )
+    }
+
+    /// Advances the state machine now ([`Reconnect::poll_at`]).
+    pub fn poll(&mut self) -> Option<Reopened> {
+        self.poll_at(Instant::now())
+    }
+}
+
+impl<T: Send + 'static> Reconnect<T> {
+    /// Starts a reconnection of `target`, lost for `reason` at `now`, each attempt run by `open`;
+    /// logs the loss and the first delay.
+    pub fn start_at(target: Target, reason: String, now: Instant, open: Opener<T>) -> Reconnect<T> {
         log::warn!("audio input '{}' lost: {reason}", target.name);
         log::info!(
             "audio input '{}': reconnecting in {:.1} s (attempt 1)",
@@ -90,6 +158,7 @@ impl Reconnect {
         );
         Reconnect {
             target,
+            open,
             reason,
             lost_at: now,
             attempts: 0,
@@ -100,10 +169,10 @@ impl Reconnect {
         }
     }
 
-    /// Advances the state machine without blocking: starts an attempt on its own thread when its
-    /// time has come, collects a finished one. Returns the new stream once one is open.
-    pub fn poll(&mut self) -> Option<Reopened> {
-        let now = Instant::now();
+    /// Advances the state machine at `now` (the caller's clock) without blocking: starts an
+    /// attempt on its own thread when its time has come, collects a finished one. Returns the new
+    /// stream once one is open (`after`: from the loss to `now`).
+    pub fn poll_at(&mut self, now: Instant) -> Option<Reopened<T>> {
         if let Some(rx) = &self.pending {
             let failure = match rx.try_recv() {
                 Err(mpsc::TryRecvError::Empty) => return None,
@@ -142,20 +211,11 @@ impl Reconnect {
             self.attempts += 1;
             let (tx, rx) = mpsc::channel();
             let target = self.target.clone();
+            let open = self.open.clone();
             let spawned = std::thread::Builder::new()
                 .name("vizdeck-audio-reopen".into())
                 .spawn(move || {
-                    let r = capture::find_input_device(&target.key)
-                        .map_err(|e| e.to_string())
-                        .and_then(|device| {
-                            capture::LiveCapture::open(
-                                &device,
-                                target.ring_capacity,
-                                target.channel,
-                                target.format,
-                            )
-                        });
-                    let _ = tx.send(r);
+                    let _ = tx.send(open(&target));
                 });
             match spawned {
                 Ok(_) => self.pending = Some(rx),
@@ -198,5 +258,15 @@ impl Reconnect {
     /// Why the stream was taken as lost.
     pub fn reason(&self) -> &str {
         &self.reason
+    }
+
+    /// Whether an attempt is running on its thread now.
+    pub fn attempt_running(&self) -> bool {
+        self.pending.is_some()
+    }
+
+    /// When the next attempt starts (meaningless while one runs, [`Reconnect::attempt_running`]).
+    pub fn next_try(&self) -> Instant {
+        self.next_try
     }
 }

@@ -69,14 +69,19 @@ pub fn text_report(captures: &[Capture]) -> String {
                     "n/a".to_string()
                 }
             };
+            // An undefined FPS (a capture of 0 ms frames) has no change to give.
+            let pct_fps = |a: Option<f64>, b: Option<f64>| match (a, b) {
+                (Some(a), Some(b)) => pct(a, b),
+                _ => "n/a".to_string(),
+            };
             let _ = writeln!(
                 out,
                 "[{}] vs [1]: average FPS {}, p50 {}, p99 {}, 1% low FPS {}",
                 i + 1,
-                pct(base.mean_fps, s.mean_fps),
+                pct_fps(base.mean_fps, s.mean_fps),
                 pct(base.p50_ms, s.p50_ms),
                 pct(base.p99_ms, s.p99_ms),
-                pct(base.low_1_fps, s.low_1_fps)
+                pct_fps(base.low_1_fps, s.low_1_fps)
             );
         }
     }
@@ -87,6 +92,12 @@ pub fn text_report(captures: &[Capture]) -> String {
     }
     if summaries.iter().any(|s| s.is_empty()) {
         out.push_str("n/a: the capture has no frames\n");
+    }
+    if summaries
+        .iter()
+        .any(|s| !s.is_empty() && s.mean_fps.is_none())
+    {
+        out.push_str("n/a FPS: every frame of the capture is 0 ms (no rate over no time)\n");
     }
     out
 }

@@ -3,12 +3,13 @@
 //! Definitions (also in the README, "Frame-time statistics"), for `n` frame times sorted ascending
 //! `t[1] ≤ … ≤ t[n]` (ms):
 //!
-//! - **duration** = `Σ t` (s); **average FPS** = `n / duration` (0 when the duration is 0).
+//! - **duration** = `Σ t` (s); **average FPS** = `n / duration`: n/a (`None`) when the duration
+//!   is 0 (no frames, or every frame 0 ms: a rate over no time is undefined, not 0).
 //! - **percentile p** by **nearest rank**: `t[r]` with `r = ceil(p/100 · n)` (at least 1); always one
 //!   of the observed times, never an interpolation. Computed in integer per-mille, so the rank is
 //!   exact (p99.9 of 1000 frames is rank 999).
 //! - **1 % low** / **0.1 % low**: the mean of the slowest `k = ceil(n · q/100)` frames (`q` = 1 or
-//!   0.1), as ms and as FPS (`1000 / ms`).
+//!   0.1), as ms and as FPS (`1000 / ms`; n/a when the mean is 0 ms).
 //! - **stutters**: frames longer than 2 × the median (p50).
 //! - A statistic is listed in [`Summary::needs_more_frames`] when the capture is too short for it to
 //!   differ from the maximum: percentile `p` needs `n ≥ 100/(100 − p)` frames (p50: 2, p90: 10,
@@ -32,8 +33,9 @@ pub struct Summary {
     pub frames: u64,
     /// Sum of the frame times, seconds.
     pub duration_s: f64,
-    /// Average FPS: `frames / duration_s` (0 when the duration is 0).
-    pub mean_fps: f64,
+    /// Average FPS: `frames / duration_s`; `None` (n/a) when the duration is 0 (no frames, or
+    /// every frame 0 ms).
+    pub mean_fps: Option<f64>,
     /// Mean frame time, ms.
     pub mean_ms: f64,
     /// Shortest frame time, ms.
@@ -50,12 +52,12 @@ pub struct Summary {
     pub p999_ms: f64,
     /// 1 % low: mean frame time of the slowest `ceil(n/100)` frames, ms.
     pub low_1_ms: f64,
-    /// 1 % low as FPS: `1000 / low_1_ms` (0 when that is 0).
-    pub low_1_fps: f64,
+    /// 1 % low as FPS: `1000 / low_1_ms`; `None` (n/a) when that is 0 ms.
+    pub low_1_fps: Option<f64>,
     /// 0.1 % low: mean frame time of the slowest `ceil(n/1000)` frames, ms.
     pub low_01_ms: f64,
-    /// 0.1 % low as FPS.
-    pub low_01_fps: f64,
+    /// 0.1 % low as FPS: `1000 / low_01_ms`; `None` (n/a) when that is 0 ms.
+    pub low_01_fps: Option<f64>,
     /// Frames longer than `stutter_threshold_ms`.
     pub stutters: u64,
     /// 2 × the median, ms.
@@ -131,11 +133,9 @@ impl Summary {
         // fold from +0.0: an empty f64 sum is −0.0, which would print as "-0.0 s".
         let total_ms: f64 = sorted.iter().fold(0.0, |a, &b| a + b);
         let duration_s = total_ms / 1000.0;
-        let mean_fps = if total_ms > 0.0 {
-            frames as f64 / duration_s
-        } else {
-            0.0
-        };
+        // Finite only: frames of a few subnormal ms would give +inf.
+        let mean_fps =
+            Some(frames as f64 * 1000.0 / total_ms).filter(|v| total_ms > 0.0 && v.is_finite());
         let pick = |permille: u32| {
             if n == 0 {
                 0.0
@@ -157,7 +157,7 @@ impl Summary {
         if n > 0 && n < 1000 {
             needs_more_frames.push("low_0.1");
         }
-        let fps = |ms: f64| if ms > 0.0 { 1000.0 / ms } else { 0.0 };
+        let fps = |ms: f64| Some(1000.0 / ms).filter(|v| ms > 0.0 && v.is_finite());
         let p50_ms = pick(500);
         let low_1_ms = low_mean(sorted, 10);
         let low_01_ms = low_mean(sorted, 1);
@@ -201,13 +201,18 @@ impl Summary {
     }
 
     /// Rows `(label, value text)` for tables: every statistic formatted, marked ones with `*`;
-    /// with no frames, `n/a` for every statistic (the frame count and duration stay numbers).
+    /// with no frames, `n/a` for every statistic (the frame count and duration stay numbers); an
+    /// FPS that is undefined (0 ms) reads `n/a` too.
     pub fn table_rows(&self) -> Vec<(&'static str, String)> {
         let ms = |v: f64, name: &str| format!("{v:.3}{}", self.mark(name));
+        let fps = |v: Option<f64>, name: &str| match v {
+            Some(v) => format!("{v:.2}{}", self.mark(name)),
+            None => NA.to_string(),
+        };
         let mut rows = vec![
             ("frames", self.frames.to_string()),
             ("duration (s)", format!("{:.3}", self.duration_s)),
-            ("average FPS", format!("{:.2}", self.mean_fps)),
+            ("average FPS", fps(self.mean_fps, "")),
             ("mean (ms)", format!("{:.3}", self.mean_ms)),
             ("min (ms)", format!("{:.3}", self.min_ms)),
             ("p50 (ms)", ms(self.p50_ms, "p50")),
@@ -216,15 +221,9 @@ impl Summary {
             ("p99 (ms)", ms(self.p99_ms, "p99")),
             ("p99.9 (ms)", ms(self.p999_ms, "p99.9")),
             ("1% low (ms)", ms(self.low_1_ms, "low_1")),
-            (
-                "1% low (FPS)",
-                format!("{:.2}{}", self.low_1_fps, self.mark("low_1")),
-            ),
+            ("1% low (FPS)", fps(self.low_1_fps, "low_1")),
             ("0.1% low (ms)", ms(self.low_01_ms, "low_0.1")),
-            (
-                "0.1% low (FPS)",
-                format!("{:.2}{}", self.low_01_fps, self.mark("low_0.1")),
-            ),
+            ("0.1% low (FPS)", fps(self.low_01_fps, "low_0.1")),
             ("stutters (>2x median)", format!("{}", self.stutters)),
             ("max (ms)", format!("{:.3}", self.max_ms)),
         ];
@@ -250,7 +249,8 @@ impl Summary {
 /// How a statistic of no frames reads in text.
 pub const NA: &str = "n/a";
 
-/// The JSON shape of a [`Summary`]: its fields, each statistic `null` when there were no frames.
+/// The JSON shape of a [`Summary`]: its fields, each statistic `null` when there were no frames,
+/// and each FPS `null` when it is undefined (0 ms).
 #[derive(serde::Serialize)]
 struct SummaryJson<'a> {
     frames: u64,
@@ -280,7 +280,7 @@ impl serde::Serialize for Summary {
         SummaryJson {
             frames: self.frames,
             duration_s: self.duration_s,
-            mean_fps: v(self.mean_fps),
+            mean_fps: self.mean_fps.filter(|_| some),
             mean_ms: v(self.mean_ms),
             min_ms: v(self.min_ms),
             p50_ms: v(self.p50_ms),
@@ -289,9 +289,9 @@ impl serde::Serialize for Summary {
             p99_ms: v(self.p99_ms),
             p999_ms: v(self.p999_ms),
             low_1_ms: v(self.low_1_ms),
-            low_1_fps: v(self.low_1_fps),
+            low_1_fps: self.low_1_fps.filter(|_| some),
             low_01_ms: v(self.low_01_ms),
-            low_01_fps: v(self.low_01_fps),
+            low_01_fps: self.low_01_fps.filter(|_| some),
             stutters: some.then_some(self.stutters),
             stutter_threshold_ms: v(self.stutter_threshold_ms),
             max_ms: v(self.max_ms),
@@ -304,19 +304,20 @@ impl serde::Serialize for Summary {
 impl fmt::Display for Summary {
     /// `frames 600, 12.3 s, mean 48.7 FPS, p50 20.12 ms, p90 …, p99.9 41.00* ms, 1% low 40.1 ms
     /// (24.9 FPS), 0.1% low …, stutters 2, max 41.00 ms` (`*`: needs more frames).
-    /// With no frames: `frames 0, statistics n/a`.
+    /// With no frames: `frames 0, statistics n/a`; an undefined FPS (0 ms) reads `n/a FPS`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.is_empty() {
             return write!(f, "frames 0, statistics {NA}");
         }
+        let fps = |v: Option<f64>| v.map_or_else(|| NA.to_string(), |v| format!("{v:.1}"));
         write!(
             f,
-            "frames {}, {:.1} s, mean {:.1} FPS, p50 {:.2}{} ms, p90 {:.2}{} ms, p95 {:.2}{} ms, \
-             p99 {:.2}{} ms, p99.9 {:.2}{} ms, 1% low {:.2}{} ms ({:.1} FPS), 0.1% low {:.2}{} ms \
-             ({:.1} FPS), stutters {}, max {:.2} ms",
+            "frames {}, {:.1} s, mean {} FPS, p50 {:.2}{} ms, p90 {:.2}{} ms, p95 {:.2}{} ms, \
+             p99 {:.2}{} ms, p99.9 {:.2}{} ms, 1% low {:.2}{} ms ({} FPS), 0.1% low {:.2}{} ms \
+             ({} FPS), stutters {}, max {:.2} ms",
             self.frames,
             self.duration_s,
-            self.mean_fps,
+            fps(self.mean_fps),
             self.p50_ms,
             self.mark("p50"),
             self.p90_ms,
@@ -329,10 +330,10 @@ impl fmt::Display for Summary {
             self.mark("p99.9"),
             self.low_1_ms,
             self.mark("low_1"),
-            self.low_1_fps,
+            fps(self.low_1_fps),
             self.low_01_ms,
             self.mark("low_0.1"),
-            self.low_01_fps,
+            fps(self.low_01_fps),
             self.stutters,
             self.max_ms
         )

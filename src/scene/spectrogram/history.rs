@@ -36,7 +36,10 @@ impl Spectrogram {
         self.column = vec![stft::DB_FLOOR; self.a.bins];
     }
 
-    /// the largest mean power, and the tone level around it from the power-averaged column
+    /// The dominant frequency of the last second, Hz: the bin of the largest mean power, placed
+    /// between bins by the window's own transform ([`crate::audio::peak::interpolate_peak`]: a
+    /// steady tone reads within 1 Hz, not at the bin centre), and the tone level around it from
+    /// the power-averaged column
     /// ([`stft::tone_level_db_with`]: the window's ENBW compensated, so it does not depend on
     /// where the tone falls between bins). `None` before the first column.
     pub fn dominant(&self) -> Option<(f64, f64)> {
@@ -65,7 +68,9 @@ impl Spectrogram {
             .map(|p| ((10.0 * (p / n).log10()) as f32).max(stft::DB_FLOOR))
             .collect();
         let (k, _) = stft::dominant(&mean_db);
-        let hz = k as f64 * self.source.sample_rate() as f64 / self.a.settings.fft_size as f64;
+        // Between bins, from the window's own transform (within 1 Hz for a steady tone).
+        let bin = crate::audio::peak::interpolate_peak(&mean_db, k, self.a.settings.window);
+        let hz = bin * self.source.sample_rate() as f64 / self.a.settings.fft_size as f64;
         Some((
             hz,
             stft::tone_level_db_with(&mean_db, k, self.a.settings.window) as f64,

@@ -196,11 +196,14 @@ pub fn run(args: &crate::cli::BenchArgs) -> anyhow::Result<()> {
         let s = &r.summary;
         let _ = writeln!(
             overview,
-            "| {id} | {}x{} | {} | {:.1} | {:.2} | {:.2}{} | {:.2}{} | {:.2} | {:.2} | {:.2} | {} | {} | {} |",
+            "| {id} | {}x{} | {} | {} | {:.2} | {:.2}{} | {:.2}{} | {:.2} | {:.2} | {:.2} | {} | {} | {} |",
             b.size.0,
             b.size.1,
             s.frames,
-            s.mean_fps,
+            s.mean_fps.map_or_else(
+                || crate::stats::summary::NA.to_string(),
+                |v| format!("{v:.1}")
+            ),
             s.p50_ms,
             s.p99_ms,
             s.mark("p99"),
