@@ -21,7 +21,8 @@
 //!   hold a spatially even subsample, every point in exactly one node);
 //! - `bench.rs`: `vizdeck bench --kernels pointcloud`, the rasterizer against point primitives;
 //! - `raster.rs`: the compute rasterizer's visibility buffer (nearest point per pixel, 32-bit
-//!   two-pass path) and its CPU reference.
+//!   two-pass path) and its CPU reference; `pieces.rs`: that buffer and the resolve's image
+//!   split into bands of rows within the device's binding limits.
 
 pub mod bench;
 pub mod camera;
@@ -33,6 +34,7 @@ pub mod index;
 pub mod loader;
 pub mod lod;
 pub mod octree;
+pub mod pieces;
 pub mod ply;
 pub mod pool;
 pub mod raster;
