@@ -312,8 +312,8 @@ struct Frame {
 }
 
 /// Draws `pool` into a `size` target of `r` (its piece limit as set): clear, raster passes,
-/// resolve of `variant` (orthographic depth 0–10, eye-dome lighting strength 0.005: shades of 0.3–1), then the picks
-/// (radius `variant.radius`), read back after the GPU is done.
+/// resolve of `variant` (orthographic depth 0–10, eye-dome lighting strength 0.005: shades of
+/// 0.3–1), then the picks (radius `variant.radius`), read back after the GPU is done.
 #[allow(clippy::disallowed_methods)] // a test frame outside the deck
 fn frame(
     gpu: &vizdeck::gpu::Gpu,
