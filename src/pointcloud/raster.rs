@@ -1613,9 +1613,8 @@ impl Rasterizer {
 /// One bind group per piece of `target`, made by `make(k, piece)`.
 fn piece_groups(
     target: &VisibilityBuffer,
-    make: impl FnMut(usize, &VisibilityPiece) -> wgpu::BindGroup,
+    mut make: impl FnMut(usize, &VisibilityPiece) -> wgpu::BindGroup,
 ) -> PieceGroups {
-    let mut make = make;
     PieceGroups {
         groups: target
             .pieces
