@@ -11,7 +11,9 @@
 //! - The GPU (both paths, lavapipe): the visibility buffer of a cloud spread over several
 //!   bindings equals the CPU reference run on the CPU decode of the same codes (exact: the
 //!   decode is exact in f32), with ties, off-screen batches (culled) and depths out of range;
-//!   the resolve colours each pixel from its point's attributes in its own binding.
+//!   the resolve colours each pixel from its point's attributes in its own binding; the same
+//!   with the target in 12 pieces (the piece limit lowered), each piece's dispatch culling the
+//!   batches that miss its rows.
 
 mod common;
 use common::{gpu, raster};
@@ -257,11 +259,17 @@ fn quantized_visibility_over_several_bindings_equals_the_cpu_reference() {
         edl: false,
     };
     let words: Vec<&wgpu::Buffer> = attrs.iter().map(|(w, _)| w).collect();
-    for (path, filter) in [
-        (RasterPath::TwoPass32, true),
-        (RasterPath::Atomic64, true),
-        (RasterPath::TwoPass32, false),
-        (RasterPath::Atomic64, false),
+    // Also with the target in pieces of 4 core rows (the piece limit lowered to 10 rows of 512
+    // bytes): every piece's dispatches skip the batches that miss its rows, and keep the rest.
+    for (path, filter, split) in [
+        (RasterPath::TwoPass32, true, false),
+        (RasterPath::Atomic64, true, false),
+        (RasterPath::TwoPass32, false, false),
+        (RasterPath::Atomic64, false, false),
+        (RasterPath::TwoPass32, true, true),
+        (RasterPath::Atomic64, true, true),
+        (RasterPath::TwoPass32, false, true),
+        (RasterPath::Atomic64, false, true),
     ] {
         let mut r = Rasterizer::with_path(d, vizdeck::scene::SCENE_FORMAT, path);
         if r.path() != path {
@@ -269,9 +277,13 @@ fn quantized_visibility_over_several_bindings_equals_the_cpu_reference() {
             continue;
         }
         r.set_workgroup_filter(d, filter);
+        if split {
+            r.set_piece_limit(d, vizdeck::pointcloud::pieces::row_bytes(size.0) * 10);
+        }
         let target = r.target(d, size);
+        assert_eq!(target.pieces.len(), if split { 12 } else { 1 });
         let groups = r.bind_quantized(d, &params_buf, &cloud, &words, &target);
-        let resolve: Vec<wgpu::BindGroup> = cloud
+        let resolve: Vec<vizdeck::pointcloud::pieces::PieceGroups> = cloud
             .chunks
             .iter()
             .zip(&attrs)
@@ -300,7 +312,8 @@ fn quantized_visibility_over_several_bindings_equals_the_cpu_reference() {
         let differ = raster::differing(&got, &want);
         assert_eq!(
             differ, 0,
-            "{path:?}, workgroup filter {filter}: {differ} pixels differ from the CPU reference"
+            "{path:?}, workgroup filter {filter}, in pieces {split}: {differ} pixels differ from \
+             the CPU reference"
         );
         let rgba = vizdeck::gpu::readback::read_texture_rgba(d, &gpu.queue, &image).expect("image");
         for (px, w) in want.iter().enumerate() {
@@ -308,7 +321,11 @@ fn quantized_visibility_over_several_bindings_equals_the_cpu_reference() {
                 Some(id) => color_of(*id).to_le_bytes(),
                 None => [0, 0, 0, 255],
             };
-            assert_eq!(rgba[px * 4..px * 4 + 4], expect, "{path:?}: pixel {px}");
+            assert_eq!(
+                rgba[px * 4..px * 4 + 4],
+                expect,
+                "{path:?}, in pieces {split}: pixel {px}"
+            );
         }
     }
     common::assert_no_gpu_errors(&gpu);

@@ -12,6 +12,30 @@ struct RasterParams {
     class_mask: array<vec4<u32>, 2>, // bit c: ASPRS class c is drawn
 }
 
+// One piece of the visibility buffer (mirror: src/pointcloud/pieces.rs `Piece`, 16 bytes): a
+// band of whole rows in buffers of its own, so that a target over the device's binding limits is
+// bound piece by piece. Its buffers hold rows row0 .. row0 + rows (its core rows, which it
+// resolves, and a halo of MAX_PICK_RADIUS rows each side where the target has them: the raster
+// passes fill the halo as the neighbouring piece fills its core, so the resolve and the pick
+// read neighbours across the piece's edge from its own buffers). Pixel (x, y) is element
+// (y − row0) · width + x of them. One piece (row0 0, rows = height) at ordinary sizes.
+struct Piece {
+    row0: u32,      // first target row its buffers hold
+    rows: u32,      // rows they hold
+    core0: u32,     // first row it resolves (row 0 of its piece of the image)
+    core_rows: u32, // rows it resolves
+}
+
+// Element of pixel (x, y) in the buffers of piece `pc` (`width` pixels a row), NO_PIXEL when
+// row y is not among its rows.
+fn piece_pixel(x: u32, y: u32, width: u32, pc: Piece) -> u32 {
+    let ly = y - pc.row0;
+    if ly >= pc.rows {
+        return NO_PIXEL;
+    }
+    return ly * width + x;
+}
+
 // Points per batch (a page of the pool; the passes' workgroup size).
 const BATCH_POINTS: u32 = 128u;
 // A batch-table entry that draws nothing.
@@ -52,25 +76,25 @@ const MAX_PICK_RADIUS: i32 = 3;
 // `project`: the point adds to no pixel.
 const NO_PIXEL: u32 = 0xffffffffu;
 
-// The pixel and depth key (`project`) of pool point `p` of batch `b`, NO_PIXEL when its class
-// is hidden.
-fn point_hit(b: vec4<u32>, p: vec4<u32>, r: RasterParams) -> vec2<u32> {
+// The pixel and depth key (`project`) of pool point `p` of batch `b` in piece `pc`, NO_PIXEL
+// when its class is hidden.
+fn point_hit(b: vec4<u32>, p: vec4<u32>, r: RasterParams, pc: Piece) -> vec2<u32> {
     if !class_drawn(p.w, r) {
         return vec2<u32>(NO_PIXEL, 0u);
     }
-    return project(bitcast<vec3<f32>>(p.xyz) + bitcast<vec3<f32>>(b.xyz), r);
+    return project(bitcast<vec3<f32>>(p.xyz) + bitcast<vec3<f32>>(b.xyz), r, pc);
 }
 
-// The pixel of camera-relative point `p` (x = index y·width + x, NO_PIXEL when behind the camera
-// or outside the view or depth range) and its depth key (y = bitwise complement of the f32
-// depth bits: larger is nearer, 0 never occurs for depths in [0, 1], so a cleared buffer of
-// zeros means "empty").
-fn project(p: vec3<f32>, r: RasterParams) -> vec2<u32> {
+// The pixel of camera-relative point `p` in piece `pc` (x = its element, `piece_pixel`; NO_PIXEL
+// when behind the camera, outside the view or depth range, or on a row the piece does not hold)
+// and its depth key (y = bitwise complement of the f32 depth bits: larger is nearer, 0 never
+// occurs for depths in [0, 1], so a cleared buffer of zeros means "empty").
+fn project(p: vec3<f32>, r: RasterParams, pc: Piece) -> vec2<u32> {
     let h = project_xy(p, r);
     if h.x == NO_PIXEL {
         return vec2<u32>(NO_PIXEL, 0u);
     }
-    return vec2<u32>(h.y * r.width + h.x, h.z);
+    return vec2<u32>(piece_pixel(h.x, h.y, r.width, pc), h.z);
 }
 
 // `project` with the pixel's column and row apart: (x, y, depth key), x = NO_PIXEL when the
@@ -129,20 +153,26 @@ fn qdecode(b: QBatch, q: u32) -> vec3<f32> {
     return b.lo + (vec3<f32>(c) + 0.5) * b.step;
 }
 
-// Whether any of batch `b`'s box may be in view: false only when the whole box is outside one
-// clip plane (−w ≤ x, y ≤ w, 0 ≤ z ≤ w). Centre and half extents in clip space; the box's
-// extent along a plane's normal is the sum of |plane · axis|.
-fn qbatch_in_view(b: QBatch, r: RasterParams) -> bool {
+// Whether any of batch `b`'s box may be in view of piece `pc`: false only when the whole box is
+// outside one clip plane (−w ≤ x ≤ w, bottom·w ≤ y ≤ top·w, 0 ≤ z ≤ w, where the piece's rows,
+// with a row of slack each side, span ndc y from bottom to top within [−1, 1]; a piece of the
+// whole target: −w ≤ y ≤ w). Centre and half extents in clip space; the box's extent along a
+// plane's normal is the sum of |plane · axis|.
+fn qbatch_in_view(b: QBatch, r: RasterParams, pc: Piece) -> bool {
     let h = b.step * 512.0;
     let c = r.view_proj * vec4<f32>(b.lo + h, 1.0);
     let ax = r.view_proj[0] * h.x;
     let ay = r.view_proj[1] * h.y;
     let az = r.view_proj[2] * h.z;
+    // Row y holds ndc y in (1 − 2(y + 1)/height, 1 − 2y/height].
+    let rows = f32(r.height);
+    let top = min(1.0, 1.0 - 2.0 * (f32(pc.row0) - 1.0) / rows);
+    let bottom = max(-1.0, 1.0 - 2.0 * (f32(pc.row0 + pc.rows) + 1.0) / rows);
     let planes = array<vec4<f32>, 6>(
         vec4<f32>(1.0, 0.0, 0.0, 1.0),
         vec4<f32>(-1.0, 0.0, 0.0, 1.0),
-        vec4<f32>(0.0, 1.0, 0.0, 1.0),
-        vec4<f32>(0.0, -1.0, 0.0, 1.0),
+        vec4<f32>(0.0, 1.0, 0.0, -bottom),
+        vec4<f32>(0.0, -1.0, 0.0, top),
         vec4<f32>(0.0, 0.0, 1.0, 0.0),
         vec4<f32>(0.0, 0.0, -1.0, 1.0),
     );

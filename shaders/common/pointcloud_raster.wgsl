@@ -19,6 +19,9 @@
 @group(0) @binding(5) var<storage, read> qpoints: array<u32>;       // see qdecode
 @group(0) @binding(6) var<storage, read> qbatches: array<QBatch>;
 @group(0) @binding(7) var<storage, read> qwords: array<u32>;        // attribute words (class: bits 0–7), as qpoints
+// The piece of the visibility buffer bound at 3 (and 4): a dispatch per piece, each keeping the
+// points that land on its rows (`keep` gets the element in its buffers, see `piece_pixel`).
+@group(0) @binding(8) var<uniform> piece: Piece;
 
 @compute @workgroup_size(128)
 fn main(
@@ -31,7 +34,7 @@ fn main(
     if i == NO_POINT {
         return;
     }
-    let hit = point_hit(b, points[i], params);
+    let hit = point_hit(b, points[i], params, piece);
     if hit.x != NO_PIXEL {
         keep(hit.x, hit.y, i);
     }
@@ -77,7 +80,7 @@ fn main_q(
     @builtin(local_invocation_index) local: u32,
 ) {
     let b = qbatches[qbatch_index(wg, groups)];
-    if b.slot == EMPTY_BATCH || !qbatch_in_view(b, params) {
+    if b.slot == EMPTY_BATCH || !qbatch_in_view(b, params, piece) {
         return;
     }
     let count = (b.slot & 1023u) + 1u;
@@ -87,7 +90,10 @@ fn main_q(
         for (var k = local; k < count; k += 128u) {
             let h = qhit(b, base, k, classes);
             if h.x != NO_PIXEL {
-                keep(h.y * params.width + h.x, h.z, b.first + k);
+                let px = piece_pixel(h.x, h.y, params.width, piece);
+                if px != NO_PIXEL {
+                    keep(px, h.z, b.first + k);
+                }
             }
         }
         return;
@@ -136,6 +142,9 @@ fn main_q(
                 continue;
             }
         }
-        keep(h.y * params.width + h.x, h.z, b.first + local + 128u * j);
+        let px = piece_pixel(h.x, h.y, params.width, piece);
+        if px != NO_PIXEL {
+            keep(px, h.z, b.first + local + 128u * j);
+        }
     }
 }

@@ -1,6 +1,7 @@
 // Point-cloud compute rasterizer, the pick: the point the resolve (resolve.wgsl) shows at one
 // pixel, for the hover readout: among the pixels within the point radius, the nearest depth
-// key, and the point id there. One invocation; runs after both raster passes.
+// key, and the point id there. One invocation; runs after both raster passes, bound to the piece
+// of the visibility buffer that resolves row y (whose halo holds the rows within the radius).
 //
 // Preludes prepended by the registry (src/gpu/shaders.rs): common/pointcloud.wgsl.
 
@@ -19,6 +20,7 @@ struct PickParams {
 @group(0) @binding(1) var<storage, read> depth: array<u32>;
 @group(0) @binding(2) var<storage, read> ids: array<u32>;
 @group(0) @binding(3) var<storage, read_write> picked: array<u32, 2>; // ~index (0: none), key
+@group(0) @binding(4) var<uniform> piece: Piece; // the piece of bindings 1, 2: the one resolving row y
 
 @compute @workgroup_size(1)
 fn main() {
@@ -29,7 +31,7 @@ fn main() {
             let inside = dx * dx + dy * dy <= pp.radius * pp.radius + pp.radius;
             let cx = clamp(pp.x + dx, 0, i32(pp.width) - 1);
             let cy = clamp(pp.y + dy, 0, i32(pp.height) - 1);
-            let i = u32(cy) * pp.width + u32(cx);
+            let i = (u32(cy) - piece.row0) * pp.width + u32(cx);
             let k = select(0u, depth[depth_slot(i)], inside);
             if k > best {
                 best = k;

@@ -14,6 +14,11 @@
 //
 // The mode, radius and EDL are override constants: one pipeline per choice, no branch per pixel.
 //
+// A target over the device's binding limits is in pieces of whole rows (`Piece`): one dispatch
+// per piece covers its core rows, writing its own piece of `image` (row 0 = its `core0`) and
+// reading depth keys and ids from its own buffers, whose halo rows hold what the neighbouring
+// piece holds there: the radius and eye-dome lighting read across the edge as in one buffer.
+//
 // A cloud spread over several bindings is resolved by one dispatch per binding (`chunk`: the
 // ids it holds); a pixel whose point is in another binding is left as it is (not written). The
 // entry point `cs_dual` resolves a quantized chunk and a pool of 16-byte points in one dispatch
@@ -68,20 +73,30 @@ struct ResolveChunk {
 @group(0) @binding(3) var<storage, read> points: array<vec4<u32>>; // w: attribute word
 @group(0) @binding(4) var<storage, read> attrs: array<vec2<u32>>;  // RGBA8, elevation f32 bits
 @group(0) @binding(5) var<uniform> chunk: ResolveChunk;
-@group(1) @binding(0) var<storage, read_write> image: array<u32>; // RGBA8 per pixel, see above
+@group(0) @binding(9) var<uniform> piece: Piece;                   // the piece of bindings 1, 2 and `image`
+@group(1) @binding(0) var<storage, read_write> image: array<u32>; // RGBA8 per pixel of the piece's core rows
 
 // Colours of return numbers 1–5 and later.
 const RETURN_COLORS: array<u32, 6> = array<u32, 6>(
     0xff808080u, 0xff3c3cf0u, 0xff3cc83cu, 0xfff0a03cu, 0xffc83cc8u, 0xff3cdcdcu,
 );
 
-// Writes `color` (components in [0, 1]) to pixel `p` of `image`, rounded to 8 bits each.
+// Writes `color` (components in [0, 1]) to pixel `p` (target coordinates, a core row of the
+// piece) of `image`, rounded to 8 bits each.
 fn store(p: vec2<i32>, color: vec4<f32>) {
     var c = color;
     if SWAP_RB {
         c = color.bgra;
     }
-    image[u32(p.y) * rp.pitch + u32(p.x)] = pack4x8unorm(c);
+    image[(u32(p.y) - piece.core0) * rp.pitch + u32(p.x)] = pack4x8unorm(c);
+}
+
+// Element of pixel (x, y) of the target, clamped to it, in the piece's buffers (within its rows:
+// the pixels read lie within MAX_PICK_RADIUS rows of a core row).
+fn slot_at(x: i32, y: i32) -> u32 {
+    let cx = clamp(x, 0, i32(rp.width) - 1);
+    let cy = clamp(y, 0, i32(rp.height) - 1);
+    return (u32(cy) - piece.row0) * rp.width + u32(cx);
 }
 
 // Distance to the eye (file units) of a depth key.
@@ -93,9 +108,7 @@ fn linear_depth(key: u32) -> f32 {
 }
 
 fn key_at(x: i32, y: i32) -> u32 {
-    let cx = clamp(x, 0, i32(rp.width) - 1);
-    let cy = clamp(y, 0, i32(rp.height) - 1);
-    return depth[depth_slot(u32(cy) * rp.width + u32(cx))];
+    return depth[depth_slot(slot_at(x, y))];
 }
 
 
@@ -172,9 +185,7 @@ fn id_word(n: Nearest) -> u32 {
     if n.best == 0u {
         return 0u;
     }
-    let cx = clamp(n.at.x, 0, i32(rp.width) - 1);
-    let cy = clamp(n.at.y, 0, i32(rp.height) - 1);
-    return ids[id_slot(u32(cy) * rp.width + u32(cx))];
+    return ids[id_slot(slot_at(n.at.x, n.at.y))];
 }
 
 // `color` darkened by eye-dome lighting (when EDL) from the keys in `n`.
@@ -196,10 +207,10 @@ fn shade(color: vec4<f32>, n: Nearest) -> vec4<f32> {
 
 @compute @workgroup_size(8, 8)
 fn cs_main(@builtin(global_invocation_id) g: vec3<u32>) {
-    if g.x >= rp.width || g.y >= rp.height {
+    if g.x >= rp.width || g.y >= piece.core_rows || piece.core0 + g.y >= rp.height {
         return;
     }
-    let p = vec2<i32>(g.xy);
+    let p = vec2<i32>(i32(g.x), i32(piece.core0 + g.y));
     let n = nearest(p);
     let v = id_word(n);
     if v == 0u {
@@ -222,10 +233,10 @@ fn cs_main(@builtin(global_invocation_id) g: vec3<u32>) {
 
 @compute @workgroup_size(8, 8)
 fn cs_dual(@builtin(global_invocation_id) g: vec3<u32>) {
-    if g.x >= rp.width || g.y >= rp.height {
+    if g.x >= rp.width || g.y >= piece.core_rows || piece.core0 + g.y >= rp.height {
         return;
     }
-    let p = vec2<i32>(g.xy);
+    let p = vec2<i32>(i32(g.x), i32(piece.core0 + g.y));
     let n = nearest(p);
     let v = id_word(n);
     if v == 0u {

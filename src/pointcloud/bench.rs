@@ -391,7 +391,7 @@ fn time_quantized(
     // The attributes the resolve fetches for the visible points (zeros: black, class 0).
     let resolve_buf = resolve_params(gpu, size);
     let scope = d.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
-    let (words, resolve): (Vec<wgpu::Buffer>, Vec<wgpu::BindGroup>) = cloud
+    let (words, resolve): (Vec<wgpu::Buffer>, Vec<super::pieces::PieceGroups>) = cloud
         .chunks
         .iter()
         .enumerate()

@@ -25,7 +25,8 @@
 //! - `cache.rs`: the octree cache directory for the user: sizes, clearing, caches of files
 //!   that are gone dropped, class counts kept beside each cache;
 //! - `raster.rs`: the compute rasterizer's visibility buffer (nearest point per pixel, 32-bit
-//!   two-pass path) and its CPU reference.
+//!   two-pass path) and its CPU reference; `pieces.rs`: that buffer and the resolve's image
+//!   split into bands of rows within the device's binding limits.
 
 pub mod bench;
 pub mod cache;
@@ -41,6 +42,7 @@ pub mod laz_guard;
 pub mod loader;
 pub mod lod;
 pub mod octree;
+pub mod pieces;
 pub mod ply;
 pub mod pool;
 pub mod raster;

@@ -26,14 +26,27 @@
 //! outside the view, ids and attributes read only for the visible points in the resolve, and the
 //! cloud spread over as many storage bindings as it needs ([`points_per_binding`], from the
 //! device's limits), one dispatch (and one resolve dispatch) per binding.
+//!
+//! The visibility buffer and the resolve's image are in pieces of whole rows, each within the
+//! device's binding limits ([`super::pieces`]): one piece at ordinary sizes, so every pass is
+//! one dispatch per binding as above; a target over the limit (6000 × 4000 on lavapipe) takes a
+//! dispatch per piece, each piece holding a halo of rows so that the point radius, eye-dome
+//! lighting and the pick read across piece edges as they would in one buffer.
 
 use std::collections::HashMap;
 
+use super::pieces::{Piece, PieceGroups, piece_limit, pieces};
 use crate::gpu::layout;
 use crate::gpu::shaders::{
     POINTCLOUD_PICK, POINTCLOUD_RASTER_DEPTH, POINTCLOUD_RASTER_ID, POINTCLOUD_RASTER64,
     POINTCLOUD_RESOLVE,
 };
+
+/// The binding of the raster passes' [`Piece`] uniform (`piece` of
+/// `shaders/common/pointcloud_raster.wgsl`).
+const PIECE_BINDING: u32 = 8;
+/// The binding of the resolve's [`Piece`] uniform (`piece` of `shaders/pointcloud/resolve.wgsl`).
+const RESOLVE_PIECE_BINDING: u32 = 9;
 
 /// Which visibility-buffer path runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
@@ -562,6 +575,9 @@ pub(crate) fn wgsl_mirrors() -> Vec<crate::gpu::mirror::Mirror> {
         wgsl_mirror!(QBatch => "QBatch" { lo, first, step, slot }),
         wgsl_mirror!(ResolveChunk => "ResolveChunk" { first, count, _pad }),
     ]
+    .into_iter()
+    .chain(super::pieces::wgsl_mirrors())
+    .collect()
 }
 
 /// How a point's colour is chosen (the resolve's `MODE`).
@@ -626,34 +642,58 @@ pub struct ResolveVariant {
 pub const MAX_RADIUS: u32 = 3;
 
 /// The visibility buffer of one size: per pixel the nearest depth key and `!index` of the point
-/// there (0: none). The 32-bit path keeps them in two arrays of u32; the 64-bit path in one
-/// buffer of a u64 per pixel (the id word, then the depth key), which `depth` and `ids` then
-/// both are.
+/// there (0: none), in [`pieces`](super::pieces) of whole rows (one where the whole target fits
+/// the device's binding limits). The 32-bit path keeps them in two arrays of u32 a piece; the
+/// 64-bit path in one buffer of a u64 per pixel (the id word, then the depth key), which a
+/// piece's `depth` and `ids` then both are.
 pub struct VisibilityBuffer {
     /// Size in pixels.
     pub size: (u32, u32),
+    /// The pieces, top to bottom.
+    pub pieces: Vec<VisibilityPiece>,
+    /// Whether each piece's `depth` and `ids` are one packed buffer (the 64-bit path).
+    pub packed: bool,
+}
+
+/// One piece of a [`VisibilityBuffer`]: rows `piece.row0 .. piece.row0 + piece.rows` of the
+/// target, `width` pixels a row.
+pub struct VisibilityPiece {
+    /// Its rows.
+    pub piece: Piece,
     /// Depth keys (pass 1), or the packed buffer.
     pub depth: wgpu::Buffer,
     /// `!index` of the visible point (pass 2; 0 where no point landed), or the packed buffer.
     pub ids: wgpu::Buffer,
-    /// Whether `depth` and `ids` are one packed buffer (the 64-bit path).
-    pub packed: bool,
+    /// `piece` in a uniform buffer (the `Piece` the passes bind).
+    pub uniform: wgpu::Buffer,
 }
 
 impl VisibilityBuffer {
-    /// Per pixel the id word (`!index`, 0: none) of `bytes`, a copy of [`ids`](Self::ids).
-    pub fn id_words(&self, bytes: &[u8]) -> Vec<u32> {
+    /// Per pixel of the core rows of piece `k` the id word (`!index`, 0: none) of `bytes`, a
+    /// copy of its [`ids`](VisibilityPiece::ids) ([`ids_bytes`](Self::ids_bytes) bytes), row by
+    /// row; the pieces' words one after the other are the whole target's.
+    pub fn id_words(&self, k: usize, bytes: &[u8]) -> Vec<u32> {
         let words: &[u32] = bytemuck::cast_slice(bytes);
-        if self.packed {
-            words.iter().step_by(2).copied().collect()
-        } else {
-            words.to_vec()
-        }
+        let Some(p) = self.pieces.get(k).map(|p| p.piece) else {
+            return Vec::new();
+        };
+        let width = self.size.0 as usize;
+        let step = if self.packed { 2 } else { 1 };
+        let from = (p.core0 - p.row0) as usize * width * step;
+        let to = (from + p.core_rows as usize * width * step).min(words.len());
+        words[from.min(to)..to]
+            .iter()
+            .step_by(step)
+            .copied()
+            .collect()
     }
 
-    /// Bytes of [`ids`](Self::ids) to copy for [`id_words`](Self::id_words).
-    pub fn ids_bytes(&self) -> u64 {
-        u64::from(self.size.0) * u64::from(self.size.1) * if self.packed { 8 } else { 4 }
+    /// Bytes of piece `k`'s [`ids`](VisibilityPiece::ids) to copy for
+    /// [`id_words`](Self::id_words) (0 past the last piece).
+    pub fn ids_bytes(&self, k: usize) -> u64 {
+        self.pieces.get(k).map_or(0, |p| {
+            u64::from(self.size.0) * u64::from(p.piece.rows) * if self.packed { 8 } else { 4 }
+        })
     }
 }
 
@@ -661,13 +701,23 @@ impl VisibilityBuffer {
 /// target), a u32 a pixel with R (B) in the low byte, rows of [`pitch`](Self::pitch) words; a
 /// compute pass writes it (`resolve.wgsl`) and [`copy_to`](Self::copy_to) brings it into the
 /// target texture (the row pitch is that of a buffer-to-texture copy).
+/// The image is in the pieces of the [`VisibilityBuffer`] of its size: piece k's buffer holds
+/// the core rows of the visibility buffer's piece k.
 pub struct ResolveImage {
     /// Size in pixels.
     pub size: (u32, u32),
     /// Words (pixels) per row: the width rounded up to a multiple of 64 (256 bytes).
     pub pitch: u32,
-    /// The pixels, `pitch × height` words (STORAGE | COPY_SRC | COPY_DST: a caller may fill it
-    /// first, as the tests do, so that a pixel no dispatch writes keeps a known value).
+    /// The pieces, top to bottom.
+    pub pieces: Vec<ImagePiece>,
+}
+
+/// One piece of a [`ResolveImage`]: target rows `piece.core0 .. piece.core0 + piece.core_rows`.
+pub struct ImagePiece {
+    /// Its rows.
+    pub piece: Piece,
+    /// The pixels, `pitch × core_rows` words (STORAGE | COPY_SRC | COPY_DST: a caller may fill
+    /// it first, as the tests do, so that a pixel no dispatch writes keeps a known value).
     pub buffer: wgpu::Buffer,
     group: wgpu::BindGroup,
 }
@@ -681,31 +731,37 @@ impl ResolveImage {
     }
 
     /// Records the copy of the image into `texture` (its format that of the [`Rasterizer`],
-    /// COPY_DST among its usages), over the size both share.
+    /// COPY_DST among its usages), over the size both share: one copy per piece.
     pub fn copy_to(&self, encoder: &mut wgpu::CommandEncoder, texture: &wgpu::Texture) {
         let width = self.size.0.min(texture.width());
-        let height = self.size.1.min(texture.height());
-        encoder.copy_buffer_to_texture(
-            wgpu::TexelCopyBufferInfo {
-                buffer: &self.buffer,
-                layout: wgpu::TexelCopyBufferLayout {
-                    offset: 0,
-                    bytes_per_row: Some(self.pitch * 4),
-                    rows_per_image: None,
+        let bottom = self.size.1.min(texture.height());
+        for p in &self.pieces {
+            let (y0, rows) = (p.piece.core0, p.piece.core_rows);
+            if y0 >= bottom || width == 0 {
+                continue;
+            }
+            encoder.copy_buffer_to_texture(
+                wgpu::TexelCopyBufferInfo {
+                    buffer: &p.buffer,
+                    layout: wgpu::TexelCopyBufferLayout {
+                        offset: 0,
+                        bytes_per_row: Some(self.pitch * 4),
+                        rows_per_image: None,
+                    },
                 },
-            },
-            texture.as_image_copy(),
-            wgpu::Extent3d {
-                width,
-                height,
-                depth_or_array_layers: 1,
-            },
-        );
-    }
-
-    /// Workgroups covering the image in the resolve's 8 × 8 tiles.
-    fn dispatch(&self) -> (u32, u32) {
-        (self.size.0.div_ceil(8), self.size.1.div_ceil(8))
+                wgpu::TexelCopyTextureInfo {
+                    texture,
+                    mip_level: 0,
+                    origin: wgpu::Origin3d { x: 0, y: y0, z: 0 },
+                    aspect: wgpu::TextureAspect::All,
+                },
+                wgpu::Extent3d {
+                    width,
+                    height: rows.min(bottom - y0),
+                    depth_or_array_layers: 1,
+                },
+            );
+        }
     }
 }
 
@@ -738,6 +794,8 @@ pub struct Rasterizer {
     q_layout: wgpu::BindGroupLayout,
     q_pipeline_layout: wgpu::PipelineLayout,
     q_pipelines: Vec<wgpu::ComputePipeline>,
+    /// Bytes a piece of a visibility buffer or image may take ([`super::pieces::pieces`]).
+    piece_limit: u64,
 }
 
 /// The batch-table entry of the page holding pool points `first..first + count` (`first` a
@@ -828,6 +886,7 @@ impl Rasterizer {
                     layout::storage(1, cs, true),
                     layout::storage(2, cs, true),
                     layout::storage(3, cs, false),
+                    layout::uniform(PIECE_BINDING, cs, None),
                 ],
             );
             let pipeline =
@@ -848,6 +907,7 @@ impl Rasterizer {
                 layout::storage(2, cs, true),
                 layout::storage(3, cs, false),
                 layout::storage(4, cs, false),
+                layout::uniform(PIECE_BINDING, cs, None),
             ],
         );
         let mut q_entries = vec![
@@ -856,6 +916,7 @@ impl Rasterizer {
             layout::storage(5, cs, true),
             layout::storage(6, cs, true),
             layout::storage(7, cs, true),
+            layout::uniform(PIECE_BINDING, cs, None),
         ];
         if path == RasterPath::TwoPass32 {
             q_entries.push(layout::storage(4, cs, false));
@@ -863,8 +924,8 @@ impl Rasterizer {
         let q_layout = layout::bind_group_layout(device, "pointcloud:raster_q", &q_entries);
         let q_pl = layout::pipeline_layout(device, "pointcloud:raster_q", &[&q_layout]);
         let q_pipelines = quantized_pipelines(device, path, &q_pl, false);
-        // The resolve's bindings 0–5; the two-pool resolve adds the second pool's 6–8; its
-        // output image is group 1.
+        // The resolve's bindings 0–5 and its piece (9); the two-pool resolve adds the second
+        // pool's 6–8; its output image is group 1.
         let resolve_entries = [
             layout::uniform(0, cs, None),
             layout::storage(1, cs, true),
@@ -872,6 +933,7 @@ impl Rasterizer {
             layout::storage(3, cs, true),
             layout::storage(4, cs, true),
             layout::uniform(5, cs, None),
+            layout::uniform(RESOLVE_PIECE_BINDING, cs, None),
         ];
         let image_layout = layout::bind_group_layout(
             device,
@@ -915,6 +977,7 @@ impl Rasterizer {
                 layout::storage(1, cs, true),
                 layout::storage(2, cs, true),
                 layout::storage(3, cs, false),
+                layout::uniform(4, cs, None),
             ],
         );
         Rasterizer {
@@ -950,7 +1013,21 @@ impl Rasterizer {
                 &layout,
             ),
             layout,
+            piece_limit: piece_limit(&device.limits()),
         }
+    }
+
+    /// Bytes a piece of this rasterizer's visibility buffers and images may take: the device's
+    /// `max_storage_buffer_binding_size` and `max_buffer_size` ([`piece_limit`]), unless lowered.
+    pub fn piece_limit(&self) -> u64 {
+        self.piece_limit
+    }
+
+    /// Lowers the bytes a piece may take to `bytes` (at most the device's limit; at least one
+    /// row and its halo is always a piece, see [`pieces`]), for the targets and images made
+    /// after: tests split a small target into pieces this way.
+    pub fn set_piece_limit(&mut self, device: &wgpu::Device, bytes: u64) {
+        self.piece_limit = bytes.min(piece_limit(&device.limits()));
     }
 
     /// The path this rasterizer runs.
@@ -1036,39 +1113,51 @@ impl Rasterizer {
         )
     }
 
-    /// The resolve's output for a target of `size` pixels (each side ≥ 1): see [`ResolveImage`].
+    /// The resolve's output for a target of `size` pixels (each side ≥ 1), in the pieces of
+    /// this rasterizer's visibility buffer of that size: see [`ResolveImage`].
     pub fn image(&self, device: &wgpu::Device, size: (u32, u32)) -> ResolveImage {
         let size = (size.0.max(1), size.1.max(1));
         let pitch = ResolveImage::pitch_of(size.0);
-        let buffer = device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("pointcloud:resolve:image"),
-            size: u64::from(pitch) * u64::from(size.1) * 4,
-            usage: wgpu::BufferUsages::STORAGE
-                | wgpu::BufferUsages::COPY_SRC
-                | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
-        let group = layout::bind_group(
-            device,
-            "pointcloud:resolve:image:group",
-            &self.image_layout,
-            &[buffer.as_entire_binding()],
-        );
+        let pieces = pieces(size, self.piece_limit)
+            .into_iter()
+            .enumerate()
+            .map(|(k, piece)| {
+                let buffer = device.create_buffer(&wgpu::BufferDescriptor {
+                    label: Some(&format!("pointcloud:resolve:image:{k}")),
+                    size: u64::from(pitch) * u64::from(piece.core_rows) * 4,
+                    usage: wgpu::BufferUsages::STORAGE
+                        | wgpu::BufferUsages::COPY_SRC
+                        | wgpu::BufferUsages::COPY_DST,
+                    mapped_at_creation: false,
+                });
+                let group = layout::bind_group(
+                    device,
+                    &format!("pointcloud:resolve:image:{k}:group"),
+                    &self.image_layout,
+                    &[buffer.as_entire_binding()],
+                );
+                ImagePiece {
+                    piece,
+                    buffer,
+                    group,
+                }
+            })
+            .collect();
         ResolveImage {
             size,
             pitch,
-            buffer,
-            group,
+            pieces,
         }
     }
 
-    /// A visibility buffer of `size` pixels (each side ≥ 1) for this rasterizer's path.
+    /// A visibility buffer of `size` pixels (each side ≥ 1) for this rasterizer's path, in as
+    /// many pieces as [`piece_limit`](Self::piece_limit) needs ([`pieces`]).
     pub fn target(&self, device: &wgpu::Device, size: (u32, u32)) -> VisibilityBuffer {
+        use wgpu::util::DeviceExt;
         let size = (size.0.max(1), size.1.max(1));
-        let pixels = u64::from(size.0) * u64::from(size.1);
-        let buffer = |label: &str, bytes: u64| {
+        let buffer = |label: String, bytes: u64| {
             device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some(label),
+                label: Some(&label),
                 size: bytes,
                 usage: wgpu::BufferUsages::STORAGE
                     | wgpu::BufferUsages::COPY_DST
@@ -1076,26 +1165,44 @@ impl Rasterizer {
                 mapped_at_creation: false,
             })
         };
-        if self.path == RasterPath::Atomic64 {
-            let packed = buffer("pointcloud:visibility:packed", pixels * 8);
-            return VisibilityBuffer {
-                size,
-                depth: packed.clone(),
-                ids: packed,
-                packed: true,
-            };
-        }
+        let packed = self.path == RasterPath::Atomic64;
+        let pieces = pieces(size, self.piece_limit)
+            .into_iter()
+            .enumerate()
+            .map(|(k, piece)| {
+                let pixels = u64::from(size.0) * u64::from(piece.rows);
+                let uniform = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                    label: Some(&format!("pointcloud:visibility:piece:{k}")),
+                    contents: bytemuck::bytes_of(&piece),
+                    usage: wgpu::BufferUsages::UNIFORM,
+                });
+                let (depth, ids) = if packed {
+                    let b = buffer(format!("pointcloud:visibility:packed:{k}"), pixels * 8);
+                    (b.clone(), b)
+                } else {
+                    (
+                        buffer(format!("pointcloud:visibility:depth:{k}"), pixels * 4),
+                        buffer(format!("pointcloud:visibility:ids:{k}"), pixels * 4),
+                    )
+                };
+                VisibilityPiece {
+                    piece,
+                    depth,
+                    ids,
+                    uniform,
+                }
+            })
+            .collect();
         VisibilityBuffer {
             size,
-            depth: buffer("pointcloud:visibility:depth", pixels * 4),
-            ids: buffer("pointcloud:visibility:ids", pixels * 4),
-            packed: false,
+            pieces,
+            packed,
         }
     }
 
-    /// The passes' bind group: `params` (a uniform of [`RasterParams`]), the point pool
-    /// `points` (`vec4<u32>` per point), the batch table `batches` (`vec4<u32>` per entry, see
-    /// [`batch_entry`]), into `target`.
+    /// The passes' bind groups, one per piece of `target`: `params` (a uniform of
+    /// [`RasterParams`]), the point pool `points` (`vec4<u32>` per point), the batch table
+    /// `batches` (`vec4<u32>` per entry, see [`batch_entry`]), into `target`.
     pub fn bind(
         &self,
         device: &wgpu::Device,
@@ -1103,32 +1210,24 @@ impl Rasterizer {
         points: &wgpu::Buffer,
         batches: &wgpu::Buffer,
         target: &VisibilityBuffer,
-    ) -> wgpu::BindGroup {
-        if let Some((layout64, _)) = &self.atomic64 {
-            return layout::bind_group(
-                device,
-                "pointcloud:raster64:group",
-                layout64,
-                &[
-                    params.as_entire_binding(),
-                    points.as_entire_binding(),
-                    batches.as_entire_binding(),
-                    target.depth.as_entire_binding(),
-                ],
-            );
-        }
-        layout::bind_group(
-            device,
-            "pointcloud:raster:group",
-            &self.layout,
-            &[
-                params.as_entire_binding(),
-                points.as_entire_binding(),
-                batches.as_entire_binding(),
-                target.depth.as_entire_binding(),
-                target.ids.as_entire_binding(),
-            ],
-        )
+    ) -> PieceGroups {
+        let (label, layout) = match &self.atomic64 {
+            Some((layout64, _)) => ("pointcloud:raster64:group", layout64),
+            None => ("pointcloud:raster:group", &self.layout),
+        };
+        piece_groups(target, |k, piece| {
+            let mut entries = vec![
+                (0, params.as_entire_binding()),
+                (1, points.as_entire_binding()),
+                (2, batches.as_entire_binding()),
+                (3, piece.depth.as_entire_binding()),
+                (PIECE_BINDING, piece.uniform.as_entire_binding()),
+            ];
+            if self.atomic64.is_none() {
+                entries.push((4, piece.ids.as_entire_binding()));
+            }
+            group_of(device, &format!("{label}:{k}"), layout, entries)
+        })
     }
 
     /// [`bind_resolve`](Rasterizer::bind_resolve) of the 16-byte points with ids `0 .. count`
@@ -1142,7 +1241,7 @@ impl Rasterizer {
         points: &wgpu::Buffer,
         attrs: &wgpu::Buffer,
         count: u32,
-    ) -> wgpu::BindGroup {
+    ) -> PieceGroups {
         let chunk = ResolveChunk {
             first: 0,
             count,
@@ -1170,7 +1269,7 @@ impl Rasterizer {
         target: &VisibilityBuffer,
         points: &wgpu::Buffer,
         attrs: &wgpu::Buffer,
-    ) -> wgpu::BindGroup {
+    ) -> PieceGroups {
         let label = "pointcloud:resolve:group";
         self.resolve_group(device, label, params, target, [points, attrs], None, None)
     }
@@ -1190,7 +1289,7 @@ impl Rasterizer {
         attrs: &wgpu::Buffer,
         first: u32,
         count: u32,
-    ) -> wgpu::BindGroup {
+    ) -> PieceGroups {
         let chunk = ResolveChunk {
             first,
             count,
@@ -1208,11 +1307,11 @@ impl Rasterizer {
         )
     }
 
-    /// The resolve's bind group `label`: `params`, `target`, `points` (binding 3: the 16-byte
-    /// points, or a quantized chunk's attribute words) and `attrs`, colouring the ids of
-    /// `chunk` (in a uniform buffer of its own), or every id (`None`); with `second` (the
-    /// 16-byte points and attributes of a second pool, ids `0 .. count`), the two-pool
-    /// resolve's group (bindings 6–8 of `cs_dual`).
+    /// The resolve's bind groups `label`, one per piece of `target`: `params`, `target`,
+    /// `points` (binding 3: the 16-byte points, or a quantized chunk's attribute words) and
+    /// `attrs`, colouring the ids of `chunk` (in a uniform buffer of its own), or every id
+    /// (`None`); with `second` (the 16-byte points and attributes of a second pool, ids `0 ..
+    /// count`), the two-pool resolve's groups (bindings 6–8 of `cs_dual`).
     #[allow(clippy::too_many_arguments)]
     fn resolve_group(
         &self,
@@ -1223,7 +1322,7 @@ impl Rasterizer {
         [points, attrs]: [&wgpu::Buffer; 2],
         chunk: Option<ResolveChunk>,
         second: Option<([&wgpu::Buffer; 2], u32)>,
-    ) -> wgpu::BindGroup {
+    ) -> PieceGroups {
         let own_buffer = |c: ResolveChunk| {
             let label = format!("pointcloud:resolve:chunk:{}+{}", c.first, c.count);
             chunk_buffer(device, &label, c)
@@ -1237,26 +1336,32 @@ impl Rasterizer {
             };
             (buffers, own_buffer(c))
         });
-        let mut resources = vec![
-            params.as_entire_binding(),
-            target.depth.as_entire_binding(),
-            target.ids.as_entire_binding(),
-            points.as_entire_binding(),
-            attrs.as_entire_binding(),
-            own.as_ref().unwrap_or(&self.chunk_all).as_entire_binding(),
-        ];
         let layout = match &second {
-            Some(([xpoints, xattrs], xchunk)) => {
-                resources.extend([
-                    xpoints.as_entire_binding(),
-                    xattrs.as_entire_binding(),
-                    xchunk.as_entire_binding(),
-                ]);
-                &self.dual_layout
-            }
+            Some(_) => &self.dual_layout,
             None => &self.resolve_layout,
         };
-        layout::bind_group(device, label, layout, &resources)
+        piece_groups(target, |k, piece| {
+            let mut entries = vec![
+                (0, params.as_entire_binding()),
+                (1, piece.depth.as_entire_binding()),
+                (2, piece.ids.as_entire_binding()),
+                (3, points.as_entire_binding()),
+                (4, attrs.as_entire_binding()),
+                (
+                    5,
+                    own.as_ref().unwrap_or(&self.chunk_all).as_entire_binding(),
+                ),
+                (RESOLVE_PIECE_BINDING, piece.uniform.as_entire_binding()),
+            ];
+            if let Some(([xpoints, xattrs], xchunk)) = &second {
+                entries.extend([
+                    (6, xpoints.as_entire_binding()),
+                    (7, xattrs.as_entire_binding()),
+                    (8, xchunk.as_entire_binding()),
+                ]);
+            }
+            group_of(device, &format!("{label}:{k}"), layout, entries)
+        })
     }
 
     /// The two-pool resolve's bind group (for [`resolve_dual`](Rasterizer::resolve_dual)): `params`,
@@ -1274,7 +1379,7 @@ impl Rasterizer {
         (first, count): (u32, u32),
         exact: [&wgpu::Buffer; 2],
         xcount: u32,
-    ) -> wgpu::BindGroup {
+    ) -> PieceGroups {
         let chunk = ResolveChunk {
             first,
             count,
@@ -1293,30 +1398,30 @@ impl Rasterizer {
     }
 
     /// Records the two-pool resolve of variant `v` (made by
-    /// [`prepare_variant_dual`](Rasterizer::prepare_variant_dual)) with `group` (from
+    /// [`prepare_variant_dual`](Rasterizer::prepare_variant_dual)) with `groups` (from
     /// [`bind_resolve_dual`](Rasterizer::bind_resolve_dual)) into `pass`, writing `image` (the
-    /// visibility buffer's size): one dispatch colours the pixels of both pools.
+    /// visibility buffer's size): one dispatch per piece colours the pixels of both pools.
     pub fn resolve_dual(
         &self,
         pass: &mut wgpu::ComputePass<'_>,
         v: ResolveVariant,
-        group: &wgpu::BindGroup,
+        groups: &PieceGroups,
         image: &ResolveImage,
     ) {
         if let Some(pipeline) = self.dual.get(&v) {
-            Self::dispatch_resolve(pass, pipeline, std::slice::from_ref(group), image);
+            Self::dispatch_resolve(pass, pipeline, std::slice::from_ref(groups), image);
         }
     }
 
     /// Records the resolve of variant `v` of a quantized cloud (made by
     /// [`prepare_variant_quantized`](Rasterizer::prepare_variant_quantized)), one dispatch per
-    /// chunk's group (from [`bind_resolve_quantized`](Rasterizer::bind_resolve_quantized)), into
-    /// `pass`, writing `image` (the visibility buffer's size).
+    /// piece and chunk's groups (from [`bind_resolve_quantized`](Rasterizer::bind_resolve_quantized)),
+    /// into `pass`, writing `image` (the visibility buffer's size).
     pub fn resolve_quantized(
         &self,
         pass: &mut wgpu::ComputePass<'_>,
         v: ResolveVariant,
-        groups: &[wgpu::BindGroup],
+        groups: &[PieceGroups],
         image: &ResolveImage,
     ) {
         if let Some(pipeline) = self.resolve.get(&(v, true)) {
@@ -1324,27 +1429,30 @@ impl Rasterizer {
         }
     }
 
-    /// One dispatch of `pipeline` over `image` per group of `groups`.
+    /// Per piece of `image`, one dispatch of `pipeline` over its core rows per group set of
+    /// `groups` (their group of that piece).
     fn dispatch_resolve(
         pass: &mut wgpu::ComputePass<'_>,
         pipeline: &wgpu::ComputePipeline,
-        groups: &[wgpu::BindGroup],
+        groups: &[PieceGroups],
         image: &ResolveImage,
     ) {
-        let (x, y) = image.dispatch();
         pass.set_pipeline(pipeline);
-        pass.set_bind_group(1, &image.group, &[]);
-        for group in groups {
-            pass.set_bind_group(0, group, &[]);
-            pass.dispatch_workgroups(x, y, 1);
+        for (k, p) in image.pieces.iter().enumerate() {
+            pass.set_bind_group(1, &p.group, &[]);
+            let (x, y) = (image.size.0.div_ceil(8), p.piece.core_rows.div_ceil(8));
+            for group in groups.iter().filter_map(|g| g.groups.get(k)) {
+                pass.set_bind_group(0, group, &[]);
+                pass.dispatch_workgroups(x, y, 1);
+            }
         }
     }
 
-    /// The raster passes' bind groups of a quantized `cloud`, one per chunk: `params` (a
-    /// uniform of [`RasterParams`]), `words` (per chunk, its points' attribute words, a u32 a
-    /// point with the class in bits 0–7, indexed as its codes: read only while the class mask
-    /// hides a class), into `target`. A chunk past the end of `words` binds its codes there, which
-    /// is right only while the mask draws every class.
+    /// The raster passes' bind groups of a quantized `cloud`, per chunk one per piece of
+    /// `target`: `params` (a uniform of [`RasterParams`]), `words` (per chunk, its points'
+    /// attribute words, a u32 a point with the class in bits 0–7, indexed as its codes: read
+    /// only while the class mask hides a class), into `target`. A chunk past the end of `words`
+    /// binds its codes there, which is right only while the mask draws every class.
     pub fn bind_quantized(
         &self,
         device: &wgpu::Device,
@@ -1352,65 +1460,49 @@ impl Rasterizer {
         cloud: &QuantizedCloud,
         words: &[&wgpu::Buffer],
         target: &VisibilityBuffer,
-    ) -> Vec<wgpu::BindGroup> {
+    ) -> Vec<PieceGroups> {
         cloud
             .chunks
             .iter()
             .enumerate()
             .map(|(i, c)| {
                 let words = words.get(i).copied().unwrap_or(&c.codes);
-                let mut entries = vec![
-                    wgpu::BindGroupEntry {
-                        binding: 0,
-                        resource: params.as_entire_binding(),
-                    },
-                    wgpu::BindGroupEntry {
-                        binding: 3,
-                        resource: target.depth.as_entire_binding(),
-                    },
-                    wgpu::BindGroupEntry {
-                        binding: 5,
-                        resource: c.codes.as_entire_binding(),
-                    },
-                    wgpu::BindGroupEntry {
-                        binding: 6,
-                        resource: c.batches.as_entire_binding(),
-                    },
-                    wgpu::BindGroupEntry {
-                        binding: 7,
-                        resource: words.as_entire_binding(),
-                    },
-                ];
-                if self.path == RasterPath::TwoPass32 {
-                    entries.push(wgpu::BindGroupEntry {
-                        binding: 4,
-                        resource: target.ids.as_entire_binding(),
-                    });
-                }
-                device.create_bind_group(&wgpu::BindGroupDescriptor {
-                    label: Some(&format!("pointcloud:raster_q:group:{i}")),
-                    layout: &self.q_layout,
-                    entries: &entries,
+                piece_groups(target, |k, piece| {
+                    let mut entries = vec![
+                        (0, params.as_entire_binding()),
+                        (3, piece.depth.as_entire_binding()),
+                        (5, c.codes.as_entire_binding()),
+                        (6, c.batches.as_entire_binding()),
+                        (7, words.as_entire_binding()),
+                        (PIECE_BINDING, piece.uniform.as_entire_binding()),
+                    ];
+                    if self.path == RasterPath::TwoPass32 {
+                        entries.push((4, piece.ids.as_entire_binding()));
+                    }
+                    let label = format!("pointcloud:raster_q:group:{i}:{k}");
+                    group_of(device, &label, &self.q_layout, entries)
                 })
             })
             .collect()
     }
 
     /// Records the raster passes of a quantized `cloud` (groups from
-    /// [`bind_quantized`](Rasterizer::bind_quantized)) into `pass`: one dispatch per chunk (on
-    /// the 32-bit path the depth pass over every chunk, then the id pass).
+    /// [`bind_quantized`](Rasterizer::bind_quantized)) into `pass`: one dispatch per chunk and
+    /// piece (on the 32-bit path the depth pass over every chunk, then the id pass).
     pub fn encode_quantized(
         &self,
         pass: &mut wgpu::ComputePass<'_>,
         cloud: &QuantizedCloud,
-        groups: &[wgpu::BindGroup],
+        groups: &[PieceGroups],
     ) {
         for pipeline in &self.q_pipelines {
             pass.set_pipeline(pipeline);
-            for (c, group) in cloud.chunks.iter().zip(groups) {
+            for (c, pieces) in cloud.chunks.iter().zip(groups) {
                 let (x, y) = qdispatch_size(c.batch_count);
-                pass.set_bind_group(0, group, &[]);
-                pass.dispatch_workgroups(x, y, 1);
+                for group in &pieces.groups {
+                    pass.set_bind_group(0, group, &[]);
+                    pass.dispatch_workgroups(x, y, 1);
+                }
             }
         }
     }
@@ -1423,38 +1515,47 @@ impl Rasterizer {
         &self,
         pass: &mut wgpu::ComputePass<'_>,
         v: ResolveVariant,
-        group: &wgpu::BindGroup,
+        groups: &PieceGroups,
         image: &ResolveImage,
     ) {
         if let Some(pipeline) = self.resolve.get(&(v, false)) {
-            Self::dispatch_resolve(pass, pipeline, std::slice::from_ref(group), image);
+            Self::dispatch_resolve(pass, pipeline, std::slice::from_ref(groups), image);
         }
     }
 
-    /// The pick's bind group: `params` (a uniform of [`PickParams`]), `target`, and `picked`
-    /// (8 bytes, storage: `~index` of the point shown at the pixel or 0, and its depth key).
+    /// The pick's bind groups, one per piece of `target`: `params` (a uniform of
+    /// [`PickParams`]), `target`, and `picked` (8 bytes, storage: `~index` of the point shown
+    /// at the pixel or 0, and its depth key).
     pub fn bind_pick(
         &self,
         device: &wgpu::Device,
         params: &wgpu::Buffer,
         target: &VisibilityBuffer,
         picked: &wgpu::Buffer,
-    ) -> wgpu::BindGroup {
-        layout::bind_group(
-            device,
-            "pointcloud:pick:group",
-            &self.pick_layout,
-            &[
-                params.as_entire_binding(),
-                target.depth.as_entire_binding(),
-                target.ids.as_entire_binding(),
-                picked.as_entire_binding(),
-            ],
-        )
+    ) -> PieceGroups {
+        piece_groups(target, |k, piece| {
+            layout::bind_group(
+                device,
+                &format!("pointcloud:pick:group:{k}"),
+                &self.pick_layout,
+                &[
+                    params.as_entire_binding(),
+                    piece.depth.as_entire_binding(),
+                    piece.ids.as_entire_binding(),
+                    picked.as_entire_binding(),
+                    piece.uniform.as_entire_binding(),
+                ],
+            )
+        })
     }
 
-    /// Records the pick (after [`encode`](Rasterizer::encode) in the same pass).
-    pub fn encode_pick(&self, pass: &mut wgpu::ComputePass<'_>, group: &wgpu::BindGroup) {
+    /// Records the pick of a pixel of row `y` (the row of its [`PickParams`]; after
+    /// [`encode`](Rasterizer::encode) in the same pass): one invocation, over the piece that
+    /// resolves that row.
+    pub fn encode_pick(&self, pass: &mut wgpu::ComputePass<'_>, groups: &PieceGroups, y: u32) {
+        let Some((group, _)) = groups.for_row(y) else {
+            return;
+        };
         pass.set_pipeline(&self.pick_pipeline);
         pass.set_bind_group(0, group, &[]);
         pass.dispatch_workgroups(1, 1, 1);
@@ -1462,22 +1563,24 @@ impl Rasterizer {
 
     /// Clears `target` (in `encoder`, before any pass of the frame).
     pub fn clear(&self, encoder: &mut wgpu::CommandEncoder, target: &VisibilityBuffer) {
-        encoder.clear_buffer(&target.depth, 0, None);
-        if !target.packed {
-            encoder.clear_buffer(&target.ids, 0, None);
+        for p in &target.pieces {
+            encoder.clear_buffer(&p.depth, 0, None);
+            if !target.packed {
+                encoder.clear_buffer(&p.ids, 0, None);
+            }
         }
     }
 
     /// Records one stage of the 16-byte passes over `batches` batch-table entries bound in
-    /// `group` into `pass`: [`RasterStage::Depth`] the 64-bit pass, or the 32-bit path's depth
-    /// pass; [`RasterStage::Ids`] nothing on the 64-bit path, else the id pass. For drawing the
-    /// 16-byte and the quantized points of one frame into one visibility buffer: every depth
-    /// stage (the quantized one within
+    /// `groups` (a dispatch per piece) into `pass`: [`RasterStage::Depth`] the 64-bit pass, or
+    /// the 32-bit path's depth pass; [`RasterStage::Ids`] nothing on the 64-bit path, else the
+    /// id pass. For drawing the 16-byte and the quantized points of one frame into one
+    /// visibility buffer: every depth stage (the quantized one within
     /// [`encode_quantized`](Rasterizer::encode_quantized)) before any id stage.
     pub fn encode_stage(
         &self,
         pass: &mut wgpu::ComputePass<'_>,
-        group: &wgpu::BindGroup,
+        groups: &PieceGroups,
         batches: u32,
         stage: RasterStage,
     ) {
@@ -1492,30 +1595,53 @@ impl Rasterizer {
             (None, RasterStage::Ids) => &self.id_pipeline,
         };
         pass.set_pipeline(pipeline);
-        pass.set_bind_group(0, group, &[]);
-        pass.dispatch_workgroups(x, y, 1);
+        for group in &groups.groups {
+            pass.set_bind_group(0, group, &[]);
+            pass.dispatch_workgroups(x, y, 1);
+        }
     }
 
     /// Records both passes over `batches` batch-table entries (the table holds the dispatch's
-    /// padding, see [`dispatch_size`]) bound in `group` into `pass` (wgpu orders the second
-    /// after the first: it reads what the first wrote).
-    pub fn encode(&self, pass: &mut wgpu::ComputePass<'_>, group: &wgpu::BindGroup, batches: u32) {
-        if batches == 0 {
-            return;
-        }
-        let (x, y) = dispatch_size(batches);
-        if let Some((_, pipeline)) = &self.atomic64 {
-            pass.set_pipeline(pipeline);
-            pass.set_bind_group(0, group, &[]);
-            pass.dispatch_workgroups(x, y, 1);
-            return;
-        }
-        for pipeline in [&self.depth_pipeline, &self.id_pipeline] {
-            pass.set_pipeline(pipeline);
-            pass.set_bind_group(0, group, &[]);
-            pass.dispatch_workgroups(x, y, 1);
-        }
+    /// padding, see [`dispatch_size`]) bound in `groups` (a dispatch per piece) into `pass`
+    /// (wgpu orders the second after the first: it reads what the first wrote).
+    pub fn encode(&self, pass: &mut wgpu::ComputePass<'_>, groups: &PieceGroups, batches: u32) {
+        self.encode_stage(pass, groups, batches, RasterStage::Depth);
+        self.encode_stage(pass, groups, batches, RasterStage::Ids);
     }
+}
+
+/// One bind group per piece of `target`, made by `make(k, piece)`.
+fn piece_groups(
+    target: &VisibilityBuffer,
+    mut make: impl FnMut(usize, &VisibilityPiece) -> wgpu::BindGroup,
+) -> PieceGroups {
+    PieceGroups {
+        groups: target
+            .pieces
+            .iter()
+            .enumerate()
+            .map(|(k, p)| make(k, p))
+            .collect(),
+        pieces: target.pieces.iter().map(|p| p.piece).collect(),
+    }
+}
+
+/// The bind group `label` of `layout` with `entries` (binding, resource).
+fn group_of(
+    device: &wgpu::Device,
+    label: &str,
+    layout: &wgpu::BindGroupLayout,
+    entries: Vec<(u32, wgpu::BindingResource<'_>)>,
+) -> wgpu::BindGroup {
+    let entries: Vec<wgpu::BindGroupEntry<'_>> = entries
+        .into_iter()
+        .map(|(binding, resource)| wgpu::BindGroupEntry { binding, resource })
+        .collect();
+    device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: Some(label),
+        layout,
+        entries: &entries,
+    })
 }
 
 /// A uniform buffer of one [`ResolveChunk`], labelled `label`.

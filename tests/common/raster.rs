@@ -28,15 +28,33 @@ pub fn differing(got: &[Option<u32>], want: &[Option<u32>]) -> usize {
 }
 
 /// The point id of every pixel of `target` (`None` where no point landed), read back after the
-/// GPU is done.
+/// GPU is done: each piece's core rows, top to bottom.
 pub fn read_ids(gpu: &Gpu, target: &VisibilityBuffer) -> Vec<Option<u32>> {
-    let bytes = gpu
-        .read_buffer_blocking(&target.ids, 0, target.ids_bytes())
-        .expect("read back");
-    target
-        .id_words(&bytes)
+    let mut out = Vec::with_capacity(target.size.0 as usize * target.size.1 as usize);
+    for (k, piece) in target.pieces.iter().enumerate() {
+        let bytes = gpu
+            .read_buffer_blocking(&piece.ids, 0, target.ids_bytes(k))
+            .expect("read back");
+        out.extend(
+            target
+                .id_words(k, &bytes)
+                .iter()
+                .map(|&v| (v != 0).then_some(!v)),
+        );
+    }
+    out
+}
+
+/// The bytes of `image` (rows of `image.pitch` words), read back after the GPU is done: each
+/// piece's rows, top to bottom.
+pub fn read_image(gpu: &Gpu, image: &ResolveImage) -> Vec<u8> {
+    image
+        .pieces
         .iter()
-        .map(|&v| (v != 0).then_some(!v))
+        .flat_map(|p| {
+            gpu.read_buffer_blocking(&p.buffer, 0, p.buffer.size())
+                .expect("image")
+        })
         .collect()
 }
 
@@ -91,8 +109,10 @@ pub fn resolve_into(
     record: impl FnOnce(&mut wgpu::ComputePass<'_>, &ResolveImage),
 ) {
     let image = r.image(&gpu.device, (texture.width(), texture.height()));
-    let white = vec![0xffu8; image.buffer.size() as usize];
-    gpu.queue.write_buffer(&image.buffer, 0, &white);
+    for p in &image.pieces {
+        let white = vec![0xffu8; p.buffer.size() as usize];
+        gpu.queue.write_buffer(&p.buffer, 0, &white);
+    }
     {
         let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
             label: Some(label),

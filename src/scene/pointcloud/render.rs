@@ -13,6 +13,7 @@
 use crate::gpu::Gpu;
 use crate::gpu::frame::GpuFrame;
 use crate::pointcloud::camera::CameraView;
+use crate::pointcloud::pieces::PieceGroups;
 use crate::pointcloud::pool::{DrawnPoint, ExactPool, Pool, Resident};
 use crate::pointcloud::raster::{
     PickParams, RasterParams, RasterStage, Rasterizer, ResolveImage, ResolveParams, ResolveVariant,
@@ -102,16 +103,17 @@ pub struct Renderer {
     resolve_written: Option<ResolveParams>,
 }
 
-/// The bind groups over one visibility buffer: the exact pool's raster passes and resolve,
-/// the quantized pool's (one per chunk each), both pools' resolve in one dispatch where the
-/// quantized pool is one chunk (`resolve_dual`), the pick's.
+/// The bind groups over one visibility buffer, one per piece of it each (a target over the
+/// device's binding limits is in pieces, `pointcloud::pieces`): the exact pool's raster passes
+/// and resolve, the quantized pool's (one set per chunk each), both pools' resolve in one
+/// dispatch where the quantized pool is one chunk (`resolve_dual`), the pick's.
 struct Groups {
-    raster: wgpu::BindGroup,
-    raster_q: Vec<wgpu::BindGroup>,
-    resolve: wgpu::BindGroup,
-    resolve_q: Vec<wgpu::BindGroup>,
-    resolve_dual: Option<wgpu::BindGroup>,
-    pick: wgpu::BindGroup,
+    raster: PieceGroups,
+    raster_q: Vec<PieceGroups>,
+    resolve: PieceGroups,
+    resolve_q: Vec<PieceGroups>,
+    resolve_dual: Option<PieceGroups>,
+    pick: PieceGroups,
 }
 
 impl Renderer {
@@ -295,8 +297,8 @@ impl Renderer {
     pub fn compute(&self, pass: &mut wgpu::ComputePass<'_>) {
         if let Some(g) = &self.groups {
             self.encode_raster(pass);
-            if self.pick.is_some() {
-                self.raster.encode_pick(pass, &g.pick);
+            if let Some((_, y)) = self.pick {
+                self.raster.encode_pick(pass, &g.pick, y);
             }
             self.encode_resolve(pass);
         }
