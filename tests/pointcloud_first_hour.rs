@@ -61,7 +61,7 @@ fn write_las(path: &Path, rgb: [u16; 3], classes: &[(u8, usize)]) -> Vec<(u8, u6
         .collect();
     assert_eq!(labels.len(), 2400, "a class for every point of the grid");
     // Spread the classes over the grid (a fixed shuffle), so each is everywhere.
-    labels.sort_by_key(|c| *c);
+    labels.sort_unstable();
     for i in 0..labels.len() {
         labels.swap(i, (i * 7919) % 2400);
     }
@@ -153,9 +153,11 @@ fn all_black_rgb_is_drawn_by_elevation_with_a_notice() {
         notice.contains("plane.las") && notice.contains("elevation"),
         "{notice}"
     );
+    // The points are coloured (the overlays' dark boxes aside): under 5 % of what differs
+    // from the background is black, where RGB as asked for below draws them nearly all black.
     let (drawn, dark) = drawn_and_black(&rgba, rect);
     assert!(drawn > 1000, "{drawn} pixels drawn");
-    assert_eq!(dark, 0, "no black points");
+    assert!(dark * 20 < drawn, "{dark} of {drawn} drawn pixels black");
 
     // The same grid in colour keeps RGB, without a notice.
     let red = dir.join("red.las");
@@ -165,13 +167,15 @@ fn all_black_rgb_is_drawn_by_elevation_with_a_notice() {
     assert!(m["color_notice"].is_null(), "{m}");
 
     // Asked for by the flag, RGB stays even when black (the user chose it).
-    let (_, _, m) = run(
+    let (rgba, rect, m) = run(
         &gpu,
         &black,
         &dir.join("cache"),
         &["--pointcloud-color", "rgb"],
     );
     assert_eq!(m["color"], "RGB", "{m}");
+    let (drawn, dark) = drawn_and_black(&rgba, rect);
+    assert!(dark * 2 > drawn, "{dark} of {drawn} drawn pixels black");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
