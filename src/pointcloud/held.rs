@@ -17,7 +17,7 @@
 
 use std::io::{Read, Seek, SeekFrom};
 
-use laz::laszip::{ChunkTable, LazVlr};
+use laz::laszip::{ChunkTable, LazItemType, LazVlr};
 use laz::record::{RecordDecompressor, SequentialPointRecordDecompressor};
 
 use super::laz_guard::guarded;
@@ -138,6 +138,18 @@ pub fn points_held<R: Read + Seek>(
     let Some(last) = entries.last() else {
         return Ok(Some(0));
     };
+    if let Some(layers) = layer_count(&vlr) {
+        // A layered chunk whose layers do not fit in it ends the data before it.
+        let mut at = data_start;
+        let mut points = 0u64;
+        for e in entries {
+            if !layers_fit(read, at, e.byte_count, layers) {
+                return Ok(Some(points));
+            }
+            points = points.saturating_add(e.point_count);
+            at = at.saturating_add(e.byte_count);
+        }
+    }
     let mut before_last = 0u64;
     let mut last_at = data_start;
     for e in &entries[..entries.len() - 1] {
@@ -198,4 +210,44 @@ fn last_chunk_points<R: Read + Seek>(
         n += 1;
     }
     n
+}
+
+/// Layers of a LAZ 1.4 layered chunk of the items of `vlr` (after its u32 point count, one u32
+/// size a layer: point 14 has 9, RGB 1, RGB + NIR 2, wave packets 1, extra bytes one a byte),
+/// or `None` for pointwise chunks (LAZ 1.0–1.3 items).
+pub fn layer_count(vlr: &LazVlr) -> Option<u64> {
+    let mut layers = 0u64;
+    for item in vlr.items() {
+        layers += match item.item_type() {
+            LazItemType::Point14 => 9,
+            LazItemType::RGB14 | LazItemType::WavePacket14 => 1,
+            LazItemType::RGBNIR14 => 2,
+            LazItemType::Byte14(n) => u64::from(n),
+            _ => return None,
+        };
+    }
+    Some(layers)
+}
+
+/// Whether the layered chunk of `bytes` bytes at `at` holds the layers it states (the `laz`
+/// crate allocates and zero-fills each layer at its stated size before reading it: a garbled
+/// size costs gigabytes).
+pub fn layers_fit<R: Read + Seek>(read: &mut R, at: u64, bytes: u64, layers: u64) -> bool {
+    let head = 4 + 4 * layers;
+    if head > bytes {
+        return false;
+    }
+    let mut b = vec![0u8; head as usize];
+    if read
+        .seek(SeekFrom::Start(at))
+        .and_then(|_| read.read_exact(&mut b))
+        .is_err()
+    {
+        return false;
+    }
+    let sizes: u64 = b[4..]
+        .chunks_exact(4)
+        .map(|c| u64::from(u32::from_le_bytes([c[0], c[1], c[2], c[3]])))
+        .sum();
+    head + sizes <= bytes
 }
