@@ -401,7 +401,7 @@ fn meaningless_scales_and_offsets_are_refused_naming_the_field() {
         let e = LasFile::open(&path).err().expect("refused");
         assert!(matches!(e, PointCloudError::BadHeaderField { .. }), "{e:?}");
         assert_eq!(e.to_string(), want);
-        let e = summarize(&path, 100).err().expect("refused");
+        let e = summarize(&path, 100).expect_err("refused");
         assert_eq!(e.to_string(), want);
         let _ = std::fs::remove_file(&path);
     }
