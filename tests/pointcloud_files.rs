@@ -454,9 +454,11 @@ fn a_layered_chunk_stating_layers_larger_than_itself_is_not_decoded() {
     assert!(header_points > 0);
     let mut b = std::fs::read(&original).unwrap();
     // The first chunk follows the 8-byte chunk table offset at the offset to point data (u32
-    // at 96); its u32 point count, then its first layer's size.
+    // at 96): its first point raw (the record length, u16 at 105), its u32 point count, then
+    // its first layer's size.
     let chunk = u32::from_le_bytes(b[96..100].try_into().unwrap()) as usize + 8;
-    b[chunk + 4..chunk + 8].copy_from_slice(&0xFFFF_FFF0u32.to_le_bytes());
+    let first = chunk + usize::from(u16::from_le_bytes([b[105], b[106]])) + 4;
+    b[first..first + 4].copy_from_slice(&0xFFFF_FFF0u32.to_le_bytes());
     let path = std::env::temp_dir().join(format!("vizdeck-layers-{}.laz", std::process::id()));
     std::fs::write(&path, b).unwrap();
     let s = summarize(&path, 4096).unwrap_or_else(|e| panic!("{e}"));

@@ -143,7 +143,7 @@ pub fn points_held<R: Read + Seek>(
         let mut at = data_start;
         let mut points = 0u64;
         for e in entries {
-            if !layers_fit(read, at, e.byte_count, layers) {
+            if !layers_fit(read, at, e.byte_count, vlr.items_size(), layers) {
                 return Ok(Some(points));
             }
             points = points.saturating_add(e.point_count);
@@ -189,11 +189,13 @@ fn last_chunk_points<R: Read + Seek>(
         return 0;
     }
     // Item versions 3 and 4 are LAZ 1.4's layered chunks (the `laz` crate's own test): each
-    // starts with its point count (u32), read as it is (decoding would first allocate the
+    // holds its point count (u32, after its first point), read as it is (decoding would first allocate the
     // layers at the sizes the chunk states).
     if vlr.items().first().is_some_and(|i| i.version() >= 3) {
+        // After the chunk's first point, raw.
+        let at = vlr.items_size() as usize;
         let count = chunk
-            .get(..4)
+            .get(at..at + 4)
             .map_or(0, |b| u32::from_le_bytes(b.try_into().unwrap_or_default()));
         return u64::from(count).min(most);
     }
@@ -229,11 +231,19 @@ pub fn layer_count(vlr: &LazVlr) -> Option<u64> {
     Some(layers)
 }
 
-/// Whether the layered chunk of `bytes` bytes at `at` holds the layers it states (the `laz`
+/// Whether the layered chunk of `bytes` bytes at `at` (points of `point` bytes) holds the
+/// layers it states (the `laz`
 /// crate allocates and zero-fills each layer at its stated size before reading it: a garbled
 /// size costs gigabytes).
-pub fn layers_fit<R: Read + Seek>(read: &mut R, at: u64, bytes: u64, layers: u64) -> bool {
-    let head = 4 + 4 * layers;
+pub fn layers_fit<R: Read + Seek>(
+    read: &mut R,
+    at: u64,
+    bytes: u64,
+    point: u64,
+    layers: u64,
+) -> bool {
+    // The chunk's first point, raw (`point` bytes), its u32 point count, the layers' sizes.
+    let head = point + 4 + 4 * layers;
     if head > bytes {
         return false;
     }
@@ -245,7 +255,7 @@ pub fn layers_fit<R: Read + Seek>(read: &mut R, at: u64, bytes: u64, layers: u64
     {
         return false;
     }
-    let sizes: u64 = b[4..]
+    let sizes: u64 = b[(point + 4) as usize..]
         .chunks_exact(4)
         .map(|c| u64::from(u32::from_le_bytes([c[0], c[1], c[2], c[3]])))
         .sum();
