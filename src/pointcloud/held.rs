@@ -41,10 +41,12 @@ pub fn check_layout<R: Read + Seek>(read: &mut R, file_len: u64) -> Result<(), S
         (0, Some(large)) => large.number_of_point_records,
         (legacy, _) => u64::from(legacy),
     };
+    // The `las` crate seeks there (for LAZ too): beyond i64 a file refuses the seek (EINVAL)
+    // where bytes in memory do not.
     let end = count
         .checked_mul(u64::from(raw.point_data_record_length))
         .and_then(|b| b.checked_add(u64::from(raw.offset_to_point_data)));
-    if end.is_none() {
+    if end.is_none_or(|e| e > i64::MAX as u64) {
         return Err(format!(
             "the header's point count {count} of {}-byte records is beyond any file",
             raw.point_data_record_length
