@@ -401,7 +401,7 @@ fn meaningless_scales_and_offsets_are_refused_naming_the_field() {
         let e = LasFile::open(&path).err().expect("refused");
         assert!(matches!(e, PointCloudError::BadHeaderField { .. }), "{e:?}");
         assert_eq!(e.to_string(), want);
-        let e = summarize(&path, 100).err().expect("refused");
+        let e = summarize(&path, 100).expect_err("refused");
         assert_eq!(e.to_string(), want);
         let _ = std::fs::remove_file(&path);
     }
@@ -438,5 +438,36 @@ fn a_laz_claiming_more_points_than_it_holds_gives_what_it_holds() {
         assert!(w.contains(&path.display().to_string()), "{w}");
         assert!(w.contains("after 110000 of 120000 points"), "{w}");
     }
+    let _ = std::fs::remove_file(&path);
+}
+
+/// A LAZ 1.4 (layered chunks) whose first chunk states a 4 GB layer: the `laz` crate would
+/// allocate and zero-fill that much before reading it. The chunk is not decoded: the data
+/// ends before it, which the summary says, naming the file and both counts.
+#[test]
+fn a_layered_chunk_stating_layers_larger_than_itself_is_not_decoded() {
+    let original = data_dir().join("1_4_w_evlr.laz");
+    let header_points = las::Reader::from_path(&original)
+        .unwrap()
+        .header()
+        .number_of_points();
+    assert!(header_points > 0);
+    let mut b = std::fs::read(&original).unwrap();
+    // The first chunk follows the 8-byte chunk table offset at the offset to point data (u32
+    // at 96): its first point raw (the record length, u16 at 105), its u32 point count, then
+    // its first layer's size.
+    let chunk = u32::from_le_bytes(b[96..100].try_into().unwrap()) as usize + 8;
+    let first = chunk + usize::from(u16::from_le_bytes([b[105], b[106]])) + 4;
+    b[first..first + 4].copy_from_slice(&0xFFFF_FFF0u32.to_le_bytes());
+    let path = std::env::temp_dir().join(format!("vizdeck-layers-{}.laz", std::process::id()));
+    std::fs::write(&path, b).unwrap();
+    let s = summarize(&path, 4096).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(s.points, 0);
+    let w = s.warning.expect("a warning");
+    assert!(w.contains(&path.display().to_string()), "{w}");
+    assert!(
+        w.contains(&format!("after 0 of {header_points} points")),
+        "{w}"
+    );
     let _ = std::fs::remove_file(&path);
 }

@@ -223,6 +223,20 @@ impl CopcFile {
         let mut bytes = vec![0u8; node.points as usize * record_len];
         let items = self.header.laz_vlr().map_err(|e| broke(one_line(&e)))?;
         let d = &mut self.decompressor;
+        let layers = super::held::layer_count(&items).unwrap_or(0);
+        let point = items.items_size();
+        if !super::held::layers_fit(
+            d.get_mut(),
+            entry.offset,
+            entry.byte_size as u64,
+            point,
+            layers,
+        ) {
+            return Err(broke(format!(
+                "its layers do not fit in its {} bytes",
+                entry.byte_size
+            )));
+        }
         d.get_mut()
             .seek(std::io::SeekFrom::Start(entry.offset))
             .map_err(|e| broke(one_line(&e)))?;

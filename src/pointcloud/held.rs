@@ -17,7 +17,7 @@
 
 use std::io::{Read, Seek, SeekFrom};
 
-use laz::laszip::{ChunkTable, LazVlr};
+use laz::laszip::{ChunkTable, LazItemType, LazVlr};
 use laz::record::{RecordDecompressor, SequentialPointRecordDecompressor};
 
 use super::laz_guard::guarded;
@@ -41,10 +41,12 @@ pub fn check_layout<R: Read + Seek>(read: &mut R, file_len: u64) -> Result<(), S
         (0, Some(large)) => large.number_of_point_records,
         (legacy, _) => u64::from(legacy),
     };
+    // The `las` crate seeks there (for LAZ too): beyond i64 a file refuses the seek (EINVAL)
+    // where bytes in memory do not.
     let end = count
         .checked_mul(u64::from(raw.point_data_record_length))
         .and_then(|b| b.checked_add(u64::from(raw.offset_to_point_data)));
-    if end.is_none() {
+    if end.is_none_or(|e| e > i64::MAX as u64) {
         return Err(format!(
             "the header's point count {count} of {}-byte records is beyond any file",
             raw.point_data_record_length
@@ -138,6 +140,18 @@ pub fn points_held<R: Read + Seek>(
     let Some(last) = entries.last() else {
         return Ok(Some(0));
     };
+    if let Some(layers) = layer_count(&vlr) {
+        // A layered chunk whose layers do not fit in it ends the data before it.
+        let mut at = data_start;
+        let mut points = 0u64;
+        for e in entries {
+            if !layers_fit(read, at, e.byte_count, vlr.items_size(), layers) {
+                return Ok(Some(points));
+            }
+            points = points.saturating_add(e.point_count);
+            at = at.saturating_add(e.byte_count);
+        }
+    }
     let mut before_last = 0u64;
     let mut last_at = data_start;
     for e in &entries[..entries.len() - 1] {
@@ -177,11 +191,13 @@ fn last_chunk_points<R: Read + Seek>(
         return 0;
     }
     // Item versions 3 and 4 are LAZ 1.4's layered chunks (the `laz` crate's own test): each
-    // starts with its point count (u32), read as it is (decoding would first allocate the
+    // holds its point count (u32, after its first point), read as it is (decoding would first allocate the
     // layers at the sizes the chunk states).
     if vlr.items().first().is_some_and(|i| i.version() >= 3) {
+        // After the chunk's first point, raw.
+        let at = vlr.items_size() as usize;
         let count = chunk
-            .get(..4)
+            .get(at..at + 4)
             .map_or(0, |b| u32::from_le_bytes(b.try_into().unwrap_or_default()));
         return u64::from(count).min(most);
     }
@@ -198,4 +214,52 @@ fn last_chunk_points<R: Read + Seek>(
         n += 1;
     }
     n
+}
+
+/// Layers of a LAZ 1.4 layered chunk of the items of `vlr` (after its u32 point count, one u32
+/// size a layer: point 14 has 9, RGB 1, RGB + NIR 2, wave packets 1, extra bytes one a byte),
+/// or `None` for pointwise chunks (LAZ 1.0–1.3 items).
+pub fn layer_count(vlr: &LazVlr) -> Option<u64> {
+    let mut layers = 0u64;
+    for item in vlr.items() {
+        layers += match item.item_type() {
+            LazItemType::Point14 => 9,
+            LazItemType::RGB14 | LazItemType::WavePacket14 => 1,
+            LazItemType::RGBNIR14 => 2,
+            LazItemType::Byte14(n) => u64::from(n),
+            _ => return None,
+        };
+    }
+    Some(layers)
+}
+
+/// Whether the layered chunk of `bytes` bytes at `at` (points of `point` bytes) holds the
+/// layers it states (the `laz`
+/// crate allocates and zero-fills each layer at its stated size before reading it: a garbled
+/// size costs gigabytes).
+pub fn layers_fit<R: Read + Seek>(
+    read: &mut R,
+    at: u64,
+    bytes: u64,
+    point: u64,
+    layers: u64,
+) -> bool {
+    // The chunk's first point, raw (`point` bytes), its u32 point count, the layers' sizes.
+    let head = point + 4 + 4 * layers;
+    if head > bytes {
+        return false;
+    }
+    let mut b = vec![0u8; head as usize];
+    if read
+        .seek(SeekFrom::Start(at))
+        .and_then(|_| read.read_exact(&mut b))
+        .is_err()
+    {
+        return false;
+    }
+    let sizes: u64 = b[(point + 4) as usize..]
+        .chunks_exact(4)
+        .map(|c| u64::from(u32::from_le_bytes([c[0], c[1], c[2], c[3]])))
+        .sum();
+    head + sizes <= bytes
 }
