@@ -348,15 +348,17 @@ fn an_extended_vlr_longer_than_the_file_is_refused() {
 /// against the file first: one line naming the file, the row group and the column.
 #[test]
 fn parquet_chunk_outside_the_file_is_refused_in_one_line() {
-    let bytes = include_bytes!("../fuzz/corpus/parquet_file/crash-negative-chunk-offset");
-    assert_eq!(bytes.len(), 1080);
-    let err = vizdeck::series::open_columnar_bytes(bytes, "x.parquet")
+    // The fuzz target puts `PAR1` in front: the file is 4 + 1080 bytes.
+    let input = include_bytes!("../fuzz/corpus/parquet_file/crash-negative-chunk-offset");
+    let bytes = [b"PAR1".as_slice(), input].concat();
+    assert_eq!(bytes.len(), 1084);
+    let err = vizdeck::series::open_columnar_bytes(&bytes, "x.parquet")
         .err()
         .expect("a chunk outside the file")
         .to_string();
     assert!(
         err.starts_with("series file 'x.parquet': not a readable Parquet file: row group ")
-            && err.ends_with("lie outside the file of 1080 bytes")
+            && err.ends_with("lie outside the file of 1084 bytes")
             && !err.contains('\n'),
         "{err}"
     );
@@ -367,15 +369,17 @@ fn parquet_chunk_outside_the_file_is_refused_in_one_line() {
 /// The footer's blocks are now checked against the file first.
 #[test]
 fn arrow_ipc_block_outside_the_file_is_refused_in_one_line() {
-    let bytes = include_bytes!("../fuzz/corpus/arrow_ipc/crash-negative-block-length");
-    assert_eq!(bytes.len(), 387);
-    let err = vizdeck::series::open_columnar_bytes(bytes, "x.arrow")
+    // The fuzz target puts `ARROW1\0\0` in front: the file is 8 + 387 bytes.
+    let input = include_bytes!("../fuzz/corpus/arrow_ipc/crash-negative-block-length");
+    let bytes = [b"ARROW1\0\0".as_slice(), input].concat();
+    assert_eq!(bytes.len(), 395);
+    let err = vizdeck::series::open_columnar_bytes(&bytes, "x.arrow")
         .err()
         .expect("a block outside the file")
         .to_string();
     assert!(
         err.starts_with("series file 'x.arrow': not a readable Arrow IPC file: ")
-            && err.ends_with("lies outside the file of 387 bytes")
+            && err.ends_with("lies outside the file of 395 bytes")
             && !err.contains('\n'),
         "{err}"
     );
