@@ -255,7 +255,7 @@ impl App {
             self.cli.capture_delay,
             self.cli.capture_duration,
         );
-        deck.set_overlay(!self.cli.no_overlay);
+        deck.set_overlay(self.cli.overlay_on());
         deck.set_upload_strategy(self.cli.upload_strategy);
         deck.set_composite(self.cli.composite);
         deck.memory = crate::stats::memory::MemoryTrack::new(self.cli.memory_warmup_frames);
