@@ -265,7 +265,7 @@ impl App {
             self.cli.capture_delay,
             self.cli.capture_duration,
         );
-        deck.set_overlay(!self.cli.no_overlay);
+        deck.set_overlay(self.cli.overlay_on());
         // A chart polling for input draws at most at the display's rate.
         if let Some(mhz) = window
             .current_monitor()

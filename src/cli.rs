@@ -291,9 +291,15 @@ pub struct Cli {
     #[arg(long, value_name = "PATH.csv")]
     pub export_spectrogram: Option<PathBuf>,
 
-    /// Start with the stats overlay hidden (F1 or View ▸ Stats overlay shows it).
+    /// Start with the stats overlay hidden (the default since issue 34; kept so scripts that give
+    /// it still run; F1 or View ▸ Stats overlay shows it).
     #[arg(long)]
     pub no_overlay: bool,
+
+    /// Start with the stats overlay shown (it is hidden by default, so it covers no data; F1 or
+    /// View ▸ Stats overlay toggles it).
+    #[arg(long, conflicts_with = "no_overlay")]
+    pub overlay: bool,
 
     /// Seed of every random source (particles, synthetic series).
     #[arg(long, default_value_t = 1)]
@@ -885,6 +891,12 @@ impl Cli {
         .any(|i| i == id)
     }
 
+    /// Whether the stats overlay starts shown: only with `--overlay` (or a saved setting that
+    /// had it shown, [`Cli::apply_saved`]); hidden by default, and `--no-overlay` hides it.
+    pub fn overlay_on(&self) -> bool {
+        self.overlay && !self.no_overlay
+    }
+
     /// Whether flag `id` (clap's id: `fft_size` for `--fft-size`) was given on the command line.
     pub fn given(&self, id: &str) -> bool {
         self.explicit.iter().any(|e| e == id)
@@ -936,8 +948,8 @@ impl Cli {
                 w.height.clamp(200, 8192)
             ));
         }
-        if saved.overlay == Some(false) && !self.given("no_overlay") {
-            extra.push("--no-overlay".into());
+        if saved.overlay == Some(true) && !self.given("no_overlay") && !self.given("overlay") {
+            extra.push("--overlay".into());
         }
         let cmd = Cli::command();
         for (scene, obj) in &saved.scenes {

@@ -155,7 +155,7 @@ pub fn run(cli: &Cli, settings: crate::settings::Start) -> anyhow::Result<()> {
             path.display()
         );
     }
-    deck.set_overlay(!cli.no_overlay);
+    deck.set_overlay(cli.overlay_on());
     deck.set_upload_strategy(cli.upload_strategy);
     deck.set_composite(cli.composite);
     deck.memory = crate::stats::memory::MemoryTrack::new(cli.memory_warmup_frames);

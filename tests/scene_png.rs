@@ -135,6 +135,41 @@ fn scene_png_leaves_out_the_overlay_and_the_toast_gives_its_full_path() {
     let _ = std::fs::remove_dir_all(&out_dir);
 }
 
+/// A deck as made (no `set_overlay` call, as a run without `--overlay` starts) draws no stats
+/// overlay: its whole output is that of a deck told to hide it, and differs from one showing it
+/// in the overlay's corner (issue 34: the overlay covered data in every scene).
+#[test]
+fn overlay_is_hidden_by_default() {
+    let gpu = common::gpu();
+    let cli = <vizdeck::cli::Cli as clap::Parser>::try_parse_from([
+        "vizdeck",
+        "--headless",
+        "--scene",
+        "spectrogram",
+        "--audio",
+        "synthetic",
+        "--fft-on",
+        "cpu",
+    ])
+    .expect("flags");
+    let mut fresh = Deck::new(
+        &gpu,
+        vizdeck::headless::OUTPUT_FORMAT,
+        cli.scene_index(),
+        cli.scene_config(),
+    );
+    let default_out = run(&gpu, &mut fresh, None);
+    let hidden = run(&gpu, &mut deck(&gpu, false), None);
+    assert!(default_out == hidden, "a new deck draws the overlay");
+    let shown = run(&gpu, &mut deck(&gpu, true), None);
+    let differing = shown
+        .chunks(4)
+        .zip(hidden.chunks(4))
+        .filter(|(a, b)| a != b)
+        .count();
+    assert!(differing > 1000, "the overlay covers {differing} pixels");
+}
+
 #[test]
 fn window_png_is_the_whole_output_as_shown() {
     let gpu = common::gpu();

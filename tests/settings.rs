@@ -175,6 +175,35 @@ fn saved_values_pass_the_flags_parsers_and_given_flags_win() {
     assert_eq!(notes.len(), 1, "{notes:?}");
 }
 
+/// The stats overlay starts hidden (issue 34: it covered data in every scene); `--overlay` or a
+/// saved "shown" brings it back, and `--no-overlay` given on the command line wins over the file.
+#[test]
+fn overlay_is_hidden_unless_asked_for() {
+    let plain = Cli::parse_from_checked(["vizdeck", "--headless"]).expect("flags");
+    assert!(!plain.overlay_on());
+    let on = Cli::parse_from_checked(["vizdeck", "--overlay"]).expect("flags");
+    assert!(on.overlay_on());
+    // Both at once is a usage error, not a silent pick.
+    assert!(Cli::parse_from_checked(["vizdeck", "--overlay", "--no-overlay"]).is_err());
+    let shown = Settings {
+        overlay: Some(true),
+        ..Default::default()
+    };
+    let mut cli = Cli::parse_from_checked(["vizdeck"]).expect("flags");
+    assert!(cli.apply_saved(&shown).is_empty());
+    assert!(cli.overlay_on());
+    let mut cli = Cli::parse_from_checked(["vizdeck", "--no-overlay"]).expect("flags");
+    cli.apply_saved(&shown);
+    assert!(!cli.overlay_on());
+    let hidden = Settings {
+        overlay: Some(false),
+        ..Default::default()
+    };
+    let mut cli = Cli::parse_from_checked(["vizdeck"]).expect("flags");
+    cli.apply_saved(&hidden);
+    assert!(!cli.overlay_on());
+}
+
 /// The panel-only settings (colormap, dB range, frequency axis, the chart's window, particle
 /// forces) go through the file and come back in a new deck, the way a restart brings them.
 #[test]

@@ -88,6 +88,9 @@ fn wait_for_window(display: &str, child: &mut Child) -> String {
     }
 }
 
+const FILE_MENU: u32 = 20;
+/// The path field of *File* ▸ Open (900×600 window).
+const OPEN_PATH_FIELD: (u32, u32) = (120, 128);
 const SCENE_MENU: u32 = 58;
 const RECORD_MENU: u32 = 149;
 const SPECTROGRAM: (u32, u32) = (91, 39);
@@ -571,4 +574,91 @@ fn file_dialog_opens_a_file_and_settings_come_back() {
     let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
     assert_eq!(r["scene"], "timeseries", "{r}");
     assert_eq!(r["size"], serde_json::json!([900, 600]), "{r}");
+}
+
+/// *File* ▸ Open's path field (issue 34): a click into it used to close the menu, so no path could
+/// be typed there, and Enter in a typed audio path did nothing. Here the menu is opened, the
+/// field clicked, a WAV's path typed and Return pressed: the file opens in the spectrogram (the
+/// settings file lists it first among the recent files, and the report at the end says the
+/// spectrogram plays that file, a 1 kHz tone).
+#[test]
+#[ignore = "needs Xvfb and xdotool: run through `cargo xtask test`"]
+fn file_menu_path_field_takes_a_typed_path_and_enter_opens_it() {
+    let _one_at_a_time = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let display = display();
+    let dir = fresh_dir("typed-path");
+    let settings = dir.join("settings.json");
+    let report = dir.join("report.json");
+    let frames = dir.join("frames.csv");
+    let wav = dir.join("tone.wav");
+    let spec = hound::WavSpec {
+        channels: 1,
+        sample_rate: 44_100,
+        bits_per_sample: 16,
+        sample_format: hound::SampleFormat::Int,
+    };
+    let mut w = hound::WavWriter::create(&wav, spec).unwrap();
+    for n in 0..4 * 44_100 {
+        let v = 0.5 * (std::f64::consts::TAU * 1000.0 * n as f64 / 44_100.0).sin();
+        w.write_sample((v * 32767.0).round() as i16).unwrap();
+    }
+    w.finalize().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_vizdeck"))
+        .arg("--settings")
+        .arg(&settings)
+        .args(["--scene", "particles", "--particles", "4096"])
+        .args(["--size", "900x600"])
+        .arg("--report")
+        .arg(&report)
+        .arg("--record-stats")
+        .arg(&frames)
+        .current_dir(&dir)
+        .env("DISPLAY", &display)
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start vizdeck");
+    let _kill = KillOnDrop(child.id());
+    let window = wait_for_window(&display, &mut child);
+    let drawing = wait_until(Duration::from_secs(60), || {
+        std::fs::read_to_string(&frames).is_ok_and(|t| t.lines().count() > 10)
+    });
+    assert!(drawing, "no frames drawn after 60 s");
+
+    xdotool(&display, &["windowfocus", "--sync", &window]);
+    click(&display, &window, FILE_MENU, 12);
+    click(&display, &window, OPEN_PATH_FIELD.0, OPEN_PATH_FIELD.1);
+    xdotool(
+        &display,
+        &["type", "--delay", "30", &wav.display().to_string()],
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    xdotool(&display, &["key", "Return"]);
+    let opened = wait_until(Duration::from_secs(30), || {
+        settings_json(&settings)["recent"][0] == wav.display().to_string()
+    });
+    assert!(
+        opened,
+        "the typed path was not opened 30 s after Return: {}; {}",
+        settings_json(&settings),
+        screenshot(&display, &dir.join("typed.png"))
+    );
+    std::thread::sleep(Duration::from_secs(2));
+    menu(&display, &window, SCENE_MENU, QUIT);
+    let quit = wait_until(Duration::from_secs(30), || {
+        child.try_wait().ok().flatten().is_some()
+    });
+    assert!(quit, "vizdeck did not quit from Scene ▸ Quit");
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "exit {:?}\n{stderr}", out.status);
+    let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    assert_eq!(r["scene"], "spectrogram", "{r}");
+    let m = &r["scenes"]["spectrogram"];
+    assert_eq!(m["source"], "file", "{m}");
+    assert_eq!(m["sample_rate"], 44_100, "{m}");
+    let hz = m["dominant_hz"].as_f64().expect("columns were analysed");
+    assert!((hz - 1000.0).abs() < 1.0, "dominant {hz} Hz: {m}");
+    std::fs::remove_dir_all(&dir).ok();
 }

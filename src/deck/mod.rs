@@ -273,7 +273,8 @@ impl Deck {
             recordings_made: 0,
             finished: Vec::new(),
             run_frame_ms: Vec::new(),
-            overlay: true,
+            // Off until asked for (F1, --overlay): it would cover data in every scene.
+            overlay: false,
             quit: false,
             png_next: None,
             png_now: None,
@@ -345,7 +346,7 @@ impl Deck {
         self.ui_uploader.counters
     }
 
-    /// Shows or hides the stats overlay (View ▸ Stats overlay, F1, `--no-overlay`).
+    /// Shows or hides the stats overlay (View ▸ Stats overlay, F1, `--overlay`; hidden by default).
     pub fn set_overlay(&mut self, on: bool) {
         self.overlay = on;
     }

@@ -2,7 +2,7 @@
 //! the scene image with its overlays, notices and toasts; and [`Deck::apply`], which carries out
 //! the [`UiCommand`]s the UI collected, once, right after it.
 
-use super::{Deck, PngKind, SceneSlot};
+use super::{Deck, SceneSlot};
 use crate::gpu::Gpu;
 use crate::scene::SCENES;
 use crate::ui::UiCommand;
@@ -182,64 +182,13 @@ impl Deck {
         rect
     }
 
+    /// The deck-wide shortcuts of this frame's key events, from the one table the help lists
+    /// ([`crate::ui::keys::SHORTCUTS`]); none while a widget has the keyboard.
     pub(super) fn keys(&self, ui: &mut egui::Ui, commands: &mut Vec<UiCommand>) {
-        // Each key with the modifiers held when it went down (the event's own): a quick
-        // Ctrl+Q whose Ctrl is up again by the time the frame reads the input still counts.
-        let (open, f10, f1, f9, quit, digit, f12, shift) = ui.input(|i| {
-            let down = |key: egui::Key, mods: fn(egui::Modifiers) -> bool| {
-                i.events.iter().any(|e| {
-                    matches!(e, egui::Event::Key { key: k, pressed: true, repeat: false, modifiers, .. }
-                        if *k == key && mods(*modifiers))
-                })
-            };
-            let digit = SCENES.iter().position(|s| {
-                let key = match s.key {
-                    '1' => egui::Key::Num1,
-                    '2' => egui::Key::Num2,
-                    '3' => egui::Key::Num3,
-                    _ => egui::Key::Num4,
-                };
-                down(key, |m| !m.any())
-            });
-            (
-                down(egui::Key::O, |m| m.command),
-                down(egui::Key::F10, |_| true),
-                down(egui::Key::F1, |_| true),
-                down(egui::Key::F9, |_| true),
-                down(egui::Key::Q, |m| m.command),
-                digit,
-                down(egui::Key::F12, |_| true),
-                down(egui::Key::F12, |m| m.shift),
-            )
-        });
         if ui.memory(|m| m.focused().is_some()) {
             return; // typing into a widget
         }
-        if f1 {
-            commands.push(UiCommand::SetOverlay(!self.overlay));
-        }
-        if f9 {
-            commands.push(UiCommand::ToggleRecording);
-        }
-        if f10 {
-            commands.push(UiCommand::ToggleVideo);
-        }
-        if f12 {
-            commands.push(UiCommand::SavePng(if shift {
-                PngKind::Window
-            } else {
-                PngKind::Scene
-            }));
-        }
-        if quit {
-            commands.push(UiCommand::Quit);
-        }
-        if open {
-            commands.push(UiCommand::OpenDialog);
-        }
-        if let Some(i) = digit {
-            commands.push(UiCommand::SwitchScene(i));
-        }
+        ui.input(|i| crate::ui::keys::commands(&i.events, self.overlay, commands));
     }
 }
 

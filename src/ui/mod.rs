@@ -2,6 +2,8 @@
 
 pub mod column_line;
 pub mod file_dialog;
+pub mod help;
+pub mod keys;
 
 use crate::deck::Deck;
 use crate::scene::SCENES;
@@ -47,7 +49,8 @@ pub enum UiCommand {
 pub fn menu_bar(deck: &mut Deck, ui: &mut egui::Ui, commands: &mut Vec<UiCommand>) {
     egui::Panel::top("menu").show(ui, |ui| {
         egui::MenuBar::new().ui(ui, |ui| {
-            ui.menu_button("File", |ui| {
+            // A field of this menu (the path) takes a click without the menu closing.
+            menu_with_fields(ui, "File", |ui| {
                 if ui
                     .add_enabled(!deck.dialog_open(), egui::Button::new("Open…  (Ctrl+O)"))
                     .clicked()
@@ -171,7 +174,8 @@ pub fn menu_bar(deck: &mut Deck, ui: &mut egui::Ui, commands: &mut Vec<UiCommand
                     }
                 });
             });
-            ui.menu_button("Record", |ui| {
+            // The delay and duration fields take clicks and drags without closing the menu.
+            menu_with_fields(ui, "Record", |ui| {
                 let recording = deck.recording();
                 if ui
                     .add_enabled(!recording, egui::Button::new("Start  (F9)"))
@@ -215,6 +219,7 @@ pub fn menu_bar(deck: &mut Deck, ui: &mut egui::Ui, commands: &mut Vec<UiCommand
                     ui.close();
                 }
             });
+            ui.menu_button("Help", help::menu);
             if let Some((path, secs)) = deck.video_status() {
                 ui.colored_label(
                     egui::Color32::from_rgb(255, 80, 80),
@@ -242,6 +247,24 @@ pub fn menu_bar(deck: &mut Deck, ui: &mut egui::Ui, commands: &mut Vec<UiCommand
     }
 }
 
+/// A menu of the bar that a click inside leaves open (egui 0.37's menus close on any click,
+/// [`egui::PopupCloseBehavior::CloseOnClick`], so a text field or a drag value in one could not
+/// be used): it closes on a click outside, on Escape, and where its own buttons call
+/// `ui.close()`.
+fn menu_with_fields<R>(
+    ui: &mut egui::Ui,
+    title: &str,
+    add_contents: impl FnOnce(&mut egui::Ui) -> R,
+) -> Option<R> {
+    let config = egui::containers::menu::MenuConfig::new()
+        .close_behavior(egui::PopupCloseBehavior::CloseOnClickOutside);
+    egui::containers::menu::MenuButton::new(title)
+        .config(config)
+        .ui(ui, add_contents)
+        .1
+        .map(|r| r.inner)
+}
+
 /// `secs` as `mm:ss`, or `h:mm:ss` from an hour on (the video indicator).
 pub fn clock_text(secs: f64) -> String {
     let s = secs.max(0.0) as u64;
@@ -259,9 +282,10 @@ pub fn set_overlay_shown(ctx: &egui::Context, shown: bool) {
 }
 
 /// Whether the deck draws the stats overlay over the scene ([`set_overlay_shown`]; until it has
-/// said, yes).
+/// said, no: the overlay is hidden by default).
 pub fn overlay_shown(ctx: &egui::Context) -> bool {
-    ctx.data(|d| d.get_temp(overlay_shown_id())).unwrap_or(true)
+    ctx.data(|d| d.get_temp(overlay_shown_id()))
+        .unwrap_or(false)
 }
 
 fn overlay_shown_id() -> egui::Id {

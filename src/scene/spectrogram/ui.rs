@@ -242,12 +242,17 @@ impl Spectrogram {
                     }
                 });
                 ui.horizontal(|ui| {
-                    ui.add(
+                    let field = ui.add(
                         egui::TextEdit::singleline(&mut self.file_path_ui)
                             .hint_text("sound file path (or drop a file)")
                             .desired_width(170.0),
                     );
-                    if ui.button("Open").clicked() && !self.file_path_ui.trim().is_empty() {
+                    // Enter in the field opens it, as the button does.
+                    let entered =
+                        field.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
+                    if (ui.button("Open").clicked() || entered)
+                        && !self.file_path_ui.trim().is_empty()
+                    {
                         let path = PathBuf::from(self.file_path_ui.trim());
                         self.reopen_request = Some((AudioSelection::File(path), opts));
                     }
