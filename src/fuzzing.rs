@@ -247,12 +247,12 @@ pub fn stats_csv(data: &[u8]) {
     }
     for (name, v) in [
         ("duration_s", s.duration_s),
-        ("mean_fps", s.mean_fps.unwrap_or(0.0)),
+        ("mean_fps", s.mean_fps),
         ("mean_ms", s.mean_ms),
         ("low_1_ms", s.low_1_ms),
         ("low_01_ms", s.low_01_ms),
-        ("low_1_fps", s.low_1_fps.unwrap_or(0.0)),
-        ("low_01_fps", s.low_01_fps.unwrap_or(0.0)),
+        ("low_1_fps", s.low_1_fps),
+        ("low_01_fps", s.low_01_fps),
         ("stutter_threshold_ms", s.stutter_threshold_ms),
     ] {
         assert!(!v.is_nan() && v >= 0.0, "{name} = {v}");
@@ -260,17 +260,145 @@ pub fn stats_csv(data: &[u8]) {
     if s.frames == 0 {
         assert!(s.is_empty());
     }
-    // An FPS of 0 ms is n/a (None), never a made-up figure.
-    if s.mean_ms == 0.0 {
-        assert!(
-            s.mean_fps.is_none() && s.low_1_fps.is_none(),
-            "FPS of 0 ms frames"
-        );
-    }
     let rows = s.table_rows();
     assert!(!rows.is_empty());
     let json = serde_json::to_string(&s).expect("summary JSON");
     assert!(json.starts_with('{'));
+}
+
+// Series payloads and columnar files
+
+/// Reads `data` as a Parquet file (`PAR1` put in front when it does not start so) through
+/// [`open_columnar_bytes`](crate::series::open_columnar_bytes), drains it into a [`Store`] and
+/// checks the source and the store as [`series_csv`] does.
+///
+/// # Panics
+///
+/// When the reader panics or its result breaks an invariant.
+pub fn parquet_file(data: &[u8]) {
+    if data.starts_with(b"PAR1") {
+        columnar_file(data);
+    } else {
+        columnar_file(&[b"PAR1", data].concat());
+    }
+}
+
+/// Reads `data` as an Arrow IPC file or stream (`ARROW1\0\0` put in front when it starts
+/// with neither `ARROW1` nor the stream's `0xFFFFFFFF`), as [`parquet_file`] does.
+///
+/// # Panics
+///
+/// When the reader panics or its result breaks an invariant.
+pub fn arrow_ipc(data: &[u8]) {
+    if data.starts_with(b"ARROW1") || data.starts_with(&[0xFF; 4]) {
+        columnar_file(data);
+    } else {
+        columnar_file(&[b"ARROW1\0\0", data].concat());
+    }
+}
+
+fn columnar_file(data: &[u8]) {
+    // The loader turns a panic of the parquet or arrow-ipc decoder into an error (`guarded` in
+    // columnar.rs); libFuzzer's panic hook would abort at the panic itself, before that, so the
+    // default hook stands in meanwhile. A panic that leaves the loader still fails the target.
+    let fuzzer_hook = std::panic::take_hook();
+    let opened = crate::series::open_columnar_bytes(data, INPUT_NAME);
+    std::panic::set_hook(fuzzer_hook);
+    let mut source = match opened {
+        Ok(s) => s,
+        Err(e) => {
+            one_line_naming_input("columnar error", &e.to_string());
+            return;
+        }
+    };
+    let names: Vec<String> = source.names().to_vec();
+    assert!(!names.is_empty(), "a source without series");
+    let mut store = Store::new(crate::series::DEFAULT_CAP_SAMPLES);
+    source.drain_into(&mut store);
+    assert!(source.is_finished(), "not finished after one drain");
+    check_series_source(&source, &store, false);
+}
+
+/// Decodes `data[1..]` as one network payload with the [`Decoder`] of the live sources; `data[0]`
+/// picks the format (of the six, `data[0] % 6`) and the time field (`(data[0] / 6) % 3`: none,
+/// `t`, `0`). The payload is decoded twice on topic `fuzz-input`, then once with no topic.
+///
+/// Invariants: an error is one non-empty line of at most 400 characters and leaves no samples;
+/// a decoded message holds at most [`MAX_LEAVES`] samples, each named by the topic or
+/// `topic/path`, of a finite or NaN (gap) value; a time only with a time field, and then the
+/// decoder's time base is fixed; decoding the same payload again gives the same result.
+///
+/// [`Decoder`]: crate::series::source::payload::Decoder
+/// [`MAX_LEAVES`]: crate::series::source::payload::MAX_LEAVES
+///
+/// # Panics
+///
+/// When the decoder panics or its result breaks an invariant.
+pub fn series_payload(data: &[u8]) {
+    use crate::series::source::payload::{Decoder, MAX_LEAVES, PayloadFormat, PayloadOptions};
+    let Some((&pick, payload)) = data.split_first() else {
+        return;
+    };
+    let format = PayloadFormat::ALL[usize::from(pick % 6)];
+    let time_field = [None, Some("t"), Some("0")][usize::from((pick / 6) % 3)];
+    let opts = PayloadOptions {
+        format,
+        time_field: time_field.map(str::to_string),
+    };
+    let mut decoder = Decoder::new(opts.clone());
+    type Decoded = Result<(Option<i64>, Vec<(String, u64)>), String>;
+    let decode = |decoder: &mut Decoder, topic: &str| -> Decoded {
+        match decoder.decode(topic, payload) {
+            Ok(t) => {
+                let samples = decoder.samples();
+                assert!(samples.len() <= MAX_LEAVES, "{} samples", samples.len());
+                for (name, v) in samples {
+                    if !topic.is_empty() {
+                        assert!(
+                            name == topic || name.starts_with(&format!("{topic}/")),
+                            "sample {name:?} not named by the topic"
+                        );
+                    }
+                    assert!(v.is_nan() || v.is_finite(), "{name}: value {v}");
+                }
+                if time_field.is_none() {
+                    assert_eq!(t, None, "a time without a time field");
+                    assert_eq!(decoder.time_base(), None);
+                }
+                if t.is_some() {
+                    assert!(decoder.time_base().is_some(), "a time but no time base");
+                }
+                let samples = samples
+                    .iter()
+                    .map(|(n, v)| (n.clone(), v.to_bits()))
+                    .collect();
+                Ok((t, samples))
+            }
+            Err(e) => {
+                let msg = e.to_string();
+                assert!(!msg.is_empty(), "empty payload error");
+                assert!(
+                    !msg.contains('\n') && !msg.contains('\r'),
+                    "payload error is not one line: {msg:?}"
+                );
+                assert!(
+                    msg.chars().count() <= 400,
+                    "payload error of {} chars",
+                    msg.len()
+                );
+                assert!(decoder.samples().is_empty(), "samples after an error");
+                Err(msg)
+            }
+        }
+    };
+    let first = decode(&mut decoder, INPUT_NAME);
+    let again = decode(&mut decoder, INPUT_NAME);
+    assert_eq!(
+        first, again,
+        "the same payload decoded twice differs ({format:?})"
+    );
+    let mut fresh = Decoder::new(opts);
+    let _ = decode(&mut fresh, "");
 }
 
 // Point clouds
@@ -499,137 +627,4 @@ pub fn ply_file(data: &[u8]) {
         }
         Err(e) => one_line_naming_input("PLY error", &e.to_string()),
     }
-// Series payloads and columnar files
-
-/// Reads `data` as a Parquet file (`PAR1` put in front when it does not start so) through
-/// [`open_columnar_bytes`](crate::series::open_columnar_bytes), drains it into a [`Store`] and
-/// checks the source and the store as [`series_csv`] does.
-///
-/// # Panics
-///
-/// When the reader panics or its result breaks an invariant.
-pub fn parquet_file(data: &[u8]) {
-    if data.starts_with(b"PAR1") {
-        columnar_file(data);
-    } else {
-        columnar_file(&[b"PAR1", data].concat());
-    }
-}
-
-/// Reads `data` as an Arrow IPC file or stream (`ARROW1\0\0` put in front when it starts
-/// with neither `ARROW1` nor the stream's `0xFFFFFFFF`), as [`parquet_file`] does.
-///
-/// # Panics
-///
-/// When the reader panics or its result breaks an invariant.
-pub fn arrow_ipc(data: &[u8]) {
-    if data.starts_with(b"ARROW1") || data.starts_with(&[0xFF; 4]) {
-        columnar_file(data);
-    } else {
-        columnar_file(&[b"ARROW1\0\0", data].concat());
-    }
-}
-
-fn columnar_file(data: &[u8]) {
-    // The loader turns a panic of the parquet or arrow-ipc decoder into an error (`guarded` in
-    // columnar.rs); libFuzzer's panic hook would abort at the panic itself, before that, so the
-    // default hook stands in meanwhile. A panic that leaves the loader still fails the target.
-    let fuzzer_hook = std::panic::take_hook();
-    let opened = crate::series::open_columnar_bytes(data, INPUT_NAME);
-    std::panic::set_hook(fuzzer_hook);
-    let mut source = match opened {
-        Ok(s) => s,
-        Err(e) => {
-            one_line_naming_input("columnar error", &e.to_string());
-            return;
-        }
-    };
-    let names: Vec<String> = source.names().to_vec();
-    assert!(!names.is_empty(), "a source without series");
-    let mut store = Store::new(crate::series::DEFAULT_CAP_SAMPLES);
-    source.drain_into(&mut store);
-    assert!(source.is_finished(), "not finished after one drain");
-    check_series_source(&source, &store, false);
-}
-
-/// Decodes `data[1..]` as one network payload with the [`Decoder`] of the live sources; `data[0]`
-/// picks the format (of the six, `data[0] % 6`) and the time field (`(data[0] / 6) % 3`: none,
-/// `t`, `0`). The payload is decoded twice on topic `fuzz-input`, then once with no topic.
-///
-/// Invariants: an error is one non-empty line of at most 400 characters and leaves no samples;
-/// a decoded message holds at most [`MAX_LEAVES`] samples, each named by the topic or
-/// `topic/path`, of a finite or NaN (gap) value; a time only with a time field, and then the
-/// decoder's time base is fixed; decoding the same payload again gives the same result.
-///
-/// [`Decoder`]: crate::series::source::payload::Decoder
-/// [`MAX_LEAVES`]: crate::series::source::payload::MAX_LEAVES
-///
-/// # Panics
-///
-/// When the decoder panics or its result breaks an invariant.
-pub fn series_payload(data: &[u8]) {
-    use crate::series::source::payload::{Decoder, MAX_LEAVES, PayloadFormat, PayloadOptions};
-    let Some((&pick, payload)) = data.split_first() else {
-        return;
-    };
-    let format = PayloadFormat::ALL[usize::from(pick % 6)];
-    let time_field = [None, Some("t"), Some("0")][usize::from((pick / 6) % 3)];
-    let opts = PayloadOptions {
-        format,
-        time_field: time_field.map(str::to_string),
-    };
-    let mut decoder = Decoder::new(opts.clone());
-    type Decoded = Result<(Option<i64>, Vec<(String, u64)>), String>;
-    let decode = |decoder: &mut Decoder, topic: &str| -> Decoded {
-        match decoder.decode(topic, payload) {
-            Ok(t) => {
-                let samples = decoder.samples();
-                assert!(samples.len() <= MAX_LEAVES, "{} samples", samples.len());
-                for (name, v) in samples {
-                    if !topic.is_empty() {
-                        assert!(
-                            name == topic || name.starts_with(&format!("{topic}/")),
-                            "sample {name:?} not named by the topic"
-                        );
-                    }
-                    assert!(v.is_nan() || v.is_finite(), "{name}: value {v}");
-                }
-                if time_field.is_none() {
-                    assert_eq!(t, None, "a time without a time field");
-                    assert_eq!(decoder.time_base(), None);
-                }
-                if t.is_some() {
-                    assert!(decoder.time_base().is_some(), "a time but no time base");
-                }
-                let samples = samples
-                    .iter()
-                    .map(|(n, v)| (n.clone(), v.to_bits()))
-                    .collect();
-                Ok((t, samples))
-            }
-            Err(e) => {
-                let msg = e.to_string();
-                assert!(!msg.is_empty(), "empty payload error");
-                assert!(
-                    !msg.contains('\n') && !msg.contains('\r'),
-                    "payload error is not one line: {msg:?}"
-                );
-                assert!(
-                    msg.chars().count() <= 400,
-                    "payload error of {} chars",
-                    msg.len()
-                );
-                assert!(decoder.samples().is_empty(), "samples after an error");
-                Err(msg)
-            }
-        }
-    };
-    let first = decode(&mut decoder, INPUT_NAME);
-    let again = decode(&mut decoder, INPUT_NAME);
-    assert_eq!(
-        first, again,
-        "the same payload decoded twice differs ({format:?})"
-    );
-    let mut fresh = Decoder::new(opts);
-    let _ = decode(&mut fresh, "");
 }

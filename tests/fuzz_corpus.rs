@@ -13,14 +13,14 @@ const TARGETS: &[(&str, Check)] = &[
     ("wav_header", vizdeck::fuzzing::wav_header),
     ("series_csv", vizdeck::fuzzing::series_csv),
     ("stats_csv", vizdeck::fuzzing::stats_csv),
-    // Point clouds.
-    ("las_file", vizdeck::fuzzing::las_file),
-    ("copc_hierarchy", vizdeck::fuzzing::copc_hierarchy),
-    ("ply_file", vizdeck::fuzzing::ply_file),
     // Series payloads and columnar files
     ("parquet_file", vizdeck::fuzzing::parquet_file),
     ("arrow_ipc", vizdeck::fuzzing::arrow_ipc),
     ("series_payload", vizdeck::fuzzing::series_payload),
+    // Point clouds.
+    ("las_file", vizdeck::fuzzing::las_file),
+    ("copc_hierarchy", vizdeck::fuzzing::copc_hierarchy),
+    ("ply_file", vizdeck::fuzzing::ply_file),
 ];
 
 fn corpus_files(target: &str) -> Vec<PathBuf> {

@@ -220,6 +220,124 @@ fn wav_that_symphonia_cannot_read_canonically_is_not_read_raw() {
     );
 }
 
+// Series payloads and columnar files
+
+/// parquet_file, crash 1 (minimised, `fuzz/corpus/parquet_file/crash-negative-chunk-offset`):
+/// a footer whose column chunk has a negative offset made the parquet crate panic ("column start
+/// and length should not be negative") when the row group was read. The chunks are now checked
+/// against the file first: one line naming the file, the row group and the column.
+#[test]
+fn parquet_chunk_outside_the_file_is_refused_in_one_line() {
+    // The fuzz target puts `PAR1` in front: the file is 4 + 1080 bytes.
+    let input = include_bytes!("../fuzz/corpus/parquet_file/crash-negative-chunk-offset");
+    let bytes = [b"PAR1".as_slice(), input].concat();
+    assert_eq!(bytes.len(), 1084);
+    let err = vizdeck::series::open_columnar_bytes(&bytes, "x.parquet")
+        .err()
+        .expect("a chunk outside the file")
+        .to_string();
+    assert!(
+        err.starts_with("series file 'x.parquet': not a readable Parquet file: row group ")
+            && err.ends_with("lie outside the file of 1084 bytes")
+            && !err.contains('\n'),
+        "{err}"
+    );
+}
+
+/// arrow_ipc, crash 1 (minimised, `fuzz/corpus/arrow_ipc/crash-negative-block-length`): a
+/// footer block of negative length made arrow-ipc panic (`unwrap` on `None` in `read_block`).
+/// The footer's blocks are now checked against the file first.
+#[test]
+fn arrow_ipc_block_outside_the_file_is_refused_in_one_line() {
+    // The fuzz target puts `ARROW1\0\0` in front: the file is 8 + 387 bytes.
+    let input = include_bytes!("../fuzz/corpus/arrow_ipc/crash-negative-block-length");
+    let bytes = [b"ARROW1\0\0".as_slice(), input].concat();
+    assert_eq!(bytes.len(), 395);
+    let err = vizdeck::series::open_columnar_bytes(&bytes, "x.arrow")
+        .err()
+        .expect("a block outside the file")
+        .to_string();
+    assert!(
+        err.starts_with("series file 'x.arrow': not a readable Arrow IPC file: ")
+            && err.ends_with("lies outside the file of 395 bytes")
+            && !err.contains('\n'),
+        "{err}"
+    );
+}
+
+/// parquet_file, crash 2 (minimised, `fuzz/corpus/parquet_file/crash-dict-page-missing`): a
+/// column chunk whose data page is dictionary-encoded but has no dictionary page made the parquet
+/// crate panic ("Decoder for dict should have been set"). Calls into the decoders are now
+/// guarded: the panic becomes one line naming the file.
+#[test]
+fn parquet_decoder_panic_becomes_a_one_line_error() {
+    let bytes = include_bytes!("../fuzz/corpus/parquet_file/crash-dict-page-missing");
+    let err = match vizdeck::series::open_columnar_bytes(bytes, "x.parquet") {
+        Err(e) => e.to_string(),
+        Ok(mut s) => {
+            s.drain_into(&mut Store::new(1 << 16));
+            s.error().expect("the row group does not decode")
+        }
+    };
+    assert!(
+        err.starts_with("series file 'x.parquet': ")
+            && err.contains("the decoder failed (Decoder for dict should have been set)")
+            && !err.contains('\n'),
+        "{err}"
+    );
+}
+
+/// arrow_ipc, crash 2 (from the fuzzer's `crash-clamp-in-row-without-time`, written out here):
+/// a value beyond the f32 range in a row with no time was counted as clamped although the row
+/// is skipped, so `values_clamped` said 2 for 1 stored value at ±f32::MAX. Rows t = 1, null, 3
+/// with v = 1e300, 1e300, 2: one row skipped, one value clamped, two stored.
+#[test]
+fn a_clamped_value_in_a_row_without_time_is_not_counted() {
+    use arrow_array::{Float64Array, Int64Array, RecordBatch};
+    use std::sync::Arc;
+    let t = Int64Array::from(vec![Some(1i64), None, Some(3)]);
+    let v = Float64Array::from(vec![1e300, 1e300, 2.0]);
+    let batch = RecordBatch::try_from_iter([
+        ("t", Arc::new(t) as arrow_array::ArrayRef),
+        ("v", Arc::new(v) as arrow_array::ArrayRef),
+    ])
+    .unwrap();
+    let mut bytes = Vec::new();
+    let mut w = arrow_ipc::writer::FileWriter::try_new(&mut bytes, &batch.schema()).unwrap();
+    w.write(&batch).unwrap();
+    w.finish().unwrap();
+    drop(w);
+    let mut source = vizdeck::series::open_columnar_bytes(&bytes, "x.arrow").unwrap();
+    let mut store = Store::new(1 << 16);
+    source.drain_into(&mut store);
+    assert_eq!(source.rows_skipped(), 1);
+    assert_eq!(source.values_clamped(), 1);
+    let got: Vec<(f64, f32)> = store.get("v").unwrap().iter().collect();
+    assert_eq!(got, [(1.0, f32::MAX), (3.0, 2.0)]);
+    // The fuzzer's own input passes its checks.
+    vizdeck::fuzzing::arrow_ipc(include_bytes!(
+        "../fuzz/corpus/arrow_ipc/crash-clamp-in-row-without-time"
+    ));
+}
+
+/// parquet_file, crash 3 (minimised, `fuzz/corpus/parquet_file/crash-line-break-in-field-name`):
+/// the parquet crate's error quoted a field name holding a carriage return (`tk\re`), so the
+/// error naming the file was two lines. Columnar errors are now made one line.
+#[test]
+fn parquet_error_quoting_a_field_name_is_one_line() {
+    let bytes = include_bytes!("../fuzz/corpus/parquet_file/crash-line-break-in-field-name");
+    let err = vizdeck::series::open_columnar_bytes(bytes, "x.parquet")
+        .err()
+        .expect("the schemas disagree")
+        .to_string();
+    assert!(
+        err.starts_with("series file 'x.parquet': not a readable Parquet file: ")
+            && !err.contains('\n')
+            && !err.contains('\r'),
+        "{err:?}"
+    );
+}
+
 // Point clouds.
 
 /// Hex text to bytes.
@@ -340,120 +458,5 @@ fn an_extended_vlr_longer_than_the_file_is_refused() {
             "point cloud 'crash3.las': the file ends early (truncated?): the extended VLR at \
              byte {start} claims 183513841927 bytes, 0 follow it"
         )
-// Series payloads and columnar files
-
-/// parquet_file, crash 1 (minimised, `fuzz/corpus/parquet_file/crash-negative-chunk-offset`):
-/// a footer whose column chunk has a negative offset made the parquet crate panic ("column start
-/// and length should not be negative") when the row group was read. The chunks are now checked
-/// against the file first: one line naming the file, the row group and the column.
-#[test]
-fn parquet_chunk_outside_the_file_is_refused_in_one_line() {
-    // The fuzz target puts `PAR1` in front: the file is 4 + 1080 bytes.
-    let input = include_bytes!("../fuzz/corpus/parquet_file/crash-negative-chunk-offset");
-    let bytes = [b"PAR1".as_slice(), input].concat();
-    assert_eq!(bytes.len(), 1084);
-    let err = vizdeck::series::open_columnar_bytes(&bytes, "x.parquet")
-        .err()
-        .expect("a chunk outside the file")
-        .to_string();
-    assert!(
-        err.starts_with("series file 'x.parquet': not a readable Parquet file: row group ")
-            && err.ends_with("lie outside the file of 1084 bytes")
-            && !err.contains('\n'),
-        "{err}"
-    );
-}
-
-/// arrow_ipc, crash 1 (minimised, `fuzz/corpus/arrow_ipc/crash-negative-block-length`): a
-/// footer block of negative length made arrow-ipc panic (`unwrap` on `None` in `read_block`).
-/// The footer's blocks are now checked against the file first.
-#[test]
-fn arrow_ipc_block_outside_the_file_is_refused_in_one_line() {
-    // The fuzz target puts `ARROW1\0\0` in front: the file is 8 + 387 bytes.
-    let input = include_bytes!("../fuzz/corpus/arrow_ipc/crash-negative-block-length");
-    let bytes = [b"ARROW1\0\0".as_slice(), input].concat();
-    assert_eq!(bytes.len(), 395);
-    let err = vizdeck::series::open_columnar_bytes(&bytes, "x.arrow")
-        .err()
-        .expect("a block outside the file")
-        .to_string();
-    assert!(
-        err.starts_with("series file 'x.arrow': not a readable Arrow IPC file: ")
-            && err.ends_with("lies outside the file of 395 bytes")
-            && !err.contains('\n'),
-        "{err}"
-    );
-}
-
-/// parquet_file, crash 2 (minimised, `fuzz/corpus/parquet_file/crash-dict-page-missing`): a
-/// column chunk whose data page is dictionary-encoded but has no dictionary page made the parquet
-/// crate panic ("Decoder for dict should have been set"). Calls into the decoders are now
-/// guarded: the panic becomes one line naming the file.
-#[test]
-fn parquet_decoder_panic_becomes_a_one_line_error() {
-    let bytes = include_bytes!("../fuzz/corpus/parquet_file/crash-dict-page-missing");
-    let err = match vizdeck::series::open_columnar_bytes(bytes, "x.parquet") {
-        Err(e) => e.to_string(),
-        Ok(mut s) => {
-            s.drain_into(&mut Store::new(1 << 16));
-            s.error().expect("the row group does not decode")
-        }
-    };
-    assert!(
-        err.starts_with("series file 'x.parquet': ")
-            && err.contains("the decoder failed (Decoder for dict should have been set)")
-            && !err.contains('\n'),
-        "{err}"
-    );
-}
-
-/// arrow_ipc, crash 2 (from the fuzzer's `crash-clamp-in-row-without-time`, written out here):
-/// a value beyond the f32 range in a row with no time was counted as clamped although the row
-/// is skipped, so `values_clamped` said 2 for 1 stored value at ±f32::MAX. Rows t = 1, null, 3
-/// with v = 1e300, 1e300, 2: one row skipped, one value clamped, two stored.
-#[test]
-fn a_clamped_value_in_a_row_without_time_is_not_counted() {
-    use arrow_array::{Float64Array, Int64Array, RecordBatch};
-    use std::sync::Arc;
-    let t = Int64Array::from(vec![Some(1i64), None, Some(3)]);
-    let v = Float64Array::from(vec![1e300, 1e300, 2.0]);
-    let batch = RecordBatch::try_from_iter([
-        ("t", Arc::new(t) as arrow_array::ArrayRef),
-        ("v", Arc::new(v) as arrow_array::ArrayRef),
-    ])
-    .unwrap();
-    let mut bytes = Vec::new();
-    let mut w = arrow_ipc::writer::FileWriter::try_new(&mut bytes, &batch.schema()).unwrap();
-    w.write(&batch).unwrap();
-    w.finish().unwrap();
-    drop(w);
-    let mut source = vizdeck::series::open_columnar_bytes(&bytes, "x.arrow").unwrap();
-    let mut store = Store::new(1 << 16);
-    source.drain_into(&mut store);
-    assert_eq!(source.rows_skipped(), 1);
-    assert_eq!(source.values_clamped(), 1);
-    let got: Vec<(f64, f32)> = store.get("v").unwrap().iter().collect();
-    assert_eq!(got, [(1.0, f32::MAX), (3.0, 2.0)]);
-    // The fuzzer's own input passes its checks.
-    vizdeck::fuzzing::arrow_ipc(include_bytes!(
-        "../fuzz/corpus/arrow_ipc/crash-clamp-in-row-without-time"
-    ));
-}
-
-/// parquet_file, crash 3 (minimised, `fuzz/corpus/parquet_file/crash-line-break-in-field-name`):
-/// the parquet crate's error quoted a field name holding a carriage return (`tk\re`), so the
-/// error naming the file was two lines. Columnar errors are now made one line.
-#[test]
-fn parquet_error_quoting_a_field_name_is_one_line() {
-    let bytes = include_bytes!("../fuzz/corpus/parquet_file/crash-line-break-in-field-name");
-    let err = vizdeck::series::open_columnar_bytes(bytes, "x.parquet")
-        .err()
-        .expect("the schemas disagree")
-        .to_string();
-    assert!(
-        err.starts_with("series file 'x.parquet': not a readable Parquet file: ")
-            && !err.contains('\n')
-            && !err.contains('\r'),
-        "{err:?}"
     );
 }
