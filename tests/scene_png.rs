@@ -158,10 +158,21 @@ fn overlay_is_hidden_by_default() {
         cli.scene_index(),
         cli.scene_config(),
     );
-    let default_out = run(&gpu, &mut fresh, None);
-    let hidden = run(&gpu, &mut deck(&gpu, false), None);
+    // The scene panel (the side panel's live figures differ from run to run).
+    let rect = {
+        let _ = run(&gpu, &mut fresh, None);
+        fresh.scene_rect_px()
+    };
+    let mut fresh = Deck::new(
+        &gpu,
+        vizdeck::headless::OUTPUT_FORMAT,
+        cli.scene_index(),
+        cli.scene_config(),
+    );
+    let default_out = crop(&run(&gpu, &mut fresh, None), rect);
+    let hidden = crop(&run(&gpu, &mut deck(&gpu, false), None), rect);
     assert!(default_out == hidden, "a new deck draws the overlay");
-    let shown = run(&gpu, &mut deck(&gpu, true), None);
+    let shown = crop(&run(&gpu, &mut deck(&gpu, true), None), rect);
     let differing = shown
         .chunks(4)
         .zip(hidden.chunks(4))
