@@ -247,18 +247,25 @@ pub fn stats_csv(data: &[u8]) {
     }
     for (name, v) in [
         ("duration_s", s.duration_s),
-        ("mean_fps", s.mean_fps),
+        ("mean_fps", s.mean_fps.unwrap_or(0.0)),
         ("mean_ms", s.mean_ms),
         ("low_1_ms", s.low_1_ms),
         ("low_01_ms", s.low_01_ms),
-        ("low_1_fps", s.low_1_fps),
-        ("low_01_fps", s.low_01_fps),
+        ("low_1_fps", s.low_1_fps.unwrap_or(0.0)),
+        ("low_01_fps", s.low_01_fps.unwrap_or(0.0)),
         ("stutter_threshold_ms", s.stutter_threshold_ms),
     ] {
         assert!(!v.is_nan() && v >= 0.0, "{name} = {v}");
     }
     if s.frames == 0 {
         assert!(s.is_empty());
+    }
+    // An FPS of 0 ms is n/a (None), never a made-up figure.
+    if s.mean_ms == 0.0 {
+        assert!(
+            s.mean_fps.is_none() && s.low_1_fps.is_none(),
+            "FPS of 0 ms frames"
+        );
     }
     let rows = s.table_rows();
     assert!(!rows.is_empty());
