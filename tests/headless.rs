@@ -469,8 +469,7 @@ fn csv_rows_not_read_agree_between_stderr_and_report() {
     assert_eq!(m["points_ingested"], 4997);
     let last = all
         .lines()
-        .filter(|l| l.contains("row(s) not read"))
-        .next_back()
+        .rfind(|l| l.contains("row(s) not read"))
         .unwrap_or_else(|| panic!("no notice: {all}"));
     assert!(last.contains("3 row(s) not read"), "{all}");
 }

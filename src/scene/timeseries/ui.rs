@@ -14,10 +14,13 @@ use crate::series::source::payload::{PayloadFormat, PayloadOptions, TimeBase};
 /// position (x for time, y for values, points) and its label's rect and text where one is shown.
 #[derive(Default)]
 struct AxisLabels {
-    time: Vec<(f32, Option<(egui::Rect, std::sync::Arc<egui::Galley>)>)>,
-    values: Vec<(f32, Option<(egui::Rect, std::sync::Arc<egui::Galley>)>)>,
-    title: Option<(egui::Rect, std::sync::Arc<egui::Galley>)>,
+    time: Vec<(f32, Option<PlacedLabel>)>,
+    values: Vec<(f32, Option<PlacedLabel>)>,
+    title: Option<PlacedLabel>,
 }
+
+/// A laid-out label and the rect it is drawn in (points).
+type PlacedLabel = (egui::Rect, std::sync::Arc<egui::Galley>);
 
 /// `bytes` per second as B/s, KB/s or MB/s.
 fn bytes_per_s(bytes: f64) -> String {

@@ -410,7 +410,7 @@ fn check_chunks(
                 .ok()
                 .zip(u64::try_from(len).ok())
                 .and_then(|(s, l)| s.checked_add(l));
-            if !end.is_some_and(|e| e <= file_len) {
+            if end.is_none_or(|e| e > file_len) {
                 return Err(format!(
                     "row group {} column {}: bytes {start} + {len} lie outside the file of \
                      {file_len} bytes",
@@ -460,7 +460,7 @@ fn check_ipc_blocks<R: Read + Seek>(file: &mut R) -> Result<(), String> {
                 .zip(u64::try_from(meta).ok())
                 .zip(u64::try_from(body).ok())
                 .and_then(|((a, m), b)| a.checked_add(m)?.checked_add(b));
-            if !end.is_some_and(|e| e <= len) {
+            if end.is_none_or(|e| e > len) {
                 return Err(format!(
                     "{what} {}: block at {at} of {meta} + {body} bytes lies outside the file \
                      of {len} bytes",

@@ -136,7 +136,7 @@ impl CsvLayout {
     /// it (no line break after it), and it is cut short: fewer fields than the header, or an
     /// empty last field (`999.5,` of a file still being written). `None` for a whole row.
     fn cut_short<R>(&self, rec: &csv::StringRecord, ends: &Ends<R>) -> Option<SeriesError> {
-        let empty_last = rec.iter().last().is_some_and(str::is_empty);
+        let empty_last = rec.iter().next_back().is_some_and(str::is_empty);
         if !ends.ended_mid_line() || !(rec.len() < self.fields || empty_last) {
             return None;
         }
