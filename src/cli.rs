@@ -291,7 +291,7 @@ pub struct Cli {
     #[arg(long, value_name = "PATH.csv")]
     pub export_spectrogram: Option<PathBuf>,
 
-    /// Start with the stats overlay hidden (the default since issue 34; kept so scripts that give
+    /// Start with the stats overlay hidden (the default; kept so scripts that give
     /// it still run; F1 or View ▸ Stats overlay shows it).
     #[arg(long)]
     pub no_overlay: bool,

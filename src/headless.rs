@@ -212,11 +212,12 @@ pub fn run(cli: &Cli, settings: crate::settings::Start) -> anyhow::Result<()> {
     gpu.wait_idle();
     deck.stop_recording(&gpu);
     deck.save_settings(None);
-    // Counts in the notice may have grown since the start (rows skipped later in a file): the
-    // last word agrees with the report.
+    // Counts in the notice printed at the start may have grown since (rows skipped later in a
+    // file): the last word agrees with the report. A notice that arose during the run was said
+    // by its source when it arose, and is not said twice.
     if let Some(notice) = deck
         .active_problem()
-        .filter(|n| Some(n) != noticed.as_ref())
+        .filter(|n| noticed.as_ref().is_some_and(|first| first != n))
     {
         log::warn!("at the end of the run: {notice}");
     }

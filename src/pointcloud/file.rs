@@ -327,14 +327,15 @@ impl LasFile {
         } else {
             las::LazParallelism::No
         };
-        let mut read = read;
         let io = |source| PointCloudError::Io {
             path: path.to_path_buf(),
             source,
         };
-        let file_len = read.seek(std::io::SeekFrom::End(0)).map_err(io)?;
+        // Seeks a stranger's header asks for are checked alike for files and bytes.
+        let mut read = super::seek_within::SeekWithin::new(read).map_err(io)?;
+        let file_len = std::io::Seek::seek(&mut read, std::io::SeekFrom::End(0)).map_err(io)?;
         check_layout(&mut read, file_len, path)?;
-        read.seek(std::io::SeekFrom::Start(0)).map_err(io)?;
+        std::io::Seek::seek(&mut read, std::io::SeekFrom::Start(0)).map_err(io)?;
         let header = las::Header::new(&mut read).map_err(|e| open_error(path, e))?;
         let info = LasInfo::from_header(path, &header)?;
         let held = super::held::points_held(&mut read, &header, file_len).map_err(|reason| {
@@ -343,7 +344,7 @@ impl LasFile {
                 reason: crate::text::one_line(&reason),
             }
         })?;
-        read.seek(std::io::SeekFrom::Start(0)).map_err(io)?;
+        std::io::Seek::seek(&mut read, std::io::SeekFrom::Start(0)).map_err(io)?;
         let options = las::ReaderOptions::default().with_laz_parallelism(laz);
         let reader = guarded(|| las::Reader::with_options(read, options))
             .map_err(|reason| PointCloudError::NotLas {

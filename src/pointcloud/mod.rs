@@ -46,6 +46,7 @@ pub mod pieces;
 pub mod ply;
 pub mod pool;
 pub mod raster;
+pub mod seek_within;
 pub mod source;
 pub mod synthetic;
 
