@@ -121,6 +121,17 @@ impl Deck {
             px.0,
             px.1,
         );
+        let area = if self.scene_area.is_positive() {
+            self.scene_area
+        } else {
+            scene_rect
+        };
+        self.scene_area_px = (
+            (area.left() * ppp).round().max(0.0) as u32,
+            (area.top() * ppp).round().max(0.0) as u32,
+            ((area.width() * ppp).round() as u32).max(1),
+            ((area.height() * ppp).round() as u32).max(1),
+        );
         self.ensure_target(gpu, px);
         ctx.size = self.target_px;
         self.capture_tick(gpu);

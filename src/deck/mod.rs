@@ -173,6 +173,11 @@ pub struct Deck {
     panel_scroll: Option<PanelScroll>,
     /// The scene image's rect in output pixels (x, y, w, h) of the last frame.
     scene_rect_px: (u32, u32, u32, u32),
+    /// The scene's whole area in the window (the plot rect and a chart's label margins), pixels
+    /// (x, y, w, h): what a video records, so its size holds while the margins change.
+    scene_area_px: (u32, u32, u32, u32),
+    /// The same area in points, as the last frame's UI laid it out.
+    scene_area: egui::Rect,
     last_present: Option<Instant>,
     toast: Option<(String, Instant)>,
     output_format: wgpu::TextureFormat,
@@ -280,6 +285,8 @@ impl Deck {
             png_now: None,
             panel_scroll: None,
             scene_rect_px: (0, 0, 1, 1),
+            scene_area_px: (0, 0, 1, 1),
+            scene_area: egui::Rect::NOTHING,
             last_present: None,
             toast: None,
             output_format,

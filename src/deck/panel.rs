@@ -106,6 +106,7 @@ impl Deck {
                 // The scene's area; the image fills the scene's plot rect inside it (margins
                 // for a chart's axis labels), which is the scene texture's size.
                 let area = ui.available_rect_before_wrap();
+                self.scene_area = area;
                 rect = match &self.slots[active] {
                     SceneSlot::Ready(scene) => {
                         let plot = scene.plot_rect(ui.ctx(), area).intersect(area);

@@ -286,7 +286,9 @@ impl Deck {
             self.stop_video(Some("this window's surface cannot be read back".into()));
             return;
         };
-        let (x, y, w, h) = self.scene_rect_px;
+        // The scene's whole area (a chart's axis labels included), whose size holds while the
+        // plot rect inside it changes.
+        let (x, y, w, h) = self.scene_area_px;
         let w = w.min(output.width().saturating_sub(x));
         let h = h.min(output.height().saturating_sub(y));
         let size = (w & !1, h & !1);

@@ -225,37 +225,38 @@ impl Camera {
     /// Moves the pivot to the box's centre and sets the distance so the box's eight corners
     /// fill the viewport of `size` pixels in its real aspect, with [`FIT_MARGIN`] to spare:
     /// the tight dimension (width of a narrow viewport, height of a wide one, whichever the
-    /// box's projection fills first) spans 1 / [`FIT_MARGIN`] of it. Orthographic: the corners'
-    /// extent along the screen axes; perspective: each corner within both half-angles of the
-    /// frustum (vertical [`FOV_Y`], horizontal from the aspect) at its own depth.
+    /// box's projection fills first) spans 1 / [`FIT_MARGIN`] of it in an orthographic view (the
+    /// corners' extent along the screen axes). Perspective: the box's bounding sphere within
+    /// both half-angles of the frustum (vertical [`FOV_Y`], horizontal from the aspect), with
+    /// the margin: every corner inside, the tight dimension not always filled.
     pub fn fit(&mut self, min: [f64; 3], max: [f64; 3], size: (u32, u32)) {
         let (lo, hi) = (DVec3::from(min), DVec3::from(max));
         self.pivot = (lo + hi) * 0.5;
         let aspect = f64::from(size.0.max(1)) / f64::from(size.1.max(1));
         let tan_v = (FOV_Y / 2.0).tan();
         let tan_h = tan_v * aspect;
-        let (right, up, back) = (self.right(), self.up(), self.back());
-        let corners = (0..8).map(|i| {
-            DVec3::new(
-                if i & 1 == 0 { lo.x } else { hi.x },
-                if i & 2 == 0 { lo.y } else { hi.y },
-                if i & 4 == 0 { lo.z } else { hi.z },
-            ) - self.pivot
-        });
         let distance = if self.ortho {
+            let (right, up) = (self.right(), self.up());
+            let corners = (0..8).map(|i| {
+                DVec3::new(
+                    if i & 1 == 0 { lo.x } else { hi.x },
+                    if i & 2 == 0 { lo.y } else { hi.y },
+                    if i & 4 == 0 { lo.z } else { hi.z },
+                ) - self.pivot
+            });
             // Half extents on screen (right, up), then the half height that holds both.
             let half = corners.fold((0.0f64, 0.0f64), |(x, y), c| {
                 (x.max(c.dot(right).abs()), y.max(c.dot(up).abs()))
             });
             half.1.max(half.0 / aspect) * FIT_MARGIN / tan_v
         } else {
-            // A corner at depth `distance − c·back` from the eye is inside when its offsets
-            // along right and up are within that depth times tan of the half-angles.
-            corners.fold(0.0f64, |d, c| {
-                let depth = c.dot(back);
-                d.max(depth + c.dot(right).abs() * FIT_MARGIN / tan_h)
-                    .max(depth + c.dot(up).abs() * FIT_MARGIN / tan_v)
-            })
+            // The box's bounding sphere within both half-angles of the frustum (vertical
+            // FOV_Y, horizontal from the aspect): every corner in view from any direction, and
+            // the same framing from every side as the camera orbits (a wide viewport: the
+            // vertical angle binds, as it always did; a narrow one: the horizontal).
+            let radius = ((hi - lo).length() * 0.5).max(1e-6);
+            let half_angle = tan_v.atan().min(tan_h.atan());
+            radius / half_angle.sin() * FIT_MARGIN
         };
         self.distance = if distance.is_finite() {
             distance.max(1e-6)
@@ -433,15 +434,26 @@ mod tests {
                         assert!(p.x.abs() <= limit && p.y.abs() <= limit, "{what}: {p}");
                         assert!((0.0..=1.0).contains(&p.z), "{what}: depth {p}");
                     }
-                    // The tight dimension is filled (to the margin), not zoomed out.
-                    let fill = ndc
-                        .iter()
-                        .map(|p| p.x.abs().max(p.y.abs()))
-                        .fold(0.0, f64::max);
-                    assert!(
-                        (fill - 1.0 / FIT_MARGIN).abs() < 1e-6,
-                        "{what}: fills {fill}"
-                    );
+                    if ortho {
+                        // The tight dimension is filled (to the margin), not zoomed out.
+                        let fill = ndc
+                            .iter()
+                            .map(|p| p.x.abs().max(p.y.abs()))
+                            .fold(0.0, f64::max);
+                        assert!(
+                            (fill - 1.0 / FIT_MARGIN).abs() < 1e-6,
+                            "{what}: fills {fill}"
+                        );
+                    } else {
+                        // The bounding sphere touches the narrower half-angle (with the margin):
+                        // sin(half-angle) = radius · margin / distance.
+                        let aspect = f64::from(size.0) / f64::from(size.1);
+                        let v = FOV_Y / 2.0;
+                        let h = ((FOV_Y / 2.0).tan() * aspect).atan();
+                        let r = (DVec3::from(max) - DVec3::from(min)).length() / 2.0;
+                        let want = r * FIT_MARGIN / v.min(h).sin();
+                        assert!((c.distance - want).abs() <= 1e-9 * want, "{what}: {want}");
+                    }
                 }
             }
         }

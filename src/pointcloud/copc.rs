@@ -110,10 +110,18 @@ impl CopcFile {
     ///
     /// As [`open`](CopcFile::open).
     pub fn from_reader(
-        mut read: Box<dyn ReadSeek>,
+        read: Box<dyn ReadSeek>,
         file_len: u64,
         path: &Path,
     ) -> Result<CopcFile, PointCloudError> {
+        // Seeks and reads a stranger's offsets ask for behave alike on files and bytes.
+        let mut read: Box<dyn ReadSeek> =
+            Box::new(super::seek_within::SeekWithin::new(read).map_err(|source| {
+                PointCloudError::Io {
+                    path: path.to_path_buf(),
+                    source,
+                }
+            })?);
         check_layout(&mut read, file_len, path)?;
         read.seek(std::io::SeekFrom::Start(0))
             .map_err(|source| PointCloudError::Io {
