@@ -115,7 +115,7 @@ mod tests {
         assert_eq!(one[0], 42);
         mem.read_exact(&mut one).unwrap();
         assert_eq!(one[0], 42);
-        assert_eq!(file.seek(SeekFrom::Current(0)).unwrap(), 43);
+        assert_eq!(file.stream_position().unwrap(), 43);
         std::fs::remove_file(&path).unwrap();
     }
 }
