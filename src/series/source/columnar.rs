@@ -720,7 +720,8 @@ fn source_of(
     let mut pending = VecDeque::new();
     let mut warning: Option<String> = None;
     let mut rows_skipped = 0;
-    conv.convert(&first, &mut Batch::default, &mut |msg| {
+    // What a batch converted on this thread sends: its rows, and its skipped rows counted.
+    let mut take = |msg| {
         match msg {
             Msg::Batch(b) => pending.push_back(b),
             Msg::Skipped { first, rows } => {
@@ -730,7 +731,8 @@ fn source_of(
             Msg::Error(_) | Msg::Done | Msg::KeyValues(_) => {}
         }
         true
-    });
+    };
+    conv.convert(&first, &mut Batch::default, &mut take);
 
     let inner = if threaded {
         spawn_producer(
@@ -752,17 +754,7 @@ fn source_of(
                     break;
                 }
             };
-            conv.convert(&b, &mut Batch::default, &mut |msg| {
-                match msg {
-                    Msg::Batch(b) => pending.push_back(b),
-                    Msg::Skipped { first, rows } => {
-                        rows_skipped += rows;
-                        warning.get_or_insert(first);
-                    }
-                    Msg::Error(_) | Msg::Done | Msg::KeyValues(_) => {}
-                }
-                true
-            });
+            conv.convert(&b, &mut Batch::default, &mut take);
         }
         let _ = tx.push(end);
         Inner::Thread {
