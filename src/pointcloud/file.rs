@@ -426,23 +426,22 @@ impl LasFile {
                 self.info.header_points
             )));
         }
-        let mut n = left.min(max.max(1) as u64);
-        // A batch that breaks part-way is read again in halves, so the points before the break
-        // are kept (the break itself is reported by the call that reaches it).
-        let got = loop {
-            let (reader, data) = (&mut self.reader, &mut self.data);
-            let filled =
-                guarded(|| reader.fill_points(n, data)).and_then(|r| r.map_err(|e| one_line(&e)));
-            match filled {
-                Ok(got) => break got,
-                Err(_) if n > 1 && guarded(|| reader.seek(self.read)).is_ok_and(|r| r.is_ok()) => {
-                    n /= 2
-                }
-                Err(e) => {
+        let n = left.min(max.max(1) as u64);
+        let (reader, data) = (&mut self.reader, &mut self.data);
+        let filled =
+            guarded(|| reader.fill_points(n, data)).and_then(|r| r.map_err(|e| one_line(&e)));
+        let got = match filled {
+            Ok(got) => got,
+            // A batch that breaks part-way is read again point by point from its start (one
+            // seek), so every point before the break is kept; the break itself is reported by
+            // the next call.
+            Err(e) => match self.read_up_to_break(n) {
+                Some(got) => got,
+                None => {
                     self.failed = true;
                     return Err(self.truncated(e));
                 }
-            }
+            },
         };
         if got == 0 {
             self.failed = true;
@@ -450,6 +449,30 @@ impl LasFile {
         }
         self.read += got;
         Ok(true)
+    }
+
+    /// After a batch of `n` broke: seeks back to the batch's start and decodes one point at a
+    /// time until the break, leaving the points before it in `self.data`. `None` when the seek
+    /// fails or the first point is already broken.
+    fn read_up_to_break(&mut self, n: u64) -> Option<u64> {
+        let reader = &mut self.reader;
+        guarded(|| reader.seek(self.read)).ok()?.ok()?;
+        let builder = las::PointDataBuilder::new().for_header(reader.header());
+        let mut one = builder.clone().build();
+        let mut bytes = Vec::new();
+        let mut got = 0;
+        while got < n {
+            match guarded(|| reader.fill_points(1, &mut one)) {
+                Ok(Ok(1)) => bytes.extend_from_slice(one.raw_bytes()),
+                _ => break,
+            }
+            got += 1;
+        }
+        if got == 0 {
+            return None;
+        }
+        self.data = builder.build_from_bytes(bytes).ok()?;
+        Some(got)
     }
 
     fn truncated(&self, reason: String) -> PointCloudError {
