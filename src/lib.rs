@@ -3,7 +3,7 @@
 //! parses the command line. `ARCHITECTURE.md` is the map of the code.
 
 pub mod app;
-pub mod audio;
+pub use vizdeck_audio as audio;
 pub mod cli;
 pub mod clock;
 pub mod deck;
@@ -13,12 +13,12 @@ pub mod headless;
 pub mod interop;
 pub mod logging;
 pub mod pointcloud;
-pub mod progress;
+pub use vizdeck_base::progress;
 pub mod publish;
 pub mod report;
 pub mod scene;
-pub mod series;
+pub use vizdeck_series as series;
 pub mod settings;
 pub mod stats;
-pub mod text;
+pub use vizdeck_base::text;
 pub mod ui;

@@ -1,53 +1,14 @@
-//! Point clouds (the fourth scene, issue 14): survey files read with exact coordinates, their
-//! octrees, node selection, streaming and the compute rasterizer. The scene that drives them is
-//! `scene/pointcloud/`.
-//!
-//! - `source.rs`: the hierarchy of nodes and the [`source::NodeSource`] trait the scene streams
-//!   from; `index.rs` (a LAS/LAZ/PLY file indexed out of core into an octree cached on disk,
-//!   `CachedSource`; `decode.rs` reads LAS/LAZ for it), `copc.rs` (`CopcSource`) and
-//!   `synthetic.rs` (terrain with buildings and trees, deterministic per node) implement it;
-//! - `http.rs`: files over HTTP(S) read with range requests through a shared block cache
-//!   (COPC streamed from a server or object store);
-//! - `ply.rs`: PLY (ASCII and binary) vertices as points, decoded for the index like LAS;
-//! - `camera.rs`: the orbit camera in f64, frustum and ray; `lod.rs`: node selection by
-//!   screen-space size within the point budget; `loader.rs`: the loader threads; `pool.rs`:
-//!   the GPU pool of resident nodes with LRU eviction and the per-frame batch table;
-//!
-//! - `file.rs`: LAS 1.0–1.4 and LAZ through the `las` crate (its `laz` feature), in batches of
-//!   points kept as the file's integers and their f64 file coordinates, plus a one-pass summary
-//!   (count, bounds from the points, per-class counts); `held.rs`: how many points the data
-//!   holds when the header claims more; `laz_guard.rs`: the LAZ decoder's panics as errors;
-//! - `copc.rs`: COPC files node by node through their own hierarchy (`copc_pages.rs`: its
-//!   pages, read in any order);
-//! - `octree.rs`: the octree of a file without one (PotreeConverter 2.0's scheme: inner nodes
-//!   hold a spatially even subsample, every point in exactly one node);
-//! - `bench.rs`: `vizdeck bench --kernels pointcloud`, the rasterizer against point primitives;
-//! - `cache.rs`: the octree cache directory for the user: sizes, clearing, caches of files
-//!   that are gone dropped, class counts kept beside each cache;
-//! - `raster.rs`: the compute rasterizer's visibility buffer (nearest point per pixel, 32-bit
-//!   two-pass path) and its CPU reference; `pieces.rs`: that buffer and the resolve's image
-//!   split into bands of rows within the device's binding limits.
+//! Point clouds (the fourth scene, issue 14), the GPU side: the pool of resident nodes with LRU
+//! eviction and the per-frame batch table (`pool.rs`), the compute rasterizer's visibility
+//! buffer (nearest point per pixel) and its CPU reference (`raster.rs`), that buffer and the
+//! resolve's image split into bands of rows within the device's binding limits (`pieces.rs`),
+//! and `vizdeck bench --kernels pointcloud` (`bench.rs`). The data side (files, octrees, LOD,
+//! loaders, quantization) is the `vizdeck-pointcloud` crate, re-exported here; the scene that
+//! drives both is `scene/pointcloud/`.
+
+pub use vizdeck_pointcloud::*;
 
 pub mod bench;
-pub mod cache;
-pub mod camera;
-pub mod copc;
-pub mod copc_pages;
-pub mod decode;
-pub mod file;
-pub mod held;
-pub mod http;
-pub mod index;
-pub mod laz_guard;
-pub mod loader;
-pub mod lod;
-pub mod octree;
 pub mod pieces;
-pub mod ply;
 pub mod pool;
 pub mod raster;
-pub mod seek_within;
-pub mod source;
-pub mod synthetic;
-
-pub use file::{LasFile, LasInfo, PointBatch, PointCloudError, Summary, summarize};

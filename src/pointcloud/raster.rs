@@ -94,12 +94,7 @@ pub const BATCH_POINTS: u32 = 128;
 /// A batch-table entry that draws nothing (padding up to the dispatch size).
 pub const EMPTY_BATCH: [u32; 4] = [0, 0, 0, u32::MAX];
 
-/// Points per quantized batch (`QBATCH_POINTS` of `shaders/common/pointcloud.wgsl`): one
-/// workgroup of 128 invocations, 8 points each.
-pub const QBATCH_POINTS: u32 = 1024;
-
-/// Cells per axis of a quantized batch's box (10 bits).
-pub const QCELLS: u32 = 1024;
+pub use vizdeck_pointcloud::quantize::{QBATCH_POINTS, QCELLS, morton_order, quantize_batch};
 
 /// `QBatch` of `shaders/common/pointcloud.wgsl` (32 bytes): one batch of a quantized cloud.
 #[repr(C)]
@@ -144,102 +139,6 @@ impl QBatch {
         let c = [q & 1023, (q >> 10) & 1023, (q >> 20) & 1023];
         std::array::from_fn(|a| self.lo[a] + (c[a] as f32 + 0.5) * self.step[a])
     }
-}
-
-/// The smallest power of two ≥ `x` (the smallest normal f32 for 0, negative or NaN; infinity
-/// for what has none).
-fn pow2_at_least(x: f32) -> f32 {
-    if x.is_nan() || x <= f32::MIN_POSITIVE {
-        return f32::MIN_POSITIVE;
-    }
-    let b = x.to_bits();
-    if b & 0x007f_ffff == 0 {
-        x
-    } else {
-        f32::from_bits(
-            (b & 0x7f80_0000)
-                .saturating_add(0x0080_0000)
-                .min(0x7f80_0000),
-        )
-    }
-}
-
-/// Quantizes one batch of up to [`QBATCH_POINTS`] points (`points`, file units, any frame)
-/// into `codes` (one per point, `codes.len() ≥ points.len()`; x, y, z cells in bits 0–9, 10–19,
-/// 20–29): returns the box's low corner and the cell size per axis (the smallest power of two
-/// with 1024 cells covering the points' extent). Each decoded point ([`QBatch::decode`] with
-/// `lo` minus the eye) lies within `step / 2` per axis of the point, plus the f32 rounding of
-/// one addition (half an ulp of the result). Non-finite coordinates give some code, never a
-/// panic.
-pub fn quantize_batch(points: &[[f32; 3]], codes: &mut [u32]) -> ([f32; 3], [f32; 3]) {
-    let mut lo = [f32::INFINITY; 3];
-    let mut hi = [f32::NEG_INFINITY; 3];
-    for p in points {
-        for a in 0..3 {
-            lo[a] = lo[a].min(p[a]);
-            hi[a] = hi[a].max(p[a]);
-        }
-    }
-    let mut step = [0.0f32; 3];
-    for a in 0..3 {
-        if !lo[a].is_finite() {
-            lo[a] = 0.0;
-        }
-        step[a] = pow2_at_least((hi[a] - lo[a]) / QCELLS as f32);
-    }
-    for (p, code) in points.iter().zip(codes.iter_mut()) {
-        let cell = |a: usize| (((p[a] - lo[a]) / step[a]).floor() as u32).min(QCELLS - 1);
-        *code = cell(0) | (cell(1) << 10) | (cell(2) << 20);
-    }
-    (lo, step)
-}
-
-/// The order of `points` along a 3D Morton (Z-order) curve of 2²¹ cells a side over their
-/// bounding cube (the box's largest extent on every axis, so the order follows an octree's):
-/// the permutation (indices into `points`) that makes runs of
-/// [`QBATCH_POINTS`] points spatially coherent (Schütz et al. 2021, §5, "Morton order").
-/// Non-finite coordinates sort as the box's low corner.
-pub fn morton_order(points: &[[f32; 3]]) -> Vec<u32> {
-    let mut lo = [f32::INFINITY; 3];
-    let mut hi = [f32::NEG_INFINITY; 3];
-    for p in points {
-        for a in 0..3 {
-            if p[a].is_finite() {
-                lo[a] = lo[a].min(p[a]);
-                hi[a] = hi[a].max(p[a]);
-            }
-        }
-    }
-    let spread = |v: u64| {
-        let mut x = v & 0x1f_ffff;
-        x = (x | (x << 32)) & 0x001f_0000_0000_ffff;
-        x = (x | (x << 16)) & 0x001f_0000_ff00_00ff;
-        x = (x | (x << 8)) & 0x100f_00f0_0f00_f00f;
-        x = (x | (x << 4)) & 0x10c3_0c30_c30c_30c3;
-        (x | (x << 2)) & 0x1249_2492_4924_9249
-    };
-    let extent = (0..3)
-        .map(|a| f64::from(hi[a]) - f64::from(lo[a]))
-        .fold(0.0, f64::max);
-    let cell = |p: &[f32; 3], a: usize| {
-        if extent.is_nan() || extent <= 0.0 || !p[a].is_finite() {
-            return 0;
-        }
-        let t = (f64::from(p[a]) - f64::from(lo[a])) / extent;
-        (t * f64::from((1u32 << 21) - 1)) as u64
-    };
-    let mut keyed: Vec<(u64, u32)> = points
-        .iter()
-        .enumerate()
-        .map(|(i, p)| {
-            (
-                spread(cell(p, 0)) | (spread(cell(p, 1)) << 1) | (spread(cell(p, 2)) << 2),
-                i as u32,
-            )
-        })
-        .collect();
-    keyed.sort_unstable();
-    keyed.into_iter().map(|(_, i)| i).collect()
 }
 
 /// Points a chunk of a quantized cloud holds on a device of `limits`: its largest per-point

@@ -8,6 +8,7 @@
 
 pub mod particles;
 pub mod pointcloud;
+pub mod progress_bar;
 pub mod spectrogram;
 pub mod timeseries;
 pub mod wake;

@@ -335,7 +335,7 @@ pub(super) fn overlay(s: &PointCloud, painter: &egui::Painter, rect: egui::Rect)
     } = &s.phase
     {
         let (e, text) = progress.describe(started.elapsed().as_secs_f64());
-        crate::progress::paint_bar(
+        crate::scene::progress_bar::paint_bar(
             painter,
             rect,
             e.fraction as f32,

@@ -159,7 +159,7 @@ impl FileLoad {
     /// The bar over the image, and a repaint in 100 ms (the window may be waiting for input).
     pub fn paint(&self, painter: &egui::Painter, rect: egui::Rect) {
         let (_, e) = self.estimate();
-        crate::progress::paint_bar(painter, rect, e.fraction as f32, &self.text());
+        crate::scene::progress_bar::paint_bar(painter, rect, e.fraction as f32, &self.text());
         painter
             .ctx()
             .request_repaint_after(std::time::Duration::from_millis(100));
