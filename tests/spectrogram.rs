@@ -455,3 +455,60 @@ fn headless_file_report(
     );
     serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap()
 }
+
+mod common;
+
+/// `--fft-on auto` waits on the GPU only at start-up (`fft_choice::measure_at_startup`, which
+/// the blocking-wait counter sees): a new FFT size asked for as the side panel asks is applied
+/// by the next `prepare` with no blocking wait, on the path the start-up measurement chose.
+#[test]
+fn a_new_fft_size_is_applied_in_prepare_without_waiting_on_the_gpu() {
+    use vizdeck::audio::{AudioOptions, AudioSelection, AudioSource};
+    use vizdeck::gpu::blocking_waits;
+    use vizdeck::scene::spectrogram::{FftOn, Settings, Spectrogram, fft_choice};
+    let gpu = common::gpu();
+    let settings = Settings::default();
+    assert_eq!(settings.fft_on, FftOn::Auto);
+    let w0 = blocking_waits();
+    let measured = fft_choice::measure_at_startup(&gpu, &settings, 48_000);
+    assert!(
+        blocking_waits() > w0,
+        "the start-up measurement waits, and is counted"
+    );
+    assert!(
+        matches!(measured.on, FftOn::Cpu | FftOn::Gpu),
+        "{measured:?}"
+    );
+    let source = AudioSource::open_with(
+        &AudioSelection::Synthetic,
+        1 << 16,
+        &AudioOptions::default(),
+    )
+    .expect("the synthetic source");
+    let mut s = Spectrogram::new(&gpu, source, settings.clone()).expect("the scene");
+    assert_eq!(s.fft_on(), measured.on);
+    s.request_settings(Settings {
+        fft_size: 4096,
+        hop: 1024,
+        ..settings
+    });
+    let ctx = vizdeck::scene::FrameCtx {
+        frame: 1,
+        steps: 1,
+        dt: 1.0 / 60.0,
+        alpha: 0.0,
+        advanced_s: 1.0 / 60.0,
+        elapsed_s: 1.0 / 60.0,
+        size: (400, 260),
+    };
+    let before = blocking_waits();
+    vizdeck::scene::prepare_standalone(
+        &gpu,
+        &mut s,
+        &ctx,
+        vizdeck::gpu::upload::Strategy::WriteBuffer,
+    );
+    assert_eq!(blocking_waits(), before, "prepare waited on the GPU");
+    assert_eq!((s.settings().fft_size, s.settings().hop), (4096, 1024));
+    assert_eq!(s.fft_on(), measured.on);
+}

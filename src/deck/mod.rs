@@ -234,6 +234,9 @@ impl Deck {
         active: usize,
         cfg: SceneConfig,
     ) -> Deck {
+        for entry in SCENES {
+            (entry.startup)(gpu, &cfg);
+        }
         let egui_ctx = egui::Context::default();
         let mut visuals = egui::Visuals::dark();
         let panel_fill = visuals.panel_fill;

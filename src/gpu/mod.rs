@@ -16,8 +16,27 @@ pub mod timing;
 pub mod upload;
 pub mod video;
 
+use std::cell::Cell;
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
+
+thread_local! {
+    static BLOCKING_WAITS: Cell<u64> = const { Cell::new(0) };
+}
+
+/// Blocking waits for the GPU made on this thread so far: every call of the helpers that wait
+/// ([`Gpu::wait_idle`], [`Gpu::wait_idle_spin`], [`Gpu::read_buffer_blocking`],
+/// [`readback::map_blocking`], [`readback::ReadbackRing::wait`], and
+/// [`timing::time_compute_pass`] through them). The frame loop makes none
+/// (ARCHITECTURE.md); tests check that a frame leaves this count where it was.
+pub fn blocking_waits() -> u64 {
+    BLOCKING_WAITS.with(Cell::get)
+}
+
+/// Counts one blocking wait on this thread (see [`blocking_waits`]).
+pub(crate) fn count_blocking_wait() {
+    BLOCKING_WAITS.with(|c| c.set(c.get() + 1));
+}
 
 /// Environment variable (tests): when `1`, no new device can be made after a loss
 /// ([`Gpu::replacement`]).
@@ -338,6 +357,7 @@ impl Gpu {
     /// Blocks until all submitted work is done. Only for headless shutdown, tests and screenshots,
     /// never in the windowed frame loop.
     pub fn wait_idle(&self) {
+        count_blocking_wait();
         if let Err(e) = self.device.poll(wgpu::PollType::wait_indefinitely()) {
             log::warn!("device poll failed: {e}");
         }
@@ -348,6 +368,7 @@ impl Gpu {
     /// stream synchronisation does (it spins while there are more cores than contexts): a
     /// blocking wait adds the driver's and the OS's wake-up latency, tens of µs on NVIDIA.
     pub fn wait_idle_spin(&self) {
+        count_blocking_wait();
         loop {
             match self.device.poll(wgpu::PollType::Poll) {
                 Ok(s) if s.is_queue_empty() => return,

@@ -113,6 +113,7 @@ pub fn map_blocking(
     device: &wgpu::Device,
     buffer: &wgpu::Buffer,
 ) -> Result<Vec<u8>, ReadbackError> {
+    super::count_blocking_wait();
     let slice = buffer.slice(..);
     let (tx, rx) = std::sync::mpsc::channel();
     slice.map_async(wgpu::MapMode::Read, move |r| {
@@ -617,6 +618,7 @@ impl ReadbackRing {
     /// Blocking: waits for every copy in flight, then delivers as [`poll`](ReadbackRing::poll).
     /// For shutdown and tests, never for the frame loop.
     pub fn wait(&mut self, device: &wgpu::Device, f: impl FnMut(Arrived<'_>)) -> usize {
+        super::count_blocking_wait();
         if let Err(e) = device.poll(wgpu::PollType::wait_indefinitely()) {
             log::warn!("readback: device poll failed: {e}");
         }

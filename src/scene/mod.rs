@@ -334,7 +334,14 @@ pub struct SceneEntry {
     pub key: char,
     /// Constructor.
     pub create: SceneCtor,
+    /// Work the scene kind does once the GPU is ready, before the first frame (it may wait on
+    /// the GPU, which nothing in a frame does): [`crate::deck::Deck::new`] runs it for every
+    /// entry.
+    pub startup: fn(&Gpu, &SceneConfig),
 }
+
+/// A scene kind's [`SceneEntry::startup`] with nothing to do.
+fn no_startup(_gpu: &Gpu, _cfg: &SceneConfig) {}
 
 /// Every scene, in menu order.
 pub static SCENES: &[SceneEntry] = &[
@@ -343,24 +350,28 @@ pub static SCENES: &[SceneEntry] = &[
         title: "Spectrogram",
         key: '1',
         create: spectrogram::Spectrogram::create,
+        startup: spectrogram::Spectrogram::startup,
     },
     SceneEntry {
         id: "particles",
         title: "Particles",
         key: '2',
         create: particles::Particles::create,
+        startup: no_startup,
     },
     SceneEntry {
         id: "timeseries",
         title: "Time series",
         key: '3',
         create: timeseries::TimeSeries::create,
+        startup: no_startup,
     },
     SceneEntry {
         id: "pointcloud",
         title: "Point cloud",
         key: '4',
         create: pointcloud::PointCloud::create,
+        startup: no_startup,
     },
 ];
 

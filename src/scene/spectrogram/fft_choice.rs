@@ -1,9 +1,12 @@
-//! `--fft-on auto` (the default): which FFT path is faster on this adapter for these settings,
-//! measured when the analysis is built (at start-up and whenever the FFT size, hop or window
-//! changes). On a hardware GPU the WGSL FFT wins; on a software rasterizer (lavapipe) the GPU
-//! "device" is the same CPU cores running compute shaders whose every storage access is a loop
-//! over lanes, and rustfft wins by several times.
+//! `--fft-on auto` (the default): which FFT path is faster on this adapter, measured once at
+//! start-up, before the first frame ([`measure_at_startup`], the scene table's start-up hook,
+//! which may block), and kept for the adapter: every analysis built later (a new FFT size, hop,
+//! window or source, in a frame) takes the kept choice without waiting ([`choose`]). On a
+//! hardware GPU the WGSL FFT wins; on a software rasterizer (lavapipe) the GPU "device" is the
+//! same CPU cores running compute shaders whose every storage access is a loop over lanes, and
+//! rustfft wins by several times.
 
+use std::sync::Mutex;
 use std::time::Instant;
 
 use super::{FftOn, MAX_BATCH, Settings};
@@ -41,10 +44,65 @@ pub fn columns_per_frame(sample_rate: u32, hop: usize) -> u32 {
     (c as u32).clamp(1, MAX_BATCH)
 }
 
+/// The choices measured at start-up, per adapter ([`adapter_key`]).
+static MEASURED: Mutex<Vec<(String, FftChoice)>> = Mutex::new(Vec::new());
+
+/// The adapter a measurement holds for: its name, backend and kind.
+fn adapter_key(gpu: &Gpu) -> String {
+    let s = &gpu.summary;
+    format!("{} / {} / {}", s.name, s.backend, s.device_type)
+}
+
+/// Start-up (before the frame loop; blocks for a few milliseconds): measures both paths for
+/// `settings` at `sample_rate` ([`measure`], with a GPU FFT built for them) and keeps the
+/// choice for this adapter, for [`choose`].
+pub fn measure_at_startup(gpu: &Gpu, settings: &Settings, sample_rate: u32) -> FftChoice {
+    let gpu_fft = GpuFft::new(&gpu.device, settings.fft_size, MAX_BATCH).ok();
+    let mut c = measure(gpu, settings, sample_rate, gpu_fft.as_ref());
+    c.reason = format!("measured at start-up: {}", c.reason);
+    let key = adapter_key(gpu);
+    if let Ok(mut m) = MEASURED.lock() {
+        m.retain(|(k, _)| *k != key);
+        m.push((key, c.clone()));
+    }
+    c
+}
+
+/// The path for `--fft-on auto`, without waiting on the GPU (so an analysis can be rebuilt in a
+/// frame): the start-up measurement on this adapter ([`measure_at_startup`]), or, where none
+/// was made (a scene built outside the app: tests, tools), the adapter's kind: the CPU on a CPU
+/// adapter (a software rasterizer), the GPU on any other. `gpu_fft_built`: whether the GPU FFT
+/// could be built for the new settings (if not, the CPU).
+pub fn choose(gpu: &Gpu, gpu_fft_built: bool) -> FftChoice {
+    let kept = MEASURED.lock().ok().and_then(|m| {
+        let key = adapter_key(gpu);
+        m.iter().find(|(k, _)| *k == key).map(|(_, c)| c.clone())
+    });
+    let mut c = kept.unwrap_or_else(|| {
+        let cpu_adapter = gpu.summary.device_type == format!("{:?}", wgpu::DeviceType::Cpu);
+        FftChoice {
+            on: if cpu_adapter { FftOn::Cpu } else { FftOn::Gpu },
+            columns: 0,
+            cpu_ms: f64::NAN,
+            gpu_ms: None,
+            reason: format!(
+                "not measured: the {} on a {} adapter",
+                if cpu_adapter { "CPU" } else { "GPU" },
+                gpu.summary.device_type
+            ),
+        }
+    });
+    if !gpu_fft_built && c.on == FftOn::Gpu {
+        c.on = FftOn::Cpu;
+        c.reason = "the GPU FFT could not be built for these settings".to_string();
+    }
+    c
+}
+
 /// Measures both paths for `settings` at `sample_rate` (`gpu_fft`: the GPU FFT built for these
 /// settings, or `None` when building it failed) and picks the faster; a tie goes to the GPU (it
 /// leaves the CPU free). Blocks for a few milliseconds (a handful of batches each way, at most
-/// 2·[`REPS`] + 2 GPU submits): call it when the analysis is built, not every frame.
+/// 2·[`REPS`] + 2 GPU submits and waits): never in a frame; [`measure_at_startup`] runs it.
 pub fn measure(
     gpu: &Gpu,
     settings: &Settings,

@@ -259,8 +259,10 @@ impl Analysis {
         };
         let (fft_on, fft_choice) = match settings.fft_on {
             FftOn::Auto => {
-                let c = super::fft_choice::measure(gpu, settings, sample_rate, gpu_fft.as_ref());
-                log::info!("spectrogram FFT on the {:?}: {}", c.on, c.reason);
+                // No GPU wait here (an analysis may be rebuilt in a frame): the choice kept
+                // from start-up.
+                let c = super::fft_choice::choose(gpu, gpu_fft.is_some());
+                log::debug!("spectrogram FFT on the {:?}: {}", c.on, c.reason);
                 if c.on == FftOn::Cpu {
                     gpu_fft = None;
                 }

@@ -491,6 +491,17 @@ impl Spectrogram {
         &self.a.settings
     }
 
+    /// Asks for new analysis settings as the side panel does: applied by the next
+    /// [`Scene::prepare`] (a failure leaves the settings as they were, with the error shown).
+    pub fn request_settings(&mut self, settings: Settings) {
+        self.settings_ui = settings;
+    }
+
+    /// Which FFT path runs now ([`FftOn::Cpu`] or [`FftOn::Gpu`]; `Auto` resolved).
+    pub fn fft_on(&self) -> FftOn {
+        self.a.fft_on
+    }
+
     /// The audio source.
     pub fn source(&self) -> &AudioSource {
         &self.source
@@ -758,6 +769,25 @@ pub fn file_columns(len: usize, n: usize, hop: usize) -> u64 {
 
 fn settings_from(cfg: &SceneConfig) -> Settings {
     cfg.spectrogram.clone()
+}
+
+impl Spectrogram {
+    /// The scene table's start-up hook (before the first frame, may block): with
+    /// `--fft-on auto`, measures which FFT path is faster on this adapter
+    /// ([`fft_choice::measure_at_startup`], at the start-up settings and 48 kHz, the
+    /// synthetic source's rate and the most common device rate), so no analysis built later
+    /// waits on the GPU to choose.
+    pub fn startup(gpu: &Gpu, cfg: &SceneConfig) {
+        let settings = settings_from(cfg);
+        if settings.fft_on == FftOn::Auto && !cfg.following {
+            let c = fft_choice::measure_at_startup(
+                gpu,
+                &settings,
+                crate::audio::synth::SYNTH_SAMPLE_RATE,
+            );
+            log::info!("spectrogram FFT on the {:?}: {}", c.on, c.reason);
+        }
+    }
 }
 
 impl Scene for Spectrogram {
