@@ -234,7 +234,9 @@ impl Deck {
         active: usize,
         cfg: SceneConfig,
     ) -> Deck {
-        for entry in SCENES {
+        // The starting scene's start-up work, before the first frame (another kind's runs when
+        // it is first created).
+        if let Some(entry) = SCENES.get(active) {
             (entry.startup)(gpu, &cfg);
         }
         let egui_ctx = egui::Context::default();
@@ -396,6 +398,7 @@ impl Deck {
     pub fn ensure_active(&mut self, gpu: &Gpu) {
         if let SceneSlot::NotCreated = self.slots[self.active] {
             let entry = &SCENES[self.active];
+            (entry.startup)(gpu, &self.cfg);
             self.slots[self.active] = match (entry.create)(gpu, &self.cfg) {
                 Ok(mut s) => {
                     self.restore_saved(self.active, s.as_mut());
@@ -510,6 +513,7 @@ impl Deck {
         let Some(index) = crate::scene::index_of(id) else {
             return;
         };
+        (SCENES[index].startup)(gpu, &cfg);
         match (SCENES[index].create)(gpu, &cfg) {
             Ok(mut scene) => {
                 self.carry_settings(index, scene.as_mut());

@@ -334,9 +334,10 @@ pub struct SceneEntry {
     pub key: char,
     /// Constructor.
     pub create: SceneCtor,
-    /// Work the scene kind does once the GPU is ready, before the first frame (it may wait on
-    /// the GPU, which nothing in a frame does): [`crate::deck::Deck::new`] runs it for every
-    /// entry.
+    /// Work the scene kind does once the GPU is ready, before its first scene is created (it
+    /// may wait on the GPU, which nothing in a frame's `prepare` does): [`crate::deck::Deck::new`]
+    /// runs the starting scene's before the first frame, the deck another kind's right before
+    /// creating it. Runs again at each creation: it keeps what it did and skips it then.
     pub startup: fn(&Gpu, &SceneConfig),
 }
 

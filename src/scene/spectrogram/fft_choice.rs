@@ -1,6 +1,7 @@
-//! `--fft-on auto` (the default): which FFT path is faster on this adapter, measured once at
-//! start-up, before the first frame ([`measure_at_startup`], the scene table's start-up hook,
-//! which may block), and kept for the adapter: every analysis built later (a new FFT size, hop,
+//! `--fft-on auto` (the default): which FFT path is faster on this adapter, measured once,
+//! before the first spectrogram is created ([`measure_at_startup`], from the scene table's
+//! start-up hook, which may block: before the first frame when the spectrogram is the starting
+//! scene), and kept for the adapter: every analysis built later (a new FFT size, hop,
 //! window or source, in a frame) takes the kept choice without waiting ([`choose`]). On a
 //! hardware GPU the WGSL FFT wins; on a software rasterizer (lavapipe) the GPU "device" is the
 //! same CPU cores running compute shaders whose every storage access is a loop over lanes, and
@@ -66,6 +67,14 @@ pub fn measure_at_startup(gpu: &Gpu, settings: &Settings, sample_rate: u32) -> F
         m.push((key, c.clone()));
     }
     c
+}
+
+/// Whether a start-up measurement is kept for this adapter.
+pub fn measured(gpu: &Gpu) -> bool {
+    let key = adapter_key(gpu);
+    MEASURED
+        .lock()
+        .is_ok_and(|m| m.iter().any(|(k, _)| *k == key))
 }
 
 /// The path for `--fft-on auto`, without waiting on the GPU (so an analysis can be rebuilt in a

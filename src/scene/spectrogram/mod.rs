@@ -772,14 +772,14 @@ fn settings_from(cfg: &SceneConfig) -> Settings {
 }
 
 impl Spectrogram {
-    /// The scene table's start-up hook (before the first frame, may block): with
-    /// `--fft-on auto`, measures which FFT path is faster on this adapter
+    /// The scene table's start-up hook (before the scene is created, may block): with
+    /// `--fft-on auto` and no measurement kept for this adapter, measures which FFT path is faster on this adapter
     /// ([`fft_choice::measure_at_startup`], at the start-up settings and 48 kHz, the
     /// synthetic source's rate and the most common device rate), so no analysis built later
     /// waits on the GPU to choose.
     pub fn startup(gpu: &Gpu, cfg: &SceneConfig) {
         let settings = settings_from(cfg);
-        if settings.fft_on == FftOn::Auto && !cfg.following {
+        if settings.fft_on == FftOn::Auto && !cfg.following && !fft_choice::measured(gpu) {
             let c = fft_choice::measure_at_startup(
                 gpu,
                 &settings,
