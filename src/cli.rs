@@ -21,10 +21,10 @@ use crate::scene::{SCENES, SceneConfig};
     version,
     about = "Live data on the GPU: spectrogram, particles, streaming time series and point clouds, with frame-time statistics",
     long_about = None,
-    after_help = "The flags are grouped by scene and area. Each scene's page in docs/ (spectrogram.md, \
-                  particles.md, timeseries.md, pointcloud.md) explains them; docs/recording.md covers \
-                  recording, statistics, `vizdeck stats` and `vizdeck bench`, docs/sharing.md \
-                  --publish, --follow and --share."
+    after_help = "The flags are grouped by scene and area; the pages in docs/ explain them: \
+                  spectrogram.md, particles.md, timeseries.md, pointcloud.md, recording.md \
+                  (recording, statistics, `vizdeck stats`, `vizdeck bench`), headless.md (headless \
+                  runs, window and GPU) and sharing.md (--publish, --follow, --share)."
 )]
 pub struct Cli {
     /// `stats` or `bench`; none runs the app.
