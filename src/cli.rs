@@ -16,7 +16,16 @@ use crate::scene::{SCENES, SceneConfig};
 /// Without a subcommand: the window (or `--headless`). Subcommands: `stats` (summaries of recorded
 /// CSVs), `bench` (scenes, upload strategies, kernel tables).
 #[derive(Parser, Debug, Clone)]
-#[command(name = "vizdeck", version, about, long_about = None)]
+#[command(
+    name = "vizdeck",
+    version,
+    about = "Live data on the GPU: spectrogram, particles, streaming time series and point clouds, with frame-time statistics",
+    long_about = None,
+    after_help = "The flags are grouped by scene and area; the pages in docs/ explain them: \
+                  spectrogram.md, particles.md, timeseries.md, pointcloud.md, recording.md \
+                  (recording, statistics, `vizdeck stats`, `vizdeck bench`), headless.md (headless \
+                  runs, window and GPU) and sharing.md (--publish, --follow, --share)."
+)]
 pub struct Cli {
     /// `stats` or `bench`; none runs the app.
     #[command(subcommand)]
@@ -31,25 +40,25 @@ pub struct Cli {
     /// −6 dBFS), two-tone (1 kHz + 3 kHz), chirp (100 Hz → 8 kHz in 5 s), chirp-tones (the
     /// default mix), white, pink (noises seeded by --seed), or an input device name (exact or
     /// substring).
-    #[arg(long, default_value = "default", value_name = "default|synthetic[:SIGNAL]|NAME", value_parser = parse_audio)]
+    #[arg(long, help_heading = "Spectrogram", default_value = "default", value_name = "default|synthetic[:SIGNAL]|NAME", value_parser = parse_audio)]
     pub audio: String,
 
     /// Channel analysed, for live input and files: `mix` (mean of all channels), or a channel
     /// number N starting at 1 (`left` = 1, `right` = 2).
-    #[arg(long, default_value = "mix", value_name = "mix|N", value_parser = parse_audio_channel, allow_negative_numbers = true)]
+    #[arg(long, help_heading = "Spectrogram", default_value = "mix", value_name = "mix|N", value_parser = parse_audio_channel, allow_negative_numbers = true)]
     pub audio_channel: ChannelChoice,
 
     /// Spectrogram FFT size in samples: a power of two from 256 to 32768.
-    #[arg(long, default_value_t = crate::audio::stft::DEFAULT_FFT_SIZE, value_name = "N", value_parser = parse_fft_size, allow_negative_numbers = true)]
+    #[arg(long, help_heading = "Spectrogram", default_value_t = crate::audio::stft::DEFAULT_FFT_SIZE, value_name = "N", value_parser = parse_fft_size, allow_negative_numbers = true)]
     pub fft_size: usize,
 
     /// Spectrogram hop between columns in samples: 1 up to the FFT size (overlap = N − hop).
     /// Default: a quarter of the FFT size (75 % overlap; 512 for the default 2048).
-    #[arg(long, value_name = "N", value_parser = parse_hop, allow_negative_numbers = true)]
+    #[arg(long, help_heading = "Spectrogram", value_name = "N", value_parser = parse_hop, allow_negative_numbers = true)]
     pub hop: Option<usize>,
 
     /// Spectrogram analysis window (levels read in dBFS whichever is chosen).
-    #[arg(long, default_value = "hann", value_name = "hann|hamming|blackman-harris|flat-top|rectangular", value_parser = parse_window)]
+    #[arg(long, help_heading = "Spectrogram", default_value = "hann", value_name = "hann|hamming|blackman-harris|flat-top|rectangular", value_parser = parse_window)]
     pub window: WindowKind,
 
     /// Open a sound file (WAV, FLAC, Ogg Vorbis, MP3) in the spectrogram (overrides --audio): it
@@ -57,99 +66,80 @@ pub struct Cli {
     /// bar), then analysed whole at once and shown whole, the view fitted to it. A file longer
     /// than the scrollback (70 s at the default hop) is analysed as far as the scrollback holds
     /// and waits there; Play goes on from there at real-time rate.
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, help_heading = "Spectrogram", value_name = "PATH")]
     pub audio_file: Option<PathBuf>,
+
+    /// Number of particles.
+    #[arg(long, help_heading = "Particles", default_value_t = crate::scene::particles::DEFAULT_COUNT, value_name = "N", value_parser = parse_particles)]
+    pub particles: u32,
+
+    /// Particle simulation: free (forces only), grid (flocking through a GPU uniform grid) or
+    /// brute (the same flocking over all pairs, O(N²)).
+    #[arg(long, help_heading = "Particles", value_enum, default_value_t = crate::scene::particles::Mode::Free)]
+    pub particle_mode: crate::scene::particles::Mode,
+
+    /// Particle simulation rate (fixed steps per second): auto (60 on a CPU adapter such as
+    /// lavapipe, where each step is a pass over every particle on the CPU; 120 elsewhere), 120
+    /// or 60.
+    #[arg(long, help_heading = "Particles", value_enum, default_value_t = crate::scene::particles::StepRate::Auto)]
+    pub particle_rate: crate::scene::particles::StepRate,
 
     /// Stream a CSV into the time-series chart: a header row, a time column (seconds), then one
     /// or more numeric value columns. Parquet and Arrow IPC files (.parquet, .pq, .arrow,
     /// .feather v2, .ipc) are read too: a timestamp, date or numeric time column, every numeric
     /// column a series.
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, help_heading = "Time series", value_name = "PATH")]
     pub series_file: Option<PathBuf>,
 
     /// The --series-file time column's date format, strftime syntax (e.g. '%d/%m/%Y %H:%M', or
     /// rfc3339), for files the recognised formats read wrong (day and month swapped); times
     /// without a zone are UTC.
-    #[arg(long, value_name = "FMT", value_parser = parse_time_format)]
+    #[arg(long, help_heading = "Time series", value_name = "FMT", value_parser = parse_time_format)]
     pub time_format: Option<crate::series::source::dates::DateFormat>,
 
     /// The --series-file time column's unit when it holds numbers: s, ms, us or ns. Default: the
     /// header's suffix (_s, _ms, _us, _ns), else Unix time judged by magnitude (from 1e8 s, 1e11
     /// ms, 1e14 µs, 1e17 ns), else seconds.
-    #[arg(long, value_name = "s|ms|us|ns", value_parser = crate::series::TimeUnit::parse)]
+    #[arg(long, help_heading = "Time series", value_name = "s|ms|us|ns", value_parser = crate::series::TimeUnit::parse)]
     pub time_unit: Option<crate::series::TimeUnit>,
 
     /// Live data for the time-series chart: mqtt://[user[:pass]@]host[:port]/topic/# (also
     /// mqtts://; options ?qos=1&v=5&client_id=ID&clean=0&ca=PATH), zmq+tcp://host:port[/prefix]
     /// (multipart: topic, payload; later frames such as a timestamp are ignored) or
     /// udp://addr:port. Every numeric field of a message is a series.
-    #[arg(long, value_name = "URL", value_parser = parse_series_source, conflicts_with = "series_file")]
+    #[arg(long, help_heading = "Time series", value_name = "URL", value_parser = parse_series_source, conflicts_with = "series_file")]
     pub series_source: Option<String>,
-
-    /// Publish what the shown scene ingests, as data, through an MQTT broker, for vizdecks
-    /// started with `--follow` on the same URL: mqtt://[user[:pass]@]host[:port]/base/topic
-    /// (also mqtts://). Keyframes (retained) go to base/SCENE/key every 2 s, each frame's new
-    /// data to base/SCENE/delta; the format is src/publish/protocol.rs. Scenes published: the
-    /// time series (samples), the spectrogram (dB columns), the particles (each step's
-    /// parameters; the state in keyframes), the point cloud (its source and camera).
-    #[arg(long, value_name = "URL", value_parser = parse_share_url)]
-    pub publish: Option<String>,
-
-    /// Show what a vizdeck started with `--publish` on this URL sends: its scene, its data at
-    /// its stream time, its view (the side panel detaches and re-attaches), with the lag.
-    #[arg(long, value_name = "URL", value_parser = parse_share_url, conflicts_with_all = ["publish", "series_source", "series_file"])]
-    pub follow: Option<String>,
-
-    /// Share GPU memory with a producer process through the Unix socket at PATH (issue 18), for
-    /// the --scene chosen: the particle scene allocates its N particles (`--particles`) as
-    /// exportable Vulkan memory, hands each producer that connects the fd and a JSON description
-    /// (f32, shape [N, 8]: xyz position, age s, xyz velocity, lifetime s;
-    /// src/interop/protocol.rs) and draws the newest frame the producer says is complete instead
-    /// of simulating; the time-series scene shares a window of S series × N samples (f32, shape
-    /// [S, N]: --share-series, --share-samples, --share-rate) and charts it instead of a series
-    /// source. Vulkan only. An existing path that is not a socket is refused.
-    #[arg(long, value_name = "PATH", value_parser = parse_share_path, conflicts_with_all = ["follow", "publish"])]
-    pub share: Option<PathBuf>,
-
-    /// With --share and --scene timeseries: the series the producer writes (S, rows of its
-    /// f32 [S, N] array), 1 to 1024.
-    #[arg(long, value_name = "S", default_value_t = crate::scene::timeseries::shared::DEFAULT_SERIES, value_parser = parse_share_series, requires = "share")]
-    pub share_series: u32,
-
-    /// With --share and --scene timeseries: samples per series (N, the window of newest
-    /// samples, oldest first); `k`/`M` suffixes (e.g. 64k).
-    #[arg(long, value_name = "N", default_value_t = crate::scene::timeseries::shared::DEFAULT_SAMPLES, value_parser = parse_share_samples, requires = "share")]
-    pub share_samples: u64,
-
-    /// With --share and --scene timeseries: the samples' rate in Hz (the x axis in seconds);
-    /// without it the x axis counts samples.
-    #[arg(long, value_name = "HZ", value_parser = parse_share_rate, requires = "share")]
-    pub share_rate: Option<f64>,
 
     /// Write the time-series chart's stored samples as CSV when the run ends (long format:
     /// series,time_s,value; times are absolute seconds, each written so it reads back exactly).
-    #[arg(long, value_name = "PATH.csv")]
+    #[arg(long, help_heading = "Time series", value_name = "PATH.csv")]
     pub export_series: Option<PathBuf>,
 
     /// --series-source payloads: auto, json, number, csv, msgpack or cbor.
-    #[arg(long, value_name = "FORMAT", default_value = "auto", requires = "series_source", value_parser = crate::series::source::payload::PayloadFormat::parse)]
+    #[arg(long, help_heading = "Time series", value_name = "FORMAT", default_value = "auto", requires = "series_source", value_parser = crate::series::source::payload::PayloadFormat::parse)]
     pub payload: crate::series::source::payload::PayloadFormat,
 
     /// --series-source: the payload field holding each message's time (e.g. `ts` or
     /// `header/stamp`; epoch s/ms/µs/ns by magnitude, or an RFC 3339 date); default: arrival
     /// time.
-    #[arg(long, value_name = "PATH", requires = "series_source")]
+    #[arg(
+        long,
+        help_heading = "Time series",
+        value_name = "PATH",
+        requires = "series_source"
+    )]
     pub time_field: Option<String>,
 
     /// The zone of --series-file dates written without one, and of the time axis and readout:
     /// utc (default), local, or an offset such as +05:30.
-    #[arg(long, value_name = "utc|local|±HH:MM", default_value = "utc", allow_hyphen_values = true, value_parser = crate::series::source::dates::Zone::parse)]
+    #[arg(long, help_heading = "Time series", value_name = "utc|local|±HH:MM", default_value = "utc", allow_hyphen_values = true, value_parser = crate::series::source::dates::Zone::parse)]
     pub time_zone: crate::series::source::dates::Zone,
 
     /// Long format: split the --series-file rows into one series per value of this column (e.g.
     /// a `symbol` column); the time column is then the first other column. Without it, a first
     /// column of a few repeated names followed by a time column is split by itself.
     #[arg(
+        help_heading = "Time series",
         long,
         value_name = "COLUMN",
         requires = "series_file",
@@ -158,176 +148,183 @@ pub struct Cli {
     pub series_key: Option<String>,
 
     /// Synthetic time series (when no --series-file): number of series, 1 to 1024.
-    #[arg(long, default_value_t = crate::scene::timeseries::SYNTH_SERIES, value_name = "N", value_parser = parse_series_count)]
+    #[arg(long, help_heading = "Time series", default_value_t = crate::scene::timeseries::SYNTH_SERIES, value_name = "N", value_parser = parse_series_count)]
     pub series_count: usize,
 
     /// Synthetic time series: samples per second of all series together (split evenly), more
     /// than 0 and at most 1e8; `k` and `M` suffixes accepted (e.g. `10M`).
-    #[arg(long, default_value_t = crate::scene::timeseries::SYNTH_TOTAL_RATE, value_name = "SAMPLES_PER_S", value_parser = parse_series_rate)]
+    #[arg(long, help_heading = "Time series", default_value_t = crate::scene::timeseries::SYNTH_TOTAL_RATE, value_name = "SAMPLES_PER_S", value_parser = parse_series_rate)]
     pub series_rate: f64,
 
     /// Synthetic time series: random walks, ticks (prices on a 0.01 grid moving in bursts) or
     /// sines (series i at 0.5·(i+1) Hz).
-    #[arg(long, value_enum, default_value_t = crate::series::SynthKind::Walk)]
+    #[arg(long, help_heading = "Time series", value_enum, default_value_t = crate::series::SynthKind::Walk)]
     pub series_kind: crate::series::SynthKind,
 
     /// Point-cloud scene: a LAS, LAZ, COPC (`.copc.laz`, read node by node through its
     /// hierarchy) or PLY file (ASCII or binary; its vertices); LAS, LAZ and PLY files are indexed
     /// into an octree on a background thread first. An http:// or https:// URL streams a COPC
     /// file with range requests (the server must honour Range).
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, help_heading = "Point cloud", value_name = "PATH")]
     pub pointcloud_file: Option<PathBuf>,
 
     /// Point-cloud scene without a file: `synthetic:N`, terrain with buildings and trees of N
     /// points (k, M and G suffixes accepted, up to 1e10), deterministic from --seed. Default
     /// synthetic:2M when no --pointcloud-file.
-    #[arg(long, value_name = "synthetic:N", value_parser = parse_pointcloud)]
+    #[arg(long, help_heading = "Point cloud", value_name = "synthetic:N", value_parser = parse_pointcloud)]
     pub pointcloud: Option<crate::scene::pointcloud::CloudSource>,
 
     /// Point-cloud scene: most points drawn a frame (default: 500000 on a CPU adapter such as
     /// lavapipe, 10000000 on a GPU). k, M and G suffixes accepted.
-    #[arg(long, value_name = "N", value_parser = parse_count)]
+    #[arg(long, help_heading = "Point cloud", value_name = "N", value_parser = parse_count)]
     pub pointcloud_budget: Option<u64>,
 
     /// Point-cloud scene: the view it opens with, fitted to the cloud's bounds: top, front and
     /// side are orthographic, iso perspective.
-    #[arg(long, value_enum, default_value_t = crate::pointcloud::camera::ViewPreset::Iso)]
+    #[arg(long, help_heading = "Point cloud", value_enum, default_value_t = crate::pointcloud::camera::ViewPreset::Iso)]
     pub view: crate::pointcloud::camera::ViewPreset,
 
     /// Point-cloud scene: colour by rgb, intensity, elevation, classification or return
     /// (default: rgb where the cloud has colour, else elevation).
-    #[arg(long, value_enum, value_name = "MODE")]
+    #[arg(long, help_heading = "Point cloud", value_enum, value_name = "MODE")]
     pub pointcloud_color: Option<crate::pointcloud::raster::ColorMode>,
 
     /// Point-cloud scene: point radius in pixels, 0 to 3 (default 1).
-    #[arg(long, value_name = "PX", value_parser = clap::value_parser!(u32).range(0..=3))]
+    #[arg(long, help_heading = "Point cloud", value_name = "PX", value_parser = clap::value_parser!(u32).range(0..=3))]
     pub point_radius: Option<u32>,
 
     /// Point-cloud scene: eye-dome lighting strength, 0 (off) to 4 (default 1).
-    #[arg(long, default_value_t = 1.0, value_name = "S", value_parser = parse_edl, allow_negative_numbers = true)]
+    #[arg(long, help_heading = "Point cloud", default_value_t = 1.0, value_name = "S", value_parser = parse_edl, allow_negative_numbers = true)]
     pub edl: f32,
 
     /// Point-cloud scene: where the octrees of LAS/LAZ/PLY files are cached (default
     /// $XDG_CACHE_HOME/vizdeck/pointcloud, else ~/.cache/vizdeck/pointcloud); a file whose size
     /// or modification time changed is indexed again.
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, help_heading = "Point cloud", value_name = "DIR")]
     pub pointcloud_cache: Option<PathBuf>,
 
     /// Point-cloud scene: read out the point at pixel X,Y of the scene image every frame, as if
     /// hovered (the report's `scenes.pointcloud.hover`: exact file coordinates, class, ...).
-    #[arg(long, value_name = "X,Y", value_parser = parse_pixel)]
+    #[arg(long, help_heading = "Point cloud", value_name = "X,Y", value_parser = parse_pixel)]
     pub pointcloud_probe: Option<(u32, u32)>,
 
     /// Record one row of frame-time statistics per frame into this CSV from the start.
-    #[arg(long, value_name = "PATH.csv")]
+    #[arg(
+        long,
+        help_heading = "Recording and statistics",
+        value_name = "PATH.csv"
+    )]
     pub record_stats: Option<PathBuf>,
 
     /// Record the scene panel (what F12 saves, as shown) to a video file from the first frame
     /// until the run ends: .mp4, .mkv, .mov (H.264) or .webm (VP9), 60 fps, through ffmpeg
     /// (needed on PATH). Headless: every frame is one video frame (its clock is 1/60 s a frame);
     /// in the window the video follows real time (frames repeated or left out against it).
-    #[arg(long, value_name = "PATH.mp4")]
+    #[arg(
+        long,
+        help_heading = "Recording and statistics",
+        value_name = "PATH.mp4"
+    )]
     pub record_video: Option<PathBuf>,
 
     /// Start recording frame times this many seconds after launch (into `--record-stats`, or the
     /// next `vizdeck-stats-N.csv`); also the delay of the Record menu and F9.
-    #[arg(long, default_value_t = 0.0, value_name = "SECONDS", value_parser = parse_seconds, allow_negative_numbers = true)]
+    #[arg(long, help_heading = "Recording and statistics", default_value_t = 0.0, value_name = "SECONDS", value_parser = parse_seconds, allow_negative_numbers = true)]
     pub capture_delay: f64,
 
     /// Stop recording by itself after this many seconds (0 = until stopped); also the duration
     /// of the Record menu and F9.
-    #[arg(long, default_value_t = 0.0, value_name = "SECONDS", value_parser = parse_seconds, allow_negative_numbers = true)]
+    #[arg(long, help_heading = "Recording and statistics", default_value_t = 0.0, value_name = "SECONDS", value_parser = parse_seconds, allow_negative_numbers = true)]
     pub capture_duration: f64,
 
     /// Render offscreen with a simulated clock (each frame advances 1/60 s); no window.
-    #[arg(long)]
+    #[arg(long, help_heading = "Headless runs")]
     pub headless: bool,
 
     /// Headless: pace frames to the wall clock (60 a second, each still advancing 1/60 s), as a
     /// window with vsync would, instead of as fast as the GPU allows: for live sources and
     /// `--publish` runs that others watch.
-    #[arg(long, requires = "headless")]
+    #[arg(long, help_heading = "Headless runs", requires = "headless")]
     pub realtime: bool,
 
     /// Frames to render, then exit (headless default: 300; window default: run until closed).
-    #[arg(long, value_name = "N")]
+    #[arg(long, help_heading = "Headless runs", value_name = "N")]
     pub frames: Option<u64>,
 
     /// Window or offscreen size in pixels.
-    #[arg(long, default_value = "1280x720", value_name = "WxH", value_parser = parse_size)]
+    #[arg(long, help_heading = "Window and GPU", default_value = "1280x720", value_name = "WxH", value_parser = parse_size)]
     pub size: (u32, u32),
 
     /// Save the last frame as PNG (headless only).
-    #[arg(long, value_name = "PATH.png", requires = "headless")]
+    #[arg(
+        long,
+        help_heading = "Recording and statistics",
+        value_name = "PATH.png",
+        requires = "headless"
+    )]
     pub screenshot: Option<PathBuf>,
 
     /// Write the statistics summary and per-scene metrics as JSON when the run ends.
-    #[arg(long, value_name = "PATH.json")]
+    #[arg(
+        long,
+        help_heading = "Recording and statistics",
+        value_name = "PATH.json"
+    )]
     pub report: Option<PathBuf>,
 
     /// Frames drawn before the report's warm-up RSS reading (`memory.rss_after_warmup_bytes`;
     /// growth after it is `memory.growth_after_warmup`).
-    #[arg(long, value_name = "N", default_value_t = crate::stats::memory::DEFAULT_WARMUP_FRAMES)]
+    #[arg(long, help_heading = "Recording and statistics", value_name = "N", default_value_t = crate::stats::memory::DEFAULT_WARMUP_FRAMES)]
     pub memory_warmup_frames: u64,
 
     /// Graphics backend.
-    #[arg(long, value_enum, default_value_t = BackendChoice::Auto)]
+    #[arg(long, help_heading = "Window and GPU", value_enum, default_value_t = BackendChoice::Auto)]
     pub backend: BackendChoice,
 
     /// Present mode of the window: vsync (Fifo), no-vsync (Mailbox or Immediate, whichever the
     /// surface has), or an exact mode.
-    #[arg(long, value_enum, default_value_t = PresentChoice::Vsync)]
+    #[arg(long, help_heading = "Window and GPU", value_enum, default_value_t = PresentChoice::Vsync)]
     pub present_mode: PresentChoice,
 
     /// Where the spectrogram's FFT runs: auto (the faster of the two on this adapter, measured
     /// when the analysis is built: the GPU on a hardware GPU, the CPU on lavapipe), gpu (WGSL
     /// compute, batched) or cpu (rustfft + vizdeck's real split, checked against realfft); all
     /// give the same image.
-    #[arg(long, value_enum, default_value_t = FftOn::Auto)]
+    #[arg(long, help_heading = "Spectrogram", value_enum, default_value_t = FftOn::Auto)]
     pub fft_on: FftOn,
 
     /// Headless: write the spectrogram's dB values as CSV at the end of the run (first column
     /// the centre time of each column in seconds, header row the bin frequencies in Hz).
-    #[arg(long, value_name = "PATH.csv")]
+    #[arg(long, help_heading = "Spectrogram", value_name = "PATH.csv")]
     pub export_spectrogram: Option<PathBuf>,
 
     /// Start with the stats overlay hidden (the default; kept so scripts that give
     /// it still run; F1 or View ▸ Stats overlay shows it).
-    #[arg(long)]
+    #[arg(long, help_heading = "Recording and statistics")]
     pub no_overlay: bool,
 
     /// Start with the stats overlay shown (it is hidden by default, so it covers no data; F1 or
     /// View ▸ Stats overlay toggles it).
-    #[arg(long, conflicts_with = "no_overlay")]
+    #[arg(
+        long,
+        help_heading = "Recording and statistics",
+        conflicts_with = "no_overlay"
+    )]
     pub overlay: bool,
 
     /// Seed of every random source (particles, synthetic series).
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
 
-    /// Number of particles.
-    #[arg(long, default_value_t = crate::scene::particles::DEFAULT_COUNT, value_name = "N", value_parser = parse_particles)]
-    pub particles: u32,
-
-    /// Particle simulation: free (forces only), grid (flocking through a GPU uniform grid) or
-    /// brute (the same flocking over all pairs, O(N²)).
-    #[arg(long, value_enum, default_value_t = crate::scene::particles::Mode::Free)]
-    pub particle_mode: crate::scene::particles::Mode,
-
-    /// Particle simulation rate (fixed steps per second): auto (60 on a CPU adapter such as
-    /// lavapipe, where each step is a pass over every particle on the CPU; 120 elsewhere), 120
-    /// or 60.
-    #[arg(long, value_enum, default_value_t = crate::scene::particles::StepRate::Auto)]
-    pub particle_rate: crate::scene::particles::StepRate,
-
     /// How the scenes' per-frame buffers are uploaded: write-buffer (`queue.write_buffer`),
     /// staging-belt (wgpu's StagingBelt), map-ring (a ring of MAP_WRITE staging buffers recycled
     /// with map_async), mapped-at-creation (a new mapped staging buffer per write), threaded-map
     /// (the map ring filled by several threads), host-import (host memory imported with
     /// VK_EXT_external_memory_host and read in place by the GPU's copy, the scenes' bytes first
-    /// copied into it; threaded-map where the device cannot import). Also in View ▸ Upload
-    /// strategy.
-    #[arg(long, value_enum, default_value_t = crate::gpu::upload::Strategy::WriteBuffer)]
+    /// copied into it; threaded-map where the device cannot import), device-staging (staging in
+    /// the GPU's own memory that the CPU maps, copied GPU-side; threaded-map where the device has
+    /// no such memory). Also in View ▸ Upload strategy.
+    #[arg(long, help_heading = "Window and GPU", value_enum, default_value_t = crate::gpu::upload::Strategy::WriteBuffer)]
     pub upload_strategy: crate::gpu::upload::Strategy,
 
     /// How the scene image reaches the window: copy (copied into its rect of the window, the
@@ -335,7 +332,7 @@ pub struct Cli {
     /// texel for pixel into its viewport) or egui-image (a textured quad through egui's shader,
     /// as vizdeck drew it before). The same pixels; on a software rasterizer the copy is a
     /// memcpy, the blit a pass of fill, the egui image several.
-    #[arg(long, value_enum, default_value_t = crate::deck::Composite::Copy)]
+    #[arg(long, help_heading = "Window and GPU", value_enum, default_value_t = crate::deck::Composite::Copy)]
     pub composite: crate::deck::Composite,
 
     /// Settings file (window size and position, last scene, each scene's settings, recent
@@ -348,6 +345,46 @@ pub struct Cli {
     /// Neither read nor write a settings file: everything from the flags and the defaults.
     #[arg(long)]
     pub no_settings: bool,
+
+    /// Publish what the shown scene ingests, as data, through an MQTT broker, for vizdecks
+    /// started with `--follow` on the same URL: mqtt://[user[:pass]@]host[:port]/base/topic
+    /// (also mqtts://). Keyframes (retained) go to base/SCENE/key every 2 s, each frame's new
+    /// data to base/SCENE/delta; the format is src/publish/protocol.rs. Scenes published: the
+    /// time series (samples), the spectrogram (dB columns), the particles (each step's
+    /// parameters; the state in keyframes), the point cloud (its source and camera).
+    #[arg(long, help_heading = "Sharing", value_name = "URL", value_parser = parse_share_url)]
+    pub publish: Option<String>,
+
+    /// Show what a vizdeck started with `--publish` on this URL sends: its scene, its data at
+    /// its stream time, its view (the side panel detaches and re-attaches), with the lag.
+    #[arg(long, help_heading = "Sharing", value_name = "URL", value_parser = parse_share_url, conflicts_with_all = ["publish", "series_source", "series_file"])]
+    pub follow: Option<String>,
+
+    /// Share GPU memory with a producer process through the Unix socket at PATH (issue 18), for
+    /// the --scene chosen: the particle scene allocates its N particles (`--particles`) as
+    /// exportable Vulkan memory, hands each producer that connects the fd and a JSON description
+    /// (f32, shape [N, 8]: xyz position, age s, xyz velocity, lifetime s;
+    /// src/interop/protocol.rs) and draws the newest frame the producer says is complete instead
+    /// of simulating; the time-series scene shares a window of S series × N samples (f32, shape
+    /// [S, N]: --share-series, --share-samples, --share-rate) and charts it instead of a series
+    /// source. Vulkan only. An existing path that is not a socket is refused.
+    #[arg(long, help_heading = "Sharing", value_name = "PATH", value_parser = parse_share_path, conflicts_with_all = ["follow", "publish"])]
+    pub share: Option<PathBuf>,
+
+    /// With --share and --scene timeseries: the series the producer writes (S, rows of its
+    /// f32 [S, N] array), 1 to 1024.
+    #[arg(long, help_heading = "Sharing", value_name = "S", default_value_t = crate::scene::timeseries::shared::DEFAULT_SERIES, value_parser = parse_share_series, requires = "share")]
+    pub share_series: u32,
+
+    /// With --share and --scene timeseries: samples per series (N, the window of newest
+    /// samples, oldest first); `k`/`M` suffixes (e.g. 64k).
+    #[arg(long, help_heading = "Sharing", value_name = "N", default_value_t = crate::scene::timeseries::shared::DEFAULT_SAMPLES, value_parser = parse_share_samples, requires = "share")]
+    pub share_samples: u64,
+
+    /// With --share and --scene timeseries: the samples' rate in Hz (the x axis in seconds);
+    /// without it the x axis counts samples.
+    #[arg(long, help_heading = "Sharing", value_name = "HZ", value_parser = parse_share_rate, requires = "share")]
+    pub share_rate: Option<f64>,
 
     /// The command line as given (program name first), for [`Cli::apply_saved`].
     #[arg(skip)]
@@ -1101,6 +1138,47 @@ impl Cli {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `vizdeck --help` is the flag reference: every flag of the app sits under its scene's or
+    /// area's heading (docs/ links to them), bar the few that concern every scene.
+    #[test]
+    fn help_groups_every_flag_by_scene_or_area() {
+        use clap::CommandFactory;
+        let cmd = Cli::command();
+        let general = [
+            "scene",
+            "seed",
+            "settings",
+            "no_settings",
+            "help",
+            "version",
+        ];
+        let mut headings: Vec<&str> = Vec::new();
+        for arg in cmd.get_arguments() {
+            let id = arg.get_id().as_str();
+            match arg.get_help_heading() {
+                Some(h) => {
+                    if !headings.contains(&h) {
+                        headings.push(h);
+                    }
+                }
+                None => assert!(general.contains(&id), "--{id} has no help_heading"),
+            }
+        }
+        assert_eq!(
+            headings,
+            [
+                "Spectrogram",
+                "Particles",
+                "Time series",
+                "Point cloud",
+                "Recording and statistics",
+                "Headless runs",
+                "Window and GPU",
+                "Sharing"
+            ]
+        );
+    }
 
     #[test]
     fn sizes() {
