@@ -1,6 +1,6 @@
 //! Replays the committed fuzz corpus (`fuzz/corpus/<target>/`) through the same checks the fuzz
 //! targets run (`vizdeck::fuzzing`), so every input the fuzzers kept, crashes that were fixed
-//! included, is a regression test in plain `cargo test`. See README.md, "Fuzzing".
+//! included, is a regression test in plain `cargo test`. See docs/development.md, "Fuzzing".
 
 use std::path::{Path, PathBuf};
 

@@ -1,4 +1,4 @@
-//! What the fuzzers found (see README.md, "Fuzzing"), each shrunk to a focused test with the
+//! What the fuzzers found (see docs/development.md, "Fuzzing"), each shrunk to a focused test with the
 //! expected result worked out by hand. The crashing inputs themselves are in `fuzz/corpus/`.
 
 use vizdeck::series::{SeriesSource, Store, open_csv_bytes};

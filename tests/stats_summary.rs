@@ -176,7 +176,7 @@ fn live_window_keeps_the_last_frames() {
     assert_eq!(live.history().collect::<Vec<_>>(), vec![3.0, 4.0, 5.0, 6.0]);
 }
 
-// ---- Full summary definitions (README "Frame-time statistics"), values worked out by hand. ----
+// ---- Full summary definitions (docs/recording.md, "Frame-time statistics"), values worked out by hand. ----
 
 fn all_finite(s: &Summary) -> bool {
     let v = serde_json::to_value(s).unwrap();

@@ -1,6 +1,6 @@
 //! Frame-time summaries: [`Summary`] for a whole run, [`Live`] for the overlay.
 //!
-//! Definitions (also in the README, "Frame-time statistics"), for `n` frame times sorted ascending
+//! Definitions (also in docs/recording.md, "Frame-time statistics"), for `n` frame times sorted ascending
 //! `t[1] ≤ … ≤ t[n]` (ms):
 //!
 //! - **duration** = `Σ t` (s); **average FPS** = `n / duration`: n/a (`None`) when the duration

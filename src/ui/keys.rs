@@ -213,8 +213,9 @@ pub const SCENE_INPUT: [(&str, &str); 4] = [
 ];
 
 /// Where the documentation is, for *Help* ▸ About.
-pub const DOCS: &str = "README.md (flags, keys, formats) and ARCHITECTURE.md (the code) at the top \
-of the source repository; `vizdeck --help` lists every flag";
+pub const DOCS: &str = "`vizdeck --help` lists every flag, grouped by scene; docs/ in the source \
+repository has a page per scene (keys, inputs, formats) and README.md a tour; ARCHITECTURE.md maps \
+the code";
 
 #[cfg(test)]
 mod tests {
