@@ -2,7 +2,7 @@
 //! files, no threads) and checks what its result promises, panicking on a broken promise.
 //!
 //! The fuzz targets in `fuzz/` (cargo fuzz, libFuzzer) call these, and so does the regression
-//! test `tests/fuzz_corpus.rs`, which replays every committed corpus file through them. A loader
+//! test `tests/app/fuzz_corpus.rs`, which replays every committed corpus file through them. A loader
 //! may refuse any input, but only with an error: a panic, a hang or a broken invariant is a bug.
 //!
 //! Invariants checked:

@@ -3,7 +3,7 @@
 //! (same format, `COPY_DST`), else falls back to [`Composite::Blit`]; the blit draws it texel
 //! for pixel into its viewport of the output at the start of the egui pass, before any egui
 //! shape; [`Composite::EguiImage`] hands it to egui as an image (a blended, sampled quad through
-//! egui's own shader), as vizdeck did before. All give the same pixels (`tests/composite.rs`);
+//! egui's own shader), as vizdeck did before. All give the same pixels (`tests/app/composite.rs`);
 //! on a software rasterizer the copy is a memcpy and the blit a fraction of the image's fill
 //! (BENCHMARKS.md, "Software rasterizer").
 

@@ -6,7 +6,7 @@
 //! arithmetic without that choice: 32 ms against 3.3 ms for one 1280×720 textured quad, the same
 //! vertices, blend state and sampler (BENCHMARKS.md, "Software rasterizer"). The UI of a vizdeck
 //! frame covers 0.3–0.5 Mpx, so that branch alone cost 15–25 ms a frame. [`EguiPainter`] gives the
-//! same pixels as egui-wgpu (`tests/egui_painter.rs` draws the same egui output with both) through
+//! same pixels as egui-wgpu (`tests/app/egui_painter.rs` draws the same egui output with both) through
 //! `shaders/deck/ui.wgsl`, and its uploads (vertices, indices, texture patches) go through the
 //! frame's uploader, so they are counted like every other upload.
 //!

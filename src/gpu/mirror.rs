@@ -1,6 +1,6 @@
 //! The Rust side of the WGSL/Rust layout contract: one [`Mirror`] per `#[repr(C)]` type whose
 //! bytes are uploaded into (or read back from) a WGSL struct, giving its size, alignment and field
-//! offsets. `tests/shader_layout.rs` reflects every shader with naga and checks each mirror
+//! offsets. `tests/app/shader_layout.rs` reflects every shader with naga and checks each mirror
 //! against the WGSL struct of the same name: equal size, equal offset for every field of the same
 //! name, no field on one side only (WGSL members named `_…` are padding, covered by the size), and
 //! Rust's alignment no larger than WGSL's.

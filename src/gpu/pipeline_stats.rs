@@ -186,7 +186,7 @@ pub fn compute_pipeline_statistics(
     let robust_buffer_access2 = has_robustness2 && robustness2.robust_buffer_access2 == vk::TRUE;
 
     // The pipeline is built either way, so a driver without the extension still checks the
-    // SPIR-V and the layouts (tests/pipeline_stats.rs on lavapipe).
+    // SPIR-V and the layouts (tests/app/pipeline_stats.rs on lavapipe).
     let (module, info) = module_of(shader)?;
     let sets = descriptor_sets(shader, &module, &info)?;
     let spirv = spirv_of(

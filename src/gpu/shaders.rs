@@ -1,5 +1,5 @@
 //! Registry of every WGSL file in `shaders/` (one file per GPU pass). The sources are compiled
-//! into the binary; `tests/shaders.rs` validates each composed source with naga and checks that
+//! into the binary; `tests/app/shaders.rs` validates each composed source with naga and checks that
 //! these tables list every file on disk.
 //!
 //! Shared declarations live once in `shaders/common/` (the preludes, [`COMMON`]): data layouts
@@ -9,7 +9,7 @@
 //! A prelude declares nothing that needs a binding (a file that includes it may not bind it),
 //! except one included only by passes that all bind what it declares
 //! (`common/pointcloud_raster.wgsl`, `common/timeseries_window.wgsl`), and a shader must not
-//! re-declare a name its preludes declare. `tests/shader_layout.rs` checks the structs mirrored
+//! re-declare a name its preludes declare. `tests/app/shader_layout.rs` checks the structs mirrored
 //! in Rust against their `#[repr(C)]` types.
 
 /// One WGSL source: its path relative to `shaders/`, the preludes it uses and the composed text.

@@ -148,3 +148,11 @@ pub fn non_background_fraction(rgba: &[u8]) -> f64 {
     let most = counts.values().copied().max().unwrap_or(0);
     (total - most) as f64 / total.max(1) as f64
 }
+
+/// The lock every test of `tests/live/` holds for its whole run: one at a time on the shared
+/// screen, keyboard and sound sink (a test that panicked leaves it usable).
+#[allow(dead_code)]
+pub fn live() -> std::sync::MutexGuard<'static, ()> {
+    static LIVE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LIVE.lock().unwrap_or_else(|e| e.into_inner())
+}

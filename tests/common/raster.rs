@@ -1,5 +1,5 @@
-//! What the compute rasterizer's tests share (tests/pointcloud_raster.rs,
-//! tests/pointcloud_quantized.rs): the visibility buffer read back as point ids, and the image
+//! What the compute rasterizer's tests share (tests/app/pointcloud_raster.rs,
+//! tests/app/pointcloud_quantized.rs): the visibility buffer read back as point ids, and the image
 //! the resolve writes.
 
 use vizdeck::gpu::Gpu;

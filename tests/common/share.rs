@@ -1,4 +1,4 @@
-//! What the `--share` tests share (tests/share_particles.rs, tests/share_timeseries.rs): the
+//! What the `--share` tests share (tests/app/share_particles.rs, tests/app/share_timeseries.rs): the
 //! socket path, the deck started with `--share`, frames until a condition, the Vulkan producer
 //! thread (tests/common/vk_producer.rs) that writes the bytes it is told to as frame n and waits
 //! for vizdeck's release, and its fd and instance helpers.

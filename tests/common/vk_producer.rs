@@ -6,8 +6,8 @@
 //! NVIDIA driver) it also imports vizdeck's timeline semaphores (`vkImportSemaphoreFdKHR`) and
 //! orders its writes with them on its queue, never waiting on the CPU
 //! ([`VkProducer::write_frame`]), as a CUDA producer does with `cudaWaitExternalSemaphoresAsync`
-//! / `cudaSignalExternalSemaphoresAsync`. Used by tests/shared_buffer.rs and the `--share` tests
-//! (tests/share_particles.rs, through tests/common/share.rs) as `common::vk_producer`.
+//! / `cudaSignalExternalSemaphoresAsync`. Used by tests/app/shared_buffer.rs and the `--share` tests
+//! (tests/app/share_particles.rs, through tests/common/share.rs) as `common::vk_producer`.
 
 use std::ffi::CStr;
 use std::os::fd::{FromRawFd, IntoRawFd, OwnedFd};

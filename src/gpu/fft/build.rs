@@ -235,7 +235,7 @@ impl GpuFft {
             let src = &shaders::SPECTROGRAM_FFT_LOCAL;
             let module = if plan.unchecked {
                 // SAFETY: fft_local.wgsl's indices are in range and its loops end by construction
-                // (see `FftOptions::unchecked`); tests/gpu_fft.rs checks the unchecked module
+                // (see `FftOptions::unchecked`); tests/app/gpu_fft.rs checks the unchecked module
                 // against the f64 reference at every size.
                 unsafe { src.module_unchecked(device) }
             } else {

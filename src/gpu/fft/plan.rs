@@ -135,7 +135,7 @@ pub struct FftOptions {
     /// `ShaderRuntimeChecks::unchecked()`). Sound because every index of `fft_local.wgsl` is in
     /// range by construction: columns below `max_batch` (the buffers' size), samples and
     /// twiddles below the tables' lengths, tile words below `TILE_F32` (the plan's layout), and
-    /// every loop ends after log32 M, log16 M or log8 M iterations (tests/gpu_fft.rs checks
+    /// every loop ends after log32 M, log16 M or log8 M iterations (tests/app/gpu_fft.rs checks
     /// both builds against the f64 reference at every size). Default on: 1–4 % faster on the
     /// H200 at every N (BENCHMARKS.md, the fft bench's checked and unchecked rows).
     pub unchecked: bool,

@@ -11,7 +11,7 @@
 //!   follower joining later starts from, holds the view the publisher rests on).
 //! - **Delta** ([`PointCloudDelta`]): the camera and / or the view, each only when it changed
 //!   since the last message (about 200 bytes a frame while the camera moves: 12 KiB/s at
-//!   60 frames a second, measured in `tests/publish_pointcloud.rs`); nothing at all while both
+//!   60 frames a second, measured in `tests/app/publish_pointcloud.rs`); nothing at all while both
 //!   are still.
 //!
 //! A follower (a scene made with [`SceneConfig::following`](crate::scene::SceneConfig)) opens

@@ -39,7 +39,7 @@
 //! to light by a known rule ([`raster`]), itself (`m4_raster.wgsl`: a thread per pixel column
 //! walks the series in order), into an image of the last series per pixel that
 //! `resolve.wgsl` turns into colour and depth; the other connectors are drawn after it
-//! ([`Raster`]). Every path gives the same pixels (`tests/timeseries_gpu.rs`).
+//! ([`Raster`]). Every path gives the same pixels (`tests/app/timeseries_gpu.rs`).
 //!
 //! Files: this one holds the record and uniform types, the pipelines, the raster choice and the
 //! pyramid layout; `pool.rs` the pages and their allocator; `mirrors.rs` the mirrors of all
