@@ -9,6 +9,7 @@ pub mod clock;
 pub mod deck;
 pub mod fuzzing;
 pub mod gpu;
+pub mod gpu_lab;
 pub mod headless;
 pub mod interop;
 pub mod logging;

@@ -33,7 +33,7 @@ struct Screen {
 }
 
 /// The WGSL mirror of [`Screen`], for the layout test.
-pub(crate) fn wgsl_mirrors() -> Vec<super::mirror::Mirror> {
+pub fn wgsl_mirrors() -> Vec<super::mirror::Mirror> {
     use super::mirror::wgsl_mirror;
     vec![wgsl_mirror!(Screen => "Screen" { size_points, _pad })]
 }

@@ -4,11 +4,9 @@
 
 pub mod egui_painter;
 pub mod external;
-pub mod fft;
 pub mod frame;
 pub mod layout;
 pub mod mirror;
-pub mod pipeline_stats;
 pub mod png;
 pub mod readback;
 pub mod shaders;
@@ -37,6 +35,10 @@ pub fn blocking_waits() -> u64 {
 pub(crate) fn count_blocking_wait() {
     BLOCKING_WAITS.with(|c| c.set(c.get() + 1));
 }
+
+/// Colour format of the scene texture every scene paints into (shown by egui, so gamma-encoded
+/// values are written as they are); `scene::SCENE_FORMAT` in the app.
+pub const SCENE_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Rgba8Unorm;
 
 /// Environment variable (tests): when `1`, no new device can be made after a loss
 /// ([`Gpu::replacement`]).
@@ -118,7 +120,7 @@ pub struct Gpu {
     lost: Arc<Mutex<Option<String>>>,
     /// The backend asked for, so a lost device is replaced by one of the same kind.
     pub backend: BackendChoice,
-    /// The format of the scene texture every scene draws into ([`crate::scene::SCENE_FORMAT`]
+    /// The format of the scene texture every scene draws into ([`SCENE_FORMAT`]
     /// unless the output is another 8-bit RGBA/BGRA format: see [`Gpu::set_output_format`]).
     pub scene_format: wgpu::TextureFormat,
 }
@@ -237,7 +239,7 @@ impl Gpu {
                 errors,
                 lost,
                 backend,
-                scene_format: crate::scene::SCENE_FORMAT,
+                scene_format: SCENE_FORMAT,
             },
             surface,
         ))
@@ -266,13 +268,13 @@ impl Gpu {
 
     /// Makes the scenes draw in the format of an output of `format` when it is 8-bit RGBA or
     /// BGRA (sRGB or not: the non-sRGB one), so the deck copies the scene image into the output
-    /// instead of drawing it ([`crate::deck::Composite::Copy`]); any other output keeps
-    /// [`crate::scene::SCENE_FORMAT`]. Call before creating the deck and its scenes.
+    /// instead of drawing it (the app's `--composite copy`); any other output keeps
+    /// [`SCENE_FORMAT`]. Call before creating the deck and its scenes.
     pub fn set_output_format(&mut self, format: wgpu::TextureFormat) {
         let f = format.remove_srgb_suffix();
         self.scene_format = match f {
             wgpu::TextureFormat::Rgba8Unorm | wgpu::TextureFormat::Bgra8Unorm => f,
-            _ => crate::scene::SCENE_FORMAT,
+            _ => SCENE_FORMAT,
         };
     }
 

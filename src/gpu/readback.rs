@@ -159,7 +159,7 @@ pub enum Consumer {
     Screenshot,
     /// Video frames: the scene panel's crop of the output ([`crate::gpu::video`]).
     Video,
-    /// Scene `i` of [`SCENES`](crate::scene::SCENES).
+    /// Scene `i` of the app's `scene::SCENES`.
     Scene(usize),
 }
 

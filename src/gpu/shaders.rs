@@ -299,7 +299,7 @@ pub const ALL: &[ShaderSource] = &[
 ];
 
 /// What varies between the render pipelines of [`ShaderSource::render_pipeline`]; the default is
-/// `fs_main`, triangle lists, no blending, no depth, [`crate::scene::SCENE_FORMAT`].
+/// `fs_main`, triangle lists, no blending, no depth, [`crate::gpu::SCENE_FORMAT`].
 #[derive(Clone, Debug)]
 pub struct RenderOptions<'a> {
     /// Fragment entry point.
@@ -327,7 +327,7 @@ impl Default for RenderOptions<'_> {
             vertex_buffers: &[],
             blend: None,
             depth: None,
-            format: crate::scene::SCENE_FORMAT,
+            format: crate::gpu::SCENE_FORMAT,
             constants: &[],
         }
     }

@@ -10,7 +10,7 @@ use bytemuck::{Pod, Zeroable};
 use super::layout::Frame;
 use super::{FftOn, MAX_BATCH, MAX_RING_WIDTH, MAX_ROWS, SCROLLBACK_S, Settings, Spectrogram};
 use crate::audio::stft::{self, Stft};
-use crate::gpu::fft::GpuFft;
+use crate::scene::spectrogram::fft::GpuFft;
 use crate::gpu::frame::GpuFrame;
 use crate::gpu::readback::{Arrived, Consumer, ReadbackRing};
 use crate::gpu::upload::PingPong;
