@@ -8,7 +8,7 @@ pub mod cli;
 pub mod clock;
 pub mod deck;
 pub mod fuzzing;
-pub mod gpu;
+pub use vizdeck_gpu as gpu;
 pub mod gpu_lab;
 pub mod headless;
 pub mod interop;

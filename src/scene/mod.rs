@@ -9,6 +9,7 @@
 pub mod particles;
 pub mod pointcloud;
 pub mod progress_bar;
+pub mod shaders;
 pub mod spectrogram;
 pub mod timeseries;
 pub mod wake;

@@ -17,9 +17,11 @@ use realfft::RealFftPlanner;
 use realfft::num_complex::Complex;
 use vizdeck::audio::stft::{DB_FLOOR, Stft};
 use vizdeck::gpu::Gpu;
-use vizdeck::scene::spectrogram::fft::{FftError, FftOptions, FusedColumns, FusedLayout, FusedValues, GpuFft};
 use vizdeck::gpu::frame::OwnedFrame;
 use vizdeck::gpu::upload::Strategy;
+use vizdeck::scene::spectrogram::fft::{
+    FftError, FftOptions, FusedColumns, FusedLayout, FusedValues, GpuFft,
+};
 
 /// Seeded noise in [−1, 1) (xorshift64*; independent of the crate's own generator).
 fn noise(len: usize, seed: u64) -> Vec<f32> {
@@ -161,8 +163,12 @@ fn build_with(
         FusedValues::Eight => 8,
         FusedValues::Sixteen => 16,
         FusedValues::ThirtyTwo => 32,
-        FusedValues::Auto if n / 2 >= vizdeck::scene::spectrogram::fft::FUSED32_AUTO_M as usize => 32,
-        FusedValues::Auto if n / 2 >= vizdeck::scene::spectrogram::fft::FUSED16_MIN_M as usize => 16,
+        FusedValues::Auto if n / 2 >= vizdeck::scene::spectrogram::fft::FUSED32_AUTO_M as usize => {
+            32
+        }
+        FusedValues::Auto if n / 2 >= vizdeck::scene::spectrogram::fft::FUSED16_MIN_M as usize => {
+            16
+        }
         FusedValues::Auto => 8,
     };
     assert!(per_thread < 32 || n as u64 / 2 >= vizdeck::scene::spectrogram::fft::FUSED32_MIN_M);
@@ -498,7 +504,8 @@ fn several_columns_a_workgroup_match_f64() {
     }
     // With 16 values, Auto takes FUSED_COLUMNS from M = FUSED_COLUMNS_MIN_M up, for batches of
     // FUSED_COLUMNS_MIN_GROUPS workgroups' worth of columns (where max_batch allows them).
-    let from = vizdeck::scene::spectrogram::fft::FUSED_COLUMNS * vizdeck::scene::spectrogram::fft::FUSED_COLUMNS_MIN_GROUPS;
+    let from = vizdeck::scene::spectrogram::fft::FUSED_COLUMNS
+        * vizdeck::scene::spectrogram::fft::FUSED_COLUMNS_MIN_GROUPS;
     let sixteen = FftOptions {
         values: FusedValues::Sixteen,
         ..FftOptions::default()
@@ -511,11 +518,15 @@ fn several_columns_a_workgroup_match_f64() {
     ] {
         let fft = GpuFft::with_options(&gpu.device, n, max_batch, sixteen).expect("GpuFft");
         let detail = fft.path_detail();
-        let expected = format!(", {} columns from {from}", vizdeck::scene::spectrogram::fft::FUSED_COLUMNS);
+        let expected = format!(
+            ", {} columns from {from}",
+            vizdeck::scene::spectrogram::fft::FUSED_COLUMNS
+        );
         assert_eq!(detail.ends_with(&expected), several, "N = {n}: {detail}");
         assert_eq!(
             several,
-            n / 2 >= vizdeck::scene::spectrogram::fft::FUSED_COLUMNS_MIN_M as usize && max_batch >= from
+            n / 2 >= vizdeck::scene::spectrogram::fft::FUSED_COLUMNS_MIN_M as usize
+                && max_batch >= from
         );
     }
     // By default the fused kernel takes 32 values a thread from M = FUSED32_AUTO_M up, one column

@@ -9,10 +9,10 @@
 use crate::common;
 use common::gpu;
 
-use vizdeck::scene::spectrogram::fft::{FftOptions, FusedValues, GpuFft};
 use vizdeck::gpu_lab::pipeline_stats::{
     ComputeShader, EXTENSION, StatsError, compute_pipeline_statistics,
 };
+use vizdeck::scene::spectrogram::fft::{FftOptions, FusedValues, GpuFft};
 
 /// Whether `gpu`'s physical device lists [`EXTENSION`] and its `pipelineExecutableInfo`
 /// feature, asked through ash directly.

@@ -10,8 +10,8 @@ use std::collections::BTreeMap;
 
 use naga::{AddressSpace, TypeInner};
 use vizdeck::gpu::mirror::Mirror;
+use vizdeck::scene::shaders::{ALL, COMMON};
 use vizdeck::scene::wgsl_mirrors as mirrors;
-use vizdeck::gpu::shaders::{ALL, COMMON};
 
 /// Structs bound as buffers that have no `#[repr(C)]` mirror, and why.
 const GPU_ONLY: &[(&str, &str)] = &[

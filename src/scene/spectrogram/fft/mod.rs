@@ -284,10 +284,13 @@ impl GpuFft {
         &self,
         device: &wgpu::Device,
     ) -> Option<
-        Result<Vec<crate::gpu_lab::pipeline_stats::Executable>, crate::gpu_lab::pipeline_stats::StatsError>,
+        Result<
+            Vec<crate::gpu_lab::pipeline_stats::Executable>,
+            crate::gpu_lab::pipeline_stats::StatsError,
+        >,
     > {
         let plan = self.plan.filter(|_| self.passes.len() == 1)?;
-        let src = &crate::gpu::shaders::SPECTROGRAM_FFT_LOCAL;
+        let src = &crate::scene::shaders::SPECTROGRAM_FFT_LOCAL;
         let constants = plan.constants();
         let shader = crate::gpu_lab::pipeline_stats::ComputeShader {
             path: src.path,

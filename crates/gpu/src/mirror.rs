@@ -28,13 +28,14 @@ pub struct Mirror {
 
 /// `wgsl_mirror!(Type => "WgslName" { field, field, ... })`: the [`Mirror`] of `Type`, which must
 /// list every field of `Type` (a missing field is a compile error).
+#[macro_export]
 macro_rules! wgsl_mirror {
     ($ty:ident => $wgsl:literal { $($field:ident),* $(,)? }) => {{
         // A field of the type missing from the list fails to compile here.
         let _exhaustive = |v: &$ty| {
             let $ty { $($field: _),* } = v;
         };
-        $crate::gpu::mirror::Mirror {
+        $crate::mirror::Mirror {
             rust: ::std::any::type_name::<$ty>(),
             wgsl: $wgsl,
             size: ::std::mem::size_of::<$ty>(),
@@ -43,4 +44,4 @@ macro_rules! wgsl_mirror {
         }
     }};
 }
-pub(crate) use wgsl_mirror;
+pub use crate::wgsl_mirror;

@@ -1,6 +1,10 @@
-//! The one owner of the wgpu instance, adapter, device and queue ([`Gpu`]), and the GPU helpers
-//! every scene shares: the shader registry, ping-pong upload buffers, readback and timestamp
-//! queries.
+//! vizdeck's GPU core: the one owner of the wgpu instance, adapter, device and queue ([`Gpu`]),
+//! and the GPU helpers every view shares: the frame ([`frame::GpuFrame`]) and its uploader,
+//! readback ring, timestamp queries, layout and pipeline helpers, the shader-registry mechanism
+//! ([`shaders::ShaderSource`], [`shader!`]), the Rust/WGSL layout mirrors ([`mirror`]), PNG and
+//! video writers, Vulkan interop (`external`), and the egui painter. It knows no scene: the app
+//! re-exports it as `vizdeck::gpu`, and each view registers its own shaders and mirrors
+//! (ARCHITECTURE.md, "The crates").
 
 pub mod egui_painter;
 pub mod external;
@@ -45,7 +49,8 @@ pub const SCENE_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Rgba8Unorm;
 pub const NO_NEW_DEVICE_ENV: &str = "VIZDECK_NO_NEW_DEVICE";
 
 /// Which wgpu backend to ask for (`--backend`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 #[serde(rename_all = "lowercase")]
 pub enum BackendChoice {
     /// Vulkan first, then GL (whatever wgpu finds).

@@ -29,11 +29,11 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use ash::vk;
 
-use crate::gpu::external::{Unmet, check_device, memory_type_preferring};
+use crate::external::{Unmet, check_device, memory_type_preferring};
 use wgpu::hal::api::Vulkan;
 
 /// The device extension importing host memory (enabled by
-/// [`external::request_device`](crate::gpu::external::request_device) where the device has it).
+/// [`external::request_device`](crate::external::request_device) where the device has it).
 pub const EXTENSION: &CStr = ash::ext::external_memory_host::NAME;
 
 /// The handle type of imported host memory.
