@@ -1,4 +1,4 @@
-"""cuFFT reference (through CuPy) for vizdeck's GPU FFT table (`gpu::fft::bench_table`).
+"""cuFFT reference (through CuPy) for vizdeck's GPU FFT table (`scene::spectrogram::fft::bench_table`).
 
 Usage: python3 benches/cufft_ref.py [BATCH ...]   (default 256)
 

@@ -1,5 +1,5 @@
 // Shared prelude: complex arithmetic and float-bit helpers. The shader registry
-// (src/gpu/shaders.rs) prepends this file to the shaders that list it; declare nothing here that
+// (src/scene/shaders.rs) prepends this file to the shaders that list it; declare nothing here that
 // needs a binding.
 
 // Complex product (x + iy)(u + iv), complex numbers as vec2 (re, im).

@@ -1,4 +1,4 @@
-// egui's tessellated shapes → the output (render): vizdeck's egui painter (src/gpu/egui_painter.rs).
+// egui's tessellated shapes → the output (render): vizdeck's egui painter (crates/gpu/src/egui_painter.rs).
 // The same colour arithmetic as egui-wgpu's `fs_main_gamma_framebuffer` (egui 0.37): the vertex
 // colour (sRGB-encoded, premultiplied alpha) times the texture sample, dithered to 8 bits with
 // interleaved gradient noise (Jimenez 2014, "Next Generation Post-Processing in Call of Duty"),

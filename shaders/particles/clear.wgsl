@@ -2,7 +2,7 @@
 // the statistics accumulators before the reduction). Runs inside the compute pass, where
 // `clear_buffer` is not available.
 //
-// Preludes prepended by the registry (src/gpu/shaders.rs): common/particles.wgsl.
+// Preludes prepended by the registry (src/scene/shaders.rs): common/particles.wgsl.
 
 @group(0) @binding(0) var<uniform> params: CountParams;
 @group(0) @binding(1) var<storage, read_write> data: array<u32>;

@@ -6,7 +6,7 @@
 // distance), but never below `min_px` pixels. Colour by speed, density (neighbour count) or age,
 // faded over the last 20 % of a particle's life; additive blending.
 //
-// Preludes prepended by the registry (src/gpu/shaders.rs): common/particles.wgsl.
+// Preludes prepended by the registry (src/scene/shaders.rs): common/particles.wgsl.
 
 // Largest sprite radius in pixels: a particle passing next to the camera would otherwise cover
 // the screen (and, additively blended, cost a full-screen fill each).

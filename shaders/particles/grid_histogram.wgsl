@@ -2,7 +2,7 @@
 // (position clamped into the grid box, so clamped pairs within r stay in adjacent cells) and
 // takes a rank inside that cell with an atomic increment. Dead particles get cell 0xFFFFFFFF.
 //
-// Preludes prepended by the registry (src/gpu/shaders.rs): common/particles.wgsl.
+// Preludes prepended by the registry (src/scene/shaders.rs): common/particles.wgsl.
 
 @group(0) @binding(0) var<uniform> consts: Consts;
 @group(0) @binding(1) var<storage, read> src: array<Particle>;

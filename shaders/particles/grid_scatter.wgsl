@@ -2,7 +2,7 @@
 // start[cell] + rank of the sorted copy (position, original index, velocity), so particles of a
 // cell are contiguous and the neighbour pass reads adjacent memory.
 //
-// Preludes prepended by the registry (src/gpu/shaders.rs): common/particles.wgsl.
+// Preludes prepended by the registry (src/scene/shaders.rs): common/particles.wgsl.
 
 @group(0) @binding(0) var<uniform> consts: Consts;
 @group(0) @binding(1) var<storage, read> src: array<Particle>;

@@ -15,7 +15,7 @@
 // (mod count) are respawned at the emitter with hashed random offsets (PCG hash, exact in u32).
 // Particle.pos.w = age (s), vel.w = lifetime (s, 0 = immortal); a dead particle stays put.
 //
-// Preludes prepended by the registry (src/gpu/shaders.rs): common/particles.wgsl.
+// Preludes prepended by the registry (src/scene/shaders.rs): common/particles.wgsl.
 
 struct StepParams {
     attractors: array<vec4<f32>, 4>, // xyz position, w = strength G

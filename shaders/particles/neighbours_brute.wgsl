@@ -3,7 +3,7 @@
 // every thread tests its particle against the tile). Kept to validate the grid and to measure
 // against it. The term expressions are the grid pass's, letter for letter.
 //
-// Preludes prepended by the registry (src/gpu/shaders.rs): common/particles.wgsl.
+// Preludes prepended by the registry (src/scene/shaders.rs): common/particles.wgsl.
 
 const TILE: u32 = 128u;
 

@@ -5,7 +5,7 @@
 // associative), so the result does not depend on the order the atomics gave inside a cell and
 // equals neighbours_brute.wgsl bit for bit. Written at the particle's original index.
 //
-// Preludes prepended by the registry (src/gpu/shaders.rs): common/particles.wgsl.
+// Preludes prepended by the registry (src/scene/shaders.rs): common/particles.wgsl.
 
 @group(0) @binding(0) var<uniform> consts: Consts;
 @group(0) @binding(1) var<storage, read> sorted: array<Sorted>;

@@ -1,7 +1,7 @@
 // Particles, grid mode, counting sort 2/3 (prefix sum, fix-up pass): adds the scanned total of
 // all earlier blocks (the next level's exclusive scan) to every element of a 512-element block.
 //
-// Preludes prepended by the registry (src/gpu/shaders.rs): common/particles.wgsl.
+// Preludes prepended by the registry (src/scene/shaders.rs): common/particles.wgsl.
 
 @group(0) @binding(0) var<uniform> params: CountParams;
 @group(0) @binding(1) var<storage, read_write> data: array<u32>;

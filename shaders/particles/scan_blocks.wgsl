@@ -3,7 +3,7 @@
 // workgroup, in place; the block's total goes to `block_sums[block]`, which the next level scans
 // in turn and scan_add.wgsl adds back. Multi-level, so any cell count up to 512³ works.
 //
-// Preludes prepended by the registry (src/gpu/shaders.rs): common/particles.wgsl.
+// Preludes prepended by the registry (src/scene/shaders.rs): common/particles.wgsl.
 
 const BLOCK: u32 = 512u;
 

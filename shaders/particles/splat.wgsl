@@ -6,7 +6,7 @@
 // one pixel per particle. Where a frame runs a step, the last step splats as it goes instead
 // (`main_splat` of integrate.wgsl, the same `splat_of`); this pass covers frames without one.
 //
-// Preludes prepended by the registry (src/gpu/shaders.rs): common/particles.wgsl.
+// Preludes prepended by the registry (src/scene/shaders.rs): common/particles.wgsl.
 
 // Storage, not uniform: lavapipe makes a shader variant per distinct uniform value (render.rs).
 @group(0) @binding(0) var<storage, read> view: View;

@@ -1,7 +1,7 @@
 // Particles, point-splat renderer: draws the accumulated fixed-point colour sums (`splat.wgsl`)
 // over the scene texture, one texel per pixel, clamped to 1.
 //
-// Preludes prepended by the registry (src/gpu/shaders.rs): common/particles.wgsl.
+// Preludes prepended by the registry (src/scene/shaders.rs): common/particles.wgsl.
 
 @group(0) @binding(0) var<uniform> splat: Splat;
 @group(0) @binding(1) var<storage, read> accum: array<u32>;

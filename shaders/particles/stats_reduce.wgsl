@@ -14,7 +14,7 @@
 // Layout of `stats` (u32 words): 0,1 kinetic energy lo/hi; 2,3 speed sum lo/hi; 4 live count;
 // 5 max neighbours; 6,7 neighbour sum lo/hi; 8..24 histogram.
 //
-// Preludes prepended by the registry (src/gpu/shaders.rs): common/particles.wgsl.
+// Preludes prepended by the registry (src/scene/shaders.rs): common/particles.wgsl.
 
 const SCALE: f32 = 1048576.0;
 const CAP: f32 = 16777215.0;

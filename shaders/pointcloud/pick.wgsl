@@ -3,7 +3,7 @@
 // key, and the point id there. One invocation; runs after both raster passes, bound to the piece
 // of the visibility buffer that resolves row y (whose halo holds the rows within the radius).
 //
-// Preludes prepended by the registry (src/gpu/shaders.rs): common/pointcloud.wgsl.
+// Preludes prepended by the registry (src/scene/shaders.rs): common/pointcloud.wgsl.
 
 // The pixel and radius (mirror: src/pointcloud/raster.rs `PickParams`).
 struct PickParams {

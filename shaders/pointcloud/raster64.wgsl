@@ -13,7 +13,7 @@
 // The entry points `main` (16 bytes a point) and `main_q` (4 bytes a point, quantized) and the
 // point bindings are common/pointcloud_raster.wgsl's; this pass's part is `keep`.
 //
-// Preludes prepended by the registry (src/gpu/shaders.rs): common/pointcloud.wgsl,
+// Preludes prepended by the registry (src/scene/shaders.rs): common/pointcloud.wgsl,
 // common/pointcloud_raster.wgsl.
 
 @group(0) @binding(3) var<storage, read_write> visibility: array<atomic<u64>>;

@@ -10,7 +10,7 @@
 // `main_q` (4 bytes a point quantized in its batch's box, one workgroup per `QBatch`) and the
 // point bindings are common/pointcloud_raster.wgsl's; this pass's part is `keep`.
 //
-// Preludes prepended by the registry (src/gpu/shaders.rs): common/pointcloud.wgsl,
+// Preludes prepended by the registry (src/scene/shaders.rs): common/pointcloud.wgsl,
 // common/pointcloud_raster.wgsl.
 
 @group(0) @binding(3) var<storage, read_write> depth: array<atomic<u32>>;

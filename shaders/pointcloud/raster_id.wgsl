@@ -8,7 +8,7 @@
 // the batch's `first` + k) and the point bindings are common/pointcloud_raster.wgsl's; this
 // pass's part is `keep`.
 //
-// Preludes prepended by the registry (src/gpu/shaders.rs): common/pointcloud.wgsl,
+// Preludes prepended by the registry (src/scene/shaders.rs): common/pointcloud.wgsl,
 // common/pointcloud_raster.wgsl.
 
 @group(0) @binding(3) var<storage, read_write> depth: array<atomic<u32>>;

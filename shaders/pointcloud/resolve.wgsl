@@ -27,7 +27,7 @@
 // holds one attribute word (u32) per point, read as vec4<u32> (word i = points[i / 4][i % 4]);
 // without it, the 16-byte points whose `w` is the word.
 //
-// Preludes prepended by the registry (src/gpu/shaders.rs): common/pointcloud.wgsl.
+// Preludes prepended by the registry (src/scene/shaders.rs): common/pointcloud.wgsl.
 
 // Resolve parameters (mirror: src/pointcloud/raster.rs `ResolveParams`).
 struct ResolveParams {

@@ -8,7 +8,7 @@
 // and thread n (0..L) of a column writes u_s[n] to dst[col·M + s·L + n] (4 contiguous blocks).
 // The twiddle e^{−2πi·n·s/M} is T[2·n·s], T[m] = e^{−2πi·m/N} (f64 on the CPU, stored f32).
 //
-// Preludes prepended by the registry (src/gpu/shaders.rs): common/math.wgsl, common/fft.wgsl.
+// Preludes prepended by the registry (src/scene/shaders.rs): common/math.wgsl, common/fft.wgsl.
 
 @group(0) @binding(0) var<uniform> P: FftParams;
 @group(0) @binding(1) var<storage, read> samples: array<vec2<f32>>;

@@ -27,7 +27,7 @@
 // constant offset per value, rather than an address register per value (fewer registers a
 // thread, more workgroups a multiprocessor).
 //
-// Preludes prepended by the registry (src/gpu/shaders.rs): common/math.wgsl, common/fft.wgsl.
+// Preludes prepended by the registry (src/scene/shaders.rs): common/math.wgsl, common/fft.wgsl.
 
 override M: u32 = 4096u;        // complex values per column, N/2
 override WG: u32 = 512u;        // threads per workgroup, M/8

@@ -7,7 +7,7 @@
 // Block s of the column (src[col·M + s·L ..]) transforms to Z[4k' + s] = tile[k'], written to
 // dst[col·M + 4k' + s]: the natural-order M-point spectrum that fft_split.wgsl reads.
 //
-// Preludes prepended by the registry (src/gpu/shaders.rs): common/math.wgsl, common/fft.wgsl.
+// Preludes prepended by the registry (src/scene/shaders.rs): common/math.wgsl, common/fft.wgsl.
 
 override TILE: u32 = 4096u;  // L = M/4, complex values per workgroup
 override WG: u32 = 256u;     // threads per workgroup

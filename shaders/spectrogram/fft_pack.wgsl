@@ -7,9 +7,9 @@
 //
 // Stockham stage with p = 1 (no twiddles): thread i (0..M/4) of a column reads z[i + j·M/4],
 // j = 0..3, and writes the 4-point DFT to y[4i + j]. One thread per (column, butterfly); the
-// flat thread index folds workgroups over x and y (see src/gpu/fft.rs).
+// flat thread index folds workgroups over x and y (see src/scene/spectrogram/fft/).
 //
-// Preludes prepended by the registry (src/gpu/shaders.rs): common/math.wgsl, common/fft.wgsl.
+// Preludes prepended by the registry (src/scene/shaders.rs): common/math.wgsl, common/fft.wgsl.
 
 @group(0) @binding(0) var<uniform> P: FftParams;
 @group(0) @binding(1) var<storage, read> samples: array<vec2<f32>>;

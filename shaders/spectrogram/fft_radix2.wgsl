@@ -3,7 +3,7 @@
 // Thread i (0..M/2) of a column, k = i mod p: a_0 = src[i], a_1 = src[i + M/2]·e^{−2πi·k/(2p)}
 // (twiddle T[k·N/(2p)], T[m] = e^{−2πi·m/N}); writes a_0 ± a_1 to dst[(i − k)·2 + k + {0, p}].
 //
-// Preludes prepended by the registry (src/gpu/shaders.rs): common/math.wgsl, common/fft.wgsl.
+// Preludes prepended by the registry (src/scene/shaders.rs): common/math.wgsl, common/fft.wgsl.
 
 @group(0) @binding(0) var<uniform> P: FftParams;
 @group(0) @binding(1) var<storage, read> twiddles: array<vec2<f32>>;

@@ -5,7 +5,7 @@
 // twiddle e^{−2πi·j·k/(4p)} = T[j·k·N/(4p)] (T[m] = e^{−2πi·m/N}, computed on the CPU in f64,
 // stored as f32), takes the 4-point DFT and writes it to dst[(i − k)·4 + k + j·p].
 //
-// Preludes prepended by the registry (src/gpu/shaders.rs): common/math.wgsl, common/fft.wgsl.
+// Preludes prepended by the registry (src/scene/shaders.rs): common/math.wgsl, common/fft.wgsl.
 
 @group(0) @binding(0) var<uniform> P: FftParams;
 @group(0) @binding(1) var<storage, read> twiddles: array<vec2<f32>>;

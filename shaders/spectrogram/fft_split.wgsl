@@ -10,7 +10,7 @@
 // (a NaN/inf sample in the column) or a non-finite level gives DB_FLOOR.
 // With flags bit 0 set, X_k is also written (interleaved re, im) to `spectrum`.
 //
-// Preludes prepended by the registry (src/gpu/shaders.rs): common/math.wgsl, common/fft.wgsl.
+// Preludes prepended by the registry (src/scene/shaders.rs): common/math.wgsl, common/fft.wgsl.
 
 @group(0) @binding(0) var<uniform> P: FftParams;
 @group(0) @binding(1) var<storage, read> twiddles: array<vec2<f32>>;

@@ -3,7 +3,7 @@
 // in one buffer; job j copies `count` of them from `src` to the series' place `dst` in the page's
 // samples. Thread t serves the job whose [start, start + count) holds it.
 //
-// Preludes prepended by the registry (src/gpu/shaders.rs): common/timeseries.wgsl,
+// Preludes prepended by the registry (src/scene/shaders.rs): common/timeseries.wgsl,
 // common/timeseries_jobs.wgsl.
 
 // `d`, `jobs` and `job_of` (bindings 0 and 1): common/timeseries_jobs.wgsl.

@@ -4,7 +4,7 @@
 // One draw covers every series: vertex v belongs to record v / 2, whose series is its table entry
 // (colour and depth; the depth test keeps the painter's order of the series).
 //
-// Preludes prepended by the registry (src/gpu/shaders.rs): common/timeseries.wgsl.
+// Preludes prepended by the registry (src/scene/shaders.rs): common/timeseries.wgsl.
 
 @group(0) @binding(0) var<uniform> view: SeriesView;
 @group(0) @binding(1) var<storage, read> table: array<SeriesDraw>;

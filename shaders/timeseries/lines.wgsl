@@ -1,7 +1,7 @@
 // Time series: line segments from min/max (M4) decimated pixel columns. Positions arrive in NDC
 // from the CPU through a ping-pong vertex buffer; colour is packed RGBA8 (R in the low byte).
 //
-// Preludes prepended by the registry (src/gpu/shaders.rs): common/timeseries.wgsl.
+// Preludes prepended by the registry (src/scene/shaders.rs): common/timeseries.wgsl.
 
 @vertex
 fn vs_main(@location(0) pos: vec2<f32>, @location(1) color: u32) -> VsOut {

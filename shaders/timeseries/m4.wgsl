@@ -12,7 +12,7 @@
 // test decides between series, and a series' records share its colour), counted into the
 // indirect draws (`args`); else every column's records in place, empty ones marked NONE.
 //
-// Preludes prepended by the registry (src/gpu/shaders.rs): common/timeseries.wgsl.
+// Preludes prepended by the registry (src/scene/shaders.rs): common/timeseries.wgsl.
 
 @group(0) @binding(0) var<uniform> d: Dispatch;
 // Per slot, HEADER + 2·columns + 1 words from slot · (HEADER + 2·columns + 1): the header, then

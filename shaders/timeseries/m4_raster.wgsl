@@ -17,7 +17,7 @@
 // column appends the other connectors to the list the connector draw reads (compacted, counted
 // into `args`); resolve.wgsl turns the image into colours and depths before that draw.
 //
-// Preludes prepended by the registry (src/gpu/shaders.rs): common/timeseries.wgsl.
+// Preludes prepended by the registry (src/scene/shaders.rs): common/timeseries.wgsl.
 
 @group(0) @binding(0) var<uniform> d: Dispatch;
 // Per slot, HEADER + 2·columns + 1 words (see m4.wgsl).

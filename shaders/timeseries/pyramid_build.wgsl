@@ -8,7 +8,7 @@
 // Only complete nodes are built. Job j builds `count` nodes: node k reads 16 values (level 1) or
 // 16 nodes (level > 1) from `src + 16·k` and writes `dst + k` (page-absolute indices).
 //
-// Preludes prepended by the registry (src/gpu/shaders.rs): common/timeseries.wgsl,
+// Preludes prepended by the registry (src/scene/shaders.rs): common/timeseries.wgsl,
 // common/timeseries_jobs.wgsl.
 
 // `d`, `jobs` and `job_of` (bindings 0 and 1): common/timeseries_jobs.wgsl.

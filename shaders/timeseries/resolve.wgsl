@@ -3,7 +3,7 @@
 // would have left them; untouched pixels are discarded. One triangle covers the image; the
 // connectors left to the line draw come after, tested against the depth written here.
 //
-// Preludes prepended by the registry (src/gpu/shaders.rs): common/timeseries.wgsl.
+// Preludes prepended by the registry (src/scene/shaders.rs): common/timeseries.wgsl.
 
 // The owner image's size in pixels (the scene image's).
 struct ResolveView {

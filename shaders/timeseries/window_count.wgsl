@@ -2,7 +2,7 @@
 // samples of every series (workgroup (b, s): block b of series s), for the write pass's running
 // counts.
 //
-// Preludes prepended by the registry (src/gpu/shaders.rs): common/timeseries.wgsl,
+// Preludes prepended by the registry (src/scene/shaders.rs): common/timeseries.wgsl,
 // common/timeseries_window.wgsl.
 
 @compute @workgroup_size(256)

@@ -2,7 +2,7 @@
 // view's samples [k0, k1) (workgroup (0, s): series s), as order-preserving keys, read back for
 // the value axis (NaN and ±inf left out, as the chart's automatic range does).
 //
-// Preludes prepended by the registry (src/gpu/shaders.rs): common/timeseries.wgsl,
+// Preludes prepended by the registry (src/scene/shaders.rs): common/timeseries.wgsl,
 // common/timeseries_window.wgsl.
 
 @compute @workgroup_size(256)

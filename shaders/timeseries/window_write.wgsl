@@ -4,7 +4,7 @@
 // the samples before it in the block by a workgroup scan. The pyramid is then built over them
 // (pyramid_build.wgsl), as for samples uploaded from the host.
 //
-// Preludes prepended by the registry (src/gpu/shaders.rs): common/timeseries.wgsl,
+// Preludes prepended by the registry (src/scene/shaders.rs): common/timeseries.wgsl,
 // common/timeseries_window.wgsl.
 
 @compute @workgroup_size(256)

@@ -8,7 +8,8 @@
 //! (BENCHMARKS.md, "Software rasterizer").
 
 use crate::gpu::layout;
-use crate::gpu::shaders::{RenderOptions, SCENE_BLIT};
+use crate::gpu::shaders::RenderOptions;
+use crate::scene::shaders::SCENE_BLIT;
 
 /// How the scene texture reaches the output (`--composite`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]

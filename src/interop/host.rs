@@ -106,6 +106,15 @@ impl HostFrame {
     }
 }
 
+// SAFETY: the bytes are the memfd's mapping, which lives as long as the `Arc<HostMemory>` the
+// frame holds (moving the frame moves no byte); the producer does not write a frame until
+// vizdeck releases it, which happens only once the frame is dropped.
+unsafe impl crate::gpu::upload::HostSource for HostFrame {
+    fn host_bytes(&self) -> &[u8] {
+        self.bytes()
+    }
+}
+
 impl Drop for HostMemory {
     fn drop(&mut self) {
         // SAFETY: the mapping made in `new`, unmapped once; no `bytes` borrow outlives `self`.

@@ -23,7 +23,8 @@ use super::raster::{
     ResolveVariant, contiguous_batches, points_per_binding, quantize_batch,
 };
 use crate::gpu::Gpu;
-use crate::gpu::shaders::{POINTCLOUD_POINTS_BASELINE, RenderOptions};
+use crate::gpu::shaders::RenderOptions;
+use crate::scene::shaders::POINTCLOUD_POINTS_BASELINE;
 
 /// Size of the target of both sides when none is given (`vizdeck bench --size`'s default).
 pub const SIZE: (u32, u32) = (1280, 720);

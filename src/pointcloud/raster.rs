@@ -37,7 +37,7 @@ use std::collections::HashMap;
 
 use super::pieces::{Piece, PieceGroups, piece_limit, pieces};
 use crate::gpu::layout;
-use crate::gpu::shaders::{
+use crate::scene::shaders::{
     POINTCLOUD_PICK, POINTCLOUD_RASTER_DEPTH, POINTCLOUD_RASTER_ID, POINTCLOUD_RASTER64,
     POINTCLOUD_RESOLVE,
 };

@@ -9,6 +9,7 @@
 pub mod particles;
 pub mod pointcloud;
 pub mod progress_bar;
+pub mod shaders;
 pub mod spectrogram;
 pub mod timeseries;
 pub mod wake;
@@ -19,9 +20,7 @@ use crate::gpu::frame::GpuFrame;
 /// Longest input time one frame may cover (a stall longer than this is not caught up).
 pub const MAX_FRAME_ELAPSED_S: f64 = 1.0;
 
-/// Colour format of the scene texture every scene paints into (shown by egui, so gamma-encoded
-/// values are written as they are).
-pub const SCENE_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Rgba8Unorm;
+pub use crate::gpu::SCENE_FORMAT;
 
 /// Per-frame facts handed to a scene.
 #[derive(Clone, Copy, Debug)]
@@ -375,6 +374,20 @@ pub static SCENES: &[SceneEntry] = &[
         startup: no_startup,
     },
 ];
+
+/// Every Rust type mirrored by a WGSL struct ([`crate::gpu::mirror`]): each view's own, and the
+/// GPU core's; `tests/app/shader_layout.rs` checks each against its shader.
+pub fn wgsl_mirrors() -> Vec<crate::gpu::mirror::Mirror> {
+    let mut all = Vec::new();
+    all.extend(spectrogram::fft::wgsl_mirrors());
+    all.extend(crate::gpu::egui_painter::wgsl_mirrors());
+    all.extend(particles::cpu::wgsl_mirrors());
+    all.extend(particles::render::wgsl_mirrors());
+    all.extend(timeseries::gpu::wgsl_mirrors());
+    all.extend(spectrogram::gpu::wgsl_mirrors());
+    all.extend(crate::pointcloud::raster::wgsl_mirrors());
+    all
+}
 
 /// Index of a scene id in [`SCENES`].
 pub fn index_of(id: &str) -> Option<usize> {

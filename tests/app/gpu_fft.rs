@@ -1,4 +1,4 @@
-//! The GPU spectrogram FFT (`vizdeck::gpu::fft::GpuFft`) on lavapipe against independent CPU
+//! The GPU spectrogram FFT (`vizdeck::scene::spectrogram::fft::GpuFft`) on lavapipe against independent CPU
 //! references:
 //! - complex spectrum vs realfft in **f64** (the reference) on seeded noise, every size
 //!   256…32768, rectangular window. Error measure, per column:
@@ -17,9 +17,11 @@ use realfft::RealFftPlanner;
 use realfft::num_complex::Complex;
 use vizdeck::audio::stft::{DB_FLOOR, Stft};
 use vizdeck::gpu::Gpu;
-use vizdeck::gpu::fft::{FftError, FftOptions, FusedColumns, FusedLayout, FusedValues, GpuFft};
 use vizdeck::gpu::frame::OwnedFrame;
 use vizdeck::gpu::upload::Strategy;
+use vizdeck::scene::spectrogram::fft::{
+    FftError, FftOptions, FusedColumns, FusedLayout, FusedValues, GpuFft,
+};
 
 /// Seeded noise in [−1, 1) (xorshift64*; independent of the crate's own generator).
 fn noise(len: usize, seed: u64) -> Vec<f32> {
@@ -161,11 +163,15 @@ fn build_with(
         FusedValues::Eight => 8,
         FusedValues::Sixteen => 16,
         FusedValues::ThirtyTwo => 32,
-        FusedValues::Auto if n / 2 >= vizdeck::gpu::fft::FUSED32_AUTO_M as usize => 32,
-        FusedValues::Auto if n / 2 >= vizdeck::gpu::fft::FUSED16_MIN_M as usize => 16,
+        FusedValues::Auto if n / 2 >= vizdeck::scene::spectrogram::fft::FUSED32_AUTO_M as usize => {
+            32
+        }
+        FusedValues::Auto if n / 2 >= vizdeck::scene::spectrogram::fft::FUSED16_MIN_M as usize => {
+            16
+        }
         FusedValues::Auto => 8,
     };
-    assert!(per_thread < 32 || n as u64 / 2 >= vizdeck::gpu::fft::FUSED32_MIN_M);
+    assert!(per_thread < 32 || n as u64 / 2 >= vizdeck::scene::spectrogram::fft::FUSED32_MIN_M);
     let single = (n as u64 / (2 * per_thread))
         <= u64::from(limits.max_compute_invocations_per_workgroup)
         && words * 4 <= u64::from(limits.max_compute_workgroup_storage_size);
@@ -498,7 +504,8 @@ fn several_columns_a_workgroup_match_f64() {
     }
     // With 16 values, Auto takes FUSED_COLUMNS from M = FUSED_COLUMNS_MIN_M up, for batches of
     // FUSED_COLUMNS_MIN_GROUPS workgroups' worth of columns (where max_batch allows them).
-    let from = vizdeck::gpu::fft::FUSED_COLUMNS * vizdeck::gpu::fft::FUSED_COLUMNS_MIN_GROUPS;
+    let from = vizdeck::scene::spectrogram::fft::FUSED_COLUMNS
+        * vizdeck::scene::spectrogram::fft::FUSED_COLUMNS_MIN_GROUPS;
     let sixteen = FftOptions {
         values: FusedValues::Sixteen,
         ..FftOptions::default()
@@ -511,11 +518,15 @@ fn several_columns_a_workgroup_match_f64() {
     ] {
         let fft = GpuFft::with_options(&gpu.device, n, max_batch, sixteen).expect("GpuFft");
         let detail = fft.path_detail();
-        let expected = format!(", {} columns from {from}", vizdeck::gpu::fft::FUSED_COLUMNS);
+        let expected = format!(
+            ", {} columns from {from}",
+            vizdeck::scene::spectrogram::fft::FUSED_COLUMNS
+        );
         assert_eq!(detail.ends_with(&expected), several, "N = {n}: {detail}");
         assert_eq!(
             several,
-            n / 2 >= vizdeck::gpu::fft::FUSED_COLUMNS_MIN_M as usize && max_batch >= from
+            n / 2 >= vizdeck::scene::spectrogram::fft::FUSED_COLUMNS_MIN_M as usize
+                && max_batch >= from
         );
     }
     // By default the fused kernel takes 32 values a thread from M = FUSED32_AUTO_M up, one column
@@ -524,7 +535,7 @@ fn several_columns_a_workgroup_match_f64() {
         let fft =
             GpuFft::with_options(&gpu.device, n, from, FftOptions::default()).expect("GpuFft");
         let detail = fft.path_detail();
-        let values = if n / 2 >= vizdeck::gpu::fft::FUSED32_AUTO_M as usize {
+        let values = if n / 2 >= vizdeck::scene::spectrogram::fft::FUSED32_AUTO_M as usize {
             32
         } else {
             16

@@ -1,4 +1,4 @@
-//! The driver's pipeline statistics (`vizdeck::gpu::pipeline_stats`, issue 18): every fused FFT
+//! The driver's pipeline statistics (`vizdeck::gpu_lab::pipeline_stats`, issue 18): every fused FFT
 //! variant compiles to SPIR-V and builds as a pipeline on a second Vulkan device; where the
 //! driver has `VK_KHR_pipeline_executable_properties` (the test asks Vulkan itself) statistics
 //! come back, else the one refusal naming the device and the extension (Mesa 22.3's lavapipe in
@@ -9,10 +9,10 @@
 use crate::common;
 use common::gpu;
 
-use vizdeck::gpu::fft::{FftOptions, FusedValues, GpuFft};
-use vizdeck::gpu::pipeline_stats::{
+use vizdeck::gpu_lab::pipeline_stats::{
     ComputeShader, EXTENSION, StatsError, compute_pipeline_statistics,
 };
+use vizdeck::scene::spectrogram::fft::{FftOptions, FusedValues, GpuFft};
 
 /// Whether `gpu`'s physical device lists [`EXTENSION`] and its `pipelineExecutableInfo`
 /// feature, asked through ash directly.

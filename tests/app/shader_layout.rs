@@ -1,5 +1,5 @@
 //! The WGSL/Rust layout contract: every shader of the registry is reflected with naga (composed
-//! with its preludes), and each WGSL struct mirrored in Rust (`vizdeck::gpu::mirror::mirrors`)
+//! with its preludes), and each WGSL struct mirrored in Rust (`vizdeck::scene::wgsl_mirrors`)
 //! must have the Rust type's size, a field offset equal to the Rust field's for every member, no
 //! member on one side only (WGSL members named `_…` are padding: the equal sizes cover them), and
 //! an alignment no smaller than Rust's. A struct of the same name must have the same layout in
@@ -9,8 +9,9 @@
 use std::collections::BTreeMap;
 
 use naga::{AddressSpace, TypeInner};
-use vizdeck::gpu::mirror::{Mirror, mirrors};
-use vizdeck::gpu::shaders::{ALL, COMMON};
+use vizdeck::gpu::mirror::Mirror;
+use vizdeck::scene::shaders::{ALL, COMMON};
+use vizdeck::scene::wgsl_mirrors as mirrors;
 
 /// Structs bound as buffers that have no `#[repr(C)]` mirror, and why.
 const GPU_ONLY: &[(&str, &str)] = &[

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use vizdeck::gpu::shaders::{ALL, COMMON};
+use vizdeck::scene::shaders::{ALL, COMMON};
 
 fn wgsl_files(dir: &Path, out: &mut Vec<PathBuf>) {
     for entry in std::fs::read_dir(dir).expect("shaders/ is readable") {

@@ -7,7 +7,8 @@ use glam::{Mat4, Vec2, Vec3, Vec4};
 use super::sim::Sim;
 use crate::gpu::frame::GpuFrame;
 use crate::gpu::upload::PingPong;
-use crate::gpu::{Gpu, layout, shaders};
+use crate::gpu::{Gpu, layout};
+use crate::scene::shaders;
 
 /// What the sprite colour shows.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

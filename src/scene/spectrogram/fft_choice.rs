@@ -13,8 +13,8 @@ use std::time::Instant;
 use super::{FftOn, MAX_BATCH, Settings};
 use crate::audio::stft::Stft;
 use crate::gpu::Gpu;
-use crate::gpu::fft::GpuFft;
 use crate::gpu::frame::OwnedFrame;
+use crate::scene::spectrogram::fft::GpuFft;
 
 /// Repetitions of each measurement (the fastest counts).
 pub const REPS: u32 = 5;
@@ -120,7 +120,10 @@ pub fn measure(
 ) -> FftChoice {
     let columns = columns_per_frame(sample_rate, settings.hop);
     let n = settings.fft_size;
-    let samples = crate::gpu::fft::bench::noise((columns as usize - 1) * settings.hop + n, 0x5eed);
+    let samples = crate::scene::spectrogram::fft::bench::noise(
+        (columns as usize - 1) * settings.hop + n,
+        0x5eed,
+    );
     let cpu_ms = match Stft::with_window(n, settings.hop, settings.window) {
         Ok(mut stft) => {
             let mut out = vec![0f32; stft.bins()];

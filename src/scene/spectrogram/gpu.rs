@@ -10,11 +10,12 @@ use bytemuck::{Pod, Zeroable};
 use super::layout::Frame;
 use super::{FftOn, MAX_BATCH, MAX_RING_WIDTH, MAX_ROWS, SCROLLBACK_S, Settings, Spectrogram};
 use crate::audio::stft::{self, Stft};
-use crate::gpu::fft::GpuFft;
 use crate::gpu::frame::GpuFrame;
 use crate::gpu::readback::{Arrived, Consumer, ReadbackRing};
 use crate::gpu::upload::PingPong;
-use crate::gpu::{Gpu, layout, shaders};
+use crate::gpu::{Gpu, layout};
+use crate::scene::shaders;
+use crate::scene::spectrogram::fft::GpuFft;
 use crate::scene::{FrameCtx, SceneError};
 
 /// Colormaps offered (all perceptual except grayscale), from the `colorous` crate.

@@ -10,7 +10,7 @@
 //! to it; a file longer than the scrollback is analysed up to what the ring holds, then waits
 //! (Play goes on at real-time rate).
 //!
-//! The STFT runs on the GPU ([`crate::gpu::fft::GpuFft`]: every hop that arrived since the last
+//! The STFT runs on the GPU ([`crate::scene::spectrogram::fft::GpuFft`]: every hop that arrived since the last
 //! frame in one batched dispatch) or on the CPU ([`crate::audio::stft::Stft`]), switchable
 //! at run time; both compute the same dBFS definition, so both give the same image. The GPU
 //! path's levels come back to the CPU through the deck's shared asynchronous readback ring (1–3
@@ -35,6 +35,7 @@
 //!   columns received shown through the CPU path's upload, no audio input of its own).
 
 pub mod axis;
+pub mod fft;
 pub mod fft_choice;
 pub(crate) mod gpu;
 mod history;

@@ -6,7 +6,7 @@ use crate::gpu::Gpu;
 /// Which kernel tables to print.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Kernel {
-    /// The GPU FFT against the CPU FFT, by size (from `gpu::fft::bench_table`).
+    /// The GPU FFT against the CPU FFT, by size (from `scene::spectrogram::fft::bench_table`).
     Fft,
     /// Particle steps and draws, by count (from `scene::particles::bench::bench_table`).
     Particles,
@@ -66,7 +66,7 @@ pub fn kernel_tables(gpu: &Gpu, kernels: &[Kernel], o: &KernelOptions) -> String
     for k in kernels {
         match k {
             Kernel::Fft => {
-                s.push_str(&crate::gpu::fft::bench_table(
+                s.push_str(&crate::scene::spectrogram::fft::bench_table(
                     gpu,
                     &o.fft_sizes,
                     o.fft_batch,

@@ -10,7 +10,8 @@ use super::{
     make_consts, scan_levels,
 };
 use crate::gpu::upload::PingPong;
-use crate::gpu::{Gpu, layout, shaders};
+use crate::gpu::{Gpu, layout};
+use crate::scene::shaders;
 
 pub(super) fn storage_buffer(device: &wgpu::Device, label: &str, size: u64) -> wgpu::Buffer {
     device.create_buffer(&wgpu::BufferDescriptor {

@@ -8,7 +8,8 @@ use super::build::{small_uniform, storage_buffer};
 use super::cpu::{Neighbours, Particle, STATS_WORDS, Stats};
 use super::{COMPUTE, Mode, SCAN_BLOCK, Sim, StatsCopy, fold, scan_levels};
 use crate::gpu::readback::{Consumer, ReadbackRing};
-use crate::gpu::{Gpu, layout, shaders};
+use crate::gpu::{Gpu, layout};
+use crate::scene::shaders;
 
 impl Sim {
     /// Records the copy of the statistics reduced this frame into `ring` (tag `kind`, id = the

@@ -61,7 +61,8 @@ pub use window::WindowPasses;
 
 use bytemuck::{Pod, Zeroable};
 
-use crate::gpu::{layout, shaders};
+use crate::gpu::layout;
+use crate::scene::shaders;
 use crate::series::decimate::Column;
 
 /// Branching factor of the min/max pyramid.

@@ -11,7 +11,8 @@ use bytemuck::{Pod, Zeroable};
 
 use super::{Mirrors, PARAM_STRIDE, Pipelines, buffer};
 use crate::gpu::frame::GpuFrame;
-use crate::gpu::{layout, shaders};
+use crate::gpu::layout;
+use crate::scene::shaders;
 
 /// Samples a workgroup of the count and write passes covers (`WINDOW_BLOCK` in WGSL).
 pub const WINDOW_BLOCK: u64 = 4096;

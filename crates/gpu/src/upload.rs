@@ -66,7 +66,8 @@ pub use host::{HostBytes, HostImportError, HostImporter, HostSource};
 pub const SLOTS: usize = 2;
 
 /// How CPU data is copied into GPU buffers (see the module docs).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, clap::ValueEnum, serde::Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 #[serde(rename_all = "kebab-case")]
 pub enum Strategy {
     /// `queue.write_buffer`. Its writes land at the submit, before the encoder's copies: in one

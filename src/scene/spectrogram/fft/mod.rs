@@ -168,8 +168,8 @@ impl Params {
 }
 
 /// The WGSL mirror of [`Params`] (`FftParams` in `shaders/common/fft.wgsl`), for the layout test.
-pub(crate) fn wgsl_mirrors() -> Vec<super::mirror::Mirror> {
-    vec![super::mirror::wgsl_mirror!(Params => "FftParams" {
+pub(crate) fn wgsl_mirrors() -> Vec<crate::gpu::mirror::Mirror> {
+    vec![crate::gpu::mirror::wgsl_mirror!(Params => "FftParams" {
         p, per_col, m, tw_stride, max_batch, flags, scale, cols
     })]
 }
@@ -274,29 +274,32 @@ impl GpuFft {
     }
 
     /// The driver's statistics of the fused kernel's pipeline (registers, spills, shared
-    /// memory, …: [`crate::gpu::pipeline_stats`]), `None` on the other paths.
+    /// memory, …: [`crate::gpu_lab::pipeline_stats`]), `None` on the other paths.
     ///
     /// # Errors
     ///
-    /// As [`compute_pipeline_statistics`](crate::gpu::pipeline_stats::compute_pipeline_statistics):
+    /// As [`compute_pipeline_statistics`](crate::gpu_lab::pipeline_stats::compute_pipeline_statistics):
     /// no Vulkan, no `VK_KHR_pipeline_executable_properties`, a failed Vulkan call.
     pub fn fused_statistics(
         &self,
         device: &wgpu::Device,
     ) -> Option<
-        Result<Vec<crate::gpu::pipeline_stats::Executable>, crate::gpu::pipeline_stats::StatsError>,
+        Result<
+            Vec<crate::gpu_lab::pipeline_stats::Executable>,
+            crate::gpu_lab::pipeline_stats::StatsError,
+        >,
     > {
         let plan = self.plan.filter(|_| self.passes.len() == 1)?;
-        let src = &crate::gpu::shaders::SPECTROGRAM_FFT_LOCAL;
+        let src = &crate::scene::shaders::SPECTROGRAM_FFT_LOCAL;
         let constants = plan.constants();
-        let shader = crate::gpu::pipeline_stats::ComputeShader {
+        let shader = crate::gpu_lab::pipeline_stats::ComputeShader {
             path: src.path,
             wgsl: src.source,
             entry: plan.entry_point(),
             constants: &constants,
             checked: !plan.unchecked,
         };
-        Some(crate::gpu::pipeline_stats::compute_pipeline_statistics(
+        Some(crate::gpu_lab::pipeline_stats::compute_pipeline_statistics(
             device, &shader,
         ))
     }

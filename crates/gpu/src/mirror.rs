@@ -7,8 +7,9 @@
 //!
 //! Adding a mirrored type: list it with [`wgsl_mirror!`] in the `wgsl_mirrors()` of the module
 //! that defines it (its fields need not be public), naming the WGSL struct; that function is
-//! collected by [`mirrors`]. The macro lists every field of the type: it does not compile when a
-//! field is left out. WGSL struct names that are mirrored are unique across the shaders.
+//! collected by the app's `scene::wgsl_mirrors`. The macro lists every field of the type: it does
+//! not compile when a field is left out. WGSL struct names that are mirrored are unique across
+//! the shaders.
 
 /// The memory layout of one Rust type that mirrors a WGSL struct.
 #[derive(Clone, Debug)]
@@ -27,13 +28,14 @@ pub struct Mirror {
 
 /// `wgsl_mirror!(Type => "WgslName" { field, field, ... })`: the [`Mirror`] of `Type`, which must
 /// list every field of `Type` (a missing field is a compile error).
+#[macro_export]
 macro_rules! wgsl_mirror {
     ($ty:ident => $wgsl:literal { $($field:ident),* $(,)? }) => {{
         // A field of the type missing from the list fails to compile here.
         let _exhaustive = |v: &$ty| {
             let $ty { $($field: _),* } = v;
         };
-        $crate::gpu::mirror::Mirror {
+        $crate::mirror::Mirror {
             rust: ::std::any::type_name::<$ty>(),
             wgsl: $wgsl,
             size: ::std::mem::size_of::<$ty>(),
@@ -42,17 +44,4 @@ macro_rules! wgsl_mirror {
         }
     }};
 }
-pub(crate) use wgsl_mirror;
-
-/// Every Rust type mirrored by a WGSL struct.
-pub fn mirrors() -> Vec<Mirror> {
-    let mut all = Vec::new();
-    all.extend(crate::gpu::fft::wgsl_mirrors());
-    all.extend(crate::gpu::egui_painter::wgsl_mirrors());
-    all.extend(crate::scene::particles::cpu::wgsl_mirrors());
-    all.extend(crate::scene::particles::render::wgsl_mirrors());
-    all.extend(crate::scene::timeseries::gpu::wgsl_mirrors());
-    all.extend(crate::scene::spectrogram::gpu::wgsl_mirrors());
-    all.extend(crate::pointcloud::raster::wgsl_mirrors());
-    all
-}
+pub use crate::wgsl_mirror;

@@ -5,7 +5,7 @@
 //! pass begin/end (2, 3) and the egui pass begin/end (4, 5). Times in ms = ticks ×
 //! `queue.get_timestamp_period()` (ns per tick) / 1e6.
 
-use crate::gpu::readback::{Consumer, ReadbackRing};
+use crate::readback::{Consumer, ReadbackRing};
 
 /// Timestamps per frame.
 pub const QUERIES: u32 = 6;
@@ -179,7 +179,7 @@ impl GpuTimer {
 /// Blocks; for benchmarks, never the frame loop.
 #[allow(clippy::disallowed_methods)] // a benchmark helper outside any frame
 pub fn time_compute_pass(
-    gpu: &crate::gpu::Gpu,
+    gpu: &crate::Gpu,
     label: &str,
     reps: u32,
     mut encode: impl FnMut(&mut wgpu::ComputePass<'_>),

@@ -526,7 +526,7 @@ impl Ends {
             .lock()
             .ok()
             .and_then(|l| l.back().cloned())
-            .map(|l| format!(": {}", crate::text::one_line(&l)))
+            .map(|l| format!(": {}", vizdeck_base::text::one_line(&l)))
             .unwrap_or_default();
         match status {
             Ok(s) if s.success() => None,

@@ -153,13 +153,13 @@ const RB_RETURNED: u8 = 6;
 /// to that scene (`Scene::readback_arrived`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Consumer {
-    /// Timestamp queries of the timed passes ([`crate::gpu::timing`]).
+    /// Timestamp queries of the timed passes ([`crate::timing`]).
     Timing,
     /// Screenshots of the output.
     Screenshot,
-    /// Video frames: the scene panel's crop of the output ([`crate::gpu::video`]).
+    /// Video frames: the scene panel's crop of the output ([`crate::video`]).
     Video,
-    /// Scene `i` of [`SCENES`](crate::scene::SCENES).
+    /// Scene `i` of the app's `scene::SCENES`.
     Scene(usize),
 }
 

@@ -1,14 +1,16 @@
-//! The one owner of the wgpu instance, adapter, device and queue ([`Gpu`]), and the GPU helpers
-//! every scene shares: the shader registry, ping-pong upload buffers, readback and timestamp
-//! queries.
+//! vizdeck's GPU core: the one owner of the wgpu instance, adapter, device and queue ([`Gpu`]),
+//! and the GPU helpers every view shares: the frame ([`frame::GpuFrame`]) and its uploader,
+//! readback ring, timestamp queries, layout and pipeline helpers, the shader-registry mechanism
+//! ([`shaders::ShaderSource`], [`shader!`]), the Rust/WGSL layout mirrors ([`mirror`]), PNG and
+//! video writers, Vulkan interop (`external`), and the egui painter. It knows no scene: the app
+//! re-exports it as `vizdeck::gpu`, and each view registers its own shaders and mirrors
+//! (ARCHITECTURE.md, "The crates").
 
 pub mod egui_painter;
 pub mod external;
-pub mod fft;
 pub mod frame;
 pub mod layout;
 pub mod mirror;
-pub mod pipeline_stats;
 pub mod png;
 pub mod readback;
 pub mod shaders;
@@ -38,12 +40,17 @@ pub(crate) fn count_blocking_wait() {
     BLOCKING_WAITS.with(|c| c.set(c.get() + 1));
 }
 
+/// Colour format of the scene texture every scene paints into (shown by egui, so gamma-encoded
+/// values are written as they are); `scene::SCENE_FORMAT` in the app.
+pub const SCENE_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Rgba8Unorm;
+
 /// Environment variable (tests): when `1`, no new device can be made after a loss
 /// ([`Gpu::replacement`]).
 pub const NO_NEW_DEVICE_ENV: &str = "VIZDECK_NO_NEW_DEVICE";
 
 /// Which wgpu backend to ask for (`--backend`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 #[serde(rename_all = "lowercase")]
 pub enum BackendChoice {
     /// Vulkan first, then GL (whatever wgpu finds).
@@ -118,7 +125,7 @@ pub struct Gpu {
     lost: Arc<Mutex<Option<String>>>,
     /// The backend asked for, so a lost device is replaced by one of the same kind.
     pub backend: BackendChoice,
-    /// The format of the scene texture every scene draws into ([`crate::scene::SCENE_FORMAT`]
+    /// The format of the scene texture every scene draws into ([`SCENE_FORMAT`]
     /// unless the output is another 8-bit RGBA/BGRA format: see [`Gpu::set_output_format`]).
     pub scene_format: wgpu::TextureFormat,
 }
@@ -237,7 +244,7 @@ impl Gpu {
                 errors,
                 lost,
                 backend,
-                scene_format: crate::scene::SCENE_FORMAT,
+                scene_format: SCENE_FORMAT,
             },
             surface,
         ))
@@ -266,13 +273,13 @@ impl Gpu {
 
     /// Makes the scenes draw in the format of an output of `format` when it is 8-bit RGBA or
     /// BGRA (sRGB or not: the non-sRGB one), so the deck copies the scene image into the output
-    /// instead of drawing it ([`crate::deck::Composite::Copy`]); any other output keeps
-    /// [`crate::scene::SCENE_FORMAT`]. Call before creating the deck and its scenes.
+    /// instead of drawing it (the app's `--composite copy`); any other output keeps
+    /// [`SCENE_FORMAT`]. Call before creating the deck and its scenes.
     pub fn set_output_format(&mut self, format: wgpu::TextureFormat) {
         let f = format.remove_srgb_suffix();
         self.scene_format = match f {
             wgpu::TextureFormat::Rgba8Unorm | wgpu::TextureFormat::Bgra8Unorm => f,
-            _ => crate::scene::SCENE_FORMAT,
+            _ => SCENE_FORMAT,
         };
     }
 

@@ -8,7 +8,7 @@ use super::{
     FftError, FftOptions, GPU_MAX_FFT_SIZE, GPU_MIN_FFT_SIZE, GpuFft, ManyColumns, Params, Pass,
     WORKGROUP,
 };
-use crate::gpu::shaders;
+use crate::scene::shaders;
 
 /// Largest M = N/2 of the DIF sub-FFT kernel `fft_local_sub` (its register array holds 16 complex values per thread:
 /// 4·BPT with BPT = M/(4·256) ≤ 4).

@@ -29,11 +29,11 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use ash::vk;
 
-use crate::gpu::external::{Unmet, check_device, memory_type_preferring};
+use crate::external::{Unmet, check_device, memory_type_preferring};
 use wgpu::hal::api::Vulkan;
 
 /// The device extension importing host memory (enabled by
-/// [`external::request_device`](crate::gpu::external::request_device) where the device has it).
+/// [`external::request_device`](crate::external::request_device) where the device has it).
 pub const EXTENSION: &CStr = ash::ext::external_memory_host::NAME;
 
 /// The handle type of imported host memory.
@@ -337,51 +337,48 @@ impl HostImporter {
 
 /// Owners of host bytes that can be imported in place ([`Uploader::write_owned`](super::Uploader::write_owned)):
 /// their bytes live on the heap (moving the owner does not move them) and do not change while
-/// the uploader holds the owner. Sealed: implemented for `Vec<u8>`, `Box<[u8]>`, `Arc<[u8]>`,
-/// `Arc<Vec<u8>>`, `&'static [u8]` and [`HostFrame`](crate::interop::host::HostFrame) (a
+/// the uploader holds the owner. Implemented here for `Vec<u8>`, `Box<[u8]>`, `Arc<[u8]>`,
+/// `Arc<Vec<u8>>` and `&'static [u8]`, and by the app for its `interop::host::HostFrame` (a
 /// `--share` producer's frame in its memfd, unchanged until vizdeck releases it).
-pub trait HostSource: sealed::Sealed + Send + Sync + 'static {
+///
+/// # Safety
+///
+/// [`host_bytes`](HostSource::host_bytes) returns the same bytes, at the same address, for as
+/// long as the owner lives, even after it is moved; nothing writes them meanwhile (the GPU reads
+/// them in place, after the call has returned).
+pub unsafe trait HostSource: Send + Sync + 'static {
     /// The bytes.
     fn host_bytes(&self) -> &[u8];
 }
 
-mod sealed {
-    pub trait Sealed {}
-    impl Sealed for Vec<u8> {}
-    impl Sealed for Box<[u8]> {}
-    impl Sealed for std::sync::Arc<[u8]> {}
-    impl Sealed for std::sync::Arc<Vec<u8>> {}
-    impl Sealed for &'static [u8] {}
-    impl Sealed for crate::interop::host::HostFrame {}
-}
-
-impl HostSource for crate::interop::host::HostFrame {
-    fn host_bytes(&self) -> &[u8] {
-        self.bytes()
-    }
-}
-
-impl HostSource for Vec<u8> {
+// SAFETY (the five impls below): heap bytes an owner moved into the uploader, or static ones;
+// neither `Vec`, `Box` nor `Arc` moves its heap bytes when moved, and none is written through a
+// shared reference.
+unsafe impl HostSource for Vec<u8> {
     fn host_bytes(&self) -> &[u8] {
         self
     }
 }
-impl HostSource for Box<[u8]> {
+// SAFETY: as above.
+unsafe impl HostSource for Box<[u8]> {
     fn host_bytes(&self) -> &[u8] {
         self
     }
 }
-impl HostSource for Arc<[u8]> {
+// SAFETY: as above.
+unsafe impl HostSource for Arc<[u8]> {
     fn host_bytes(&self) -> &[u8] {
         self
     }
 }
-impl HostSource for Arc<Vec<u8>> {
+// SAFETY: as above.
+unsafe impl HostSource for Arc<Vec<u8>> {
     fn host_bytes(&self) -> &[u8] {
         self
     }
 }
-impl HostSource for &'static [u8] {
+// SAFETY: as above.
+unsafe impl HostSource for &'static [u8] {
     fn host_bytes(&self) -> &[u8] {
         self
     }

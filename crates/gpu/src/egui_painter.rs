@@ -32,8 +32,9 @@ struct Screen {
     _pad: [f32; 2],
 }
 
-/// The WGSL mirror of [`Screen`], for the layout test.
-pub(crate) fn wgsl_mirrors() -> Vec<super::mirror::Mirror> {
+/// The WGSL mirror of the painter's `Screen` uniform, for the layout test (collected by the app's
+/// `scene::wgsl_mirrors`).
+pub fn wgsl_mirrors() -> Vec<super::mirror::Mirror> {
     use super::mirror::wgsl_mirror;
     vec![wgsl_mirror!(Screen => "Screen" { size_points, _pad })]
 }

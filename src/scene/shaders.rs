@@ -1,35 +1,19 @@
-//! Registry of every WGSL file in `shaders/` (one file per GPU pass). The sources are compiled
-//! into the binary; `tests/app/shaders.rs` validates each composed source with naga and checks that
-//! these tables list every file on disk.
+//! Registry of every WGSL file in `shaders/` (one file per GPU pass): each view's shaders, the
+//! deck's scene blit, and the GPU core's egui painter ([`crate::gpu::shaders::EGUI_PAINT`]). The
+//! sources are compiled into the binary by the GPU core's [`shader!`](crate::gpu::shader)
+//! (mechanism and pipeline helpers: [`crate::gpu::shaders`]); `tests/app/shaders.rs` validates
+//! each composed source with naga and checks that these tables list every file on disk.
 //!
 //! Shared declarations live once in `shaders/common/` (the preludes, [`COMMON`]): data layouts
 //! shared with Rust, `cmul` and other small helpers, constants. Each entry names the preludes it
-//! uses; its [`ShaderSource::source`] is those files followed by its own file, concatenated at
-//! compile time, so line numbers in a driver's error message count from the first prelude.
-//! A prelude declares nothing that needs a binding (a file that includes it may not bind it),
+//! uses. A prelude declares nothing that needs a binding (a file that includes it may not bind it),
 //! except one included only by passes that all bind what it declares
 //! (`common/pointcloud_raster.wgsl`, `common/timeseries_window.wgsl`), and a shader must not
 //! re-declare a name its preludes declare. `tests/app/shader_layout.rs` checks the structs mirrored
 //! in Rust against their `#[repr(C)]` types.
 
-/// One WGSL source: its path relative to `shaders/`, the preludes it uses and the composed text.
-#[derive(Clone, Copy, Debug)]
-pub struct ShaderSource {
-    /// Path relative to `shaders/`, e.g. `"particles/step.wgsl"`; also the module label.
-    pub path: &'static str,
-    /// The `shaders/common/` files prepended, in order (paths relative to `shaders/`).
-    pub prelude: &'static [&'static str],
-    /// The file's own text (without the preludes).
-    pub body: &'static str,
-    /// The WGSL text handed to the device: the preludes' text, then [`Self::body`].
-    pub source: &'static str,
-}
-
-macro_rules! wgsl_file {
-    ($path:literal) => {
-        include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/shaders/", $path))
-    };
-}
+pub use crate::gpu::shaders::{RenderOptions, ShaderSource};
+use crate::gpu::{shader, wgsl_file};
 
 /// Every prelude in `shaders/common/`: (path relative to `shaders/`, text).
 pub const COMMON: &[(&str, &str)] = &[
@@ -68,19 +52,6 @@ pub const COMMON: &[(&str, &str)] = &[
         wgsl_file!("common/timeseries_window.wgsl"),
     ),
 ];
-
-/// `shader!("dir/file.wgsl")`, or `shader!("dir/file.wgsl", "common/a.wgsl", ...)` with its
-/// preludes (literals: the text is concatenated at compile time).
-macro_rules! shader {
-    ($path:literal $(, $prelude:literal)* $(,)?) => {
-        ShaderSource {
-            path: $path,
-            prelude: &[$($prelude),*],
-            body: wgsl_file!($path),
-            source: concat!($(wgsl_file!($prelude),)* wgsl_file!($path)),
-        }
-    };
-}
 
 /// Spectrogram: new dB columns → max-pooled rows of the scrolling ring texture (compute).
 pub const SPECTROGRAM_RING_WRITE: ShaderSource = shader!("spectrogram/ring_write.wgsl");
@@ -222,8 +193,6 @@ pub const TIMESERIES_WINDOW_RANGE: ShaderSource = shader!(
 );
 /// Deck: the scene texture → its viewport of the output, texel for pixel (render).
 pub const SCENE_BLIT: ShaderSource = shader!("deck/scene_blit.wgsl");
-/// Deck: egui's tessellated shapes → the output (render).
-pub const EGUI_PAINT: ShaderSource = shader!("deck/ui.wgsl");
 
 /// Point clouds, compute rasterizer (32-bit path): nearest depth per pixel (compute).
 pub const POINTCLOUD_RASTER_DEPTH: ShaderSource = shader!(
@@ -257,7 +226,7 @@ pub const POINTCLOUD_POINTS_BASELINE: ShaderSource =
 /// Every shader the app uses.
 pub const ALL: &[ShaderSource] = &[
     SCENE_BLIT,
-    EGUI_PAINT,
+    crate::gpu::shaders::EGUI_PAINT,
     SPECTROGRAM_RING_WRITE,
     SPECTROGRAM_DRAW,
     SPECTROGRAM_FFT_PACK,
@@ -297,185 +266,3 @@ pub const ALL: &[ShaderSource] = &[
     POINTCLOUD_PICK,
     POINTCLOUD_RASTER64,
 ];
-
-/// What varies between the render pipelines of [`ShaderSource::render_pipeline`]; the default is
-/// `fs_main`, triangle lists, no blending, no depth, [`crate::scene::SCENE_FORMAT`].
-#[derive(Clone, Debug)]
-pub struct RenderOptions<'a> {
-    /// Fragment entry point.
-    pub fragment: &'a str,
-    /// Primitive topology.
-    pub topology: wgpu::PrimitiveTopology,
-    /// Vertex buffers `vs_main` reads (default none: vertices come from the vertex index).
-    pub vertex_buffers: &'a [Option<wgpu::VertexBufferLayout<'a>>],
-    /// Colour blending of the one target.
-    pub blend: Option<wgpu::BlendState>,
-    /// Depth test, if any.
-    pub depth: Option<wgpu::DepthStencilState>,
-    /// Format of the one colour target.
-    pub format: wgpu::TextureFormat,
-    /// Values of the fragment stage's pipeline-overridable constants (`override` in WGSL), by
-    /// name: choices fixed per pipeline instead of branched on per pixel.
-    pub constants: &'a [(&'a str, f64)],
-}
-
-impl Default for RenderOptions<'_> {
-    fn default() -> Self {
-        RenderOptions {
-            fragment: "fs_main",
-            topology: wgpu::PrimitiveTopology::TriangleList,
-            vertex_buffers: &[],
-            blend: None,
-            depth: None,
-            format: crate::scene::SCENE_FORMAT,
-            constants: &[],
-        }
-    }
-}
-
-impl ShaderSource {
-    /// A render pipeline of this shader's `vs_main` and `options.fragment` over `layout`, drawing
-    /// into one colour target (no multisampling), labelled `label`.
-    pub fn render_pipeline(
-        &self,
-        device: &wgpu::Device,
-        label: &str,
-        layout: &wgpu::PipelineLayout,
-        options: &RenderOptions<'_>,
-    ) -> wgpu::RenderPipeline {
-        let module = self.module(device);
-        device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
-            label: Some(label),
-            layout: Some(layout),
-            vertex: wgpu::VertexState {
-                module: &module,
-                entry_point: Some("vs_main"),
-                compilation_options: Default::default(),
-                buffers: options.vertex_buffers,
-            },
-            primitive: wgpu::PrimitiveState {
-                topology: options.topology,
-                ..Default::default()
-            },
-            depth_stencil: options.depth.clone(),
-            multisample: wgpu::MultisampleState::default(),
-            fragment: Some(wgpu::FragmentState {
-                module: &module,
-                entry_point: Some(options.fragment),
-                compilation_options: wgpu::PipelineCompilationOptions {
-                    constants: options.constants,
-                    ..Default::default()
-                },
-                targets: &[Some(wgpu::ColorTargetState {
-                    format: options.format,
-                    blend: options.blend,
-                    write_mask: wgpu::ColorWrites::ALL,
-                })],
-            }),
-            multiview_mask: None,
-            cache: None,
-        })
-    }
-
-    /// A compute pipeline of this shader's `main` entry point over one bind group layout (group
-    /// 0), labelled `label`.
-    pub fn compute_pipeline(
-        &self,
-        device: &wgpu::Device,
-        label: &str,
-        layout: &wgpu::BindGroupLayout,
-    ) -> wgpu::ComputePipeline {
-        self.compute_pipeline_with(device, label, layout, &[])
-    }
-
-    /// [`compute_pipeline`](ShaderSource::compute_pipeline) with values for the shader's
-    /// pipeline-overridable constants, by name.
-    pub fn compute_pipeline_with(
-        &self,
-        device: &wgpu::Device,
-        label: &str,
-        layout: &wgpu::BindGroupLayout,
-        constants: &[(&str, f64)],
-    ) -> wgpu::ComputePipeline {
-        let pl = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-            label: Some(&format!("{label}:pipeline_layout")),
-            bind_group_layouts: &[Some(layout)],
-            immediate_size: 0,
-        });
-        device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-            label: Some(label),
-            layout: Some(&pl),
-            module: &self.module(device),
-            entry_point: Some("main"),
-            compilation_options: wgpu::PipelineCompilationOptions {
-                constants,
-                ..Default::default()
-            },
-            cache: None,
-        })
-    }
-
-    /// A compute pipeline of this shader's entry point `entry` over `layout`, labelled `label`.
-    pub fn compute_pipeline_entry(
-        &self,
-        device: &wgpu::Device,
-        label: &str,
-        layout: &wgpu::PipelineLayout,
-        entry: &str,
-    ) -> wgpu::ComputePipeline {
-        self.compute_pipeline_entry_with(device, label, layout, entry, &[])
-    }
-
-    /// [`compute_pipeline_entry`](ShaderSource::compute_pipeline_entry) with values for the
-    /// shader's pipeline-overridable constants, by name.
-    pub fn compute_pipeline_entry_with(
-        &self,
-        device: &wgpu::Device,
-        label: &str,
-        layout: &wgpu::PipelineLayout,
-        entry: &str,
-        constants: &[(&str, f64)],
-    ) -> wgpu::ComputePipeline {
-        device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-            label: Some(label),
-            layout: Some(layout),
-            module: &self.module(device),
-            entry_point: Some(entry),
-            compilation_options: wgpu::PipelineCompilationOptions {
-                constants,
-                ..Default::default()
-            },
-            cache: None,
-        })
-    }
-
-    /// Creates the shader module, labelled with its path.
-    pub fn module(&self, device: &wgpu::Device) -> wgpu::ShaderModule {
-        device.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some(self.path),
-            source: wgpu::ShaderSource::Wgsl(self.source.into()),
-        })
-    }
-
-    /// [`module`](Self::module) without wgpu's runtime checks (no clamps on indices, no loop
-    /// bounding, no division guards: `ShaderRuntimeChecks::unchecked()`).
-    ///
-    /// # Safety
-    ///
-    /// Every index the shader computes must be in range and every loop must end, for every
-    /// value of the overrides and uniforms it is used with: an index out of range is undefined
-    /// behaviour on the GPU (robust buffer access, where the driver has it, still bounds buffer
-    /// accesses, not workgroup memory).
-    pub unsafe fn module_unchecked(&self, device: &wgpu::Device) -> wgpu::ShaderModule {
-        // SAFETY: the caller's guarantee above.
-        unsafe {
-            device.create_shader_module_trusted(
-                wgpu::ShaderModuleDescriptor {
-                    label: Some(self.path),
-                    source: wgpu::ShaderSource::Wgsl(self.source.into()),
-                },
-                wgpu::ShaderRuntimeChecks::unchecked(),
-            )
-        }
-    }
-}

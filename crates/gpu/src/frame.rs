@@ -3,7 +3,7 @@
 //! [`Uploader`]: every upload of the frame goes through it (so `BytesUploaded` counts it and the
 //! chosen [`Strategy`](super::upload::Strategy) applies to it), and every command goes into the
 //! one encoder the deck submits once. Scenes never call `Queue::submit` or `Queue::write_buffer`
-//! themselves (`clippy.toml` forbids both outside `src/gpu/` and the deck).
+//! themselves (`clippy.toml` forbids both outside the GPU core (`crates/gpu`) and the deck).
 
 use super::Gpu;
 use super::upload::Uploader;

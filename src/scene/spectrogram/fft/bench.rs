@@ -138,7 +138,7 @@ pub fn bench_table(gpu: &Gpu, sizes: &[usize], batch: u32, reps: u32) -> String 
         out.push_str(&format!(
             "\nFused kernel pipelines, the driver's statistics ({}):\n\n| N | path | executable | \
              statistics |\n|---:|---|---|---|\n{stats}",
-            crate::gpu::pipeline_stats::EXTENSION
+            crate::gpu_lab::pipeline_stats::EXTENSION
         ));
     }
     if let Some(e) = stats_error {
