@@ -74,7 +74,7 @@ fn headless_run_prints_no_library_noise_and_keeps_its_own_lines() {
         assert!(!err.contains(n), "'{n}' printed:\n{err}");
     }
     // vizdeck's own lines are still there: the adapter, the audio fallback, the summary.
-    assert!(err.contains("vizdeck::gpu] adapter:"), "{err}");
+    assert!(err.contains("vizdeck_gpu] adapter:"), "{err}");
     assert!(err.contains("No audio input could be opened"), "{err}");
     assert!(
         String::from_utf8_lossy(&o.stdout).contains("spectrogram: frames 3"),
@@ -209,7 +209,7 @@ fn window_run_prints_no_library_noise() {
     for n in NOISE {
         assert!(!err.contains(n), "'{n}' printed:\n{err}");
     }
-    assert!(err.contains("vizdeck::gpu] adapter:"), "{err}");
+    assert!(err.contains("vizdeck_gpu] adapter:"), "{err}");
     assert!(
         String::from_utf8_lossy(&o.stdout).contains("vizdeck: frames 10"),
         "{}",
