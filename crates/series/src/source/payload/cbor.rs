@@ -113,3 +113,27 @@ pub(super) fn walk_cbor(sink: &mut Sink, root: &ciborium::Value) -> Result<(), P
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::PayloadFormat;
+    use super::super::tests::{decode_ok, decoder, named, owned};
+
+    #[test]
+    fn cbor_integer_keys_and_tags() {
+        use ciborium::Value;
+        let value = Value::Map(vec![
+            (Value::Integer(7.into()), Value::Float(2.5)),
+            (
+                Value::Text("t".into()),
+                Value::Tag(1, Box::new(Value::Integer(9.into()))),
+            ),
+            (Value::Bytes(vec![0xff]), Value::Integer(1.into())),
+        ]);
+        let mut cbor = Vec::new();
+        ciborium::ser::into_writer(&value, &mut cbor).unwrap();
+        let mut d = decoder(PayloadFormat::Cbor, None);
+        decode_ok(&mut d, "x", &cbor);
+        assert_eq!(owned(&d), named(&[("x/7", 2.5), ("x/t", 9.0)]));
+    }
+}

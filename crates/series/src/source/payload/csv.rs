@@ -133,3 +133,54 @@ impl CsvSplit {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::PayloadFormat;
+    use super::super::tests::{decode_ok, decoder, named, owned};
+
+    #[test]
+    fn csv_bare_numbers_are_named_by_column() {
+        let mut d = decoder(PayloadFormat::Csv, None);
+        decode_ok(&mut d, "t", b"1.5,2,3");
+        assert_eq!(
+            owned(&d),
+            named(&[("t/0", 1.5), ("t/1", 2.0), ("t/2", 3.0)])
+        );
+        decode_ok(&mut d, "", b"4;5\t\n6\t7\n");
+        // `4;5\t` splits at `;`, `6\t7` at the tab; an empty field keeps its column.
+        assert_eq!(
+            owned(&d),
+            named(&[("0", 4.0), ("1", 5.0), ("0", 6.0), ("1", 7.0)])
+        );
+        decode_ok(&mut d, "t", b"1,,3");
+        assert_eq!(owned(&d), named(&[("t/0", 1.0), ("t/2", 3.0)]));
+    }
+
+    #[test]
+    fn csv_name_value_pairs_and_several_lines() {
+        let mut d = decoder(PayloadFormat::Csv, None);
+        decode_ok(&mut d, "t", b"temp=21.5,hum=40");
+        assert_eq!(owned(&d), named(&[("t/temp", 21.5), ("t/hum", 40.0)]));
+        decode_ok(&mut d, "", b"a: 1; b :2\r\n\r\na=3\n");
+        assert_eq!(owned(&d), named(&[("a", 1.0), ("b", 2.0), ("a", 3.0)]));
+        let e = d.decode("t", b"temp=warm,hum=40").unwrap_err();
+        assert_eq!(e.to_string(), "not a number: 'warm'");
+    }
+
+    #[test]
+    fn csv_time_field_by_name_or_column() {
+        let mut d = decoder(PayloadFormat::Csv, Some("ts"));
+        assert_eq!(
+            decode_ok(&mut d, "t", b"ts=1700000000,temp=1"),
+            Some(1_700_000_000_000_000_000)
+        );
+        assert_eq!(owned(&d), named(&[("t/temp", 1.0)]));
+        let mut d = decoder(PayloadFormat::Csv, Some("0"));
+        assert_eq!(
+            decode_ok(&mut d, "t", b"2023-11-14T22:13:20Z,5"),
+            Some(1_700_000_000_000_000_000)
+        );
+        assert_eq!(owned(&d), named(&[("t/1", 5.0)]));
+    }
+}

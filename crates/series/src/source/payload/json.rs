@@ -142,3 +142,81 @@ pub(super) fn nonfinite_to_null(text: &[u8], out: &mut Vec<u8>, grown: &mut Vec<
     }
     replaced
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::{decode_ok, decoder, gaps, with_gaps};
+    use super::super::{PayloadError, PayloadFormat};
+
+    /// What Python's `json.dumps` writes for NaN and ±infinity (checked with Python 3:
+    /// `json.dumps({"a": float("nan"), "b": float("inf"), "c": -float("inf"), "d": 1.5,
+    /// "s": "NaN Infinity"})`; `separators=(",", ":")` for the compact one).
+    #[test]
+    fn python_nan_and_infinity_tokens_are_gaps() {
+        let mut d = decoder(PayloadFormat::Json, None);
+        let payload =
+            br#"{"a": NaN, "b": Infinity, "c": -Infinity, "d": 1.5, "s": "NaN Infinity"}"#;
+        decode_ok(&mut d, "py", payload);
+        assert_eq!(
+            gaps(&d),
+            with_gaps(&[
+                ("py/a", None),
+                ("py/b", None),
+                ("py/c", None),
+                ("py/d", Some(1.5))
+            ])
+        );
+        decode_ok(&mut d, "", b"[1,NaN]");
+        assert_eq!(gaps(&d), with_gaps(&[("0", Some(1.0)), ("1", None)]));
+        decode_ok(&mut d, "", b"NaN");
+        assert_eq!(gaps(&d), with_gaps(&[("value", None)]));
+        // Tokens inside strings (keys, values, after an escaped quote) are left alone.
+        decode_ok(
+            &mut d,
+            "",
+            br#"{"k NaN": NaN, "e\"NaN": 2, "v": "Infinity"}"#,
+        );
+        assert_eq!(
+            gaps(&d),
+            with_gaps(&[("k NaN", None), ("e\"NaN", Some(2.0))])
+        );
+        // Auto reads them too.
+        let mut d = decoder(PayloadFormat::Auto, None);
+        decode_ok(&mut d, "", br#"{"a": NaN, "b": 2}"#);
+        assert_eq!(gaps(&d), with_gaps(&[("a", None), ("b", Some(2.0))]));
+    }
+
+    #[test]
+    fn words_that_only_contain_the_tokens_stay_errors() {
+        let mut d = decoder(PayloadFormat::Json, None);
+        for payload in [
+            &b"[NaNa]"[..],
+            b"[xNaN]",
+            b"[Infinity2]",
+            b"[nan]",
+            b"[+NaN]",
+        ] {
+            let e = d.decode("", payload).unwrap_err();
+            assert!(matches!(e, PayloadError::NotJson(_)), "{e}");
+        }
+    }
+
+    /// A payload with a NaN and a real syntax error: the error is placed in the payload as sent
+    /// (the `}` is byte 8 of `[1,NaN,}` and byte 10 of `[1, NaN, }`, counting from 1), though
+    /// the second reading had `null` (one byte longer) in place of the first `NaN`.
+    #[test]
+    fn errors_after_a_rewritten_token_point_into_the_payload_as_sent() {
+        let mut d = decoder(PayloadFormat::Json, None);
+        let e = d.decode("", b"[1,NaN,}").unwrap_err();
+        assert_eq!(e.to_string(), "not JSON: expected value at line 1 column 8");
+        let e = d.decode("", b"[1, NaN, }").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "not JSON: expected value at line 1 column 10"
+        );
+        // On the second line, after a grown token on the first: the column is the second line's.
+        let e = d.decode("", b"[NaN,\n1,NaN,}").unwrap_err();
+        assert_eq!(e.to_string(), "not JSON: expected value at line 2 column 7");
+        assert!(d.samples().is_empty());
+    }
+}
