@@ -13,7 +13,7 @@ pub struct InputDeviceInfo {
     /// User-facing name (cpal's description name), e.g. `Monitor of Null Output`.
     pub name: String,
     /// The host's id of the device, e.g. PulseAudio's source name `viz.monitor`; empty when the
-    /// host gives none. [`super::AudioSelection::Device`] accepts either.
+    /// host gives none. [`crate::AudioSelection::Device`] accepts either.
     pub id: String,
     /// Default input sample rate, Hz (0 when the device reports no default config).
     pub sample_rate: u32,

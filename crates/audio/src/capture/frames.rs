@@ -18,7 +18,7 @@ where
     f32::from_sample(s)
 }
 
-/// The body of the data callback for [`ChannelChoice::Mix`]: `push_frames(data, channels, None,
+/// The body of the data callback for [`ChannelChoice::Mix`](crate::ChannelChoice::Mix): `push_frames(data, channels, None,
 /// producer)`.
 pub fn push_mono_frames<T: Sample>(data: &[T], channels: usize, producer: &mut Producer<f32>) -> u64
 where

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use symphonia::core::io::{MediaSource, MediaSourceStream};
 
-/// Bytes read at a time by [`decode_file_with`].
+/// Bytes read at a time by [`decode_file_with`](super::decode_file_with).
 pub(super) const READ_PIECE: u64 = 8 << 20;
 
 /// Packets decoded between two calls of a progress callback.
