@@ -8,7 +8,7 @@ pub enum Pacing {
     /// A producer thread follows the wall clock (interactive use).
     #[default]
     WallClock,
-    /// No thread: the caller's clock decides through [`SeriesSource::advance_to`] (headless runs,
+    /// No thread: the caller's clock decides through [`SeriesSource::advance_to`](super::SeriesSource::advance_to) (headless runs,
     /// tests). A CSV source streams its file the same way under either pacing.
     Driven,
 }
