@@ -1,5 +1,5 @@
 //! Long sound files: the decoder reports its progress and stops when asked
-//! (`audio/file.rs` `decode_file_with`), and in the window a file of 4 MiB or more is decoded on
+//! (`audio/file/` `decode_file_with`), and in the window a file of 4 MiB or more is decoded on
 //! its own thread (`scene/spectrogram/loading.rs`) behind a placeholder, then opens exactly as a
 //! file decoded before the first frame does (headless). No timing is asserted: the window's deck
 //! is driven frame by frame until the file is in, however long that takes.

@@ -7,8 +7,8 @@
 //! | work | CLI / headless | window |
 //! |---|---|---|
 //! | `vizdeck bench` (`stats/bench/`) | runs done / total, the current run | — |
-//! | decoding a long audio file (`audio/file.rs`) | bytes decoded | progress bar in the spectrogram's panel and image |
-//! | indexing a LAS/LAZ/PLY file (`pointcloud/index.rs`) | the index's fraction | progress bar in the point-cloud panel and image |
+//! | decoding a long audio file (`audio/file/`) | bytes decoded | progress bar in the spectrogram's panel and image |
+//! | indexing a LAS/LAZ/PLY file (`pointcloud/index/`) | the index's fraction | progress bar in the point-cloud panel and image |
 //!
 //! **Quiet unless a person watches.** A [`Progress`] draws only when stderr is a terminal (a
 //! pipe, a file or CI's log get nothing from it, not even a cleared line), and only once the work

@@ -4,7 +4,7 @@
 //! `pointcloud/` and `scene/pointcloud/`.
 //!
 //! - `source.rs`: the hierarchy of nodes and the [`source::NodeSource`] trait the scene streams
-//!   from; `index.rs` (a LAS/LAZ/PLY file indexed out of core into an octree cached on disk,
+//!   from; `index/` (a LAS/LAZ/PLY file indexed out of core into an octree cached on disk,
 //!   `CachedSource`; `decode.rs` reads LAS/LAZ for it), `copc.rs` (`CopcSource`) and
 //!   `synthetic.rs` (terrain with buildings and trees, deterministic per node) implement it;
 //! - `http.rs`: files over HTTP(S) read with range requests through a shared block cache

@@ -15,11 +15,13 @@
 //! Dropping a [`SeriesSource`] sets a stop flag and joins its thread (the thread checks the flag at
 //! least every few milliseconds).
 //!
-//! Files: `mod.rs` the source, its ring messages and catch-up pacing; `synth.rs` the synthetic
-//! generator; `csv_reader.rs` the CSV reader (layout, key column, rows, tail mode, bytes);
-//! `columnar.rs` Parquet and Arrow IPC files; `net/` network sources; `payload.rs` their message
-//! payloads; `time.rs` time units and the exact parse of time cells; `dates.rs` date cells and the
-//! time zone.
+//! Files: `mod.rs` the source and its accessors; `ring.rs` the batches and messages a producer
+//! thread sends and the thread's start; `drain.rs` batches moved into the store; `pacing.rs`
+//! how a synthetic source advances and catch-up pacing; `error.rs` the errors of opening a
+//! source; `synth.rs` the synthetic generator; `csv_reader/` the CSV reader (layout, key
+//! column, rows, tail mode, bytes); `columnar/` Parquet and Arrow IPC files; `net/` network
+//! sources; `payload/` their message payloads; `time.rs` time units and the exact parse of time
+//! cells; `dates.rs` date cells and the time zone.
 
 use std::collections::VecDeque;
 use std::fs::File;
@@ -35,13 +37,20 @@ use rtrb::{Consumer, Producer, PushError, RingBuffer};
 mod columnar;
 mod csv_reader;
 pub mod dates;
+mod drain;
+mod error;
 pub mod net;
+mod pacing;
 pub mod payload;
+mod ring;
 mod synth;
 mod time;
 
 pub use columnar::{ColumnarFormat, open_columnar, open_columnar_bytes};
 pub use csv_reader::{CsvOptions, open_csv_bytes, open_csv_opts, open_csv_with, sniff_delimiter};
+pub use error::SeriesError;
+pub use pacing::{CatchUp, Pacing};
+use ring::{Batch, Msg, send, spawn_producer};
 pub use synth::{SYNTH_SINE_BASE_HZ, SYNTH_TICK, SYNTH_TICK_START, SynthKind};
 use synth::{Synth, open_synthetic};
 pub use time::{TimeUnit, parse_time_ns};
@@ -127,249 +136,6 @@ pub struct KeyCandidate {
 
 /// Most distinct values a column of the first rows may repeat to be offered as a series key.
 pub const KEY_MAX_VALUES: usize = 64;
-
-/// How a synthetic source advances time.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Pacing {
-    /// A producer thread follows the wall clock (interactive use).
-    #[default]
-    WallClock,
-    /// No thread: the caller's clock decides through [`SeriesSource::advance_to`] (headless runs,
-    /// tests). A CSV source streams its file the same way under either pacing.
-    Driven,
-}
-
-/// Paces the release of a producer's backlog after a stall. A producer that was held up (its
-/// thread not scheduled, a frame that took seconds) would otherwise hand over everything it owes
-/// at once, and the chart would jump by the whole stall in one frame. Instead, each step of the
-/// clock releases at most `factor` times the step's length of source time, and a step is counted
-/// as at most `max_step_s` long: while no backlog is owed (steps up to `max_step_s`, `factor ≥ 1`)
-/// the release follows the clock exactly; after a stall the backlog is released over the next
-/// steps at up to `factor` times the real rate, `factor − 1` times the step caught up per step,
-/// until the release meets the clock again. Samples keep their own times; only when they are
-/// handed over changes. Deterministic: a function of the clock values passed in.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct CatchUp {
-    /// Longest clock step counted in full, seconds (longer ones are stalls).
-    pub max_step_s: f64,
-    /// Source time released per step, at most, as a multiple of the (capped) step.
-    pub factor: f64,
-    /// Source time released so far, seconds.
-    released: f64,
-    /// Clock at the previous step (`None`: the clock starts at 0).
-    last_now: Option<f64>,
-}
-
-impl Default for CatchUp {
-    /// Steps up to 0.1 s count in full; a backlog is released at up to 4× the real rate (3 s of
-    /// backlog caught up per 1 s of clock, so a 5 s stall is made up in under 2 s).
-    fn default() -> CatchUp {
-        CatchUp::new(0.1, 4.0)
-    }
-}
-
-impl CatchUp {
-    /// A pacer for steps counted up to `max_step_s` seconds and release at up to `factor` times
-    /// the real rate (non-finite or smaller values are raised to 1e-3 s and 1).
-    pub fn new(max_step_s: f64, factor: f64) -> CatchUp {
-        let sane = |x: f64, min: f64| if x.is_finite() { x.max(min) } else { min };
-        CatchUp {
-            max_step_s: sane(max_step_s, 1e-3),
-            factor: sane(factor, 1.0),
-            released: 0.0,
-            last_now: None,
-        }
-    }
-
-    /// The clock reads `now` seconds: returns the source time up to which samples may be
-    /// released, `min(now, released + factor · min(step, max_step_s))` with `step` the clock's
-    /// advance since the previous call (from 0 on the first). Never decreases; a clock that
-    /// goes back or is not finite releases nothing more.
-    pub fn release_until(&mut self, now: f64) -> f64 {
-        if !now.is_finite() {
-            return self.released;
-        }
-        let prev = self.last_now.unwrap_or(0.0);
-        let step = (now - prev).max(0.0);
-        self.last_now = Some(now.max(prev));
-        let budget = self.factor * step.min(self.max_step_s);
-        self.released = (self.released + budget).min(now).max(self.released);
-        self.released
-    }
-
-    /// Source time owed but not yet released at the last clock reading, seconds.
-    pub fn backlog_s(&self) -> f64 {
-        (self.last_now.unwrap_or(0.0) - self.released).max(0.0)
-    }
-}
-
-/// Errors opening a series source. Each displays as one line naming the input and the problem.
-#[derive(Debug, thiserror::Error)]
-pub enum SeriesError {
-    #[error("series file '{path}': no such file")]
-    NotFound { path: String },
-    #[error("series file '{path}': {source}")]
-    Io {
-        path: String,
-        #[source]
-        source: std::io::Error,
-    },
-    #[error("series file '{path}': empty (no header)")]
-    Empty { path: String },
-    #[error("series file '{path}': no numeric value column (header: {header})")]
-    NoNumericColumn { path: String, header: String },
-    #[error("series file '{path}': no column '{key}' to split the rows by (header: {header})")]
-    NoKeyColumn {
-        path: String,
-        key: String,
-        header: String,
-    },
-    #[error("series file '{path}': no data rows (header: {header})")]
-    NoRows { path: String, header: String },
-    #[error("series file '{path}' line {line}: {problem}")]
-    Row {
-        path: String,
-        line: u64,
-        problem: String,
-    },
-    /// A network source: a bad URL or option, a socket that cannot be bound (one line naming
-    /// the source).
-    #[error("{0}")]
-    Net(String),
-    #[error("synthetic series: {0}")]
-    Synthetic(String),
-    #[error("{label}: cannot start the producer thread: {source}")]
-    Spawn {
-        label: String,
-        #[source]
-        source: std::io::Error,
-    },
-}
-
-/// Rows of samples for all series of a source, column-major so that each series' values are one
-/// slice for [`Series::push_slice`](super::store::Series::push_slice): `columns[series][row]`,
-/// `times[row]`; NaN is a gap.
-#[derive(Debug, Default)]
-struct Batch {
-    /// Row times in seconds (synthetic sources, CSV times that are not exact decimals).
-    times: Vec<f64>,
-    /// Row times in integer nanoseconds (CSV times read exactly, see [`parse_time_ns`]); a batch
-    /// fills either this or `times`.
-    times_ns: Vec<i64>,
-    columns: Vec<Vec<f32>>,
-    /// Value cells beyond the f32 range that were clamped to ±`f32::MAX`.
-    clamped: u64,
-    /// Where the batch's first clamped cell is (one line), if any.
-    clamp_note: Option<String>,
-    /// Rows that were earlier than the row before them and were sorted into place.
-    rows_sorted: u64,
-    /// Samples of sources whose rows or messages each carry their own series (long-format CSV,
-    /// network messages): `(series index in source order, time in integer ns, value)`.
-    points: Vec<(u32, i64, f32)>,
-    /// Rows or messages behind `points`.
-    point_rows: usize,
-    /// Rows or messages not stored because their series would pass [`MAX_SERIES`].
-    refused: u64,
-    /// Network sources: the payload time of each message whose time came from its time field
-    /// (integer ns since the Unix epoch), for the publish → present latency.
-    msg_times: Vec<i64>,
-    /// Names of series this batch starts, appended in order to the source's names before the
-    /// batch is stored (their indices follow the existing ones).
-    new_names: Vec<String>,
-}
-
-impl Batch {
-    fn clear(&mut self) {
-        self.times.clear();
-        self.times_ns.clear();
-        for c in &mut self.columns {
-            c.clear();
-        }
-        self.clamped = 0;
-        self.clamp_note = None;
-        self.rows_sorted = 0;
-        self.points.clear();
-        self.point_rows = 0;
-        self.refused = 0;
-        self.msg_times.clear();
-        self.new_names.clear();
-    }
-
-    /// Sorts the rows by time, stably (rows with equal times keep their order), so that rows
-    /// written out of order inside one batch reach the store in place. Counts in `rows_sorted`
-    /// the rows earlier than the row before them (the store's definition of out of order).
-    /// Costs one pass when the rows are already in order.
-    fn sort_rows(&mut self) {
-        if !self.points.is_empty() {
-            // Per series: a point earlier than the previous point of its series is late.
-            let mut last: std::collections::HashMap<u32, i64> = std::collections::HashMap::new();
-            let mut late = 0u64;
-            for &(s, t, _) in &self.points {
-                let prev = last.entry(s).or_insert(t);
-                if t < *prev {
-                    late += 1;
-                } else {
-                    *prev = t;
-                }
-            }
-            if late > 0 {
-                self.points.sort_by_key(|&(s, t, _)| (s, t));
-                self.rows_sorted += late;
-            }
-        }
-        let late = if self.times_ns.is_empty() {
-            self.times.windows(2).filter(|w| w[1] < w[0]).count()
-        } else {
-            self.times_ns.windows(2).filter(|w| w[1] < w[0]).count()
-        };
-        if late == 0 {
-            return;
-        }
-        let mut order: Vec<usize> = (0..self.rows()).collect();
-        if self.times_ns.is_empty() {
-            let t = &self.times;
-            order.sort_by(|&a, &b| t[a].total_cmp(&t[b]));
-            self.times = order.iter().map(|&i| t[i]).collect();
-        } else {
-            let t = &self.times_ns;
-            order.sort_by_key(|&i| t[i]);
-            self.times_ns = order.iter().map(|&i| t[i]).collect();
-        }
-        for column in &mut self.columns {
-            *column = order.iter().map(|&i| column[i]).collect();
-        }
-        self.rows_sorted += late as u64;
-    }
-
-    /// Rows in the batch.
-    fn rows(&self) -> usize {
-        self.times
-            .len()
-            .max(self.times_ns.len())
-            .max(self.point_rows)
-    }
-
-    /// Makes sure there are `n` columns.
-    fn ensure_columns(&mut self, n: usize) {
-        self.columns.resize_with(n, Vec::new);
-    }
-}
-
-enum Msg {
-    Batch(Batch),
-    /// A late error; the thread has stopped.
-    Error(String),
-    /// All input delivered; the thread has stopped.
-    Done,
-    /// `rows` rows were skipped; `first` says where the first was and why. The thread goes on.
-    Skipped {
-        first: String,
-        rows: u64,
-    },
-    /// CSV: the distinct values of each [`KeyCandidate`] column over the whole file (capped
-    /// at [`KEY_MAX_VALUES`] + 1), sent before `Done`.
-    KeyValues(Vec<usize>),
-}
 
 /// Most series one source starts from its data (long-format key values, network message
 /// fields): rows or messages that would start more are counted
@@ -639,62 +405,6 @@ impl SeriesSource {
         self.catch_up.map_or(0.0, |c| c.backlog_s())
     }
 
-    /// Moves every available batch into `store` (series found or created by name). Never blocks.
-    pub fn drain_into(&mut self, store: &mut Store) {
-        self.update_rates();
-        sync_map(&self.names, &mut self.map, store);
-        let mut counts = Counts {
-            clamped: &mut self.values_clamped,
-            note: &mut self.clamp_note,
-            sorted: &mut self.rows_sorted,
-            refused: &mut self.series_refused,
-        };
-        while let Some(mut batch) = self.pending.pop_front() {
-            if !batch.new_names.is_empty() {
-                self.names.append(&mut batch.new_names);
-                sync_map(&self.names, &mut self.map, store);
-            }
-            apply(&self.map, &batch, store);
-            note_batch(&mut counts, &batch);
-        }
-        if let Inner::Thread { rx, recycle, .. } = &mut self.inner {
-            while let Ok(msg) = rx.pop() {
-                match msg {
-                    Msg::Batch(mut batch) => {
-                        if !batch.new_names.is_empty() {
-                            self.names.append(&mut batch.new_names);
-                            sync_map(&self.names, &mut self.map, store);
-                        }
-                        apply(&self.map, &batch, store);
-                        note_batch(&mut counts, &batch);
-                        let room = MESSAGE_TIMES_KEPT.saturating_sub(self.message_times.len());
-                        let kept = batch.msg_times.len().min(room);
-                        self.message_times
-                            .extend_from_slice(&batch.msg_times[..kept]);
-                        batch.clear();
-                        // A full recycle ring just frees the batch.
-                        let _ = recycle.push(batch);
-                    }
-                    Msg::Error(e) => {
-                        self.error = Some(e);
-                        self.finished = true;
-                    }
-                    Msg::Done => self.finished = true,
-                    Msg::Skipped { first, rows } => {
-                        self.rows_skipped += rows;
-                        self.warning.get_or_insert(first);
-                    }
-                    Msg::KeyValues(counts) => {
-                        for (k, n) in self.key_candidates.iter_mut().zip(counts) {
-                            k.values = n;
-                        }
-                        self.key_candidates.retain(|k| k.values <= KEY_MAX_VALUES);
-                    }
-                }
-            }
-        }
-    }
-
     /// The first non-fatal problem (e.g. `series file 'x.csv' line 9: incomplete last row
     /// skipped`), one line.
     pub fn warning(&self) -> Option<String> {
@@ -808,38 +518,6 @@ fn open_input(path: &Path, shown: &str) -> Result<File, SeriesError> {
     Ok(file)
 }
 
-/// Starts a producer thread named `name` with rings of `ring` batches: `run` gets the sending
-/// side, the recycled batches and the stop flag; the returned [`Inner`] is the render side.
-///
-/// # Errors
-///
-/// [`SeriesError::Spawn`] naming `label` when the thread cannot start.
-fn spawn_producer(
-    name: &str,
-    label: &str,
-    ring: usize,
-    run: impl FnOnce(Producer<Msg>, Consumer<Batch>, &AtomicBool) + Send + 'static,
-) -> Result<Inner, SeriesError> {
-    let stop = Arc::new(AtomicBool::new(false));
-    let (tx, rx) = RingBuffer::new(ring);
-    let (recycle, recycled) = RingBuffer::new(ring);
-    let thread_stop = stop.clone();
-    let handle = std::thread::Builder::new()
-        .name(name.into())
-        .spawn(move || run(tx, recycled, &thread_stop))
-        .map_err(|source| SeriesError::Spawn {
-            label: label.to_string(),
-            source,
-        })?;
-    Ok(Inner::Thread {
-        rx,
-        recycle,
-        stop,
-        lost: Arc::new(AtomicU64::new(0)),
-        handle: Some(handle),
-    })
-}
-
 /// `base`, or `base #2`, `base #3`… : the first not in `taken` (series names of one source are
 /// unique).
 fn unique_name(base: String, taken: &[(usize, String)]) -> String {
@@ -852,80 +530,12 @@ fn unique_name(base: String, taken: &[(usize, String)]) -> String {
     name
 }
 
-/// Makes `map[i]` the store index of the series `names[i]`: entries that still point at a
-/// series of their name are kept, names beyond the map (series a batch started) are found or
-/// created, and a map the store no longer matches (e.g. a cleared store) is rebuilt.
-fn sync_map(names: &[String], map: &mut Vec<usize>, store: &mut Store) {
-    let valid = map.len() <= names.len()
-        && map
-            .iter()
-            .zip(names)
-            .all(|(&i, name)| store.series().get(i).is_some_and(|s| &s.name == name));
-    if !valid {
-        map.clear();
-    }
-    for name in &names[map.len()..] {
-        map.push(store.ensure(name));
-    }
-}
-
 impl Drop for SeriesSource {
     fn drop(&mut self) {
         if let Inner::Thread { stop, handle, .. } = &mut self.inner {
             stop.store(true, Ordering::Relaxed);
             if let Some(h) = handle.take() {
                 let _ = h.join();
-            }
-        }
-    }
-}
-
-/// Adds what `batch` counted (clamped values, with the first note; rows sorted) to the source.
-fn note_batch(source: &mut Counts<'_>, batch: &Batch) {
-    *source.clamped += batch.clamped;
-    *source.sorted += batch.rows_sorted;
-    *source.refused += batch.refused;
-    if source.note.is_none() {
-        source.note.clone_from(&batch.clamp_note);
-    }
-}
-
-/// The counters of a [`SeriesSource`] that batches add to.
-struct Counts<'a> {
-    clamped: &'a mut u64,
-    note: &'a mut Option<String>,
-    sorted: &'a mut u64,
-    refused: &'a mut u64,
-}
-
-fn apply(map: &[usize], batch: &Batch, store: &mut Store) {
-    for &(s, t_ns, v) in &batch.points {
-        if let Some(&index) = map.get(s as usize) {
-            store.series_mut()[index].push_ns(t_ns, v);
-        }
-    }
-    for (column, &index) in batch.columns.iter().zip(map) {
-        // Producers fill every column to the row count, so the lengths always pair up.
-        let series = &mut store.series_mut()[index];
-        let _ = if batch.times_ns.is_empty() {
-            series.push_slice(&batch.times, column)
-        } else {
-            series.push_slice_ns(&batch.times_ns, column)
-        };
-    }
-}
-
-/// Pushes `msg`, waiting while the ring is full. Returns `false` if stopped meanwhile.
-fn send(tx: &mut Producer<Msg>, mut msg: Msg, stop: &AtomicBool) -> bool {
-    loop {
-        match tx.push(msg) {
-            Ok(()) => return true,
-            Err(PushError::Full(m)) => {
-                if stop.load(Ordering::Relaxed) || tx.is_abandoned() {
-                    return false;
-                }
-                msg = m;
-                std::thread::sleep(Duration::from_millis(1));
             }
         }
     }
