@@ -306,7 +306,7 @@ pub fn arrow_ipc(data: &[u8]) {
 
 fn columnar_file(data: &[u8]) {
     // The loader turns a panic of the parquet or arrow-ipc decoder into an error (`guarded` in
-    // columnar.rs); libFuzzer's panic hook would abort at the panic itself, before that, so the
+    // columnar/); libFuzzer's panic hook would abort at the panic itself, before that, so the
     // default hook stands in meanwhile. A panic that leaves the loader still fails the target.
     let fuzzer_hook = std::panic::take_hook();
     let opened = crate::series::open_columnar_bytes(data, INPUT_NAME);
