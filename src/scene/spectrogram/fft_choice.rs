@@ -69,12 +69,16 @@ pub fn measure_at_startup(gpu: &Gpu, settings: &Settings, sample_rate: u32) -> F
     c
 }
 
+/// The start-up measurement kept for this adapter, if one was made.
+fn kept(gpu: &Gpu) -> Option<FftChoice> {
+    let key = adapter_key(gpu);
+    let m = MEASURED.lock().ok()?;
+    m.iter().find(|(k, _)| *k == key).map(|(_, c)| c.clone())
+}
+
 /// Whether a start-up measurement is kept for this adapter.
 pub fn measured(gpu: &Gpu) -> bool {
-    let key = adapter_key(gpu);
-    MEASURED
-        .lock()
-        .is_ok_and(|m| m.iter().any(|(k, _)| *k == key))
+    kept(gpu).is_some()
 }
 
 /// The path for `--fft-on auto`, without waiting on the GPU (so an analysis can be rebuilt in a
@@ -83,11 +87,7 @@ pub fn measured(gpu: &Gpu) -> bool {
 /// adapter (a software rasterizer), the GPU on any other. `gpu_fft_built`: whether the GPU FFT
 /// could be built for the new settings (if not, the CPU).
 pub fn choose(gpu: &Gpu, gpu_fft_built: bool) -> FftChoice {
-    let kept = MEASURED.lock().ok().and_then(|m| {
-        let key = adapter_key(gpu);
-        m.iter().find(|(k, _)| *k == key).map(|(_, c)| c.clone())
-    });
-    let mut c = kept.unwrap_or_else(|| {
+    let mut c = kept(gpu).unwrap_or_else(|| {
         let cpu_adapter = gpu.summary.device_type == format!("{:?}", wgpu::DeviceType::Cpu);
         FftChoice {
             on: if cpu_adapter { FftOn::Cpu } else { FftOn::Gpu },
