@@ -95,7 +95,7 @@ impl Deck {
         self.png_now = self.png_next.take();
         let mut scene_rect = egui::Rect::NOTHING;
         let mut commands = Vec::new();
-        let full = {
+        let mut full = {
             let ctx_egui = self.egui_ctx.clone();
             ctx_egui.run_ui(raw_input, |ui| {
                 scene_rect = self.ui(ui, tex_id, &mut commands);
@@ -292,6 +292,8 @@ impl Deck {
         self.record_screenshots(gpu, &mut encoder, out.texture);
         self.record_video(gpu, &mut encoder, out.texture);
         self.painter.free_textures(&full.textures_delta);
+        // Both parts are handled now (epaint checks that none is dropped unapplied).
+        full.textures_delta.clear();
         let encode_ms = lap();
         self.uploader.finish();
         self.ui_uploader.finish();

@@ -227,8 +227,7 @@ impl CopcFile {
                 node.level, node.cell[0], node.cell[1], node.cell[2], reason
             ),
         };
-        let record_len = usize::from(self.header.point_format().len());
-        let mut bytes = vec![0u8; node.points as usize * record_len];
+        let record_len = self.header.point_format().len();
         let items = self.header.laz_vlr().map_err(|e| broke(one_line(&e)))?;
         let d = &mut self.decompressor;
         let layers = super::held::layer_count(&items).unwrap_or(0);
@@ -251,14 +250,30 @@ impl CopcFile {
         d.reset();
         d.set_fields_from(items.items())
             .map_err(|e| broke(one_line(&e)))?;
-        guarded(|| d.decompress_many(&mut bytes))
-            .map_err(broke)?
-            .map_err(|e| broke(one_line(&e)))?;
-        let data = las::PointDataBuilder::new()
-            .for_header(&self.header)
-            .build_from_bytes(bytes)
-            .map_err(|e| broke(one_line(&e)))?;
-        Ok(PointBatch::from_data(&data, &self.info))
+        // Decoded in pieces of at most MAX_BATCH_BYTES of records: a node may claim many
+        // long records that compress to almost nothing.
+        let piece = super::file::batch_points(usize::MAX, record_len);
+        let mut out = PointBatch::default();
+        let mut left = node.points;
+        while left > 0 {
+            let n = left.min(piece);
+            let mut bytes = vec![0u8; n as usize * usize::from(record_len)];
+            guarded(|| d.decompress_many(&mut bytes))
+                .map_err(broke)?
+                .map_err(|e| broke(one_line(&e)))?;
+            let data = las::PointDataBuilder::new()
+                .for_header(&self.header)
+                .build_from_bytes(bytes)
+                .map_err(|e| broke(one_line(&e)))?;
+            let batch = PointBatch::from_data(&data, &self.info);
+            if out.is_empty() {
+                out = batch;
+            } else {
+                out.append(batch);
+            }
+            left -= n;
+        }
+        Ok(out)
     }
 }
 

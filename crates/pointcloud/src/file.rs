@@ -273,6 +273,21 @@ impl PointBatch {
     pub fn is_empty(&self) -> bool {
         self.xyz.is_empty()
     }
+
+    /// Moves the points of `more` (a batch of the same file) to the end of this one.
+    pub fn append(&mut self, mut more: PointBatch) {
+        self.raw.append(&mut more.raw);
+        self.xyz.append(&mut more.xyz);
+        self.intensity.append(&mut more.intensity);
+        self.classification.append(&mut more.classification);
+        self.return_number.append(&mut more.return_number);
+        if let (Some(a), Some(b)) = (&mut self.rgb, &mut more.rgb) {
+            a.append(b);
+        }
+        if let (Some(a), Some(b)) = (&mut self.gps_time, &mut more.gps_time) {
+            a.append(b);
+        }
+    }
 }
 
 /// An open LAS/LAZ file read front to back in batches.
@@ -426,7 +441,7 @@ impl LasFile {
                 self.info.header_points
             )));
         }
-        let n = left.min(max.max(1) as u64);
+        let n = left.min(batch_points(max, self.reader.header().point_format().len()));
         let (reader, data) = (&mut self.reader, &mut self.data);
         let filled =
             guarded(|| reader.fill_points(n, data)).and_then(|r| r.map_err(|e| one_line(&e)));
@@ -483,6 +498,18 @@ impl LasFile {
             reason,
         }
     }
+}
+
+/// The most bytes one decoded batch may hold: the decoder allocates and zero-fills
+/// `points × record length` before reading, and a record may be 65,535 bytes long (the LAS
+/// header's field is a u16), so 65,536 such points would be 4.3 GB.
+pub const MAX_BATCH_BYTES: u64 = 64 << 20;
+
+/// The points of one batch: `max` (at least 1) capped so the batch holds at most
+/// [`MAX_BATCH_BYTES`] of `record_len`-byte records, and never fewer than one point.
+pub fn batch_points(max: usize, record_len: u16) -> u64 {
+    let cap = (MAX_BATCH_BYTES / u64::from(record_len.max(1))).max(1);
+    (max.max(1) as u64).min(cap)
 }
 
 /// [`super::held::check_layout`] as the error to show: the file ends before what its header

@@ -44,4 +44,7 @@ pub mod seek_within;
 pub mod source;
 pub mod synthetic;
 
-pub use file::{LasFile, LasInfo, PointBatch, PointCloudError, Summary, summarize};
+pub use file::{
+    LasFile, LasInfo, MAX_BATCH_BYTES, PointBatch, PointCloudError, Summary, batch_points,
+    summarize,
+};
