@@ -2,7 +2,8 @@
 # Point-cloud rasterizer, two binaries on one card in one command (the device machine): the Vulkan
 # loader debs in .gl/ unpacked, .fz/vizdeck-old.xz and .fz/vizdeck-new.xz (stripped, xz) unpacked,
 # then `vizdeck bench --kernels pointcloud` at 10^8 and 10^9 points, 1920x1080, alternating, 3 rounds;
-# prints the data row of each table. Run: bash benches/device_raster_compare.sh (carry .gl and .fz).
+# prints the data row of each table. Both binaries there predate the lab (issue 35); a later
+# binary's table is `vizdeck-lab --kernels pointcloud`, the same arguments. Run: bash benches/device_raster_compare.sh (carry .gl and .fz).
 set -u
 for f in .gl/*.deb; do dpkg -x $f / >/dev/null 2>&1; done; ldconfig
 for b in old new; do xz -dc .fz/vizdeck-$b.xz > .fz/vizdeck-$b; chmod +x .fz/vizdeck-$b; done

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The issue-18 figures on a machine with an NVIDIA GPU (the device tool's H200), one run per
 # call, every table of that run printed. Built here, carried there:
-#   strip copies of target/release/vizdeck, the FFT bench (`cargo bench --no-run --bench fft`)
+#   strip copies of target/release/vizdeck and target/release/vizdeck-lab (the lab's tables), the
+#   FFT bench (`cargo bench -p vizdeck-lab --no-run --bench fft`)
 #   and the interop tests (`cargo test --release --no-run --test shared_buffer --test
 #   share_particles --test share_timeseries --test upload_strategies`) packed as h200/bin.tgz
-#   (vizdeck fft and the four test names), the Vulkan/GL loader and libasound2 .debs in .gl/
+#   (vizdeck vizdeck-lab fft and the four test names), the Vulkan/GL loader and libasound2 .debs in .gl/
 #   (../shared/PLATFORM.md). Carry h200 and .gl; then:  bash benches/h200.sh RUN
 # RUN: scenes (the four scenes at 1920x1080), uploads (upload strategies against PyTorch H2D
 #      copies, pinned and pageable), fft (the GPU FFT against cuFFT, batches 256 and 4096),
@@ -17,6 +18,7 @@ for f in .gl/*.deb; do dpkg -x "$f" /; done
 ldconfig
 tar xzf h200/bin.tgz -C h200
 B=h200/vizdeck
+L=h200/vizdeck-lab
 quiet() { grep -vE "INFO|^\s*$"; }
 if [[ $run == scenes || $run == all ]]; then
     echo "== scenes 1920x1080 =="
@@ -24,7 +26,7 @@ if [[ $run == scenes || $run == all ]]; then
 fi
 if [[ $run == uploads || $run == all ]]; then
     echo "== uploads =="
-    $B bench --backend vulkan --scenes none --upload all --upload-frames 10 --out /tmp/bu 2>&1 | grep -E "^\|"
+    $L --backend vulkan --upload all --upload-frames 10 --out /tmp/bu 2>&1 | grep -E "^\|"
     python3 - <<'PY'
 import torch, time
 for s in (65536, 1 << 20, 16 << 20, 256 << 20):
@@ -43,7 +45,7 @@ if [[ $run == fft || $run == all ]]; then
     # Every fused variant (8, 16 and 32 values per thread, with and without wgpu's runtime
     # checks) and the multi-pass path, then cuFFT on the same sizes.
     for b in 256 4096; do
-        $B bench --backend vulkan --scenes none --kernels fft --fft-batch $b --fft-reps 200 --out /tmp/bf 2>&1 | grep -E "^\|"
+        $L --backend vulkan --kernels fft --fft-batch $b --fft-reps 200 --out /tmp/bf 2>&1 | grep -E "^\|"
     done
     python3 benches/cufft_ref.py 256 4096
 fi
@@ -51,11 +53,11 @@ if [[ $run == pointcloud || $run == all ]]; then
     echo "== point clouds: every point rasterized =="
     # One count a process: each cloud's buffers fresh (the bench warms up until stable).
     for n in 10000000 100000000 260000000 400000000 600000000 800000000 1000000000; do
-        $B bench --backend vulkan --scenes none --kernels pointcloud --pointcloud-counts $n --size 1920x1080 --out /tmp/bk 2>&1 | grep -E "^\| [0-9]|skipped"
+        $L --backend vulkan --kernels pointcloud --pointcloud-counts $n --size 1920x1080 --out /tmp/bk 2>&1 | grep -E "^\| [0-9]|skipped"
     done
     for budget in "" "--pointcloud-budget 100000000"; do
         echo "== point clouds: streamed with LOD, ${budget:-the default budget} =="
-        $B bench --backend vulkan --scenes none --kernels pointcloud-stream --pointcloud-clouds synthetic:100M,synthetic:1G $budget --size 1920x1080 --out /tmp/bk2 2>&1 | quiet | tail -6
+        $L --backend vulkan --kernels pointcloud-stream --pointcloud-clouds synthetic:100M,synthetic:1G $budget --size 1920x1080 --out /tmp/bk2 2>&1 | quiet | tail -6
     done
 fi
 if [[ $run == interop || $run == all ]]; then

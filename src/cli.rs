@@ -410,8 +410,8 @@ pub enum Command {
         json: bool,
     },
     /// Benchmark mode: run scenes headless (fixed seed and workload, simulated clock) and write
-    /// one report per run (JSON + markdown); `--upload` measures the upload strategies and
-    /// readback; `--kernels` prints the GPU kernel tables. Prints every table.
+    /// one report per run (JSON + markdown), and print the overview table. (The upload and
+    /// kernel tables are the lab's: `cargo run --release -p vizdeck-lab -- --help`.)
     Bench(Box<BenchArgs>),
 }
 
@@ -455,57 +455,12 @@ pub struct BenchArgs {
     /// How the scene image reaches the output during the scene runs (see `vizdeck --composite`).
     #[arg(long, value_enum, default_value_t = crate::deck::Composite::Copy)]
     pub composite: crate::deck::Composite,
-    /// Measure upload strategies (comma-separated; `direct` for writes straight into mapped GPU
-    /// memory; `all` for every one) and readback, at `--upload-sizes`.
-    #[arg(long, value_delimiter = ',', value_name = "STRATEGY,..|direct|all")]
-    pub upload: Vec<String>,
-    /// Payload sizes of `--upload` in bytes, with optional KiB/MiB suffix.
-    #[arg(long, value_delimiter = ',', default_value = "64KiB,1MiB,16MiB,256MiB", value_parser = parse_bytes)]
-    pub upload_sizes: Vec<u64>,
-    /// Frames measured per strategy and size.
-    #[arg(long, default_value_t = 10, value_name = "N")]
-    pub upload_frames: u32,
-    /// Kernel tables to print: fft, particles, timeseries, pointcloud, pointcloud-stream
-    /// (comma-separated).
-    #[arg(long, value_delimiter = ',', value_enum, value_name = "KERNEL,..")]
-    pub kernels: Vec<crate::stats::bench::Kernel>,
-    /// FFT sizes of the fft table.
-    #[arg(
-        long,
-        value_delimiter = ',',
-        default_value = "1024,2048,4096,8192,16384"
-    )]
-    pub fft_sizes: Vec<usize>,
-    /// FFT batch (columns per dispatch).
-    #[arg(long, default_value_t = 256)]
-    pub fft_batch: u32,
-    /// FFT repetitions per submit.
-    #[arg(long, default_value_t = 20)]
-    pub fft_reps: u32,
-    /// Particle counts of the particles table (default: 16384 … 16777216 on a GPU, 4096 … 65536
-    /// on a CPU adapter).
-    #[arg(long, value_delimiter = ',')]
-    pub particle_counts: Vec<u32>,
-    /// Simulation steps per particles row.
-    #[arg(long, default_value_t = 32)]
-    pub particle_steps: u32,
-    /// Points of the pointcloud table (default: 1e5 and 1e6 on a CPU adapter, 1e6 … 1e8 on a GPU).
-    #[arg(long, value_delimiter = ',')]
-    pub pointcloud_counts: Vec<u32>,
-    /// Clouds of the pointcloud-stream table, comma-separated: files or synthetic:N (default:
-    /// tests/data/pointcloud/autzen_trim.laz where it exists, synthetic:10M, synthetic:100M).
-    #[arg(long, value_delimiter = ',', value_parser = parse_pointcloud)]
-    pub pointcloud_clouds: Vec<crate::scene::pointcloud::CloudSource>,
-    /// Point budget of the pointcloud-stream table (default: the adapter's, as in the app).
-    #[arg(long, value_name = "N", value_parser = parse_count)]
-    pub pointcloud_budget: Option<u64>,
-    /// Points in view of the timeseries table (default: 1e5 … 1e8 on a GPU, 1e5 … 1e7 on a CPU
-    /// adapter).
-    #[arg(long, value_delimiter = ',')]
-    pub series_points: Vec<u64>,
-    /// Repetitions per timeseries row.
-    #[arg(long, default_value_t = 10)]
-    pub series_reps: u32,
+    /// Moved to the lab (`vizdeck-lab --upload ...`); given here, bench says so and fails.
+    #[arg(long, hide = true, num_args = 0.., allow_hyphen_values = true)]
+    pub upload: Option<Vec<String>>,
+    /// Moved to the lab (`vizdeck-lab --kernels ...`); given here, bench says so and fails.
+    #[arg(long, hide = true, num_args = 0.., allow_hyphen_values = true)]
+    pub kernels: Option<Vec<String>>,
     /// Graphics backend.
     #[arg(long, value_enum, default_value_t = BackendChoice::Auto)]
     pub backend: BackendChoice,

@@ -411,7 +411,8 @@ pub fn series_payload(data: &[u8]) {
 // Point clouds
 
 /// Reads `data` as a LAS/LAZ file with the path loader's code ([`LasFile::from_reader`] on the
-/// bytes), then every point in batches, and checks what the reader promises: a header it
+/// bytes), then its points in batches (the first [`FUZZ_LAS_BATCHES`]), and checks what the
+/// reader promises: a header it
 /// accepts has finite scale factors above 0 and finite offsets; every batch's attributes have
 /// one value per point; coordinates are finite and equal `raw · scale + offset`; no more points
 /// than the header announces; a break is one [`PointCloudError::Truncated`] line naming the
@@ -440,7 +441,7 @@ pub fn las_file(data: &[u8]) {
         assert!(info.offset[k].is_finite(), "{info:?}");
     }
     let mut read = 0u64;
-    loop {
+    for _ in 0..FUZZ_LAS_BATCHES {
         match file.next_batch(4096) {
             Ok(Some(b)) => {
                 let n = b.len();
@@ -482,6 +483,11 @@ pub fn las_file(data: &[u8]) {
         copc_file(data);
     }
 }
+
+/// Batches of 4,096 points read at most by [`las_file`]: the work per input stays bounded (a
+/// few kilobytes of LAZ may claim millions of long records), and every batch after these runs
+/// the same code.
+const FUZZ_LAS_BATCHES: usize = 8;
 
 /// Points decoded per COPC node at most by [`copc_file`] (a fuzz input may claim 2³¹).
 const FUZZ_NODE_POINTS: u64 = 100_000;

@@ -9,7 +9,6 @@ pub mod clock;
 pub mod deck;
 pub mod fuzzing;
 pub use vizdeck_gpu as gpu;
-pub mod gpu_lab;
 pub mod headless;
 pub mod interop;
 pub mod logging;

@@ -315,7 +315,7 @@ impl Deck {
     }
 
     /// How the scenes' uploads reach the GPU from the next frame on (`--upload-strategy`, View ▸
-    /// Upload strategy, `vizdeck bench --upload`).
+    /// Upload strategy, `vizdeck-lab --upload`).
     pub fn set_upload_strategy(&mut self, strategy: Strategy) {
         self.uploader.set_strategy(strategy);
         self.ui_uploader.set_strategy(strategy);

@@ -13,7 +13,6 @@
 //! them ([`share`]). Under `--share PATH` the scene draws what a producer process writes into
 //! shared GPU memory instead of simulating ([`shared`]).
 
-pub mod bench;
 pub mod cpu;
 pub mod render;
 mod saved;
@@ -28,7 +27,9 @@ pub use cpu::{
     cpu_neighbours, cpu_step, initial_particles,
 };
 pub use render::{Camera, ColorBy, Renderer, ViewUniform};
-pub use sim::{Mode, Sim, SimConfig, WORKGROUP, clamp_count, dispatch_size, max_count};
+pub use sim::{
+    Mode, Sim, SimConfig, WORKGROUP, bytes_per_step, clamp_count, dispatch_size, max_count,
+};
 
 use super::{FrameCtx, Scene, SceneConfig, SceneError};
 use crate::gpu::Gpu;

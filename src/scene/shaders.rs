@@ -219,9 +219,6 @@ pub const POINTCLOUD_RESOLVE: ShaderSource =
     shader!("pointcloud/resolve.wgsl", "common/pointcloud.wgsl");
 /// Point clouds, compute rasterizer: the point shown at one pixel, for the readout (compute).
 pub const POINTCLOUD_PICK: ShaderSource = shader!("pointcloud/pick.wgsl", "common/pointcloud.wgsl");
-/// Point clouds, the rasterizer's baseline in the bench: one-pixel point primitives (render).
-pub const POINTCLOUD_POINTS_BASELINE: ShaderSource =
-    shader!("pointcloud/points_baseline.wgsl", "common/pointcloud.wgsl");
 
 /// Every shader the app uses.
 pub const ALL: &[ShaderSource] = &[
@@ -261,7 +258,6 @@ pub const ALL: &[ShaderSource] = &[
     TIMESERIES_WINDOW_RANGE,
     POINTCLOUD_RASTER_DEPTH,
     POINTCLOUD_RASTER_ID,
-    POINTCLOUD_POINTS_BASELINE,
     POINTCLOUD_RESOLVE,
     POINTCLOUD_PICK,
     POINTCLOUD_RASTER64,

@@ -10,12 +10,12 @@ use common::gpu;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use crate::common::payload;
 use vizdeck::deck::{Deck, Output};
 use vizdeck::gpu::Gpu;
 use vizdeck::gpu::frame::GpuFrame;
 use vizdeck::gpu::upload::{PingPong, Strategy};
 use vizdeck::scene::{FrameCtx, Scene, SceneError};
-use vizdeck::stats::bench::payload;
 
 /// Sizes each frame of [`Counting`] uploads: odd (padded), small, large; plus a ping-pong write.
 const WRITES: [usize; 3] = [7, 1000, 65_536 + 12];

@@ -22,7 +22,6 @@ mod headless;
 mod idle;
 mod interop_protocol;
 mod memory_soak;
-mod pipeline_stats;
 mod pointcloud_bad_input;
 mod pointcloud_files;
 mod pointcloud_first_hour;

@@ -477,25 +477,26 @@ fn a_layered_chunk_stating_layers_larger_than_itself_is_not_decoded() {
 }
 
 /// A batch's points are capped so the decoder's zero-filled buffer stays within
-/// `MAX_BATCH_BYTES`: 64 MiB / record length, and at least one point (closed form).
+/// `MAX_BATCH_BYTES`: 8 MiB / record length, and at least one point (closed form).
 #[test]
 fn batch_points_cap_the_decoded_bytes() {
     use vizdeck::pointcloud::{MAX_BATCH_BYTES, batch_points};
-    assert_eq!(MAX_BATCH_BYTES, 64 * 1024 * 1024);
-    assert_eq!(batch_points(65_536, 65_535), 1024);
-    assert_eq!(batch_points(65_536, 20), 65_536);
-    assert_eq!(batch_points(10_000_000, 20), 3_355_443);
+    assert_eq!(MAX_BATCH_BYTES, 8 * 1024 * 1024);
+    assert_eq!(batch_points(65_536, 65_535), 128);
+    assert_eq!(batch_points(65_536, 128), 65_536);
+    assert_eq!(batch_points(65_536, 129), 65_027);
+    assert_eq!(batch_points(10_000_000, 20), 419_430);
     assert_eq!(batch_points(0, 20), 1);
     assert_eq!(batch_points(5, 0), 5);
 }
 
 /// A LAS whose records are 65,535 bytes (20 of format 0 and 65,515 extra bytes, the longest
-/// the header allows) asked for 65,536 points at a time is read in batches of 1,024, so no
-/// batch decodes more than 64 MiB, and every point comes back as written.
+/// the header allows) asked for 65,536 points at a time is read in batches of 128, so no
+/// batch decodes more than 8 MiB, and every point comes back as written.
 #[test]
 fn long_records_are_read_in_batches_of_bounded_bytes() {
     let path = temp("long-records.las");
-    let n = 1_030;
+    let n = 130;
     {
         let mut b = las::Builder::from((1, 2));
         b.point_format.extra_bytes = 65_515;
@@ -536,7 +537,7 @@ fn long_records_are_read_in_batches_of_bounded_bytes() {
         xs.extend(batch.xyz.iter().map(|p| (p[0], p[2])));
     }
     let _ = std::fs::remove_file(&path);
-    assert_eq!(sizes, vec![1024, 6]);
+    assert_eq!(sizes, vec![128, 2]);
     let want: Vec<(f64, f64)> = (0..n)
         .map(|i| (f64::from(i) * 0.5, -f64::from(i)))
         .collect();

@@ -26,7 +26,7 @@ use vizdeck::pointcloud::index::{IndexOptions, Progress, open_or_index};
 use vizdeck::pointcloud::source::NodeSource;
 use vizdeck::pointcloud::synthetic::Synthetic;
 use vizdeck::scene::SCENES;
-use vizdeck::scene::pointcloud::bench::record_frame;
+use vizdeck::scene::pointcloud::record_frame;
 use vizdeck::scene::pointcloud::{CloudSource, PointCloud, Settings};
 
 const SIZE: (u32, u32) = (640, 400);

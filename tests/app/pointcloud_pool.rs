@@ -28,7 +28,7 @@ use vizdeck::pointcloud::raster::{
 };
 use vizdeck::pointcloud::source::NodeSource;
 use vizdeck::pointcloud::synthetic::Synthetic;
-use vizdeck::scene::pointcloud::bench::record_frame;
+use vizdeck::scene::pointcloud::record_frame;
 use vizdeck::scene::pointcloud::{CloudSource, PointCloud, Settings, class_rgba};
 use vizdeck::scene::{SCENES, Scene};
 

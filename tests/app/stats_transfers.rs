@@ -14,7 +14,7 @@ use vizdeck::gpu::frame::OwnedFrame;
 use vizdeck::gpu::readback::{Consumer, ReadbackRing};
 use vizdeck::gpu::upload::{PingPong, Strategy, Uploader, create_buffer_init};
 
-use vizdeck::stats::bench::payload;
+use crate::common::payload;
 
 /// The consumer the tests' copies are for.
 const ME: Consumer = Consumer::Scene(0);

@@ -8,9 +8,9 @@
 use crate::common;
 use common::gpu;
 
+use crate::common::payload;
 use ash::vk;
 use vizdeck::gpu::upload::direct::{DirectBuffer, DirectError, USAGE, pick_memory_type};
-use vizdeck::stats::bench::payload;
 
 #[test]
 fn the_gpu_reads_what_the_cpu_wrote() {

@@ -13,11 +13,11 @@ use common::gpu;
 
 use std::sync::Arc;
 
+use crate::common::payload;
 use vizdeck::gpu::Gpu;
 use vizdeck::gpu::upload::{
     HostBytes, HostImportError, HostImporter, Strategy, Uploader, UploaderOptions,
 };
-use vizdeck::stats::bench::payload;
 
 /// Sizes from 4 bytes to tens of MiB: odd ones (padded to 4), one page and around it, and sizes
 /// that split over several threads (from 8 MiB: two chunks of at least 4 MiB).

@@ -156,3 +156,12 @@ pub fn live() -> std::sync::MutexGuard<'static, ()> {
     static LIVE: std::sync::Mutex<()> = std::sync::Mutex::new(());
     LIVE.lock().unwrap_or_else(|e| e.into_inner())
 }
+
+/// Payload of `len` bytes for frame `frame`, distinct per frame so stale data is detected (the
+/// pattern of the lab's transfer tables, `vizdeck_lab::transfer::payload`).
+#[allow(dead_code)]
+pub fn payload(len: usize, frame: u32) -> Vec<u8> {
+    (0..len)
+        .map(|i| (i as u32).wrapping_mul(2_654_435_761).wrapping_add(frame) as u8 ^ (i >> 12) as u8)
+        .collect()
+}

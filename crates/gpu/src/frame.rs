@@ -221,6 +221,19 @@ fn logged(dst: &wgpu::Buffer, r: Result<(), super::upload::UploadError>) -> bool
         .is_ok()
 }
 
+/// A compute pass labelled `label` in `encoder`, without timestamps, running `record`.
+pub fn compute_pass(
+    encoder: &mut wgpu::CommandEncoder,
+    label: &str,
+    record: impl FnOnce(&mut wgpu::ComputePass<'_>),
+) {
+    let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+        label: Some(label),
+        timestamp_writes: None,
+    });
+    record(&mut pass);
+}
+
 /// A render pass labelled `label` into the colour attachment `view`, loaded by `load` and
 /// stored, no depth, with `timestamp_writes` (the deck's output passes, the benches' frames).
 pub fn color_pass<'e>(

@@ -7,7 +7,7 @@
 
 //!
 //! How the bytes reach the GPU is a run-time choice, [`Strategy`] (`--upload-strategy`, View ▸
-//! Upload strategy, `vizdeck bench --upload`), carried out by an [`Uploader`]:
+//! Upload strategy, `vizdeck-lab --upload`), carried out by an [`Uploader`]:
 //!
 //! - [`Strategy::WriteBuffer`]: `queue.write_buffer` (wgpu copies into its own staging memory, then
 //!   into the buffer at the next submit: one extra CPU copy).
@@ -852,7 +852,7 @@ impl Uploader {
     /// a multiple of 4, another strategy, or a failed import: all through `write`'s path (the
     /// owner dropped here). Counted as one write of all the bytes.
     ///
-    /// Each import pins the pages anew (the driver's cost, measured by `vizdeck bench --upload
+    /// Each import pins the pages anew (the driver's cost, measured by `vizdeck-lab --upload
     /// host-import` as `host-import:owned`); bytes uploaded every frame are better kept in a
     /// [`HostBytes`] ([`write_host`](Self::write_host)).
     ///

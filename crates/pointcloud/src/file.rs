@@ -502,8 +502,10 @@ impl LasFile {
 
 /// The most bytes one decoded batch may hold: the decoder allocates and zero-fills
 /// `points × record length` before reading, and a record may be 65,535 bytes long (the LAS
-/// header's field is a u16), so 65,536 such points would be 4.3 GB.
-pub const MAX_BATCH_BYTES: u64 = 64 << 20;
+/// header's field is a u16), so 65,536 such points would be 4.3 GB. 8 MiB holds 65,536 points
+/// of records up to 128 bytes (the app's batch; the core formats are 20–67 bytes), and 128 of
+/// the longest.
+pub const MAX_BATCH_BYTES: u64 = 8 << 20;
 
 /// The points of one batch: `max` (at least 1) capped so the batch holds at most
 /// [`MAX_BATCH_BYTES`] of `record_len`-byte records, and never fewer than one point.

@@ -17,9 +17,9 @@
 //! This file holds the scene's state and data flow; the side panel, pointer and keys, and the
 //! readout are in `ui.rs`; the GPU objects in `render.rs`.
 
-pub mod bench;
 mod cache_panel;
 mod legend;
+mod record;
 mod render;
 mod share;
 mod ui;
@@ -43,7 +43,8 @@ use crate::pointcloud::raster::{ColorMode, ResolveParams, ResolveVariant};
 use crate::pointcloud::source::NodeSource;
 use crate::pointcloud::{PointCloudError, copc::CopcSource, synthetic::Synthetic};
 pub use legend::{ClassCounts, black_rgb_notice, class_name};
-pub use render::{CLASS_COLORS, CLASS_NAMES, class_rgba};
+pub use record::record_frame;
+pub use render::{CLASS_COLORS, CLASS_NAMES, Renderer, class_rgba};
 pub use share::SETTLE_FRAMES;
 
 /// Points of the default synthetic cloud.
@@ -744,13 +745,18 @@ impl PointCloud {
         (exact, quantized)
     }
 
+    /// The GPU side: rasterizer, pools, visibility buffer (the lab times its passes).
+    pub fn renderer(&self) -> &Renderer {
+        &self.renderer
+    }
+
     /// Whether a LAS/LAZ file is still being indexed.
-    fn indexing(&self) -> bool {
+    pub fn indexing(&self) -> bool {
         matches!(self.phase, Phase::Indexing { .. })
     }
 
     /// Forgets every resident node (GPU pool, decoded nodes waiting): the view streams in again.
-    fn drop_resident(&mut self) {
+    pub fn drop_resident(&mut self) {
         self.renderer.pool.clear();
         self.renderer.exact.clear();
         if let Phase::Ready(s) = &mut self.phase {
@@ -765,7 +771,7 @@ impl PointCloud {
     }
 
     /// Whether the cloud is still indexing or nodes in view are still coming.
-    fn loading(&self) -> bool {
+    pub fn loading(&self) -> bool {
         match &self.phase {
             Phase::Indexing { .. } => true,
             Phase::Ready(s) => {

@@ -120,10 +120,7 @@ pub fn measure(
 ) -> FftChoice {
     let columns = columns_per_frame(sample_rate, settings.hop);
     let n = settings.fft_size;
-    let samples = crate::scene::spectrogram::fft::bench::noise(
-        (columns as usize - 1) * settings.hop + n,
-        0x5eed,
-    );
+    let samples = noise((columns as usize - 1) * settings.hop + n, 0x5eed);
     let cpu_ms = match Stft::with_window(n, settings.hop, settings.window) {
         Ok(mut stft) => {
             let mut out = vec![0f32; stft.bins()];
@@ -178,6 +175,21 @@ pub fn measure(
         gpu_ms,
         reason,
     }
+}
+
+/// Deterministic noise in [−1, 1) (xorshift64*), for benchmarks and the FFT-path measurement
+/// (`scene::spectrogram::fft_choice`).
+pub fn noise(len: usize, seed: u64) -> Vec<f32> {
+    let mut s = seed | 1;
+    (0..len)
+        .map(|_| {
+            s ^= s >> 12;
+            s ^= s << 25;
+            s ^= s >> 27;
+            let v = s.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 40; // 24 bits
+            v as f32 / (1u64 << 23) as f32 - 1.0
+        })
+        .collect()
 }
 
 #[cfg(test)]

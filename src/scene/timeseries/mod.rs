@@ -20,15 +20,14 @@
 //! This file is the scene's outline and data flow: the [`TimeSeries`] struct, the sources it
 //! drains (the series source, vizdeck's own frame times, the audio input's level), the view's
 //! time and value window, and the [`Scene`] hooks. The GPU decimation and drawing live in
-//! [`gpu`], the tick placement and labels in [`axis`], the dots in [`markers`], the benchmark
-//! table in [`bench`](mod@bench), the publish → present latency of network sources in
+//! [`gpu`], the tick placement and labels in [`axis`], the dots in [`markers`] (the benchmark
+//! table is the lab's: `vizdeck-lab --kernels timeseries`), the publish → present latency of network sources in
 //! [`latency`], and the egui side (side panel, `interact`, `overlay`) in `ui.rs`.
 //!
 //! Under `--share PATH` the chart draws a producer's window of S series instead of a source
 //! ([`shared`]): the values are written into the mirrors on the GPU and never reach the store.
 
 pub mod axis;
-pub mod bench;
 mod export;
 pub mod gpu;
 pub mod latency;

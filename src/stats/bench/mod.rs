@@ -7,33 +7,22 @@
 //!   mean CPU split and GPU pass times read back from the run's CSV, also written).
 //!   With `--screenshots`, each scene runs a second time saving a PNG of every frame through the
 //!   readback ring, and the report gives `p99 with / p99 without`.
-//! - **Uploads** ([`upload_table`], [`readback_table`]): every [`Strategy`] × payload size, GB/s
-//!   and the CPU time per frame it costs; readback GB/s through the [`ReadbackRing`].
-//! - **Kernels** ([`kernel_tables`]): the GPU FFT and particle tables the other modules expose.
 //!
-//! Files: this one holds [`run`] (the command); `scene.rs` the scene runs and their reports;
-//! `transfer.rs` the upload and readback tables; `kernel.rs` the kernel tables.
+//! The upload and kernel tables (`--upload`, `--kernels`) are the lab's: `vizdeck-lab`
+//! (`crates/lab`), not linked into the app. Given here, those flags get one line saying so.
 //!
-//! [`ReadbackRing`]: crate::gpu::readback::ReadbackRing
+//! Files: this one holds [`run`] (the command); `scene.rs` the scene runs and their reports.
 
-mod kernel;
 mod scene;
-mod transfer;
 
-pub use kernel::{Kernel, KernelOptions, default_particle_counts, kernel_tables};
 pub use scene::{
     BenchError, SceneBench, SceneResult, run_scene, run_scene_with, scene_markdown, scene_report,
     write_json,
-};
-pub use transfer::{
-    ReadbackRow, UPLOAD_SIZES, UploadRow, direct_table, empty_frame_us, human_bytes, payload,
-    readback_table, transfer_markdown, upload_table,
 };
 
 use std::fmt::Write as _;
 
 use crate::gpu::Gpu;
-use crate::gpu::upload::Strategy;
 use crate::progress::Progress;
 use crate::scene::SCENES;
 
@@ -47,16 +36,23 @@ pub fn all_scenes() -> Vec<String> {
     SCENES.iter().map(|s| s.id.to_string()).collect()
 }
 
-/// Runs `vizdeck bench` (see the module docs): scene runs, then `--upload` tables, then
-/// `--kernels` tables; prints every table and writes the reports into `--out`. A terminal
-/// progress bar on stderr ([`Progress`]) counts the runs (each scene run, its run with
-/// screenshots, the transfer tables, each kernel table) and names the one going on.
+/// Runs `vizdeck bench` (see the module docs): the scene runs; prints the overview table and
+/// writes the reports into `--out`. A terminal progress bar on stderr ([`Progress`]) counts the
+/// runs (each scene run and its run with screenshots) and names the one going on.
 ///
 /// # Errors
 ///
-/// No adapter, an unknown scene or strategy, a scene that does not start, a file that cannot be
-/// written: one line each.
+/// `--upload` or `--kernels` (the lab's now), no adapter, an unknown scene, a scene that does
+/// not start, a file that cannot be written: one line each.
 pub fn run(args: &crate::cli::BenchArgs) -> anyhow::Result<()> {
+    for (flag, given) in [("--upload", &args.upload), ("--kernels", &args.kernels)] {
+        if given.is_some() {
+            anyhow::bail!(
+                "bench: {flag} moved to the lab: `cargo run --release -p vizdeck-lab -- {flag} ...` \
+                 (see docs/development.md)"
+            );
+        }
+    }
     let (gpu, _) = Gpu::new(args.backend, None, None)?;
     std::fs::create_dir_all(&args.out)
         .map_err(|e| anyhow::anyhow!("bench: '{}': {e}", args.out.display()))?;
@@ -64,15 +60,11 @@ pub fn run(args: &crate::cli::BenchArgs) -> anyhow::Result<()> {
         "adapter: {} ({}, {}), driver: {}",
         gpu.summary.name, gpu.summary.backend, gpu.summary.device_type, gpu.summary.driver
     );
-    // Scenes: all unless named; none when only --upload/--kernels were asked for.
+    // Scenes: all unless named.
     let scenes: Vec<String> = if args.scenes.iter().any(|s| s == "none") {
         Vec::new()
     } else if args.scenes.is_empty() {
-        if args.upload.is_empty() && args.kernels.is_empty() {
-            all_scenes()
-        } else {
-            Vec::new()
-        }
+        all_scenes()
     } else {
         args.scenes.clone()
     };
@@ -84,9 +76,7 @@ pub fn run(args: &crate::cli::BenchArgs) -> anyhow::Result<()> {
             );
         }
     }
-    let runs = scenes.len() * (1 + usize::from(args.screenshots))
-        + usize::from(!args.upload.is_empty())
-        + args.kernels.len();
+    let runs = scenes.len() * (1 + usize::from(args.screenshots));
     let mut progress = Progress::new("bench", runs as u64, "runs");
     let mut overview = String::new();
     if !scenes.is_empty() {
@@ -249,85 +239,6 @@ pub fn run(args: &crate::cli::BenchArgs) -> anyhow::Result<()> {
             println!("reports: {}", args.out.display());
         });
     }
-    if !args.upload.is_empty() {
-        let all = args.upload.iter().any(|s| s == "all");
-        let direct = all || args.upload.iter().any(|s| s == "direct");
-        let strategies: Vec<Strategy> = if all {
-            Strategy::ALL.to_vec()
-        } else {
-            args.upload
-                .iter()
-                .filter(|name| name.as_str() != "direct")
-                .map(|name| {
-                    Strategy::ALL
-                        .iter()
-                        .copied()
-                        .find(|s| s.name() == name.as_str())
-                        .ok_or_else(|| {
-                            anyhow::anyhow!(
-                                "bench: unknown upload strategy '{name}'; strategies: {}, direct, all",
-                                Strategy::ALL.map(|s| s.name()).join(", ")
-                            )
-                        })
-                })
-                .collect::<anyhow::Result<_>>()?
-        };
-        progress.set_item("upload and readback tables");
-        let mut up = if strategies.is_empty() {
-            Vec::new()
-        } else {
-            upload_table(&gpu, &strategies, &args.upload_sizes, args.upload_frames)
-        };
-        if direct {
-            up.extend(direct_table(&gpu, &args.upload_sizes, args.upload_frames));
-        }
-        let rb = readback_table(&gpu, &args.upload_sizes, args.upload_frames);
-        let empty = empty_frame_us(&gpu, args.upload_frames.max(20));
-        progress.inc(1);
-        let md = transfer_markdown(&gpu, &up, &rb, empty);
-        crate::progress::suspend(|| println!("\n{md}"));
-        write_json(
-            &args.out.join("bench-transfers.json"),
-            &serde_json::json!({
-                "vizdeck": env!("CARGO_PKG_VERSION"),
-                "kind": "transfers",
-                "adapter": gpu.summary,
-                "upload": up,
-                "readback": rb,
-                "empty_frame_us": {"blocking": empty.0, "spin": empty.1},
-            }),
-        )?;
-        std::fs::write(args.out.join("bench-transfers.md"), &md)?;
-        if up.iter().any(|r| !r.verified) {
-            anyhow::bail!("bench: an upload strategy delivered wrong bytes (see the table)");
-        }
-    }
-    if !args.kernels.is_empty() {
-        let o = KernelOptions {
-            fft_sizes: args.fft_sizes.clone(),
-            fft_batch: args.fft_batch,
-            fft_reps: args.fft_reps,
-            particle_counts: (!args.particle_counts.is_empty())
-                .then(|| args.particle_counts.clone()),
-            particle_steps: args.particle_steps,
-            series_points: (!args.series_points.is_empty()).then(|| args.series_points.clone()),
-            series_reps: args.series_reps,
-            pointcloud_counts: (!args.pointcloud_counts.is_empty())
-                .then(|| args.pointcloud_counts.clone()),
-            pointcloud_clouds: (!args.pointcloud_clouds.is_empty())
-                .then(|| args.pointcloud_clouds.clone()),
-            pointcloud_budget: args.pointcloud_budget,
-            size: args.size,
-        };
-        let mut text = String::new();
-        for k in &args.kernels {
-            progress.set_item(format!("kernel table {}", kernel_name(*k)));
-            text.push_str(&kernel_tables(&gpu, std::slice::from_ref(k), &o));
-            progress.inc(1);
-        }
-        crate::progress::suspend(|| println!("\n{text}"));
-        std::fs::write(args.out.join("bench-kernels.md"), &text)?;
-    }
     progress.finish();
     let errors = gpu.error_messages();
     if let Some(first) = errors.first() {
@@ -352,10 +263,4 @@ fn scene_frames<'a>(
             b.scene, b.size.0, b.size.1
         ));
     }
-}
-
-/// The name `--kernels` gives kernel `k`.
-fn kernel_name(k: Kernel) -> String {
-    clap::ValueEnum::to_possible_value(&k)
-        .map_or_else(|| format!("{k:?}"), |v| v.get_name().to_string())
 }

@@ -84,13 +84,11 @@
 //! This one holds the errors, the uniform parameters and the [`GpuFft`] type with its accessors
 //! and `encode`; `plan.rs` the options, the fused kernel's shape and the CPU-side tables
 //! (window, twiddles); `build.rs` the constructors (limits, buffers, pipelines and passes of
-//! each path); `bench.rs` [`bench_table`].
+//! each path). The tables that compare the paths are the lab's (`crates/lab/src/fft.rs`).
 
-pub(crate) mod bench;
 mod build;
 mod plan;
 
-pub use bench::bench_table;
 pub use plan::{
     FUSED_COLUMNS, FUSED_COLUMNS_MIN_GROUPS, FUSED_COLUMNS_MIN_M, FUSED16_MIN_M, FUSED32_AUTO_M,
     FUSED32_MIN_M, FftOptions, FusedColumns, FusedLayout, FusedValues,
@@ -104,6 +102,21 @@ pub const GPU_MIN_FFT_SIZE: usize = 256;
 pub const GPU_MAX_FFT_SIZE: usize = 32_768;
 /// Threads per workgroup of every FFT pass (matches `@workgroup_size(64)` in the shaders).
 const WORKGROUP: u32 = 64;
+
+/// The fused kernel of a [`GpuFft`] as its pipeline was built ([`GpuFft::fused_kernel`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct FusedKernel {
+    /// The shader's path in `shaders/` (its label).
+    pub path: &'static str,
+    /// The WGSL text, preludes included.
+    pub wgsl: &'static str,
+    /// The entry point (`main`, `main16` or `main32`).
+    pub entry: &'static str,
+    /// The override values the pipeline was built with.
+    pub constants: [(&'static str, f64); 10],
+    /// Whether wgpu's runtime checks are in (`false`: [`FftOptions::unchecked`]).
+    pub checked: bool,
+}
 
 /// Errors of [`GpuFft`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -273,35 +286,18 @@ impl GpuFft {
         }
     }
 
-    /// The driver's statistics of the fused kernel's pipeline (registers, spills, shared
-    /// memory, …: [`crate::gpu_lab::pipeline_stats`]), `None` on the other paths.
-    ///
-    /// # Errors
-    ///
-    /// As [`compute_pipeline_statistics`](crate::gpu_lab::pipeline_stats::compute_pipeline_statistics):
-    /// no Vulkan, no `VK_KHR_pipeline_executable_properties`, a failed Vulkan call.
-    pub fn fused_statistics(
-        &self,
-        device: &wgpu::Device,
-    ) -> Option<
-        Result<
-            Vec<crate::gpu_lab::pipeline_stats::Executable>,
-            crate::gpu_lab::pipeline_stats::StatsError,
-        >,
-    > {
+    /// The fused kernel as built, for tools that compile it again (the lab's pipeline
+    /// statistics): `None` on the multi-pass paths.
+    pub fn fused_kernel(&self) -> Option<FusedKernel> {
         let plan = self.plan.filter(|_| self.passes.len() == 1)?;
         let src = &crate::scene::shaders::SPECTROGRAM_FFT_LOCAL;
-        let constants = plan.constants();
-        let shader = crate::gpu_lab::pipeline_stats::ComputeShader {
+        Some(FusedKernel {
             path: src.path,
             wgsl: src.source,
             entry: plan.entry_point(),
-            constants: &constants,
+            constants: plan.constants(),
             checked: !plan.unchecked,
-        };
-        Some(crate::gpu_lab::pipeline_stats::compute_pipeline_statistics(
-            device, &shader,
-        ))
+        })
     }
 
     /// FFT size N, samples per column.
@@ -317,6 +313,12 @@ impl GpuFft {
     /// The largest `batch` [`encode`](Self::encode) accepts.
     pub fn max_batch(&self) -> u32 {
         self.max_batch
+    }
+
+    /// Columns one workgroup of the fused kernel takes ([`FusedColumns`]); 0 on the
+    /// multi-pass paths.
+    pub fn fused_columns(&self) -> u32 {
+        self.plan.map_or(0, |p| p.cols)
     }
 
     /// Compute dispatches per [`encode`](Self::encode): 1 fused, 3 with the DIF split

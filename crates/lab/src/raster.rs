@@ -1,4 +1,4 @@
-//! `vizdeck bench --kernels pointcloud`: the compute rasterizer ([`super::raster`], both passes
+//! `vizdeck-lab --kernels pointcloud`: the compute rasterizer ([`vizdeck::pointcloud::raster`], both passes
 //! into a `--size` visibility buffer (default 1280×720), then the resolve into colours) against the same points drawn as one-pixel point primitives
 //! with a depth test (`points_baseline.wgsl`, what GL_POINTS viewers do), same points, same
 //! view, same run.
@@ -10,7 +10,7 @@
 //! cleared target (the visibility buffer cleared, or the colour and depth attachments), so the
 //! early depth test never sees an earlier frame's result; points/s = N / time.
 //!
-//! A further column: the same terrain quantized ([`super::raster::QuantizedCloud`], 4 bytes a
+//! A further column: the same terrain quantized ([`vizdeck::pointcloud::raster::QuantizedCloud`], 4 bytes a
 //! point), generated straight in spatially coherent order (cells of a 2D Morton grid, about
 //! [`QBATCH_POINTS`] points a cell, so each batch covers a few pixels), over as many storage
 //! bindings as the device's limits need; its resolve fetches attributes for the visible points
@@ -18,13 +18,24 @@
 
 use std::time::Instant;
 
-use super::raster::{
+use vizdeck::gpu::Gpu;
+use vizdeck::gpu::shaders::{RenderOptions, ShaderSource};
+use vizdeck::pointcloud::raster::{
     ColorMode, QBATCH_POINTS, QBatch, QuantizedCloud, RasterParams, Rasterizer, ResolveParams,
     ResolveVariant, contiguous_batches, points_per_binding, quantize_batch,
 };
-use crate::gpu::Gpu;
-use crate::gpu::shaders::RenderOptions;
-use crate::scene::shaders::POINTCLOUD_POINTS_BASELINE;
+
+/// The rasterizer's baseline: one-pixel point primitives (render), the lab's own shader
+/// (`crates/lab/shaders/points_baseline.wgsl`) after the app's `common/pointcloud.wgsl`.
+pub const POINTS_BASELINE: ShaderSource = ShaderSource {
+    path: "lab/points_baseline.wgsl",
+    prelude: &["common/pointcloud.wgsl"],
+    body: include_str!("../shaders/points_baseline.wgsl"),
+    source: concat!(
+        include_str!("../../../shaders/common/pointcloud.wgsl"),
+        include_str!("../shaders/points_baseline.wgsl")
+    ),
+};
 
 /// Size of the target of both sides when none is given (`vizdeck bench --size`'s default).
 pub const SIZE: (u32, u32) = (1280, 720);
@@ -64,7 +75,7 @@ pub fn coherent_point(i: u64, n: u64, g_log2: u32) -> [f32; 3] {
         (v | (v >> 16)) & 0x0000_0000_ffff_ffff
     };
     let (cx, cy) = (compact(m), compact(m >> 1));
-    let mut h = crate::scene::particles::SplitMix64(i ^ 0x9e37_79b9_7f4a_7c15);
+    let mut h = vizdeck::scene::particles::SplitMix64(i ^ 0x9e37_79b9_7f4a_7c15);
     let g = (1u64 << g_log2) as f32;
     let x = (cx as f32 + h.next_f32()) / g * 2.0 - 1.0;
     let y = (cy as f32 + h.next_f32()) / g * 2.0 - 1.0;
@@ -131,22 +142,22 @@ fn params(size: (u32, u32)) -> RasterParams {
 /// The baseline's pipeline (one-pixel points, depth tested) and its bind group.
 fn baseline(gpu: &Gpu, params: &wgpu::Buffer) -> (wgpu::RenderPipeline, wgpu::BindGroup) {
     let d = &gpu.device;
-    let layout = crate::gpu::layout::bind_group_layout(
+    let layout = vizdeck::gpu::layout::bind_group_layout(
         d,
         "pointcloud:baseline",
-        &[crate::gpu::layout::uniform(
+        &[vizdeck::gpu::layout::uniform(
             0,
             wgpu::ShaderStages::VERTEX,
             None,
         )],
     );
-    let group = crate::gpu::layout::bind_group(
+    let group = vizdeck::gpu::layout::bind_group(
         d,
         "pointcloud:baseline:group",
         &layout,
         &[params.as_entire_binding()],
     );
-    let pl = crate::gpu::layout::pipeline_layout(d, "pointcloud:baseline", &[&layout]);
+    let pl = vizdeck::gpu::layout::pipeline_layout(d, "pointcloud:baseline", &[&layout]);
     let attributes = [wgpu::VertexAttribute {
         format: wgpu::VertexFormat::Float32x4,
         offset: 0,
@@ -157,7 +168,7 @@ fn baseline(gpu: &Gpu, params: &wgpu::Buffer) -> (wgpu::RenderPipeline, wgpu::Bi
         step_mode: wgpu::VertexStepMode::Vertex,
         attributes: &attributes,
     })];
-    let pipeline = POINTCLOUD_POINTS_BASELINE.render_pipeline(
+    let pipeline = POINTS_BASELINE.render_pipeline(
         d,
         "pointcloud:baseline",
         &pl,
@@ -211,7 +222,7 @@ fn time_render(
     };
     let color_texture = texture(
         "pointcloud:bench:color",
-        crate::scene::SCENE_FORMAT,
+        vizdeck::scene::SCENE_FORMAT,
         wgpu::TextureUsages::COPY_DST,
     );
     let color = color_texture.create_view(&Default::default());
@@ -281,25 +292,12 @@ fn time_render(
     last / f64::from(reps)
 }
 
-/// A compute pass labelled `label` in `enc` running `record` (also the scene's stream bench).
-pub(crate) fn compute(
-    enc: &mut wgpu::CommandEncoder,
-    label: &str,
-    record: impl FnOnce(&mut wgpu::ComputePass<'_>),
-) {
-    let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
-        label: Some(label),
-        timestamp_writes: None,
-    });
-    record(&mut pass);
-}
-
 /// Seconds per repetition of the compute rasterizer of `path` (its passes, then the resolve)
 /// over the `n` points in `vertices` (packed as the pool packs them), `reps` repetitions.
 #[allow(clippy::too_many_arguments)]
 fn time_rasterizer(
     gpu: &Gpu,
-    path: super::raster::RasterPath,
+    path: vizdeck::pointcloud::raster::RasterPath,
     vertices: &wgpu::Buffer,
     params_buf: &wgpu::Buffer,
     batches: &wgpu::Buffer,
@@ -309,7 +307,7 @@ fn time_rasterizer(
 ) -> f64 {
     use wgpu::util::DeviceExt;
     let d = &gpu.device;
-    let mut r = Rasterizer::with_path(d, crate::scene::SCENE_FORMAT, path);
+    let mut r = Rasterizer::with_path(d, vizdeck::scene::SCENE_FORMAT, path);
     let target = r.target(d, size);
     let group = r.bind(d, params_buf, vertices, batches, &target);
     let attrs = d.create_buffer_init(&wgpu::util::BufferInitDescriptor {
@@ -328,8 +326,12 @@ fn time_rasterizer(
         false,
         |enc, color| {
             r.clear(enc, &target);
-            compute(enc, "pointcloud:bench:raster", |pass| {
-                r.encode(pass, &group, n.div_ceil(super::raster::BATCH_POINTS));
+            vizdeck::gpu::frame::compute_pass(enc, "pointcloud:bench:raster", |pass| {
+                r.encode(
+                    pass,
+                    &group,
+                    n.div_ceil(vizdeck::pointcloud::raster::BATCH_POINTS),
+                );
                 r.resolve(pass, VARIANT, &resolve, &image);
             });
             image.copy_to(enc, color);
@@ -363,7 +365,7 @@ fn resolve_params(gpu: &Gpu, size: (u32, u32)) -> wgpu::Buffer {
     let rp = ResolveParams {
         width: size.0,
         height: size.1,
-        pitch: super::raster::ResolveImage::pitch_of(size.0),
+        pitch: vizdeck::pointcloud::raster::ResolveImage::pitch_of(size.0),
         ..bytemuck::Zeroable::zeroed()
     };
     gpu.device
@@ -386,13 +388,16 @@ fn time_quantized(
     let d = &gpu.device;
     let per_binding = points_per_binding(&d.limits());
     let cloud = quantized_terrain(gpu, u64::from(n), per_binding)?;
-    let mut r = Rasterizer::new(d, crate::scene::SCENE_FORMAT);
+    let mut r = Rasterizer::new(d, vizdeck::scene::SCENE_FORMAT);
     let target = r.target(d, size);
     let params_buf = params_buffer(gpu, size);
     // The attributes the resolve fetches for the visible points (zeros: black, class 0).
     let resolve_buf = resolve_params(gpu, size);
     let scope = d.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
-    let (words, resolve): (Vec<wgpu::Buffer>, Vec<super::pieces::PieceGroups>) = cloud
+    let (words, resolve): (
+        Vec<wgpu::Buffer>,
+        Vec<vizdeck::pointcloud::pieces::PieceGroups>,
+    ) = cloud
         .chunks
         .iter()
         .enumerate()
@@ -436,7 +441,7 @@ fn time_quantized(
             false,
             |enc, color| {
                 r.clear(enc, &target);
-                compute(enc, "pointcloud:bench:raster_q", |pass| {
+                vizdeck::gpu::frame::compute_pass(enc, "pointcloud:bench:raster_q", |pass| {
                     r.encode_quantized(pass, &cloud, &groups);
                     r.resolve_quantized(pass, VARIANT, &resolve, &image);
                 });
@@ -459,7 +464,7 @@ fn time_quantized(
 /// whose buffers exceed the adapter's limits is left empty (the row says so); a count the device
 /// cannot hold quantized is said in one line and skipped.
 pub fn bench_table(gpu: &Gpu, counts: &[u32], reps: u32, size: (u32, u32)) -> String {
-    use super::raster::RasterPath;
+    use vizdeck::pointcloud::raster::RasterPath;
     use wgpu::util::DeviceExt;
     let reps = reps.max(1);
     let d = &gpu.device;

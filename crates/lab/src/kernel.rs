@@ -1,7 +1,7 @@
-//! The kernel tables of `vizdeck bench --kernels`: the GPU FFT and particle tables the other
+//! The kernel tables of `vizdeck-lab --kernels`: the GPU FFT and particle tables the other
 //! modules expose ([`kernel_tables`]).
 
-use crate::gpu::Gpu;
+use vizdeck::gpu::Gpu;
 
 /// Which kernel tables to print.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -43,7 +43,7 @@ pub struct KernelOptions {
     pub pointcloud_counts: Option<Vec<u32>>,
     /// Clouds of the streaming table (`None`: the committed `autzen_trim.laz` where it is
     /// found, synthetic 10M and 100M).
-    pub pointcloud_clouds: Option<Vec<crate::scene::pointcloud::CloudSource>>,
+    pub pointcloud_clouds: Option<Vec<vizdeck::scene::pointcloud::CloudSource>>,
     /// Point budget of the streaming table (`None`: the adapter's default).
     pub pointcloud_budget: Option<u64>,
     /// Target size of the point-cloud tables, pixels (`--size`).
@@ -66,7 +66,7 @@ pub fn kernel_tables(gpu: &Gpu, kernels: &[Kernel], o: &KernelOptions) -> String
     for k in kernels {
         match k {
             Kernel::Fft => {
-                s.push_str(&crate::scene::spectrogram::fft::bench_table(
+                s.push_str(&crate::fft::bench_table(
                     gpu,
                     &o.fft_sizes,
                     o.fft_batch,
@@ -74,12 +74,12 @@ pub fn kernel_tables(gpu: &Gpu, kernels: &[Kernel], o: &KernelOptions) -> String
                 ));
             }
             Kernel::Particles => {
-                use crate::scene::particles::Mode;
+                use vizdeck::scene::particles::Mode;
                 let counts = o
                     .particle_counts
                     .clone()
                     .unwrap_or_else(|| default_particle_counts(gpu));
-                s.push_str(&crate::scene::particles::bench::bench_table(
+                s.push_str(&crate::particles::bench_table(
                     gpu,
                     &counts,
                     &[Mode::Free, Mode::Grid, Mode::Brute],
@@ -94,11 +94,7 @@ pub fn kernel_tables(gpu: &Gpu, kernels: &[Kernel], o: &KernelOptions) -> String
                         vec![100_000, 1_000_000, 10_000_000, 100_000_000]
                     }
                 });
-                s.push_str(&crate::scene::timeseries::bench::bench_table(
-                    gpu,
-                    &points,
-                    o.series_reps,
-                ));
+                s.push_str(&crate::timeseries::bench_table(gpu, &points, o.series_reps));
             }
             Kernel::Pointcloud => {
                 let counts = o.pointcloud_counts.clone().unwrap_or_else(|| {
@@ -108,12 +104,10 @@ pub fn kernel_tables(gpu: &Gpu, kernels: &[Kernel], o: &KernelOptions) -> String
                         vec![1_000_000, 10_000_000, 100_000_000]
                     }
                 });
-                s.push_str(&crate::pointcloud::bench::bench_table(
-                    gpu, &counts, 5, o.size,
-                ));
+                s.push_str(&crate::raster::bench_table(gpu, &counts, 5, o.size));
             }
             Kernel::PointcloudStream => {
-                use crate::scene::pointcloud::CloudSource;
+                use vizdeck::scene::pointcloud::CloudSource;
                 let clouds = o.pointcloud_clouds.clone().unwrap_or_else(|| {
                     let autzen = std::path::PathBuf::from("tests/data/pointcloud/autzen_trim.laz");
                     let mut v = Vec::new();
@@ -124,7 +118,7 @@ pub fn kernel_tables(gpu: &Gpu, kernels: &[Kernel], o: &KernelOptions) -> String
                     v.push(CloudSource::Synthetic(100_000_000));
                     v
                 });
-                s.push_str(&crate::scene::pointcloud::bench::stream_table(
+                s.push_str(&crate::pointcloud_stream::stream_table(
                     gpu,
                     &clouds,
                     o.pointcloud_budget,

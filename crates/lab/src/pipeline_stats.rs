@@ -555,3 +555,23 @@ fn validate_with_wgpu(device: &wgpu::Device, shader: &ComputeShader<'_>) -> Resu
         None => Ok(()),
     }
 }
+
+/// The driver's statistics of `fft`'s fused kernel's pipeline, `None` on the other paths.
+///
+/// # Errors
+///
+/// As [`compute_pipeline_statistics`].
+pub fn fused_statistics(
+    device: &wgpu::Device,
+    fft: &vizdeck::scene::spectrogram::fft::GpuFft,
+) -> Option<Result<Vec<Executable>, StatsError>> {
+    let k = fft.fused_kernel()?;
+    let shader = ComputeShader {
+        path: k.path,
+        wgsl: k.wgsl,
+        entry: k.entry,
+        constants: &k.constants,
+        checked: k.checked,
+    };
+    Some(compute_pipeline_statistics(device, &shader))
+}

@@ -11,16 +11,16 @@
 //!   (turbo, a neighbour on the host) moves far less than two separate criterion runs.
 //! - `gpu/N`: one `GpuFft::encode` of 256 columns (window + real FFT + split + dB), submitted and
 //!   waited for, N = 1024…16384; throughput in bytes of f32 input. Before the criterion runs, the
-//!   same sizes go through `vizdeck::scene::spectrogram::fft::bench_table` (wall clock and, when the adapter has
+//!   same sizes go through `vizdeck_lab::fft::bench_table` (wall clock and, when the adapter has
 //!   TIMESTAMP_QUERY, GPU timestamps), printed as a markdown table.
 //!
-//! Run: `cargo bench --bench fft` (lavapipe here). Environment: `VIZDECK_FFT_BENCH_BATCH`
+//! Run: `cargo bench -p vizdeck-lab --bench fft` (lavapipe here). Environment: `VIZDECK_FFT_BENCH_BATCH`
 //! (columns per batch, default 256), `VIZDECK_FFT_BENCH_REPS` (encodes per timed submit in the
 //! table, default 5), `VIZDECK_FFT_TABLE_ONLY=1` (print the GPU table and skip criterion).
 
 #![allow(clippy::disallowed_methods)] // tests and benches drive the GPU with their own submits
 
-#[path = "../tests/common/mod.rs"]
+#[path = "../../../tests/common/mod.rs"]
 mod common;
 
 use std::hint::black_box;
@@ -30,7 +30,8 @@ use criterion::{BenchmarkId, Criterion, Throughput, criterion_group};
 use realfft::RealFftPlanner;
 use vizdeck::audio::stft::Stft;
 use vizdeck::gpu::Gpu;
-use vizdeck::scene::spectrogram::fft::{GpuFft, bench_table};
+use vizdeck::scene::spectrogram::fft::GpuFft;
+use vizdeck_lab::fft::bench_table;
 
 const SIZES: [usize; 5] = [1024, 2048, 4096, 8192, 16_384];
 

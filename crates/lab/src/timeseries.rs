@@ -3,13 +3,13 @@
 
 use std::time::Instant;
 
-use super::gpu::{Mirrors, Pipelines, ViewUniform};
-use crate::gpu::Gpu;
-use crate::gpu::frame::OwnedFrame;
-use crate::gpu::timing::time_compute_pass;
-use crate::gpu::upload::Strategy;
-use crate::series::decimate::decimate_m4_rel;
-use crate::series::store::Series;
+use vizdeck::gpu::Gpu;
+use vizdeck::gpu::frame::OwnedFrame;
+use vizdeck::gpu::timing::time_compute_pass;
+use vizdeck::gpu::upload::Strategy;
+use vizdeck::scene::timeseries::gpu::{Mirrors, Pipelines, ViewUniform};
+use vizdeck::series::decimate::decimate_m4_rel;
+use vizdeck::series::store::Series;
 
 /// Pixel columns of the benchmark view (a 1920-pixel-wide chart).
 pub const BENCH_COLUMNS: u32 = 1920;
@@ -91,7 +91,7 @@ fn cpu_fallback_row(n: u64, reps: u32, limit: u64) -> BenchRow {
 /// `reps` frames each (at least 1). Sizes beyond the adapter's storage-binding limit are reported
 /// as skipped.
 pub fn bench_rows(gpu: &Gpu, points: &[u64], reps: u32) -> Vec<Result<BenchRow, String>> {
-    let pipes = Pipelines::new(&gpu.device, crate::scene::SCENE_FORMAT);
+    let pipes = Pipelines::new(&gpu.device, vizdeck::scene::SCENE_FORMAT);
     let reps = reps.max(1);
     points
         .iter()
@@ -114,7 +114,7 @@ pub fn bench_rows(gpu: &Gpu, points: &[u64], reps: u32) -> Vec<Result<BenchRow, 
                 m.begin_views(BENCH_COLUMNS, &view);
                 m.add_view(&pipes, 0, &series, (0.0, r1), u32::MAX, 0)?;
                 m.upload(&mut f.frame(), &pipes, all);
-                Ok::<(), super::gpu::GpuM4Error>(())
+                Ok::<(), vizdeck::scene::timeseries::gpu::GpuM4Error>(())
             };
             m.sync(&mut f.frame(), &pipes, 0, &series)
                 .map_err(|e| e.to_string())?;

@@ -6,10 +6,11 @@
 
 use std::time::Instant;
 
-use super::sim::{Mode, bytes_per_step, max_count};
-use super::{Particles, Scene};
-use crate::gpu::Gpu;
-use crate::scene::FrameCtx;
+use vizdeck::gpu::Gpu;
+use vizdeck::scene::FrameCtx;
+use vizdeck::scene::Scene;
+use vizdeck::scene::particles::Particles;
+use vizdeck::scene::particles::{Mode, bytes_per_step, max_count};
 
 /// Largest brute-force count benchmarked on a CPU adapter (lavapipe): 64k takes ~50 s a step.
 pub const BRUTE_MAX_CPU: u32 = 16_384;
@@ -81,7 +82,7 @@ fn timed_frame(
     draw: Option<&wgpu::TextureView>,
     timer: Option<&Timer>,
 ) -> (f64, f64) {
-    let dt = crate::clock::DT as f32;
+    let dt = vizdeck::clock::DT as f32;
     for _ in 0..steps {
         scene.fixed_update(dt);
     }
@@ -94,7 +95,12 @@ fn timed_frame(
         elapsed_s: steps as f64 * dt as f64,
         size: FRAME_SIZE,
     };
-    crate::scene::prepare_standalone(gpu, scene, &ctx, crate::gpu::upload::Strategy::WriteBuffer);
+    vizdeck::scene::prepare_standalone(
+        gpu,
+        scene,
+        &ctx,
+        vizdeck::gpu::upload::Strategy::WriteBuffer,
+    );
     let mut enc = gpu
         .device
         .create_command_encoder(&wgpu::CommandEncoderDescriptor {
@@ -181,14 +187,14 @@ pub fn bench_one(gpu: &Gpu, count: u32, mode: Mode, steps: u32) -> Option<BenchR
         mip_level_count: 1,
         sample_count: 1,
         dimension: wgpu::TextureDimension::D2,
-        format: crate::scene::SCENE_FORMAT,
+        format: vizdeck::scene::SCENE_FORMAT,
         usage: wgpu::TextureUsages::RENDER_ATTACHMENT,
         view_formats: &[],
     });
     let view = target.create_view(&Default::default());
     let mut scene = Particles::with_mode(gpu, count, mode, 1);
     // One step per clock tick: the table measures steps, whatever this adapter's default rate.
-    scene.set_step_rate(super::StepRate::Hz120);
+    scene.set_step_rate(vizdeck::scene::particles::StepRate::Hz120);
     let n = scene.count();
     let mut frame = 0u64;
     // Warm-up (pipeline compilation, first-touch of buffers).
@@ -198,7 +204,7 @@ pub fn bench_one(gpu: &Gpu, count: u32, mode: Mode, steps: u32) -> Option<BenchR
     let mut left = steps.max(1);
     let mut step_ms = 0.0;
     while left > 0 {
-        let k = left.min(crate::clock::MAX_STEPS);
+        let k = left.min(vizdeck::clock::MAX_STEPS);
         step_ms += timed_frame(gpu, &mut scene, frame, k, None, timer.as_ref()).0;
         frame += 1;
         left -= k;

@@ -6,10 +6,10 @@ use std::fmt::Write as _;
 use std::sync::Arc;
 use std::time::Instant;
 
-use crate::gpu::Gpu;
-use crate::gpu::readback::{Consumer, ReadbackRing};
-use crate::gpu::upload::direct::DirectBuffer;
-use crate::gpu::upload::{HostBytes, Strategy, UploadError, Uploader};
+use vizdeck::gpu::Gpu;
+use vizdeck::gpu::readback::{Consumer, ReadbackRing};
+use vizdeck::gpu::upload::direct::DirectBuffer;
+use vizdeck::gpu::upload::{HostBytes, Strategy, UploadError, Uploader};
 
 /// One row of the upload table.
 #[derive(Clone, Debug, serde::Serialize)]

@@ -1,23 +1,23 @@
 //! Particle benchmarks: the table of ms per step / per frame, bytes moved and GB/s for each mode
-//! and count (`vizdeck::scene::particles::bench::bench_table`), then criterion timings of one
+//! and count (`vizdeck_lab::particles::bench_table`), then criterion timings of one
 //! wall-clock frame (1 step + wait): free and grid at 16k particles, brute force at 4k.
 //!
-//! `cargo bench --bench particles` (lavapipe here: counts 16k…1M, brute force ≤ 16k, 2 steps
+//! `cargo bench -p vizdeck-lab --bench particles` (lavapipe here: counts 16k…1M, brute force ≤ 16k, 2 steps
 //! per row). Env: `PARTICLES_COUNTS=16384,65536` and `PARTICLES_STEPS=4` override the table's
 //! counts and steps per row.
 
 #![allow(clippy::disallowed_methods)] // tests and benches drive the GPU with their own submits
 
-#[path = "../tests/common/mod.rs"]
+#[path = "../../../tests/common/mod.rs"]
 mod common;
 use common::gpu;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 
 use vizdeck::gpu::upload::Strategy;
-use vizdeck::scene::particles::bench::bench_table;
 use vizdeck::scene::particles::{Mode, Particles};
 use vizdeck::scene::{FrameCtx, Scene};
+use vizdeck_lab::particles::bench_table;
 
 fn table(_c: &mut Criterion) {
     let gpu = gpu();

@@ -1,4 +1,4 @@
-//! The driver's pipeline statistics (`vizdeck::gpu_lab::pipeline_stats`, issue 18): every fused FFT
+//! The driver's pipeline statistics (`vizdeck_lab::pipeline_stats`, issue 18): every fused FFT
 //! variant compiles to SPIR-V and builds as a pipeline on a second Vulkan device; where the
 //! driver has `VK_KHR_pipeline_executable_properties` (the test asks Vulkan itself) statistics
 //! come back, else the one refusal naming the device and the extension (Mesa 22.3's lavapipe in
@@ -9,10 +9,10 @@
 use crate::common;
 use common::gpu;
 
-use vizdeck::gpu_lab::pipeline_stats::{
-    ComputeShader, EXTENSION, StatsError, compute_pipeline_statistics,
-};
 use vizdeck::scene::spectrogram::fft::{FftOptions, FusedValues, GpuFft};
+use vizdeck_lab::pipeline_stats::{
+    ComputeShader, EXTENSION, StatsError, compute_pipeline_statistics, fused_statistics,
+};
 
 /// Whether `gpu`'s physical device lists [`EXTENSION`] and its `pipelineExecutableInfo`
 /// feature, asked through ash directly.
@@ -60,7 +60,7 @@ fn every_fused_fft_variant_builds_and_reports_or_is_refused_by_name() {
                 };
                 let fft = GpuFft::with_options(&gpu.device, n, 4, options).expect("GpuFft");
                 let what = format!("N = {n}, {}", fft.path_detail());
-                let result = fft.fused_statistics(&gpu.device).expect("fused path");
+                let result = fused_statistics(&gpu.device, &fft).expect("fused path");
                 match result {
                     Ok(executables) => {
                         assert!(has, "{what}: statistics without the extension");
@@ -87,7 +87,7 @@ fn every_fused_fft_variant_builds_and_reports_or_is_refused_by_name() {
         ..FftOptions::default()
     };
     let fft = GpuFft::with_options(&gpu.device, 1024, 4, options).expect("GpuFft");
-    assert!(fft.fused_statistics(&gpu.device).is_none());
+    assert!(fused_statistics(&gpu.device, &fft).is_none());
 }
 
 /// `shader` with the default entry point `main`, no overrides, checks on.

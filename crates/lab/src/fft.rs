@@ -1,28 +1,14 @@
-//! [`bench_table`]: the batched GPU FFT timed per size and path (`vizdeck bench`, the fft
+//! [`bench_table`]: the batched GPU FFT timed per size and path (`vizdeck-lab --kernels fft`, the fft
 //! bench), on deterministic noise.
 
-use super::{FftOptions, FusedValues, GpuFft};
-use crate::gpu::Gpu;
-use crate::gpu::frame::OwnedFrame;
-
-/// Deterministic noise in [−1, 1) (xorshift64*), for benchmarks and the FFT-path measurement
-/// (`scene::spectrogram::fft_choice`).
-pub(crate) fn noise(len: usize, seed: u64) -> Vec<f32> {
-    let mut s = seed | 1;
-    (0..len)
-        .map(|_| {
-            s ^= s >> 12;
-            s ^= s << 25;
-            s ^= s >> 27;
-            let v = s.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 40; // 24 bits
-            v as f32 / (1u64 << 23) as f32 - 1.0
-        })
-        .collect()
-}
+use vizdeck::gpu::Gpu;
+use vizdeck::gpu::frame::OwnedFrame;
+use vizdeck::scene::spectrogram::fft::{FftOptions, FusedValues, GpuFft};
+use vizdeck::scene::spectrogram::fft_choice::noise;
 
 /// One row of [`bench_table`]: seconds per batch by wall clock and (if measured) by timestamps.
 fn bench_one(gpu: &Gpu, fft: &GpuFft, batch: u32, reps: u32) -> (f64, Option<f64>) {
-    crate::gpu::timing::time_compute_pass(gpu, "spectrogram:fft:bench", reps, |pass| {
+    vizdeck::gpu::timing::time_compute_pass(gpu, "spectrogram:fft:bench", reps, |pass| {
         fft.encode(pass, batch)
     })
 }
@@ -31,10 +17,10 @@ fn bench_one(gpu: &Gpu, fft: &GpuFft, batch: u32, reps: u32) -> (f64, Option<f64
 /// on `gpu` for each of `sizes` with `batch` columns of noise, and returns a markdown table: one
 /// row per size and path (the workgroup-memory path where it applies, with 8, 16 and 32 values
 /// per thread, each with wgpu's runtime checks and without them ([`FftOptions::unchecked`]), 8
-/// and 16 unchecked with the planar tile where it fits ([`super::FusedLayout::Planar`]), 16
-/// unchecked with several columns a workgroup where [`super::FusedColumns::Auto`] takes them (the
+/// and 16 unchecked with the planar tile where it fits ([`FusedLayout::Planar`](vizdeck::scene::spectrogram::fft::FusedLayout::Planar)), 16
+/// unchecked with several columns a workgroup where [`FusedColumns::Auto`](vizdeck::scene::spectrogram::fft::FusedColumns::Auto) takes them (the
 /// other 16-value rows take one), then the multi-pass one), then the driver's statistics of each fused pipeline (registers,
-/// spills, …; [`GpuFft::fused_statistics`]) or why there are none.
+/// spills, …; [`crate::pipeline_stats::fused_statistics`]) or why there are none.
 ///
 /// Timing: `reps` encodes of the whole batch are recorded into one compute pass and submitted
 /// once; "wall" is (submit → `device.poll(wait)`) / reps, measured after a warm-up submit;
@@ -57,8 +43,8 @@ pub fn bench_table(gpu: &Gpu, sizes: &[usize], batch: u32, reps: u32) -> String 
     // (16 with one column a workgroup); 8 and 16 unchecked with the planar tile where it fits
     // (one barrier pair an exchange instead of two, twice the workgroup memory); 16 unchecked
     // with several columns a workgroup where Auto takes them for this batch; then multi-pass.
-    use super::FusedColumns as C;
-    use super::FusedLayout::{Auto, Planar};
+    use vizdeck::scene::spectrogram::fft::FusedColumns as C;
+    use vizdeck::scene::spectrogram::fft::FusedLayout::{Auto, Planar};
     let variants = [
         (true, FusedValues::Eight, false, Auto, C::Auto),
         (true, FusedValues::Sixteen, false, Auto, C::One),
@@ -93,18 +79,18 @@ pub fn bench_table(gpu: &Gpu, sizes: &[usize], batch: u32, reps: u32) -> String 
             }
         };
         let first = values == FusedValues::Eight && !unchecked;
-        let one_column = fft.plan.is_none_or(|p| p.cols == 1);
+        let one_column = fft.fused_columns() <= 1;
         if columns == C::Auto && values == FusedValues::Sixteen && one_column {
             // Auto takes one column a workgroup at this size: the row above.
             continue;
         }
-        if fused && (!fft.is_fused() || (!first && fft.passes.len() > 1)) {
+        if fused && (!fft.is_fused() || (!first && fft.pass_count() > 1)) {
             // The workgroup-memory kernels do not apply (the multi-pass row follows), or only
             // the three-pass one, whose row the checked 8-value variant gives.
             continue;
         }
         let samples = noise(batch as usize * n, 0x5eed_0000 + n as u64);
-        let mut upload = OwnedFrame::new(gpu, crate::gpu::upload::Strategy::WriteBuffer);
+        let mut upload = OwnedFrame::new(gpu, vizdeck::gpu::upload::Strategy::WriteBuffer);
         upload.frame().write_slice(fft.input(), 0, &samples);
         upload.submit();
         let (wall, gpu_s) = bench_one(gpu, &fft, batch, reps);
@@ -118,7 +104,7 @@ pub fn bench_table(gpu: &Gpu, sizes: &[usize], batch: u32, reps: u32) -> String 
             fft.pass_count(),
             fmt(wall)
         ));
-        match fft.fused_statistics(&gpu.device) {
+        match crate::pipeline_stats::fused_statistics(&gpu.device, &fft) {
             Some(Ok(executables)) => {
                 for e in executables {
                     stats.push_str(&format!(
@@ -138,7 +124,7 @@ pub fn bench_table(gpu: &Gpu, sizes: &[usize], batch: u32, reps: u32) -> String 
         out.push_str(&format!(
             "\nFused kernel pipelines, the driver's statistics ({}):\n\n| N | path | executable | \
              statistics |\n|---:|---|---|---|\n{stats}",
-            crate::gpu_lab::pipeline_stats::EXTENSION
+            crate::pipeline_stats::EXTENSION
         ));
     }
     if let Some(e) = stats_error {

@@ -2,11 +2,11 @@
 //! vizdeck CPU per frame, the synthetic source at full rate (wall clock), and the GPU M4
 //! frame table (`bench_table`) at sizes from `VIZDECK_TS_POINTS` (comma-separated, default
 //! `1000000,10000000`; `none` skips the table), e.g.
-//! `VIZDECK_TS_POINTS=1000000,10000000,100000000 cargo bench --bench timeseries` on a large GPU.
+//! `VIZDECK_TS_POINTS=1000000,10000000,100000000 cargo bench -p vizdeck-lab --bench timeseries` on a large GPU.
 
 #![allow(clippy::disallowed_methods)] // tests and benches drive the GPU with their own submits
 
-#[path = "../tests/common/mod.rs"]
+#[path = "../../../tests/common/mod.rs"]
 mod common;
 
 use std::hint::black_box;
@@ -18,13 +18,13 @@ use rtrb::{PushError, RingBuffer};
 use vizdeck::gpu::frame::OwnedFrame;
 use vizdeck::gpu::upload::Strategy;
 use vizdeck::scene::timeseries::TimeSeries;
-use vizdeck::scene::timeseries::bench::{bench_table, random_walk_series};
 use vizdeck::scene::{FrameCtx, SCENE_FORMAT, Scene};
 use vizdeck::series::decimate::decimate_m4_rel;
 use vizdeck::series::store::Series;
 use vizdeck::series::{
     DEFAULT_CAP_SAMPLES, Pacing, SeriesSelection, SeriesSource, Store, SynthKind,
 };
+use vizdeck_lab::timeseries::{bench_table, random_walk_series};
 
 fn ingest(c: &mut Criterion) {
     let n = 4_000_000u64;

@@ -3,34 +3,34 @@
 //! 1. The transfer table: every upload strategy (`queue.write_buffer`, `StagingBelt`, the
 //!    MAP_WRITE ring, `mapped_at_creation`) × payload (64 KiB, 1 MiB, 16 MiB, 256 MiB): CPU ms per
 //!    frame, ms until the GPU holds the data, GB/s; and readback GB/s through the readback ring
-//!    (`vizdeck::stats::bench::{upload_table, readback_table}`, the same as
-//!    `vizdeck bench --upload all`).
+//!    (`vizdeck_lab::transfer::{upload_table, readback_table}`, the same as
+//!    `vizdeck-lab --upload all`).
 //! 2. Criterion: one 1 MiB upload per strategy (write + submit + wait), and the cost of recording
 //!    statistics per frame (one CSV row written and flushed + the live window and HDR histogram),
 //!    to compare with a frame time.
 //!
-//! `cargo bench --bench upload`. Env: `UPLOAD_SIZES=65536,1048576` (bytes) and `UPLOAD_FRAMES=5`.
+//! `cargo bench -p vizdeck-lab --bench upload`. Env: `UPLOAD_SIZES=65536,1048576` (bytes) and `UPLOAD_FRAMES=5`.
 
 #![allow(clippy::disallowed_methods)] // tests and benches drive the GPU with their own submits
 
-#[path = "../tests/common/mod.rs"]
+#[path = "../../../tests/common/mod.rs"]
 mod common;
 use common::gpu;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use vizdeck::gpu::upload::{Strategy, Uploader};
 
-use vizdeck::stats::bench::{
+use vizdeck::stats::{FrameRecord, Live, Recorder};
+use vizdeck_lab::transfer::{
     empty_frame_us, payload, readback_table, transfer_markdown, upload_table,
 };
-use vizdeck::stats::{FrameRecord, Live, Recorder};
 
 fn table(_c: &mut Criterion) {
     let gpu = gpu();
     let sizes: Vec<u64> = std::env::var("UPLOAD_SIZES")
         .ok()
         .map(|s| s.split(',').filter_map(|v| v.trim().parse().ok()).collect())
-        .unwrap_or_else(|| vizdeck::stats::bench::UPLOAD_SIZES.to_vec());
+        .unwrap_or_else(|| vizdeck_lab::transfer::UPLOAD_SIZES.to_vec());
     let frames = std::env::var("UPLOAD_FRAMES")
         .ok()
         .and_then(|s| s.parse().ok())

@@ -1,4 +1,4 @@
-//! `vizdeck bench --kernels pointcloud-stream`: the point-cloud scene's frame time at rest and
+//! `vizdeck-lab --kernels pointcloud-stream`: the point-cloud scene's frame time at rest and
 //! while its nodes stream in, same view, same run, per cloud (`--pointcloud-clouds`).
 //!
 //! The scene is driven as the deck drives it ([`record_frame`]: prepare with uploads through a
@@ -18,12 +18,12 @@
 
 use std::time::Instant;
 
-use super::{CloudSource, PointCloud, Settings};
-use crate::gpu::Gpu;
-use crate::gpu::frame::OwnedFrame;
-use crate::gpu::upload::Strategy;
-use crate::pointcloud::camera::ViewPreset;
-use crate::scene::{FrameCtx, Scene};
+use vizdeck::gpu::Gpu;
+use vizdeck::gpu::frame::OwnedFrame;
+use vizdeck::gpu::upload::Strategy;
+use vizdeck::pointcloud::camera::ViewPreset;
+use vizdeck::scene::Scene;
+use vizdeck::scene::pointcloud::{CloudSource, PointCloud, Settings, record_frame};
 
 /// Most loading frames per cycle (a cloud that never settles is cut off and said so).
 const MAX_LOADING_FRAMES: u32 = 2000;
@@ -65,40 +65,6 @@ fn percentile(v: &mut [f64], p: f64) -> f64 {
     v.sort_by(f64::total_cmp);
     let i = ((p / 100.0) * (v.len() - 1) as f64).round() as usize;
     v[i.min(v.len() - 1)]
-}
-
-/// Records frame `index` of `scene` into `f` as the deck records it, without the UI: its
-/// prepare (one 1/60 s step, uploads through `f`'s uploader), its compute pass (raster passes
-/// and the resolve), the resolved image copied into `target` (`size` pixels, `SCENE_FORMAT`,
-/// RENDER_ATTACHMENT | COPY_DST) and its render pass, which loads it (cleared to black first
-/// before the first frame is prepared); unsubmitted, for the caller to add what else it needs
-/// (readback copies) and submit.
-pub fn record_frame(
-    f: &mut OwnedFrame<'_>,
-    scene: &mut PointCloud,
-    target: &wgpu::Texture,
-    index: u64,
-    size: (u32, u32),
-) {
-    let ctx = FrameCtx {
-        frame: index,
-        steps: 1,
-        dt: 1.0 / 60.0,
-        alpha: 0.0,
-        advanced_s: 1.0 / 60.0,
-        elapsed_s: 1.0 / 60.0,
-        size,
-    };
-    f.set_index(index);
-    scene.prepare(&mut f.frame(), &ctx);
-    crate::pointcloud::bench::compute(f.encoder(), "pointcloud:frame:compute", |pass| {
-        scene.compute(pass, &ctx)
-    });
-    let load = crate::scene::write_or_clear(&*scene, f.encoder(), target, wgpu::Color::BLACK);
-    let view = target.create_view(&Default::default());
-    let label = "pointcloud:frame:render";
-    let mut pass = crate::gpu::frame::color_pass(f.encoder(), &view, label, load, None);
-    scene.paint(&mut pass, &ctx);
 }
 
 /// Runs one frame of `scene` into `target` ([`record_frame`], one submit); returns its wall
@@ -143,11 +109,11 @@ fn time_reps(gpu: &Gpu, label: &str, reps: u32, record: impl Fn(&mut wgpu::Comma
 /// then the passes over its last frame's batch tables, quantized and exact), [`time_reps`];
 /// `None` before a frame was prepared.
 fn time_raster(gpu: &Gpu, scene: &PointCloud, reps: u32) -> Option<f64> {
-    let r = &scene.renderer;
+    let r = scene.renderer();
     let target = r.target()?;
     Some(time_reps(gpu, "pointcloud:bench:raster", reps, |enc| {
         r.raster.clear(enc, target);
-        crate::pointcloud::bench::compute(enc, "pointcloud:bench:raster", |pass| {
+        vizdeck::gpu::frame::compute_pass(enc, "pointcloud:bench:raster", |pass| {
             r.encode_raster(pass)
         });
     }))
@@ -157,10 +123,10 @@ fn time_raster(gpu: &Gpu, scene: &PointCloud, reps: u32) -> Option<f64> {
 /// from the visibility buffer of its last frame), [`time_reps`]; `None` before a frame was
 /// prepared.
 fn time_resolve(gpu: &Gpu, scene: &PointCloud, reps: u32) -> Option<f64> {
-    let r = &scene.renderer;
+    let r = scene.renderer();
     r.target()?;
     Some(time_reps(gpu, "pointcloud:bench:resolve", reps, |enc| {
-        crate::pointcloud::bench::compute(enc, "pointcloud:bench:resolve", |pass| {
+        vizdeck::gpu::frame::compute_pass(enc, "pointcloud:bench:resolve", |pass| {
             r.encode_resolve(pass)
         });
     }))
@@ -179,7 +145,7 @@ pub fn stream_row(
     cycles: u32,
     rest: u32,
     size: (u32, u32),
-) -> Result<StreamRow, crate::scene::SceneError> {
+) -> Result<StreamRow, vizdeck::scene::SceneError> {
     let settings = Settings {
         source: cloud.clone(),
         budget,
@@ -236,8 +202,8 @@ pub fn stream_row(
             settle.push(settled);
         }
     }
-    let quantized = scene.renderer.pool.batched_points();
-    let rasterized = quantized + scene.renderer.exact.batched_points();
+    let quantized = scene.renderer().pool.batched_points();
+    let rasterized = quantized + scene.renderer().exact.batched_points();
     let raster_s = time_raster(gpu, &scene, rest).unwrap_or(f64::NAN);
     let resolve_s = time_resolve(gpu, &scene, rest).unwrap_or(f64::NAN);
     let m = scene.metrics();
@@ -294,7 +260,7 @@ pub fn stream_table(
         size.0,
         size.1,
         budget.map_or_else(|| "the adapter's default".to_string(), |b| b.to_string()),
-        crate::pointcloud::raster::RasterPath::best(&gpu.device).name(),
+        vizdeck::pointcloud::raster::RasterPath::best(&gpu.device).name(),
     );
     for c in clouds {
         match stream_row(gpu, c, budget, cycles, rest, size) {
