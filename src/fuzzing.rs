@@ -412,9 +412,8 @@ pub fn series_payload(data: &[u8]) {
 
 /// Reads `data` as a LAS/LAZ file with the path loader's code ([`LasFile::from_reader`] on the
 /// bytes), then its points in batches (the first [`FUZZ_LAS_BATCHES`]), and checks what the
-/// reader promises: a header it
-/// accepts has finite scale factors above 0 and finite offsets; every batch's attributes have
-/// one value per point; coordinates are finite and equal `raw · scale + offset`; no more points
+/// reader promises: a header it accepts has finite scale factors above 0 and finite offsets;
+/// every batch's attributes have one value per point; coordinates are finite and equal `raw · scale + offset`; no more points
 /// than the header announces; a break is one [`PointCloudError::Truncated`] line naming the
 /// input, after which nothing more is read. A file with the COPC records is also opened as
 /// COPC (see [`copc_file`]).
