@@ -45,7 +45,6 @@ mod share;
 mod timeline;
 mod ui;
 
-use std::collections::VecDeque;
 use std::path::PathBuf;
 
 use super::{FrameCtx, Scene, SceneConfig, SceneError};
@@ -54,12 +53,11 @@ use crate::audio::{AudioOptions, AudioSelection, AudioSource};
 use crate::gpu::Gpu;
 use crate::gpu::frame::GpuFrame;
 use crate::gpu::readback::{Arrived, Consumer, ReadbackRing};
-use crate::gpu::upload::PingPong;
-use axis::FreqScale;
-use gpu::{Analysis, ScenePipes};
+use gpu::{Analysis, Recording, ScenePipes};
 pub use gpu::{COLORMAPS, colormap_lut, ring_width_for, rows_for};
-use history::ColumnHistory;
-use timeline::{ColumnStarts, Hole};
+use history::Levels;
+use timeline::Timeline;
+use ui::{Panel, View};
 
 /// Samples in the audio ring between the source and the analysis: 2²² mono samples (16 MiB),
 /// 87 s at 48 kHz, more than the scrollback, so a scene shown again after up to that long in the
@@ -124,121 +122,29 @@ impl Default for Settings {
     }
 }
 
-/// The spectrogram scene.
+/// The spectrogram scene. Its state is grouped by concern: the GPU objects that do not depend on
+/// the analysis settings ([`ScenePipes`]) and those that do ([`Analysis`]), the stream timeline
+/// ([`Timeline`]), this frame's work for the GPU ([`Recording`]), the CPU copy of the levels
+/// ([`Levels`]), the view ([`View`]) and the side panel's requests ([`Panel`]).
 pub struct Spectrogram {
     source: AudioSource,
     a: Analysis,
-    // Pipelines and layouts (independent of the FFT size).
-    write_layout: wgpu::BindGroupLayout,
-    write_pipeline: wgpu::ComputePipeline,
-    draw_layout: wgpu::BindGroupLayout,
-    draw_pipeline: wgpu::RenderPipeline,
-    draw_params: PingPong,
-    lut: wgpu::Buffer,
-    /// The spectrum strip: its line texture, this frame's texels, and its rect in image pixels
-    /// (x0, y0, x1, y1; x1 = 0 when not shown); `ppp`: the UI's pixels per point.
-    inset: wgpu::Texture,
-    inset_view: wgpu::TextureView,
-    inset_texels: Vec<[f32; 4]>,
-    inset_rect: [u32; 4],
-    ppp: f32,
-    // Per-frame state
-    scene_time: f64,
-    scratch: Vec<f32>,
-    column: Vec<f32>,
-    /// CPU path: this frame's new columns (n × bins).
-    pending: Vec<f32>,
-    pending_cols: u32,
-    write_cols: u32,
-    write_start: u32,
-    // Totals
-    columns_total: u64,
-    /// Columns written into the ring (the display's clock).
-    written: u64,
-    samples_total: u64,
-    samples_skipped: u64,
-    columns_skipped: u64,
-    /// CPU copy of what is shown: full-resolution columns by written index.
-    history: ColumnHistory,
-    /// The history was reset: the levels readbacks asked for before no longer apply (the next
-    /// `record_readbacks` invalidates them in the ring, which then drops them unseen).
-    readbacks_stale: bool,
-    /// The ring texture was made anew (a new GPU device): the next `prepare` draws the columns
-    /// it should show again from the history.
-    refill_pending: bool,
-    /// That refill, recorded by `compute` before the frame's own columns.
-    refill: Option<gpu::Refill>,
-    recent: VecDeque<Vec<f32>>,
-    peak_hold: Vec<f32>,
-    // View
-    db_floor: f32,
-    db_ceil: f32,
-    colormap: usize,
-    lut_dirty: bool,
-    scale: FreqScale,
-    /// The view stands still (Space, a drag or the wheel); the analysis goes on.
-    frozen: bool,
-    /// Times the view was frozen (for the report).
-    freezes: u64,
-    /// Columns between the newest written one and the right edge of the view.
-    view_back: u64,
-    cols_per_px: f32,
-    /// Columns across the view while it is fitted to a file (until the user zooms).
-    fit_cols: Option<u64>,
-    /// The fraction of a column `view_back` was rounded by at the last zoom step.
-    zoom_back_frac: f64,
-    show_spectrum: bool,
-    hover: Option<String>,
-    hover_pos: Option<egui::Pos2>,
-    drag_acc: f32,
-    /// Width of the image in pixels (the panel less the axes, the strip and the colour bar).
-    plot_w_px: u32,
+    /// Pipelines and layouts (independent of the FFT size).
+    pipes: ScenePipes,
+    /// Stream positions, gaps and the totals (`timeline.rs`).
+    tl: Timeline,
+    /// This frame's columns and what the frame records on the GPU besides (`gpu.rs`).
+    rec: Recording,
+    /// CPU copy of what is shown, the recent columns, peak hold and latencies (`history.rs`).
+    levels: Levels,
+    /// What is shown and how: dB range, colormap, axis, freeze, scroll and zoom (`view.rs`).
+    view: View,
+    /// What the side panel asked for, applied by the next `prepare` (`ui.rs`).
+    panel: Panel,
     /// A file is being analysed whole (fast mode, from its start); fast mode ends with it.
     whole_file: bool,
-    settings_ui: Settings,
     error: Option<String>,
-    /// [`Spectrogram::dominant`] of the current `recent` columns, once computed.
-    dominant_cache: std::cell::Cell<Option<Option<(f64, f64)>>>,
     options: AudioOptions,
-    /// Samples drained from the source so far (analysed or skipped).
-    drained_total: u64,
-    /// Samples of missing input (gaps) counted into the timeline so far: the stream position of
-    /// drained sample j is `j + gap_total` (for the samples drained since the last hole).
-    gap_total: u64,
-    /// Holes in the stream not reached yet: dropped samples (the ring overflowed) and time
-    /// without input, each after a given number of drained samples ([`Hole`]).
-    holes: VecDeque<Hole>,
-    /// Hatched columns still to be written for a hole reached: (stream position of the first,
-    /// how many); up to [`MAX_BATCH`] a frame.
-    gap_fill: Option<(u64, u64)>,
-    /// Dropped samples of the holes passed (the source's sample clock counts them).
-    dropped_passed: u64,
-    /// Stream position (samples) of the first sample of the next column the STFT will produce.
-    next_start: u64,
-    /// The source's dropped-sample count (ring overflow) last seen: new drops are a hole after
-    /// the samples in the ring when they are seen.
-    dropped_seen: u64,
-    /// Stream position of the first column in `pending` / this frame's GPU batch (consecutive
-    /// columns, one hop apart).
-    pending_start: u64,
-    /// Written-column index → stream position wherever the timeline jumps ([`ColumnStarts`]).
-    starts: ColumnStarts,
-    /// Capture instant of the newest sample of the newest column written this frame.
-    frame_capture: Option<std::time::Instant>,
-    /// Capture-to-present latencies (ms), newest last.
-    latencies: VecDeque<f64>,
-    /// Gap columns to write this frame (input had no data).
-    gap_cols: u32,
-    /// This frame's columns come from the CPU (CPU FFT or gap columns).
-    cpu_route: bool,
-    devices: Vec<crate::audio::InputDeviceInfo>,
-    file_path_ui: String,
-    seek_ui: Option<f64>,
-    /// A source change asked for in the UI, applied in `prepare` (which has the GPU).
-    reopen_request: Option<(AudioSelection, AudioOptions)>,
-    /// The file asked to start over from the side panel: `true` analysed whole, `false`
-    /// played at real-time rate.
-    replay_request: Option<bool>,
     /// The [`Spectrogram::short_file_notice`] last logged, so each is logged once.
     short_notice_logged: Option<String>,
     /// A long file being decoded on its own thread (window runs, `loading.rs`); the source
@@ -246,9 +152,6 @@ pub struct Spectrogram {
     loading: Option<loading::FileLoad>,
     /// Driven by a simulated clock (headless): files are decoded before the first frame.
     simulated_clock: bool,
-    /// The deck draws its stats overlay over the scene ([`crate::ui::overlay_shown`], as the
-    /// last `ui` saw it): the colour bar keeps clear of its corner.
-    stats_overlay: bool,
     /// `--publish` / `--follow` state (`share.rs`).
     share: share::Share,
 }
@@ -311,82 +214,22 @@ impl Spectrogram {
         let mut s = Spectrogram {
             source,
             a,
-            write_layout: p.write_layout,
-            write_pipeline: p.write_pipeline,
-            draw_layout: p.draw_layout,
-            draw_pipeline: p.draw_pipeline,
-            draw_params: p.draw_params,
-            lut: p.lut,
-            inset: p.inset,
-            inset_view: p.inset_view,
-            inset_texels: Vec::new(),
-            inset_rect: [0; 4],
-            ppp: 1.0,
-            scene_time: 0.0,
-            scratch: Vec::with_capacity(1 << 16),
-            column: vec![stft::DB_FLOOR; bins],
-            pending: Vec::new(),
-            pending_cols: 0,
-            write_cols: 0,
-            write_start: 0,
-            columns_total: 0,
-            written: 0,
-            samples_total: 0,
-            samples_skipped: 0,
-            columns_skipped: 0,
-            history: ColumnHistory::new(0, 1),
-            readbacks_stale: false,
-            refill_pending: false,
-            refill: None,
-            recent: VecDeque::new(),
-            peak_hold: vec![stft::DB_FLOOR; bins],
-            db_floor: -120.0,
-            db_ceil: 0.0,
-            colormap: 0,
-            lut_dirty: true,
-            scale: FreqScale::Linear,
-            frozen: false,
-            freezes: 0,
-            view_back: 0,
-            cols_per_px: 1.0,
-            fit_cols: None,
-            zoom_back_frac: 0.0,
-            show_spectrum: true,
-            hover: None,
-            hover_pos: None,
-            drag_acc: 0.0,
-            plot_w_px: 1,
+            pipes: p,
+            tl: Timeline::default(),
+            rec: Recording::new(bins),
+            levels: Levels::new(bins),
+            view: View::new(),
+            panel: Panel::new(settings),
             whole_file: false,
-            settings_ui: settings,
             error: None,
             short_notice_logged: None,
-            dominant_cache: std::cell::Cell::new(None),
             options: AudioOptions::default(),
-            drained_total: 0,
-            gap_total: 0,
-            holes: VecDeque::new(),
-            gap_fill: None,
-            dropped_passed: 0,
-            next_start: 0,
-            dropped_seen: 0,
-            pending_start: 0,
-            starts: ColumnStarts::default(),
-            frame_capture: None,
-            latencies: VecDeque::new(),
-            gap_cols: 0,
-            cpu_route: false,
-            devices: Vec::new(),
-            file_path_ui: String::new(),
-            seek_ui: None,
-            reopen_request: None,
-            replay_request: None,
             loading: None,
             simulated_clock: false,
-            stats_overlay: true,
             share: share::Share::default(),
         };
         s.reset_history();
-        s.dropped_seen = s.source.dropped();
+        s.tl.dropped_seen = s.source.dropped();
         s.open_file_whole();
         Ok(s)
     }
@@ -398,16 +241,16 @@ impl Spectrogram {
             gpu,
             &settings,
             self.source.sample_rate(),
-            &self.write_layout,
+            &self.pipes.write_layout,
             gpu::DrawInputs {
-                layout: &self.draw_layout,
-                params: &self.draw_params,
-                lut: &self.lut,
-                inset: &self.inset_view,
+                layout: &self.pipes.draw_layout,
+                params: &self.pipes.draw_params,
+                lut: &self.pipes.lut,
+                inset: &self.pipes.inset_view,
             },
         )?;
         self.a = a;
-        self.next_start = self.drained_total + self.gap_total;
+        self.tl.next_start = self.tl.drained_total + self.tl.gap_total;
         self.restart_history();
         Ok(())
     }
@@ -415,14 +258,14 @@ impl Spectrogram {
     /// Starts the shown columns again at written index 0 (new analysis settings, a file analysed
     /// again): the ring's old columns are no longer drawn, the history and metrics restart.
     fn restart_history(&mut self) {
-        self.written = 0;
-        self.starts.clear();
-        self.columns_total = 0;
-        self.pending.clear();
-        self.pending_cols = 0;
-        self.write_cols = 0;
-        self.gap_fill = None;
-        self.view_back = 0;
+        self.tl.written = 0;
+        self.tl.starts.clear();
+        self.tl.columns_total = 0;
+        self.rec.pending.clear();
+        self.rec.pending_cols = 0;
+        self.rec.write_cols = 0;
+        self.tl.gap_fill = None;
+        self.view.view_back = 0;
         self.share.restarted();
         self.reset_history();
     }
@@ -467,7 +310,7 @@ impl Spectrogram {
             .set_stop_at((left > fit).then_some((start + fit) as u64));
         self.source.set_fast(true);
         self.whole_file = true;
-        self.fit_cols = Some(file_columns(take, n, hop).max(1));
+        self.view.fit_cols = Some(file_columns(take, n, hop).max(1));
     }
 
     /// The notice of a file longer than the scrollback, while its analysis waits at the end of
@@ -479,7 +322,7 @@ impl Spectrogram {
             return None;
         }
         let held = self.a.ring_width as f64 / self.columns_per_second();
-        (self.fit_cols.is_some() && pos > 0.0).then(|| {
+        (self.view.fit_cols.is_some() && pos > 0.0).then(|| {
             format!(
                 "showing {pos:.1} s of the file's {dur:.1} s (the scrollback holds {held:.0} s); \
                  Play goes on at real-time rate"
@@ -495,7 +338,7 @@ impl Spectrogram {
     /// Asks for new analysis settings as the side panel does: applied by the next
     /// [`Scene::prepare`] (a failure leaves the settings as they were, with the error shown).
     pub fn request_settings(&mut self, settings: Settings) {
-        self.settings_ui = settings;
+        self.panel.settings_ui = settings;
     }
 
     /// Which FFT path runs now ([`FftOn::Cpu`] or [`FftOn::Gpu`]; `Auto` resolved).
@@ -512,7 +355,7 @@ impl Spectrogram {
     /// source change or a seek from the side panel, a new sample rate after a reconnection, and
     /// new analysis settings from the side panel (errors are shown, the old settings kept).
     fn apply_requests(&mut self, gpu: &Gpu) {
-        if let Some((sel, opts)) = self.reopen_request.take() {
+        if let Some((sel, opts)) = self.panel.reopen_request.take() {
             // Another source chosen: a file still decoding is no longer wanted.
             self.loading = None;
             match &sel {
@@ -561,17 +404,17 @@ impl Spectrogram {
                 self.error = Some(e.to_string());
             }
         }
-        if let Some(s) = self.seek_ui.take() {
+        if let Some(s) = self.panel.seek_ui.take() {
             self.source.seek(s);
             self.source.set_stop_at(None);
             self.a.cpu.reset();
             self.a.tail.clear();
             // What was in the ring is gone: holes counted against it no longer apply.
-            self.holes.clear();
-            self.next_start = self.drained_total + self.gap_total;
+            self.tl.holes.clear();
+            self.tl.next_start = self.tl.drained_total + self.tl.gap_total;
         }
-        if self.settings_ui != self.a.settings {
-            let wanted = self.settings_ui.clone();
+        if self.panel.settings_ui != self.a.settings {
+            let wanted = self.panel.settings_ui.clone();
             match self.apply_settings(gpu, wanted) {
                 Ok(()) => {
                     self.error = None;
@@ -582,11 +425,11 @@ impl Spectrogram {
                 }
                 Err(e) => {
                     self.error = Some(e.to_string());
-                    self.settings_ui = self.a.settings.clone();
+                    self.panel.settings_ui = self.a.settings.clone();
                 }
             }
         }
-        if let Some(whole) = self.replay_request.take() {
+        if let Some(whole) = self.panel.replay_request.take() {
             self.restart_file(whole);
         }
     }
@@ -594,17 +437,17 @@ impl Spectrogram {
     /// The stream counters and the analysis' carried state back to the start of a stream
     /// (time 0, nothing drained, no gaps), unfrozen and not fitted to a file.
     fn reset_stream(&mut self) {
-        self.drained_total = 0;
-        self.gap_total = 0;
-        self.holes.clear();
-        self.dropped_passed = 0;
-        self.dropped_seen = self.source.dropped();
-        self.next_start = 0;
+        self.tl.drained_total = 0;
+        self.tl.gap_total = 0;
+        self.tl.holes.clear();
+        self.tl.dropped_passed = 0;
+        self.tl.dropped_seen = self.source.dropped();
+        self.tl.next_start = 0;
         self.a.cpu.reset();
         self.a.tail.clear();
-        self.fit_cols = None;
+        self.view.fit_cols = None;
         self.whole_file = false;
-        self.frozen = false;
+        self.view.frozen = false;
     }
 
     /// A new source took the place of the old one (opened with `opts`): a new timeline from
@@ -612,7 +455,7 @@ impl Spectrogram {
     fn source_replaced(&mut self, gpu: &Gpu, opts: AudioOptions) {
         self.options = opts;
         self.error = None;
-        self.scene_time = 0.0;
+        self.tl.scene_time = 0.0;
         self.reset_stream();
         let settings = self.a.settings.clone();
         if let Err(e) = self.apply_settings(gpu, settings) {
@@ -636,7 +479,7 @@ impl Spectrogram {
     /// (last, p50, p99) of the recent capture-to-present latencies, ms (nearest rank).
     pub fn latency_summary(&self) -> (f64, f64, f64) {
         use crate::stats::percentile_nearest_rank;
-        let mut v: Vec<f64> = self.latencies.iter().copied().collect();
+        let mut v: Vec<f64> = self.levels.latencies.iter().copied().collect();
         let last = v.last().copied().unwrap_or(0.0);
         v.sort_by(f64::total_cmp);
         (
@@ -728,13 +571,13 @@ impl Spectrogram {
             || self.source.kind() == "live"
             || !(self.source.paused() || self.source.finished())
             || self.source.available() > 0
-            || self.gap_fill.is_some()
+            || self.tl.gap_fill.is_some()
     }
 
     /// The view as the report gives it: columns across, the centre times of the oldest and the
     /// newest column shown (s), frozen or not, and how many times it was frozen.
     fn view_metrics(&self) -> serde_json::Value {
-        let newest = self.written.saturating_sub(self.view_back);
+        let newest = self.tl.written.saturating_sub(self.view.view_back);
         let visible = u64::from(self.visible());
         let span = (newest > 0).then(|| {
             let hi = newest - 1;
@@ -745,9 +588,9 @@ impl Spectrogram {
             "columns": visible,
             "first_s": span.map(|s| s.0),
             "last_s": span.map(|s| s.1),
-            "frozen": self.frozen,
-            "freezes": self.freezes,
-            "fitted_to_file": self.fit_cols.is_some(),
+            "frozen": self.view.frozen,
+            "freezes": self.view.freezes,
+            "fitted_to_file": self.view.fit_cols.is_some(),
         })
     }
 }
@@ -829,16 +672,16 @@ impl Scene for Spectrogram {
     /// Apply what the panel asked for, upload this frame's columns (`gpu.rs`), move the
     /// written-column count on (`timeline.rs`), then upload the draw's parameters (`gpu.rs`).
     fn prepare(&mut self, f: &mut GpuFrame<'_>, frame: &FrameCtx) {
-        let plot = layout::Frame::px(self.frame_layout(frame.size).plot, self.ppp);
-        self.plot_w_px = plot[2].saturating_sub(plot[0]).max(1);
+        let plot = layout::Frame::px(self.frame_layout(frame.size).plot, self.view.ppp);
+        self.view.plot_w_px = plot[2].saturating_sub(plot[0]).max(1);
         self.apply_followed(f.gpu());
         self.apply_requests(f.gpu());
         self.log_short_file_notice();
         self.upload_refill(f);
         self.upload_columns(f);
         self.advance_written();
-        self.pending.clear();
-        self.pending_cols = 0;
+        self.rec.pending.clear();
+        self.rec.pending_cols = 0;
         self.upload_inset(f, frame);
         self.upload_draw_params(f, frame);
     }
@@ -856,7 +699,7 @@ impl Scene for Spectrogram {
     }
 
     fn ui(&mut self, ui: &mut egui::Ui) {
-        self.stats_overlay = crate::ui::overlay_shown(ui.ctx());
+        self.view.stats_overlay = crate::ui::overlay_shown(ui.ctx());
         self.side_panel(ui);
     }
 
@@ -886,21 +729,21 @@ impl Scene for Spectrogram {
             "fft_requested": self.a.settings.fft_on,
             "fft_on": self.a.fft_on,
             "fft_choice": self.a.fft_choice,
-            "columns": self.columns_total,
-            "columns_skipped": self.columns_skipped,
-            "samples": self.samples_total,
-            "samples_skipped": self.samples_skipped,
+            "columns": self.tl.columns_total,
+            "columns_skipped": self.tl.columns_skipped,
+            "samples": self.tl.samples_total,
+            "samples_skipped": self.tl.samples_skipped,
             "dominant_hz": dom.map(|d| d.0),
             "dominant_dbfs": dom.map(|d| d.1),
             "dropped_samples": self.source.dropped(),
-            "db_floor": self.db_floor,
-            "db_ceil": self.db_ceil,
-            "frequency_axis": self.scale.name(),
-            "colormap": COLORMAPS[self.colormap].0,
+            "db_floor": self.view.db_floor,
+            "db_ceil": self.view.db_ceil,
+            "frequency_axis": self.view.scale.name(),
+            "colormap": COLORMAPS[self.view.colormap].0,
             "ring_columns": self.a.ring_width,
-            "latency_ms": (!self.latencies.is_empty()).then(|| {
+            "latency_ms": (!self.levels.latencies.is_empty()).then(|| {
                 let (last, p50, p99) = self.latency_summary();
-                serde_json::json!({ "last": last, "p50": p50, "p99": p99, "n": self.latencies.len() })
+                serde_json::json!({ "last": last, "p50": p50, "p99": p99, "n": self.levels.latencies.len() })
             }),
             "ring_rows": self.a.rows,
             "reconnect": self.reconnect_metrics(),
@@ -928,12 +771,12 @@ impl Scene for Spectrogram {
     }
 
     fn presented(&mut self, at: std::time::Instant) {
-        if let Some(captured) = self.frame_capture.take() {
+        if let Some(captured) = self.rec.frame_capture.take() {
             let ms = at.saturating_duration_since(captured).as_secs_f64() * 1e3;
-            if self.latencies.len() >= LATENCY_WINDOW {
-                self.latencies.pop_front();
+            if self.levels.latencies.len() >= LATENCY_WINDOW {
+                self.levels.latencies.pop_front();
             }
-            self.latencies.push_back(ms);
+            self.levels.latencies.push_back(ms);
         }
     }
 
@@ -952,13 +795,13 @@ impl Scene for Spectrogram {
     }
 
     fn finish(&mut self, _gpu: &Gpu) -> Result<(), SceneError> {
-        if self.columns_skipped > 0 {
+        if self.tl.columns_skipped > 0 {
             log::warn!(
                 "spectrogram: {} columns were skipped, not shown (the analysis could not keep up: \
                  more than {MAX_BATCH} new columns a frame at real-time rate); {} were shown; the \
                  export has rows for the shown columns only, each at its own time",
-                self.columns_skipped,
-                self.written
+                self.tl.columns_skipped,
+                self.tl.written
             );
         }
         if let Some(path) = self.a.settings.export_csv.clone() {

@@ -9,9 +9,94 @@ use std::path::PathBuf;
 
 use super::axis::{FreqAxis, FreqScale, format_hz, note_name};
 use super::layout::{self, Frame, Tick, Ticks};
-use super::{COLORMAPS, FftOn, Spectrogram};
+use super::{COLORMAPS, FftOn, Settings, Spectrogram};
 use crate::audio::stft::{self, WindowKind};
-use crate::audio::{AudioSelection, ChannelChoice, SynthSignal};
+use crate::audio::{AudioOptions, AudioSelection, ChannelChoice, SynthSignal};
+
+/// What the side panel asked for (applied by the next `prepare`) and its fields' contents.
+pub(super) struct Panel {
+    pub(super) settings_ui: Settings,
+    pub(super) devices: Vec<crate::audio::InputDeviceInfo>,
+    pub(super) file_path_ui: String,
+    pub(super) seek_ui: Option<f64>,
+    /// A source change asked for in the UI, applied in `prepare` (which has the GPU).
+    pub(super) reopen_request: Option<(AudioSelection, AudioOptions)>,
+    /// The file asked to start over from the side panel: `true` analysed whole, `false`
+    /// played at real-time rate.
+    pub(super) replay_request: Option<bool>,
+}
+
+impl Panel {
+    /// Nothing asked for; the analysis settings shown are `settings`.
+    pub(super) fn new(settings: Settings) -> Panel {
+        Panel {
+            settings_ui: settings,
+            devices: Vec::new(),
+            file_path_ui: String::new(),
+            seek_ui: None,
+            reopen_request: None,
+            replay_request: None,
+        }
+    }
+}
+
+/// The view: the dB range, colormap and frequency axis, freeze, scroll-back and time zoom, the
+/// pointer's hover readout and drag, and the sizes the last frame and `interact` saw.
+pub(super) struct View {
+    pub(super) db_floor: f32,
+    pub(super) db_ceil: f32,
+    pub(super) colormap: usize,
+    pub(super) lut_dirty: bool,
+    pub(super) scale: FreqScale,
+    /// The view stands still (Space, a drag or the wheel); the analysis goes on.
+    pub(super) frozen: bool,
+    /// Times the view was frozen (for the report).
+    pub(super) freezes: u64,
+    /// Columns between the newest written one and the right edge of the view.
+    pub(super) view_back: u64,
+    pub(super) cols_per_px: f32,
+    /// Columns across the view while it is fitted to a file (until the user zooms).
+    pub(super) fit_cols: Option<u64>,
+    /// The fraction of a column `view_back` was rounded by at the last zoom step.
+    pub(super) zoom_back_frac: f64,
+    pub(super) show_spectrum: bool,
+    pub(super) hover: Option<String>,
+    pub(super) hover_pos: Option<egui::Pos2>,
+    pub(super) drag_acc: f32,
+    /// Width of the image in pixels (the panel less the axes, the strip and the colour bar).
+    pub(super) plot_w_px: u32,
+    /// The UI's pixels per point.
+    pub(super) ppp: f32,
+    /// The deck draws its stats overlay over the scene ([`crate::ui::overlay_shown`], as the
+    /// last `ui` saw it): the colour bar keeps clear of its corner.
+    pub(super) stats_overlay: bool,
+}
+
+impl View {
+    /// The view a scene starts with: −120 … 0 dB, the first colormap, a linear axis, following.
+    pub(super) fn new() -> View {
+        View {
+            db_floor: -120.0,
+            db_ceil: 0.0,
+            colormap: 0,
+            lut_dirty: true,
+            scale: FreqScale::Linear,
+            frozen: false,
+            freezes: 0,
+            view_back: 0,
+            cols_per_px: 1.0,
+            fit_cols: None,
+            zoom_back_frac: 0.0,
+            show_spectrum: true,
+            hover: None,
+            hover_pos: None,
+            drag_acc: 0.0,
+            plot_w_px: 1,
+            ppp: 1.0,
+            stats_overlay: true,
+        }
+    }
+}
 
 impl Spectrogram {
     /// `ui`: the side panel.
@@ -42,8 +127,8 @@ impl Spectrogram {
         ));
         ui.label(format!(
             "columns: {} (skipped {}), dropped samples: {}",
-            self.columns_total,
-            self.columns_skipped,
+            self.tl.columns_total,
+            self.tl.columns_skipped,
             self.source.dropped()
         ));
         if let Some((hz, db)) = self.dominant() {
@@ -68,39 +153,42 @@ impl Spectrogram {
         ui.horizontal(|ui| {
             ui.label("frequency axis");
             for sc in [FreqScale::Linear, FreqScale::Log, FreqScale::Mel] {
-                ui.selectable_value(&mut self.scale, sc, sc.name());
+                ui.selectable_value(&mut self.view.scale, sc, sc.name());
             }
         });
-        ui.add(egui::Slider::new(&mut self.db_floor, -160.0..=-20.0).text("dB floor"));
-        ui.add(egui::Slider::new(&mut self.db_ceil, -60.0..=20.0).text("dB ceiling"));
-        if self.db_ceil <= self.db_floor + 1.0 {
-            self.db_ceil = self.db_floor + 1.0;
+        ui.add(egui::Slider::new(&mut self.view.db_floor, -160.0..=-20.0).text("dB floor"));
+        ui.add(egui::Slider::new(&mut self.view.db_ceil, -60.0..=20.0).text("dB ceiling"));
+        if self.view.db_ceil <= self.view.db_floor + 1.0 {
+            self.view.db_ceil = self.view.db_floor + 1.0;
         }
-        let before = self.colormap;
+        let before = self.view.colormap;
         egui::ComboBox::from_label("colormap")
-            .selected_text(COLORMAPS[self.colormap].0)
+            .selected_text(COLORMAPS[self.view.colormap].0)
             .show_ui(ui, |ui| {
                 for (i, (name, _)) in COLORMAPS.iter().enumerate() {
-                    ui.selectable_value(&mut self.colormap, i, *name);
+                    ui.selectable_value(&mut self.view.colormap, i, *name);
                 }
             });
-        if before != self.colormap {
-            self.lut_dirty = true;
+        if before != self.view.colormap {
+            self.view.lut_dirty = true;
         }
         ui.horizontal(|ui| {
-            let label = if self.frozen {
+            let label = if self.view.frozen {
                 "Resume (space)"
             } else {
                 "Freeze (space)"
             };
             if ui.button(label).clicked() {
-                self.set_frozen(!self.frozen);
+                self.set_frozen(!self.view.frozen);
             }
-            ui.checkbox(&mut self.show_spectrum, "spectrum strip")
+            ui.checkbox(&mut self.view.show_spectrum, "spectrum strip")
                 .on_hover_text("the newest column's spectrum and the peak hold, beside the image");
         });
         if ui.button("Reset peak hold").clicked() {
-            self.peak_hold.iter_mut().for_each(|p| *p = stft::DB_FLOOR);
+            self.levels
+                .peak_hold
+                .iter_mut()
+                .for_each(|p| *p = stft::DB_FLOOR);
         }
         ui.label(format!(
             "scrollback: {:.0} s ({} columns); drag or wheel to scroll, ctrl+wheel to zoom time",
@@ -112,7 +200,7 @@ impl Spectrogram {
     /// The analysis settings (FFT size, overlap, window, where the FFT runs), applied by the
     /// next `prepare`.
     fn analysis_ui(&mut self, ui: &mut egui::Ui) {
-        let s = &mut self.settings_ui;
+        let s = &mut self.panel.settings_ui;
         egui::ComboBox::from_label("FFT size")
             .selected_text(s.fft_size.to_string())
             .show_ui(ui, |ui| {
@@ -191,26 +279,26 @@ impl Spectrogram {
                         });
                 });
                 if opts.channel != self.options.channel {
-                    self.reopen_request = Some((self.source.selection().clone(), opts));
+                    self.panel.reopen_request = Some((self.source.selection().clone(), opts));
                 }
                 ui.horizontal(|ui| {
-                    let label = if self.devices.is_empty() {
+                    let label = if self.panel.devices.is_empty() {
                         "Input devices…"
                     } else {
                         "Hide devices"
                     };
                     if ui.button(label).clicked() {
-                        if self.devices.is_empty() {
-                            self.devices = crate::audio::input_devices();
+                        if self.panel.devices.is_empty() {
+                            self.panel.devices = crate::audio::input_devices();
                         } else {
-                            self.devices.clear();
+                            self.panel.devices.clear();
                         }
                     }
                     if ui.button("Default").clicked() {
-                        self.reopen_request = Some((AudioSelection::Default, opts));
+                        self.panel.reopen_request = Some((AudioSelection::Default, opts));
                     }
                 });
-                for d in self.devices.clone() {
+                for d in self.panel.devices.clone() {
                     let text = format!(
                         "{} ({} Hz, {} ch{})",
                         d.name,
@@ -230,20 +318,20 @@ impl Spectrogram {
                         } else {
                             d.id.clone()
                         };
-                        self.reopen_request = Some((AudioSelection::Device(key), opts));
+                        self.panel.reopen_request = Some((AudioSelection::Device(key), opts));
                     }
                 }
                 ui.horizontal_wrapped(|ui| {
                     ui.label("synthetic:");
                     for s in SynthSignal::ALL {
                         if ui.small_button(s.name()).clicked() {
-                            self.reopen_request = Some((AudioSelection::Signal(*s), opts));
+                            self.panel.reopen_request = Some((AudioSelection::Signal(*s), opts));
                         }
                     }
                 });
                 ui.horizontal(|ui| {
                     let field = ui.add(
-                        egui::TextEdit::singleline(&mut self.file_path_ui)
+                        egui::TextEdit::singleline(&mut self.panel.file_path_ui)
                             .hint_text("sound file path (or drop a file)")
                             .desired_width(170.0),
                     );
@@ -251,10 +339,10 @@ impl Spectrogram {
                     let entered =
                         field.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
                     if (ui.button("Open").clicked() || entered)
-                        && !self.file_path_ui.trim().is_empty()
+                        && !self.panel.file_path_ui.trim().is_empty()
                     {
-                        let path = PathBuf::from(self.file_path_ui.trim());
-                        self.reopen_request = Some((AudioSelection::File(path), opts));
+                        let path = PathBuf::from(self.panel.file_path_ui.trim());
+                        self.panel.reopen_request = Some((AudioSelection::File(path), opts));
                     }
                 });
                 if let Some(w) = self.source.warning() {
@@ -270,7 +358,7 @@ impl Spectrogram {
                                 .on_hover_text("from the start, at real-time rate")
                                 .clicked()
                             {
-                                self.replay_request = Some(false);
+                                self.panel.replay_request = Some(false);
                             }
                         } else if ui.button(if paused { "Play" } else { "Pause" }).clicked() {
                             self.source.set_paused(!paused);
@@ -280,7 +368,7 @@ impl Spectrogram {
                             .on_hover_text("analyse the file whole and fit the view to it")
                             .clicked()
                         {
-                            self.replay_request = Some(true);
+                            self.panel.replay_request = Some(true);
                         }
                         let mut looping = self.source.looping();
                         if ui.checkbox(&mut looping, "loop").changed() {
@@ -304,10 +392,10 @@ impl Spectrogram {
                         )
                         .drag_stopped()
                     {
-                        self.seek_ui = Some(p);
+                        self.panel.seek_ui = Some(p);
                     }
                 }
-                if !self.latencies.is_empty() {
+                if !self.levels.latencies.is_empty() {
                     let (last, p50, p99) = self.latency_summary();
                     ui.label(format!(
                         "latency capture to present: last {last:.1} ms, p50 {p50:.1}, p99 {p99:.1}"
@@ -321,7 +409,7 @@ impl Spectrogram {
     /// (egui's zoom gesture) zooms the time axis around the pointer, the hover readout.
     pub(super) fn handle_pointer(&mut self, response: &egui::Response, rect: egui::Rect) {
         let ppp = response.ctx.pixels_per_point();
-        self.ppp = ppp;
+        self.view.ppp = ppp;
         let (scroll, zoom, space) = response.ctx.input(|i| {
             (
                 i.smooth_scroll_delta,
@@ -330,21 +418,21 @@ impl Spectrogram {
             )
         });
         if space && response.ctx.memory(|m| m.focused().is_none()) {
-            self.set_frozen(!self.frozen);
+            self.set_frozen(!self.view.frozen);
         }
-        let frame = Frame::for_pixels(Self::size_px(rect, ppp), ppp, self.show_spectrum);
+        let frame = Frame::for_pixels(Self::size_px(rect, ppp), ppp, self.view.show_spectrum);
         let plot = frame.plot.translate(rect.min.to_vec2());
         let px = Frame::px(frame.plot, ppp);
-        self.plot_w_px = px[2].saturating_sub(px[0]).max(1);
+        self.view.plot_w_px = px[2].saturating_sub(px[0]).max(1);
         let visible = self.visible() as f32;
         let cols_per_point = visible / plot.width().max(1.0);
         if response.dragged() {
             let dx = response.drag_delta().x;
             if dx != 0.0 {
                 self.freeze_if_following();
-                self.drag_acc += dx * cols_per_point;
-                let whole = self.drag_acc.trunc();
-                self.drag_acc -= whole;
+                self.view.drag_acc += dx * cols_per_point;
+                let whole = self.view.drag_acc.trunc();
+                self.view.drag_acc -= whole;
                 self.scroll_by(whole as i64);
             }
         }
@@ -362,14 +450,14 @@ impl Spectrogram {
                 }
             }
         }
-        self.hover = None;
-        self.hover_pos = None;
+        self.view.hover = None;
+        self.view.hover_pos = None;
         if let Some(pos) = response.hover_pos().filter(|p| plot.contains(*p)) {
             let visible = self.visible();
             let fx = ((pos.x - plot.left()) / plot.width()).clamp(0.0, 0.999_999);
             let fy = 1.0 - ((pos.y - plot.top()) / plot.height()).clamp(0.0, 1.0);
             let back = u64::from(visible) - (fx * visible as f32) as u64; // 1 = newest shown
-            let shown_newest = self.written.saturating_sub(self.view_back);
+            let shown_newest = self.tl.written.saturating_sub(self.view.view_back);
             let axis = self.axis();
             let hz = axis.freq_at(fy as f64);
             let mut text = format_hz(hz);
@@ -380,7 +468,7 @@ impl Spectrogram {
                 let col = shown_newest - back;
                 let t = self.column_time(col);
                 text = format!("{t:.3} s  {text}");
-                if let Some(c) = self.history.get(col) {
+                if let Some(c) = self.levels.history.get(col) {
                     let sr = self.source.sample_rate() as f64;
                     let k = ((hz * self.a.settings.fft_size as f64 / sr).round() as usize)
                         .min(c.len().saturating_sub(1));
@@ -391,8 +479,8 @@ impl Spectrogram {
                     }
                 }
             }
-            self.hover = Some(text);
-            self.hover_pos = Some(pos);
+            self.view.hover = Some(text);
+            self.view.hover_pos = Some(pos);
         }
     }
 
@@ -407,7 +495,12 @@ impl Spectrogram {
     /// The panel's layout for a scene image of `size_px` pixels (the UI's pixels per point as
     /// the last `interact` saw them).
     pub(super) fn frame_layout(&self, size_px: (u32, u32)) -> Frame {
-        Frame::for_pixels_with(size_px, self.ppp, self.show_spectrum, self.stats_overlay)
+        Frame::for_pixels_with(
+            size_px,
+            self.view.ppp,
+            self.view.show_spectrum,
+            self.view.stats_overlay,
+        )
     }
 
     /// `overlay`: the axes (ticks, labels, titles; placed by [`layout::place`] in the margins
@@ -417,13 +510,13 @@ impl Spectrogram {
         let frame = Frame::for_pixels_with(
             Self::size_px(rect, ppp),
             ppp,
-            self.show_spectrum,
-            self.stats_overlay,
+            self.view.show_spectrum,
+            self.view.stats_overlay,
         );
         let o = rect.min.to_vec2();
         let color = egui::Color32::from_gray(225);
         let stroke = egui::Stroke::new(1.0, egui::Color32::from_gray(170));
-        let (bar, strip) = layout::level_ticks(&frame, self.db_floor, self.db_ceil);
+        let (bar, strip) = layout::level_ticks(&frame, self.view.db_floor, self.view.db_ceil);
         let ticks = Ticks {
             freq: layout::freq_ticks(&frame, &self.axis()),
             time: self.time_ticks(&frame),
@@ -502,7 +595,7 @@ impl Spectrogram {
             }
         }
         self.draw_notices(painter, rect, frame.plot.translate(o));
-        if let (Some(text), Some(pos)) = (&self.hover, self.hover_pos) {
+        if let (Some(text), Some(pos)) = (&self.view.hover, self.view.hover_pos) {
             let anchor = if pos.x > rect.center().x {
                 egui::Align2::RIGHT_BOTTOM
             } else {
@@ -520,10 +613,10 @@ impl Spectrogram {
     /// stats overlay (top right): below it where the room beside it is too narrow.
     fn draw_notices(&self, painter: &egui::Painter, rect: egui::Rect, plot: egui::Rect) {
         let mut notices = Vec::new();
-        if self.frozen {
+        if self.view.frozen {
             notices.push(format!(
                 "FROZEN {:.1} s back (analysis goes on; space resumes)",
-                self.view_back as f64 / self.columns_per_second()
+                self.view.view_back as f64 / self.columns_per_second()
             ));
         }
         if let Some(n) = self.notice() {
@@ -556,7 +649,7 @@ impl Spectrogram {
     /// falls in a jump is skipped.
     fn time_ticks(&self, frame: &Frame) -> Vec<Tick> {
         let plot = frame.plot;
-        let shown_newest = self.written.saturating_sub(self.view_back);
+        let shown_newest = self.tl.written.saturating_sub(self.view.view_back);
         if shown_newest == 0 {
             return Vec::new();
         }
@@ -614,13 +707,13 @@ impl Spectrogram {
     /// Freezes or resumes the view (the analysis goes on either way); resuming shows the newest
     /// columns again.
     pub(super) fn set_frozen(&mut self, frozen: bool) {
-        if frozen && !self.frozen {
-            self.freezes += 1;
+        if frozen && !self.view.frozen {
+            self.view.freezes += 1;
         }
-        self.frozen = frozen;
+        self.view.frozen = frozen;
         if !frozen {
-            self.view_back = 0;
-            self.drag_acc = 0.0;
+            self.view.view_back = 0;
+            self.view.drag_acc = 0.0;
         }
     }
 
@@ -636,55 +729,55 @@ impl Spectrogram {
     /// back than the oldest column held at the view's left edge (or than the view already is).
     fn scroll_by(&mut self, d: i64) {
         let visible = u64::from(self.visible());
-        let held = self.written.min(self.a.ring_width as u64);
-        let max_back = held.saturating_sub(visible).max(self.view_back);
-        let v = (self.view_back as i64 + d).clamp(0, max_back as i64);
-        self.view_back = v as u64;
+        let held = self.tl.written.min(self.a.ring_width as u64);
+        let max_back = held.saturating_sub(visible).max(self.view.view_back);
+        let v = (self.view.view_back as i64 + d).clamp(0, max_back as i64);
+        self.view.view_back = v as u64;
     }
 
     /// The farthest back the view's right edge may go with `visible` columns across: the
     /// oldest column shown still in the ring, and at least the first column written shown.
     pub(super) fn max_back(&self, visible: f64) -> u64 {
-        max_back(self.written, self.a.ring_width, visible)
+        max_back(self.tl.written, self.a.ring_width, visible)
     }
 
     /// Zooms the time axis by `factor` (> 1: in) around the pointer at fraction `fx` of the
     /// image's width ([`zoom_view`]); a view that follows new columns keeps the newest at its
     /// right edge. Ends a fit to a file.
     fn zoom_time(&mut self, factor: f64, fx: f64) {
-        let w = f64::from(self.plot_w_px.max(1));
+        let w = f64::from(self.view.plot_w_px.max(1));
         let max = f64::from(self.a.ring_width);
         let min = (w / MAX_PX_PER_COLUMN).clamp(1.0, max);
-        let following = !self.frozen && self.producing();
+        let following = !self.view.frozen && self.producing();
         // Unrounded, so that a zoom spread over many frames (egui smooths the wheel) keeps the
         // column under the pointer without drifting by a rounding a frame.
-        let visible = match self.fit_cols {
+        let visible = match self.view.fit_cols {
             Some(c) => c as f64,
-            None => w * f64::from(self.cols_per_px),
+            None => w * f64::from(self.view.cols_per_px),
         };
-        let back = self.view_back as f64 + self.zoom_back_frac;
+        let back = self.view.view_back as f64 + self.view.zoom_back_frac;
         let (v, back) = zoom_view(
             visible,
             back,
             fx,
             factor,
             (min, max),
-            (self.written, self.a.ring_width),
+            (self.tl.written, self.a.ring_width),
             following,
         );
-        self.fit_cols = None;
-        self.cols_per_px = (v / w) as f32;
-        self.view_back = back.round() as u64;
-        self.zoom_back_frac = back - self.view_back as f64;
+        self.view.fit_cols = None;
+        self.view.cols_per_px = (v / w) as f32;
+        self.view.view_back = back.round() as u64;
+        self.view.zoom_back_frac = back - self.view.view_back as f64;
     }
 
     /// The newest shown column the CPU has (the GPU path's levels arrive 1–3 frames late).
     fn spectrum_column(&self) -> Option<&[f32]> {
-        let shown_newest = self.written.saturating_sub(self.view_back);
+        let shown_newest = self.tl.written.saturating_sub(self.view.view_back);
         shown_newest
-            .min(self.history.end())
+            .min(self.levels.history.end())
             .checked_sub(1)
-            .and_then(|c| self.history.get(c))
+            .and_then(|c| self.levels.history.get(c))
     }
 
     /// The spectrum strip's two lines (peak hold, newest shown column) as one point per pixel
@@ -700,13 +793,14 @@ impl Spectrogram {
         let axis = self.axis();
         let sr = self.source.sample_rate() as f64;
         let n = self.a.settings.fft_size as f64;
-        let span = (self.db_ceil - self.db_floor).max(1e-3);
+        let span = (self.view.db_ceil - self.view.db_floor).max(1e-3);
         // Pixel centres: the floor on the strip's first pixel column, the ceiling on its last.
         let (left, right) = (
             strip[0] as f32 + 0.5,
             strip[2].saturating_sub(1).max(strip[0]) as f32 + 0.5,
         );
-        let x_of = |db: f32| left + ((db - self.db_floor) / span).clamp(0.0, 1.0) * (right - left);
+        let x_of =
+            |db: f32| left + ((db - self.view.db_floor) / span).clamp(0.0, 1.0) * (right - left);
         let h = plot[3].saturating_sub(plot[1]).max(1) as f64;
         let line = |values: &[f32]| {
             (strip[1]..strip[3])
@@ -722,13 +816,13 @@ impl Spectrogram {
                 })
                 .collect::<Vec<_>>()
         };
-        Some([line(&self.peak_hold), line(col)])
+        Some([line(&self.levels.peak_hold), line(col)])
     }
 
     /// The frequency axis of the view.
     pub(super) fn axis(&self) -> FreqAxis {
         FreqAxis::new(
-            self.scale,
+            self.view.scale,
             self.source.sample_rate(),
             self.a.settings.fft_size,
         )
@@ -737,9 +831,9 @@ impl Spectrogram {
     /// Columns across the image: the file's columns while the view is fitted to a file, else
     /// its width in pixels × columns per pixel; between 1 and the ring's width.
     pub(super) fn visible(&self) -> u32 {
-        let v = match self.fit_cols {
+        let v = match self.view.fit_cols {
             Some(c) => c.min(u64::from(u32::MAX)) as u32,
-            None => (self.plot_w_px.max(1) as f32 * self.cols_per_px).round() as u32,
+            None => (self.view.plot_w_px.max(1) as f32 * self.view.cols_per_px).round() as u32,
         };
         v.clamp(1, self.a.ring_width)
     }
@@ -791,17 +885,17 @@ pub(super) fn zoom_view(
 /// `colormap` (by name) and `spectrum_strip`.
 impl Spectrogram {
     pub(super) fn settings_json(&self) -> serde_json::Value {
-        let s = &self.settings_ui;
+        let s = &self.panel.settings_ui;
         serde_json::json!({
             "fft_size": s.fft_size,
             "hop": s.hop,
             "window": s.window.name(),
             "fft_on": s.fft_on,
-            "scale": self.scale.name(),
-            "db_floor": self.db_floor,
-            "db_ceil": self.db_ceil,
-            "colormap": COLORMAPS[self.colormap].0,
-            "spectrum_strip": self.show_spectrum,
+            "scale": self.view.scale.name(),
+            "db_floor": self.view.db_floor,
+            "db_ceil": self.view.db_ceil,
+            "colormap": COLORMAPS[self.view.colormap].0,
+            "spectrum_strip": self.view.show_spectrum,
         })
     }
 
@@ -818,22 +912,26 @@ impl Spectrogram {
             n.is_power_of_two()
                 && (stft::MIN_ANALYSIS_FFT_SIZE..=stft::MAX_ANALYSIS_FFT_SIZE).contains(n)
         }) {
-            self.settings_ui.fft_size = n;
+            self.panel.settings_ui.fft_size = n;
         }
         if let Some(h) = f.get_if::<usize>("hop", "at least 1", |h| *h >= 1) {
-            self.settings_ui.hop = h;
+            self.panel.settings_ui.hop = h;
         }
-        self.settings_ui.hop = self.settings_ui.hop.clamp(1, self.settings_ui.fft_size);
+        self.panel.settings_ui.hop = self
+            .panel
+            .settings_ui
+            .hop
+            .clamp(1, self.panel.settings_ui.fft_size);
         if let Some(w) = f.get_if::<String>("window", "a window name", |w| {
             WindowKind::from_name(w).is_some()
         }) && let Some(w) = WindowKind::from_name(&w)
         {
-            self.settings_ui.window = w;
+            self.panel.settings_ui.window = w;
         }
         if let Some(on) = f.get_if::<String>("fft_on", "auto, gpu or cpu", |s| {
             matches!(s.as_str(), "auto" | "gpu" | "cpu")
         }) {
-            self.settings_ui.fft_on = match on.as_str() {
+            self.panel.settings_ui.fft_on = match on.as_str() {
                 "gpu" => FftOn::Gpu,
                 "cpu" => FftOn::Cpu,
                 _ => FftOn::Auto,
@@ -844,29 +942,29 @@ impl Spectrogram {
             scales.iter().any(|sc| sc.name() == s)
         }) && let Some(sc) = scales.iter().find(|sc| sc.name() == name)
         {
-            self.scale = *sc;
+            self.view.scale = *sc;
         }
         if let Some(v) = f.get_if::<f32>("db_floor", "in -160..=-20 dB", |v| {
             (-160.0..=-20.0).contains(v)
         }) {
-            self.db_floor = v;
+            self.view.db_floor = v;
         }
         if let Some(v) =
             f.get_if::<f32>("db_ceil", "in -60..=20 dB", |v| (-60.0..=20.0).contains(v))
         {
-            self.db_ceil = v;
+            self.view.db_ceil = v;
         }
-        self.db_ceil = self.db_ceil.max(self.db_floor + 1.0);
+        self.view.db_ceil = self.view.db_ceil.max(self.view.db_floor + 1.0);
         if let Some(name) = f.get_if::<String>("colormap", "a colormap name", |n| {
             COLORMAPS.iter().any(|(c, _)| c == n)
         }) && let Some(i) = COLORMAPS.iter().position(|(c, _)| *c == name)
-            && i != self.colormap
+            && i != self.view.colormap
         {
-            self.colormap = i;
-            self.lut_dirty = true;
+            self.view.colormap = i;
+            self.view.lut_dirty = true;
         }
         if let Some(b) = f.get::<bool>("spectrum_strip") {
-            self.show_spectrum = b;
+            self.view.show_spectrum = b;
         }
         f.notes
     }
