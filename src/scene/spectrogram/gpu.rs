@@ -1,9 +1,9 @@
 //! The scene's GPU side: the colormap LUT and the ring texture's geometry, the pipelines and
 //! layouts that do not depend on the analysis settings ([`ScenePipes`]), the FFT-size-dependent
 //! objects ([`Analysis`]: the STFTs, the ring texture, the upload buffers, the bind groups), and
-//! what the frame records on the GPU: the uploads of `prepare`, the FFT and ring-write dispatches
-//! of `compute`, the draw of `paint`, the rebuild after a lost device, and the copy of the GPU
-//! FFT's levels into the shared readback ring (and their arrival into the history).
+//! what the frame records on the GPU ([`Recording`]): the uploads of `prepare`, the FFT and
+//! ring-write dispatches of `compute`, the draw of `paint`, and the rebuild after a lost device.
+//! The copy of the GPU FFT's levels back to the CPU is in `readback.rs`.
 
 use bytemuck::{Pod, Zeroable};
 
@@ -11,7 +11,6 @@ use super::layout::Frame;
 use super::{FftOn, MAX_BATCH, MAX_RING_WIDTH, MAX_ROWS, SCROLLBACK_S, Settings, Spectrogram};
 use crate::audio::stft::{self, Stft};
 use crate::gpu::frame::GpuFrame;
-use crate::gpu::readback::{Arrived, Consumer, ReadbackRing};
 use crate::gpu::upload::PingPong;
 use crate::gpu::{Gpu, layout};
 use crate::scene::shaders;
@@ -449,14 +448,6 @@ fn pool_row(col: &[f32], r: usize, rows: usize) -> f32 {
         .fold(f32::NAN, f32::max)
 }
 
-/// Payload of a levels readback: the batch's column count, and the written (ring) index of its
-/// first column (`None` when the view was frozen: the levels feed only the metrics).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) struct LevelsCopy {
-    pub(super) written: Option<u64>,
-    pub(super) columns: u32,
-}
-
 impl Spectrogram {
     /// `prepare`'s uploads of this frame's columns: the colormap LUT and the GPU FFT's window
     /// when they changed, the columns (the CPU path's or gap columns through the upload buffer,
@@ -735,14 +726,7 @@ impl Spectrogram {
         std::mem::swap(&mut a.cpu, &mut self.a.cpu);
         std::mem::swap(&mut a.tail, &mut self.a.tail);
         self.a = a;
-        self.pipes.write_layout = p.write_layout;
-        self.pipes.write_pipeline = p.write_pipeline;
-        self.pipes.draw_layout = p.draw_layout;
-        self.pipes.draw_pipeline = p.draw_pipeline;
-        self.pipes.draw_params = p.draw_params;
-        self.pipes.lut = p.lut;
-        self.pipes.inset = p.inset;
-        self.pipes.inset_view = p.inset_view;
+        self.pipes = p;
         self.view.lut_dirty = true;
         self.rec.refill_pending = true;
         self.rec.refill = None;
@@ -754,55 +738,6 @@ impl Spectrogram {
         pass.set_pipeline(&self.pipes.draw_pipeline);
         pass.set_bind_group(0, &self.a.draw_groups[frame.slot()], &[]);
         pass.draw(0..3, 0..1);
-    }
-
-    /// `record_readbacks`: this frame's GPU levels copied into the shared readback ring.
-    pub(super) fn copy_levels_back(
-        &mut self,
-        device: &wgpu::Device,
-        encoder: &mut wgpu::CommandEncoder,
-        ring: &mut ReadbackRing,
-        me: Consumer,
-    ) {
-        // The history was reset since the last copies were asked for: they no longer apply.
-        if std::mem::take(&mut self.rec.readbacks_stale) {
-            ring.invalidate(me);
-        }
-        // GPU path: this frame's dB columns go back to the CPU for the history (readout,
-        // spectrum view, export), with where they go as the payload.
-        let cols = std::mem::take(&mut self.a.copy_pending);
-        let Some(f) = &self.a.gpu else { return };
-        if cols == 0 {
-            return;
-        }
-        let bytes = u64::from(cols) * self.a.bins as u64 * 4;
-        let copy = LevelsCopy {
-            written: self.a.copy_written,
-            columns: cols,
-        };
-        if !ring.copy_buffer(device, encoder, f.output_db(), 0, bytes, me, copy) {
-            log::warn!("spectrogram: readback ring full; {cols} columns not kept for the readout");
-        }
-    }
-
-    /// `readback_arrived`: GPU levels come back into the history (copies from before a reset
-    /// of the history never arrive: the ring drops them).
-    pub(super) fn levels_arrived(&mut self, arrived: &Arrived<'_>) {
-        let Some(&LevelsCopy { written, columns }) = arrived.payload::<LevelsCopy>() else {
-            return;
-        };
-        let bins = self.a.bins;
-        if bins == 0 || arrived.data.len() != columns as usize * bins * 4 {
-            return;
-        }
-        let levels: Vec<f32> = bytemuck::pod_collect_to_vec(arrived.data);
-        for (j, col) in levels.chunks_exact(bins).enumerate() {
-            self.push_history(col, written.map(|w| w + j as u64));
-        }
-        if let Some(w) = written {
-            // Readbacks arrive in order: an empty slot below these stays empty (`share.rs`).
-            self.share.levels_end = self.share.levels_end.max(w + u64::from(columns));
-        }
     }
 }
 

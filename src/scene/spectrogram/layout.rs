@@ -495,7 +495,7 @@ mod tests {
             ctx.fonts_mut(|f| {
                 f.layout_no_wrap(
                     text.to_string(),
-                    super::super::ui::label_font(),
+                    super::super::overlay::label_font(),
                     egui::Color32::WHITE,
                 )
                 .size()

@@ -16,16 +16,26 @@
 //! path's levels come back to the CPU through the deck's shared asynchronous readback ring (1–3
 //! frames late) for the hover readout, spectrum view, metrics and CSV export.
 //!
-//! The scene is split by concern; this file is its outline: the [`Spectrogram`] struct, its
-//! construction, the source and settings changes, and the [`Scene`] hooks, each delegating to
-//! the file that does the work:
-//! - `timeline.rs`: the stream timeline: drained samples, gaps, the skipped backlog, cutting
-//!   hops into columns, and where each written column sits in time ([`Spectrogram::column_time`]);
-//! - `history.rs`: the CPU copy of the columns shown, the metrics over the last second and the
-//!   CSV export;
+//! The scene is split by concern; this file is its outline: the [`Spectrogram`] struct (its
+//! state grouped by concern into sub-structs kept beside the code that uses them), its
+//! construction, the settings changes, and the [`Scene`] hooks, each delegating to the file that
+//! does the work:
+//! - `timeline.rs`: the stream timeline (`Timeline`): drained samples, gaps, the
+//!   skipped backlog, cutting hops into columns, and where each written column sits in time
+//!   ([`Spectrogram::column_time`]);
+//! - `history.rs`: the CPU copy of the columns shown (`Levels`), the metrics over the
+//!   last second and the CSV export;
 //! - `gpu.rs`: pipelines, the ring texture, bind groups, and what the frame records on the GPU
-//!   (uploads, the FFT and ring-write dispatches, the draw, the readback of the GPU's levels);
-//! - `ui.rs`: the egui side panel, pointer and keyboard over the image, and the overlay;
+//!   (`Recording`: uploads, the FFT and ring-write dispatches, the draw);
+//! - `readback.rs`: the GPU's levels copied back to the CPU into the history;
+//! - `source.rs`: source changes, seeks and new settings applied by `prepare`, a file started
+//!   over or analysed whole, the source's label and notices;
+//! - `report.rs`: the metrics of the report;
+//! - `ui.rs`: the egui side panel (`Panel`: what it asked for) and pointer and keyboard
+//!   over the image;
+//! - `view.rs`: the view (`View`: dB range, colormap, axis, freeze, scroll, time zoom);
+//! - `overlay.rs`: the overlay (axes, titles, notices, readout) and the spectrum strip's lines;
+//! - `saved.rs`: the side panel's settings kept between runs;
 //! - `layout.rs`: where the image, the strip, the colour bar and every label go;
 //! - `axis.rs`: the frequency axis (linear, log, mel) and tick steps;
 //! - `fft_choice.rs`: `--fft-on auto`, the faster FFT path measured on this adapter;
@@ -41,9 +51,15 @@ pub(crate) mod gpu;
 mod history;
 pub mod layout;
 pub mod loading;
+mod overlay;
+mod readback;
+mod report;
+mod saved;
 mod share;
+mod source;
 mod timeline;
 mod ui;
+mod view;
 
 use std::path::PathBuf;
 
@@ -56,8 +72,10 @@ use crate::gpu::readback::{Arrived, Consumer, ReadbackRing};
 use gpu::{Analysis, Recording, ScenePipes};
 pub use gpu::{COLORMAPS, colormap_lut, ring_width_for, rows_for};
 use history::Levels;
+pub use source::{file_columns, whole_file_samples};
 use timeline::Timeline;
-use ui::{Panel, View};
+use ui::Panel;
+use view::View;
 
 /// Samples in the audio ring between the source and the analysis: 2²² mono samples (16 MiB),
 /// 87 s at 48 kHz, more than the scrollback, so a scene shown again after up to that long in the
@@ -123,9 +141,9 @@ impl Default for Settings {
 }
 
 /// The spectrogram scene. Its state is grouped by concern: the GPU objects that do not depend on
-/// the analysis settings ([`ScenePipes`]) and those that do ([`Analysis`]), the stream timeline
-/// ([`Timeline`]), this frame's work for the GPU ([`Recording`]), the CPU copy of the levels
-/// ([`Levels`]), the view ([`View`]) and the side panel's requests ([`Panel`]).
+/// the analysis settings (`ScenePipes`) and those that do (`Analysis`), the stream timeline
+/// (`Timeline`), this frame's work for the GPU (`Recording`), the CPU copy of the levels
+/// (`Levels`), the view (`View`) and the side panel's requests (`Panel`).
 pub struct Spectrogram {
     source: AudioSource,
     a: Analysis,
@@ -270,66 +288,6 @@ impl Spectrogram {
         self.reset_history();
     }
 
-    /// Starts a file source over from its beginning, with a new timeline (time 0 = the file's
-    /// start) and history; `whole`: analysed whole at once with the view fitted to it
-    /// ([`Spectrogram::open_file_whole`]), else played at real-time rate.
-    fn restart_file(&mut self, whole: bool) {
-        if self.source.file_samples().is_none() {
-            return;
-        }
-        self.source.seek(0.0);
-        self.source.set_paused(false);
-        self.source.set_stop_at(None);
-        self.source.set_fast(false);
-        self.reset_stream();
-        self.restart_history();
-        if whole {
-            self.open_file_whole();
-        }
-    }
-
-    /// For a file source (not looping): analyse it whole from here, as fast as the analysis
-    /// goes (fast mode), and fit the view to it, as Spek, Audacity and Sonic Visualiser show a
-    /// file whole the moment it opens. A file longer than the ring holds (the scrollback) is
-    /// analysed up to what the ring holds, then pauses there (Play goes on at real-time rate).
-    fn open_file_whole(&mut self) {
-        let Some(len) = self.source.file_samples() else {
-            return;
-        };
-        // A placeholder while a file decodes has nothing to analyse.
-        if self.source.looping() || len == 0 {
-            return;
-        }
-        let (n, hop) = (self.a.settings.fft_size, self.a.settings.hop);
-        let fit = whole_file_samples(self.a.ring_width, n, hop);
-        let start = (self.source.position_s().unwrap_or(0.0) * f64::from(self.source.sample_rate()))
-            .round() as usize;
-        let left = len.saturating_sub(start);
-        let take = left.min(fit);
-        self.source
-            .set_stop_at((left > fit).then_some((start + fit) as u64));
-        self.source.set_fast(true);
-        self.whole_file = true;
-        self.view.fit_cols = Some(file_columns(take, n, hop).max(1));
-    }
-
-    /// The notice of a file longer than the scrollback, while its analysis waits at the end of
-    /// what the ring holds.
-    fn long_file_notice(&self) -> Option<String> {
-        let dur = self.source.duration_s()?;
-        let pos = self.source.position_s()?;
-        if !self.source.paused() || pos >= dur || self.source.looping() {
-            return None;
-        }
-        let held = self.a.ring_width as f64 / self.columns_per_second();
-        (self.view.fit_cols.is_some() && pos > 0.0).then(|| {
-            format!(
-                "showing {pos:.1} s of the file's {dur:.1} s (the scrollback holds {held:.0} s); \
-                 Play goes on at real-time rate"
-            )
-        })
-    }
-
     /// Current analysis settings.
     pub fn settings(&self) -> &Settings {
         &self.a.settings
@@ -351,219 +309,6 @@ impl Spectrogram {
         &self.source
     }
 
-    /// Applies, in `prepare` (which has the GPU), what was asked for since the last frame: a
-    /// source change or a seek from the side panel, a new sample rate after a reconnection, and
-    /// new analysis settings from the side panel (errors are shown, the old settings kept).
-    fn apply_requests(&mut self, gpu: &Gpu) {
-        if let Some((sel, opts)) = self.panel.reopen_request.take() {
-            // Another source chosen: a file still decoding is no longer wanted.
-            self.loading = None;
-            match &sel {
-                AudioSelection::File(path)
-                    if loading::in_background(path, self.simulated_clock) =>
-                {
-                    match loading::FileLoad::start(path, opts) {
-                        Ok(l) => self.loading = Some(l),
-                        Err(e) => self.error = Some(e.to_string()),
-                    }
-                }
-                _ => match self.source.reopen_with(&sel, &opts) {
-                    Ok(()) => self.source_replaced(gpu, opts),
-                    Err(e) => self.error = Some(e.to_string()),
-                },
-            }
-        }
-        if let Some(result) = self.loading.as_ref().and_then(loading::FileLoad::poll) {
-            let Some(load) = self.loading.take() else {
-                return;
-            };
-            let opts = load.options();
-            match result.and_then(|f| AudioSource::from_mono_file(f, RING_SAMPLES, &opts)) {
-                Ok(source) => {
-                    self.source = source;
-                    self.source_replaced(gpu, opts);
-                }
-                Err(e) => {
-                    log::error!("{e}");
-                    self.error = Some(e.to_string());
-                    if self.source.file_samples() == Some(0) {
-                        self.source = AudioSource::pending_file(
-                            load.path(),
-                            "could not be decoded",
-                            RING_SAMPLES,
-                            &opts,
-                        );
-                    }
-                }
-            }
-        }
-        if self.source.take_rate_changed() {
-            // A reconnection opened the device at another rate: the analysis follows it.
-            let settings = self.a.settings.clone();
-            if let Err(e) = self.apply_settings(gpu, settings) {
-                self.error = Some(e.to_string());
-            }
-        }
-        if let Some(s) = self.panel.seek_ui.take() {
-            self.source.seek(s);
-            self.source.set_stop_at(None);
-            self.a.cpu.reset();
-            self.a.tail.clear();
-            // What was in the ring is gone: holes counted against it no longer apply.
-            self.tl.holes.clear();
-            self.tl.next_start = self.tl.drained_total + self.tl.gap_total;
-        }
-        if self.panel.settings_ui != self.a.settings {
-            let wanted = self.panel.settings_ui.clone();
-            match self.apply_settings(gpu, wanted) {
-                Ok(()) => {
-                    self.error = None;
-                    // A file is analysed whole again with the new settings.
-                    if self.source.file_samples().is_some() && !self.source.looping() {
-                        self.restart_file(true);
-                    }
-                }
-                Err(e) => {
-                    self.error = Some(e.to_string());
-                    self.panel.settings_ui = self.a.settings.clone();
-                }
-            }
-        }
-        if let Some(whole) = self.panel.replay_request.take() {
-            self.restart_file(whole);
-        }
-    }
-
-    /// The stream counters and the analysis' carried state back to the start of a stream
-    /// (time 0, nothing drained, no gaps), unfrozen and not fitted to a file.
-    fn reset_stream(&mut self) {
-        self.tl.drained_total = 0;
-        self.tl.gap_total = 0;
-        self.tl.holes.clear();
-        self.tl.dropped_passed = 0;
-        self.tl.dropped_seen = self.source.dropped();
-        self.tl.next_start = 0;
-        self.a.cpu.reset();
-        self.a.tail.clear();
-        self.view.fit_cols = None;
-        self.whole_file = false;
-        self.view.frozen = false;
-    }
-
-    /// A new source took the place of the old one (opened with `opts`): a new timeline from
-    /// time 0, the analysis rebuilt for its rate, a file analysed whole.
-    fn source_replaced(&mut self, gpu: &Gpu, opts: AudioOptions) {
-        self.options = opts;
-        self.error = None;
-        self.tl.scene_time = 0.0;
-        self.reset_stream();
-        let settings = self.a.settings.clone();
-        if let Err(e) = self.apply_settings(gpu, settings) {
-            self.error = Some(e.to_string());
-        }
-        self.open_file_whole();
-    }
-
-    /// A file shorter than the FFT never makes a column: said once in the log (the panel,
-    /// the overlay and the report show it while it holds).
-    fn log_short_file_notice(&mut self) {
-        let short = self.short_file_notice();
-        if short != self.short_notice_logged {
-            if let Some(n) = &short {
-                log::warn!("{n}");
-            }
-            self.short_notice_logged = short;
-        }
-    }
-
-    /// (last, p50, p99) of the recent capture-to-present latencies, ms (nearest rank).
-    pub fn latency_summary(&self) -> (f64, f64, f64) {
-        use crate::stats::percentile_nearest_rank;
-        let mut v: Vec<f64> = self.levels.latencies.iter().copied().collect();
-        let last = v.last().copied().unwrap_or(0.0);
-        v.sort_by(f64::total_cmp);
-        (
-            last,
-            percentile_nearest_rank(&v, 50.0),
-            percentile_nearest_rank(&v, 99.0),
-        )
-    }
-
-    /// Set while the source is a file (not looping) with fewer samples per channel than the FFT
-    /// size N, so no column can ever be made: "the audio file has K samples and the FFT needs
-    /// N: no spectrogram column can be made (loop the file, or choose an FFT size of P or
-    /// less)", P being the largest FFT size ≤ K (that part left out when K < the smallest size).
-    fn short_file_notice(&self) -> Option<String> {
-        let k = self.source.file_samples()?;
-        let n = self.a.settings.fft_size;
-        // Only a placeholder has no samples (a file is decoded while it stands in; an empty
-        // file does not open).
-        if k >= n || k == 0 || self.source.looping() {
-            return None;
-        }
-        let samples = if k == 1 { "sample" } else { "samples" };
-        let fix = if k >= stft::MIN_FFT_SIZE {
-            let p = 1usize << k.ilog2();
-            format!("loop the file, or choose an FFT size of {p} or less")
-        } else {
-            "loop the file".to_string()
-        };
-        Some(format!(
-            "the audio file has {k} {samples} and the FFT needs {n}: no spectrogram column can \
-             be made ({fix})"
-        ))
-    }
-
-    /// The live source's automatic reconnection, for the report: `losses`, `reopens`,
-    /// `reconnecting` (now), `last_reopen_unix_ms` and `first_data_after_reopen_unix_ms`
-    /// (wall clock, ms since the Unix epoch), `samples_since_reopen`, `last_outage_s` (from the
-    /// loss being noticed to the reopen) and `last_loss` (why). `null` for clocked sources.
-    fn reconnect_metrics(&self) -> serde_json::Value {
-        if self.source.kind() != "live" {
-            return serde_json::Value::Null;
-        }
-        let st = self.source.reopen_stats();
-        let ms = |t: Option<std::time::SystemTime>| {
-            t.and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-                .map(|d| d.as_secs_f64() * 1e3)
-        };
-        serde_json::json!({
-            "losses": st.losses,
-            "reopens": st.reopens,
-            "reconnecting": self.source.reconnecting(),
-            "last_reopen_unix_ms": ms(st.last_reopen),
-            "first_data_after_reopen_unix_ms": ms(st.first_data_after_reopen),
-            "samples_since_reopen": st.samples_since_reopen,
-            "last_outage_s": st.last_outage_s,
-            "last_loss": st.last_loss,
-        })
-    }
-
-    /// The source as the panel and the report name it (a follower: the publisher's stream).
-    fn source_label(&self) -> String {
-        if self.share.following && self.share.followed_publisher().is_none() {
-            "a publisher's columns (none yet)".to_string()
-        } else if self.share.following {
-            format!("a publisher's columns ({} Hz)", self.source.sample_rate())
-        } else {
-            self.source.label().to_string()
-        }
-    }
-
-    /// The source's notice ([`AudioSource::notice`]), the short-file and the long-file notices,
-    /// joined by "; ".
-    fn notice(&self) -> Option<String> {
-        let parts: Vec<String> = [
-            self.source.notice().map(str::to_string),
-            self.short_file_notice(),
-            self.long_file_notice(),
-        ]
-        .into_iter()
-        .flatten()
-        .collect();
-        (!parts.is_empty()).then(|| parts.join("; "))
-    }
-
     /// Whether new columns keep coming by themselves: live input, a playing file or synthetic
     /// signal (not paused, not at its end), or samples or hatched columns still to analyse.
     pub(super) fn producing(&self) -> bool {
@@ -572,42 +317,6 @@ impl Spectrogram {
             || !(self.source.paused() || self.source.finished())
             || self.source.available() > 0
             || self.tl.gap_fill.is_some()
-    }
-
-    /// The view as the report gives it: columns across, the centre times of the oldest and the
-    /// newest column shown (s), frozen or not, and how many times it was frozen.
-    fn view_metrics(&self) -> serde_json::Value {
-        let newest = self.tl.written.saturating_sub(self.view.view_back);
-        let visible = u64::from(self.visible());
-        let span = (newest > 0).then(|| {
-            let hi = newest - 1;
-            let lo = hi.saturating_sub(visible - 1);
-            (self.column_time(lo), self.column_time(hi))
-        });
-        serde_json::json!({
-            "columns": visible,
-            "first_s": span.map(|s| s.0),
-            "last_s": span.map(|s| s.1),
-            "frozen": self.view.frozen,
-            "freezes": self.view.freezes,
-            "fitted_to_file": self.view.fit_cols.is_some(),
-        })
-    }
-}
-
-/// Samples of a file whose columns the ring of `ring_width` columns holds at FFT size `n` and
-/// hop `hop`: `(ring_width − 1)·hop + n`.
-pub fn whole_file_samples(ring_width: u32, n: usize, hop: usize) -> usize {
-    (ring_width.max(1) as usize - 1) * hop + n
-}
-
-/// Columns an STFT of size `n`, hop `hop` makes of `len` samples: `⌊(len − n)/hop⌋ + 1`, 0 when
-/// `len < n`.
-pub fn file_columns(len: usize, n: usize, hop: usize) -> u64 {
-    if len < n || hop == 0 {
-        0
-    } else {
-        ((len - n) / hop + 1) as u64
     }
 }
 
@@ -715,41 +424,7 @@ impl Scene for Spectrogram {
     }
 
     fn metrics(&self) -> serde_json::Value {
-        let dom = self.dominant();
-        serde_json::json!({
-            "source": if self.share.following { "follow" } else { self.source.kind() },
-            "source_label": self.source_label(),
-            "notice": self.notice(),
-            "warning": self.source.warning(),
-            "sample_rate": self.source.sample_rate(),
-            "fft_size": self.a.settings.fft_size,
-            "hop": self.a.settings.hop,
-            "window": self.a.settings.window.name(),
-            // Asked for, where it runs, and (auto) what the measurement found.
-            "fft_requested": self.a.settings.fft_on,
-            "fft_on": self.a.fft_on,
-            "fft_choice": self.a.fft_choice,
-            "columns": self.tl.columns_total,
-            "columns_skipped": self.tl.columns_skipped,
-            "samples": self.tl.samples_total,
-            "samples_skipped": self.tl.samples_skipped,
-            "dominant_hz": dom.map(|d| d.0),
-            "dominant_dbfs": dom.map(|d| d.1),
-            "dropped_samples": self.source.dropped(),
-            "db_floor": self.view.db_floor,
-            "db_ceil": self.view.db_ceil,
-            "frequency_axis": self.view.scale.name(),
-            "colormap": COLORMAPS[self.view.colormap].0,
-            "ring_columns": self.a.ring_width,
-            "latency_ms": (!self.levels.latencies.is_empty()).then(|| {
-                let (last, p50, p99) = self.latency_summary();
-                serde_json::json!({ "last": last, "p50": p50, "p99": p99, "n": self.levels.latencies.len() })
-            }),
-            "ring_rows": self.a.rows,
-            "reconnect": self.reconnect_metrics(),
-            "view": self.view_metrics(),
-            "share": self.share_metrics(),
-        })
+        self.report()
     }
 
     /// The dB columns new since the last message (or a keyframe: analysis, view, scrollback),
