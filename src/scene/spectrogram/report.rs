@@ -4,7 +4,7 @@
 use super::{COLORMAPS, Spectrogram};
 
 impl Spectrogram {
-    /// The scene's metrics for the report ([`Scene::metrics`]).
+    /// The scene's metrics for the report ([`crate::scene::Scene::metrics`]).
     pub(super) fn report(&self) -> serde_json::Value {
         let dom = self.dominant();
         serde_json::json!({
