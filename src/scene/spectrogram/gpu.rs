@@ -1,9 +1,9 @@
 //! The scene's GPU side: the colormap LUT and the ring texture's geometry, the pipelines and
 //! layouts that do not depend on the analysis settings ([`ScenePipes`]), the FFT-size-dependent
 //! objects ([`Analysis`]: the STFTs, the ring texture, the upload buffers, the bind groups), and
-//! what the frame records on the GPU: the uploads of `prepare`, the FFT and ring-write dispatches
-//! of `compute`, the draw of `paint`, the rebuild after a lost device, and the copy of the GPU
-//! FFT's levels into the shared readback ring (and their arrival into the history).
+//! what the frame records on the GPU ([`Recording`]): the uploads of `prepare`, the FFT and
+//! ring-write dispatches of `compute`, the draw of `paint`, and the rebuild after a lost device.
+//! The copy of the GPU FFT's levels back to the CPU is in `readback.rs`.
 
 use bytemuck::{Pod, Zeroable};
 
@@ -11,7 +11,6 @@ use super::layout::Frame;
 use super::{FftOn, MAX_BATCH, MAX_RING_WIDTH, MAX_ROWS, SCROLLBACK_S, Settings, Spectrogram};
 use crate::audio::stft::{self, Stft};
 use crate::gpu::frame::GpuFrame;
-use crate::gpu::readback::{Arrived, Consumer, ReadbackRing};
 use crate::gpu::upload::PingPong;
 use crate::gpu::{Gpu, layout};
 use crate::scene::shaders;
@@ -375,6 +374,58 @@ impl Analysis {
     }
 }
 
+/// This frame's work on its way to the GPU: the CPU path's columns and where they go in the
+/// ring, the refill after a new device, the spectrum strip's texels, and the readbacks' state.
+pub(super) struct Recording {
+    pub(super) scratch: Vec<f32>,
+    pub(super) column: Vec<f32>,
+    /// CPU path: this frame's new columns (n × bins).
+    pub(super) pending: Vec<f32>,
+    pub(super) pending_cols: u32,
+    pub(super) write_cols: u32,
+    pub(super) write_start: u32,
+    /// Gap columns to write this frame (input had no data).
+    pub(super) gap_cols: u32,
+    /// This frame's columns come from the CPU (CPU FFT or gap columns).
+    pub(super) cpu_route: bool,
+    /// Capture instant of the newest sample of the newest column written this frame.
+    pub(super) frame_capture: Option<std::time::Instant>,
+    /// The history was reset: the levels readbacks asked for before no longer apply (the next
+    /// `record_readbacks` invalidates them in the ring, which then drops them unseen).
+    pub(super) readbacks_stale: bool,
+    /// The ring texture was made anew (a new GPU device): the next `prepare` draws the columns
+    /// it should show again from the history.
+    pub(super) refill_pending: bool,
+    /// That refill, recorded by `compute` before the frame's own columns.
+    pub(super) refill: Option<Refill>,
+    /// The spectrum strip: this frame's texels, and its rect in image pixels (x0, y0, x1, y1;
+    /// x1 = 0 when not shown).
+    pub(super) inset_texels: Vec<[f32; 4]>,
+    pub(super) inset_rect: [u32; 4],
+}
+
+impl Recording {
+    /// Nothing to record yet, `bins` bins a column.
+    pub(super) fn new(bins: usize) -> Recording {
+        Recording {
+            scratch: Vec::with_capacity(1 << 16),
+            column: vec![stft::DB_FLOOR; bins],
+            pending: Vec::new(),
+            pending_cols: 0,
+            write_cols: 0,
+            write_start: 0,
+            gap_cols: 0,
+            cpu_route: false,
+            frame_capture: None,
+            readbacks_stale: false,
+            refill_pending: false,
+            refill: None,
+            inset_texels: Vec::new(),
+            inset_rect: [0; 4],
+        }
+    }
+}
+
 /// A one-off write of many columns into the ring texture (its bind group over its own column and
 /// parameter buffers, which it keeps alive until recorded).
 pub(super) struct Refill {
@@ -397,23 +448,15 @@ fn pool_row(col: &[f32], r: usize, rows: usize) -> f32 {
         .fold(f32::NAN, f32::max)
 }
 
-/// Payload of a levels readback: the batch's column count, and the written (ring) index of its
-/// first column (`None` when the view was frozen: the levels feed only the metrics).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) struct LevelsCopy {
-    pub(super) written: Option<u64>,
-    pub(super) columns: u32,
-}
-
 impl Spectrogram {
     /// `prepare`'s uploads of this frame's columns: the colormap LUT and the GPU FFT's window
     /// when they changed, the columns (the CPU path's or gap columns through the upload buffer,
     /// the GPU path's frames into the FFT's input) and the ring write's parameters.
     pub(super) fn upload_columns(&mut self, f: &mut GpuFrame<'_>) {
         let gpu = f.gpu();
-        if self.lut_dirty {
-            f.write_slice(&self.lut, 0, &colormap_lut(self.colormap));
-            self.lut_dirty = false;
+        if self.view.lut_dirty {
+            f.write_slice(&self.pipes.lut, 0, &colormap_lut(self.view.colormap));
+            self.view.lut_dirty = false;
         }
         if self.a.window_pending {
             if let Some(fft) = &mut self.a.gpu {
@@ -427,20 +470,22 @@ impl Spectrogram {
         let bins = self.a.bins as u32;
         // This frame's columns: written into the ring whether the view is frozen or not (a
         // frozen view only stops following them).
-        self.write_cols = self.pending_cols;
-        self.write_start = (self.written % self.a.ring_width as u64) as u32;
+        self.rec.write_cols = self.rec.pending_cols;
+        self.rec.write_start = (self.tl.written % self.a.ring_width as u64) as u32;
         // Columns computed on the CPU (or gap columns) go up through the upload buffer.
-        self.cpu_route = self.a.fft_on == FftOn::Cpu || self.gap_cols > 0;
-        match self.cpu_route {
+        self.rec.cpu_route = self.a.fft_on == FftOn::Cpu || self.rec.gap_cols > 0;
+        match self.rec.cpu_route {
             true => {
-                if self.pending_cols > 0 {
-                    self.a.upload.write(f, bytemuck::cast_slice(&self.pending));
+                if self.rec.pending_cols > 0 {
+                    self.a
+                        .upload
+                        .write(f, bytemuck::cast_slice(&self.rec.pending));
                     let generation = self.a.upload.generation();
                     if self.a.write_groups_cpu.as_ref().map(|g| g.0) != Some(generation) {
                         let groups = std::array::from_fn(|s| {
                             gpu.device.create_bind_group(&wgpu::BindGroupDescriptor {
                                 label: Some(&format!("spectrogram:ring_write:cpu_group[{s}]")),
-                                layout: &self.write_layout,
+                                layout: &self.pipes.write_layout,
                                 entries: &[
                                     wgpu::BindGroupEntry {
                                         binding: 0,
@@ -469,16 +514,16 @@ impl Spectrogram {
                 {
                     f.write_slice(fft.input(), 0, &self.a.frames);
                     self.a.copy_pending = self.a.batch;
-                    self.a.copy_written = (self.write_cols > 0).then_some(self.written);
+                    self.a.copy_written = (self.rec.write_cols > 0).then_some(self.tl.written);
                 }
             }
         }
-        if self.write_cols > 0 {
+        if self.rec.write_cols > 0 {
             let p = WriteParams {
                 bins,
                 rows: self.a.rows,
-                new_cols: self.write_cols,
-                write_start: self.write_start,
+                new_cols: self.rec.write_cols,
+                write_start: self.rec.write_start,
                 ring_width: self.a.ring_width,
                 first_col: 0,
                 _pad: [0; 2],
@@ -492,14 +537,14 @@ impl Spectrogram {
     /// row a line does not cross holds an empty span), uploaded into the inset texture; the
     /// strip's rect for the draw's parameters (none when hidden or when the panel has no room).
     pub(super) fn upload_inset(&mut self, f: &mut GpuFrame<'_>, frame: &FrameCtx) {
-        self.inset_rect = [0; 4];
+        self.rec.inset_rect = [0; 4];
         let layout = self.frame_layout(frame.size);
         let Some(strip) = layout.strip else {
             return;
         };
-        let mut area = Frame::px(strip, self.ppp);
-        let plot = Frame::px(layout.plot, self.ppp);
-        area[3] = area[3].min(area[1] + self.inset.width());
+        let mut area = Frame::px(strip, self.view.ppp);
+        let plot = Frame::px(layout.plot, self.view.ppp);
+        area[3] = area[3].min(area[1] + self.pipes.inset.width());
         // Before the first column the strip is drawn without lines.
         let [peak, newest] = self
             .strip_lines(area, plot)
@@ -517,24 +562,24 @@ impl Spectrogram {
                 _ => empty,
             }
         };
-        self.inset_texels.clear();
+        self.rec.inset_texels.clear();
         for y in area[1]..area[3] {
             let (a, b) = at(p0, &p, y);
             let (c, d) = at(n0, &n, y);
-            self.inset_texels.push([a, b, c, d]);
+            self.rec.inset_texels.push([a, b, c, d]);
         }
-        let w = self.inset_texels.len() as u32;
+        let w = self.rec.inset_texels.len() as u32;
         if w == 0 {
             return;
         }
         f.write_texture(
-            &self.inset,
+            &self.pipes.inset,
             (0, 0),
             (w, 1),
             w * 16,
-            bytemuck::cast_slice(&self.inset_texels),
+            bytemuck::cast_slice(&self.rec.inset_texels),
         );
-        self.inset_rect = area;
+        self.rec.inset_rect = area;
     }
 
     /// `prepare`'s last upload: the draw's parameters (the view: newest shown column, columns
@@ -544,27 +589,28 @@ impl Spectrogram {
         let bins = self.a.bins as u32;
         let axis = self.axis();
         let visible = self.visible();
-        let filled = (self.written.min(self.a.ring_width as u64)).saturating_sub(self.view_back);
+        let filled =
+            (self.tl.written.min(self.a.ring_width as u64)).saturating_sub(self.view.view_back);
         let layout = self.frame_layout(frame.size);
         let d = DrawParams {
             ring_width: self.a.ring_width,
-            newest: ((self.written - self.view_back.min(self.written)) % self.a.ring_width as u64)
-                as u32,
+            newest: ((self.tl.written - self.view.view_back.min(self.tl.written))
+                % self.a.ring_width as u64) as u32,
             visible,
             rows: self.a.rows,
             bins,
-            scale: self.scale.code(),
+            scale: self.view.scale.code(),
             filled: filled.min(u32::MAX as u64) as u32,
             _pad0: 0,
             nyquist: axis.nyquist as f32,
             f_lo: axis.f_lo as f32,
-            db_floor: self.db_floor,
-            db_ceil: self.db_ceil,
-            plot: Frame::px(layout.plot, self.ppp),
-            strip: self.inset_rect,
-            bar: layout.bar.map_or([0; 4], |b| Frame::px(b, self.ppp)),
+            db_floor: self.view.db_floor,
+            db_ceil: self.view.db_ceil,
+            plot: Frame::px(layout.plot, self.view.ppp),
+            strip: self.rec.inset_rect,
+            bar: layout.bar.map_or([0; 4], |b| Frame::px(b, self.view.ppp)),
         };
-        self.draw_params.write(f, bytemuck::bytes_of(&d));
+        self.pipes.draw_params.write(f, bytemuck::bytes_of(&d));
     }
 
     /// `prepare`, first thing after the GPU objects were made anew on a new device: the columns
@@ -573,20 +619,20 @@ impl Spectrogram {
     /// with their own ring-write parameters. Columns the history does not hold (older than it,
     /// or whose readback was lost with the old device) are NaN, drawn at the floor.
     pub(super) fn upload_refill(&mut self, f: &mut GpuFrame<'_>) {
-        if !std::mem::take(&mut self.refill_pending) {
+        if !std::mem::take(&mut self.rec.refill_pending) {
             return;
         }
         let (rows, ring_width) = (self.a.rows as usize, self.a.ring_width as u64);
         let row_bytes = rows as u64 * 4;
         let fits = (f.device().limits().max_storage_buffer_binding_size / row_bytes.max(1)).max(1);
-        let n = self.written.min(ring_width).min(fits);
+        let n = self.tl.written.min(ring_width).min(fits);
         if n == 0 || rows == 0 {
             return;
         }
-        let first = self.written - n;
+        let first = self.tl.written - n;
         let mut pooled = Vec::with_capacity(n as usize * rows);
-        for w in first..self.written {
-            match self.history.get(w) {
+        for w in first..self.tl.written {
+            match self.levels.history.get(w) {
                 Some(col) => pooled.extend((0..rows).map(|r| pool_row(col, r, rows))),
                 None => pooled.extend(std::iter::repeat_n(f32::NAN, rows)),
             }
@@ -622,14 +668,14 @@ impl Spectrogram {
         let group = layout::bind_group(
             device,
             "spectrogram:refill:group",
-            &self.write_layout,
+            &self.pipes.write_layout,
             &[
                 params.as_entire_binding(),
                 columns.as_entire_binding(),
                 wgpu::BindingResource::TextureView(&self.a.ring_view),
             ],
         );
-        self.refill = Some(Refill {
+        self.rec.refill = Some(Refill {
             group,
             columns: n as u32,
         });
@@ -639,8 +685,8 @@ impl Spectrogram {
     /// frame's frames, then the ring write of this frame's columns (from the FFT's output or the
     /// upload buffer), which lands after the refill.
     pub(super) fn encode_columns(&mut self, pass: &mut wgpu::ComputePass<'_>, frame: &FrameCtx) {
-        if let Some(r) = self.refill.take() {
-            pass.set_pipeline(&self.write_pipeline);
+        if let Some(r) = self.rec.refill.take() {
+            pass.set_pipeline(&self.pipes.write_pipeline);
             pass.set_bind_group(0, &r.group, &[]);
             pass.dispatch_workgroups(self.a.rows.div_ceil(64), r.columns, 1);
         }
@@ -649,18 +695,18 @@ impl Spectrogram {
         {
             f.encode(pass, self.a.batch);
         }
-        if self.write_cols == 0 {
+        if self.rec.write_cols == 0 {
             return;
         }
-        let group = if self.cpu_route {
+        let group = if self.rec.cpu_route {
             self.a.write_groups_cpu.as_ref().map(|g| &g.1[frame.slot()])
         } else {
             self.a.write_groups_gpu.as_ref().map(|g| &g[frame.slot()])
         };
         if let Some(group) = group {
-            pass.set_pipeline(&self.write_pipeline);
+            pass.set_pipeline(&self.pipes.write_pipeline);
             pass.set_bind_group(0, group, &[]);
-            pass.dispatch_workgroups(self.a.rows.div_ceil(64), self.write_cols, 1);
+            pass.dispatch_workgroups(self.a.rows.div_ceil(64), self.rec.write_cols, 1);
         }
     }
 
@@ -680,74 +726,18 @@ impl Spectrogram {
         std::mem::swap(&mut a.cpu, &mut self.a.cpu);
         std::mem::swap(&mut a.tail, &mut self.a.tail);
         self.a = a;
-        self.write_layout = p.write_layout;
-        self.write_pipeline = p.write_pipeline;
-        self.draw_layout = p.draw_layout;
-        self.draw_pipeline = p.draw_pipeline;
-        self.draw_params = p.draw_params;
-        self.lut = p.lut;
-        self.inset = p.inset;
-        self.inset_view = p.inset_view;
-        self.lut_dirty = true;
-        self.refill_pending = true;
-        self.refill = None;
+        self.pipes = p;
+        self.view.lut_dirty = true;
+        self.rec.refill_pending = true;
+        self.rec.refill = None;
         Ok(())
     }
 
     /// `paint`: the ring texture drawn as the image (one full-screen triangle).
     pub(super) fn draw_image(&self, pass: &mut wgpu::RenderPass<'_>, frame: &FrameCtx) {
-        pass.set_pipeline(&self.draw_pipeline);
+        pass.set_pipeline(&self.pipes.draw_pipeline);
         pass.set_bind_group(0, &self.a.draw_groups[frame.slot()], &[]);
         pass.draw(0..3, 0..1);
-    }
-
-    /// `record_readbacks`: this frame's GPU levels copied into the shared readback ring.
-    pub(super) fn copy_levels_back(
-        &mut self,
-        device: &wgpu::Device,
-        encoder: &mut wgpu::CommandEncoder,
-        ring: &mut ReadbackRing,
-        me: Consumer,
-    ) {
-        // The history was reset since the last copies were asked for: they no longer apply.
-        if std::mem::take(&mut self.readbacks_stale) {
-            ring.invalidate(me);
-        }
-        // GPU path: this frame's dB columns go back to the CPU for the history (readout,
-        // spectrum view, export), with where they go as the payload.
-        let cols = std::mem::take(&mut self.a.copy_pending);
-        let Some(f) = &self.a.gpu else { return };
-        if cols == 0 {
-            return;
-        }
-        let bytes = u64::from(cols) * self.a.bins as u64 * 4;
-        let copy = LevelsCopy {
-            written: self.a.copy_written,
-            columns: cols,
-        };
-        if !ring.copy_buffer(device, encoder, f.output_db(), 0, bytes, me, copy) {
-            log::warn!("spectrogram: readback ring full; {cols} columns not kept for the readout");
-        }
-    }
-
-    /// `readback_arrived`: GPU levels come back into the history (copies from before a reset
-    /// of the history never arrive: the ring drops them).
-    pub(super) fn levels_arrived(&mut self, arrived: &Arrived<'_>) {
-        let Some(&LevelsCopy { written, columns }) = arrived.payload::<LevelsCopy>() else {
-            return;
-        };
-        let bins = self.a.bins;
-        if bins == 0 || arrived.data.len() != columns as usize * bins * 4 {
-            return;
-        }
-        let levels: Vec<f32> = bytemuck::pod_collect_to_vec(arrived.data);
-        for (j, col) in levels.chunks_exact(bins).enumerate() {
-            self.push_history(col, written.map(|w| w + j as u64));
-        }
-        if let Some(w) = written {
-            // Readbacks arrive in order: an empty slot below these stays empty (`share.rs`).
-            self.share.levels_end = self.share.levels_end.max(w + u64::from(columns));
-        }
     }
 }
 

@@ -9,6 +9,32 @@ use super::{GAP_DB, HISTORY_VALUES, Spectrogram};
 use crate::audio::stft;
 use crate::scene::SceneError;
 
+/// What the CPU keeps of the analysis' output: the columns shown (the history), the recent
+/// columns and the peak hold behind the readouts and metrics, and the latencies.
+pub(super) struct Levels {
+    /// CPU copy of what is shown: full-resolution columns by written index.
+    pub(super) history: ColumnHistory,
+    pub(super) recent: VecDeque<Vec<f32>>,
+    pub(super) peak_hold: Vec<f32>,
+    /// [`Spectrogram::dominant`] of the current `recent` columns, once computed.
+    pub(super) dominant_cache: std::cell::Cell<Option<Option<(f64, f64)>>>,
+    /// Capture-to-present latencies (ms), newest last.
+    pub(super) latencies: VecDeque<f64>,
+}
+
+impl Levels {
+    /// Nothing kept yet, `bins` bins a column.
+    pub(super) fn new(bins: usize) -> Levels {
+        Levels {
+            history: ColumnHistory::new(0, 1),
+            recent: VecDeque::new(),
+            peak_hold: vec![stft::DB_FLOOR; bins],
+            dominant_cache: std::cell::Cell::new(None),
+            latencies: VecDeque::new(),
+        }
+    }
+}
+
 impl Spectrogram {
     /// Starts a new history at the current written index (after new analysis settings): older
     /// GPU readbacks become stale; the metrics and the peak hold start again.
@@ -18,7 +44,7 @@ impl Spectrogram {
     /// columns for a file), so the process's memory stays flat while the scrollback fills
     /// (70 s at the default hop) instead of growing with it.
     pub(super) fn reset_history(&mut self) {
-        self.readbacks_stale = true;
+        self.rec.readbacks_stale = true;
         let cap = (self.a.ring_width as usize)
             .min(HISTORY_VALUES / self.a.bins.max(1))
             .max(1);
@@ -28,12 +54,13 @@ impl Spectrogram {
             }
             _ => cap,
         };
-        let old = std::mem::take(&mut self.history);
-        self.history = ColumnHistory::with_room(self.written, cap, expected, self.a.bins, old);
-        self.recent.clear();
-        self.dominant_cache.set(None);
-        self.peak_hold = vec![stft::DB_FLOOR; self.a.bins];
-        self.column = vec![stft::DB_FLOOR; self.a.bins];
+        let old = std::mem::take(&mut self.levels.history);
+        self.levels.history =
+            ColumnHistory::with_room(self.tl.written, cap, expected, self.a.bins, old);
+        self.levels.recent.clear();
+        self.levels.dominant_cache.set(None);
+        self.levels.peak_hold = vec![stft::DB_FLOOR; self.a.bins];
+        self.rec.column = vec![stft::DB_FLOOR; self.a.bins];
     }
 
     /// The dominant frequency of the last second, Hz: the bin of the largest mean power, placed
@@ -44,25 +71,25 @@ impl Spectrogram {
     /// where the tone falls between bins). `None` before the first column.
     pub fn dominant(&self) -> Option<(f64, f64)> {
         // The side panel asks every frame; recompute only after new columns arrived.
-        if let Some(d) = self.dominant_cache.get() {
+        if let Some(d) = self.levels.dominant_cache.get() {
             return d;
         }
         let d = self.compute_dominant();
-        self.dominant_cache.set(Some(d));
+        self.levels.dominant_cache.set(Some(d));
         d
     }
 
     fn compute_dominant(&self) -> Option<(f64, f64)> {
-        if self.recent.is_empty() {
+        if self.levels.recent.is_empty() {
             return None;
         }
         let mut mean = vec![0f64; self.a.bins];
-        for col in &self.recent {
+        for col in &self.levels.recent {
             for (m, db) in mean.iter_mut().zip(col) {
                 *m += 10f64.powf(*db as f64 / 10.0);
             }
         }
-        let n = self.recent.len() as f64;
+        let n = self.levels.recent.len() as f64;
         let mean_db: Vec<f32> = mean
             .iter()
             .map(|p| ((10.0 * (p / n).log10()) as f32).max(stft::DB_FLOOR))
@@ -81,7 +108,8 @@ impl Spectrogram {
     /// with the centre time of each in seconds. An empty slice is a column shown whose levels
     /// have not come back (yet) from the GPU.
     pub fn history(&self) -> impl Iterator<Item = (f64, &[f32])> + '_ {
-        self.history
+        self.levels
+            .history
             .iter()
             .map(move |(w, c)| (self.column_time(w), c))
     }
@@ -128,13 +156,13 @@ impl Spectrogram {
     pub(super) fn push_history(&mut self, col: &[f32], written: Option<u64>) {
         // Metrics: the last second.
         let keep_recent = self.columns_per_second().ceil().max(1.0) as usize;
-        push_recycled(&mut self.recent, keep_recent, col);
-        self.dominant_cache.set(None);
-        for (p, v) in self.peak_hold.iter_mut().zip(col) {
+        push_recycled(&mut self.levels.recent, keep_recent, col);
+        self.levels.dominant_cache.set(None);
+        for (p, v) in self.levels.peak_hold.iter_mut().zip(col) {
             *p = p.max(*v);
         }
         if let Some(w) = written {
-            self.history.place(w, col);
+            self.levels.history.place(w, col);
         }
     }
 }

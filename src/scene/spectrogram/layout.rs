@@ -485,7 +485,9 @@ mod tests {
 
     fn egui_ctx() -> egui::Context {
         let ctx = egui::Context::default();
-        let _ = ctx.run_ui(egui::RawInput::default(), |_| {});
+        // The frame's font texture is not uploaded anywhere: its delta is dropped on purpose.
+        let mut out = ctx.run_ui(egui::RawInput::default(), |_| {});
+        out.textures_delta.clear();
         ctx
     }
 
@@ -495,7 +497,7 @@ mod tests {
             ctx.fonts_mut(|f| {
                 f.layout_no_wrap(
                     text.to_string(),
-                    super::super::ui::label_font(),
+                    super::super::overlay::label_font(),
                     egui::Color32::WHITE,
                 )
                 .size()

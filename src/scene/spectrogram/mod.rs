@@ -16,16 +16,26 @@
 //! path's levels come back to the CPU through the deck's shared asynchronous readback ring (1–3
 //! frames late) for the hover readout, spectrum view, metrics and CSV export.
 //!
-//! The scene is split by concern; this file is its outline: the [`Spectrogram`] struct, its
-//! construction, the source and settings changes, and the [`Scene`] hooks, each delegating to
-//! the file that does the work:
-//! - `timeline.rs`: the stream timeline: drained samples, gaps, the skipped backlog, cutting
-//!   hops into columns, and where each written column sits in time ([`Spectrogram::column_time`]);
-//! - `history.rs`: the CPU copy of the columns shown, the metrics over the last second and the
-//!   CSV export;
+//! The scene is split by concern; this file is its outline: the [`Spectrogram`] struct (its
+//! state grouped by concern into sub-structs kept beside the code that uses them), its
+//! construction, the settings changes, and the [`Scene`] hooks, each delegating to the file that
+//! does the work:
+//! - `timeline.rs`: the stream timeline (`Timeline`): drained samples, gaps, the
+//!   skipped backlog, cutting hops into columns, and where each written column sits in time
+//!   ([`Spectrogram::column_time`]);
+//! - `history.rs`: the CPU copy of the columns shown (`Levels`), the metrics over the
+//!   last second and the CSV export;
 //! - `gpu.rs`: pipelines, the ring texture, bind groups, and what the frame records on the GPU
-//!   (uploads, the FFT and ring-write dispatches, the draw, the readback of the GPU's levels);
-//! - `ui.rs`: the egui side panel, pointer and keyboard over the image, and the overlay;
+//!   (`Recording`: uploads, the FFT and ring-write dispatches, the draw);
+//! - `readback.rs`: the GPU's levels copied back to the CPU into the history;
+//! - `source.rs`: source changes, seeks and new settings applied by `prepare`, a file started
+//!   over or analysed whole, the source's label and notices;
+//! - `report.rs`: the metrics of the report;
+//! - `ui.rs`: the egui side panel (`Panel`: what it asked for) and pointer and keyboard
+//!   over the image;
+//! - `view.rs`: the view (`View`: dB range, colormap, axis, freeze, scroll, time zoom);
+//! - `overlay.rs`: the overlay (axes, titles, notices, readout) and the spectrum strip's lines;
+//! - `saved.rs`: the side panel's settings kept between runs;
 //! - `layout.rs`: where the image, the strip, the colour bar and every label go;
 //! - `axis.rs`: the frequency axis (linear, log, mel) and tick steps;
 //! - `fft_choice.rs`: `--fft-on auto`, the faster FFT path measured on this adapter;
@@ -41,11 +51,16 @@ pub(crate) mod gpu;
 mod history;
 pub mod layout;
 pub mod loading;
+mod overlay;
+mod readback;
+mod report;
+mod saved;
 mod share;
+mod source;
 mod timeline;
 mod ui;
+mod view;
 
-use std::collections::VecDeque;
 use std::path::PathBuf;
 
 use super::{FrameCtx, Scene, SceneConfig, SceneError};
@@ -54,12 +69,13 @@ use crate::audio::{AudioOptions, AudioSelection, AudioSource};
 use crate::gpu::Gpu;
 use crate::gpu::frame::GpuFrame;
 use crate::gpu::readback::{Arrived, Consumer, ReadbackRing};
-use crate::gpu::upload::PingPong;
-use axis::FreqScale;
-use gpu::{Analysis, ScenePipes};
+use gpu::{Analysis, Recording, ScenePipes};
 pub use gpu::{COLORMAPS, colormap_lut, ring_width_for, rows_for};
-use history::ColumnHistory;
-use timeline::{ColumnStarts, Hole};
+use history::Levels;
+pub use source::{file_columns, whole_file_samples};
+use timeline::Timeline;
+use ui::Panel;
+use view::View;
 
 /// Samples in the audio ring between the source and the analysis: 2²² mono samples (16 MiB),
 /// 87 s at 48 kHz, more than the scrollback, so a scene shown again after up to that long in the
@@ -124,121 +140,29 @@ impl Default for Settings {
     }
 }
 
-/// The spectrogram scene.
+/// The spectrogram scene. Its state is grouped by concern: the GPU objects that do not depend on
+/// the analysis settings (`ScenePipes`) and those that do (`Analysis`), the stream timeline
+/// (`Timeline`), this frame's work for the GPU (`Recording`), the CPU copy of the levels
+/// (`Levels`), the view (`View`) and the side panel's requests (`Panel`).
 pub struct Spectrogram {
     source: AudioSource,
     a: Analysis,
-    // Pipelines and layouts (independent of the FFT size).
-    write_layout: wgpu::BindGroupLayout,
-    write_pipeline: wgpu::ComputePipeline,
-    draw_layout: wgpu::BindGroupLayout,
-    draw_pipeline: wgpu::RenderPipeline,
-    draw_params: PingPong,
-    lut: wgpu::Buffer,
-    /// The spectrum strip: its line texture, this frame's texels, and its rect in image pixels
-    /// (x0, y0, x1, y1; x1 = 0 when not shown); `ppp`: the UI's pixels per point.
-    inset: wgpu::Texture,
-    inset_view: wgpu::TextureView,
-    inset_texels: Vec<[f32; 4]>,
-    inset_rect: [u32; 4],
-    ppp: f32,
-    // Per-frame state
-    scene_time: f64,
-    scratch: Vec<f32>,
-    column: Vec<f32>,
-    /// CPU path: this frame's new columns (n × bins).
-    pending: Vec<f32>,
-    pending_cols: u32,
-    write_cols: u32,
-    write_start: u32,
-    // Totals
-    columns_total: u64,
-    /// Columns written into the ring (the display's clock).
-    written: u64,
-    samples_total: u64,
-    samples_skipped: u64,
-    columns_skipped: u64,
-    /// CPU copy of what is shown: full-resolution columns by written index.
-    history: ColumnHistory,
-    /// The history was reset: the levels readbacks asked for before no longer apply (the next
-    /// `record_readbacks` invalidates them in the ring, which then drops them unseen).
-    readbacks_stale: bool,
-    /// The ring texture was made anew (a new GPU device): the next `prepare` draws the columns
-    /// it should show again from the history.
-    refill_pending: bool,
-    /// That refill, recorded by `compute` before the frame's own columns.
-    refill: Option<gpu::Refill>,
-    recent: VecDeque<Vec<f32>>,
-    peak_hold: Vec<f32>,
-    // View
-    db_floor: f32,
-    db_ceil: f32,
-    colormap: usize,
-    lut_dirty: bool,
-    scale: FreqScale,
-    /// The view stands still (Space, a drag or the wheel); the analysis goes on.
-    frozen: bool,
-    /// Times the view was frozen (for the report).
-    freezes: u64,
-    /// Columns between the newest written one and the right edge of the view.
-    view_back: u64,
-    cols_per_px: f32,
-    /// Columns across the view while it is fitted to a file (until the user zooms).
-    fit_cols: Option<u64>,
-    /// The fraction of a column `view_back` was rounded by at the last zoom step.
-    zoom_back_frac: f64,
-    show_spectrum: bool,
-    hover: Option<String>,
-    hover_pos: Option<egui::Pos2>,
-    drag_acc: f32,
-    /// Width of the image in pixels (the panel less the axes, the strip and the colour bar).
-    plot_w_px: u32,
+    /// Pipelines and layouts (independent of the FFT size).
+    pipes: ScenePipes,
+    /// Stream positions, gaps and the totals (`timeline.rs`).
+    tl: Timeline,
+    /// This frame's columns and what the frame records on the GPU besides (`gpu.rs`).
+    rec: Recording,
+    /// CPU copy of what is shown, the recent columns, peak hold and latencies (`history.rs`).
+    levels: Levels,
+    /// What is shown and how: dB range, colormap, axis, freeze, scroll and zoom (`view.rs`).
+    view: View,
+    /// What the side panel asked for, applied by the next `prepare` (`ui.rs`).
+    panel: Panel,
     /// A file is being analysed whole (fast mode, from its start); fast mode ends with it.
     whole_file: bool,
-    settings_ui: Settings,
     error: Option<String>,
-    /// [`Spectrogram::dominant`] of the current `recent` columns, once computed.
-    dominant_cache: std::cell::Cell<Option<Option<(f64, f64)>>>,
     options: AudioOptions,
-    /// Samples drained from the source so far (analysed or skipped).
-    drained_total: u64,
-    /// Samples of missing input (gaps) counted into the timeline so far: the stream position of
-    /// drained sample j is `j + gap_total` (for the samples drained since the last hole).
-    gap_total: u64,
-    /// Holes in the stream not reached yet: dropped samples (the ring overflowed) and time
-    /// without input, each after a given number of drained samples ([`Hole`]).
-    holes: VecDeque<Hole>,
-    /// Hatched columns still to be written for a hole reached: (stream position of the first,
-    /// how many); up to [`MAX_BATCH`] a frame.
-    gap_fill: Option<(u64, u64)>,
-    /// Dropped samples of the holes passed (the source's sample clock counts them).
-    dropped_passed: u64,
-    /// Stream position (samples) of the first sample of the next column the STFT will produce.
-    next_start: u64,
-    /// The source's dropped-sample count (ring overflow) last seen: new drops are a hole after
-    /// the samples in the ring when they are seen.
-    dropped_seen: u64,
-    /// Stream position of the first column in `pending` / this frame's GPU batch (consecutive
-    /// columns, one hop apart).
-    pending_start: u64,
-    /// Written-column index → stream position wherever the timeline jumps ([`ColumnStarts`]).
-    starts: ColumnStarts,
-    /// Capture instant of the newest sample of the newest column written this frame.
-    frame_capture: Option<std::time::Instant>,
-    /// Capture-to-present latencies (ms), newest last.
-    latencies: VecDeque<f64>,
-    /// Gap columns to write this frame (input had no data).
-    gap_cols: u32,
-    /// This frame's columns come from the CPU (CPU FFT or gap columns).
-    cpu_route: bool,
-    devices: Vec<crate::audio::InputDeviceInfo>,
-    file_path_ui: String,
-    seek_ui: Option<f64>,
-    /// A source change asked for in the UI, applied in `prepare` (which has the GPU).
-    reopen_request: Option<(AudioSelection, AudioOptions)>,
-    /// The file asked to start over from the side panel: `true` analysed whole, `false`
-    /// played at real-time rate.
-    replay_request: Option<bool>,
     /// The [`Spectrogram::short_file_notice`] last logged, so each is logged once.
     short_notice_logged: Option<String>,
     /// A long file being decoded on its own thread (window runs, `loading.rs`); the source
@@ -246,9 +170,6 @@ pub struct Spectrogram {
     loading: Option<loading::FileLoad>,
     /// Driven by a simulated clock (headless): files are decoded before the first frame.
     simulated_clock: bool,
-    /// The deck draws its stats overlay over the scene ([`crate::ui::overlay_shown`], as the
-    /// last `ui` saw it): the colour bar keeps clear of its corner.
-    stats_overlay: bool,
     /// `--publish` / `--follow` state (`share.rs`).
     share: share::Share,
 }
@@ -311,82 +232,22 @@ impl Spectrogram {
         let mut s = Spectrogram {
             source,
             a,
-            write_layout: p.write_layout,
-            write_pipeline: p.write_pipeline,
-            draw_layout: p.draw_layout,
-            draw_pipeline: p.draw_pipeline,
-            draw_params: p.draw_params,
-            lut: p.lut,
-            inset: p.inset,
-            inset_view: p.inset_view,
-            inset_texels: Vec::new(),
-            inset_rect: [0; 4],
-            ppp: 1.0,
-            scene_time: 0.0,
-            scratch: Vec::with_capacity(1 << 16),
-            column: vec![stft::DB_FLOOR; bins],
-            pending: Vec::new(),
-            pending_cols: 0,
-            write_cols: 0,
-            write_start: 0,
-            columns_total: 0,
-            written: 0,
-            samples_total: 0,
-            samples_skipped: 0,
-            columns_skipped: 0,
-            history: ColumnHistory::new(0, 1),
-            readbacks_stale: false,
-            refill_pending: false,
-            refill: None,
-            recent: VecDeque::new(),
-            peak_hold: vec![stft::DB_FLOOR; bins],
-            db_floor: -120.0,
-            db_ceil: 0.0,
-            colormap: 0,
-            lut_dirty: true,
-            scale: FreqScale::Linear,
-            frozen: false,
-            freezes: 0,
-            view_back: 0,
-            cols_per_px: 1.0,
-            fit_cols: None,
-            zoom_back_frac: 0.0,
-            show_spectrum: true,
-            hover: None,
-            hover_pos: None,
-            drag_acc: 0.0,
-            plot_w_px: 1,
+            pipes: p,
+            tl: Timeline::default(),
+            rec: Recording::new(bins),
+            levels: Levels::new(bins),
+            view: View::new(),
+            panel: Panel::new(settings),
             whole_file: false,
-            settings_ui: settings,
             error: None,
             short_notice_logged: None,
-            dominant_cache: std::cell::Cell::new(None),
             options: AudioOptions::default(),
-            drained_total: 0,
-            gap_total: 0,
-            holes: VecDeque::new(),
-            gap_fill: None,
-            dropped_passed: 0,
-            next_start: 0,
-            dropped_seen: 0,
-            pending_start: 0,
-            starts: ColumnStarts::default(),
-            frame_capture: None,
-            latencies: VecDeque::new(),
-            gap_cols: 0,
-            cpu_route: false,
-            devices: Vec::new(),
-            file_path_ui: String::new(),
-            seek_ui: None,
-            reopen_request: None,
-            replay_request: None,
             loading: None,
             simulated_clock: false,
-            stats_overlay: true,
             share: share::Share::default(),
         };
         s.reset_history();
-        s.dropped_seen = s.source.dropped();
+        s.tl.dropped_seen = s.source.dropped();
         s.open_file_whole();
         Ok(s)
     }
@@ -398,16 +259,16 @@ impl Spectrogram {
             gpu,
             &settings,
             self.source.sample_rate(),
-            &self.write_layout,
+            &self.pipes.write_layout,
             gpu::DrawInputs {
-                layout: &self.draw_layout,
-                params: &self.draw_params,
-                lut: &self.lut,
-                inset: &self.inset_view,
+                layout: &self.pipes.draw_layout,
+                params: &self.pipes.draw_params,
+                lut: &self.pipes.lut,
+                inset: &self.pipes.inset_view,
             },
         )?;
         self.a = a;
-        self.next_start = self.drained_total + self.gap_total;
+        self.tl.next_start = self.tl.drained_total + self.tl.gap_total;
         self.restart_history();
         Ok(())
     }
@@ -415,76 +276,16 @@ impl Spectrogram {
     /// Starts the shown columns again at written index 0 (new analysis settings, a file analysed
     /// again): the ring's old columns are no longer drawn, the history and metrics restart.
     fn restart_history(&mut self) {
-        self.written = 0;
-        self.starts.clear();
-        self.columns_total = 0;
-        self.pending.clear();
-        self.pending_cols = 0;
-        self.write_cols = 0;
-        self.gap_fill = None;
-        self.view_back = 0;
+        self.tl.written = 0;
+        self.tl.starts.clear();
+        self.tl.columns_total = 0;
+        self.rec.pending.clear();
+        self.rec.pending_cols = 0;
+        self.rec.write_cols = 0;
+        self.tl.gap_fill = None;
+        self.view.view_back = 0;
         self.share.restarted();
         self.reset_history();
-    }
-
-    /// Starts a file source over from its beginning, with a new timeline (time 0 = the file's
-    /// start) and history; `whole`: analysed whole at once with the view fitted to it
-    /// ([`Spectrogram::open_file_whole`]), else played at real-time rate.
-    fn restart_file(&mut self, whole: bool) {
-        if self.source.file_samples().is_none() {
-            return;
-        }
-        self.source.seek(0.0);
-        self.source.set_paused(false);
-        self.source.set_stop_at(None);
-        self.source.set_fast(false);
-        self.reset_stream();
-        self.restart_history();
-        if whole {
-            self.open_file_whole();
-        }
-    }
-
-    /// For a file source (not looping): analyse it whole from here, as fast as the analysis
-    /// goes (fast mode), and fit the view to it, as Spek, Audacity and Sonic Visualiser show a
-    /// file whole the moment it opens. A file longer than the ring holds (the scrollback) is
-    /// analysed up to what the ring holds, then pauses there (Play goes on at real-time rate).
-    fn open_file_whole(&mut self) {
-        let Some(len) = self.source.file_samples() else {
-            return;
-        };
-        // A placeholder while a file decodes has nothing to analyse.
-        if self.source.looping() || len == 0 {
-            return;
-        }
-        let (n, hop) = (self.a.settings.fft_size, self.a.settings.hop);
-        let fit = whole_file_samples(self.a.ring_width, n, hop);
-        let start = (self.source.position_s().unwrap_or(0.0) * f64::from(self.source.sample_rate()))
-            .round() as usize;
-        let left = len.saturating_sub(start);
-        let take = left.min(fit);
-        self.source
-            .set_stop_at((left > fit).then_some((start + fit) as u64));
-        self.source.set_fast(true);
-        self.whole_file = true;
-        self.fit_cols = Some(file_columns(take, n, hop).max(1));
-    }
-
-    /// The notice of a file longer than the scrollback, while its analysis waits at the end of
-    /// what the ring holds.
-    fn long_file_notice(&self) -> Option<String> {
-        let dur = self.source.duration_s()?;
-        let pos = self.source.position_s()?;
-        if !self.source.paused() || pos >= dur || self.source.looping() {
-            return None;
-        }
-        let held = self.a.ring_width as f64 / self.columns_per_second();
-        (self.fit_cols.is_some() && pos > 0.0).then(|| {
-            format!(
-                "showing {pos:.1} s of the file's {dur:.1} s (the scrollback holds {held:.0} s); \
-                 Play goes on at real-time rate"
-            )
-        })
     }
 
     /// Current analysis settings.
@@ -495,7 +296,7 @@ impl Spectrogram {
     /// Asks for new analysis settings as the side panel does: applied by the next
     /// [`Scene::prepare`] (a failure leaves the settings as they were, with the error shown).
     pub fn request_settings(&mut self, settings: Settings) {
-        self.settings_ui = settings;
+        self.panel.settings_ui = settings;
     }
 
     /// Which FFT path runs now ([`FftOn::Cpu`] or [`FftOn::Gpu`]; `Auto` resolved).
@@ -508,219 +309,6 @@ impl Spectrogram {
         &self.source
     }
 
-    /// Applies, in `prepare` (which has the GPU), what was asked for since the last frame: a
-    /// source change or a seek from the side panel, a new sample rate after a reconnection, and
-    /// new analysis settings from the side panel (errors are shown, the old settings kept).
-    fn apply_requests(&mut self, gpu: &Gpu) {
-        if let Some((sel, opts)) = self.reopen_request.take() {
-            // Another source chosen: a file still decoding is no longer wanted.
-            self.loading = None;
-            match &sel {
-                AudioSelection::File(path)
-                    if loading::in_background(path, self.simulated_clock) =>
-                {
-                    match loading::FileLoad::start(path, opts) {
-                        Ok(l) => self.loading = Some(l),
-                        Err(e) => self.error = Some(e.to_string()),
-                    }
-                }
-                _ => match self.source.reopen_with(&sel, &opts) {
-                    Ok(()) => self.source_replaced(gpu, opts),
-                    Err(e) => self.error = Some(e.to_string()),
-                },
-            }
-        }
-        if let Some(result) = self.loading.as_ref().and_then(loading::FileLoad::poll) {
-            let Some(load) = self.loading.take() else {
-                return;
-            };
-            let opts = load.options();
-            match result.and_then(|f| AudioSource::from_mono_file(f, RING_SAMPLES, &opts)) {
-                Ok(source) => {
-                    self.source = source;
-                    self.source_replaced(gpu, opts);
-                }
-                Err(e) => {
-                    log::error!("{e}");
-                    self.error = Some(e.to_string());
-                    if self.source.file_samples() == Some(0) {
-                        self.source = AudioSource::pending_file(
-                            load.path(),
-                            "could not be decoded",
-                            RING_SAMPLES,
-                            &opts,
-                        );
-                    }
-                }
-            }
-        }
-        if self.source.take_rate_changed() {
-            // A reconnection opened the device at another rate: the analysis follows it.
-            let settings = self.a.settings.clone();
-            if let Err(e) = self.apply_settings(gpu, settings) {
-                self.error = Some(e.to_string());
-            }
-        }
-        if let Some(s) = self.seek_ui.take() {
-            self.source.seek(s);
-            self.source.set_stop_at(None);
-            self.a.cpu.reset();
-            self.a.tail.clear();
-            // What was in the ring is gone: holes counted against it no longer apply.
-            self.holes.clear();
-            self.next_start = self.drained_total + self.gap_total;
-        }
-        if self.settings_ui != self.a.settings {
-            let wanted = self.settings_ui.clone();
-            match self.apply_settings(gpu, wanted) {
-                Ok(()) => {
-                    self.error = None;
-                    // A file is analysed whole again with the new settings.
-                    if self.source.file_samples().is_some() && !self.source.looping() {
-                        self.restart_file(true);
-                    }
-                }
-                Err(e) => {
-                    self.error = Some(e.to_string());
-                    self.settings_ui = self.a.settings.clone();
-                }
-            }
-        }
-        if let Some(whole) = self.replay_request.take() {
-            self.restart_file(whole);
-        }
-    }
-
-    /// The stream counters and the analysis' carried state back to the start of a stream
-    /// (time 0, nothing drained, no gaps), unfrozen and not fitted to a file.
-    fn reset_stream(&mut self) {
-        self.drained_total = 0;
-        self.gap_total = 0;
-        self.holes.clear();
-        self.dropped_passed = 0;
-        self.dropped_seen = self.source.dropped();
-        self.next_start = 0;
-        self.a.cpu.reset();
-        self.a.tail.clear();
-        self.fit_cols = None;
-        self.whole_file = false;
-        self.frozen = false;
-    }
-
-    /// A new source took the place of the old one (opened with `opts`): a new timeline from
-    /// time 0, the analysis rebuilt for its rate, a file analysed whole.
-    fn source_replaced(&mut self, gpu: &Gpu, opts: AudioOptions) {
-        self.options = opts;
-        self.error = None;
-        self.scene_time = 0.0;
-        self.reset_stream();
-        let settings = self.a.settings.clone();
-        if let Err(e) = self.apply_settings(gpu, settings) {
-            self.error = Some(e.to_string());
-        }
-        self.open_file_whole();
-    }
-
-    /// A file shorter than the FFT never makes a column: said once in the log (the panel,
-    /// the overlay and the report show it while it holds).
-    fn log_short_file_notice(&mut self) {
-        let short = self.short_file_notice();
-        if short != self.short_notice_logged {
-            if let Some(n) = &short {
-                log::warn!("{n}");
-            }
-            self.short_notice_logged = short;
-        }
-    }
-
-    /// (last, p50, p99) of the recent capture-to-present latencies, ms (nearest rank).
-    pub fn latency_summary(&self) -> (f64, f64, f64) {
-        use crate::stats::percentile_nearest_rank;
-        let mut v: Vec<f64> = self.latencies.iter().copied().collect();
-        let last = v.last().copied().unwrap_or(0.0);
-        v.sort_by(f64::total_cmp);
-        (
-            last,
-            percentile_nearest_rank(&v, 50.0),
-            percentile_nearest_rank(&v, 99.0),
-        )
-    }
-
-    /// Set while the source is a file (not looping) with fewer samples per channel than the FFT
-    /// size N, so no column can ever be made: "the audio file has K samples and the FFT needs
-    /// N: no spectrogram column can be made (loop the file, or choose an FFT size of P or
-    /// less)", P being the largest FFT size ≤ K (that part left out when K < the smallest size).
-    fn short_file_notice(&self) -> Option<String> {
-        let k = self.source.file_samples()?;
-        let n = self.a.settings.fft_size;
-        // Only a placeholder has no samples (a file is decoded while it stands in; an empty
-        // file does not open).
-        if k >= n || k == 0 || self.source.looping() {
-            return None;
-        }
-        let samples = if k == 1 { "sample" } else { "samples" };
-        let fix = if k >= stft::MIN_FFT_SIZE {
-            let p = 1usize << k.ilog2();
-            format!("loop the file, or choose an FFT size of {p} or less")
-        } else {
-            "loop the file".to_string()
-        };
-        Some(format!(
-            "the audio file has {k} {samples} and the FFT needs {n}: no spectrogram column can \
-             be made ({fix})"
-        ))
-    }
-
-    /// The live source's automatic reconnection, for the report: `losses`, `reopens`,
-    /// `reconnecting` (now), `last_reopen_unix_ms` and `first_data_after_reopen_unix_ms`
-    /// (wall clock, ms since the Unix epoch), `samples_since_reopen`, `last_outage_s` (from the
-    /// loss being noticed to the reopen) and `last_loss` (why). `null` for clocked sources.
-    fn reconnect_metrics(&self) -> serde_json::Value {
-        if self.source.kind() != "live" {
-            return serde_json::Value::Null;
-        }
-        let st = self.source.reopen_stats();
-        let ms = |t: Option<std::time::SystemTime>| {
-            t.and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-                .map(|d| d.as_secs_f64() * 1e3)
-        };
-        serde_json::json!({
-            "losses": st.losses,
-            "reopens": st.reopens,
-            "reconnecting": self.source.reconnecting(),
-            "last_reopen_unix_ms": ms(st.last_reopen),
-            "first_data_after_reopen_unix_ms": ms(st.first_data_after_reopen),
-            "samples_since_reopen": st.samples_since_reopen,
-            "last_outage_s": st.last_outage_s,
-            "last_loss": st.last_loss,
-        })
-    }
-
-    /// The source as the panel and the report name it (a follower: the publisher's stream).
-    fn source_label(&self) -> String {
-        if self.share.following && self.share.followed_publisher().is_none() {
-            "a publisher's columns (none yet)".to_string()
-        } else if self.share.following {
-            format!("a publisher's columns ({} Hz)", self.source.sample_rate())
-        } else {
-            self.source.label().to_string()
-        }
-    }
-
-    /// The source's notice ([`AudioSource::notice`]), the short-file and the long-file notices,
-    /// joined by "; ".
-    fn notice(&self) -> Option<String> {
-        let parts: Vec<String> = [
-            self.source.notice().map(str::to_string),
-            self.short_file_notice(),
-            self.long_file_notice(),
-        ]
-        .into_iter()
-        .flatten()
-        .collect();
-        (!parts.is_empty()).then(|| parts.join("; "))
-    }
-
     /// Whether new columns keep coming by themselves: live input, a playing file or synthetic
     /// signal (not paused, not at its end), or samples or hatched columns still to analyse.
     pub(super) fn producing(&self) -> bool {
@@ -728,43 +316,7 @@ impl Spectrogram {
             || self.source.kind() == "live"
             || !(self.source.paused() || self.source.finished())
             || self.source.available() > 0
-            || self.gap_fill.is_some()
-    }
-
-    /// The view as the report gives it: columns across, the centre times of the oldest and the
-    /// newest column shown (s), frozen or not, and how many times it was frozen.
-    fn view_metrics(&self) -> serde_json::Value {
-        let newest = self.written.saturating_sub(self.view_back);
-        let visible = u64::from(self.visible());
-        let span = (newest > 0).then(|| {
-            let hi = newest - 1;
-            let lo = hi.saturating_sub(visible - 1);
-            (self.column_time(lo), self.column_time(hi))
-        });
-        serde_json::json!({
-            "columns": visible,
-            "first_s": span.map(|s| s.0),
-            "last_s": span.map(|s| s.1),
-            "frozen": self.frozen,
-            "freezes": self.freezes,
-            "fitted_to_file": self.fit_cols.is_some(),
-        })
-    }
-}
-
-/// Samples of a file whose columns the ring of `ring_width` columns holds at FFT size `n` and
-/// hop `hop`: `(ring_width − 1)·hop + n`.
-pub fn whole_file_samples(ring_width: u32, n: usize, hop: usize) -> usize {
-    (ring_width.max(1) as usize - 1) * hop + n
-}
-
-/// Columns an STFT of size `n`, hop `hop` makes of `len` samples: `⌊(len − n)/hop⌋ + 1`, 0 when
-/// `len < n`.
-pub fn file_columns(len: usize, n: usize, hop: usize) -> u64 {
-    if len < n || hop == 0 {
-        0
-    } else {
-        ((len - n) / hop + 1) as u64
+            || self.tl.gap_fill.is_some()
     }
 }
 
@@ -829,16 +381,16 @@ impl Scene for Spectrogram {
     /// Apply what the panel asked for, upload this frame's columns (`gpu.rs`), move the
     /// written-column count on (`timeline.rs`), then upload the draw's parameters (`gpu.rs`).
     fn prepare(&mut self, f: &mut GpuFrame<'_>, frame: &FrameCtx) {
-        let plot = layout::Frame::px(self.frame_layout(frame.size).plot, self.ppp);
-        self.plot_w_px = plot[2].saturating_sub(plot[0]).max(1);
+        let plot = layout::Frame::px(self.frame_layout(frame.size).plot, self.view.ppp);
+        self.view.plot_w_px = plot[2].saturating_sub(plot[0]).max(1);
         self.apply_followed(f.gpu());
         self.apply_requests(f.gpu());
         self.log_short_file_notice();
         self.upload_refill(f);
         self.upload_columns(f);
         self.advance_written();
-        self.pending.clear();
-        self.pending_cols = 0;
+        self.rec.pending.clear();
+        self.rec.pending_cols = 0;
         self.upload_inset(f, frame);
         self.upload_draw_params(f, frame);
     }
@@ -856,7 +408,7 @@ impl Scene for Spectrogram {
     }
 
     fn ui(&mut self, ui: &mut egui::Ui) {
-        self.stats_overlay = crate::ui::overlay_shown(ui.ctx());
+        self.view.stats_overlay = crate::ui::overlay_shown(ui.ctx());
         self.side_panel(ui);
     }
 
@@ -872,41 +424,7 @@ impl Scene for Spectrogram {
     }
 
     fn metrics(&self) -> serde_json::Value {
-        let dom = self.dominant();
-        serde_json::json!({
-            "source": if self.share.following { "follow" } else { self.source.kind() },
-            "source_label": self.source_label(),
-            "notice": self.notice(),
-            "warning": self.source.warning(),
-            "sample_rate": self.source.sample_rate(),
-            "fft_size": self.a.settings.fft_size,
-            "hop": self.a.settings.hop,
-            "window": self.a.settings.window.name(),
-            // Asked for, where it runs, and (auto) what the measurement found.
-            "fft_requested": self.a.settings.fft_on,
-            "fft_on": self.a.fft_on,
-            "fft_choice": self.a.fft_choice,
-            "columns": self.columns_total,
-            "columns_skipped": self.columns_skipped,
-            "samples": self.samples_total,
-            "samples_skipped": self.samples_skipped,
-            "dominant_hz": dom.map(|d| d.0),
-            "dominant_dbfs": dom.map(|d| d.1),
-            "dropped_samples": self.source.dropped(),
-            "db_floor": self.db_floor,
-            "db_ceil": self.db_ceil,
-            "frequency_axis": self.scale.name(),
-            "colormap": COLORMAPS[self.colormap].0,
-            "ring_columns": self.a.ring_width,
-            "latency_ms": (!self.latencies.is_empty()).then(|| {
-                let (last, p50, p99) = self.latency_summary();
-                serde_json::json!({ "last": last, "p50": p50, "p99": p99, "n": self.latencies.len() })
-            }),
-            "ring_rows": self.a.rows,
-            "reconnect": self.reconnect_metrics(),
-            "view": self.view_metrics(),
-            "share": self.share_metrics(),
-        })
+        self.report()
     }
 
     /// The dB columns new since the last message (or a keyframe: analysis, view, scrollback),
@@ -928,12 +446,12 @@ impl Scene for Spectrogram {
     }
 
     fn presented(&mut self, at: std::time::Instant) {
-        if let Some(captured) = self.frame_capture.take() {
+        if let Some(captured) = self.rec.frame_capture.take() {
             let ms = at.saturating_duration_since(captured).as_secs_f64() * 1e3;
-            if self.latencies.len() >= LATENCY_WINDOW {
-                self.latencies.pop_front();
+            if self.levels.latencies.len() >= LATENCY_WINDOW {
+                self.levels.latencies.pop_front();
             }
-            self.latencies.push_back(ms);
+            self.levels.latencies.push_back(ms);
         }
     }
 
@@ -952,13 +470,13 @@ impl Scene for Spectrogram {
     }
 
     fn finish(&mut self, _gpu: &Gpu) -> Result<(), SceneError> {
-        if self.columns_skipped > 0 {
+        if self.tl.columns_skipped > 0 {
             log::warn!(
                 "spectrogram: {} columns were skipped, not shown (the analysis could not keep up: \
                  more than {MAX_BATCH} new columns a frame at real-time rate); {} were shown; the \
                  export has rows for the shown columns only, each at its own time",
-                self.columns_skipped,
-                self.written
+                self.tl.columns_skipped,
+                self.tl.written
             );
         }
         if let Some(path) = self.a.settings.export_csv.clone() {

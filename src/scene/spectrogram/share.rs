@@ -143,15 +143,16 @@ impl Spectrogram {
     /// The view as a follower shows it.
     fn shared_view(&self) -> SpectrogramView {
         SpectrogramView {
-            db_floor: self.db_floor,
-            db_ceil: self.db_ceil,
-            colormap: COLORMAPS[self.colormap].0.to_string(),
-            frequency_axis: self.scale.name().to_string(),
-            spectrum_strip: self.show_spectrum,
+            db_floor: self.view.db_floor,
+            db_ceil: self.view.db_ceil,
+            colormap: COLORMAPS[self.view.colormap].0.to_string(),
+            frequency_axis: self.view.scale.name().to_string(),
+            spectrum_strip: self.view.show_spectrum,
             columns: self.visible(),
             frozen_at: self
+                .view
                 .frozen
-                .then(|| self.written.saturating_sub(self.view_back)),
+                .then(|| self.tl.written.saturating_sub(self.view.view_back)),
         }
     }
 
@@ -172,11 +173,11 @@ impl Spectrogram {
     /// frame's first; older ones from the timeline.
     fn column_start(&self, w: u64) -> u64 {
         let hop = self.a.settings.hop as u64;
-        let pending = self.written..self.written + u64::from(self.pending_cols);
+        let pending = self.tl.written..self.tl.written + u64::from(self.rec.pending_cols);
         if pending.contains(&w) {
-            self.pending_start + (w - self.written) * hop
+            self.tl.pending_start + (w - self.tl.written) * hop
         } else {
-            self.starts.start_of(w, hop)
+            self.tl.starts.start_of(w, hop)
         }
     }
 
@@ -189,10 +190,10 @@ impl Spectrogram {
         } else {
             0
         };
-        let lost_below = self.share.levels_end.max(aged).min(self.written);
-        let limit = self.history.end().max(lost_below);
+        let lost_below = self.share.levels_end.max(aged).min(self.tl.written);
+        let limit = self.levels.history.end().max(lost_below);
         let mut end = from;
-        while end < limit && (end < lost_below || self.history.get(end).is_some()) {
+        while end < limit && (end < lost_below || self.levels.history.get(end).is_some()) {
             end += 1;
         }
         end
@@ -208,7 +209,7 @@ impl Spectrogram {
         let lost = vec![f32::NAN; bins];
         for w in from..end {
             starts.push(self.column_start(w));
-            match self.history.get(w) {
+            match self.levels.history.get(w) {
                 Some(col) if col.len() == bins => put_levels(&mut levels, col),
                 _ => put_levels(&mut levels, &lost),
             }
@@ -228,7 +229,7 @@ impl Spectrogram {
         if self.share.following {
             return None;
         }
-        self.share.written_seen.push_back(self.written);
+        self.share.written_seen.push_back(self.tl.written);
         while self.share.written_seen.len() > SETTLE_FRAMES + 1 {
             self.share.written_seen.pop_front();
         }
@@ -237,7 +238,7 @@ impl Spectrogram {
         if new_epoch {
             self.share.sent_to = 0;
         }
-        let oldest = self.history.first();
+        let oldest = self.levels.history.first();
         let max_cols =
             (SPECTROGRAM_MAX_VALUES / self.a.bins.max(1)).clamp(1, SPECTROGRAM_MAX_COLUMNS) as u64;
         let from = self.share.sent_to.max(oldest);
@@ -291,7 +292,7 @@ impl Spectrogram {
         if !self.share.following {
             return;
         }
-        self.settings_ui = self.a.settings.clone();
+        self.panel.settings_ui = self.a.settings.clone();
         for (publisher, body, attached) in std::mem::take(&mut self.share.inbox) {
             match body {
                 Body::SpectrogramKey(k) => self.follow_key(gpu, publisher, k, attached),
@@ -300,18 +301,19 @@ impl Spectrogram {
             }
         }
         if std::mem::take(&mut self.share.refill) {
-            self.pending.clear();
-            self.pending_cols = 0;
-            self.written = self.share.end;
-            self.refill_pending = true;
-            self.starts
-                .forget_before(self.written.saturating_sub(u64::from(self.a.ring_width)));
+            self.rec.pending.clear();
+            self.rec.pending_cols = 0;
+            self.tl.written = self.share.end;
+            self.rec.refill_pending = true;
+            self.tl
+                .starts
+                .forget_before(self.tl.written.saturating_sub(u64::from(self.a.ring_width)));
         }
-        if self.frozen
+        if self.view.frozen
             && let Some(at) = self.share.frozen_at
         {
             let max_back = self.max_back(f64::from(self.visible()));
-            self.view_back = self.written.saturating_sub(at).min(max_back);
+            self.view.view_back = self.tl.written.saturating_sub(at).min(max_back);
         }
     }
 
@@ -352,7 +354,7 @@ impl Spectrogram {
         };
         self.apply_settings(gpu, settings.clone())
             .map_err(|e| format!("the publisher's analysis (N = {}): {e}", a.fft_size))?;
-        self.settings_ui = settings;
+        self.panel.settings_ui = settings;
         if self.a.bins != a.bins as usize {
             return Err(format!(
                 "{} bins from the publisher, {} here",
@@ -379,12 +381,12 @@ impl Spectrogram {
         if !same_analysis || self.share.followed != Some((publisher, k.epoch)) {
             // Another publisher, epoch or analysis: the history starts again from this keyframe.
             self.share.followed = Some((publisher, k.epoch));
-            self.written = k.columns.first;
+            self.tl.written = k.columns.first;
             self.share.end = k.columns.first;
-            self.starts.clear();
-            self.pending.clear();
-            self.pending_cols = 0;
-            self.view_back = 0;
+            self.tl.starts.clear();
+            self.rec.pending.clear();
+            self.rec.pending_cols = 0;
+            self.view.view_back = 0;
             self.reset_history();
             self.share.refill = true;
         }
@@ -431,11 +433,11 @@ impl Spectrogram {
         // anything else redraws the ring from the history.
         let upload = c.first <= self.share.end
             && !self.share.refill
-            && u64::from(self.pending_cols) + new <= u64::from(MAX_BATCH);
+            && u64::from(self.rec.pending_cols) + new <= u64::from(MAX_BATCH);
         if !upload {
             self.share.refill = true;
-            self.pending.clear();
-            self.pending_cols = 0;
+            self.rec.pending.clear();
+            self.rec.pending_cols = 0;
         }
         let hop = self.a.settings.hop as u64;
         for w in from..end {
@@ -443,22 +445,22 @@ impl Spectrogram {
             let (Some(&start), Some(col)) = (c.starts.get(j), c.column(j)) else {
                 break;
             };
-            self.starts.record(w, start, hop);
+            self.tl.starts.record(w, start, hop);
             if col.iter().all(|v| v.is_nan()) {
                 // The publisher has no levels for it.
-                self.history.place(w, &[]);
+                self.levels.history.place(w, &[]);
             } else {
                 self.push_history(&col, Some(w));
             }
             if upload {
-                if self.pending_cols == 0 {
-                    self.pending_start = start;
+                if self.rec.pending_cols == 0 {
+                    self.tl.pending_start = start;
                 }
-                self.pending.extend_from_slice(&col);
-                self.pending_cols += 1;
+                self.rec.pending.extend_from_slice(&col);
+                self.rec.pending_cols += 1;
             }
         }
-        self.columns_total += new;
+        self.tl.columns_total += new;
         self.share.end = end;
         new
     }
@@ -466,26 +468,26 @@ impl Spectrogram {
     /// The publisher's view, shown by an attached follower (names it does not know are left
     /// as they are).
     fn apply_view(&mut self, v: &SpectrogramView) {
-        self.db_floor = v.db_floor;
-        self.db_ceil = v.db_ceil;
+        self.view.db_floor = v.db_floor;
+        self.view.db_ceil = v.db_ceil;
         if let Some(i) = COLORMAPS.iter().position(|(n, _)| *n == v.colormap)
-            && i != self.colormap
+            && i != self.view.colormap
         {
-            self.colormap = i;
-            self.lut_dirty = true;
+            self.view.colormap = i;
+            self.view.lut_dirty = true;
         }
         if let Some(sc) = [FreqScale::Linear, FreqScale::Log, FreqScale::Mel]
             .into_iter()
             .find(|sc| sc.name() == v.frequency_axis)
         {
-            self.scale = sc;
+            self.view.scale = sc;
         }
-        self.show_spectrum = v.spectrum_strip;
-        self.fit_cols = Some(u64::from(v.columns.max(1)));
+        self.view.show_spectrum = v.spectrum_strip;
+        self.view.fit_cols = Some(u64::from(v.columns.max(1)));
         self.share.frozen_at = v.frozen_at;
-        self.frozen = v.frozen_at.is_some();
-        if !self.frozen {
-            self.view_back = 0;
+        self.view.frozen = v.frozen_at.is_some();
+        if !self.view.frozen {
+            self.view.view_back = 0;
         }
     }
 

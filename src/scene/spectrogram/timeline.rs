@@ -13,6 +13,43 @@ use std::collections::VecDeque;
 use super::{FftOn, GAP_DB, MAX_BATCH, Spectrogram};
 use crate::scene::FrameCtx;
 
+/// The scene's stream timeline: where the drained samples and the written columns sit in the
+/// stream (gaps, holes, column starts), and the totals counted for the report.
+#[derive(Default)]
+pub(super) struct Timeline {
+    pub(super) scene_time: f64,
+    // Totals
+    pub(super) columns_total: u64,
+    /// Columns written into the ring (the display's clock).
+    pub(super) written: u64,
+    pub(super) samples_total: u64,
+    pub(super) samples_skipped: u64,
+    pub(super) columns_skipped: u64,
+    /// Samples drained from the source so far (analysed or skipped).
+    pub(super) drained_total: u64,
+    /// Samples of missing input (gaps) counted into the timeline so far: the stream position of
+    /// drained sample j is `j + gap_total` (for the samples drained since the last hole).
+    pub(super) gap_total: u64,
+    /// Holes in the stream not reached yet: dropped samples (the ring overflowed) and time
+    /// without input, each after a given number of drained samples ([`Hole`]).
+    pub(super) holes: VecDeque<Hole>,
+    /// Hatched columns still to be written for a hole reached: (stream position of the first,
+    /// how many); up to [`MAX_BATCH`] a frame.
+    pub(super) gap_fill: Option<(u64, u64)>,
+    /// Dropped samples of the holes passed (the source's sample clock counts them).
+    pub(super) dropped_passed: u64,
+    /// Stream position (samples) of the first sample of the next column the STFT will produce.
+    pub(super) next_start: u64,
+    /// The source's dropped-sample count (ring overflow) last seen: new drops are a hole after
+    /// the samples in the ring when they are seen.
+    pub(super) dropped_seen: u64,
+    /// Stream position of the first column in `pending` / this frame's GPU batch (consecutive
+    /// columns, one hop apart).
+    pub(super) pending_start: u64,
+    /// Written-column index → stream position wherever the timeline jumps ([`ColumnStarts`]).
+    pub(super) starts: ColumnStarts,
+}
+
 /// Samples skipped, oldest first, of `drained` new samples so that at most [`MAX_BATCH`]
 /// columns of FFT size `n` are analysed in one frame: all but the newest `(MAX_BATCH − 1)·hop + n`.
 pub(super) fn backlog_skip(drained: usize, n: usize, hop: usize) -> usize {
@@ -138,30 +175,30 @@ impl Spectrogram {
     /// its hatched columns. The CPU path's and gap columns go into the history here, the GPU
     /// path's when their levels come back. All of it whether the view is frozen or not.
     pub(super) fn ingest_audio(&mut self, frame: &FrameCtx) {
-        self.scene_time += frame.elapsed_s;
-        self.source.advance_to(self.scene_time);
+        self.tl.scene_time += frame.elapsed_s;
+        self.source.advance_to(self.tl.scene_time);
         let n = self.a.settings.fft_size;
         let hop = self.a.settings.hop;
         let hop64 = hop as u64;
-        self.gap_cols = 0;
-        self.frame_capture = None;
+        self.rec.gap_cols = 0;
+        self.rec.frame_capture = None;
         self.a.batch = 0;
         self.a.frames.clear();
         // Samples dropped since the last frame (the ring was full) came after everything the
         // ring held when they were dropped, and nothing got in since (it is full until drained):
         // a hole after what it holds now. (Read the count first, then what the ring holds.)
         let dropped = self.source.dropped();
-        let lost = dropped.saturating_sub(self.dropped_seen);
-        self.dropped_seen = dropped;
+        let lost = dropped.saturating_sub(self.tl.dropped_seen);
+        self.tl.dropped_seen = dropped;
         if lost > 0 {
-            let at = self.drained_total + self.source.available() as u64;
-            self.holes.push_back(Hole {
+            let at = self.tl.drained_total + self.source.available() as u64;
+            self.tl.holes.push_back(Hole {
                 at,
                 samples: lost,
                 dropped: true,
             });
         }
-        if self.gap_fill.is_some() {
+        if self.tl.gap_fill.is_some() {
             self.write_gap_columns();
             self.finish_whole_file();
             return;
@@ -178,89 +215,90 @@ impl Spectrogram {
             frame.elapsed_s * sr
         };
         let mut limit = drain_limit(n, hop, pending, realtime);
-        if let Some(h) = self.holes.front() {
+        if let Some(h) = self.tl.holes.front() {
             limit = limit.min(
-                usize::try_from(h.at.saturating_sub(self.drained_total)).unwrap_or(usize::MAX),
+                usize::try_from(h.at.saturating_sub(self.tl.drained_total)).unwrap_or(usize::MAX),
             );
         }
-        self.scratch.clear();
-        self.source.drain_at_most(&mut self.scratch, limit);
-        let drained_before = self.drained_total;
-        self.drained_total += self.scratch.len() as u64;
+        self.rec.scratch.clear();
+        self.source.drain_at_most(&mut self.rec.scratch, limit);
+        let drained_before = self.tl.drained_total;
+        self.tl.drained_total += self.rec.scratch.len() as u64;
         // Time without input (a device gone or silent) lies after what the ring holds now.
         let gap = self.source.gap_samples();
         if gap > 0 {
-            let at = self.drained_total + self.source.available() as u64;
-            self.holes.push_back(Hole {
+            let at = self.tl.drained_total + self.source.available() as u64;
+            self.tl.holes.push_back(Hole {
                 at,
                 samples: gap,
                 dropped: false,
             });
         }
         // When the analysis cannot keep up, only the newest MAX_BATCH columns' worth is analysed.
-        let skip = backlog_skip(self.scratch.len(), n, hop);
-        self.samples_skipped += skip as u64;
-        self.samples_total += self.scratch.len() as u64;
+        let skip = backlog_skip(self.rec.scratch.len(), n, hop);
+        self.tl.samples_skipped += skip as u64;
+        self.tl.samples_total += self.rec.scratch.len() as u64;
         if skip > 0 {
             // The STFT restarts at the first sample analysed (stream position base + skip);
             // the columns an uninterrupted STFT would have started before it are skipped.
-            let restart = drained_before + self.gap_total + skip as u64;
-            self.columns_skipped += columns_skipped_before(restart, 0, self.next_start, hop64);
+            let restart = drained_before + self.tl.gap_total + skip as u64;
+            self.tl.columns_skipped +=
+                columns_skipped_before(restart, 0, self.tl.next_start, hop64);
             self.a.cpu.reset();
             self.a.tail.clear();
-            self.next_start = restart;
+            self.tl.next_start = restart;
         }
         let bins = self.a.bins;
         match self.a.fft_on {
             FftOn::Cpu => {
-                self.a.cpu.push(&self.scratch[skip..]);
-                while self.a.cpu.pop_column(&mut self.column) {
-                    self.columns_total += 1;
-                    if self.pending_cols == 0 {
-                        self.pending_start = self.next_start;
+                self.a.cpu.push(&self.rec.scratch[skip..]);
+                while self.a.cpu.pop_column(&mut self.rec.column) {
+                    self.tl.columns_total += 1;
+                    if self.rec.pending_cols == 0 {
+                        self.tl.pending_start = self.tl.next_start;
                     }
-                    self.next_start += hop64;
-                    if self.pending_cols >= MAX_BATCH {
-                        self.pending.drain(..bins);
-                        self.pending_cols -= 1;
-                        self.pending_start += hop64;
-                        self.columns_skipped += 1;
+                    self.tl.next_start += hop64;
+                    if self.rec.pending_cols >= MAX_BATCH {
+                        self.rec.pending.drain(..bins);
+                        self.rec.pending_cols -= 1;
+                        self.tl.pending_start += hop64;
+                        self.tl.columns_skipped += 1;
                     }
-                    self.pending.extend_from_slice(&self.column);
-                    self.pending_cols += 1;
+                    self.rec.pending.extend_from_slice(&self.rec.column);
+                    self.rec.pending_cols += 1;
                 }
             }
             // `fft_on` is resolved (never Auto); Auto here would be the GPU path.
             FftOn::Gpu | FftOn::Auto => {
                 let a = &mut self.a;
-                a.tail.extend_from_slice(&self.scratch[skip..]);
+                a.tail.extend_from_slice(&self.rec.scratch[skip..]);
                 let mut start = 0;
                 while start + n <= a.tail.len() {
                     if a.batch == 0 {
-                        self.pending_start = self.next_start;
+                        self.tl.pending_start = self.tl.next_start;
                     }
                     if a.batch >= MAX_BATCH {
                         // Drop the oldest frame of this batch: keep the newest MAX_BATCH.
                         a.frames.drain(..n);
                         a.batch -= 1;
-                        self.pending_start += hop64;
-                        self.columns_skipped += 1;
+                        self.tl.pending_start += hop64;
+                        self.tl.columns_skipped += 1;
                     }
                     a.frames.extend_from_slice(&a.tail[start..start + n]);
                     a.batch += 1;
                     start += hop;
-                    self.next_start += hop64;
-                    self.columns_total += 1;
+                    self.tl.next_start += hop64;
+                    self.tl.columns_total += 1;
                 }
                 a.tail.drain(..start.min(a.tail.len()));
-                self.pending_cols = a.batch;
+                self.rec.pending_cols = a.batch;
             }
         }
         // The newest column this frame ends at sample drained − pending − hop + N − 1 (pending =
         // samples kept for the next column); its capture instant comes from the source's clock,
         // which counts dropped samples too (those of the holes passed). Not for files: they are
         // analysed ahead of any clock (whole at open), so capture-to-present says nothing.
-        if self.pending_cols > 0
+        if self.rec.pending_cols > 0
             && self.source.kind() != "file"
             && let Some((delivered, at)) = self.source.sample_clock()
         {
@@ -269,48 +307,52 @@ impl Spectrogram {
                 FftOn::Gpu | FftOn::Auto => self.a.tail.len() as u64,
             };
             let end = newest_column_end(
-                self.drained_total,
-                self.dropped_passed,
+                self.tl.drained_total,
+                self.tl.dropped_passed,
                 n as u64,
                 pending,
                 hop64,
             );
             let behind = delivered.saturating_sub(end + 1);
-            self.frame_capture =
+            self.rec.frame_capture =
                 at.checked_sub(std::time::Duration::from_secs_f64(behind as f64 / sr));
         }
         // Holes reached: the timeline steps over them, the STFT restarts after them (the samples
         // it held are dropped), and their hatched columns are owed from where the next column
         // would have started.
         while let Some(h) = self
+            .tl
             .holes
             .front()
             .copied()
-            .filter(|h| h.at <= self.drained_total)
+            .filter(|h| h.at <= self.tl.drained_total)
         {
-            self.holes.pop_front();
-            self.gap_total += h.samples;
+            self.tl.holes.pop_front();
+            self.tl.gap_total += h.samples;
             if h.dropped {
-                self.dropped_passed += h.samples;
+                self.tl.dropped_passed += h.samples;
             }
-            let restart = self.drained_total + self.gap_total;
-            let from = self.gap_fill.map_or(self.next_start, |(first, _)| first);
+            let restart = self.tl.drained_total + self.tl.gap_total;
+            let from = self
+                .tl
+                .gap_fill
+                .map_or(self.tl.next_start, |(first, _)| first);
             let cols = hole_columns(from, restart, hop64, u64::from(self.a.ring_width));
-            self.gap_fill = (cols > 0).then_some((from, cols));
+            self.tl.gap_fill = (cols > 0).then_some((from, cols));
             self.a.cpu.reset();
             self.a.tail.clear();
-            self.next_start = restart;
+            self.tl.next_start = restart;
         }
         if self.a.fft_on == FftOn::Cpu {
             // The history holds what the panel shows: the columns kept for this frame (the GPU
             // path's arrive through the readback).
-            let pending = std::mem::take(&mut self.pending);
+            let pending = std::mem::take(&mut self.rec.pending);
             for (j, col) in (0u64..).zip(pending.chunks_exact(bins)) {
-                self.push_history(col, Some(self.written + j));
+                self.push_history(col, Some(self.tl.written + j));
             }
-            self.pending = pending;
+            self.rec.pending = pending;
         }
-        if self.pending_cols == 0 && self.gap_fill.is_some() {
+        if self.rec.pending_cols == 0 && self.tl.gap_fill.is_some() {
             // No data columns this frame: the hatched ones go now.
             self.write_gap_columns();
         }
@@ -320,7 +362,7 @@ impl Spectrogram {
     /// This frame's columns are hatched ones owed for a hole: up to [`MAX_BATCH`] of them,
     /// one hop apart from where the hole began, into `pending` and the history.
     fn write_gap_columns(&mut self) {
-        let Some((first, left)) = self.gap_fill else {
+        let Some((first, left)) = self.tl.gap_fill else {
             return;
         };
         let k = left.min(u64::from(MAX_BATCH));
@@ -328,16 +370,16 @@ impl Spectrogram {
         let hop = self.a.settings.hop as u64;
         self.a.batch = 0;
         self.a.frames.clear();
-        self.gap_cols = k as u32;
-        self.pending.clear();
-        self.pending.resize(k as usize * bins, GAP_DB);
-        self.pending_cols = k as u32;
-        self.pending_start = first;
+        self.rec.gap_cols = k as u32;
+        self.rec.pending.clear();
+        self.rec.pending.resize(k as usize * bins, GAP_DB);
+        self.rec.pending_cols = k as u32;
+        self.tl.pending_start = first;
         let gap_col = vec![GAP_DB; bins];
         for j in 0..k {
-            self.push_history(&gap_col, Some(self.written + j));
+            self.push_history(&gap_col, Some(self.tl.written + j));
         }
-        self.gap_fill = (left > k).then_some((first + k * hop, left - k));
+        self.tl.gap_fill = (left > k).then_some((first + k * hop, left - k));
     }
 
     /// A file analysed whole: once all of it (or all the ring holds) is analysed, fast mode
@@ -357,24 +399,27 @@ impl Spectrogram {
     /// frozen view keeps showing the same columns (it moves back by as many as were written,
     /// while the ring holds them); a view that follows shows the newest.
     pub(super) fn advance_written(&mut self) {
-        if self.write_cols == 0 {
+        if self.rec.write_cols == 0 {
             return;
         }
         // A new entry only where the columns do not continue one hop on from the last one (a
         // follower placed each column received already, `share.rs`).
         let hop = self.a.settings.hop as u64;
         if !self.following() {
-            self.starts.record(self.written, self.pending_start, hop);
+            self.tl
+                .starts
+                .record(self.tl.written, self.tl.pending_start, hop);
         }
-        self.written += self.write_cols as u64;
+        self.tl.written += self.rec.write_cols as u64;
         // Keep the entries the ring still shows (the newest one always).
-        self.starts
-            .forget_before(self.written.saturating_sub(self.a.ring_width as u64));
-        if self.frozen {
+        self.tl
+            .starts
+            .forget_before(self.tl.written.saturating_sub(self.a.ring_width as u64));
+        if self.view.frozen {
             let max_back = self.max_back(f64::from(self.visible()));
-            self.view_back = (self.view_back + self.write_cols as u64).min(max_back);
+            self.view.view_back = (self.view.view_back + self.rec.write_cols as u64).min(max_back);
         } else {
-            self.view_back = 0;
+            self.view.view_back = 0;
         }
     }
 
@@ -389,7 +434,7 @@ impl Spectrogram {
     /// shown (more than [`MAX_BATCH`] in one frame, a backlog after a pause) leave a jump in
     /// time, not a shift. Columns older than the ring are extrapolated one hop apart.
     pub fn column_time(&self, w: u64) -> f64 {
-        let start = self.starts.start_of(w, self.a.settings.hop as u64);
+        let start = self.tl.starts.start_of(w, self.a.settings.hop as u64);
         column_centre_s(start, self.a.settings.fft_size, self.source.sample_rate())
     }
 }
