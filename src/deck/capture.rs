@@ -65,12 +65,12 @@ impl Deck {
     /// Arms a capture: starts recording after `capture.delay_s` (at once when 0); it stops by
     /// itself after `capture.duration_s` when that is positive.
     pub fn arm_capture(&mut self) {
-        if self.recording.is_some() {
+        if self.files.recording.is_some() {
             return;
         }
         let delay = self.capture.delay_s.max(0.0);
         if delay > 0.0 {
-            self.capture.start_at = Some(self.run_s + delay.min(86_400.0));
+            self.capture.start_at = Some(self.pacing.run_s + delay.min(86_400.0));
             self.toast(format!("recording starts in {delay:.1} s"));
         } else {
             self.start_recording();
@@ -79,12 +79,14 @@ impl Deck {
 
     /// Seconds until an armed capture starts, if one is armed.
     pub fn capture_countdown(&self) -> Option<f64> {
-        self.capture.start_at.map(|t| (t - self.run_s).max(0.0))
+        self.capture
+            .start_at
+            .map(|t| (t - self.pacing.run_s).max(0.0))
     }
 
     /// Starts or stops a capture whose time has come.
     pub(super) fn capture_tick(&mut self, gpu: &Gpu) {
-        let now = self.run_s;
+        let now = self.pacing.run_s;
         if self.capture.start_at.is_some_and(|t| now >= t) {
             self.capture.start_at = None;
             self.start_recording();
@@ -97,7 +99,7 @@ impl Deck {
 
     /// Starts frame-time recording into the next file name.
     pub fn start_recording(&mut self) {
-        if self.recording.is_some() {
+        if self.files.recording.is_some() {
             return;
         }
         let path = self.next_record_path();
@@ -105,7 +107,7 @@ impl Deck {
             Ok(recorder) => {
                 log::info!("recording frame times to {}", path.display());
                 self.toast(format!("recording to {}", path.display()));
-                self.recording = Some(Recording {
+                self.files.recording = Some(Recording {
                     path,
                     recorder,
                     start: Instant::now(),
@@ -113,8 +115,8 @@ impl Deck {
                 });
                 self.capture.start_at = None;
                 self.capture.stop_at = (self.capture.duration_s > 0.0)
-                    .then(|| self.run_s + self.capture.duration_s.min(86_400.0));
-                self.recordings_made += 1;
+                    .then(|| self.pacing.run_s + self.capture.duration_s.min(86_400.0));
+                self.files.recordings_made += 1;
             }
             Err(e) => {
                 log::error!("{e}");
@@ -128,7 +130,7 @@ impl Deck {
     pub fn stop_recording(&mut self, gpu: &Gpu) -> Option<Summary> {
         self.capture.start_at = None;
         self.capture.stop_at = None;
-        let mut rec = self.recording.take()?;
+        let mut rec = self.files.recording.take()?;
         let gpu_times = self.drain_readbacks(gpu, true);
         attach_gpu_times(&mut rec.pending, &gpu_times);
         for row in rec.pending.drain(..) {
@@ -145,7 +147,7 @@ impl Deck {
                 });
                 self.toast(format!("saved {}", rec.path.display()));
                 self.finished.push((rec.path.clone(), summary.clone()));
-                self.compare.recorded(&rec.path);
+                self.ui_state.compare.recorded(&rec.path);
                 Some(summary)
             }
             Err(e) => {
@@ -158,8 +160,8 @@ impl Deck {
     /// Sets the file the next recording goes to (`None`: `vizdeck-stats-<unix time>.csv`); the
     /// numbering of later recordings restarts from it.
     pub fn set_record_path(&mut self, path: Option<PathBuf>) {
-        self.record_path = path;
-        self.recordings_made = 0;
+        self.files.record_path = path;
+        self.files.recordings_made = 0;
     }
 
     /// The directory recordings go to: that of `--record-stats`, else the working directory.
@@ -175,23 +177,23 @@ impl Deck {
     pub fn open_compare(&mut self) {
         let session: Vec<PathBuf> = self.finished.iter().map(|(p, _)| p.clone()).collect();
         let dir = self.recordings_dir();
-        self.compare.open_with(&session, Some(dir));
+        self.ui_state.compare.open_with(&session, Some(dir));
     }
 
     /// Whether a recording is running.
     pub fn recording(&self) -> bool {
-        self.recording.is_some()
+        self.files.recording.is_some()
     }
 
     pub(super) fn next_record_path(&self) -> PathBuf {
-        let base = self.record_path.clone().unwrap_or_else(|| {
+        let base = self.files.record_path.clone().unwrap_or_else(|| {
             let secs = std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map(|d| d.as_secs())
                 .unwrap_or(0);
             PathBuf::from(format!("vizdeck-stats-{secs}.csv"))
         });
-        if self.recordings_made == 0 && !(self.record_path.is_none() && base.exists()) {
+        if self.files.recordings_made == 0 && !(self.files.record_path.is_none() && base.exists()) {
             return base;
         }
         let stem = base

@@ -28,7 +28,7 @@ impl Deck {
     /// Shows the file dialog (*File* ▸ Open…), starting in the folder of the most recent file.
     /// Where no dialog can be shown, a toast says to type the path or drop the file instead.
     pub fn show_open_dialog(&mut self) {
-        if self.dialog.is_some() {
+        if self.ui_state.dialog.is_some() {
             return;
         }
         let start = self
@@ -37,7 +37,7 @@ impl Deck {
             .and_then(|p| p.parent())
             .map(|p| p.to_path_buf());
         match FilePick::start("Open a file — vizdeck", FILTERS, start) {
-            Ok(d) => self.dialog = Some(d),
+            Ok(d) => self.ui_state.dialog = Some(d),
             Err(e) => self.toast(format!(
                 "{e} in File > Open, or drop the file on the window"
             )),
@@ -46,19 +46,21 @@ impl Deck {
 
     /// Whether a file dialog is open (the window then looks for its answer ten times a second).
     pub fn dialog_open(&self) -> bool {
-        self.dialog.is_some()
+        self.ui_state.dialog.is_some()
     }
 
     /// Opens the file picked in the dialog, once it answers.
     pub(super) fn poll_dialog(&mut self, gpu: &Gpu) {
-        let Some(d) = &mut self.dialog else { return };
+        let Some(d) = &mut self.ui_state.dialog else {
+            return;
+        };
         match d.poll() {
             Picked::Waiting => {}
             Picked::File(path) => {
-                self.dialog = None;
+                self.ui_state.dialog = None;
                 self.open_file(gpu, path);
             }
-            Picked::Nothing => self.dialog = None,
+            Picked::Nothing => self.ui_state.dialog = None,
         }
     }
 }

@@ -33,7 +33,7 @@ impl Deck {
         self.follow_poll();
         self.ensure_active(gpu);
         if self.frame == 0
-            && let Some((_, at)) = &mut self.toast
+            && let Some((_, at)) = &mut self.ui_state.toast
         {
             // A toast given before the first frame (a settings file that did not read) is
             // shown from the first frame on, not from before the window and scene opened.
@@ -41,7 +41,7 @@ impl Deck {
         }
         let tick = self.clock.tick(elapsed_s);
         if elapsed_s.is_finite() && elapsed_s > 0.0 {
-            self.run_s += elapsed_s;
+            self.pacing.run_s += elapsed_s;
         }
         let dt = self.clock.dt() as f32;
         let mut ctx = FrameCtx {
@@ -51,7 +51,7 @@ impl Deck {
             alpha: tick.alpha,
             advanced_s: tick.advanced_s,
             elapsed_s: elapsed_s.clamp(0.0, crate::scene::MAX_FRAME_ELAPSED_S),
-            size: self.target_px,
+            size: self.out.target_px,
         };
         let mut t_mark = Instant::now();
         let mut lap = || {
@@ -81,22 +81,22 @@ impl Deck {
         self.ensure_target(gpu, (1, 1));
         // The scene image is egui's only with `--composite egui-image`; else the output's passes
         // copy or blit it.
-        self.composite_used = match self.composite {
+        self.out.composite_used = match self.out.composite {
             Composite::Copy if !out.texture.is_some_and(|o| copyable(gpu.scene_format, o)) => {
                 Composite::Blit
             }
             c => c,
         };
-        let tex_id = match self.composite_used {
-            Composite::EguiImage => self.target.as_ref().map(|t| t.egui_id),
+        let tex_id = match self.out.composite_used {
+            Composite::EguiImage => self.out.target.as_ref().map(|t| t.egui_id),
             Composite::Copy | Composite::Blit => None,
         };
         // A PNG asked for in the last frame is taken from this one, drawn for it.
-        self.png_now = self.png_next.take();
+        self.files.png_now = self.files.png_next.take();
         let mut scene_rect = egui::Rect::NOTHING;
         let mut commands = Vec::new();
         let mut full = {
-            let ctx_egui = self.egui_ctx.clone();
+            let ctx_egui = self.ui_state.egui_ctx.clone();
             ctx_egui.run_ui(raw_input, |ui| {
                 scene_rect = self.ui(ui, tex_id, &mut commands);
             })
@@ -104,8 +104,8 @@ impl Deck {
         for command in commands {
             self.apply(gpu, command);
         }
-        self.repaint_from = std::time::Instant::now();
-        self.egui_repaint_delay = full
+        self.pacing.repaint_from = std::time::Instant::now();
+        self.pacing.egui_repaint_delay = full
             .viewport_output
             .get(&egui::ViewportId::ROOT)
             .map_or(std::time::Duration::MAX, |v| v.repaint_delay);
@@ -115,25 +115,25 @@ impl Deck {
             ((scene_rect.width() * ppp).round() as u32).clamp(1, max_side),
             ((scene_rect.height() * ppp).round() as u32).clamp(1, max_side),
         );
-        self.scene_rect_px = (
+        self.ui_state.scene_rect_px = (
             (scene_rect.left() * ppp).round().max(0.0) as u32,
             (scene_rect.top() * ppp).round().max(0.0) as u32,
             px.0,
             px.1,
         );
-        let area = if self.scene_area.is_positive() {
-            self.scene_area
+        let area = if self.ui_state.scene_area.is_positive() {
+            self.ui_state.scene_area
         } else {
             scene_rect
         };
-        self.scene_area_px = (
+        self.ui_state.scene_area_px = (
             (area.left() * ppp).round().max(0.0) as u32,
             (area.top() * ppp).round().max(0.0) as u32,
             ((area.width() * ppp).round() as u32).max(1),
             ((area.height() * ppp).round() as u32).max(1),
         );
         self.ensure_target(gpu, px);
-        ctx.size = self.target_px;
+        ctx.size = self.out.target_px;
         self.capture_tick(gpu);
         let ui_ms = lap();
         // A scene that asks for it pulls its input only now, just before its uploads: whatever
@@ -165,7 +165,7 @@ impl Deck {
             None => false,
         };
         if let (SceneSlot::Ready(scene), Some(target)) =
-            (&mut self.slots[self.active], &self.target)
+            (&mut self.slots[self.active], &self.out.target)
         {
             {
                 let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
@@ -194,16 +194,17 @@ impl Deck {
                             store: wgpu::StoreOp::Store,
                         },
                     })],
-                    depth_stencil_attachment: scene.depth_format().and(self.depth.as_ref()).map(
-                        |d| wgpu::RenderPassDepthStencilAttachment {
+                    depth_stencil_attachment: scene
+                        .depth_format()
+                        .and(self.out.depth.as_ref())
+                        .map(|d| wgpu::RenderPassDepthStencilAttachment {
                             view: &d.view,
                             depth_ops: Some(wgpu::Operations {
                                 load: wgpu::LoadOp::Clear(1.0),
                                 store: wgpu::StoreOp::Discard,
                             }),
                             stencil_ops: None,
-                        },
-                    ),
+                        }),
                     timestamp_writes: self.timer.as_ref().and_then(|t| t.render_writes()),
                     occlusion_query_set: None,
                     multiview_mask: None,
@@ -220,7 +221,7 @@ impl Deck {
         // The scene's GPU → CPU copies (statistics, levels) into the shared ring, after its passes.
         let consumer = Consumer::Scene(self.active);
         if let (SceneSlot::Ready(scene), true) =
-            (&mut self.slots[self.active], self.target.is_some())
+            (&mut self.slots[self.active], self.out.target.is_some())
         {
             scene.record_readbacks(&gpu.device, &mut encoder, &mut self.readback, consumer);
         }
@@ -228,15 +229,19 @@ impl Deck {
         // The output: the scene image (copied, blitted, or drawn by egui as an image), then egui's
         // shapes on top. egui's textures and buffers go through the UI's uploader (same
         // strategy, counted apart from the scene's).
-        let prims = self.egui_ctx.tessellate(full.shapes, ppp);
+        let prims = self.ui_state.egui_ctx.tessellate(full.shapes, ppp);
         {
             let mut f = GpuFrame::new(gpu, &mut encoder, &mut self.ui_uploader, self.frame);
-            self.painter.update_textures(&mut f, &full.textures_delta);
-            self.painter.prepare(&mut f, &prims, out.size, ppp);
+            self.ui_state
+                .painter
+                .update_textures(&mut f, &full.textures_delta);
+            self.ui_state.painter.prepare(&mut f, &prims, out.size, ppp);
         }
         let ready = matches!(self.slots[self.active], SceneSlot::Ready(_));
-        let copy = match (&self.target, out.texture) {
-            (Some(t), Some(o)) if ready && self.composite_used == Composite::Copy => Some((t, o)),
+        let copy = match (&self.out.target, out.texture) {
+            (Some(t), Some(o)) if ready && self.out.composite_used == Composite::Copy => {
+                Some((t, o))
+            }
             _ => None,
         };
         if let Some((target, output)) = copy {
@@ -254,13 +259,18 @@ impl Deck {
                         .and_then(|t| t.ui_begin_compute_writes()),
                 });
             }
-            let copied = copy_into_rect(&mut encoder, &target.texture, output, self.scene_rect_px);
-            self.background.fill_around(
+            let copied = copy_into_rect(
+                &mut encoder,
+                &target.texture,
+                output,
+                self.ui_state.scene_rect_px,
+            );
+            self.out.background.fill_around(
                 &gpu.device,
                 &mut encoder,
                 output,
                 copied,
-                self.clear_color,
+                self.out.clear_color,
             );
             let mut pass = crate::gpu::frame::color_pass(
                 &mut encoder,
@@ -269,29 +279,33 @@ impl Deck {
                 wgpu::LoadOp::Load,
                 self.timer.as_mut().and_then(|t| t.ui_end_writes()),
             );
-            self.painter.paint(&mut pass, out.size);
+            self.ui_state.painter.paint(&mut pass, out.size);
         } else {
             let mut pass = crate::gpu::frame::color_pass(
                 &mut encoder,
                 out.view,
                 "egui",
-                wgpu::LoadOp::Clear(self.clear_color),
+                wgpu::LoadOp::Clear(self.out.clear_color),
                 self.timer.as_mut().and_then(|t| t.ui_writes()),
             );
             if let (Composite::Blit, Some(target), true) =
-                (self.composite_used, &self.target, ready)
+                (self.out.composite_used, &self.out.target, ready)
             {
-                self.blit
-                    .draw(&mut pass, &target.blit_group, self.scene_rect_px, out.size);
+                self.out.blit.draw(
+                    &mut pass,
+                    &target.blit_group,
+                    self.ui_state.scene_rect_px,
+                    out.size,
+                );
             }
-            self.painter.paint(&mut pass, out.size);
+            self.ui_state.painter.paint(&mut pass, out.size);
         }
         if let Some(t) = &mut self.timer {
             t.resolve(&gpu.device, &mut encoder, &mut self.readback);
         }
         self.record_screenshots(gpu, &mut encoder, out.texture);
         self.record_video(gpu, &mut encoder, out.texture);
-        self.painter.free_textures(&full.textures_delta);
+        self.ui_state.painter.free_textures(&full.textures_delta);
         // Both parts are handled now (epaint checks that none is dropped unapplied).
         full.textures_delta.clear();
         let encode_ms = lap();
@@ -327,18 +341,18 @@ impl Deck {
     /// are handed out), and the video writer's news taken (a failure, a file finished).
     pub fn end_frame(&mut self, gpu: &Gpu, times: &FrameTimes, presented: Instant) {
         let cpu_frame_ms = duration_ms(presented.duration_since(times.start));
-        let present_interval_ms = match self.last_present {
+        let present_interval_ms = match self.pacing.last_present {
             Some(p) => duration_ms(presented.duration_since(p)),
             None => cpu_frame_ms,
         };
-        self.last_present = Some(presented);
-        let device_reset = match self.reset_started.take() {
+        self.pacing.last_present = Some(presented);
+        let device_reset = match self.recovery.reset_started.take() {
             Some(t) => {
                 let ms = duration_ms(presented.saturating_duration_since(t));
                 log::info!(
                     "GPU reset: first frame presented on the new device {ms:.1} ms after the loss was noticed"
                 );
-                self.device_reset_ms.push(ms);
+                self.recovery.device_reset_ms.push(ms);
                 true
             }
             None => false,
@@ -350,7 +364,7 @@ impl Deck {
         // An interval that began with the window waiting (for input, a toast's end, a nap) is
         // time spent idle, not drawing: it stays out of the overlay and the run's summary
         // (a recording never waits: it keeps the loop running).
-        if std::mem::take(&mut self.after_wait) {
+        if std::mem::take(&mut self.pacing.after_wait) {
             self.idle_intervals += 1;
         } else {
             self.live.push(present_interval_ms);
@@ -363,10 +377,10 @@ impl Deck {
             self.gpu_live = [last.compute_ms, last.render_ms, last.ui_ms.unwrap_or(0.0)];
         }
         let read_total = self.readback.bytes_read();
-        let bytes_read_back = read_total.saturating_sub(self.readback_mark);
-        self.readback_mark = read_total;
+        let bytes_read_back = read_total.saturating_sub(self.files.readback_mark);
+        self.files.readback_mark = read_total;
         let scene = SCENES[self.active].id;
-        if let Some(rec) = &mut self.recording {
+        if let Some(rec) = &mut self.files.recording {
             let time_ms = times
                 .start
                 .checked_duration_since(rec.start)
@@ -418,7 +432,7 @@ impl Deck {
                     rec.path.display()
                 );
                 self.toast(format!("recording stopped: {e}"));
-                self.recording = None;
+                self.files.recording = None;
             }
         }
     }
@@ -431,8 +445,8 @@ impl Deck {
     pub(super) fn drain_readbacks(&mut self, gpu: &Gpu, wait: bool) -> Vec<PassTimes> {
         let mut gpu_times = Vec::new();
         let timer = self.timer.as_ref();
-        let shots = &mut self.screenshots;
-        let video = &mut self.video;
+        let shots = &mut self.files.screenshots;
+        let video = &mut self.files.video;
         let slots = &mut self.slots;
         let route = |a: crate::gpu::readback::Arrived<'_>| match a.consumer {
             Consumer::Timing => {

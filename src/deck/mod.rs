@@ -8,6 +8,7 @@ mod composite;
 mod dialog;
 mod frame;
 mod panel;
+mod parts;
 mod recovery;
 mod saved;
 mod screenshots;
@@ -115,24 +116,6 @@ pub struct Deck {
     cfg: SceneConfig,
     clock: FixedClock,
     frame: u64,
-    egui_ctx: egui::Context,
-    /// Paints egui's shapes and holds its textures ([`EguiPainter`]).
-    painter: EguiPainter,
-    /// How the scene texture reaches the output (`--composite`).
-    composite: Composite,
-    /// How it reached the output in the last frame (`Copy` falls back to `Blit` for an output
-    /// that cannot take a copy).
-    composite_used: Composite,
-    blit: SceneBlit,
-    /// The egui pass's clear colour: the panels' fill. The panels themselves are transparent,
-    /// so their background costs no blended fill (a third of a 1280×720 window; 1–2 ms a frame
-    /// on lavapipe).
-    clear_color: wgpu::Color,
-    /// The background copied around the scene rect ([`Composite::Copy`]).
-    background: Background,
-    target: Option<SceneTarget>,
-    target_px: (u32, u32),
-    depth: Option<SceneDepth>,
     pub(crate) timer: Option<GpuTimer>,
     /// The one uploader every scene's uploads go through (its strategy and byte counters).
     uploader: Uploader,
@@ -146,17 +129,6 @@ pub struct Deck {
     pub(crate) gpu_live: [f64; 3],
     /// Capture delay / duration.
     pub capture: CapturePlan,
-    /// The comparison window (two recorded CSVs).
-    pub(crate) compare: crate::stats::compare::CompareView,
-    /// The path typed in *File* ▸ Open.
-    pub(crate) open_path: String,
-    screenshots: Screenshots,
-    /// The video recording of the scene panel and the files of the run (`video.rs`).
-    video: video::Video,
-    readback_mark: u64,
-    recording: Option<Recording>,
-    record_path: Option<PathBuf>,
-    recordings_made: u32,
     /// Summaries of finished recordings: (path, summary).
     pub finished: Vec<(PathBuf, Summary)>,
     /// Whole-run frame times (ms) for the report summary.
@@ -165,49 +137,20 @@ pub struct Deck {
     pub memory: MemoryTrack,
     pub(crate) overlay: bool,
     quit: bool,
-    /// A PNG asked for ([`UiCommand::SavePng`]), taken from the next frame.
-    png_next: Option<PngKind>,
-    /// The PNG this frame is drawn for and copied into (moved from `png_next` before the UI).
-    png_now: Option<PngKind>,
-    /// The side panel's scroll area in the last frame.
-    panel_scroll: Option<PanelScroll>,
-    /// The scene image's rect in output pixels (x, y, w, h) of the last frame.
-    scene_rect_px: (u32, u32, u32, u32),
-    /// The scene's whole area in the window (the plot rect and a chart's label margins), pixels
-    /// (x, y, w, h): what a video records, so its size holds while the margins change.
-    scene_area_px: (u32, u32, u32, u32),
-    /// The same area in points, as the last frame's UI laid it out.
-    scene_area: egui::Rect,
-    last_present: Option<Instant>,
-    toast: Option<(String, Instant)>,
-    output_format: wgpu::TextureFormat,
-    /// The run clock: the sum of every frame's `elapsed_s` (wall clock in a window, 1/60 s per
-    /// frame headless), s. Capture delays and durations are measured on it.
-    run_s: f64,
-    /// GPU devices lost and replaced so far (report `device_resets`).
-    pub device_resets: u32,
-    /// Time from each loss being noticed to the first frame presented on the new device, ms.
-    pub device_reset_ms: Vec<f64>,
-    /// When the last loss was noticed, until the next frame is presented.
-    reset_started: Option<Instant>,
-    /// `VIZDECK_LOSE_DEVICE_AT_FRAME`: the frame before which the device is destroyed on purpose.
-    lose_at_frame: Option<u64>,
-    /// How soon egui asked to be run again after the last frame (`Duration::MAX`: not at all).
-    egui_repaint_delay: std::time::Duration,
-    /// When the last frame's UI ran: egui's repaint delay counts from here.
-    repaint_from: Instant,
-    /// One refresh of the display ([`Deck::set_display_rate`]).
-    display_interval: std::time::Duration,
-    /// The window waited (idle) after the last frame ([`Deck::note_wait`]).
-    after_wait: bool,
     /// Present intervals left out of the statistics because they began with a wait.
     pub idle_intervals: u64,
-    /// Settings kept between runs (`saved.rs`).
-    kept: saved::Kept,
-    /// *File* ▸ Open…'s dialog, while it is open (`dialog.rs`).
-    dialog: Option<crate::ui::file_dialog::FilePick>,
     /// `--publish` / `--follow` (`share.rs`).
     sharing: share::Sharing,
+    /// How the scene image reaches the output: composite mode, blit, background copy, the scene's target and depth, the output format (`composite.rs`, `targets.rs`).
+    pub(crate) out: parts::OutputParts,
+    /// egui and what the last frame's UI laid out: context, painter, panel scroll, the scene's rects, the toast, the file dialog, the open path, the comparison window, settings kept between runs.
+    pub(crate) ui_state: parts::UiState,
+    /// When frames are drawn: the last present, egui's repaint delay, the display interval, whether the window waited, the run clock.
+    pub(crate) pacing: parts::Pacing,
+    /// What a run writes: screenshots and PNGs, the video, frame-time recordings (`capture.rs`, `screenshots.rs`, `video.rs`).
+    pub(crate) files: parts::Artifacts,
+    /// Device-loss recovery (`recovery.rs`): losses so far, their times, the one under way, the frame of a loss on purpose (`VIZDECK_LOSE_DEVICE_AT_FRAME`).
+    pub recovery: parts::Recovery,
 }
 
 /// When the window should draw its next frame ([`Deck::next_redraw`]).
@@ -251,16 +194,6 @@ impl Deck {
             clock: FixedClock::default(),
             frame: 0,
             memory: MemoryTrack::new(crate::stats::memory::DEFAULT_WARMUP_FRAMES),
-            egui_ctx,
-            painter: EguiPainter::new(&gpu.device, output_format),
-            composite: Composite::default(),
-            composite_used: Composite::default(),
-            blit: SceneBlit::new(&gpu.device, output_format),
-            clear_color: clear_color(panel_fill),
-            background: Background::default(),
-            target: None,
-            target_px: (0, 0),
-            depth: None,
             timer: GpuTimer::new(&gpu.device, &gpu.queue),
             uploader: Uploader::new(&gpu.device, Strategy::default()),
             ui_uploader: Uploader::new(&gpu.device, Strategy::default()),
@@ -268,49 +201,69 @@ impl Deck {
             live: Live::new(240),
             gpu_live: [0.0; 3],
             capture: CapturePlan::default(),
-            compare: Default::default(),
-            open_path: String::new(),
-            screenshots: Screenshots {
-                writer: screenshot_writer(),
-                dir: None,
-                next_id: 0,
-                png_dir: None,
-                last_png: None,
-            },
-            readback_mark: 0,
-            recording: None,
-            record_path: None,
-            recordings_made: 0,
             finished: Vec::new(),
             run_frame_ms: Vec::new(),
             // Off until asked for (F1, --overlay): it would cover data in every scene.
             overlay: false,
             quit: false,
-            png_next: None,
-            png_now: None,
-            panel_scroll: None,
-            scene_rect_px: (0, 0, 1, 1),
-            scene_area_px: (0, 0, 1, 1),
-            scene_area: egui::Rect::NOTHING,
-            last_present: None,
-            toast: None,
-            output_format,
-            run_s: 0.0,
-            device_resets: 0,
-            device_reset_ms: Vec::new(),
-            reset_started: None,
-            egui_repaint_delay: std::time::Duration::ZERO,
-            repaint_from: Instant::now(),
-            display_interval: std::time::Duration::from_micros(16_667),
-            after_wait: false,
             idle_intervals: 0,
-            kept: saved::Kept::none(),
-            dialog: None,
             sharing: share::Sharing::default(),
-            video: video::Video::default(),
-            lose_at_frame: std::env::var(LOSE_DEVICE_ENV)
-                .ok()
-                .and_then(|v| v.trim().parse().ok()),
+            out: parts::OutputParts {
+                composite: Composite::default(),
+                composite_used: Composite::default(),
+                blit: SceneBlit::new(&gpu.device, output_format),
+                clear_color: clear_color(panel_fill),
+                background: Background::default(),
+                target: None,
+                target_px: (0, 0),
+                depth: None,
+                output_format,
+            },
+            ui_state: parts::UiState {
+                egui_ctx,
+                painter: EguiPainter::new(&gpu.device, output_format),
+                compare: Default::default(),
+                open_path: String::new(),
+                panel_scroll: None,
+                scene_rect_px: (0, 0, 1, 1),
+                scene_area_px: (0, 0, 1, 1),
+                scene_area: egui::Rect::NOTHING,
+                toast: None,
+                kept: saved::Kept::none(),
+                dialog: None,
+            },
+            pacing: parts::Pacing {
+                last_present: None,
+                run_s: 0.0,
+                egui_repaint_delay: std::time::Duration::ZERO,
+                repaint_from: Instant::now(),
+                display_interval: std::time::Duration::from_micros(16_667),
+                after_wait: false,
+            },
+            files: parts::Artifacts {
+                screenshots: Screenshots {
+                    writer: screenshot_writer(),
+                    dir: None,
+                    next_id: 0,
+                    png_dir: None,
+                    last_png: None,
+                },
+                readback_mark: 0,
+                recording: None,
+                record_path: None,
+                recordings_made: 0,
+                png_next: None,
+                png_now: None,
+                video: video::Video::default(),
+            },
+            recovery: parts::Recovery {
+                device_resets: 0,
+                device_reset_ms: Vec::new(),
+                reset_started: None,
+                lose_at_frame: std::env::var(LOSE_DEVICE_ENV)
+                    .ok()
+                    .and_then(|v| v.trim().parse().ok()),
+            },
         }
     }
 
@@ -323,24 +276,24 @@ impl Deck {
 
     /// How the scene texture reaches the output from the next frame on (`--composite`).
     pub fn set_composite(&mut self, composite: Composite) {
-        self.composite = composite;
+        self.out.composite = composite;
     }
 
     /// The scene image's rect in output pixels (x, y, width, height) of the last frame.
     pub fn scene_rect_px(&self) -> (u32, u32, u32, u32) {
-        self.scene_rect_px
+        self.ui_state.scene_rect_px
     }
 
     /// How the scene texture reaches the output.
     pub fn composite(&self) -> Composite {
-        self.composite
+        self.out.composite
     }
 
     /// How the scene image reached the output in the last frame: the requested
     /// [`composite`](Deck::composite), except [`Composite::Copy`] falls back to
     /// [`Composite::Blit`] where the output's format is not the scene's or it takes no copies.
     pub fn composite_used(&self) -> Composite {
-        self.composite_used
+        self.out.composite_used
     }
 
     /// The upload strategy in use.
@@ -365,7 +318,7 @@ impl Deck {
 
     /// The egui context (the window feeds it events).
     pub fn egui_ctx(&self) -> &egui::Context {
-        &self.egui_ctx
+        &self.ui_state.egui_ctx
     }
 
     /// True once the user asked to quit (menu or Ctrl+Q).
@@ -548,10 +501,10 @@ impl Deck {
         // between messages (a point cloud at rest), the messages do not wake the window.
         if animating
             || self.following()
-            || self.recording.is_some()
+            || self.files.recording.is_some()
             || self.capture.start_at.is_some()
-            || self.reset_started.is_some()
-            || self.egui_repaint_delay.is_zero()
+            || self.recovery.reset_started.is_some()
+            || self.pacing.egui_repaint_delay.is_zero()
             || self.png_pending()
             || self.video_busy()
             || self.frame < 3
@@ -559,12 +512,16 @@ impl Deck {
             return Redraw::Now;
         }
         let now = Instant::now();
-        if self.dialog.is_some() {
+        if self.ui_state.dialog.is_some() {
             // The dialog's answer is looked for ten times a second.
             return Redraw::At(now + std::time::Duration::from_millis(100));
         }
-        let egui_at = self.repaint_from.checked_add(self.egui_repaint_delay);
+        let egui_at = self
+            .pacing
+            .repaint_from
+            .checked_add(self.pacing.egui_repaint_delay);
         let toast_at = self
+            .ui_state
             .toast
             .as_ref()
             .map(|(_, at)| *at + std::time::Duration::from_secs_f32(TOAST_S))
@@ -575,8 +532,8 @@ impl Deck {
         };
         let polls = matches!(&self.slots[self.active], SceneSlot::Ready(s) if s.polls_input());
         match draw_at {
-            Some(at) if !polls || at <= now + self.display_interval => Redraw::At(at),
-            _ if polls => Redraw::Poll(now + self.display_interval),
+            Some(at) if !polls || at <= now + self.pacing.display_interval => Redraw::At(at),
+            _ if polls => Redraw::Poll(now + self.pacing.display_interval),
             _ => Redraw::OnInput,
         }
     }
@@ -595,7 +552,7 @@ impl Deck {
     /// and positive.
     pub fn set_display_rate(&mut self, hz: f64) {
         if hz.is_finite() && hz > 0.0 {
-            self.display_interval = std::time::Duration::from_secs_f64(1.0 / hz.min(1000.0));
+            self.pacing.display_interval = std::time::Duration::from_secs_f64(1.0 / hz.min(1000.0));
         }
     }
 
@@ -603,22 +560,22 @@ impl Deck {
     /// the next present interval is idle time, left out of the overlay's and the run's
     /// frame-time statistics (counted in [`Deck::idle_intervals`]).
     pub fn note_wait(&mut self) {
-        self.after_wait = true;
+        self.pacing.after_wait = true;
     }
 
     /// Shows `msg` on the scene for a few seconds (a toast).
     pub fn toast(&mut self, msg: String) {
-        self.toast = Some((msg, Instant::now()));
+        self.ui_state.toast = Some((msg, Instant::now()));
     }
 
     /// The last toast's text (shown for a few seconds after it was set), if any.
     pub fn last_toast(&self) -> Option<&str> {
-        self.toast.as_ref().map(|(m, _)| m.as_str())
+        self.ui_state.toast.as_ref().map(|(m, _)| m.as_str())
     }
 
     /// The side panel's scroll area in the last frame (`None` before the first frame).
     pub fn side_panel_scroll(&self) -> Option<PanelScroll> {
-        self.panel_scroll
+        self.ui_state.panel_scroll
     }
 }
 

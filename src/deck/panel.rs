@@ -23,7 +23,7 @@ impl Deck {
             UiCommand::OpenCompare => self.open_compare(),
             UiCommand::SetUploadStrategy(s) => self.set_upload_strategy(s),
             UiCommand::ToggleRecording => {
-                if self.recording.is_some() {
+                if self.files.recording.is_some() {
                     self.stop_recording(gpu);
                 } else if self.capture.start_at.take().is_some() {
                     self.toast("delayed capture cancelled".into());
@@ -33,7 +33,7 @@ impl Deck {
             }
             UiCommand::ArmCapture => self.arm_capture(),
             UiCommand::OpenTypedPath => {
-                let path = std::path::PathBuf::from(self.open_path.trim());
+                let path = std::path::PathBuf::from(self.ui_state.open_path.trim());
                 self.open_file(gpu, path);
             }
             UiCommand::OpenDialog => self.show_open_dialog(),
@@ -94,7 +94,7 @@ impl Deck {
                     })
             })
             .inner;
-        self.panel_scroll = Some(super::PanelScroll {
+        self.ui_state.panel_scroll = Some(super::PanelScroll {
             content_height: scroll.content_size.y,
             viewport_height: scroll.inner_rect.height(),
             offset: scroll.state.clamped_offset().y,
@@ -106,7 +106,7 @@ impl Deck {
                 // The scene's area; the image fills the scene's plot rect inside it (margins
                 // for a chart's axis labels), which is the scene texture's size.
                 let area = ui.available_rect_before_wrap();
-                self.scene_area = area;
+                self.ui_state.scene_area = area;
                 rect = match &self.slots[active] {
                     SceneSlot::Ready(scene) => {
                         let plot = scene.plot_rect(ui.ctx(), area).intersect(area);
@@ -163,7 +163,7 @@ impl Deck {
                 if self.overlay && chrome {
                     crate::ui::stats_overlay(self, &painter, area);
                 }
-                if let Some((msg, at)) = &self.toast
+                if let Some((msg, at)) = &self.ui_state.toast
                     && chrome
                     && at.elapsed().as_secs_f32() < super::TOAST_S
                 {

@@ -21,7 +21,7 @@ impl Deck {
     /// Destroys the device now when `VIZDECK_LOSE_DEVICE_AT_FRAME` names the frame about to be
     /// drawn (once). The frame loops call this before each frame, then check [`Gpu::lost`].
     pub fn inject_device_loss(&self, gpu: &Gpu) {
-        if self.lose_at_frame == Some(self.frame) && self.device_resets == 0 {
+        if self.recovery.lose_at_frame == Some(self.frame) && self.recovery.device_resets == 0 {
             log::warn!(
                 "{LOSE_DEVICE_ENV}={}: destroying the GPU device",
                 self.frame
@@ -34,7 +34,7 @@ impl Deck {
     /// that stopping the recording or finishing never waits for a device that will not answer.
     pub fn abandon_gpu_work(&mut self) {
         self.readback = new_readback_ring();
-        self.readback_mark = 0;
+        self.files.readback_mark = 0;
         self.timer = None;
     }
 
@@ -48,18 +48,18 @@ impl Deck {
     /// `noticed`: when the loss was noticed (the recovery time runs from there to the next
     /// present, [`device_reset_ms`](Deck::device_reset_ms)).
     pub fn replace_gpu(&mut self, gpu: &Gpu, reason: &str, noticed: Instant) -> egui::Context {
-        self.device_resets += 1;
-        self.reset_started = Some(noticed);
-        let memory = self.egui_ctx.memory(|m| m.clone());
-        self.egui_ctx = egui::Context::default();
-        self.egui_ctx.memory_mut(|m| *m = memory);
+        self.recovery.device_resets += 1;
+        self.recovery.reset_started = Some(noticed);
+        let memory = self.ui_state.egui_ctx.memory(|m| m.clone());
+        self.ui_state.egui_ctx = egui::Context::default();
+        self.ui_state.egui_ctx.memory_mut(|m| *m = memory);
         self.abandon_gpu_work();
-        self.painter = EguiPainter::new(&gpu.device, self.output_format);
-        self.blit = SceneBlit::new(&gpu.device, self.output_format);
-        self.target = None;
-        self.background = super::Background::default();
-        self.target_px = (0, 0);
-        self.depth = None;
+        self.ui_state.painter = EguiPainter::new(&gpu.device, self.out.output_format);
+        self.out.blit = SceneBlit::new(&gpu.device, self.out.output_format);
+        self.out.target = None;
+        self.out.background = super::Background::default();
+        self.out.target_px = (0, 0);
+        self.out.depth = None;
         self.timer = GpuTimer::new(&gpu.device, &gpu.queue);
         self.uploader = Uploader::new(&gpu.device, self.uploader.strategy());
         self.ui_uploader = Uploader::new(&gpu.device, self.uploader.strategy());
@@ -77,6 +77,6 @@ impl Deck {
         let msg = format!("GPU device was lost and recreated ({reason})");
         log::warn!("{msg}");
         self.toast(msg);
-        self.egui_ctx.clone()
+        self.ui_state.egui_ctx.clone()
     }
 }

@@ -34,7 +34,7 @@ impl Deck {
     /// what it held (each scene's part is restored when the scene opens), and the scene config
     /// of the flags and defaults alone.
     pub fn use_settings(&mut self, start: crate::settings::Start) {
-        self.kept = Kept {
+        self.ui_state.kept = Kept {
             path: start.path,
             settings: start.settings,
             defaults: Some(start.defaults),
@@ -43,14 +43,14 @@ impl Deck {
 
     /// The files opened, most recent first (*File* ▸ Open recent).
     pub fn recent_files(&self) -> &[PathBuf] {
-        &self.kept.settings.recent
+        &self.ui_state.kept.settings.recent
     }
 
     /// The settings as they are now: the active scene, the overlay, every opened scene's
     /// [`Scene::saved_settings`] (the saved ones of scenes not opened in this run are kept),
     /// the recent files, and `window` where given (else the one read at start).
     pub fn current_settings(&self, window: Option<WindowPlacement>) -> Settings {
-        let mut s = self.kept.settings.clone();
+        let mut s = self.ui_state.kept.settings.clone();
         s.scene = Some(SCENES[self.active].id.to_string());
         s.overlay = Some(self.overlay);
         if window.is_some() {
@@ -70,12 +70,12 @@ impl Deck {
     /// Writes the settings file ([`current_settings`](Deck::current_settings)), if settings are
     /// kept. A failure is logged and shown as a toast; the run goes on.
     pub fn save_settings(&mut self, window: Option<WindowPlacement>) {
-        let Some(path) = self.kept.path.clone() else {
+        let Some(path) = self.ui_state.kept.path.clone() else {
             return;
         };
         let s = self.current_settings(window);
         match crate::settings::save(&path, &s) {
-            Ok(()) => self.kept.settings = s,
+            Ok(()) => self.ui_state.kept.settings = s,
             Err(e) => {
                 log::error!("{e}");
                 self.toast(e);
@@ -87,7 +87,7 @@ impl Deck {
     /// like a flag: those went through the flag's parser already ([`crate::cli::Cli::apply_saved`],
     /// which said what it skipped). Notes on fields skipped are logged.
     pub(super) fn restore_saved(&self, index: usize, scene: &mut dyn Scene) {
-        if let Some(v) = self.kept.settings.scenes.get(SCENES[index].id) {
+        if let Some(v) = self.ui_state.kept.settings.scenes.get(SCENES[index].id) {
             let mut v = v.clone();
             if let Some(fields) = v.as_object_mut() {
                 fields.retain(|k, _| !crate::cli::Cli::is_flag_id(k));
@@ -130,7 +130,7 @@ impl Deck {
         };
         if let Some(p) = file {
             let p = std::fs::canonicalize(&p).unwrap_or(p);
-            self.kept.settings.push_recent(&p);
+            self.ui_state.kept.settings.push_recent(&p);
         }
     }
 
@@ -138,7 +138,7 @@ impl Deck {
     pub(super) fn note_opened(&mut self, path: &Path) {
         // Absolute, so the entry opens from any working directory (a URL stays as it is).
         let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
-        self.kept.settings.push_recent(&path);
+        self.ui_state.kept.settings.push_recent(&path);
         self.save_settings(None);
     }
 
@@ -146,7 +146,7 @@ impl Deck {
     /// (on the inputs open now), the stats overlay is shown, the saved scene settings are
     /// forgotten and the file is written. The recent files and the window's size stay.
     pub fn reset_settings(&mut self) {
-        if let Some(defaults) = &self.kept.defaults {
+        if let Some(defaults) = &self.ui_state.kept.defaults {
             let mut cfg = defaults.clone();
             // The inputs open now stay; only settings go back.
             cfg.audio = self.cfg.audio.clone();
@@ -158,7 +158,7 @@ impl Deck {
         for slot in &mut self.slots {
             *slot = SceneSlot::NotCreated;
         }
-        self.kept.settings.scenes.clear();
+        self.ui_state.kept.settings.scenes.clear();
         self.overlay = true;
         self.save_settings(None);
         self.toast("settings reset to the defaults".into());

@@ -55,34 +55,34 @@ impl Deck {
     /// readback ring and the PNG worker; `None` stops. Frames are dropped (counted) rather than
     /// waited for when the ring or the worker is behind.
     pub fn set_screenshot_dir(&mut self, dir: Option<PathBuf>) {
-        self.screenshots.dir = dir;
+        self.files.screenshots.dir = dir;
     }
 
     /// Screenshots dropped so far (ring full or PNG worker behind).
     pub fn screenshots_dropped(&self) -> u64 {
-        self.screenshots.writer.dropped() + self.readback.dropped()
+        self.files.screenshots.writer.dropped() + self.readback.dropped()
     }
 
     /// Where PNGs asked for (F12, Shift+F12, the View menu) are written: `dir`, or the working
     /// directory with `None` (the default).
     pub fn set_png_dir(&mut self, dir: Option<PathBuf>) {
-        self.screenshots.png_dir = dir;
+        self.files.screenshots.png_dir = dir;
     }
 
     /// Asks for a PNG of the next frame ([`PngKind`]); the window draws it at once.
     pub fn request_png(&mut self, kind: PngKind) {
-        self.png_next = Some(kind);
+        self.files.png_next = Some(kind);
     }
 
     /// Whether this frame is drawn for a PNG of the scene: vizdeck's stats overlay, toasts and
     /// floating windows are left out of it.
     pub(crate) fn drawing_scene_png(&self) -> bool {
-        self.png_now == Some(PngKind::Scene)
+        self.files.png_now == Some(PngKind::Scene)
     }
 
     /// Toasts (and logs) the PNGs the workers finished writing since the last call.
     pub(super) fn report_pngs(&mut self) {
-        for report in self.screenshots.writer.reports() {
+        for report in self.files.screenshots.writer.reports() {
             self.png_written(report);
         }
     }
@@ -110,8 +110,8 @@ impl Deck {
         encoder: &mut wgpu::CommandEncoder,
         output: Option<&wgpu::Texture>,
     ) {
-        let one_off = self.png_now.take();
-        let every = self.screenshots.dir.is_some();
+        let one_off = self.files.png_now.take();
+        let every = self.files.screenshots.dir.is_some();
         if one_off.is_none() && !every {
             return;
         }
@@ -124,15 +124,16 @@ impl Deck {
             return;
         };
         if every {
-            let id = self.screenshots.next_id;
-            self.screenshots.next_id += 1;
+            let id = self.files.screenshots.next_id;
+            self.files.screenshots.next_id += 1;
             let committed = self.readback.busy(Consumer::Screenshot);
-            if self.screenshots.writer.is_full() || committed >= self.screenshots.writer.capacity()
+            if self.files.screenshots.writer.is_full()
+                || committed >= self.files.screenshots.writer.capacity()
             {
                 // The PNG workers could not take this frame by the time it arrived (every slot
                 // is taken by frames queued, being written or still in flight): skip the copy,
                 // count the drop.
-                self.screenshots.writer.count_dropped();
+                self.files.screenshots.writer.count_dropped();
             } else {
                 self.copy_output(gpu, encoder, output, Shot::Frame(id));
             }
@@ -142,7 +143,7 @@ impl Deck {
             // by the PNG worker 1–3 frames later.
             let shot = match kind {
                 PngKind::Scene => Shot::Crop {
-                    rect: self.scene_rect_px,
+                    rect: self.ui_state.scene_rect_px,
                     name: crate::scene::SCENES[self.active].id,
                 },
                 PngKind::Window => Shot::Crop {
@@ -180,7 +181,7 @@ impl Deck {
     /// the PNGs asked for are toasted and logged with their paths as usual.
     pub fn finish_screenshots(&mut self, gpu: &Gpu) -> (u64, Vec<String>) {
         self.drain_readbacks(gpu, true);
-        let old = std::mem::replace(&mut self.screenshots.writer, screenshot_writer());
+        let old = std::mem::replace(&mut self.files.screenshots.writer, screenshot_writer());
         let (totals, reports) = old.finish_reported();
         for report in reports {
             self.png_written(report);
@@ -191,9 +192,9 @@ impl Deck {
     /// Whether a PNG is asked for or still being written (the window keeps drawing until its
     /// toast can be shown).
     pub(super) fn png_pending(&self) -> bool {
-        self.png_next.is_some()
-            || self.png_now.is_some()
-            || self.screenshots.writer.reports_pending()
+        self.files.png_next.is_some()
+            || self.files.png_now.is_some()
+            || self.files.screenshots.writer.reports_pending()
     }
 }
 

@@ -94,7 +94,7 @@ impl Deck {
         if let (Some(p), SceneSlot::Ready(scene)) =
             (&mut self.sharing.publisher, &mut self.slots[self.active])
         {
-            p.frame(scene.as_mut(), self.frame, self.run_s);
+            p.frame(scene.as_mut(), self.frame, self.pacing.run_s);
         }
     }
 

@@ -31,8 +31,9 @@ impl Deck {
         if let SceneSlot::Ready(scene) = &self.slots[self.active]
             && let Some(format) = scene.depth_format()
         {
-            let size = self.target_px;
+            let size = self.out.target_px;
             if self
+                .out
                 .depth
                 .as_ref()
                 .is_none_or(|d| d.format != format || d.size != size)
@@ -55,7 +56,7 @@ impl Deck {
                     label: Some("scene:depth:view"),
                     ..Default::default()
                 });
-                self.depth = Some(SceneDepth { format, size, view });
+                self.out.depth = Some(SceneDepth { format, size, view });
             }
         }
     }
@@ -65,7 +66,7 @@ impl Deck {
         // Never larger than the adapter allows (the output is clamped the same way).
         let max = gpu.device.limits().max_texture_dimension_2d;
         let px = (px.0.min(max), px.1.min(max));
-        if self.target.is_some() && (self.target_px == px || px == (1, 1)) {
+        if self.out.target.is_some() && (self.out.target_px == px || px == (1, 1)) {
             return;
         }
         let texture = gpu.device.create_texture(&wgpu::TextureDescriptor {
@@ -91,9 +92,9 @@ impl Deck {
             label: Some("scene:target:view"),
             ..Default::default()
         });
-        let egui_id = match &self.target {
+        let egui_id = match &self.out.target {
             Some(t) => {
-                self.painter.update_native(
+                self.ui_state.painter.update_native(
                     &gpu.device,
                     t.egui_id,
                     &view,
@@ -101,27 +102,29 @@ impl Deck {
                 );
                 t.egui_id
             }
-            None => self
-                .painter
-                .register_native(&gpu.device, &view, egui::TextureFilter::Nearest),
+            None => self.ui_state.painter.register_native(
+                &gpu.device,
+                &view,
+                egui::TextureFilter::Nearest,
+            ),
         };
-        let blit_group = self.blit.bind(&gpu.device, &view);
-        self.target = Some(SceneTarget {
+        let blit_group = self.out.blit.bind(&gpu.device, &view);
+        self.out.target = Some(SceneTarget {
             texture,
             view,
             egui_id,
             blit_group,
         });
-        self.target_px = px;
+        self.out.target_px = px;
     }
 
     /// The scene texture of the last frame (tests read it back).
     pub fn scene_texture(&self) -> Option<&wgpu::Texture> {
-        self.target.as_ref().map(|t| &t.texture)
+        self.out.target.as_ref().map(|t| &t.texture)
     }
 
     /// Output format the egui painter draws into.
     pub fn output_format(&self) -> wgpu::TextureFormat {
-        self.output_format
+        self.out.output_format
     }
 }

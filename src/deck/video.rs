@@ -147,9 +147,9 @@ impl Deck {
         let (ffmpeg, codec) = check_video_path(&path)?;
         let path = std::path::absolute(&path).unwrap_or(path);
         self.stop_video(None);
-        self.video.next_id += 1;
-        self.video.rec = Some(Recording {
-            id: self.video.next_id,
+        self.files.video.next_id += 1;
+        self.files.video.rec = Some(Recording {
+            id: self.files.video.next_id,
             path: path.clone(),
             codec,
             clock,
@@ -167,7 +167,7 @@ impl Deck {
     /// writer thread writes what it holds and has ffmpeg finish the file; a toast gives the
     /// file's full path when it is done (and `why`, when the recording ended by itself).
     pub fn stop_video(&mut self, why: Option<String>) {
-        let Some(rec) = self.video.rec.take() else {
+        let Some(rec) = self.files.video.rec.take() else {
             return;
         };
         self.readback.invalidate(Consumer::Video);
@@ -188,7 +188,8 @@ impl Deck {
             Some(writer) => {
                 summary.width = writer.spec().width;
                 summary.height = writer.spec().height;
-                self.video
+                self.files
+                    .video
                     .finishing
                     .push((writer.close(), summary, rec.clock));
             }
@@ -210,25 +211,25 @@ impl Deck {
 
     /// Whether a video is being recorded.
     pub fn video_recording(&self) -> bool {
-        self.video.rec.is_some()
+        self.files.video.rec.is_some()
     }
 
     /// The running video's file and its length so far in seconds (video frames asked for ÷
     /// [`VIDEO_FPS`]: wall-clock time in the window, 1/60 s a frame headless).
     pub fn video_status(&self) -> Option<(&Path, f64)> {
-        let rec = self.video.rec.as_ref()?;
+        let rec = self.files.video.rec.as_ref()?;
         Some((&rec.path, rec.ticks as f64 / f64::from(VIDEO_FPS)))
     }
 
     /// Every video file of the run that has ended (the report's `videos`).
     pub fn videos(&self) -> &[VideoSummary] {
-        &self.video.done
+        &self.files.video.done
     }
 
     /// View ▸ Record video / Stop recording and F10: stops the recording running, or starts one
     /// into the next file name, following real time; a problem (no ffmpeg) is a toast.
     pub(super) fn toggle_video(&mut self) {
-        if self.video.rec.is_some() {
+        if self.files.video.rec.is_some() {
             self.stop_video(None);
             return;
         }
@@ -249,15 +250,15 @@ impl Deck {
     /// Those of [`VideoClock::RealTime`] recordings (the window) were said by a toast and the log
     /// when they happened.
     pub fn finish_video(&mut self, gpu: &Gpu) -> Result<(), String> {
-        if self.video.rec.is_some() {
+        if self.files.video.rec.is_some() {
             self.drain_readbacks(gpu, true);
             self.stop_video(None);
         }
-        for (finishing, summary, clock) in std::mem::take(&mut self.video.finishing) {
+        for (finishing, summary, clock) in std::mem::take(&mut self.files.video.finishing) {
             let outcome = finishing.wait(FINISH_TIMEOUT + FINISH_TIMEOUT);
             self.video_finished(outcome, summary, clock);
         }
-        match self.video.first_error.take() {
+        match self.files.video.first_error.take() {
             Some(e) => Err(e),
             None => Ok(()),
         }
@@ -265,7 +266,7 @@ impl Deck {
 
     /// Whether a video is being recorded or finished (the window keeps drawing, for the toast).
     pub(super) fn video_busy(&self) -> bool {
-        self.video.rec.is_some() || !self.video.finishing.is_empty()
+        self.files.video.rec.is_some() || !self.files.video.finishing.is_empty()
     }
 
     /// Records this frame's video copy of `output` into the frame's `encoder`, after the egui
@@ -278,7 +279,7 @@ impl Deck {
         encoder: &mut wgpu::CommandEncoder,
         output: Option<&wgpu::Texture>,
     ) {
-        if self.video.rec.is_none() {
+        if self.files.video.rec.is_none() {
             return;
         }
         let Some(output) = output.filter(|t| t.usage().contains(wgpu::TextureUsages::COPY_SRC))
@@ -288,16 +289,16 @@ impl Deck {
         };
         // The scene's whole area (a chart's axis labels included), whose size holds while the
         // plot rect inside it changes.
-        let (x, y, w, h) = self.scene_area_px;
+        let (x, y, w, h) = self.ui_state.scene_area_px;
         let w = w.min(output.width().saturating_sub(x));
         let h = h.min(output.height().saturating_sub(y));
         let size = (w & !1, h & !1);
-        if let Err(why) = self.video.ensure_writer(size, output.format()) {
+        if let Err(why) = self.files.video.ensure_writer(size, output.format()) {
             self.stop_video(Some(why));
             return;
         }
         let busy = self.readback.busy(Consumer::Video);
-        let Some(rec) = self.video.rec.as_mut() else {
+        let Some(rec) = self.files.video.rec.as_mut() else {
             return;
         };
         let Some(repeat) = rec.due(Instant::now()) else {
@@ -337,6 +338,7 @@ impl Deck {
     /// toasts the files whose writer threads finished them. Never waits.
     pub(super) fn poll_video(&mut self) {
         let failure = self
+            .files
             .video
             .rec
             .as_ref()
@@ -346,10 +348,10 @@ impl Deck {
             self.stop_video(Some(why));
         }
         let mut i = 0;
-        while i < self.video.finishing.len() {
-            match self.video.finishing[i].0.try_outcome() {
+        while i < self.files.video.finishing.len() {
+            match self.files.video.finishing[i].0.try_outcome() {
                 Some(outcome) => {
-                    let (_, summary, clock) = self.video.finishing.swap_remove(i);
+                    let (_, summary, clock) = self.files.video.finishing.swap_remove(i);
                     self.video_finished(outcome, summary, clock);
                 }
                 None => i += 1,
@@ -401,13 +403,13 @@ impl Deck {
             (_, None) => log::warn!("{msg}"),
             (VideoClock::RealTime, Some(_)) => log::error!("{msg}"),
             (VideoClock::PerFrame, Some(_)) => {
-                if self.video.first_error.is_none() {
-                    self.video.first_error = Some(msg.clone());
+                if self.files.video.first_error.is_none() {
+                    self.files.video.first_error = Some(msg.clone());
                 }
             }
         }
         self.toast(msg);
-        self.video.done.push(summary);
+        self.files.video.done.push(summary);
     }
 
     /// `vizdeck-<scene>-<unix time>.mp4` in the directory PNGs go to (the working directory by
@@ -418,6 +420,7 @@ impl Deck {
             .map(|d| d.as_secs())
             .unwrap_or(0);
         let dir = self
+            .files
             .screenshots
             .png_dir
             .clone()
@@ -425,9 +428,9 @@ impl Deck {
         let name = crate::scene::SCENES[self.active].id;
         let taken = |p: &PathBuf| {
             p.exists()
-                || self.video.rec.as_ref().is_some_and(|r| &r.path == p)
-                || self.video.finishing.iter().any(|f| f.0.path() == p)
-                || self.video.done.iter().any(|v| &v.path == p)
+                || self.files.video.rec.as_ref().is_some_and(|r| &r.path == p)
+                || self.files.video.finishing.iter().any(|f| f.0.path() == p)
+                || self.files.video.done.iter().any(|v| &v.path == p)
         };
         let first = dir.join(format!("vizdeck-{name}-{secs}.mp4"));
         if !taken(&first) {

@@ -84,12 +84,14 @@ pub fn menu_bar(deck: &mut Deck, ui: &mut egui::Ui, commands: &mut Vec<UiCommand
                      LAS, LAZ, COPC (also an http(s) URL), PLY: point cloud",
                 );
                 let edit = ui.add(
-                    egui::TextEdit::singleline(&mut deck.open_path)
+                    egui::TextEdit::singleline(&mut deck.ui_state.open_path)
                         .hint_text("path")
                         .desired_width(320.0),
                 );
                 let enter = edit.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
-                if (ui.button("Open").clicked() || enter) && !deck.open_path.trim().is_empty() {
+                if (ui.button("Open").clicked() || enter)
+                    && !deck.ui_state.open_path.trim().is_empty()
+                {
                     commands.push(UiCommand::OpenTypedPath);
                     ui.close();
                 }
@@ -243,7 +245,7 @@ pub fn menu_bar(deck: &mut Deck, ui: &mut egui::Ui, commands: &mut Vec<UiCommand
     });
     // Floating windows are left out of a frame drawn for a PNG of the scene.
     if !deck.drawing_scene_png() {
-        let _ = deck.compare.show(ui.ctx());
+        let _ = deck.ui_state.compare.show(ui.ctx());
     }
 }
 
