@@ -461,3 +461,45 @@ fn an_extended_vlr_longer_than_the_file_is_refused() {
         )
     );
 }
+
+/// A LAZ (point format 1: GPS time) whose coded GPS times switch from one of the decoder's four
+/// sequences to the next again and again: the `laz` crate decoded each switch by calling itself,
+/// so a few kilobytes recursed until the stack overflowed and the process aborted (no panic to
+/// catch). With `vendor/laz`'s loop, every point the header announces is read on a thread with
+/// a 1 MiB stack, each batch or the break reported as the loader reports it.
+#[test]
+fn laz_gps_sequence_switches_do_not_overflow_the_stack() {
+    use vizdeck::pointcloud::{LasFile, PointCloudError};
+    let input = include_bytes!("../../fuzz/corpus/las_file/crash-gps-sequence-switches");
+    let read = std::thread::Builder::new()
+        .stack_size(1 << 20)
+        .spawn(move || {
+            let path = std::path::Path::new("gps.laz");
+            let cursor = std::io::Cursor::new(input.to_vec());
+            let mut file = match LasFile::from_reader(cursor, path, false) {
+                Ok(f) => f,
+                Err(e) => return Err(e.to_string()),
+            };
+            let mut points = 0u64;
+            loop {
+                match file.next_batch(65_536) {
+                    Ok(Some(b)) => points += b.len() as u64,
+                    Ok(None) => return Ok((points, file.info().header_points, None)),
+                    Err(e @ PointCloudError::Truncated { .. }) => {
+                        return Ok((points, file.info().header_points, Some(e.to_string())));
+                    }
+                    Err(e) => return Err(e.to_string()),
+                }
+            }
+        })
+        .unwrap()
+        .join()
+        .expect("the reading thread finished (no stack overflow, no panic)");
+    let (points, header, broke) = read.unwrap_or_else(|e| panic!("{e}"));
+    assert!(points <= header, "{points} of {header}");
+    if let Some(e) = broke {
+        assert!(e.contains("gps.laz") && !e.contains('\n'), "{e}");
+    } else {
+        assert_eq!(points, header);
+    }
+}
