@@ -27,7 +27,7 @@ impl TimeSeries {
         let bottom = label_h + 6.0;
         let right = 8.0;
         let height = (area.height() - top - bottom).max(1.0);
-        let widest = self.view.map_or(0.0, |v| {
+        let widest = self.drawn.view.map_or(0.0, |v| {
             axis::value_ticks(v.lo, v.hi, axis::value_target(height))
                 .iter()
                 .map(|(_, l)| axis::label_galley(ctx, l).size().x)
@@ -50,7 +50,7 @@ impl TimeSeries {
     /// (`None`, [`axis::place_labels`]); none lies over the plot.
     fn axis_labels(&self, ctx: &egui::Context, rect: egui::Rect, area: egui::Rect) -> AxisLabels {
         let mut out = AxisLabels::default();
-        let Some(v) = self.view else {
+        let Some(v) = self.drawn.view else {
             return out;
         };
         let x_of = |t: f64| rect.left() + ((t - v.t0) / (v.t1 - v.t0)) as f32 * rect.width();
@@ -64,7 +64,7 @@ impl TimeSeries {
             .as_ref()
             .is_some_and(|s| s.shape().rate.is_none());
         let title = if wall {
-            format!("time ({})", self.zone.name())
+            format!("time ({})", self.time_format.zone.name())
         } else if samples {
             "sample".to_string()
         } else {
@@ -86,7 +86,7 @@ impl TimeSeries {
             v.t0,
             v.t1,
             axis::time_target(rect.width()),
-            self.zone,
+            self.time_format.zone,
         );
         let galleys: Vec<_> = ticks
             .iter()
@@ -138,7 +138,7 @@ impl TimeSeries {
         ctx: &egui::Context,
         area: egui::Rect,
     ) -> Option<(egui::Rect, Vec<egui::Rect>)> {
-        self.view?;
+        self.drawn.view?;
         let rect = self.plot_in(ctx, area);
         let labels = self.axis_labels(ctx, rect, area);
         let rects = labels
@@ -154,7 +154,7 @@ impl TimeSeries {
     /// `overlay`: ticks and their labels (around the plot `rect`, in the margins of the
     /// painter's area), notices, dots, the zoom box and the crosshair.
     pub(super) fn draw_overlay(&self, painter: &egui::Painter, rect: egui::Rect) {
-        let Some(v) = self.view else {
+        let Some(v) = self.drawn.view else {
             painter.text(
                 rect.center(),
                 egui::Align2::CENTER_CENTER,
@@ -276,7 +276,7 @@ impl TimeSeries {
                 egui::Color32::YELLOW,
             );
         }
-        for m in &self.markers {
+        for m in &self.drawn.markers {
             let p = egui::pos2(x_of(m.t), y_of(m.value as f64));
             if rect.expand(markers::MARKER_RADIUS_PX).contains(p) {
                 let [r, g, b] = PALETTE[m.series % PALETTE.len()];
@@ -287,7 +287,7 @@ impl TimeSeries {
                 );
             }
         }
-        if let (Some(a), Some(b)) = (self.box_start, self.box_end) {
+        if let (Some(a), Some(b)) = (self.pointer.box_start, self.pointer.box_end) {
             painter.rect_stroke(
                 egui::Rect::from_two_pos(a, b),
                 0.0,
@@ -296,7 +296,7 @@ impl TimeSeries {
             );
         }
         // Crosshair: the nearest sample of each visible series.
-        if let Some(p) = self.hover.filter(|p| rect.contains(*p)) {
+        if let Some(p) = self.pointer.hover.filter(|p| rect.contains(*p)) {
             let t = v.t0 + ((p.x - rect.left()) / rect.width()) as f64 * (v.t1 - v.t0);
             painter.line_segment(
                 [egui::pos2(p.x, rect.top()), egui::pos2(p.x, rect.bottom())],

@@ -3,6 +3,15 @@
 
 use super::TimeSeries;
 
+/// The pointer over the chart.
+#[derive(Default)]
+pub(super) struct Pointer {
+    pub(super) hover: Option<egui::Pos2>,
+    /// Where the zoom box's drag started, and where it is now.
+    pub(super) box_start: Option<egui::Pos2>,
+    pub(super) box_end: Option<egui::Pos2>,
+}
+
 impl TimeSeries {
     /// `interact`: wheel, drags and double-click over the chart.
     pub(super) fn handle_pointer(&mut self, response: &egui::Response, rect: egui::Rect) {
@@ -12,18 +21,18 @@ impl TimeSeries {
             self.fit_all();
             return;
         }
-        let Some(v) = self.view else {
+        let Some(v) = self.drawn.view else {
             return;
         };
         let w = rect.width().max(1.0) as f64;
         let h = rect.height().max(1.0) as f64;
         let t_at = |x: f32| v.t0 + (x - rect.left()) as f64 / w * (v.t1 - v.t0);
         let y_at = |y: f32| v.hi - (y - rect.top()) as f64 / h * (v.hi - v.lo);
-        self.hover = response.hover_pos();
+        self.pointer.hover = response.hover_pos();
         if response.double_clicked() {
             self.follow = true;
             self.fixed_y = None;
-            self.box_start = None;
+            self.pointer.box_start = None;
             return;
         }
         let (scroll, shift, secondary) = response.ctx.input(|i| {
@@ -35,14 +44,14 @@ impl TimeSeries {
         });
         let boxing = shift || secondary;
         if response.drag_started() && boxing {
-            self.box_start = response.interact_pointer_pos();
+            self.pointer.box_start = response.interact_pointer_pos();
         }
-        if self.box_start.is_some() {
+        if self.pointer.box_start.is_some() {
             if response.dragged() {
-                self.box_end = response.interact_pointer_pos();
+                self.pointer.box_end = response.interact_pointer_pos();
             }
             if response.drag_stopped() {
-                if let (Some(a), Some(b)) = (self.box_start, self.box_end)
+                if let (Some(a), Some(b)) = (self.pointer.box_start, self.pointer.box_end)
                     && (a.x - b.x).abs() > 3.0
                 {
                     let (x0, x1) = (a.x.min(b.x), a.x.max(b.x));
@@ -52,8 +61,8 @@ impl TimeSeries {
                         self.fixed_y = Some((y0, y1));
                     }
                 }
-                self.box_start = None;
-                self.box_end = None;
+                self.pointer.box_start = None;
+                self.pointer.box_end = None;
             }
             return;
         }
@@ -66,7 +75,7 @@ impl TimeSeries {
         }
         if response.hovered() && scroll.y != 0.0 {
             let f = (-scroll.y as f64 * 0.003).exp().clamp(0.2, 5.0);
-            let px = self.hover.map_or(rect.center().x, |p| p.x);
+            let px = self.pointer.hover.map_or(rect.center().x, |p| p.x);
             let tc = t_at(px);
             let (a, b) = (tc - (tc - v.t0) * f, tc + (v.t1 - tc) * f);
             if self.follow && self.shared.is_none() {

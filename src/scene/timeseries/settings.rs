@@ -1,6 +1,7 @@
-//! The settings kept between runs: the following window of each live source.
+//! The settings kept between runs: the following window of each live source, by its key.
 
-use super::TimeSeries;
+use super::{TimeSeries, WINDOWS_KEPT};
+use crate::series::SeriesSelection;
 
 /// The side panel's settings kept between runs ([`crate::scene::Scene::saved_settings`]):
 /// `windows`, the following window (seconds) of each live source by its
@@ -42,5 +43,38 @@ impl TimeSeries {
             self.window_s = w;
         }
         f.notes
+    }
+}
+
+impl TimeSeries {
+    /// The key under which the following window of the source shown is kept between runs:
+    /// a network source's URL, `synthetic` for the synthetic signals; `None` for files (always
+    /// shown fitted), followers and `--share` windows.
+    pub fn live_key(&self) -> Option<String> {
+        match &self.selection {
+            Some((SeriesSelection::Net(o), _)) => Some(o.url.clone()),
+            Some((SeriesSelection::Synthetic { .. }, _)) => Some("synthetic".to_string()),
+            _ => None,
+        }
+    }
+
+    /// The window kept for the source shown ([`live_key`](Self::live_key)), if any.
+    pub(super) fn saved_window(&self) -> Option<f64> {
+        self.windows.get(&self.live_key()?).copied()
+    }
+
+    /// Keeps the current following window for the live source shown (at most
+    /// [`WINDOWS_KEPT`] sources: another one is forgotten to make room).
+    pub(super) fn remember_window(&mut self) {
+        let Some(key) = self.live_key() else {
+            return;
+        };
+        self.windows.insert(key.clone(), self.window_s);
+        while self.windows.len() > WINDOWS_KEPT {
+            let Some(other) = self.windows.keys().find(|k| **k != key).cloned() else {
+                break;
+            };
+            self.windows.remove(&other);
+        }
     }
 }

@@ -9,6 +9,16 @@ use crate::series::source::net::{LinkState, NetOptions};
 use crate::series::source::payload::{PayloadFormat, PayloadOptions, TimeBase};
 use crate::series::store::Series;
 
+/// The side panel's forms, and why the last reopen failed.
+pub(super) struct Forms {
+    /// The side panel's *Connect* form: URL, payload format, time field.
+    pub(super) connect: (String, PayloadFormat, String),
+    /// The side panel's *File* form: the path typed (filled in with the file shown).
+    pub(super) file_path: String,
+    /// Why the last [`reopen`](TimeSeries::reopen) failed, one line.
+    pub(super) open_error: Option<String>,
+}
+
 /// `bytes` per second as B/s, KB/s or MB/s.
 fn bytes_per_s(bytes: f64) -> String {
     if bytes >= 1e6 {
@@ -59,7 +69,7 @@ impl TimeSeries {
             if ui.selectable_label(self.follow, follow).clicked() {
                 self.follow = !self.follow;
                 if !self.follow
-                    && let Some(v) = self.view
+                    && let Some(v) = self.drawn.view
                 {
                     self.paused_range = (v.t0, v.t1);
                 }
@@ -92,16 +102,22 @@ impl TimeSeries {
         if let Some(f) = self.source.time_format() {
             if super::readout_pattern(f, None).is_some() {
                 // A Parquet / Arrow column's type, not a pattern.
-                ui.label(format!("time: {f}, shown in {}", self.zone.name()));
+                ui.label(format!(
+                    "time: {f}, shown in {}",
+                    self.time_format.zone.name()
+                ));
             } else {
-                ui.label(format!("time: dates as '{f}', {}", self.zone.name()))
-                    .on_hover_text("recognised from the first rows; --time-format chooses another");
+                ui.label(format!(
+                    "time: dates as '{f}', {}",
+                    self.time_format.zone.name()
+                ))
+                .on_hover_text("recognised from the first rows; --time-format chooses another");
             }
         }
         if let Some(e) = self.source.error() {
             ui.colored_label(egui::Color32::LIGHT_RED, e);
         }
-        if let Some(e) = &self.open_error {
+        if let Some(e) = &self.forms.open_error {
             ui.colored_label(egui::Color32::LIGHT_RED, e);
         }
         if !self.share.following {
@@ -114,7 +130,7 @@ impl TimeSeries {
         for n in self.notices() {
             ui.colored_label(egui::Color32::YELLOW, n);
         }
-        for n in &self.gpu_notes {
+        for n in &self.drawn.gpu_notes {
             ui.colored_label(egui::Color32::YELLOW, n);
         }
         self.view_buttons(ui, "follow newest");
@@ -126,7 +142,7 @@ impl TimeSeries {
             self.source.is_clocked() && !self.share.following,
             egui::Checkbox::new(&mut self.own_audio, "chart the audio input's level"),
         );
-        if let Some(n) = &self.audio_note {
+        if let Some(n) = &self.audio.note {
             ui.colored_label(egui::Color32::YELLOW, n);
         }
         let window = ui.add(
@@ -143,7 +159,7 @@ impl TimeSeries {
             self.paused_range = (c - 0.5 * w, c + 0.5 * w);
         }
         ui.label(format!("points ingested: {}", self.store.points_ingested()));
-        ui.label(format!("points in view: {}", self.points_in_view));
+        ui.label(format!("points in view: {}", self.drawn.points_in_view));
         let cap = self.store.cap();
         let dropped: u64 = self.store.series().iter().map(Series::dropped).sum();
         ui.label(format!(
@@ -192,11 +208,11 @@ impl TimeSeries {
         if let Some(n) = input.notice() {
             ui.colored_label(egui::Color32::YELLOW, n);
         }
-        for n in &self.gpu_notes {
+        for n in &self.drawn.gpu_notes {
             ui.colored_label(egui::Color32::YELLOW, n);
         }
         self.view_buttons(ui, "whole window");
-        ui.label(format!("points in view: {}", self.points_in_view));
+        ui.label(format!("points in view: {}", self.drawn.points_in_view));
         ui.separator();
         ui.label("Series (click to toggle):");
         let Some(input) = &self.shared else {
@@ -268,7 +284,7 @@ impl TimeSeries {
             }
             None => {}
         }
-        if let Some(lat) = &self.latency {
+        if let Some(lat) = &self.presents.latency {
             ui.label(format!(
                 "publish to present: p50 {:.1} ms · p99 {:.1} ms ({} messages)",
                 lat.quantile_ms(0.5),
@@ -293,25 +309,28 @@ impl TimeSeries {
             .selection
             .as_ref()
             .and_then(|(sel, _)| sel.file().map(|p| (p.to_path_buf(), sel.clone())));
-        if self.file_path.is_empty()
+        if self.forms.file_path.is_empty()
             && let Some((p, _)) = &current
         {
-            self.file_path = p.display().to_string();
+            self.forms.file_path = p.display().to_string();
         }
-        let failed = self.source.error().is_some() || self.open_error.is_some();
+        let failed = self.source.error().is_some() || self.forms.open_error.is_some();
         let (mut open, mut reload) = (false, false);
         egui::CollapsingHeader::new("File")
             .default_open(failed)
             .show(ui, |ui| {
                 let edit = ui.add(
-                    egui::TextEdit::singleline(&mut self.file_path)
+                    egui::TextEdit::singleline(&mut self.forms.file_path)
                         .hint_text("data.csv, data.parquet, data.arrow")
                         .desired_width(f32::INFINITY),
                 );
                 open = edit.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
                 ui.horizontal(|ui| {
                     open |= ui
-                        .add_enabled(!self.file_path.trim().is_empty(), egui::Button::new("open"))
+                        .add_enabled(
+                            !self.forms.file_path.trim().is_empty(),
+                            egui::Button::new("open"),
+                        )
                         .clicked();
                     reload = ui
                         .add_enabled(current.is_some(), egui::Button::new("reload"))
@@ -322,9 +341,9 @@ impl TimeSeries {
         if reload && let Some((_, sel)) = current {
             let _ = self.reopen(sel);
         } else if open {
-            let path = std::path::PathBuf::from(self.file_path.trim());
+            let path = std::path::PathBuf::from(self.forms.file_path.trim());
             let csv = CsvOptions {
-                time_zone: self.zone,
+                time_zone: self.time_format.zone,
                 ..CsvOptions::default()
             };
             let _ = self.reopen(SeriesSelection::of_file(path, csv));
@@ -337,7 +356,7 @@ impl TimeSeries {
         egui::CollapsingHeader::new("Connect")
             .default_open(false)
             .show(ui, |ui| {
-                let (url, format, field) = &mut self.connect;
+                let (url, format, field) = &mut self.forms.connect;
                 ui.add(
                     egui::TextEdit::singleline(url)
                         .hint_text("mqtt://host:1883/topic/#")
@@ -362,7 +381,7 @@ impl TimeSeries {
                     .clicked();
             });
         if go {
-            let (url, format, field) = &self.connect;
+            let (url, format, field) = &self.forms.connect;
             let field = field.trim();
             let sel = SeriesSelection::Net(NetOptions {
                 url: url.trim().to_string(),
