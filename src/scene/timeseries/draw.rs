@@ -49,9 +49,9 @@ pub(super) struct Drawn {
 }
 
 impl TimeSeries {
-    /// The start of [`Scene::prepare`] (of either data flow): the frame's size (at least 1×1)
-    /// kept and returned; the last frame's view, points in view, notes, host draws and markers
-    /// cleared.
+    /// The start of [`Scene::prepare`](crate::scene::Scene::prepare) (of either data flow): the
+    /// frame's size (at least 1×1) kept and returned; the last frame's view, points in view,
+    /// notes, host draws and markers cleared.
     pub(super) fn begin_prepare(&mut self, frame: &FrameCtx) -> (u32, u32) {
         let (width, height) = (frame.size.0.max(1), frame.size.1.max(1));
         self.drawn.size = (width, height);

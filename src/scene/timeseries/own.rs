@@ -1,5 +1,6 @@
 //! Vizdeck's own signals charted beside a synthetic source: the audio input's level, a point per
-//! block ([`block_level_db`]), and the names of the series of the frame times and the level.
+//! block ([`block_level_db`]), and the names of the series of the level and of the frame times
+//! (added by [`Scene::presented`](crate::scene::Scene::presented)).
 
 use super::TimeSeries;
 use crate::audio::{AudioOptions, AudioSelection, AudioSource};

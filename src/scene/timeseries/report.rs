@@ -8,7 +8,7 @@ impl TimeSeries {
     /// value cells beyond the f32 range that were clamped, rows out of time order that the
     /// source sorted into place, and series still holding samples out of time order (late by
     /// more than a batch of rows; drawn in time order: the CPU M4 path picks each column's first
-    /// and last sample by time), and rows or messages refused by the series cap. Shown over the chart (through [`Scene::problem`]) and listed in the report.
+    /// and last sample by time), and rows or messages refused by the series cap. Shown over the chart (through [`Scene::problem`](crate::scene::Scene::problem)) and listed in the report.
     pub fn notices(&self) -> Vec<String> {
         let mut out = Vec::new();
         let skipped = self.source.rows_skipped();
