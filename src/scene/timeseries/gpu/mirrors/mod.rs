@@ -292,8 +292,8 @@ impl Mirrors {
 
     /// Draws series `i` this frame from its mirror over `[r0, r1)` seconds relative to the
     /// series origin, in `color`, as the `order`-th series drawn (a later one covers an earlier
-    /// one, [`depth_of`]). Call after [`sync`](Mirrors::sync); the series must be ordered
-    /// ([`Series::is_ordered`]) and fit the frame's batch.
+    /// one, [`depth_of`](super::depth_of)). Call after [`sync`](Mirrors::sync); the series must
+    /// be ordered ([`Series::is_ordered`]) and fit the frame's batch.
     pub fn add_view(
         &mut self,
         pipes: &Pipelines,
