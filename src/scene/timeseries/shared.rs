@@ -397,18 +397,19 @@ impl super::TimeSeries {
         let Some(input) = self.shared.as_mut() else {
             return;
         };
-        let ingest = match input.take_frame(gpu, &self.pipes, &mut self.mirrors) {
+        let ingest = match input.take_frame(gpu, &self.gpu.pipes, &mut self.gpu.mirrors) {
             Ok(i) => i,
             Err(e) => {
-                self.gpu_notes.push(e);
+                self.drawn.gpu_notes.push(e);
                 false
             }
         };
         if !input.held {
             // Nothing to draw before the first frame.
-            self.mirrors
+            self.gpu
+                .mirrors
                 .begin_views(width, &ViewUniform::new(-1.0, 1.0, width, height, 0));
-            self.mirrors.upload(gpu, &self.pipes, &[]);
+            self.gpu.mirrors.upload(gpu, &self.gpu.pipes, &[]);
             return;
         }
         let shape = input.shape();
@@ -435,8 +436,9 @@ impl super::TimeSeries {
                 super::axis::padded_range(lo, hi)
             }
         };
-        self.view = Some(super::View { t0, t1, lo, hi });
-        self.mirrors
+        self.drawn.view = Some(super::View { t0, t1, lo, hi });
+        self.gpu
+            .mirrors
             .begin_views(width, &ViewUniform::new(lo, hi, width, height, 0));
         for i in 0..shape.series as usize {
             if !self.visible.get(i).copied().unwrap_or(true) {
@@ -444,15 +446,20 @@ impl super::TimeSeries {
             }
             let name = &input.names()[i];
             let color = super::series_color(i);
-            match self
-                .mirrors
-                .add_uniform_view(&self.pipes, i, name, dt, (t0, t1), color, i as u32)
-            {
-                Ok(()) => self.points_in_view += k1 - k0,
-                Err(e) => self.gpu_notes.push(e.to_string()),
+            match self.gpu.mirrors.add_uniform_view(
+                &self.gpu.pipes,
+                i,
+                name,
+                dt,
+                (t0, t1),
+                color,
+                i as u32,
+            ) {
+                Ok(()) => self.drawn.points_in_view += k1 - k0,
+                Err(e) => self.drawn.gpu_notes.push(e.to_string()),
             }
         }
-        self.mirrors.upload(gpu, &self.pipes, &[]);
-        input.plan(gpu, &self.mirrors, ingest, (k0, k1));
+        self.gpu.mirrors.upload(gpu, &self.gpu.pipes, &[]);
+        input.plan(gpu, &self.gpu.mirrors, ingest, (k0, k1));
     }
 }

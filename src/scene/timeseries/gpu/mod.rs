@@ -42,9 +42,10 @@
 //! ([`Raster`]). Every path gives the same pixels (`tests/app/timeseries_gpu.rs`).
 //!
 //! Files: this one holds the record and uniform types, the pipelines, the raster choice and the
-//! pyramid layout; `pool.rs` the pages and their allocator; `mirrors.rs` the mirrors of all
-//! series (sync, views, the batched passes and draws); `raster.rs` the line rule and its check;
-//! `host.rs` the records drawn from the CPU (the full-resolution reference, the fallback for
+//! pyramid layout; `pool.rs` the pages and their allocator; `mirrors/` the mirrors of all
+//! series (sync, views, the batched passes and draws; the frame's upload, its buffers and the
+//! column bounds in files of their own); `raster.rs` the line rule and its check; `host.rs`
+//! the records drawn from the CPU (the full-resolution reference, the fallback for
 //! out-of-order series).
 //!
 //! [`column_of`]: crate::series::decimate::column_of
