@@ -503,3 +503,44 @@ fn laz_gps_sequence_switches_do_not_overflow_the_stack() {
         assert_eq!(points, header);
     }
 }
+
+/// A LAZ 1.4 (layered chunks) whose first chunk states a layer of 4 GB, and whose chunk table
+/// gives that chunk a byte count just as large (so the layers "fit" the table's entry): the
+/// decoder allocated and zero-filled the layer before reading it (found by the `las_file`
+/// fuzzer as an out-of-memory). The chunks are now walked as the decoder walks them, at their
+/// stated sizes, and none counts past the chunk table, which the data must end before: no
+/// point is held, and reading says the data ends early, in one line naming the input.
+#[test]
+fn layered_chunks_are_walked_at_their_stated_sizes() {
+    let input =
+        include_bytes!("../../fuzz/corpus/las_file/crash-layered-chunk-beyond-its-table-size");
+    let header = las::Reader::new(std::io::Cursor::new(input.to_vec()))
+        .expect("the header reads")
+        .header()
+        .clone();
+    let mut cursor = std::io::Cursor::new(input.to_vec());
+    let held = vizdeck::pointcloud::held::points_held(&mut cursor, &header, input.len() as u64)
+        .expect("a chunk table that holds together");
+    // The first chunk (after the 8-byte table offset at the offset to point data, u32 at byte
+    // 96): its first point raw (the two items' 36 bytes), its u32 point count, 10 layer sizes
+    // (9 of the point, 1 of the colour). Its layers end past the chunk table.
+    let start = u32::from_le_bytes(input[96..100].try_into().unwrap()) as usize + 8;
+    let table = i64::from_le_bytes(input[start - 8..start].try_into().unwrap()) as u64;
+    let word = |at: usize| u64::from(u32::from_le_bytes(input[at..at + 4].try_into().unwrap()));
+    let sizes: u64 = (0..10).map(|k| word(start + 40 + 4 * k)).sum();
+    assert!(start as u64 + 80 + sizes > table, "{sizes} bytes of layers");
+    assert_eq!(held, Some(0));
+    let mut file = vizdeck::pointcloud::LasFile::from_reader(
+        std::io::Cursor::new(input.to_vec()),
+        std::path::Path::new("layers.laz"),
+        false,
+    )
+    .expect("the header is sound");
+    let e = file
+        .next_batch(4096)
+        .expect_err("the data ends before the first chunk");
+    assert!(
+        e.to_string().contains("layers.laz") && !e.to_string().contains('\n'),
+        "{e}"
+    );
+}

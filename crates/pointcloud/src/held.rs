@@ -120,6 +120,20 @@ pub fn points_held<R: Read + Seek>(
         return Ok(None);
     }
     let table_at = table_at as u64;
+    // Layered chunks (LAZ 1.4) as the decoder finds them, one after the other at the sizes they
+    // state (the table's byte counts may say otherwise): none is decoded past the first whose
+    // layers do not fit before the table.
+    let layered = layer_count(&vlr).map(|layers| {
+        layered_points(
+            read,
+            data_start,
+            table_at,
+            vlr.items_size(),
+            layers,
+            header.number_of_points(),
+        )
+    });
+    let cap = |points: u64| layered.map_or(points, |l| points.min(l));
     read.seek(SeekFrom::Start(table_at + 4))
         .map_err(|e| e.to_string())?;
     let mut n = [0u8; 4];
@@ -138,7 +152,7 @@ pub fn points_held<R: Read + Seek>(
         .map_err(|e| format!("the LAZ chunk table does not decode: {e}"))?;
     let entries = table.as_ref();
     let Some(last) = entries.last() else {
-        return Ok(Some(0));
+        return Ok(Some(cap(0)));
     };
     if let Some(layers) = layer_count(&vlr) {
         // A layered chunk whose layers do not fit in it ends the data before it.
@@ -146,7 +160,7 @@ pub fn points_held<R: Read + Seek>(
         let mut points = 0u64;
         for e in entries {
             if !layers_fit(read, at, e.byte_count, vlr.items_size(), layers) {
-                return Ok(Some(points));
+                return Ok(Some(cap(points)));
             }
             points = points.saturating_add(e.point_count);
             at = at.saturating_add(e.byte_count);
@@ -159,10 +173,10 @@ pub fn points_held<R: Read + Seek>(
         last_at = last_at.saturating_add(e.byte_count);
     }
     if vlr.uses_variable_size_chunks() {
-        return Ok(Some(before_last.saturating_add(last.point_count)));
+        return Ok(Some(cap(before_last.saturating_add(last.point_count))));
     }
     if header.number_of_points() <= before_last {
-        return Ok(Some(before_last));
+        return Ok(Some(cap(before_last)));
     }
     let last_bytes = last.byte_count.min(table_at.saturating_sub(last_at));
     // Only whether the last chunk reaches the header's count matters.
@@ -170,7 +184,46 @@ pub fn points_held<R: Read + Seek>(
         .point_count
         .min(header.number_of_points() - before_last);
     let in_last = last_chunk_points(read, &vlr, last_at, last_bytes, most);
-    Ok(Some(before_last.saturating_add(in_last)))
+    Ok(Some(cap(before_last.saturating_add(in_last))))
+}
+
+/// Points in the layered chunks (LAZ 1.4) that follow each other from `at` up to `end` (the chunk
+/// table), at the sizes they state, as the decoder meets them: each chunk is its first point (`point` bytes, raw), its point count (u32), its
+/// `layers` layer sizes (u32 each) and those layers. Counted until a chunk's layers do not fit
+/// before `end` (or its head cannot be read), or `most` points are reached.
+fn layered_points<R: Read + Seek>(
+    read: &mut R,
+    mut at: u64,
+    end: u64,
+    point: u64,
+    layers: u64,
+    most: u64,
+) -> u64 {
+    let head = point + 4 + 4 * layers;
+    let mut points = 0u64;
+    while points < most && at.saturating_add(head) <= end {
+        let mut b = vec![0u8; head as usize];
+        if read
+            .seek(SeekFrom::Start(at))
+            .and_then(|_| read.read_exact(&mut b))
+            .is_err()
+        {
+            break;
+        }
+        let word = |i: u64| {
+            let i = i as usize;
+            u64::from(u32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]))
+        };
+        let count = word(point);
+        let sizes: u64 = (0..layers).map(|k| word(point + 4 + 4 * k)).sum();
+        let bytes = head + sizes;
+        if count == 0 || at.saturating_add(bytes) > end {
+            break;
+        }
+        points = points.saturating_add(count);
+        at += bytes;
+    }
+    points.min(most)
 }
 
 /// Points in the fixed-size chunk of `bytes` bytes at `at` (at most `most`): decoded until
