@@ -221,7 +221,7 @@ impl Uploader {
     }
 
     /// An idle arena of at least `len` bytes: the smallest idle one, else a new one (while fewer
-    /// than [`RING_MAX`]), else an idle smaller one replaced by a larger one. `None` when all are
+    /// than [`RING_MAX`](super::RING_MAX)), else an idle smaller one replaced by a larger one. `None` when all are
     /// in flight or the import fails.
     pub(super) fn arena_slot(&mut self, device: &wgpu::Device, len: u64) -> Option<usize> {
         let slot = Slot::choose(
