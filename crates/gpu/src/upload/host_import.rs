@@ -280,3 +280,29 @@ pub(super) fn arena_size(len: u64, max: u64, align: u64) -> Option<u64> {
     let size = staging_size(len, cap).checked_next_multiple_of(align)?;
     (size <= cap).then_some(size)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::arena_size;
+
+    /// A host-import arena: a power of two of at least 64 KiB holding the write, never over the
+    /// device's largest buffer rounded down to the import alignment, always a multiple of it;
+    /// none for a write larger than that cap.
+    #[test]
+    fn a_host_import_arena_fits_the_device_and_the_alignment() {
+        let page = 4096;
+        assert_eq!(arena_size(1000, 1 << 30, page), Some(64 << 10));
+        assert_eq!(arena_size((1 << 20) + 4, 1 << 30, page), Some(2 << 20));
+        // A largest buffer that is not a power of two (3 GiB + 100 bytes): capped at 3 GiB.
+        let max = (3 << 30) + 100;
+        assert_eq!(arena_size((2 << 30) + 8, max, page), Some(3 << 30));
+        assert_eq!(arena_size(3 << 30, max, page), Some(3 << 30));
+        assert_eq!(arena_size((3 << 30) + 4, max, page), None);
+        // A 64 KiB import alignment rounds up.
+        assert_eq!(arena_size(1000, 1 << 30, 64 << 10), Some(64 << 10));
+        assert_eq!(
+            arena_size((64 << 10) + 4, (96 << 10) + 8, 32 << 10),
+            Some(96 << 10)
+        );
+    }
+}

@@ -271,3 +271,37 @@ impl Slot {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{Slot, staging_size};
+
+    #[test]
+    fn staging_buffers_are_powers_of_two_within_the_limit() {
+        assert_eq!(staging_size(1000, 1 << 30), 64 << 10);
+        assert_eq!(staging_size((1 << 20) + 4, 1 << 30), 2 << 20);
+        // Over the device's largest buffer: the limit (a multiple of 4), never under `len`.
+        let max = (1u64 << 31) - 1;
+        assert_eq!(staging_size((1 << 30) + 8, max), max / 4 * 4);
+        assert_eq!(staging_size(max / 4 * 4, max), max / 4 * 4);
+    }
+
+    #[test]
+    fn a_staging_write_takes_the_smallest_idle_fit_else_a_new_buffer() {
+        // (size, idle) of each staging buffer.
+        let items = [(64u64, true), (256, false), (128, true), (512, true)];
+        let choose =
+            |items: &[(u64, bool)], max, len| Slot::choose(items, max, len, |t| t.0, |t| t.1);
+        assert_eq!(choose(&items, 4, 100), Some(Slot::Use(2)));
+        assert_eq!(choose(&items, 4, 64), Some(Slot::Use(0)));
+        assert_eq!(choose(&items, 4, 300), Some(Slot::Use(3)));
+        // Nothing idle fits: appended while under the limit, else in place of the first idle one.
+        assert_eq!(choose(&items, 5, 600), Some(Slot::New(None)));
+        assert_eq!(choose(&items, 4, 600), Some(Slot::New(Some(0))));
+        let busy = [(64u64, false), (128, false)];
+        assert_eq!(choose(&busy, 2, 8), None);
+        let mut v = vec![1, 2];
+        assert_eq!((Slot::put(&mut v, Some(1), 7), &v[..]), (1, &[1, 7][..]));
+        assert_eq!((Slot::put(&mut v, None, 9), &v[..]), (2, &[1, 7, 9][..]));
+    }
+}
