@@ -12,7 +12,7 @@ impl Particles {
         serde_json::json!({
             "particles": self.count(),
             "particle_mode": enum_name(&self.mode),
-            "particle_rate": enum_name(&self.step_rate),
+            "particle_rate": enum_name(&self.clock.step_rate),
             "controls": self.controls,
             "color_by": self.color_by,
             "sprite_size": self.sprite_size,
@@ -30,12 +30,12 @@ impl Particles {
             .unwrap_or(self.count());
         let mode = f.value_enum::<Mode>("particle_mode").unwrap_or(self.mode);
         if count != self.count() || mode != self.mode {
-            self.count_input = count;
-            self.mode_input = mode;
+            self.panel.count_input = count;
+            self.panel.mode_input = mode;
             self.request_reconfigure(count, mode);
         }
         if let Some(r) = f.value_enum("particle_rate")
-            && r != self.step_rate
+            && r != self.clock.step_rate
         {
             self.set_step_rate(r);
         }

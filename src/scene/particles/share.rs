@@ -295,6 +295,7 @@ impl Particles {
         // What this frame's prepare will do: rebuild (dropping the frame's steps), set the
         // flocking constants, run the steps.
         let restart = self
+            .panel
             .rebuild
             .map(|(count, mode)| (clamp_count(&self.limits, mode, count).0, mode));
         let sh = &mut self.share;
