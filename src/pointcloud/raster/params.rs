@@ -53,7 +53,8 @@ pub struct ResolveParams {
     pub width: u32,
     /// See `width`.
     pub height: u32,
-    /// Words (pixels) per row of the [`ResolveImage`]: [`ResolveImage::pitch`].
+    /// Words (pixels) per row of the [`ResolveImage`](super::ResolveImage):
+    /// [`ResolveImage::pitch`](super::ResolveImage::pitch).
     pub pitch: u32,
     /// Padding.
     pub _pad: u32,

@@ -9,8 +9,9 @@ use crate::pointcloud::pieces::PieceGroups;
 
 impl Rasterizer {
     /// The passes' bind groups, one per piece of `target`: `params` (a uniform of
-    /// [`RasterParams`]), the point pool `points` (`vec4<u32>` per point), the batch table
-    /// `batches` (`vec4<u32>` per entry, see [`batch_entry`]), into `target`.
+    /// [`RasterParams`](super::RasterParams)), the point pool `points` (`vec4<u32>` per point), the
+    /// batch table `batches` (`vec4<u32>` per entry, see [`batch_entry`](super::batch_entry)), into
+    /// `target`.
     pub fn bind(
         &self,
         device: &wgpu::Device,
@@ -38,11 +39,11 @@ impl Rasterizer {
         })
     }
 
-    /// The raster passes' bind groups of a quantized `cloud`, per chunk one per piece of
-    /// `target`: `params` (a uniform of [`RasterParams`]), `words` (per chunk, its points'
-    /// attribute words, a u32 a point with the class in bits 0–7, indexed as its codes: read
-    /// only while the class mask hides a class), into `target`. A chunk past the end of `words`
-    /// binds its codes there, which is right only while the mask draws every class.
+    /// The raster passes' bind groups of a quantized `cloud`, per chunk one per piece of `target`:
+    /// `params` (a uniform of [`RasterParams`](super::RasterParams)), `words` (per chunk, its
+    /// points' attribute words, a u32 a point with the class in bits 0–7, indexed as its codes:
+    /// read only while the class mask hides a class), into `target`. A chunk past the end of
+    /// `words` binds its codes there, which is right only while the mask draws every class.
     pub fn bind_quantized(
         &self,
         device: &wgpu::Device,

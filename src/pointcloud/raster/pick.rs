@@ -6,8 +6,8 @@ use crate::pointcloud::pieces::PieceGroups;
 
 impl Rasterizer {
     /// The pick's bind groups, one per piece of `target`: `params` (a uniform of
-    /// [`PickParams`]), `target`, and `picked` (8 bytes, storage: `~index` of the point shown
-    /// at the pixel or 0, and its depth key).
+    /// [`PickParams`](super::PickParams)), `target`, and `picked` (8 bytes, storage: `~index` of
+    /// the point shown at the pixel or 0, and its depth key).
     pub fn bind_pick(
         &self,
         device: &wgpu::Device,
@@ -31,9 +31,9 @@ impl Rasterizer {
         })
     }
 
-    /// Records the pick of a pixel of row `y` (the row of its [`PickParams`]; after
-    /// [`encode`](Rasterizer::encode) in the same pass): one invocation, over the piece that
-    /// resolves that row.
+    /// Records the pick of a pixel of row `y` (the row of its [`PickParams`](super::PickParams);
+    /// after [`encode`](Rasterizer::encode) in the same pass): one invocation, over the piece
+    /// that resolves that row.
     pub fn encode_pick(&self, pass: &mut wgpu::ComputePass<'_>, groups: &PieceGroups, y: u32) {
         let Some((group, _)) = groups.for_row(y) else {
             return;

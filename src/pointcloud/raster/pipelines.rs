@@ -36,13 +36,14 @@ fn quantized_pipelines(
         ]
     }
 }
+
 impl Rasterizer {
-    /// The rasterizer of the best path `device` has ([`RasterPath::best`]), resolving for a
-    /// target of `format`: `Rgba8Unorm` or `Bgra8Unorm` (the scene formats,
-    /// [`crate::gpu::Gpu::scene_format`]), which the [`ResolveImage`] holds as 8-bit RGBA or
-    /// BGRA and [`ResolveImage::copy_to`] copies byte for byte (any other format would take
-    /// those bytes as they are, so none other is supported); resolve pipelines are made per
-    /// variant ([`prepare_variant`](Rasterizer::prepare_variant)).
+    /// The rasterizer of the best path `device` has ([`RasterPath::best`]), resolving for a target
+    /// of `format`: `Rgba8Unorm` or `Bgra8Unorm` (the scene formats,
+    /// [`crate::gpu::Gpu::scene_format`]), which the [`ResolveImage`](super::ResolveImage) holds as
+    /// 8-bit RGBA or BGRA and [`ResolveImage::copy_to`](super::ResolveImage::copy_to) copies byte
+    /// for byte (any other format would take those bytes as they are, so none other is supported);
+    /// resolve pipelines are made per variant ([`prepare_variant`](Rasterizer::prepare_variant)).
     pub fn new(device: &wgpu::Device, format: wgpu::TextureFormat) -> Rasterizer {
         Rasterizer::with_path(device, format, RasterPath::best(device))
     }
@@ -205,9 +206,9 @@ impl Rasterizer {
         self.piece_limit
     }
 
-    /// Lowers the bytes a piece may take to `bytes` (at most the device's limit; at least one
-    /// row and its halo is always a piece, see [`pieces`]), for the targets and images made
-    /// after: tests split a small target into pieces this way.
+    /// Lowers the bytes a piece may take to `bytes` (at most the device's limit; at least one row
+    /// and its halo is always a piece, see [`pieces`](crate::pointcloud::pieces::pieces)), for the
+    /// targets and images made after: tests split a small target into pieces this way.
     pub fn set_piece_limit(&mut self, device: &wgpu::Device, bytes: u64) {
         self.piece_limit = bytes.min(piece_limit(&device.limits()));
     }

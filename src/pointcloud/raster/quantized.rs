@@ -11,7 +11,8 @@ pub struct QBatch {
     pub lo: [f32; 3],
     /// Id of the batch's first point (point k of the batch has id `first + k`).
     pub first: u32,
-    /// Cell size per axis, file units (a power of two; the box is [`QCELLS`] cells a side).
+    /// Cell size per axis, file units (a power of two; the box is [`QCELLS`](super::QCELLS) cells a
+    /// side).
     pub step: [f32; 3],
     /// `(index of its first point in its binding / QBATCH_POINTS) << 10 | (count − 1)`;
     /// `u32::MAX`: an empty entry (padding).
@@ -219,11 +220,11 @@ impl QuantizedCloud {
     }
 
     /// The cloud of `points` (file units, in the order given: point i has id i; sort them with
-    /// [`morton_order`] first for coherent batches) seen from `eye`, quantized batch by batch
-    /// ([`quantize_batch`]), `per_binding` points a binding (see [`build`](Self::build)).
-    /// Returns the cloud, its batch entries (entry `id / QBATCH_POINTS` decodes point `id`:
-    /// [`QBatch::decode`] of its code; their `slot` page bits are not the GPU's) and the codes
-    /// by id.
+    /// [`morton_order`](super::morton_order) first for coherent batches) seen from `eye`, quantized
+    /// batch by batch ([`quantize_batch`]), `per_binding` points a binding (see
+    /// [`build`](Self::build)). Returns the cloud, its batch entries (entry `id / QBATCH_POINTS`
+    /// decodes point `id`: [`QBatch::decode`] of its code; their `slot` page bits are not the
+    /// GPU's) and the codes by id.
     ///
     /// # Errors
     /// As [`build`](Self::build).

@@ -37,9 +37,9 @@ impl Rasterizer {
         )
     }
 
-    /// The resolve's bind group: `params` (a uniform of [`ResolveParams`]), `target`, the point
-    /// pool and the attribute pool (`vec2<u32>` per point: RGBA8 with R in the low byte, and
-    /// the elevation above the cloud's lowest point as f32 bits).
+    /// The resolve's bind group: `params` (a uniform of [`ResolveParams`](super::ResolveParams)),
+    /// `target`, the point pool and the attribute pool (`vec2<u32>` per point: RGBA8 with R in the
+    /// low byte, and the elevation above the cloud's lowest point as f32 bits).
     pub fn bind_resolve(
         &self,
         device: &wgpu::Device,
@@ -52,10 +52,10 @@ impl Rasterizer {
         self.resolve_group(device, label, params, target, [points, attrs], None, None)
     }
 
-    /// The resolve's bind group of one chunk of a quantized cloud (ids `first .. first +
-    /// count`): `params` (a uniform of [`ResolveParams`]), `target`, the chunk's attribute
-    /// words `words` (a u32 per point, as [`crate::pointcloud::source::attribute_word`]; the buffer padded
-    /// to a multiple of 16 bytes) and its `attrs` (`vec2<u32>` per point as in
+    /// The resolve's bind group of one chunk of a quantized cloud (ids `first .. first + count`):
+    /// `params` (a uniform of [`ResolveParams`](super::ResolveParams)), `target`, the chunk's
+    /// attribute words `words` (a u32 per point, as [`crate::pointcloud::source::attribute_word`];
+    /// the buffer padded to a multiple of 16 bytes) and its `attrs` (`vec2<u32>` per point as in
     /// [`bind_resolve`](Rasterizer::bind_resolve)).
     #[allow(clippy::too_many_arguments)]
     pub fn bind_resolve_quantized(

@@ -6,10 +6,10 @@ use crate::gpu::layout;
 use crate::pointcloud::pieces::{Piece, pieces};
 
 /// The visibility buffer of one size: per pixel the nearest depth key and `!index` of the point
-/// there (0: none), in [`pieces`](crate::pointcloud::pieces) of whole rows (one where the whole target fits
-/// the device's binding limits). The 32-bit path keeps them in two arrays of u32 a piece; the
-/// 64-bit path in one buffer of a u64 per pixel (the id word, then the depth key), which a
-/// piece's `depth` and `ids` then both are.
+/// there (0: none), in [`pieces`](crate::pointcloud::pieces) of whole rows (one where the whole
+/// target fits the device's binding limits). The 32-bit path keeps them in two arrays of u32 a
+/// piece; the 64-bit path in one buffer of a u64 per pixel (the id word, then the depth key), which
+/// a piece's `depth` and `ids` then both are.
 pub struct VisibilityBuffer {
     /// Size in pixels.
     pub size: (u32, u32),
