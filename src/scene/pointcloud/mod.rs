@@ -14,38 +14,41 @@
 //! the frame waits for the nodes it asked for instead, so the same file, seed and view give the
 //! same image whatever the machine's speed.
 //!
-//! This file holds the scene's state and data flow; the side panel, pointer and keys, and the
-//! readout are in `ui.rs`; the GPU objects in `render.rs`.
+//! This file holds the scene's state and data flow; the flags in `settings.rs`; opening a cloud
+//! in `opening.rs`; the streaming of its nodes into the pools in `stream.rs`; the side panel,
+//! pointer and keys, and the readout are in `ui.rs`; the GPU objects in `render.rs`.
 
 mod cache_panel;
 mod legend;
+mod opening;
 mod record;
 mod render;
+mod settings;
 mod share;
+mod stream;
 mod ui;
 
-use std::collections::VecDeque;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::mpsc::{Receiver, TryRecvError};
-use std::time::Duration;
 
 use super::{FrameCtx, Scene, SceneConfig, SceneError};
 use crate::gpu::Gpu;
 use crate::gpu::frame::GpuFrame;
+use crate::pointcloud::PointCloudError;
 use crate::pointcloud::camera::{Camera, CameraView, ViewPreset};
-use crate::pointcloud::index::{CachedSource, IndexOptions, Progress};
-use crate::pointcloud::loader::Loader;
-use crate::pointcloud::lod::{Selection, select};
-use crate::pointcloud::pool::{DrawnPoint, QuantizedNode};
+use crate::pointcloud::index::Progress;
+use crate::pointcloud::lod::Selection;
+use crate::pointcloud::pool::DrawnPoint;
 use crate::pointcloud::raster::VisibilityBuffer;
 use crate::pointcloud::raster::{ColorMode, ResolveParams, ResolveVariant};
-use crate::pointcloud::source::NodeSource;
-use crate::pointcloud::{PointCloudError, copc::CopcSource, synthetic::Synthetic};
 pub use legend::{ClassCounts, black_rgb_notice, class_name};
+use opening::{Opened, open};
 pub use record::record_frame;
 pub use render::{CLASS_COLORS, CLASS_NAMES, Renderer, class_rgba};
+pub use settings::{CloudSource, Settings};
 pub use share::SETTLE_FRAMES;
+pub use stream::{POOL_BINDINGS, PRECISION_PX};
+use stream::{Stream, exact_capacity, pool_capacity};
 
 /// Points of the default synthetic cloud.
 pub const DEFAULT_SYNTHETIC: u64 = 2_000_000;
@@ -57,93 +60,9 @@ pub const BUDGET_GPU: u64 = 10_000_000;
 pub const UPLOAD_CPU: u64 = 8 << 20;
 /// Upload budget per frame on a GPU, bytes.
 pub const UPLOAD_GPU: u64 = 96 << 20;
-/// Decoded nodes waiting for upload, at most.
-const READY_CAP: usize = 64;
 /// Target spacing between drawn points on screen, pixels: a node whose points are further
 /// apart on screen is refined.
 pub const TARGET_SPACING_PX: f64 = 1.5;
-
-/// Where the cloud comes from.
-#[derive(Clone, Debug, PartialEq)]
-pub enum CloudSource {
-    /// A LAS, LAZ, COPC or PLY file.
-    File(PathBuf),
-    /// A COPC file over HTTP(S) (`http://…` or `https://…`), streamed with range requests.
-    Url(String),
-    /// The synthetic terrain of N points.
-    Synthetic(u64),
-}
-
-impl CloudSource {
-    /// Parses `--pointcloud`: `synthetic:N` (N with an optional k, M or G suffix), an
-    /// `http(s)://` URL, or a path.
-    ///
-    /// # Errors
-    ///
-    /// A message naming the value when N is not a count from 1 to 10¹⁰.
-    pub fn parse(s: &str) -> Result<CloudSource, String> {
-        if crate::pointcloud::http::is_url(s) {
-            return Ok(CloudSource::Url(s.to_string()));
-        }
-        let Some(n) = s.strip_prefix("synthetic") else {
-            return Ok(CloudSource::File(PathBuf::from(s)));
-        };
-        let n = n
-            .strip_prefix(':')
-            .unwrap_or(if n.is_empty() { "" } else { n });
-        if n.is_empty() {
-            return Ok(CloudSource::Synthetic(DEFAULT_SYNTHETIC));
-        }
-        let count = crate::cli::parse_count(n).map_err(|e| format!("'{s}': {e}"))?;
-        if count > crate::pointcloud::synthetic::MAX_POINTS {
-            return Err(format!(
-                "'{s}': the point count must be from 1 to {}",
-                crate::pointcloud::synthetic::MAX_POINTS
-            ));
-        }
-        Ok(CloudSource::Synthetic(count))
-    }
-}
-
-/// What the command line says about the point-cloud scene.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Settings {
-    /// The cloud.
-    pub source: CloudSource,
-    /// Point budget (`None`: from the adapter, [`BUDGET_CPU`] or [`BUDGET_GPU`]).
-    pub budget: Option<u64>,
-    /// Initial view, fitted to the bounds.
-    pub view: ViewPreset,
-    /// Colour mode (`None`: RGB where the cloud has colour, else elevation).
-    pub color: Option<ColorMode>,
-    /// Point radius in pixels, 0–3 (`None`: 1).
-    pub radius: Option<u32>,
-    /// Eye-dome lighting strength (0 = off).
-    pub edl: f32,
-    /// A pixel whose point is read out every frame (into the report's `hover`), as if hovered.
-    pub probe: Option<(u32, u32)>,
-    /// Whether frames wait for the nodes they ask for (default: in headless runs).
-    pub wait_for_nodes: Option<bool>,
-    /// Where octree caches of LAS/LAZ/PLY files live (`None`: the default,
-    /// [`crate::pointcloud::index::default_cache_dir`]).
-    pub cache_dir: Option<PathBuf>,
-}
-
-impl Default for Settings {
-    fn default() -> Self {
-        Settings {
-            source: CloudSource::Synthetic(DEFAULT_SYNTHETIC),
-            budget: None,
-            view: ViewPreset::Iso,
-            color: None,
-            radius: None,
-            edl: 1.0,
-            probe: None,
-            wait_for_nodes: None,
-            cache_dir: None,
-        }
-    }
-}
 
 /// Where opening the cloud stands.
 enum Phase {
@@ -161,91 +80,6 @@ enum Phase {
     Ready(Box<Stream>),
     /// The cloud cannot be shown (the message names the file and the problem).
     Failed(String),
-}
-
-/// An open cloud and its loaders.
-struct Stream {
-    source: Arc<dyn NodeSource>,
-    loader: Loader,
-    /// Decoded (and quantized) nodes waiting for upload.
-    ready: VecDeque<(u32, Arc<QuantizedNode>)>,
-    /// The cloud's bounds (min, max); elevations are stored relative to the lowest z.
-    bounds: ([f64; 3], [f64; 3]),
-    decoded_points: u64,
-    decode_seconds: f64,
-    load_errors: u64,
-    first_error: Option<String>,
-    /// The remote file, for a cloud streamed over HTTP.
-    http: Option<Arc<crate::pointcloud::http::HttpFile>>,
-    /// The octree cache, for a LAS/LAZ/PLY file.
-    cache: Option<CacheUse>,
-    /// Points per ASPRS class of the file, counted while it was indexed (`None`: not known,
-    /// a COPC file or a cache made before the counts were kept).
-    class_totals: Option<ClassCounts>,
-    /// Points per ASPRS class in the nodes decoded so far (each node counted once).
-    classes_seen: Vec<u64>,
-    /// Nodes counted in `classes_seen` and `rgb_points`.
-    counted: std::collections::HashSet<u32>,
-    /// Whether the loaders wake the frame loop when they hand a node over.
-    woken: bool,
-    /// Colours decoded so far (a cloud with RGB), and whether any was not black.
-    rgb_points: u64,
-    /// See `rgb_points`.
-    rgb_colored: bool,
-}
-
-/// A cloud opened off the frame thread: the source, and the cache or remote file behind it.
-struct Opened {
-    source: Arc<dyn NodeSource>,
-    cache: Option<CacheUse>,
-    http: Option<Arc<crate::pointcloud::http::HttpFile>>,
-    /// The file's class counts, where indexing counted them.
-    classes: Option<ClassCounts>,
-}
-
-impl Opened {
-    /// A LAS/LAZ/PLY file's cached octree (`hit`: the cache was there).
-    fn cached(source: CachedSource, hit: bool, classes: Option<ClassCounts>) -> Opened {
-        let cache = CacheUse {
-            path: source.path.clone(),
-            hit,
-        };
-        Opened {
-            source: Arc::new(source),
-            cache: Some(cache),
-            http: None,
-            classes,
-        }
-    }
-
-    /// A COPC file over HTTP(S).
-    fn remote(url: &str) -> Result<Opened, PointCloudError> {
-        let file =
-            crate::pointcloud::http::HttpFile::open(url, crate::pointcloud::http::CACHE_BYTES)?;
-        let s = CopcSource::open_origin(crate::pointcloud::copc::Origin::Http(file.clone()))
-            .map_err(|e| match e {
-                PointCloudError::NotLas { .. } => PointCloudError::Http {
-                    url: url.to_string(),
-                    reason: format!(
-                        "only COPC files (.copc.laz) stream over HTTP; this one is not ({e})"
-                    ),
-                },
-                e => e,
-            })?;
-        Ok(Opened {
-            source: Arc::new(s),
-            cache: None,
-            http: Some(file),
-            classes: None,
-        })
-    }
-}
-
-/// The octree cache a file was served from, and whether it existed (else it was built).
-#[derive(Clone, Debug)]
-struct CacheUse {
-    path: PathBuf,
-    hit: bool,
 }
 
 /// The point read out under the pointer (or at `--pointcloud-probe`).
@@ -602,149 +436,6 @@ impl PointCloud {
         }
     }
 
-    /// Selects nodes for the current camera (marking the drawn ones used this frame).
-    fn reselect(&mut self) {
-        let (Some(view), Phase::Ready(s)) = (&self.view, &self.phase) else {
-            return;
-        };
-        let pool = &self.renderer.pool;
-        let ready: std::collections::HashSet<u32> = s.ready.iter().map(|(n, _)| *n).collect();
-        let mut sel = select(
-            s.source.hierarchy(),
-            view,
-            self.budget,
-            TARGET_SPACING_PX,
-            64,
-            |n| pool.contains(n),
-        );
-        sel.wanted.retain(|n| !ready.contains(n));
-        for &n in &sel.draw {
-            self.renderer.pool.touch(n, self.frame);
-        }
-        self.selection = sel;
-    }
-
-    /// This frame's streaming: take decoded nodes, upload within the budget, select again.
-    /// Returns the upload budget left.
-    fn stream_nodes(&mut self, gpu: &mut GpuFrame<'_>) -> u64 {
-        let mut left = self.upload_budget;
-        for round in 0..64 {
-            self.reselect();
-            let Phase::Ready(s) = &mut self.phase else {
-                return left;
-            };
-            s.loader.want(&self.selection.wanted);
-            if self.wait_for_nodes && round > 0 && self.selection.wanted.is_empty() {
-                break;
-            }
-            if self.wait_for_nodes {
-                for _ in 0..self.selection.wanted.len() {
-                    match s.loader.recv_timeout(Duration::from_secs(30)) {
-                        Some(l) => s.take(l),
-                        None => break,
-                    }
-                }
-            }
-            while s.ready.len() < READY_CAP
-                && let Some(l) = s.loader.try_recv()
-            {
-                s.take(l);
-            }
-            let mut uploaded = 0;
-            while left > 0
-                && let Some((node, data)) = s.ready.pop_front()
-            {
-                let bytes = data.len() as u64 * crate::pointcloud::pool::POINT_BYTES;
-                match self
-                    .renderer
-                    .pool
-                    .insert(gpu, node, data.clone(), self.frame)
-                {
-                    Ok(()) => {
-                        uploaded += 1;
-                        left = left.saturating_sub(bytes);
-                    }
-                    Err(crate::pointcloud::pool::PoolFull::InUse) => {
-                        s.ready.push_front((node, data));
-                        break;
-                    }
-                    Err(crate::pointcloud::pool::PoolFull::TooLarge) => {
-                        s.load_errors += 1;
-                        s.first_error.get_or_insert_with(|| {
-                            format!(
-                                "node {node} is larger than the GPU pool; raise --pointcloud-budget"
-                            )
-                        });
-                    }
-                }
-            }
-            self.uploads_waiting = s.ready.len();
-            if !self.wait_for_nodes || uploaded == 0 || left == 0 {
-                break;
-            }
-        }
-        self.reselect();
-        if let Phase::Ready(s) = &self.phase {
-            s.loader.want(&self.selection.wanted);
-        }
-        left
-    }
-
-    /// Splits the nodes to draw by the precision the view needs: a node whose coarsest
-    /// quantized cell spans more than [`PRECISION_PX`] pixels where it is nearest the eye is
-    /// drawn from the exact pool (uploaded there from its CPU copy, within `left` bytes of the
-    /// frame's upload budget, or whatever it takes when frames wait for their nodes); the rest,
-    /// and an exact one that finds no room, quantized. Returns (exact, quantized).
-    fn split_by_precision(
-        &mut self,
-        gpu: &mut GpuFrame<'_>,
-        draw: &[u32],
-        view: &CameraView,
-        mut left: u64,
-    ) -> (Vec<u32>, Vec<u32>) {
-        let (mut exact, mut quantized) = (Vec::new(), Vec::new());
-        self.exact_waiting = false;
-        let Phase::Ready(s) = &self.phase else {
-            return (exact, draw.to_vec());
-        };
-        let h = s.source.hierarchy();
-        let eye = view.eye.to_array();
-        for &n in draw {
-            let (Some(q), Some(meta)) = (self.renderer.pool.node(n), h.nodes.get(n as usize))
-            else {
-                quantized.push(n);
-                continue;
-            };
-            let nearest = glam::DVec3::from(std::array::from_fn::<f64, 3, _>(|a| {
-                eye[a].clamp(meta.min[a], meta.max[a])
-            }));
-            let dist = nearest.distance(view.eye).max(view.near);
-            let cell_px = view.pixels(f64::from(q.max_step), dist);
-            if cell_px <= PRECISION_PX {
-                quantized.push(n);
-                continue;
-            }
-            let r = &mut self.renderer.exact;
-            if !r.contains(n) {
-                let bytes = q.len() as u64 * crate::pointcloud::pool::EXACT_POINT_BYTES;
-                if (self.wait_for_nodes || bytes <= left)
-                    && r.insert(gpu, n, q.clone(), self.frame).is_ok()
-                {
-                    left = left.saturating_sub(bytes);
-                } else if bytes > left && bytes <= self.upload_budget {
-                    // This frame's upload budget is spent: the next frame uploads it.
-                    self.exact_waiting = true;
-                }
-            }
-            if r.contains(n) {
-                exact.push(n);
-            } else {
-                quantized.push(n);
-            }
-        }
-        (exact, quantized)
-    }
-
     /// The GPU side: rasterizer, pools, visibility buffer (the lab times its passes).
     pub fn renderer(&self) -> &Renderer {
         &self.renderer
@@ -755,30 +446,9 @@ impl PointCloud {
         matches!(self.phase, Phase::Indexing { .. })
     }
 
-    /// Forgets every resident node (GPU pool, decoded nodes waiting): the view streams in again.
-    pub fn drop_resident(&mut self) {
-        self.renderer.pool.clear();
-        self.renderer.exact.clear();
-        if let Phase::Ready(s) = &mut self.phase {
-            s.ready.clear();
-        }
-        self.selection = Selection::default();
-    }
-
     /// The cloud's bounds, once open.
     fn bounds(&self) -> Option<([f64; 3], [f64; 3])> {
         self.stream().map(|s| s.bounds)
-    }
-
-    /// Whether the cloud is still indexing or nodes in view are still coming.
-    pub fn loading(&self) -> bool {
-        match &self.phase {
-            Phase::Indexing { .. } => true,
-            Phase::Ready(s) => {
-                !self.selection.wanted.is_empty() || !s.ready.is_empty() || s.loader.busy() > 0
-            }
-            Phase::Failed(_) | Phase::Waiting => false,
-        }
     }
 
     /// This frame's resolve parameters (the colour tables are the scene's, made once).
@@ -837,224 +507,6 @@ impl PointCloud {
                 .map(|n| n.name())
                 .unwrap_or_default(),
         })
-    }
-}
-
-/// Opens `source`: a synthetic cloud or a local COPC file at once (header and hierarchy), a
-/// LAS/LAZ or PLY file's header at once (so a bad file fails here) and its index on a thread,
-/// a COPC URL on a thread (network I/O never runs on the frame thread).
-fn open(source: &CloudSource, seed: u64, cache_dir: &Option<PathBuf>) -> Result<Phase, SceneError> {
-    match source {
-        CloudSource::Synthetic(n) => {
-            let s = Synthetic::new(*n, seed).map_err(SceneError::Other)?;
-            Ok(Phase::Ready(Box::new(Stream::new(Arc::new(s)))))
-        }
-        CloudSource::Url(url) => {
-            // Network I/O: off the frame thread, like indexing.
-            let (tx, rx) = std::sync::mpsc::channel();
-            let url = url.clone();
-            std::thread::Builder::new()
-                .name("vizdeck-pointcloud-index".into())
-                .spawn(move || {
-                    let _ = tx.send(Opened::remote(&url));
-                })
-                .map_err(|e| {
-                    SceneError::Other(format!("point cloud: cannot start opening: {e}"))
-                })?;
-            Ok(Phase::Indexing {
-                progress: Arc::new(Progress::default()),
-                started: std::time::Instant::now(),
-                done: rx,
-            })
-        }
-        CloudSource::File(path) => {
-            let ply = is_ply(path);
-            if ply {
-                crate::pointcloud::ply::vertex_count(path)
-                    .map_err(|e| SceneError::Other(e.to_string()))?;
-            } else {
-                // One header read decides: COPC (read node by node, nothing indexed) or not.
-                let file = crate::pointcloud::LasFile::open(path)
-                    .map_err(|e| SceneError::Other(e.to_string()))?;
-                if file.info().copc {
-                    drop(file);
-                    let s = CopcSource::open(path).map_err(|e| SceneError::Other(e.to_string()))?;
-                    return Ok(Phase::Ready(Box::new(Stream::new(Arc::new(s)))));
-                }
-                if file.info().header_points == 0 {
-                    return Err(SceneError::Other(
-                        PointCloudError::NoPoints { path: path.clone() }.to_string(),
-                    ));
-                }
-            }
-            let progress = Arc::new(Progress::default());
-            let (tx, rx) = std::sync::mpsc::channel();
-            let (p, path) = (progress.clone(), path.clone());
-            let opts = IndexOptions::new(
-                cache_dir
-                    .clone()
-                    .unwrap_or_else(crate::pointcloud::index::default_cache_dir),
-            );
-            std::thread::Builder::new()
-                .name("vizdeck-pointcloud-index".into())
-                .spawn(move || {
-                    let _ = tx.send(index_file(&path, ply, &opts, &p));
-                })
-                .map_err(|e| {
-                    SceneError::Other(format!("point cloud: cannot start indexing: {e}"))
-                })?;
-            Ok(Phase::Indexing {
-                progress,
-                started: std::time::Instant::now(),
-                done: rx,
-            })
-        }
-    }
-}
-
-/// Opens a LAS/LAZ/PLY file's cached octree, or indexes the file (counting its points per
-/// class as they pass, kept beside the cache). Caches of files that are gone are dropped
-/// first. Runs on `vizdeck-pointcloud-index`.
-fn index_file(
-    path: &std::path::Path,
-    ply: bool,
-    opts: &IndexOptions,
-    p: &Arc<Progress>,
-) -> Result<Opened, PointCloudError> {
-    let dropped = crate::pointcloud::cache::drop_orphans(&opts.cache_dir);
-    if dropped.bytes > 0 {
-        log::info!(
-            "point cloud: dropped {} cache(s) of files that are gone, {} freed",
-            dropped.caches,
-            crate::pointcloud::cache::human_bytes(dropped.bytes)
-        );
-    }
-    let mut counts = [0u64; 256];
-    let (source, hit) = crate::pointcloud::index::open_or_index(path, opts, p, |sink| {
-        let mut counting = |records: &[crate::pointcloud::index::Record]| {
-            for r in records {
-                counts[(r.word & 0xff) as usize] += 1;
-            }
-            sink(records)
-        };
-        if ply {
-            crate::pointcloud::ply::decode(path, p, &mut counting)
-        } else {
-            crate::pointcloud::decode::decode_las(path, p, &mut counting)
-        }
-    })?;
-    let classes = if hit {
-        crate::pointcloud::cache::read_classes(&source.path).map(|c| ClassCounts::of_file(&c))
-    } else {
-        if let Err(e) = crate::pointcloud::cache::write_classes(&source.path, &counts) {
-            log::warn!(
-                "point cloud: {}: class counts not kept: {e}",
-                source.path.display()
-            );
-        }
-        let pairs: Vec<(u8, u64)> = (0..=255u8)
-            .map(|c| (c, counts[usize::from(c)]))
-            .filter(|&(_, n)| n > 0)
-            .collect();
-        Some(ClassCounts::of_file(&pairs))
-    };
-    Ok(Opened::cached(source, hit, classes))
-}
-
-/// Whether `path` names a PLY file (by its extension).
-fn is_ply(path: &std::path::Path) -> bool {
-    path.extension()
-        .is_some_and(|e| e.eq_ignore_ascii_case("ply"))
-}
-
-/// The finest a node's quantized cells must be on screen, pixels: a node whose coarsest cell
-/// spans more where it is nearest the eye is drawn from the exact pool (a decoded point then
-/// lies within 1/32 pixel of the point wherever it is drawn quantized).
-pub const PRECISION_PX: f64 = 1.0 / 16.0;
-
-/// Exact pool capacity for `budget`: the budget (every node drawn may need it, as in a close
-/// view of leaves whose points lie far apart on screen), at least 65,536 points (the pool
-/// keeps it within the adapter's binding limit).
-fn exact_capacity(budget: u64) -> u64 {
-    budget.max(1 << 16)
-}
-
-/// Storage bindings (chunks) the pool may spread over, at most: a budget beyond what one
-/// binding holds (16 M points on lavapipe, 268 M on an H200) takes more, up to this.
-pub const POOL_BINDINGS: u64 = 4;
-
-/// Pool capacity for `budget`: twice the budget (room to keep nodes cached while the view
-/// moves), at least 65,536 points, at most [`POOL_BINDINGS`] storage bindings of the adapter
-/// ([`points_per_binding`](crate::pointcloud::raster::points_per_binding): whole pages, within
-/// `max_storage_buffer_binding_size` and `max_buffer_size`) and the pool's id range.
-fn pool_capacity(gpu: &Gpu, budget: u64) -> u64 {
-    let per = crate::pointcloud::raster::points_per_binding(&gpu.device.limits());
-    let ids = u64::from(crate::pointcloud::pool::MAX_PAGES)
-        * u64::from(crate::pointcloud::raster::QBATCH_POINTS);
-    budget
-        .saturating_mul(2)
-        .max(1 << 16)
-        .min(per.saturating_mul(POOL_BINDINGS))
-        .min(ids)
-}
-
-impl Stream {
-    fn new(source: Arc<dyn NodeSource>) -> Stream {
-        let threads = std::thread::available_parallelism()
-            .map_or(2, |n| n.get())
-            .clamp(1, 8);
-        let bounds = source.info().bounds;
-        let waker = crate::scene::wake::get();
-        Stream {
-            woken: waker.is_some(),
-            loader: Loader::with_waker(source.clone(), threads, 2 * threads, waker),
-            bounds,
-            source,
-            ready: VecDeque::new(),
-            decoded_points: 0,
-            decode_seconds: 0.0,
-            load_errors: 0,
-            first_error: None,
-            http: None,
-            cache: None,
-            class_totals: None,
-            classes_seen: vec![0; 256],
-            counted: std::collections::HashSet::new(),
-            rgb_points: 0,
-            rgb_colored: false,
-        }
-    }
-
-    /// Counts a decoded node's classes and colours (once per node, however often it is
-    /// decoded again after an eviction).
-    fn count(&mut self, node: u32, q: &QuantizedNode) {
-        if !self.counted.insert(node) {
-            return;
-        }
-        for w in &q.data.words {
-            self.classes_seen[(w & 0xff) as usize] += 1;
-        }
-        if self.source.info().has_color {
-            self.rgb_points += q.data.rgba.len() as u64;
-            self.rgb_colored |= q.data.rgba.iter().any(|&c| !legend::is_black(c));
-        }
-    }
-
-    fn take(&mut self, l: crate::pointcloud::loader::Loaded) {
-        match l.result {
-            Ok(data) => {
-                self.decoded_points += data.len() as u64;
-                self.decode_seconds += l.seconds;
-                self.count(l.node, &data);
-                if !self.ready.iter().any(|(n, _)| *n == l.node) {
-                    self.ready.push_back((l.node, Arc::new(data)));
-                }
-            }
-            Err(e) => {
-                self.load_errors += 1;
-                self.first_error.get_or_insert_with(|| e.to_string());
-            }
-        }
     }
 }
 
