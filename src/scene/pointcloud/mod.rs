@@ -26,6 +26,7 @@ mod render;
 mod settings;
 mod share;
 mod stream;
+mod style;
 mod ui;
 
 use std::sync::Arc;
@@ -47,8 +48,10 @@ pub use record::record_frame;
 pub use render::{CLASS_COLORS, CLASS_NAMES, Renderer, class_rgba};
 pub use settings::{CloudSource, Settings};
 pub use share::SETTLE_FRAMES;
+use stream::{Budgets, Stream, exact_capacity, pool_capacity};
 pub use stream::{POOL_BINDINGS, PRECISION_PX};
-use stream::{Stream, exact_capacity, pool_capacity};
+use style::{Style, color_tables};
+use ui::Pointer;
 
 /// Points of the default synthetic cloud.
 pub const DEFAULT_SYNTHETIC: u64 = 2_000_000;
@@ -119,59 +122,27 @@ pub struct PointCloud {
     /// it was fitted to: while the camera is untouched, a viewport of another size (a window
     /// resized, a panel opened beside) is fitted again.
     fitted: Option<(Camera, (u32, u32))>,
-    budget: u64,
-    /// The adapter's default point budget ([`BUDGET_CPU`] or [`BUDGET_GPU`]).
-    default_budget: u64,
-    upload_budget: u64,
-    wait_for_nodes: bool,
-    color: ColorMode,
-    radius: u32,
-    edl: f32,
-    /// Classes hidden in the legend (bit c).
-    hidden_classes: [[u32; 4]; 2],
+    /// The point and upload budgets, and whether frames wait for their nodes ([`Budgets`]).
+    budgets: Budgets,
+    /// How the points are drawn: colour mode, radius, eye-dome lighting, hidden classes
+    /// ([`Style`]).
+    style: Style,
     selection: Selection,
     view: Option<CameraView>,
     size: (u32, u32),
     frame: u64,
-    /// Pixel under the pointer (scene pixels).
-    hover_pixel: Option<(u32, u32)>,
-    hover: Option<Readout>,
-    /// A double-click asked to move the pivot to the next readout.
-    pivot_on_readout: bool,
-    /// Keys held for fly mode this frame: (right, forward, up), −1 … 1.
-    fly: [f64; 3],
+    /// The pointer's and keys' state: the hovered pixel and its readout, fly keys
+    /// ([`Pointer`]).
+    pointer: Pointer,
     uploads_waiting: usize,
     message: Option<String>,
-    /// The colour mode the scene chose for the cloud (RGB where it has colour, else
-    /// elevation; `None` until the cloud is open or when the flag chose): a mode other than
-    /// this one is the user's choice.
-    auto_color: Option<ColorMode>,
     /// A node drawn quantized this frame waits for its exact copy (the upload budget was
     /// spent): the next frame uploads it.
     exact_waiting: bool,
-    /// Why the colours are not the cloud's default (its RGB colours are all black).
-    color_notice: Option<String>,
     /// The cache directory's listing and the side panel's clear buttons ([`cache_panel`]).
     cache_panel: cache_panel::CachePanel,
-    /// RGBA8 per ASPRS class 0–31 and the 256-entry elevation colormap (viridis), as the
-    /// resolve's uniform holds them.
-    color_tables: ([[u32; 4]; 8], [[u32; 4]; 64]),
     /// `--publish` / `--follow` state ([`share`]).
     share: share::Share,
-}
-
-/// The resolve's colour tables: the ASPRS class colours and the viridis colormap.
-fn color_tables() -> ([[u32; 4]; 8], [[u32; 4]; 64]) {
-    let mut class_colors = [[0u32; 4]; 8];
-    for c in 0..32u8 {
-        class_colors[usize::from(c / 4)][usize::from(c % 4)] = class_rgba(c);
-    }
-    let mut lut = [[0u32; 4]; 64];
-    for i in 0..256usize {
-        let c = colorous::VIRIDIS.eval_rational(i, 256);
-        lut[i / 4][i % 4] = u32::from_le_bytes([c.r, c.g, c.b, 255]);
-    }
-    (class_colors, lut)
 }
 
 impl PointCloud {
@@ -212,7 +183,7 @@ impl PointCloud {
         let phase = open(&settings.source, seed, &settings.cache_dir)?;
         let mut scene = PointCloud::with_phase(gpu, settings, seed, simulated_clock, phase);
         scene.share.source = Some(share::wire_source(&settings.source, seed));
-        if scene.wait_for_nodes {
+        if scene.budgets.wait_for_nodes {
             scene.finish_indexing(true);
             if let Phase::Failed(e) = &scene.phase {
                 return Err(SceneError::Other(e.clone()));
@@ -228,7 +199,7 @@ impl PointCloud {
     pub fn following(gpu: &Gpu, settings: &Settings, simulated_clock: bool) -> PointCloud {
         let mut scene = PointCloud::with_phase(gpu, settings, 0, simulated_clock, Phase::Waiting);
         scene.share.following = true;
-        scene.share.own_budget = scene.budget;
+        scene.share.own_budget = scene.budgets.budget;
         scene
     }
 
@@ -251,7 +222,7 @@ impl PointCloud {
     /// Shows or hides the points of ASPRS class `class` (the side panel's class legend).
     pub fn set_class_shown(&mut self, class: u8, shown: bool) {
         let c = usize::from(class);
-        let word = &mut self.hidden_classes[c / 128][(c / 32) % 4];
+        let word = &mut self.style.hidden_classes[c / 128][(c / 32) % 4];
         if shown {
             *word &= !(1 << (c % 32));
         } else {
@@ -294,32 +265,38 @@ impl PointCloud {
             renderer: render::Renderer::new(gpu, capacity, exact_capacity(budget)),
             camera: None,
             fitted: None,
-            budget,
-            default_budget: if cpu { BUDGET_CPU } else { BUDGET_GPU },
-            upload_budget: if cpu { UPLOAD_CPU } else { UPLOAD_GPU },
-            wait_for_nodes: settings.wait_for_nodes.unwrap_or(simulated_clock),
-            color: settings.color.unwrap_or(ColorMode::Elevation),
-            radius: settings
-                .radius
-                .unwrap_or(1)
-                .min(crate::pointcloud::raster::MAX_RADIUS),
-            edl: settings.edl.max(0.0),
-            hidden_classes: [[0; 4]; 2],
+            budgets: Budgets {
+                budget,
+                default_budget: if cpu { BUDGET_CPU } else { BUDGET_GPU },
+                upload_budget: if cpu { UPLOAD_CPU } else { UPLOAD_GPU },
+                wait_for_nodes: settings.wait_for_nodes.unwrap_or(simulated_clock),
+            },
+            style: Style {
+                color: settings.color.unwrap_or(ColorMode::Elevation),
+                radius: settings
+                    .radius
+                    .unwrap_or(1)
+                    .min(crate::pointcloud::raster::MAX_RADIUS),
+                edl: settings.edl.max(0.0),
+                hidden_classes: [[0; 4]; 2],
+                auto_color: None,
+                color_notice: None,
+                color_tables: color_tables(),
+            },
             selection: Selection::default(),
             view: None,
             size: (1, 1),
             frame: 0,
-            hover_pixel: settings.probe,
-            hover: None,
-            pivot_on_readout: false,
-            fly: [0.0; 3],
+            pointer: Pointer {
+                hover_pixel: settings.probe,
+                hover: None,
+                pivot_on_readout: false,
+                fly: [0.0; 3],
+            },
             uploads_waiting: 0,
             message: None,
-            auto_color: None,
             exact_waiting: false,
-            color_notice: None,
             cache_panel: cache_panel::CachePanel::default(),
-            color_tables: color_tables(),
             share: share::Share::default(),
         }
     }
@@ -427,12 +404,12 @@ impl PointCloud {
             && self.settings.color.is_none()
             && !self.share.view_applied
         {
-            self.color = if s.source.info().has_color {
+            self.style.color = if s.source.info().has_color {
                 ColorMode::Rgb
             } else {
                 ColorMode::Elevation
             };
-            self.auto_color = Some(self.color);
+            self.style.auto_color = Some(self.style.color);
         }
     }
 
@@ -453,7 +430,7 @@ impl PointCloud {
 
     /// This frame's resolve parameters (the colour tables are the scene's, made once).
     fn resolve_params(&self) -> ResolveParams {
-        let (class_colors, lut) = self.color_tables;
+        let (class_colors, lut) = self.style.color_tables;
         let (lo, hi) = self.bounds().unwrap_or(([0.0; 3], [1.0; 3]));
         let intensity_max = self
             .stream()
@@ -473,7 +450,7 @@ impl PointCloud {
             } else {
                 0.0
             },
-            edl_strength: self.edl,
+            edl_strength: self.style.edl,
             intensity_scale: 1.0 / f32::from(intensity_max),
             elev_min: 0.0,
             elev_scale: 1.0 / ((hi[2] - lo[2]).max(1e-6) as f32),
@@ -535,7 +512,10 @@ impl Scene for PointCloud {
             Phase::Ready(s) => !s.ready.is_empty() || (self.loading() && !s.woken),
             _ => self.loading(),
         };
-        waiting_for_loaders || self.exact_waiting || self.fly != [0.0; 3] || self.cache_panel.busy()
+        waiting_for_loaders
+            || self.exact_waiting
+            || self.pointer.fly != [0.0; 3]
+            || self.cache_panel.busy()
     }
 
     fn prepare(&mut self, gpu: &mut GpuFrame<'_>, frame: &FrameCtx) {
@@ -543,11 +523,12 @@ impl Scene for PointCloud {
         self.size = frame.size;
         // A budget raised in the side panel beyond the pool: a pool of twice the new budget
         // (the nodes stream in again).
-        let capacity = pool_capacity(gpu.gpu(), self.budget);
+        let capacity = pool_capacity(gpu.gpu(), self.budgets.budget);
         if capacity > self.renderer.asked {
-            self.renderer = render::Renderer::new(gpu.gpu(), capacity, exact_capacity(self.budget));
+            self.renderer =
+                render::Renderer::new(gpu.gpu(), capacity, exact_capacity(self.budgets.budget));
         }
-        self.finish_indexing(self.wait_for_nodes);
+        self.finish_indexing(self.budgets.wait_for_nodes);
         self.cache_panel.poll();
         let Some((lo, hi)) = self.bounds() else {
             return;
@@ -556,9 +537,13 @@ impl Scene for PointCloud {
         let Some(camera) = &mut self.camera else {
             return;
         };
-        if self.fly != [0.0; 3] {
+        if self.pointer.fly != [0.0; 3] {
             let step = camera.distance * frame.elapsed_s;
-            camera.fly(self.fly[0] * step, self.fly[1] * step, self.fly[2] * step);
+            camera.fly(
+                self.pointer.fly[0] * step,
+                self.pointer.fly[1] * step,
+                self.pointer.fly[2] * step,
+            );
         }
         let center = glam::DVec3::from(lo).midpoint(glam::DVec3::from(hi));
         let radius = (glam::DVec3::from(hi) - glam::DVec3::from(lo)).length() * 0.5;
@@ -578,18 +563,24 @@ impl Scene for PointCloud {
         for (w, h) in mask
             .iter_mut()
             .flatten()
-            .zip(self.hidden_classes.iter().flatten())
+            .zip(self.style.hidden_classes.iter().flatten())
         {
             *w &= !h;
         }
         let resolve = self.resolve_params();
         let variant = ResolveVariant {
-            mode: self.color,
-            radius: self.radius,
-            edl: self.edl > 0.0,
+            mode: self.style.color,
+            radius: self.style.radius,
+            edl: self.style.edl > 0.0,
         };
-        self.renderer
-            .prepare(gpu, &view, mask, &resolve, variant, self.hover_pixel);
+        self.renderer.prepare(
+            gpu,
+            &view,
+            mask,
+            &resolve,
+            variant,
+            self.pointer.hover_pixel,
+        );
     }
 
     fn compute(&mut self, pass: &mut wgpu::ComputePass<'_>, _frame: &FrameCtx) {
@@ -640,16 +631,16 @@ impl Scene for PointCloud {
             return;
         };
         let v = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
-        self.hover = if v == 0 {
+        self.pointer.hover = if v == 0 {
             None
         } else {
             self.readout(copy.pixel, !v, copy.frame)
         };
-        if self.pivot_on_readout
-            && let (Some(r), Some(c)) = (&self.hover, &mut self.camera)
+        if self.pointer.pivot_on_readout
+            && let (Some(r), Some(c)) = (&self.pointer.hover, &mut self.camera)
         {
             c.set_pivot(glam::DVec3::from(r.xyz));
-            self.pivot_on_readout = false;
+            self.pointer.pivot_on_readout = false;
         }
     }
 
@@ -693,21 +684,21 @@ impl Scene for PointCloud {
             "gpu_bytes": self.renderer.gpu_bytes(),
             "pool_points": self.renderer.pool.capacity(),
             "uploaded_bytes": self.renderer.pool.uploaded_bytes + self.renderer.exact.uploaded_bytes,
-            "point_budget": self.budget,
+            "point_budget": self.budgets.budget,
             "budget_hit": self.selection.budget_hit,
             "lod_depth": self.selection.depth,
             "hierarchy_depth": h.map_or(0, |h| h.depth()),
             "decode_points_per_s": s.and_then(|s| (s.decode_seconds > 0.0).then(|| s.decoded_points as f64 / s.decode_seconds)),
             "index_decode_points_per_s": info.and_then(|i| i.decode_rate),
             "hierarchy_build_points_per_s": info.and_then(|i| i.build_rate),
-            "color": self.color.name(),
-            "point_radius": self.radius,
-            "edl_strength": self.edl,
+            "color": self.style.color.name(),
+            "point_radius": self.style.radius,
+            "edl_strength": self.style.edl,
             "view": self.camera.map(|c| serde_json::json!({
                 "pivot": c.pivot.to_array(), "yaw": c.yaw, "pitch": c.pitch,
                 "distance": c.distance, "ortho": c.ortho,
             })),
-            "hover": self.hover,
+            "hover": self.pointer.hover,
             "share": self.share_metrics(),
             "http": s.and_then(|s| s.http.as_ref()).map(|f| f.metrics()),
             "cache": s.and_then(|s| s.cache.as_ref()).map(|c| serde_json::json!({
@@ -718,7 +709,7 @@ impl Scene for PointCloud {
         m["points_exact"] = self.renderer.exact.batched_points().into();
         m["points_quantized"] = self.renderer.pool.batched_points().into();
         m["nodes_exact"] = self.renderer.exact.len().into();
-        m["color_notice"] = self.color_notice.clone().into();
+        m["color_notice"] = self.style.color_notice.clone().into();
         m["classes"] = self.class_counts().map_or(serde_json::Value::Null, |c| {
             let counts: serde_json::Map<String, serde_json::Value> = c
                 .present()
@@ -756,7 +747,7 @@ impl Scene for PointCloud {
                 .clone()
                 .or_else(|| s.first_error.clone())
                 .or_else(|| self.message.clone())
-                .or_else(|| self.color_notice.clone()),
+                .or_else(|| self.style.color_notice.clone()),
             Phase::Indexing { .. } | Phase::Waiting => None,
         }
     }
@@ -770,43 +761,11 @@ impl Scene for PointCloud {
     }
 
     fn recreate_gpu(&mut self, gpu: &Gpu) -> Result<(), SceneError> {
-        let capacity = pool_capacity(gpu, self.budget);
-        self.renderer = render::Renderer::new(gpu, capacity, exact_capacity(self.budget));
+        let capacity = pool_capacity(gpu, self.budgets.budget);
+        self.renderer = render::Renderer::new(gpu, capacity, exact_capacity(self.budgets.budget));
         self.message = Some(
             "the GPU device was lost and recreated: the visible nodes are loading again".into(),
         );
         Ok(())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn sources_parse() {
-        assert_eq!(
-            CloudSource::parse("synthetic:10M"),
-            Ok(CloudSource::Synthetic(10_000_000))
-        );
-        assert_eq!(
-            CloudSource::parse("synthetic:1G"),
-            Ok(CloudSource::Synthetic(1_000_000_000))
-        );
-        assert_eq!(
-            CloudSource::parse("synthetic:2500"),
-            Ok(CloudSource::Synthetic(2500))
-        );
-        assert_eq!(
-            CloudSource::parse("synthetic"),
-            Ok(CloudSource::Synthetic(DEFAULT_SYNTHETIC))
-        );
-        assert_eq!(
-            CloudSource::parse("a.laz"),
-            Ok(CloudSource::File(PathBuf::from("a.laz")))
-        );
-        for bad in ["synthetic:0", "synthetic:x", "synthetic:20G"] {
-            assert!(CloudSource::parse(bad).unwrap_err().contains(bad), "{bad}");
-        }
     }
 }

@@ -88,3 +88,35 @@ impl Default for Settings {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sources_parse() {
+        assert_eq!(
+            CloudSource::parse("synthetic:10M"),
+            Ok(CloudSource::Synthetic(10_000_000))
+        );
+        assert_eq!(
+            CloudSource::parse("synthetic:1G"),
+            Ok(CloudSource::Synthetic(1_000_000_000))
+        );
+        assert_eq!(
+            CloudSource::parse("synthetic:2500"),
+            Ok(CloudSource::Synthetic(2500))
+        );
+        assert_eq!(
+            CloudSource::parse("synthetic"),
+            Ok(CloudSource::Synthetic(DEFAULT_SYNTHETIC))
+        );
+        assert_eq!(
+            CloudSource::parse("a.laz"),
+            Ok(CloudSource::File(PathBuf::from("a.laz")))
+        );
+        for bad in ["synthetic:0", "synthetic:x", "synthetic:20G"] {
+            assert!(CloudSource::parse(bad).unwrap_err().contains(bad), "{bad}");
+        }
+    }
+}

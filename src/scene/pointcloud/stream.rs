@@ -20,6 +20,15 @@ use crate::pointcloud::source::NodeSource;
 /// Decoded nodes waiting for upload, at most.
 const READY_CAP: usize = 64;
 
+/// The point and upload budgets of the stream, and whether frames wait for their nodes.
+pub(super) struct Budgets {
+    pub(super) budget: u64,
+    /// The adapter's default point budget ([`BUDGET_CPU`] or [`BUDGET_GPU`]).
+    pub(super) default_budget: u64,
+    pub(super) upload_budget: u64,
+    pub(super) wait_for_nodes: bool,
+}
+
 /// An open cloud and its loaders.
 pub(super) struct Stream {
     pub(super) source: Arc<dyn NodeSource>,
@@ -153,7 +162,7 @@ impl PointCloud {
         let mut sel = select(
             s.source.hierarchy(),
             view,
-            self.budget,
+            self.budgets.budget,
             TARGET_SPACING_PX,
             64,
             |n| pool.contains(n),
@@ -168,17 +177,17 @@ impl PointCloud {
     /// This frame's streaming: take decoded nodes, upload within the budget, select again.
     /// Returns the upload budget left.
     pub(super) fn stream_nodes(&mut self, gpu: &mut GpuFrame<'_>) -> u64 {
-        let mut left = self.upload_budget;
+        let mut left = self.budgets.upload_budget;
         for round in 0..64 {
             self.reselect();
             let Phase::Ready(s) = &mut self.phase else {
                 return left;
             };
             s.loader.want(&self.selection.wanted);
-            if self.wait_for_nodes && round > 0 && self.selection.wanted.is_empty() {
+            if self.budgets.wait_for_nodes && round > 0 && self.selection.wanted.is_empty() {
                 break;
             }
-            if self.wait_for_nodes {
+            if self.budgets.wait_for_nodes {
                 for _ in 0..self.selection.wanted.len() {
                     match s.loader.recv_timeout(Duration::from_secs(30)) {
                         Some(l) => s.take(l),
@@ -220,7 +229,7 @@ impl PointCloud {
                 }
             }
             self.uploads_waiting = s.ready.len();
-            if !self.wait_for_nodes || uploaded == 0 || left == 0 {
+            if !self.budgets.wait_for_nodes || uploaded == 0 || left == 0 {
                 break;
             }
         }
@@ -268,11 +277,11 @@ impl PointCloud {
             let r = &mut self.renderer.exact;
             if !r.contains(n) {
                 let bytes = q.len() as u64 * crate::pointcloud::pool::EXACT_POINT_BYTES;
-                if (self.wait_for_nodes || bytes <= left)
+                if (self.budgets.wait_for_nodes || bytes <= left)
                     && r.insert(gpu, n, q.clone(), self.frame).is_ok()
                 {
                     left = left.saturating_sub(bytes);
-                } else if bytes > left && bytes <= self.upload_budget {
+                } else if bytes > left && bytes <= self.budgets.upload_budget {
                     // This frame's upload budget is spent: the next frame uploads it.
                     self.exact_waiting = true;
                 }
