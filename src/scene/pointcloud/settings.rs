@@ -54,7 +54,8 @@ impl CloudSource {
 pub struct Settings {
     /// The cloud.
     pub source: CloudSource,
-    /// Point budget (`None`: from the adapter, [`BUDGET_CPU`] or [`BUDGET_GPU`]).
+    /// Point budget (`None`: from the adapter, [`BUDGET_CPU`](super::BUDGET_CPU) or
+    /// [`BUDGET_GPU`](super::BUDGET_GPU)).
     pub budget: Option<u64>,
     /// Initial view, fitted to the bounds.
     pub view: ViewPreset,
