@@ -80,7 +80,7 @@ pub(super) fn class_legend(s: &mut PointCloud, ui: &mut egui::Ui) {
     });
     for (c, n) in present {
         let (w, b) = (usize::from(c) / 32, usize::from(c) % 32);
-        let word = &mut s.hidden_classes[w / 4][w % 4];
+        let word = &mut s.style.hidden_classes[w / 4][w % 4];
         let mut shown = (*word >> b) & 1 == 0;
         ui.horizontal(|ui| {
             let (rect, _) = ui.allocate_exact_size(egui::vec2(12.0, 12.0), egui::Sense::hover());
@@ -157,7 +157,7 @@ pub(super) fn paint_elevation_legend(s: &PointCloud, painter: &egui::Painter, re
     let (Some((lo, hi)), Some(st)) = (s.bounds(), s.stream()) else {
         return;
     };
-    if s.color != ColorMode::Elevation || rect.height() < 120.0 || rect.width() < 120.0 {
+    if s.style.color != ColorMode::Elevation || rect.height() < 120.0 || rect.width() < 120.0 {
         return;
     }
     let bar_h = (rect.height() * 0.3).clamp(60.0, 180.0);
@@ -258,19 +258,19 @@ impl PointCloud {
         };
         let (read, colored) = (st.rgb_points, st.rgb_colored);
         let name = st.source.info().name.clone();
-        if self.auto_color.is_none() || self.auto_color != Some(self.color) {
+        if self.style.auto_color.is_none() || self.style.auto_color != Some(self.style.color) {
             return; // the user's choice (flag, side panel or publisher)
         }
-        if self.color == ColorMode::Rgb && read > 0 && !colored {
-            self.color = ColorMode::Elevation;
-            self.auto_color = Some(ColorMode::Elevation);
+        if self.style.color == ColorMode::Rgb && read > 0 && !colored {
+            self.style.color = ColorMode::Elevation;
+            self.style.auto_color = Some(ColorMode::Elevation);
             let notice = black_rgb_notice(&name);
             log::warn!("{notice}");
-            self.color_notice = Some(notice);
-        } else if self.color_notice.is_some() && colored {
-            self.color = ColorMode::Rgb;
-            self.auto_color = Some(ColorMode::Rgb);
-            self.color_notice = None;
+            self.style.color_notice = Some(notice);
+        } else if self.style.color_notice.is_some() && colored {
+            self.style.color = ColorMode::Rgb;
+            self.style.auto_color = Some(ColorMode::Rgb);
+            self.style.color_notice = None;
         }
     }
 }

@@ -14,38 +14,44 @@
 //! the frame waits for the nodes it asked for instead, so the same file, seed and view give the
 //! same image whatever the machine's speed.
 //!
-//! This file holds the scene's state and data flow; the side panel, pointer and keys, and the
-//! readout are in `ui.rs`; the GPU objects in `render.rs`.
+//! This file holds the scene's state and data flow; the flags in `settings.rs`; opening a cloud
+//! in `opening.rs`; the streaming of its nodes into the pools in `stream.rs`; the side panel,
+//! pointer and keys, and the readout are in `ui.rs`; the GPU objects in `render.rs`.
 
 mod cache_panel;
 mod legend;
+mod opening;
 mod record;
 mod render;
+mod settings;
 mod share;
+mod stream;
+mod style;
 mod ui;
 
-use std::collections::VecDeque;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::mpsc::{Receiver, TryRecvError};
-use std::time::Duration;
 
 use super::{FrameCtx, Scene, SceneConfig, SceneError};
 use crate::gpu::Gpu;
 use crate::gpu::frame::GpuFrame;
+use crate::pointcloud::PointCloudError;
 use crate::pointcloud::camera::{Camera, CameraView, ViewPreset};
-use crate::pointcloud::index::{CachedSource, IndexOptions, Progress};
-use crate::pointcloud::loader::Loader;
-use crate::pointcloud::lod::{Selection, select};
-use crate::pointcloud::pool::{DrawnPoint, QuantizedNode};
+use crate::pointcloud::index::Progress;
+use crate::pointcloud::lod::Selection;
+use crate::pointcloud::pool::DrawnPoint;
 use crate::pointcloud::raster::VisibilityBuffer;
 use crate::pointcloud::raster::{ColorMode, ResolveParams, ResolveVariant};
-use crate::pointcloud::source::NodeSource;
-use crate::pointcloud::{PointCloudError, copc::CopcSource, synthetic::Synthetic};
 pub use legend::{ClassCounts, black_rgb_notice, class_name};
+use opening::{Opened, open};
 pub use record::record_frame;
 pub use render::{CLASS_COLORS, CLASS_NAMES, Renderer, class_rgba};
+pub use settings::{CloudSource, Settings};
 pub use share::SETTLE_FRAMES;
+use stream::{Budgets, Stream, exact_capacity, pool_capacity};
+pub use stream::{POOL_BINDINGS, PRECISION_PX};
+use style::{Style, color_tables};
+use ui::Pointer;
 
 /// Points of the default synthetic cloud.
 pub const DEFAULT_SYNTHETIC: u64 = 2_000_000;
@@ -57,93 +63,9 @@ pub const BUDGET_GPU: u64 = 10_000_000;
 pub const UPLOAD_CPU: u64 = 8 << 20;
 /// Upload budget per frame on a GPU, bytes.
 pub const UPLOAD_GPU: u64 = 96 << 20;
-/// Decoded nodes waiting for upload, at most.
-const READY_CAP: usize = 64;
 /// Target spacing between drawn points on screen, pixels: a node whose points are further
 /// apart on screen is refined.
 pub const TARGET_SPACING_PX: f64 = 1.5;
-
-/// Where the cloud comes from.
-#[derive(Clone, Debug, PartialEq)]
-pub enum CloudSource {
-    /// A LAS, LAZ, COPC or PLY file.
-    File(PathBuf),
-    /// A COPC file over HTTP(S) (`http://…` or `https://…`), streamed with range requests.
-    Url(String),
-    /// The synthetic terrain of N points.
-    Synthetic(u64),
-}
-
-impl CloudSource {
-    /// Parses `--pointcloud`: `synthetic:N` (N with an optional k, M or G suffix), an
-    /// `http(s)://` URL, or a path.
-    ///
-    /// # Errors
-    ///
-    /// A message naming the value when N is not a count from 1 to 10¹⁰.
-    pub fn parse(s: &str) -> Result<CloudSource, String> {
-        if crate::pointcloud::http::is_url(s) {
-            return Ok(CloudSource::Url(s.to_string()));
-        }
-        let Some(n) = s.strip_prefix("synthetic") else {
-            return Ok(CloudSource::File(PathBuf::from(s)));
-        };
-        let n = n
-            .strip_prefix(':')
-            .unwrap_or(if n.is_empty() { "" } else { n });
-        if n.is_empty() {
-            return Ok(CloudSource::Synthetic(DEFAULT_SYNTHETIC));
-        }
-        let count = crate::cli::parse_count(n).map_err(|e| format!("'{s}': {e}"))?;
-        if count > crate::pointcloud::synthetic::MAX_POINTS {
-            return Err(format!(
-                "'{s}': the point count must be from 1 to {}",
-                crate::pointcloud::synthetic::MAX_POINTS
-            ));
-        }
-        Ok(CloudSource::Synthetic(count))
-    }
-}
-
-/// What the command line says about the point-cloud scene.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Settings {
-    /// The cloud.
-    pub source: CloudSource,
-    /// Point budget (`None`: from the adapter, [`BUDGET_CPU`] or [`BUDGET_GPU`]).
-    pub budget: Option<u64>,
-    /// Initial view, fitted to the bounds.
-    pub view: ViewPreset,
-    /// Colour mode (`None`: RGB where the cloud has colour, else elevation).
-    pub color: Option<ColorMode>,
-    /// Point radius in pixels, 0–3 (`None`: 1).
-    pub radius: Option<u32>,
-    /// Eye-dome lighting strength (0 = off).
-    pub edl: f32,
-    /// A pixel whose point is read out every frame (into the report's `hover`), as if hovered.
-    pub probe: Option<(u32, u32)>,
-    /// Whether frames wait for the nodes they ask for (default: in headless runs).
-    pub wait_for_nodes: Option<bool>,
-    /// Where octree caches of LAS/LAZ/PLY files live (`None`: the default,
-    /// [`crate::pointcloud::index::default_cache_dir`]).
-    pub cache_dir: Option<PathBuf>,
-}
-
-impl Default for Settings {
-    fn default() -> Self {
-        Settings {
-            source: CloudSource::Synthetic(DEFAULT_SYNTHETIC),
-            budget: None,
-            view: ViewPreset::Iso,
-            color: None,
-            radius: None,
-            edl: 1.0,
-            probe: None,
-            wait_for_nodes: None,
-            cache_dir: None,
-        }
-    }
-}
 
 /// Where opening the cloud stands.
 enum Phase {
@@ -161,91 +83,6 @@ enum Phase {
     Ready(Box<Stream>),
     /// The cloud cannot be shown (the message names the file and the problem).
     Failed(String),
-}
-
-/// An open cloud and its loaders.
-struct Stream {
-    source: Arc<dyn NodeSource>,
-    loader: Loader,
-    /// Decoded (and quantized) nodes waiting for upload.
-    ready: VecDeque<(u32, Arc<QuantizedNode>)>,
-    /// The cloud's bounds (min, max); elevations are stored relative to the lowest z.
-    bounds: ([f64; 3], [f64; 3]),
-    decoded_points: u64,
-    decode_seconds: f64,
-    load_errors: u64,
-    first_error: Option<String>,
-    /// The remote file, for a cloud streamed over HTTP.
-    http: Option<Arc<crate::pointcloud::http::HttpFile>>,
-    /// The octree cache, for a LAS/LAZ/PLY file.
-    cache: Option<CacheUse>,
-    /// Points per ASPRS class of the file, counted while it was indexed (`None`: not known,
-    /// a COPC file or a cache made before the counts were kept).
-    class_totals: Option<ClassCounts>,
-    /// Points per ASPRS class in the nodes decoded so far (each node counted once).
-    classes_seen: Vec<u64>,
-    /// Nodes counted in `classes_seen` and `rgb_points`.
-    counted: std::collections::HashSet<u32>,
-    /// Whether the loaders wake the frame loop when they hand a node over.
-    woken: bool,
-    /// Colours decoded so far (a cloud with RGB), and whether any was not black.
-    rgb_points: u64,
-    /// See `rgb_points`.
-    rgb_colored: bool,
-}
-
-/// A cloud opened off the frame thread: the source, and the cache or remote file behind it.
-struct Opened {
-    source: Arc<dyn NodeSource>,
-    cache: Option<CacheUse>,
-    http: Option<Arc<crate::pointcloud::http::HttpFile>>,
-    /// The file's class counts, where indexing counted them.
-    classes: Option<ClassCounts>,
-}
-
-impl Opened {
-    /// A LAS/LAZ/PLY file's cached octree (`hit`: the cache was there).
-    fn cached(source: CachedSource, hit: bool, classes: Option<ClassCounts>) -> Opened {
-        let cache = CacheUse {
-            path: source.path.clone(),
-            hit,
-        };
-        Opened {
-            source: Arc::new(source),
-            cache: Some(cache),
-            http: None,
-            classes,
-        }
-    }
-
-    /// A COPC file over HTTP(S).
-    fn remote(url: &str) -> Result<Opened, PointCloudError> {
-        let file =
-            crate::pointcloud::http::HttpFile::open(url, crate::pointcloud::http::CACHE_BYTES)?;
-        let s = CopcSource::open_origin(crate::pointcloud::copc::Origin::Http(file.clone()))
-            .map_err(|e| match e {
-                PointCloudError::NotLas { .. } => PointCloudError::Http {
-                    url: url.to_string(),
-                    reason: format!(
-                        "only COPC files (.copc.laz) stream over HTTP; this one is not ({e})"
-                    ),
-                },
-                e => e,
-            })?;
-        Ok(Opened {
-            source: Arc::new(s),
-            cache: None,
-            http: Some(file),
-            classes: None,
-        })
-    }
-}
-
-/// The octree cache a file was served from, and whether it existed (else it was built).
-#[derive(Clone, Debug)]
-struct CacheUse {
-    path: PathBuf,
-    hit: bool,
 }
 
 /// The point read out under the pointer (or at `--pointcloud-probe`).
@@ -285,59 +122,27 @@ pub struct PointCloud {
     /// it was fitted to: while the camera is untouched, a viewport of another size (a window
     /// resized, a panel opened beside) is fitted again.
     fitted: Option<(Camera, (u32, u32))>,
-    budget: u64,
-    /// The adapter's default point budget ([`BUDGET_CPU`] or [`BUDGET_GPU`]).
-    default_budget: u64,
-    upload_budget: u64,
-    wait_for_nodes: bool,
-    color: ColorMode,
-    radius: u32,
-    edl: f32,
-    /// Classes hidden in the legend (bit c).
-    hidden_classes: [[u32; 4]; 2],
+    /// The point and upload budgets, and whether frames wait for their nodes ([`Budgets`]).
+    budgets: Budgets,
+    /// How the points are drawn: colour mode, radius, eye-dome lighting, hidden classes
+    /// ([`Style`]).
+    style: Style,
     selection: Selection,
     view: Option<CameraView>,
     size: (u32, u32),
     frame: u64,
-    /// Pixel under the pointer (scene pixels).
-    hover_pixel: Option<(u32, u32)>,
-    hover: Option<Readout>,
-    /// A double-click asked to move the pivot to the next readout.
-    pivot_on_readout: bool,
-    /// Keys held for fly mode this frame: (right, forward, up), −1 … 1.
-    fly: [f64; 3],
+    /// The pointer's and keys' state: the hovered pixel and its readout, fly keys
+    /// ([`Pointer`]).
+    pointer: Pointer,
     uploads_waiting: usize,
     message: Option<String>,
-    /// The colour mode the scene chose for the cloud (RGB where it has colour, else
-    /// elevation; `None` until the cloud is open or when the flag chose): a mode other than
-    /// this one is the user's choice.
-    auto_color: Option<ColorMode>,
     /// A node drawn quantized this frame waits for its exact copy (the upload budget was
     /// spent): the next frame uploads it.
     exact_waiting: bool,
-    /// Why the colours are not the cloud's default (its RGB colours are all black).
-    color_notice: Option<String>,
     /// The cache directory's listing and the side panel's clear buttons ([`cache_panel`]).
     cache_panel: cache_panel::CachePanel,
-    /// RGBA8 per ASPRS class 0–31 and the 256-entry elevation colormap (viridis), as the
-    /// resolve's uniform holds them.
-    color_tables: ([[u32; 4]; 8], [[u32; 4]; 64]),
     /// `--publish` / `--follow` state ([`share`]).
     share: share::Share,
-}
-
-/// The resolve's colour tables: the ASPRS class colours and the viridis colormap.
-fn color_tables() -> ([[u32; 4]; 8], [[u32; 4]; 64]) {
-    let mut class_colors = [[0u32; 4]; 8];
-    for c in 0..32u8 {
-        class_colors[usize::from(c / 4)][usize::from(c % 4)] = class_rgba(c);
-    }
-    let mut lut = [[0u32; 4]; 64];
-    for i in 0..256usize {
-        let c = colorous::VIRIDIS.eval_rational(i, 256);
-        lut[i / 4][i % 4] = u32::from_le_bytes([c.r, c.g, c.b, 255]);
-    }
-    (class_colors, lut)
 }
 
 impl PointCloud {
@@ -378,7 +183,7 @@ impl PointCloud {
         let phase = open(&settings.source, seed, &settings.cache_dir)?;
         let mut scene = PointCloud::with_phase(gpu, settings, seed, simulated_clock, phase);
         scene.share.source = Some(share::wire_source(&settings.source, seed));
-        if scene.wait_for_nodes {
+        if scene.budgets.wait_for_nodes {
             scene.finish_indexing(true);
             if let Phase::Failed(e) = &scene.phase {
                 return Err(SceneError::Other(e.clone()));
@@ -394,7 +199,7 @@ impl PointCloud {
     pub fn following(gpu: &Gpu, settings: &Settings, simulated_clock: bool) -> PointCloud {
         let mut scene = PointCloud::with_phase(gpu, settings, 0, simulated_clock, Phase::Waiting);
         scene.share.following = true;
-        scene.share.own_budget = scene.budget;
+        scene.share.own_budget = scene.budgets.budget;
         scene
     }
 
@@ -417,7 +222,7 @@ impl PointCloud {
     /// Shows or hides the points of ASPRS class `class` (the side panel's class legend).
     pub fn set_class_shown(&mut self, class: u8, shown: bool) {
         let c = usize::from(class);
-        let word = &mut self.hidden_classes[c / 128][(c / 32) % 4];
+        let word = &mut self.style.hidden_classes[c / 128][(c / 32) % 4];
         if shown {
             *word &= !(1 << (c % 32));
         } else {
@@ -460,32 +265,38 @@ impl PointCloud {
             renderer: render::Renderer::new(gpu, capacity, exact_capacity(budget)),
             camera: None,
             fitted: None,
-            budget,
-            default_budget: if cpu { BUDGET_CPU } else { BUDGET_GPU },
-            upload_budget: if cpu { UPLOAD_CPU } else { UPLOAD_GPU },
-            wait_for_nodes: settings.wait_for_nodes.unwrap_or(simulated_clock),
-            color: settings.color.unwrap_or(ColorMode::Elevation),
-            radius: settings
-                .radius
-                .unwrap_or(1)
-                .min(crate::pointcloud::raster::MAX_RADIUS),
-            edl: settings.edl.max(0.0),
-            hidden_classes: [[0; 4]; 2],
+            budgets: Budgets {
+                budget,
+                default_budget: if cpu { BUDGET_CPU } else { BUDGET_GPU },
+                upload_budget: if cpu { UPLOAD_CPU } else { UPLOAD_GPU },
+                wait_for_nodes: settings.wait_for_nodes.unwrap_or(simulated_clock),
+            },
+            style: Style {
+                color: settings.color.unwrap_or(ColorMode::Elevation),
+                radius: settings
+                    .radius
+                    .unwrap_or(1)
+                    .min(crate::pointcloud::raster::MAX_RADIUS),
+                edl: settings.edl.max(0.0),
+                hidden_classes: [[0; 4]; 2],
+                auto_color: None,
+                color_notice: None,
+                color_tables: color_tables(),
+            },
             selection: Selection::default(),
             view: None,
             size: (1, 1),
             frame: 0,
-            hover_pixel: settings.probe,
-            hover: None,
-            pivot_on_readout: false,
-            fly: [0.0; 3],
+            pointer: Pointer {
+                hover_pixel: settings.probe,
+                hover: None,
+                pivot_on_readout: false,
+                fly: [0.0; 3],
+            },
             uploads_waiting: 0,
             message: None,
-            auto_color: None,
             exact_waiting: false,
-            color_notice: None,
             cache_panel: cache_panel::CachePanel::default(),
-            color_tables: color_tables(),
             share: share::Share::default(),
         }
     }
@@ -593,156 +404,13 @@ impl PointCloud {
             && self.settings.color.is_none()
             && !self.share.view_applied
         {
-            self.color = if s.source.info().has_color {
+            self.style.color = if s.source.info().has_color {
                 ColorMode::Rgb
             } else {
                 ColorMode::Elevation
             };
-            self.auto_color = Some(self.color);
+            self.style.auto_color = Some(self.style.color);
         }
-    }
-
-    /// Selects nodes for the current camera (marking the drawn ones used this frame).
-    fn reselect(&mut self) {
-        let (Some(view), Phase::Ready(s)) = (&self.view, &self.phase) else {
-            return;
-        };
-        let pool = &self.renderer.pool;
-        let ready: std::collections::HashSet<u32> = s.ready.iter().map(|(n, _)| *n).collect();
-        let mut sel = select(
-            s.source.hierarchy(),
-            view,
-            self.budget,
-            TARGET_SPACING_PX,
-            64,
-            |n| pool.contains(n),
-        );
-        sel.wanted.retain(|n| !ready.contains(n));
-        for &n in &sel.draw {
-            self.renderer.pool.touch(n, self.frame);
-        }
-        self.selection = sel;
-    }
-
-    /// This frame's streaming: take decoded nodes, upload within the budget, select again.
-    /// Returns the upload budget left.
-    fn stream_nodes(&mut self, gpu: &mut GpuFrame<'_>) -> u64 {
-        let mut left = self.upload_budget;
-        for round in 0..64 {
-            self.reselect();
-            let Phase::Ready(s) = &mut self.phase else {
-                return left;
-            };
-            s.loader.want(&self.selection.wanted);
-            if self.wait_for_nodes && round > 0 && self.selection.wanted.is_empty() {
-                break;
-            }
-            if self.wait_for_nodes {
-                for _ in 0..self.selection.wanted.len() {
-                    match s.loader.recv_timeout(Duration::from_secs(30)) {
-                        Some(l) => s.take(l),
-                        None => break,
-                    }
-                }
-            }
-            while s.ready.len() < READY_CAP
-                && let Some(l) = s.loader.try_recv()
-            {
-                s.take(l);
-            }
-            let mut uploaded = 0;
-            while left > 0
-                && let Some((node, data)) = s.ready.pop_front()
-            {
-                let bytes = data.len() as u64 * crate::pointcloud::pool::POINT_BYTES;
-                match self
-                    .renderer
-                    .pool
-                    .insert(gpu, node, data.clone(), self.frame)
-                {
-                    Ok(()) => {
-                        uploaded += 1;
-                        left = left.saturating_sub(bytes);
-                    }
-                    Err(crate::pointcloud::pool::PoolFull::InUse) => {
-                        s.ready.push_front((node, data));
-                        break;
-                    }
-                    Err(crate::pointcloud::pool::PoolFull::TooLarge) => {
-                        s.load_errors += 1;
-                        s.first_error.get_or_insert_with(|| {
-                            format!(
-                                "node {node} is larger than the GPU pool; raise --pointcloud-budget"
-                            )
-                        });
-                    }
-                }
-            }
-            self.uploads_waiting = s.ready.len();
-            if !self.wait_for_nodes || uploaded == 0 || left == 0 {
-                break;
-            }
-        }
-        self.reselect();
-        if let Phase::Ready(s) = &self.phase {
-            s.loader.want(&self.selection.wanted);
-        }
-        left
-    }
-
-    /// Splits the nodes to draw by the precision the view needs: a node whose coarsest
-    /// quantized cell spans more than [`PRECISION_PX`] pixels where it is nearest the eye is
-    /// drawn from the exact pool (uploaded there from its CPU copy, within `left` bytes of the
-    /// frame's upload budget, or whatever it takes when frames wait for their nodes); the rest,
-    /// and an exact one that finds no room, quantized. Returns (exact, quantized).
-    fn split_by_precision(
-        &mut self,
-        gpu: &mut GpuFrame<'_>,
-        draw: &[u32],
-        view: &CameraView,
-        mut left: u64,
-    ) -> (Vec<u32>, Vec<u32>) {
-        let (mut exact, mut quantized) = (Vec::new(), Vec::new());
-        self.exact_waiting = false;
-        let Phase::Ready(s) = &self.phase else {
-            return (exact, draw.to_vec());
-        };
-        let h = s.source.hierarchy();
-        let eye = view.eye.to_array();
-        for &n in draw {
-            let (Some(q), Some(meta)) = (self.renderer.pool.node(n), h.nodes.get(n as usize))
-            else {
-                quantized.push(n);
-                continue;
-            };
-            let nearest = glam::DVec3::from(std::array::from_fn::<f64, 3, _>(|a| {
-                eye[a].clamp(meta.min[a], meta.max[a])
-            }));
-            let dist = nearest.distance(view.eye).max(view.near);
-            let cell_px = view.pixels(f64::from(q.max_step), dist);
-            if cell_px <= PRECISION_PX {
-                quantized.push(n);
-                continue;
-            }
-            let r = &mut self.renderer.exact;
-            if !r.contains(n) {
-                let bytes = q.len() as u64 * crate::pointcloud::pool::EXACT_POINT_BYTES;
-                if (self.wait_for_nodes || bytes <= left)
-                    && r.insert(gpu, n, q.clone(), self.frame).is_ok()
-                {
-                    left = left.saturating_sub(bytes);
-                } else if bytes > left && bytes <= self.upload_budget {
-                    // This frame's upload budget is spent: the next frame uploads it.
-                    self.exact_waiting = true;
-                }
-            }
-            if r.contains(n) {
-                exact.push(n);
-            } else {
-                quantized.push(n);
-            }
-        }
-        (exact, quantized)
     }
 
     /// The GPU side: rasterizer, pools, visibility buffer (the lab times its passes).
@@ -755,35 +423,14 @@ impl PointCloud {
         matches!(self.phase, Phase::Indexing { .. })
     }
 
-    /// Forgets every resident node (GPU pool, decoded nodes waiting): the view streams in again.
-    pub fn drop_resident(&mut self) {
-        self.renderer.pool.clear();
-        self.renderer.exact.clear();
-        if let Phase::Ready(s) = &mut self.phase {
-            s.ready.clear();
-        }
-        self.selection = Selection::default();
-    }
-
     /// The cloud's bounds, once open.
     fn bounds(&self) -> Option<([f64; 3], [f64; 3])> {
         self.stream().map(|s| s.bounds)
     }
 
-    /// Whether the cloud is still indexing or nodes in view are still coming.
-    pub fn loading(&self) -> bool {
-        match &self.phase {
-            Phase::Indexing { .. } => true,
-            Phase::Ready(s) => {
-                !self.selection.wanted.is_empty() || !s.ready.is_empty() || s.loader.busy() > 0
-            }
-            Phase::Failed(_) | Phase::Waiting => false,
-        }
-    }
-
     /// This frame's resolve parameters (the colour tables are the scene's, made once).
     fn resolve_params(&self) -> ResolveParams {
-        let (class_colors, lut) = self.color_tables;
+        let (class_colors, lut) = self.style.color_tables;
         let (lo, hi) = self.bounds().unwrap_or(([0.0; 3], [1.0; 3]));
         let intensity_max = self
             .stream()
@@ -803,7 +450,7 @@ impl PointCloud {
             } else {
                 0.0
             },
-            edl_strength: self.edl,
+            edl_strength: self.style.edl,
             intensity_scale: 1.0 / f32::from(intensity_max),
             elev_min: 0.0,
             elev_scale: 1.0 / ((hi[2] - lo[2]).max(1e-6) as f32),
@@ -840,224 +487,6 @@ impl PointCloud {
     }
 }
 
-/// Opens `source`: a synthetic cloud or a local COPC file at once (header and hierarchy), a
-/// LAS/LAZ or PLY file's header at once (so a bad file fails here) and its index on a thread,
-/// a COPC URL on a thread (network I/O never runs on the frame thread).
-fn open(source: &CloudSource, seed: u64, cache_dir: &Option<PathBuf>) -> Result<Phase, SceneError> {
-    match source {
-        CloudSource::Synthetic(n) => {
-            let s = Synthetic::new(*n, seed).map_err(SceneError::Other)?;
-            Ok(Phase::Ready(Box::new(Stream::new(Arc::new(s)))))
-        }
-        CloudSource::Url(url) => {
-            // Network I/O: off the frame thread, like indexing.
-            let (tx, rx) = std::sync::mpsc::channel();
-            let url = url.clone();
-            std::thread::Builder::new()
-                .name("vizdeck-pointcloud-index".into())
-                .spawn(move || {
-                    let _ = tx.send(Opened::remote(&url));
-                })
-                .map_err(|e| {
-                    SceneError::Other(format!("point cloud: cannot start opening: {e}"))
-                })?;
-            Ok(Phase::Indexing {
-                progress: Arc::new(Progress::default()),
-                started: std::time::Instant::now(),
-                done: rx,
-            })
-        }
-        CloudSource::File(path) => {
-            let ply = is_ply(path);
-            if ply {
-                crate::pointcloud::ply::vertex_count(path)
-                    .map_err(|e| SceneError::Other(e.to_string()))?;
-            } else {
-                // One header read decides: COPC (read node by node, nothing indexed) or not.
-                let file = crate::pointcloud::LasFile::open(path)
-                    .map_err(|e| SceneError::Other(e.to_string()))?;
-                if file.info().copc {
-                    drop(file);
-                    let s = CopcSource::open(path).map_err(|e| SceneError::Other(e.to_string()))?;
-                    return Ok(Phase::Ready(Box::new(Stream::new(Arc::new(s)))));
-                }
-                if file.info().header_points == 0 {
-                    return Err(SceneError::Other(
-                        PointCloudError::NoPoints { path: path.clone() }.to_string(),
-                    ));
-                }
-            }
-            let progress = Arc::new(Progress::default());
-            let (tx, rx) = std::sync::mpsc::channel();
-            let (p, path) = (progress.clone(), path.clone());
-            let opts = IndexOptions::new(
-                cache_dir
-                    .clone()
-                    .unwrap_or_else(crate::pointcloud::index::default_cache_dir),
-            );
-            std::thread::Builder::new()
-                .name("vizdeck-pointcloud-index".into())
-                .spawn(move || {
-                    let _ = tx.send(index_file(&path, ply, &opts, &p));
-                })
-                .map_err(|e| {
-                    SceneError::Other(format!("point cloud: cannot start indexing: {e}"))
-                })?;
-            Ok(Phase::Indexing {
-                progress,
-                started: std::time::Instant::now(),
-                done: rx,
-            })
-        }
-    }
-}
-
-/// Opens a LAS/LAZ/PLY file's cached octree, or indexes the file (counting its points per
-/// class as they pass, kept beside the cache). Caches of files that are gone are dropped
-/// first. Runs on `vizdeck-pointcloud-index`.
-fn index_file(
-    path: &std::path::Path,
-    ply: bool,
-    opts: &IndexOptions,
-    p: &Arc<Progress>,
-) -> Result<Opened, PointCloudError> {
-    let dropped = crate::pointcloud::cache::drop_orphans(&opts.cache_dir);
-    if dropped.bytes > 0 {
-        log::info!(
-            "point cloud: dropped {} cache(s) of files that are gone, {} freed",
-            dropped.caches,
-            crate::pointcloud::cache::human_bytes(dropped.bytes)
-        );
-    }
-    let mut counts = [0u64; 256];
-    let (source, hit) = crate::pointcloud::index::open_or_index(path, opts, p, |sink| {
-        let mut counting = |records: &[crate::pointcloud::index::Record]| {
-            for r in records {
-                counts[(r.word & 0xff) as usize] += 1;
-            }
-            sink(records)
-        };
-        if ply {
-            crate::pointcloud::ply::decode(path, p, &mut counting)
-        } else {
-            crate::pointcloud::decode::decode_las(path, p, &mut counting)
-        }
-    })?;
-    let classes = if hit {
-        crate::pointcloud::cache::read_classes(&source.path).map(|c| ClassCounts::of_file(&c))
-    } else {
-        if let Err(e) = crate::pointcloud::cache::write_classes(&source.path, &counts) {
-            log::warn!(
-                "point cloud: {}: class counts not kept: {e}",
-                source.path.display()
-            );
-        }
-        let pairs: Vec<(u8, u64)> = (0..=255u8)
-            .map(|c| (c, counts[usize::from(c)]))
-            .filter(|&(_, n)| n > 0)
-            .collect();
-        Some(ClassCounts::of_file(&pairs))
-    };
-    Ok(Opened::cached(source, hit, classes))
-}
-
-/// Whether `path` names a PLY file (by its extension).
-fn is_ply(path: &std::path::Path) -> bool {
-    path.extension()
-        .is_some_and(|e| e.eq_ignore_ascii_case("ply"))
-}
-
-/// The finest a node's quantized cells must be on screen, pixels: a node whose coarsest cell
-/// spans more where it is nearest the eye is drawn from the exact pool (a decoded point then
-/// lies within 1/32 pixel of the point wherever it is drawn quantized).
-pub const PRECISION_PX: f64 = 1.0 / 16.0;
-
-/// Exact pool capacity for `budget`: the budget (every node drawn may need it, as in a close
-/// view of leaves whose points lie far apart on screen), at least 65,536 points (the pool
-/// keeps it within the adapter's binding limit).
-fn exact_capacity(budget: u64) -> u64 {
-    budget.max(1 << 16)
-}
-
-/// Storage bindings (chunks) the pool may spread over, at most: a budget beyond what one
-/// binding holds (16 M points on lavapipe, 268 M on an H200) takes more, up to this.
-pub const POOL_BINDINGS: u64 = 4;
-
-/// Pool capacity for `budget`: twice the budget (room to keep nodes cached while the view
-/// moves), at least 65,536 points, at most [`POOL_BINDINGS`] storage bindings of the adapter
-/// ([`points_per_binding`](crate::pointcloud::raster::points_per_binding): whole pages, within
-/// `max_storage_buffer_binding_size` and `max_buffer_size`) and the pool's id range.
-fn pool_capacity(gpu: &Gpu, budget: u64) -> u64 {
-    let per = crate::pointcloud::raster::points_per_binding(&gpu.device.limits());
-    let ids = u64::from(crate::pointcloud::pool::MAX_PAGES)
-        * u64::from(crate::pointcloud::raster::QBATCH_POINTS);
-    budget
-        .saturating_mul(2)
-        .max(1 << 16)
-        .min(per.saturating_mul(POOL_BINDINGS))
-        .min(ids)
-}
-
-impl Stream {
-    fn new(source: Arc<dyn NodeSource>) -> Stream {
-        let threads = std::thread::available_parallelism()
-            .map_or(2, |n| n.get())
-            .clamp(1, 8);
-        let bounds = source.info().bounds;
-        let waker = crate::scene::wake::get();
-        Stream {
-            woken: waker.is_some(),
-            loader: Loader::with_waker(source.clone(), threads, 2 * threads, waker),
-            bounds,
-            source,
-            ready: VecDeque::new(),
-            decoded_points: 0,
-            decode_seconds: 0.0,
-            load_errors: 0,
-            first_error: None,
-            http: None,
-            cache: None,
-            class_totals: None,
-            classes_seen: vec![0; 256],
-            counted: std::collections::HashSet::new(),
-            rgb_points: 0,
-            rgb_colored: false,
-        }
-    }
-
-    /// Counts a decoded node's classes and colours (once per node, however often it is
-    /// decoded again after an eviction).
-    fn count(&mut self, node: u32, q: &QuantizedNode) {
-        if !self.counted.insert(node) {
-            return;
-        }
-        for w in &q.data.words {
-            self.classes_seen[(w & 0xff) as usize] += 1;
-        }
-        if self.source.info().has_color {
-            self.rgb_points += q.data.rgba.len() as u64;
-            self.rgb_colored |= q.data.rgba.iter().any(|&c| !legend::is_black(c));
-        }
-    }
-
-    fn take(&mut self, l: crate::pointcloud::loader::Loaded) {
-        match l.result {
-            Ok(data) => {
-                self.decoded_points += data.len() as u64;
-                self.decode_seconds += l.seconds;
-                self.count(l.node, &data);
-                if !self.ready.iter().any(|(n, _)| *n == l.node) {
-                    self.ready.push_back((l.node, Arc::new(data)));
-                }
-            }
-            Err(e) => {
-                self.load_errors += 1;
-                self.first_error.get_or_insert_with(|| e.to_string());
-            }
-        }
-    }
-}
-
 impl Scene for PointCloud {
     fn id(&self) -> &'static str {
         "pointcloud"
@@ -1083,7 +512,10 @@ impl Scene for PointCloud {
             Phase::Ready(s) => !s.ready.is_empty() || (self.loading() && !s.woken),
             _ => self.loading(),
         };
-        waiting_for_loaders || self.exact_waiting || self.fly != [0.0; 3] || self.cache_panel.busy()
+        waiting_for_loaders
+            || self.exact_waiting
+            || self.pointer.fly != [0.0; 3]
+            || self.cache_panel.busy()
     }
 
     fn prepare(&mut self, gpu: &mut GpuFrame<'_>, frame: &FrameCtx) {
@@ -1091,11 +523,12 @@ impl Scene for PointCloud {
         self.size = frame.size;
         // A budget raised in the side panel beyond the pool: a pool of twice the new budget
         // (the nodes stream in again).
-        let capacity = pool_capacity(gpu.gpu(), self.budget);
+        let capacity = pool_capacity(gpu.gpu(), self.budgets.budget);
         if capacity > self.renderer.asked {
-            self.renderer = render::Renderer::new(gpu.gpu(), capacity, exact_capacity(self.budget));
+            self.renderer =
+                render::Renderer::new(gpu.gpu(), capacity, exact_capacity(self.budgets.budget));
         }
-        self.finish_indexing(self.wait_for_nodes);
+        self.finish_indexing(self.budgets.wait_for_nodes);
         self.cache_panel.poll();
         let Some((lo, hi)) = self.bounds() else {
             return;
@@ -1104,9 +537,13 @@ impl Scene for PointCloud {
         let Some(camera) = &mut self.camera else {
             return;
         };
-        if self.fly != [0.0; 3] {
+        if self.pointer.fly != [0.0; 3] {
             let step = camera.distance * frame.elapsed_s;
-            camera.fly(self.fly[0] * step, self.fly[1] * step, self.fly[2] * step);
+            camera.fly(
+                self.pointer.fly[0] * step,
+                self.pointer.fly[1] * step,
+                self.pointer.fly[2] * step,
+            );
         }
         let center = glam::DVec3::from(lo).midpoint(glam::DVec3::from(hi));
         let radius = (glam::DVec3::from(hi) - glam::DVec3::from(lo)).length() * 0.5;
@@ -1126,18 +563,24 @@ impl Scene for PointCloud {
         for (w, h) in mask
             .iter_mut()
             .flatten()
-            .zip(self.hidden_classes.iter().flatten())
+            .zip(self.style.hidden_classes.iter().flatten())
         {
             *w &= !h;
         }
         let resolve = self.resolve_params();
         let variant = ResolveVariant {
-            mode: self.color,
-            radius: self.radius,
-            edl: self.edl > 0.0,
+            mode: self.style.color,
+            radius: self.style.radius,
+            edl: self.style.edl > 0.0,
         };
-        self.renderer
-            .prepare(gpu, &view, mask, &resolve, variant, self.hover_pixel);
+        self.renderer.prepare(
+            gpu,
+            &view,
+            mask,
+            &resolve,
+            variant,
+            self.pointer.hover_pixel,
+        );
     }
 
     fn compute(&mut self, pass: &mut wgpu::ComputePass<'_>, _frame: &FrameCtx) {
@@ -1188,16 +631,16 @@ impl Scene for PointCloud {
             return;
         };
         let v = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
-        self.hover = if v == 0 {
+        self.pointer.hover = if v == 0 {
             None
         } else {
             self.readout(copy.pixel, !v, copy.frame)
         };
-        if self.pivot_on_readout
-            && let (Some(r), Some(c)) = (&self.hover, &mut self.camera)
+        if self.pointer.pivot_on_readout
+            && let (Some(r), Some(c)) = (&self.pointer.hover, &mut self.camera)
         {
             c.set_pivot(glam::DVec3::from(r.xyz));
-            self.pivot_on_readout = false;
+            self.pointer.pivot_on_readout = false;
         }
     }
 
@@ -1241,21 +684,21 @@ impl Scene for PointCloud {
             "gpu_bytes": self.renderer.gpu_bytes(),
             "pool_points": self.renderer.pool.capacity(),
             "uploaded_bytes": self.renderer.pool.uploaded_bytes + self.renderer.exact.uploaded_bytes,
-            "point_budget": self.budget,
+            "point_budget": self.budgets.budget,
             "budget_hit": self.selection.budget_hit,
             "lod_depth": self.selection.depth,
             "hierarchy_depth": h.map_or(0, |h| h.depth()),
             "decode_points_per_s": s.and_then(|s| (s.decode_seconds > 0.0).then(|| s.decoded_points as f64 / s.decode_seconds)),
             "index_decode_points_per_s": info.and_then(|i| i.decode_rate),
             "hierarchy_build_points_per_s": info.and_then(|i| i.build_rate),
-            "color": self.color.name(),
-            "point_radius": self.radius,
-            "edl_strength": self.edl,
+            "color": self.style.color.name(),
+            "point_radius": self.style.radius,
+            "edl_strength": self.style.edl,
             "view": self.camera.map(|c| serde_json::json!({
                 "pivot": c.pivot.to_array(), "yaw": c.yaw, "pitch": c.pitch,
                 "distance": c.distance, "ortho": c.ortho,
             })),
-            "hover": self.hover,
+            "hover": self.pointer.hover,
             "share": self.share_metrics(),
             "http": s.and_then(|s| s.http.as_ref()).map(|f| f.metrics()),
             "cache": s.and_then(|s| s.cache.as_ref()).map(|c| serde_json::json!({
@@ -1266,7 +709,7 @@ impl Scene for PointCloud {
         m["points_exact"] = self.renderer.exact.batched_points().into();
         m["points_quantized"] = self.renderer.pool.batched_points().into();
         m["nodes_exact"] = self.renderer.exact.len().into();
-        m["color_notice"] = self.color_notice.clone().into();
+        m["color_notice"] = self.style.color_notice.clone().into();
         m["classes"] = self.class_counts().map_or(serde_json::Value::Null, |c| {
             let counts: serde_json::Map<String, serde_json::Value> = c
                 .present()
@@ -1304,7 +747,7 @@ impl Scene for PointCloud {
                 .clone()
                 .or_else(|| s.first_error.clone())
                 .or_else(|| self.message.clone())
-                .or_else(|| self.color_notice.clone()),
+                .or_else(|| self.style.color_notice.clone()),
             Phase::Indexing { .. } | Phase::Waiting => None,
         }
     }
@@ -1318,43 +761,11 @@ impl Scene for PointCloud {
     }
 
     fn recreate_gpu(&mut self, gpu: &Gpu) -> Result<(), SceneError> {
-        let capacity = pool_capacity(gpu, self.budget);
-        self.renderer = render::Renderer::new(gpu, capacity, exact_capacity(self.budget));
+        let capacity = pool_capacity(gpu, self.budgets.budget);
+        self.renderer = render::Renderer::new(gpu, capacity, exact_capacity(self.budgets.budget));
         self.message = Some(
             "the GPU device was lost and recreated: the visible nodes are loading again".into(),
         );
         Ok(())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn sources_parse() {
-        assert_eq!(
-            CloudSource::parse("synthetic:10M"),
-            Ok(CloudSource::Synthetic(10_000_000))
-        );
-        assert_eq!(
-            CloudSource::parse("synthetic:1G"),
-            Ok(CloudSource::Synthetic(1_000_000_000))
-        );
-        assert_eq!(
-            CloudSource::parse("synthetic:2500"),
-            Ok(CloudSource::Synthetic(2500))
-        );
-        assert_eq!(
-            CloudSource::parse("synthetic"),
-            Ok(CloudSource::Synthetic(DEFAULT_SYNTHETIC))
-        );
-        assert_eq!(
-            CloudSource::parse("a.laz"),
-            Ok(CloudSource::File(PathBuf::from("a.laz")))
-        );
-        for bad in ["synthetic:0", "synthetic:x", "synthetic:20G"] {
-            assert!(CloudSource::parse(bad).unwrap_err().contains(bad), "{bad}");
-        }
     }
 }

@@ -123,14 +123,18 @@ impl PointCloud {
     /// The view as sent.
     fn wire_view(&self) -> PointCloudView {
         let mut hidden = [0u32; 8];
-        for (w, h) in hidden.iter_mut().zip(self.hidden_classes.iter().flatten()) {
+        for (w, h) in hidden
+            .iter_mut()
+            .zip(self.style.hidden_classes.iter().flatten())
+        {
             *w = *h;
         }
         PointCloudView {
-            color: self.color.name().to_string(),
-            point_radius: self.radius,
-            edl: self.edl,
-            budget: (self.budget != self.default_budget).then_some(self.budget),
+            color: self.style.color.name().to_string(),
+            point_radius: self.style.radius,
+            edl: self.style.edl,
+            budget: (self.budgets.budget != self.budgets.default_budget)
+                .then_some(self.budgets.budget),
             hidden_classes: hidden,
         }
     }
@@ -212,12 +216,13 @@ impl PointCloud {
     /// The publisher's view, applied (values out of range, which decoding refuses, clamped).
     fn apply_view(&mut self, v: &PointCloudView) {
         if let Some(m) = ColorMode::ALL.into_iter().find(|m| m.name() == v.color) {
-            self.color = m;
+            self.style.color = m;
         }
-        self.radius = v.point_radius.min(MAX_RADIUS);
-        self.edl = v.edl.clamp(0.0, 4.0);
-        self.budget = v.budget.unwrap_or(self.share.own_budget).max(1);
+        self.style.radius = v.point_radius.min(MAX_RADIUS);
+        self.style.edl = v.edl.clamp(0.0, 4.0);
+        self.budgets.budget = v.budget.unwrap_or(self.share.own_budget).max(1);
         for (h, w) in self
+            .style
             .hidden_classes
             .iter_mut()
             .flatten()
@@ -240,7 +245,7 @@ impl PointCloud {
         self.drop_resident();
         self.camera = None;
         self.view = None;
-        self.hover = None;
+        self.pointer.hover = None;
         self.message = None;
         match open(&cloud, seed, &self.settings.cache_dir) {
             Ok(phase) => {

@@ -7,6 +7,18 @@ use super::{Phase, PointCloud, Readout};
 use crate::pointcloud::camera::ViewPreset;
 use crate::pointcloud::raster::{ColorMode, MAX_RADIUS};
 
+/// The pointer's and keys' state over the image: the hovered pixel and its readout, a pivot
+/// asked for by a double-click, the fly keys held.
+pub(super) struct Pointer {
+    /// Pixel under the pointer (scene pixels).
+    pub(super) hover_pixel: Option<(u32, u32)>,
+    pub(super) hover: Option<Readout>,
+    /// A double-click asked to move the pivot to the next readout.
+    pub(super) pivot_on_readout: bool,
+    /// Keys held for fly mode this frame: (right, forward, up), −1 … 1.
+    pub(super) fly: [f64; 3],
+}
+
 /// Digits after the decimal point that show a coordinate of resolution `scale` exactly.
 pub fn decimals_for(scale: f64) -> usize {
     if !(scale.is_finite() && scale > 0.0) {
@@ -89,7 +101,7 @@ pub(super) fn side_panel(s: &mut PointCloud, ui: &mut egui::Ui) {
     ui.separator();
     ui.horizontal(|ui| {
         ui.label("point budget");
-        let mut b = s.budget;
+        let mut b = s.budgets.budget;
         if ui
             .add(
                 egui::DragValue::new(&mut b)
@@ -102,7 +114,7 @@ pub(super) fn side_panel(s: &mut PointCloud, ui: &mut egui::Ui) {
             )
             .changed()
         {
-            s.budget = b.max(1);
+            s.budgets.budget = b.max(1);
         }
     });
     ui.label(format!(
@@ -154,29 +166,29 @@ pub(super) fn side_panel(s: &mut PointCloud, ui: &mut egui::Ui) {
     }
     ui.separator();
     egui::ComboBox::from_label("colour")
-        .selected_text(s.color.name())
+        .selected_text(s.style.color.name())
         .show_ui(ui, |ui| {
             for m in ColorMode::ALL {
-                ui.selectable_value(&mut s.color, m, m.name());
+                ui.selectable_value(&mut s.style.color, m, m.name());
             }
         });
-    if let Some(n) = &s.color_notice {
+    if let Some(n) = &s.style.color_notice {
         ui.colored_label(egui::Color32::YELLOW, n.as_str());
     }
-    if s.color == ColorMode::Classification {
+    if s.style.color == ColorMode::Classification {
         super::legend::class_legend(s, ui);
     }
-    ui.add(egui::Slider::new(&mut s.radius, 0..=MAX_RADIUS).text("point radius (px)"));
-    let mut edl = s.edl > 0.0;
+    ui.add(egui::Slider::new(&mut s.style.radius, 0..=MAX_RADIUS).text("point radius (px)"));
+    let mut edl = s.style.edl > 0.0;
     if ui
         .checkbox(&mut edl, "eye-dome lighting")
         .on_hover_text("darkens points whose neighbours on screen are nearer: depth at a glance")
         .changed()
     {
-        s.edl = if edl { 1.0 } else { 0.0 };
+        s.style.edl = if edl { 1.0 } else { 0.0 };
     }
     if edl {
-        ui.add(egui::Slider::new(&mut s.edl, 0.05..=4.0).text("strength"));
+        ui.add(egui::Slider::new(&mut s.style.edl, 0.05..=4.0).text("strength"));
     }
     ui.separator();
     ui.horizontal(|ui| {
@@ -224,14 +236,14 @@ pub(super) fn interact(s: &mut PointCloud, response: &egui::Response, rect: egui
         })
     };
     let pointer = response.hover_pos().and_then(to_pixel);
-    s.hover_pixel = s.settings.probe.or_else(|| {
+    s.pointer.hover_pixel = s.settings.probe.or_else(|| {
         pointer.and_then(|(x, y)| {
             (x >= 0.0 && y >= 0.0 && x < f64::from(w) && y < f64::from(h))
                 .then_some((x as u32, y as u32))
         })
     });
     if pointer.is_none() && s.settings.probe.is_none() {
-        s.hover = None;
+        s.pointer.hover = None;
     }
     let Some(camera) = &mut s.camera else {
         return;
@@ -286,9 +298,9 @@ pub(super) fn interact(s: &mut PointCloud, response: &egui::Response, rect: egui
         camera.zoom_to(factor, toward);
     }
     if response.double_clicked() {
-        s.pivot_on_readout = true;
+        s.pointer.pivot_on_readout = true;
     }
-    s.fly = if response.hovered() && !typing {
+    s.pointer.fly = if response.hovered() && !typing {
         keys
     } else {
         [0.0; 3]
@@ -318,7 +330,7 @@ pub(super) fn overlay(s: &PointCloud, painter: &egui::Painter, rect: egui::Rect)
         super::legend::paint_elevation_legend(s, painter, rect);
     }
     let font = egui::FontId::monospace(12.0);
-    if let (Some(r), Some(st)) = (&s.hover, s.stream()) {
+    if let (Some(r), Some(st)) = (&s.pointer.hover, s.stream()) {
         let lines = readout_lines(r, st.source.info().scale);
         let text = lines.join("\n");
         let pos = rect.left_bottom() + egui::vec2(8.0, -8.0);
@@ -364,9 +376,9 @@ pub(super) fn overlay(s: &PointCloud, painter: &egui::Painter, rect: egui::Rect)
 impl PointCloud {
     pub(super) fn settings_json(&self) -> serde_json::Value {
         serde_json::json!({
-            "pointcloud_budget": (self.budget != self.default_budget).then_some(self.budget),
-            "point_radius": self.radius,
-            "edl": self.edl,
+            "pointcloud_budget": (self.budgets.budget != self.budgets.default_budget).then_some(self.budgets.budget),
+            "point_radius": self.style.radius,
+            "edl": self.style.edl,
         })
     }
 
@@ -375,13 +387,13 @@ impl PointCloud {
         if let Some(b) = f.get_if::<u64>("pointcloud_budget", "in 10000..=1000000000", |b| {
             (10_000..=1_000_000_000).contains(b)
         }) {
-            self.budget = b;
+            self.budgets.budget = b;
         }
         if let Some(r) = f.get_if::<u32>("point_radius", "in 0..=3", |r| *r <= MAX_RADIUS) {
-            self.radius = r;
+            self.style.radius = r;
         }
         if let Some(e) = f.get_if::<f32>("edl", "in 0..=4", |e| (0.0..=4.0).contains(e)) {
-            self.edl = e;
+            self.style.edl = e;
         }
         f.notes
     }
