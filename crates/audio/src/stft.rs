@@ -3,12 +3,8 @@
 //! Frames of `N` samples (`fft_size`, a power of two), advanced by `H` samples (`hop`, any value in
 //! 1..=N), are multiplied by a **periodic** ("DFT-even") window `w[n]`, n = 0..N−1, chosen with
 //! [`WindowKind`] (default [`WindowKind::Hann`]); see [`window_values`] for the formulas and
-//! sources. The real FFT gives `X_k`, k = 0..=N/2: the N real samples are packed as M = N/2
-//! complex values `z_n = x_{2n} + i·x_{2n+1}`, transformed by one complex FFT of size M
-//! (`rustfft`, planned once), and split into the spectrum of the real signal in one vectorized
-//! pass that also forms |X_k|² and the dB level, so the spectrum is never written out (see
-//! [`split_power_db`]). `realfft` implements the same algorithm and stays the reference the
-//! tests and benches compare against.
+//! sources. The real FFT (`realfft`, planned once) gives `X_k`, k = 0..=N/2; one pass over it
+//! forms |X_k|² and the dB level (see [`levels_db`]).
 //!
 //! Level of bin k, scaled so that a full-scale sine centred on a bin reads 0 dBFS for **every**
 //! window and size (one-sided amplitude spectrum with the window's coherent gain `Σw` compensated;
@@ -34,8 +30,8 @@
 
 use std::sync::Arc;
 
-use num_complex::Complex;
-use rustfft::{Fft, FftPlanner};
+use realfft::num_complex::Complex;
+use realfft::{RealFftPlanner, RealToComplex};
 
 use super::AudioError;
 
@@ -72,10 +68,8 @@ pub fn fast_log2(x: f32) -> f32 {
     e + t * (C1 + t2 * (C3 + t2 * (C5 + t2 * C7)))
 }
 
-/// `frame[n] = src[n]·w[n]` over the shortest of the three slices (`frame` is the packed complex
-/// frame seen as `2M` f32); `false` if a sample is NaN or infinite. Compiled for AVX2 + FMA as
-/// well as the baseline, the variant picked at run time (`multiversion`).
-#[multiversion::multiversion(targets("x86_64+avx2+fma", "x86_64+avx"))]
+/// `frame[n] = src[n]·w[n]` over the shortest of the three slices; `false` if a sample is NaN or
+/// infinite.
 fn window_frame(frame: &mut [f32], src: &[f32], w: &[f32]) -> bool {
     let mut finite = true;
     for ((f, &x), &w) in frame.iter_mut().zip(src).zip(w) {
@@ -85,55 +79,22 @@ fn window_frame(frame: &mut [f32], src: &[f32], w: &[f32]) -> bool {
     finite
 }
 
-/// 20·log10(2), dB: the split below works with 2·X_k (so no halving per bin), i.e. powers 4·|X_k|².
-const HALF_DB: f32 = EDGE_DB;
-
-/// The "two real halves in one complex FFT" split (Cooley, Lewis & Welch 1970, "The fast Fourier
-/// transform algorithm: programming considerations in the calculation of sine, cosine and Laplace
-/// transforms", J. Sound Vib. 12(3); also Numerical Recipes §12.3), fused with power and dB.
-///
-/// `z` is the size-M complex FFT of `z_n = x_{2n} + i·x_{2n+1}`; `out` takes the M + 1 levels
-/// of the real signal's bins k = 0..=M. With `a = Z_k`, `b = Z_{M−k}`, `W = e^{−2πi/N}`:
-///
-/// ```text
-/// E = a + conj(b),  D = a − conj(b),  T = −i·W^k·D
-/// 2·X_k = E + T,    2·X_{M−k} = conj(E − T)
-/// X_0 = Re Z_0 + Im Z_0,   X_M = Re Z_0 − Im Z_0
-/// ```
-///
-/// so each loop step yields the bin pair (k, M−k), k = 1..M/2 (`cos[k−1]`, `sin[k−1]` =
-/// cos, sin of 2πk/N). Levels are `clamp(10·log10(|2X_k|²) + offset_db − 6.02, DB_FLOOR,
-/// DB_MAX)` through [`fast_log2`], DC and Nyquist another 6.02 dB lower (their one-sided factor
-/// is 1, not the 2 folded into the window). Returns `false` if some power was not finite (f32
-/// overflow or non-finite FFT output): the caller rescales and redoes the column. Panics if the
-/// slices are not `m + 1`, `m`, `m/2 − 1`, `m/2 − 1` long with `m ≥ 4` (internal sizes).
-///
-/// With `avx2` (proof that AVX2 and FMA were detected at run time) the pairs go eight at a time
-/// through the AVX2 kernel, the rest through [`split_pairs`].
-fn split_power_db(
-    out: &mut [f32],
-    z: &[Complex<f32>],
-    cos: &[f32],
-    sin: &[f32],
-    offset_db: f32,
-    avx2: Option<Avx2Fma>,
-) -> bool {
-    let m = z.len();
-    let half = m / 2;
-    assert!(m >= 4 && out.len() == m + 1 && cos.len() == half - 1 && sin.len() == half - 1);
-    let (mut finite, done) = match avx2 {
-        Some(token) => token.split_pairs(out, z, cos, sin, offset_db),
-        None => (true, 0),
-    };
-    finite &= split_pairs(out, z, cos, sin, offset_db, 1 + done);
-    let level = |p: f32, edge: f32| level_db(p, offset_db - edge);
-    // k = M/2 pairs with itself (W^{M/2} = −i): 2·X = 2·conj(Z_{M/2}).
-    let (p, _) = split_pair(z[half], z[half], 0.0, 1.0);
-    let (dc, nyquist) = ((z[0].re + z[0].im).powi(2), (z[0].re - z[0].im).powi(2));
-    finite &= (p + dc + nyquist).is_finite();
-    out[half] = level(p, HALF_DB);
-    out[0] = level(dc, EDGE_DB);
-    out[m] = level(nyquist, EDGE_DB);
+/// The levels of the spectrum `x` (bins k = 0..=N/2, the window scaled by 2/Σw) into `out` (same
+/// length): `clamp(10·log10(|X_k|²) + offset_db, DB_FLOOR, DB_MAX)` through [`fast_log2`], DC and
+/// Nyquist another 6.02 dB lower (their one-sided factor is 1, not the 2 folded into the
+/// window). Returns `false` if some power was not finite (f32 overflow or non-finite FFT
+/// output): the caller rescales and redoes the column.
+fn levels_db(out: &mut [f32], x: &[Complex<f32>], offset_db: f32) -> bool {
+    let mut finite = true;
+    for (o, x) in out.iter_mut().zip(x) {
+        let p = x.norm_sqr();
+        finite &= p.is_finite();
+        *o = level_db(p, offset_db);
+    }
+    let last = out.len() - 1;
+    for k in [0, last] {
+        out[k] = level_db(x[k].norm_sqr(), offset_db - EDGE_DB);
+    }
     finite
 }
 
@@ -141,224 +102,6 @@ fn split_power_db(
 #[inline(always)]
 fn level_db(p: f32, offset_db: f32) -> f32 {
     (DB_PER_LOG2 * fast_log2(p) + offset_db).clamp(DB_FLOOR, DB_MAX)
-}
-
-/// The pairs k = `first`..M/2 of [`split_power_db`] (sizes as checked there), in portable code:
-/// eight pairs per step as fixed-size arrays, which the compiler vectorizes for the baseline
-/// target (SSE2 on x86-64, NEON on aarch64), then one at a time. Returns whether every power was
-/// finite.
-fn split_pairs(
-    out: &mut [f32],
-    z: &[Complex<f32>],
-    cos: &[f32],
-    sin: &[f32],
-    offset_db: f32,
-    first: usize,
-) -> bool {
-    let m = z.len();
-    let half = m / 2;
-    let level = |p: f32| level_db(p, offset_db - HALF_DB);
-    let mut finite = true;
-    let count = half.saturating_sub(first);
-    let n8 = count / 8 * 8;
-    // Bins k = first.. run forward through `z` and `out`, bins M−k backward.
-    let (lo, hi) = out.split_at_mut(half + 1);
-    let lo = &mut lo[first..first + n8];
-    let hi = &mut hi[m - half - first - n8..m - half - first];
-    for ((((o, orv), a), b), (c, s)) in lo
-        .chunks_exact_mut(8)
-        .zip(hi.rchunks_exact_mut(8))
-        .zip(z[first..first + n8].chunks_exact(8))
-        .zip(z[m + 1 - first - n8..m + 1 - first].rchunks_exact(8))
-        .zip(
-            cos[first - 1..]
-                .chunks_exact(8)
-                .zip(sin[first - 1..].chunks_exact(8)),
-        )
-    {
-        // Powers of bins k (lanes 0..8) and M−k (lanes 8..16), then their levels.
-        let mut pq = [0.0f32; 16];
-        for j in 0..8 {
-            (pq[j], pq[8 + j]) = split_pair(a[j], b[7 - j], c[j], s[j]);
-        }
-        for v in pq.iter_mut() {
-            finite &= v.is_finite();
-            *v = level(*v);
-        }
-        o.copy_from_slice(&pq[..8]);
-        for (r, &v) in orv.iter_mut().rev().zip(&pq[8..]) {
-            *r = v;
-        }
-    }
-    for k in first + n8..half {
-        let (p, q) = split_pair(z[k], z[m - k], cos[k - 1], sin[k - 1]);
-        finite &= (p + q).is_finite();
-        out[k] = level(p);
-        out[m - k] = level(q);
-    }
-    finite
-}
-
-/// One step of [`split_power_db`]: `(|2·X_k|², |2·X_{M−k}|²)` from `a = Z_k`, `b = Z_{M−k}` and
-/// `W^k = c − i·s`.
-#[inline(always)]
-fn split_pair(a: Complex<f32>, b: Complex<f32>, c: f32, s: f32) -> (f32, f32) {
-    let (er, ei) = (a.re + b.re, a.im - b.im);
-    let (dr, di) = (a.re - b.re, a.im + b.im);
-    // T = −i·(c − i·s)·(dr + i·di) = (c·di − s·dr) − i·(c·dr + s·di)
-    let tr = c * di - s * dr;
-    let ti = -(c * dr + s * di);
-    let p = (er + tr) * (er + tr) + (ei + ti) * (ei + ti);
-    let q = (er - tr) * (er - tr) + (ei - ti) * (ei - ti);
-    (p, q)
-}
-
-/// The AVX2 + FMA kernel of the split (x86-64 only; chosen at run time).
-#[cfg(target_arch = "x86_64")]
-mod x86 {
-    use std::arch::x86_64::*;
-
-    use num_complex::Complex;
-
-    use super::{DB_FLOOR, DB_MAX, DB_PER_LOG2, HALF_DB};
-
-    /// Eight f32 from `s[i..i + 8]` (bounds-checked; `__m256` is `Pod`, so no raw pointers).
-    #[inline(always)]
-    fn load(s: &[f32], i: usize) -> __m256 {
-        let a: [f32; 8] = s[i..i + 8].try_into().expect("eight lanes");
-        bytemuck::cast(a)
-    }
-
-    #[inline(always)]
-    fn store(s: &mut [f32], i: usize, v: __m256) {
-        s[i..i + 8].copy_from_slice(&bytemuck::cast::<__m256, [f32; 8]>(v));
-    }
-
-    /// Real and imaginary parts of the eight complex values `z[k..k + 8]` (`zf` = `z` as f32).
-    #[inline]
-    #[target_feature(enable = "avx2,fma")]
-    fn deinterleave(zf: &[f32], k: usize) -> (__m256, __m256) {
-        let (v0, v1) = (load(zf, 2 * k), load(zf, 2 * k + 8));
-        // Lanes (0 1 4 5 | 2 3 6 7) after the in-lane shuffle; the 64-bit permute puts them in order.
-        let re = _mm256_shuffle_ps::<0b10_00_10_00>(v0, v1);
-        let im = _mm256_shuffle_ps::<0b11_01_11_01>(v0, v1);
-        let order = |v: __m256| {
-            _mm256_castpd_ps(_mm256_permute4x64_pd::<0b11_01_10_00>(_mm256_castps_pd(v)))
-        };
-        (order(re), order(im))
-    }
-
-    /// [`super::fast_log2`] on eight lanes, same operations in the same order except for FMA.
-    #[inline]
-    #[target_feature(enable = "avx2,fma")]
-    fn log2(x: __m256) -> __m256 {
-        const C1: f32 = 2.0 / std::f32::consts::LN_2;
-        let off = _mm256_sub_epi32(_mm256_castps_si256(x), _mm256_set1_epi32(0x3f35_04f3));
-        let e = _mm256_cvtepi32_ps(_mm256_srai_epi32::<23>(off));
-        let mbits = _mm256_add_epi32(
-            _mm256_and_si256(off, _mm256_set1_epi32(0x007f_ffff)),
-            _mm256_set1_epi32(0x3f35_04f3),
-        );
-        let m = _mm256_castsi256_ps(mbits);
-        let one = _mm256_set1_ps(1.0);
-        let t = _mm256_div_ps(_mm256_sub_ps(m, one), _mm256_add_ps(m, one));
-        let t2 = _mm256_mul_ps(t, t);
-        let mut poly = _mm256_fmadd_ps(t2, _mm256_set1_ps(C1 / 7.0), _mm256_set1_ps(C1 / 5.0));
-        poly = _mm256_fmadd_ps(t2, poly, _mm256_set1_ps(C1 / 3.0));
-        poly = _mm256_fmadd_ps(t2, poly, _mm256_set1_ps(C1));
-        _mm256_fmadd_ps(t, poly, e)
-    }
-
-    /// The pairs k = 1..=8·⌊(M/2 − 1)/8⌋ of [`super::split_power_db`], eight per step: bins k
-    /// forward, bins M−k loaded and stored with their lanes reversed. Returns (every power
-    /// finite, pairs done). Sizes as checked by the caller.
-    #[target_feature(enable = "avx2,fma")]
-    pub(super) fn split_pairs_avx2(
-        out: &mut [f32],
-        z: &[Complex<f32>],
-        cos: &[f32],
-        sin: &[f32],
-        offset_db: f32,
-    ) -> (bool, usize) {
-        let m = z.len();
-        let zf: &[f32] = bytemuck::cast_slice(z);
-        let done = (m / 2 - 1) / 8 * 8;
-        let reverse = _mm256_setr_epi32(7, 6, 5, 4, 3, 2, 1, 0);
-        let (db, bias) = (
-            _mm256_set1_ps(DB_PER_LOG2),
-            _mm256_set1_ps(offset_db - HALF_DB),
-        );
-        let (floor, max) = (_mm256_set1_ps(DB_FLOOR), _mm256_set1_ps(DB_MAX));
-        let level = |p: __m256| {
-            let l = _mm256_fmadd_ps(db, log2(p), bias);
-            _mm256_min_ps(_mm256_max_ps(l, floor), max)
-        };
-        let mut finite = _mm256_castsi256_ps(_mm256_set1_epi32(-1));
-        let inf = _mm256_set1_ps(f32::INFINITY);
-        for k in (1..1 + done).step_by(8) {
-            let (ar, ai) = deinterleave(zf, k);
-            // b = Z_{M−k−j} for lane j: load Z_{M−k−7..=M−k}, reverse the lanes.
-            let (br, bi) = deinterleave(zf, m - k - 7);
-            let (br, bi) = (
-                _mm256_permutevar8x32_ps(br, reverse),
-                _mm256_permutevar8x32_ps(bi, reverse),
-            );
-            let (c, s) = (load(cos, k - 1), load(sin, k - 1));
-            let (er, ei) = (_mm256_add_ps(ar, br), _mm256_sub_ps(ai, bi));
-            let (dr, di) = (_mm256_sub_ps(ar, br), _mm256_add_ps(ai, bi));
-            let tr = _mm256_fmsub_ps(c, di, _mm256_mul_ps(s, dr));
-            let ti = _mm256_fmadd_ps(c, dr, _mm256_mul_ps(s, di)); // −Im T
-            let (xr, xi) = (_mm256_add_ps(er, tr), _mm256_sub_ps(ei, ti));
-            let (yr, yi) = (_mm256_sub_ps(er, tr), _mm256_add_ps(ei, ti));
-            let p = _mm256_fmadd_ps(xr, xr, _mm256_mul_ps(xi, xi));
-            let q = _mm256_fmadd_ps(yr, yr, _mm256_mul_ps(yi, yi));
-            // NaN compares false, so `finite` clears on NaN as on +∞.
-            finite = _mm256_and_ps(
-                finite,
-                _mm256_cmp_ps::<_CMP_LT_OQ>(_mm256_add_ps(p, q), inf),
-            );
-            store(out, k, level(p));
-            store(out, m - k - 7, _mm256_permutevar8x32_ps(level(q), reverse));
-        }
-        (_mm256_movemask_ps(finite) == 0xff, done)
-    }
-}
-
-/// Proof that this CPU has AVX2 and FMA: only [`Avx2Fma::detect`] makes one, so the split's
-/// AVX2 kernel is only reachable where it may run.
-#[derive(Clone, Copy, Debug)]
-struct Avx2Fma(());
-
-impl Avx2Fma {
-    /// `Some` where the CPU has AVX2 and FMA (run-time detection); always `None` off x86-64.
-    fn detect() -> Option<Avx2Fma> {
-        #[cfg(target_arch = "x86_64")]
-        if is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") {
-            return Some(Avx2Fma(()));
-        }
-        None
-    }
-
-    /// The AVX2 kernel of the split (see [`split_power_db`]): (every power finite, pairs done).
-    fn split_pairs(
-        self,
-        out: &mut [f32],
-        z: &[Complex<f32>],
-        cos: &[f32],
-        sin: &[f32],
-        offset_db: f32,
-    ) -> (bool, usize) {
-        #[cfg(target_arch = "x86_64")]
-        {
-            // SAFETY: an `Avx2Fma` exists only where `detect` found AVX2 and FMA.
-            unsafe { x86::split_pairs_avx2(out, z, cos, sin, offset_db) }
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        {
-            let _ = (out, z, cos, sin, offset_db);
-            (true, 0)
-        }
-    }
 }
 
 /// 2^−100: a frame whose power overflows f32 is redone with its samples scaled by this (exact),
@@ -525,22 +268,17 @@ pub struct Stft {
     fft_size: usize,
     hop: usize,
     window: WindowKind,
-    /// Complex FFT of size M = N/2.
-    fft: Arc<dyn Fft<f32>>,
+    /// Real FFT of size N.
+    fft: Arc<dyn RealToComplex<f32>>,
     /// Periodic window times 2/Σw (coherent gain and one-sided factor folded in).
     window_scaled: Vec<f32>,
-    /// cos and sin of 2πk/N, k = 1..M/2 (the split's twiddles).
-    split_cos: Vec<f32>,
-    split_sin: Vec<f32>,
-    /// FFT input: the windowed frame packed as M complex values; used as scratch by the FFT.
-    frame: Vec<Complex<f32>>,
-    /// FFT output Z_k, k = 0..M.
+    /// FFT input: the windowed frame; used as scratch by the FFT.
+    frame: Vec<f32>,
+    /// FFT output X_k, k = 0..=N/2.
     spectrum: Vec<Complex<f32>>,
     scratch: Vec<Complex<f32>>,
     /// Levels of one column, for callers whose output slice is shorter than `bins()`.
     column: Vec<f32>,
-    /// AVX2 and FMA detected at run time (the split's x86-64 kernel).
-    avx2: Option<Avx2Fma>,
     /// Pending samples are `pending[start..]`.
     pending: Vec<f32>,
     start: usize,
@@ -585,18 +323,13 @@ impl Stft {
         if hop == 0 || hop > fft_size {
             return Err(AudioError::InvalidHop { hop, fft_size });
         }
-        let m = fft_size / 2;
-        let fft = FftPlanner::<f32>::new().plan_fft_forward(m);
+        let fft = RealFftPlanner::<f32>::new().plan_fft_forward(fft_size);
         let w = window_f64(window, fft_size);
         let sum: f64 = w.iter().sum();
         let window_scaled = w.iter().map(|w| (2.0 * w / sum) as f32).collect();
-        let angle = |k: usize| std::f64::consts::TAU * k as f64 / fft_size as f64;
-        let split_cos = (1..m / 2).map(|k| angle(k).cos() as f32).collect();
-        let split_sin = (1..m / 2).map(|k| angle(k).sin() as f32).collect();
-        let zero = Complex::new(0.0, 0.0);
-        let frame = vec![zero; m];
-        let spectrum = vec![zero; m];
-        let scratch = vec![zero; fft.get_outofplace_scratch_len()];
+        let frame = fft.make_input_vec();
+        let spectrum = fft.make_output_vec();
+        let scratch = fft.make_scratch_vec();
         // Room for several frames so that typical pushes between pops never reallocate.
         let pending = Vec::with_capacity(4 * fft_size.max(16_384));
         Ok(Stft {
@@ -605,13 +338,10 @@ impl Stft {
             window,
             fft,
             window_scaled,
-            split_cos,
-            split_sin,
             frame,
             spectrum,
             scratch,
-            column: vec![0.0; m + 1],
-            avx2: Avx2Fma::detect(),
+            column: vec![0.0; fft_size / 2 + 1],
             pending,
             start: 0,
         })
@@ -702,13 +432,10 @@ impl Stft {
         let Stft {
             fft,
             window_scaled,
-            split_cos,
-            split_sin,
             frame,
             spectrum,
             scratch,
             column,
-            avx2,
             pending,
             start,
             fft_size,
@@ -722,17 +449,22 @@ impl Stft {
         } else {
             &mut column[..]
         };
-        if window_frame(bytemuck::cast_slice_mut(frame), src, window_scaled) {
-            fft.process_outofplace_with_scratch(frame, spectrum, scratch);
-            if !split_power_db(out, spectrum, split_cos, split_sin, 0.0, *avx2) {
+        // The buffers have the planned sizes, so the FFT cannot fail.
+        let mut fft_into = |frame: &mut Vec<f32>, spectrum: &mut Vec<Complex<f32>>| {
+            fft.process_with_scratch(frame, spectrum, scratch)
+                .expect("buffers of the planned sizes");
+        };
+        if window_frame(frame, src, window_scaled) {
+            fft_into(frame, spectrum);
+            if !levels_db(out, spectrum, 0.0) {
                 // Some |X_k|² overflowed f32 (samples far beyond full scale): redo the column
                 // with the samples scaled by 2^−100 (exact), levels raised to match.
-                window_frame(bytemuck::cast_slice_mut(frame), src, window_scaled);
-                for z in frame.iter_mut() {
-                    *z *= RESCALE;
+                window_frame(frame, src, window_scaled);
+                for x in frame.iter_mut() {
+                    *x *= RESCALE;
                 }
-                fft.process_outofplace_with_scratch(frame, spectrum, scratch);
-                split_power_db(out, spectrum, split_cos, split_sin, RESCALE_DB, *avx2);
+                fft_into(frame, spectrum);
+                levels_db(out, spectrum, RESCALE_DB);
             }
         } else {
             out.fill(DB_FLOOR);
@@ -889,14 +621,13 @@ mod tests {
         assert_eq!(s.pending[s.start], 16.0);
     }
 
-    /// Both split kernels (portable and, where the CPU has it, AVX2) against the level of a
-    /// naive f64 real DFT, with Z given by a naive f64 complex DFT of the packed samples.
+    /// Columns of the rectangular window against the levels of a naive f64 real DFT,
+    /// `20·log10(c_k·|X_k|/N)`.
     #[test]
-    fn split_kernels_match_a_naive_real_dft() {
+    fn columns_match_a_naive_real_dft() {
         use std::f64::consts::TAU;
         let mut state = 0x2545_f491u32;
         for n in [16usize, 32, 64, 128, 1024] {
-            let m = n / 2;
             let x: Vec<f64> = (0..n)
                 .map(|_| {
                     state ^= state << 13;
@@ -905,45 +636,26 @@ mod tests {
                     f64::from(state) / f64::from(u32::MAX) - 0.5
                 })
                 .collect();
-            let dft = |len: usize, k: usize, v: &dyn Fn(usize) -> (f64, f64)| {
-                (0..len).fold((0.0, 0.0), |(re, im), j| {
-                    let (a, b) = v(j);
-                    let (c, s) = (
-                        (TAU * (k * j) as f64 / len as f64).cos(),
-                        (TAU * (k * j) as f64 / len as f64).sin(),
-                    );
-                    (re + a * c + b * s, im + b * c - a * s)
-                })
-            };
-            let z: Vec<Complex<f32>> = (0..m)
+            let want: Vec<f64> = (0..=n / 2)
                 .map(|k| {
-                    let (re, im) = dft(m, k, &|j| (x[2 * j], x[2 * j + 1]));
-                    Complex::new(re as f32, im as f32)
+                    let (re, im) = x.iter().enumerate().fold((0.0, 0.0), |(re, im), (j, &v)| {
+                        let a = TAU * (k * j) as f64 / n as f64;
+                        (re + v * a.cos(), im - v * a.sin())
+                    });
+                    let c = if k == 0 || k == n / 2 { 1.0 } else { 2.0 };
+                    20.0 * (c * (re * re + im * im).sqrt() / n as f64).log10()
                 })
                 .collect();
-            let angle = |k: usize| TAU * k as f64 / n as f64;
-            let cos: Vec<f32> = (1..m / 2).map(|k| angle(k).cos() as f32).collect();
-            let sin: Vec<f32> = (1..m / 2).map(|k| angle(k).sin() as f32).collect();
-            let want: Vec<f64> = (0..=m)
-                .map(|k| {
-                    let (re, im) = dft(n, k, &|j| (x[j], 0.0));
-                    let edge = if k == 0 || k == m {
-                        20.0 * 2f64.log10()
-                    } else {
-                        0.0
-                    };
-                    10.0 * (re * re + im * im).log10() - edge
-                })
-                .collect();
-            for avx2 in [None, Avx2Fma::detect()] {
-                let mut out = vec![0.0f32; m + 1];
-                assert!(split_power_db(&mut out, &z, &cos, &sin, 0.0, avx2));
-                for (k, (&g, &w)) in out.iter().zip(&want).enumerate() {
-                    assert!(
-                        (f64::from(g) - w).abs() < 1e-3,
-                        "N = {n}, avx2 {avx2:?}, bin {k}: {g} vs {w}"
-                    );
-                }
+            let mut s = Stft::with_window(n, n, WindowKind::Rectangular).unwrap();
+            let samples: Vec<f32> = x.iter().map(|&v| v as f32).collect();
+            s.push(&samples);
+            let mut out = vec![0.0f32; s.bins()];
+            assert!(s.pop_column(&mut out));
+            for (k, (&g, &w)) in out.iter().zip(&want).enumerate() {
+                assert!(
+                    (f64::from(g) - w).abs() < 1e-3,
+                    "N = {n}, bin {k}: {g} vs {w}"
+                );
             }
         }
     }

@@ -1,8 +1,8 @@
 //! Spectrogram FFT benchmarks (issue 3, "Numbers").
 //!
 //! - `cpu/stft/N` vs `cpu/realfft/N`: time per STFT column of `vizdeck::audio::stft::Stft`
-//!   (push one hop of N/4 samples, pop one dB column: window, finite check, complex FFT of N/2,
-//!   fused real split + dB) against
+//!   (push one hop of N/4 samples, pop one dB column: window, finite check, realfft, dB pass)
+//!   against
 //!   realfft's own `process_with_scratch` of the same size (input and scratch reused), and
 //!   `cpu/realfft_copy/N`: the frame copied into realfft's input first (realfft overwrites its
 //!   input, so any STFT on it copies), N = 1024…16384. The issue asks stft ≤ 1.05 × realfft.
