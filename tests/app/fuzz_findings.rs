@@ -544,3 +544,32 @@ fn layered_chunks_are_walked_at_their_stated_sizes() {
         "{e}"
     );
 }
+
+/// A LAZ whose VLR lists items of 65,516 and 2,048 bytes: the `laz` crate sums item sizes as a
+/// u16, which overflows (a panic in a debug build, a wrapped 44-byte point in a release one, and
+/// the chunk checks then read the wrong bytes). vizdeck sums them as u64 (found by the
+/// `las_file` fuzzer); the file is then read or refused in one line naming it.
+#[test]
+fn laz_item_sizes_are_summed_without_overflow() {
+    let input = include_bytes!("../../fuzz/corpus/las_file/crash-laz-items-over-u16");
+    let reader = las::Reader::new(std::io::Cursor::new(input.to_vec()));
+    // The VLR's items, read from its bytes: the header size (u16 at 94) is where the VLRs
+    // start; the item count is a u16 at 32 bytes into the LASzip record (after 54 bytes of VLR
+    // header), then (type, size, version) as three u16 each.
+    let vlr = usize::from(u16::from_le_bytes([input[94], input[95]])) + 54;
+    let count = usize::from(u16::from_le_bytes([input[vlr + 32], input[vlr + 33]]));
+    let sizes: u64 = (0..count)
+        .map(|k| {
+            let at = vlr + 34 + 6 * k + 2;
+            u64::from(u16::from_le_bytes([input[at], input[at + 1]]))
+        })
+        .sum();
+    assert_eq!(sizes, 65_516 + 2_048);
+    let items = reader
+        .expect("the header reads")
+        .header()
+        .laz_vlr()
+        .expect("the LASzip VLR decodes");
+    assert_eq!(vizdeck::pointcloud::held::items_size(&items), sizes);
+    vizdeck::fuzzing::las_file(input);
+}

@@ -231,7 +231,7 @@ impl CopcFile {
         let items = self.header.laz_vlr().map_err(|e| broke(one_line(&e)))?;
         let d = &mut self.decompressor;
         let layers = super::held::layer_count(&items).unwrap_or(0);
-        let point = items.items_size();
+        let point = super::held::items_size(&items);
         if !super::held::layers_fit(
             d.get_mut(),
             entry.offset,

@@ -128,7 +128,7 @@ pub fn points_held<R: Read + Seek>(
             read,
             data_start,
             table_at,
-            vlr.items_size(),
+            items_size(&vlr),
             layers,
             header.number_of_points(),
         )
@@ -159,7 +159,7 @@ pub fn points_held<R: Read + Seek>(
         let mut at = data_start;
         let mut points = 0u64;
         for e in entries {
-            if !layers_fit(read, at, e.byte_count, vlr.items_size(), layers) {
+            if !layers_fit(read, at, e.byte_count, items_size(&vlr), layers) {
                 return Ok(Some(cap(points)));
             }
             points = points.saturating_add(e.point_count);
@@ -185,6 +185,12 @@ pub fn points_held<R: Read + Seek>(
         .min(header.number_of_points() - before_last);
     let in_last = last_chunk_points(read, &vlr, last_at, last_bytes, most);
     Ok(Some(cap(before_last.saturating_add(in_last))))
+}
+
+/// Bytes of one point as the LAZ items describe it: the sum of their sizes (the `laz` crate's
+/// `LazVlr::items_size` sums them as a u16, which a stranger's VLR overflows).
+pub fn items_size(vlr: &LazVlr) -> u64 {
+    vlr.items().iter().map(|i| u64::from(i.size())).sum()
 }
 
 /// Points in the layered chunks (LAZ 1.4) that follow each other from `at` up to `end` (the chunk
@@ -248,7 +254,7 @@ fn last_chunk_points<R: Read + Seek>(
     // layers at the sizes the chunk states).
     if vlr.items().first().is_some_and(|i| i.version() >= 3) {
         // After the chunk's first point, raw.
-        let at = vlr.items_size() as usize;
+        let at = items_size(vlr) as usize;
         let count = chunk
             .get(at..at + 4)
             .map_or(0, |b| u32::from_le_bytes(b.try_into().unwrap_or_default()));
