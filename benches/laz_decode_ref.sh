@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# LAZ decode speed: vizdeck's loader (src/pointcloud/file.rs, the `las` crate with its `laz`
+# LAZ decode speed: vizdeck's loader (crates/pointcloud/src/file.rs, the `las` crate with its `laz`
 # feature) against laspy with lazrs (installed from PyPI into a venv under target/), the same
 # file, one thread each, then both on all cores (lazrs's parallel decoder on each side). The file is COPIES copies of tests/data/pointcloud/autzen_trim.laz
 # (110,000 points each) written by laspy.

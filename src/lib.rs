@@ -3,21 +3,22 @@
 //! parses the command line. `ARCHITECTURE.md` is the map of the code.
 
 pub mod app;
+pub mod bench;
 pub use vizdeck_audio as audio;
 pub mod cli;
-pub mod clock;
+pub use vizdeck_base::clock;
 pub mod deck;
 pub mod fuzzing;
 pub use vizdeck_gpu as gpu;
 pub mod headless;
-pub mod interop;
+pub use vizdeck_views::interop;
 pub mod logging;
 pub mod pointcloud;
 pub use vizdeck_base::progress;
 pub mod publish;
 pub mod report;
-pub mod scene;
 pub use vizdeck_series as series;
+pub use vizdeck_views as scene;
 pub mod settings;
 pub mod stats;
 pub use vizdeck_base::text;

@@ -11,10 +11,10 @@ fn main() -> ExitCode {
         Some(vizdeck::cli::Command::Stats { files, json }) => {
             vizdeck::stats::cli::run(files, *json).map_err(anyhow::Error::from)
         }
-        Some(vizdeck::cli::Command::Bench(args)) => vizdeck::stats::bench::run(args),
+        Some(vizdeck::cli::Command::Bench(args)) => vizdeck::bench::run(args),
         None => {
             // The saved settings (window, last scene, each scene's) for the flags not given.
-            let start = vizdeck::settings::start(&mut cli);
+            let start = cli.start_settings();
             for m in &start.messages {
                 log::warn!("{m}");
             }

@@ -12,7 +12,7 @@ no ``libcudart`` can be loaded).
         share.frame_complete(n)       # synchronises the device, then "frame n complete"
         share.wait_released(n)        # vizdeck copied it: write the next
 
-The wire format is vizdeck's ``src/interop/protocol.rs``:
+The wire format is vizdeck's ``crates/protocols/src/share.rs``:
 
 * after ``connect`` vizdeck sends one message: ``b"VZSH"``, the JSON body's length (u32 LE),
   then the body (a ShareDescription). The fds (each buffer's memory, in ``fd_index`` order)

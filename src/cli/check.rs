@@ -112,6 +112,33 @@ impl Cli {
         }
     }
 
+    /// Reads this run's settings file ([`Cli::settings_path`]) and takes the saved values of the
+    /// flags the command line did not give ([`Cli::apply_saved`]).
+    pub fn start_settings(&mut self) -> crate::settings::Start {
+        let defaults = self.scene_config();
+        let Some(path) = self.settings_path() else {
+            return crate::settings::Start {
+                path: None,
+                settings: crate::settings::Settings::default(),
+                defaults,
+                messages: Vec::new(),
+            };
+        };
+        let loaded = crate::settings::load(&path);
+        let mut messages: Vec<String> = loaded.message.into_iter().collect();
+        messages.extend(
+            self.apply_saved(&loaded.settings)
+                .into_iter()
+                .map(|n| format!("settings file {}: {n} (skipped)", path.display())),
+        );
+        crate::settings::Start {
+            path: Some(path),
+            settings: loaded.settings,
+            defaults,
+            messages,
+        }
+    }
+
     /// Takes saved settings as if their flags had been given, for every flag the command line
     /// did not give: the scene shown first, the window size (not in headless runs), the overlay,
     /// and each scene's settings whose key is a flag's id (`fft_size`, `particle_mode`,

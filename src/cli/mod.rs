@@ -326,12 +326,11 @@ pub struct Cli {
 
     /// How the scenes' per-frame buffers are uploaded: write-buffer (`queue.write_buffer`),
     /// staging-belt (wgpu's StagingBelt), map-ring (a ring of MAP_WRITE staging buffers recycled
-    /// with map_async), mapped-at-creation (a new mapped staging buffer per write), threaded-map
-    /// (the map ring filled by several threads), host-import (host memory imported with
-    /// VK_EXT_external_memory_host and read in place by the GPU's copy, the scenes' bytes first
-    /// copied into it; threaded-map where the device cannot import), device-staging (staging in
-    /// the GPU's own memory that the CPU maps, copied GPU-side; threaded-map where the device has
-    /// no such memory). Also in View ▸ Upload strategy.
+    /// with map_async), mapped-at-creation (a new mapped staging buffer per write), host-import
+    /// (host memory imported with VK_EXT_external_memory_host and read in place by the GPU's
+    /// copy, the scenes' bytes first copied into it; the map ring filled by several threads
+    /// where the device cannot import). Also in View ▸ Upload strategy. The lab's comparison
+    /// paths threaded-map and device-staging are accepted too (`vizdeck-lab --upload all`).
     #[arg(long, help_heading = "Window and GPU", value_enum, default_value_t = crate::gpu::upload::Strategy::WriteBuffer)]
     pub upload_strategy: crate::gpu::upload::Strategy,
 
@@ -357,7 +356,7 @@ pub struct Cli {
     /// Publish what the shown scene ingests, as data, through an MQTT broker, for vizdecks
     /// started with `--follow` on the same URL: mqtt://[user[:pass]@]host[:port]/base/topic
     /// (also mqtts://). Keyframes (retained) go to base/SCENE/key every 2 s, each frame's new
-    /// data to base/SCENE/delta; the format is src/publish/protocol.rs. Scenes published: the
+    /// data to base/SCENE/delta; the format is crates/protocols/src/publish.rs. Scenes published: the
     /// time series (samples), the spectrogram (dB columns), the particles (each step's
     /// parameters; the state in keyframes), the point cloud (its source and camera).
     #[arg(long, help_heading = "Sharing", value_name = "URL", value_parser = parse_share_url)]
@@ -372,7 +371,7 @@ pub struct Cli {
     /// the --scene chosen: the particle scene allocates its N particles (`--particles`) as
     /// exportable Vulkan memory, hands each producer that connects the fd and a JSON description
     /// (f32, shape [N, 8]: xyz position, age s, xyz velocity, lifetime s;
-    /// src/interop/protocol.rs) and draws the newest frame the producer says is complete instead
+    /// crates/protocols/src/share.rs) and draws the newest frame the producer says is complete instead
     /// of simulating; the time-series scene shares a window of S series × N samples (f32, shape
     /// [S, N]: --share-series, --share-samples, --share-rate) and charts it instead of a series
     /// source. Vulkan only. An existing path that is not a socket is refused.

@@ -283,26 +283,7 @@ fn parse_rate(s: &str, examples: &str) -> Result<f64, String> {
         .map_err(|_| format!("'{s}' is not a rate in samples/s (e.g. {examples})"))
 }
 
-/// Parses a count: a number ≥ 1 with an optional `k`, `M` or `G` suffix (`500k`, `10M`,
-/// `1.5G`), at most 10¹².
-pub fn parse_count(s: &str) -> Result<u64, String> {
-    let t = s.trim();
-    let (num, mult) = match t.chars().last() {
-        Some('k' | 'K') => (&t[..t.len() - 1], 1e3),
-        Some('M') => (&t[..t.len() - 1], 1e6),
-        Some('G') => (&t[..t.len() - 1], 1e9),
-        _ => (t, 1.0),
-    };
-    let v = num
-        .trim()
-        .parse::<f64>()
-        .map(|v| (v * mult).round())
-        .map_err(|_| format!("'{s}' is not a count (e.g. 500000, 500k, 10M)"))?;
-    if !(v.is_finite() && (1.0..=1e12).contains(&v)) {
-        return Err(format!("'{s}' is out of range: from 1 to 1e12"));
-    }
-    Ok(v as u64)
-}
+pub use vizdeck_base::text::parse_count;
 
 /// Parses `--time-format` (a strftime pattern chrono accepts, or `rfc3339`).
 pub fn parse_time_format(s: &str) -> Result<crate::series::source::dates::DateFormat, String> {

@@ -8,8 +8,12 @@
 //! (BENCHMARKS.md, "Software rasterizer").
 
 use crate::gpu::layout;
-use crate::gpu::shaders::RenderOptions;
-use crate::scene::shaders::SCENE_BLIT;
+use crate::gpu::shader;
+use crate::gpu::shaders::{RenderOptions, ShaderSource};
+
+/// The scene texture → its viewport of the output, texel for pixel (render; the app's own
+/// `shaders/deck/scene_blit.wgsl`, its only shader).
+pub const SCENE_BLIT: ShaderSource = shader!("deck/scene_blit.wgsl");
 
 /// How the scene texture reaches the output (`--composite`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]

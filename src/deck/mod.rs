@@ -7,22 +7,25 @@ mod capture;
 mod composite;
 mod dialog;
 mod frame;
+mod menu;
 mod panel;
 mod parts;
 mod recovery;
 mod saved;
 mod screenshots;
 mod share;
+mod stats_overlay;
 mod targets;
 mod video;
 
 use std::path::PathBuf;
 use std::time::Instant;
 
+pub use crate::ui::PngKind;
 pub use capture::CapturePlan;
-pub use composite::Composite;
+pub use composite::{Composite, SCENE_BLIT};
 pub use recovery::LOSE_DEVICE_ENV;
-pub use screenshots::{PngKind, png_path};
+pub use screenshots::png_path;
 pub use video::{
     MAX_GAP_S, VIDEO_FPS, VideoClock, VideoSummary, check_video_path, video_flag_message,
 };

@@ -1,4 +1,4 @@
-//! The deck's egui layout: keys, the menu bar ([`crate::ui::menu_bar`]), the scene's side panel,
+//! The deck's egui layout: keys, the menu bar (`menu.rs`), the scene's side panel,
 //! the scene image with its overlays, notices and toasts; and [`Deck::apply`], which carries out
 //! the [`UiCommand`]s the UI collected, once, right after it.
 
@@ -58,7 +58,7 @@ impl Deck {
         // Before the scene's panel and overlay, which keep the overlay's corner clear.
         crate::ui::set_overlay_shown(ui.ctx(), self.overlay && !self.drawing_scene_png());
         self.keys(ui, commands);
-        crate::ui::menu_bar(self, ui, commands);
+        super::menu::menu_bar(self, ui, commands);
         let active = self.active;
         let scroll = egui::Panel::left("scene-controls")
             .resizable(true)
@@ -161,7 +161,7 @@ impl Deck {
                 // A frame drawn for a PNG of the scene leaves out vizdeck's own overlay and toast.
                 let chrome = !self.drawing_scene_png();
                 if self.overlay && chrome {
-                    crate::ui::stats_overlay(self, &painter, area);
+                    super::stats_overlay::stats_overlay(self, &painter, area);
                 }
                 if let Some((msg, at)) = &self.ui_state.toast
                     && chrome

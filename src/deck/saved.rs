@@ -30,7 +30,7 @@ impl Kept {
 }
 
 impl Deck {
-    /// Keeps settings as [`crate::settings::start`] found them: the file (`None`: not kept),
+    /// Keeps settings as [`crate::cli::Cli::start_settings`] found them: the file (`None`: not kept),
     /// what it held (each scene's part is restored when the scene opens), and the scene config
     /// of the flags and defaults alone.
     pub fn use_settings(&mut self, start: crate::settings::Start) {

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use super::Deck;
 use crate::gpu::Gpu;
 use crate::gpu::readback::{Consumer, PngWriter};
+use crate::ui::PngKind;
 
 /// Saving screenshots through the readback ring: every frame (`--screenshot-every-frame`) and/or
 /// the next one (F12).
@@ -23,17 +24,6 @@ pub(super) struct Screenshots {
     /// The last PNG asked for (maybe not written yet): the next one of the same second gets
     /// another name.
     pub(super) last_png: Option<PathBuf>,
-}
-
-/// What a PNG asked for from the View menu or a key shows.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum PngKind {
-    /// The scene panel as drawn, with the scene's own axes, labels and notices, but without
-    /// vizdeck's stats overlay, toasts or floating windows (F12; `vizdeck-<scene>-<time>.png`).
-    Scene,
-    /// The whole window as shown, panels and overlay included (Shift+F12;
-    /// `vizdeck-window-<time>.png`).
-    Window,
 }
 
 /// The payload of a screenshot readback: what to make of the output copy when it arrives.

@@ -1,13 +1,7 @@
-//! Point clouds (the fourth scene, issue 14), the GPU side: the pool of resident nodes with LRU
-//! eviction and the per-frame batch table (`pool/`), the compute rasterizer's visibility
-//! buffer (nearest point per pixel) and its CPU reference (`raster/`), that buffer and the
-//! resolve's image split into bands of rows within the device's binding limits (`pieces.rs`).
-//! The rasterizer's kernel table is the lab's (`vizdeck-lab --kernels pointcloud`). The data side (files, octrees, LOD,
-//! loaders, quantization) is the `vizdeck-pointcloud` crate, re-exported here; the scene that
-//! drives both is `scene/pointcloud/`.
+//! Point clouds under one path for the app and its tests: the data side (files, octrees, LOD,
+//! loaders, quantization: the `vizdeck-pointcloud` crate) and the GPU side the point-cloud view
+//! owns (the node pool, the rasterizer, the pieces of its visibility buffer:
+//! `vizdeck_views::pointcloud`).
 
 pub use vizdeck_pointcloud::*;
-
-pub mod pieces;
-pub mod pool;
-pub mod raster;
+pub use vizdeck_views::pointcloud::{pieces, pool, raster};

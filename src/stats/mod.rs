@@ -1,9 +1,8 @@
 //! Frame-time statistics: one [`FrameRecord`] per frame written to CSV by a [`Recorder`], captures
 //! read back ([`Capture`], vizdeck's or PresentMon's CSVs), a [`Summary`] (nearest-rank
 //! percentiles, 1 %/0.1 % lows, stutters), a [`Live`] window with an HDR histogram for the
-//! overlay, the comparison view, `vizdeck stats` and `vizdeck bench`.
+//! overlay, the comparison view and `vizdeck stats` (`vizdeck bench` is `crate::bench`, above).
 
-pub mod bench;
 pub mod cli;
 pub mod compare;
 pub mod memory;

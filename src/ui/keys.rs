@@ -4,8 +4,8 @@
 //! (Space, the point cloud's W A S D, Home, …) are that scene's own (its `interact`); the help
 //! names them with the mouse, in [`SCENE_INPUT`].
 
+use super::PngKind;
 use super::UiCommand;
-use crate::deck::PngKind;
 
 /// Which modifiers a shortcut needs, judged on those held when its key went down.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,4 +1,4 @@
-//! The `--share` message (src/interop/protocol.rs): its byte layout, its JSON keys, validation, and
+//! The `--share` message (crates/protocols/src/share.rs): its byte layout, its JSON keys, validation, and
 //! a round trip over a Unix socket pair with fds passed by SCM_RIGHTS.
 
 use std::io::{Read, Write};

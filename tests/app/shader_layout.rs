@@ -1,5 +1,5 @@
-//! The WGSL/Rust layout contract: every shader of the registry is reflected with naga (composed
-//! with its preludes), and each WGSL struct mirrored in Rust (`vizdeck::scene::wgsl_mirrors`)
+//! The WGSL/Rust layout contract: every shader of the registries (the views', the app's scene
+//! blit, the GPU core's egui painter) is reflected with naga (composed with its preludes), and each WGSL struct mirrored in Rust (`vizdeck::scene::wgsl_mirrors`)
 //! must have the Rust type's size, a field offset equal to the Rust field's for every member, no
 //! member on one side only (WGSL members named `_…` are padding: the equal sizes cover them), and
 //! an alignment no smaller than Rust's. A struct of the same name must have the same layout in
@@ -9,8 +9,10 @@
 use std::collections::BTreeMap;
 
 use naga::{AddressSpace, TypeInner};
+use vizdeck::deck::SCENE_BLIT;
 use vizdeck::gpu::mirror::Mirror;
-use vizdeck::scene::shaders::{ALL, COMMON};
+use vizdeck::gpu::shaders::{EGUI_PAINT, ShaderSource};
+use vizdeck::scene::shaders::{COMMON, all as views};
 use vizdeck::scene::wgsl_mirrors as mirrors;
 
 /// Structs bound as buffers that have no `#[repr(C)]` mirror, and why.
@@ -39,10 +41,18 @@ struct WgslStruct {
 /// (directly or as array elements).
 type Structs = BTreeMap<String, Vec<(WgslStruct, Vec<&'static str>)>>;
 
+/// Every shader of the three registries.
+fn all() -> Vec<ShaderSource> {
+    views()
+        .into_iter()
+        .chain([SCENE_BLIT, EGUI_PAINT])
+        .collect()
+}
+
 fn reflect() -> (Structs, Vec<String>) {
     let mut structs = Structs::new();
     let mut bound = Vec::new();
-    for s in ALL {
+    for s in all() {
         let module = naga::front::wgsl::parse_str(s.source)
             .unwrap_or_else(|e| panic!("{}: {}", s.path, e.emit_to_string(s.source)));
         naga::valid::Validator::new(

@@ -4,7 +4,20 @@
 
 use std::path::{Path, PathBuf};
 
-use vizdeck::scene::shaders::{ALL, COMMON};
+use vizdeck::deck::SCENE_BLIT;
+use vizdeck::gpu::shaders::{EGUI_PAINT, ShaderSource};
+use vizdeck::scene::shaders::{COMMON, all as views};
+
+/// Each crate that has shaders: its `shaders/` folder and the registry that lists them (the
+/// preludes are the views' only).
+fn registries() -> Vec<(PathBuf, Vec<ShaderSource>)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    vec![
+        (root.join("crates/views/shaders"), views()),
+        (root.join("shaders"), vec![SCENE_BLIT]),
+        (root.join("crates/gpu/shaders"), vec![EGUI_PAINT]),
+    ]
+}
 
 fn wgsl_files(dir: &Path, out: &mut Vec<PathBuf>) {
     for entry in std::fs::read_dir(dir).expect("shaders/ is readable") {
@@ -17,55 +30,62 @@ fn wgsl_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-fn shader_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("shaders")
+fn read_in(dir: &Path, rel: &str) -> String {
+    std::fs::read_to_string(dir.join(rel)).unwrap_or_else(|e| panic!("read {rel}: {e}"))
 }
 
+/// A file of the views' `shaders/` (the preludes').
 fn read(rel: &str) -> String {
-    std::fs::read_to_string(shader_dir().join(rel)).unwrap_or_else(|e| panic!("read {rel}: {e}"))
+    read_in(&registries()[0].0, rel)
 }
 
 #[test]
 fn every_shader_parses_and_validates() {
-    assert!(ALL.len() >= 5, "expected the registry, found {ALL:?}");
+    assert!(
+        views().len() >= 5,
+        "expected the registry, found {:?}",
+        views()
+    );
     let mut failures = Vec::new();
-    for s in ALL {
-        // Composed from the files on disk, so an edit is checked before the next build.
-        let src: String = s
-            .prelude
-            .iter()
-            .map(|p| read(p))
-            .chain([read(s.path)])
-            .collect();
-        let module = match naga::front::wgsl::parse_str(&src) {
-            Ok(m) => m,
-            Err(e) => {
+    for (dir, shaders) in registries() {
+        for s in shaders {
+            // Composed from the files on disk, so an edit is checked before the next build.
+            let src: String = s
+                .prelude
+                .iter()
+                .map(|p| read(p))
+                .chain([read_in(&dir, s.path)])
+                .collect();
+            let module = match naga::front::wgsl::parse_str(&src) {
+                Ok(m) => m,
+                Err(e) => {
+                    failures.push(format!(
+                        "{} (+ {:?}): {}",
+                        s.path,
+                        s.prelude,
+                        e.emit_to_string(&src)
+                    ));
+                    continue;
+                }
+            };
+            let mut validator = naga::valid::Validator::new(
+                naga::valid::ValidationFlags::all(),
+                naga::valid::Capabilities::all(),
+            );
+            if let Err(e) = validator.validate(&module) {
                 failures.push(format!(
                     "{} (+ {:?}): {}",
                     s.path,
                     s.prelude,
                     e.emit_to_string(&src)
                 ));
-                continue;
             }
-        };
-        let mut validator = naga::valid::Validator::new(
-            naga::valid::ValidationFlags::all(),
-            naga::valid::Capabilities::all(),
-        );
-        if let Err(e) = validator.validate(&module) {
-            failures.push(format!(
-                "{} (+ {:?}): {}",
-                s.path,
-                s.prelude,
-                e.emit_to_string(&src)
-            ));
+            assert!(
+                !module.entry_points.is_empty(),
+                "{} has no entry point",
+                s.path
+            );
         }
-        assert!(
-            !module.entry_points.is_empty(),
-            "{} has no entry point",
-            s.path
-        );
     }
     assert!(
         failures.is_empty(),
@@ -76,25 +96,60 @@ fn every_shader_parses_and_validates() {
 
 #[test]
 fn registry_lists_every_file_on_disk() {
-    let mut files = Vec::new();
-    wgsl_files(&shader_dir(), &mut files);
-    let mut on_disk: Vec<String> = files
-        .iter()
-        .map(|p| {
-            p.strip_prefix(shader_dir())
-                .expect("under shaders/")
-                .to_string_lossy()
-                .replace('\\', "/")
-        })
-        .collect();
-    on_disk.sort();
-    let mut listed: Vec<String> = ALL
-        .iter()
-        .map(|s| s.path.to_string())
-        .chain(COMMON.iter().map(|(p, _)| p.to_string()))
-        .collect();
-    listed.sort();
-    assert_eq!(on_disk, listed);
+    for (i, (dir, shaders)) in registries().into_iter().enumerate() {
+        let mut files = Vec::new();
+        wgsl_files(&dir, &mut files);
+        let mut on_disk: Vec<String> = files
+            .iter()
+            .map(|p| {
+                p.strip_prefix(&dir)
+                    .expect("under shaders/")
+                    .to_string_lossy()
+                    .replace('\\', "/")
+            })
+            .collect();
+        on_disk.sort();
+        let preludes = if i == 0 { COMMON } else { &[] };
+        let mut listed: Vec<String> = shaders
+            .iter()
+            .map(|s| s.path.to_string())
+            .chain(preludes.iter().map(|(p, _)| p.to_string()))
+            .collect();
+        listed.sort();
+        assert_eq!(on_disk, listed, "{dir:?}");
+        for s in &shaders {
+            assert!(
+                !s.path.starts_with("common/"),
+                "{} is a prelude, not a pass",
+                s.path
+            );
+            assert!(
+                i == 0 || s.prelude.is_empty(),
+                "{}: only the views' shaders have preludes",
+                s.path
+            );
+            assert_eq!(
+                read_in(&dir, s.path),
+                s.body,
+                "{} differs from the compiled-in copy",
+                s.path
+            );
+            let mut composed = String::new();
+            for p in s.prelude {
+                let text = COMMON
+                    .iter()
+                    .find(|(c, _)| c == p)
+                    .unwrap_or_else(|| panic!("{} uses {p}, which COMMON does not list", s.path));
+                composed.push_str(text.1);
+            }
+            composed.push_str(s.body);
+            assert_eq!(
+                composed, s.source,
+                "{}: source is not its preludes + body",
+                s.path
+            );
+        }
+    }
     for (path, text) in COMMON {
         assert!(
             path.starts_with("common/"),
@@ -106,37 +161,10 @@ fn registry_lists_every_file_on_disk() {
             "{path} differs from the compiled-in copy"
         );
     }
-    for s in ALL {
-        assert!(
-            !s.path.starts_with("common/"),
-            "{} is a prelude, not a pass",
-            s.path
-        );
-        assert_eq!(
-            read(s.path),
-            s.body,
-            "{} differs from the compiled-in copy",
-            s.path
-        );
-        let mut composed = String::new();
-        for p in s.prelude {
-            let text = COMMON
-                .iter()
-                .find(|(c, _)| c == p)
-                .unwrap_or_else(|| panic!("{} uses {p}, which COMMON does not list", s.path));
-            composed.push_str(text.1);
-        }
-        composed.push_str(s.body);
-        assert_eq!(
-            composed, s.source,
-            "{}: source is not its preludes + body",
-            s.path
-        );
-    }
     // Every prelude is used by some shader.
     for (path, _) in COMMON {
         assert!(
-            ALL.iter().any(|s| s.prelude.contains(path)),
+            views().iter().any(|s| s.prelude.contains(path)),
             "prelude {path} is used by no shader"
         );
     }

@@ -122,6 +122,7 @@ fn test(args: Vec<OsString>) -> Result<ExitCode> {
             os_args(&[
                 "clippy",
                 "--release",
+                "--workspace",
                 "--all-targets",
                 "--",
                 "-D",

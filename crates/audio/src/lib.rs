@@ -202,7 +202,7 @@ pub fn input_device_names() -> Vec<String> {
 /// Averages interleaved frames of `channels` samples into mono, appending to `out`:
 /// `out[i] = (1/channels) Σ_c interleaved[i·channels + c]`. A trailing partial frame is ignored;
 /// `channels == 0` appends nothing.
-pub fn mix_to_mono(interleaved: &[f32], channels: usize, out: &mut Vec<f32>) {
+pub(crate) fn mix_to_mono(interleaved: &[f32], channels: usize, out: &mut Vec<f32>) {
     if channels == 0 {
         return;
     }

@@ -37,7 +37,7 @@ fn sinc(x: f64) -> f64 {
 
 /// `|W(x)|`: the magnitude of `window`'s transform `x` bins from a tone (large-N form, see the
 /// module docs), in units of the window's sum over N (`W(0) = a_0`).
-pub fn window_response(window: WindowKind, x: f64) -> f64 {
+pub(crate) fn window_response(window: WindowKind, x: f64) -> f64 {
     let a = window.coefficients();
     let mut w = a[0] * sinc(x);
     for (j, c) in a.iter().enumerate().skip(1) {

@@ -31,10 +31,10 @@ use super::ChannelChoice;
 use super::capture::{self, LiveParts};
 
 /// Delay before the first reopen attempt.
-pub const FIRST_DELAY: Duration = Duration::from_millis(50);
+pub(crate) const FIRST_DELAY: Duration = Duration::from_millis(50);
 
 /// The longest delay between two attempts (the delay doubles from [`FIRST_DELAY`] up to this).
-pub const MAX_DELAY: Duration = Duration::from_millis(500);
+pub(crate) const MAX_DELAY: Duration = Duration::from_millis(500);
 
 /// A live stream without data for this long (not paused) is taken as lost and reopened; shorter
 /// silences are only reported as stale (see [`capture::STALE_AFTER`]).
@@ -48,7 +48,7 @@ pub fn lost_by_silence(quiet: Duration, paused: bool) -> bool {
 
 /// What a reopen attempt runs on its thread: the device of a [`Target`] opened again. The live
 /// source's is [`open_live`]; tests give a fake.
-pub type Opener<T> = std::sync::Arc<dyn Fn(&Target) -> Result<T, String> + Send + Sync>;
+pub(crate) type Opener<T> = std::sync::Arc<dyn Fn(&Target) -> Result<T, String> + Send + Sync>;
 
 /// Opens `target`'s device again (looked up by [`capture::find_input_device`]) as a new live
 /// stream: the opener of a live source's reconnection.
@@ -56,7 +56,7 @@ pub type Opener<T> = std::sync::Arc<dyn Fn(&Target) -> Result<T, String> + Send 
 /// # Errors
 ///
 /// The lookup's or the stream's error, one line.
-pub fn open_live(target: &Target) -> Result<LiveParts, String> {
+pub(crate) fn open_live(target: &Target) -> Result<LiveParts, String> {
     capture::find_input_device(&target.key)
         .map_err(|e| e.to_string())
         .and_then(|device| {

@@ -53,7 +53,7 @@ const DB_PER_LOG2: f32 = 3.010_3;
 /// below −126; callers clamp. Not for NaN or ±∞ (garbage in, garbage out; the caller checks
 /// finiteness).
 #[inline(always)]
-pub fn fast_log2(x: f32) -> f32 {
+pub(crate) fn fast_log2(x: f32) -> f32 {
     const C1: f32 = 2.0 / std::f32::consts::LN_2;
     const C3: f32 = C1 / 3.0;
     const C5: f32 = C1 / 5.0;

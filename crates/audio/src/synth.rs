@@ -26,29 +26,29 @@ use std::f64::consts::TAU;
 pub const SYNTH_SAMPLE_RATE: u32 = 48_000;
 
 /// Steady tones `(frequency in Hz (whole hertz), amplitude)`.
-pub const TONES: [(f64, f64); 2] = [(440.0, 0.25), (3000.0, 0.1)];
+pub(crate) const TONES: [(f64, f64); 2] = [(440.0, 0.25), (3000.0, 0.1)];
 
 /// Chirp start frequency, Hz.
-pub const CHIRP_START_HZ: f64 = 100.0;
+pub(crate) const CHIRP_START_HZ: f64 = 100.0;
 /// Chirp end frequency, Hz.
-pub const CHIRP_END_HZ: f64 = 8000.0;
+pub(crate) const CHIRP_END_HZ: f64 = 8000.0;
 /// Chirp period (duration of one sweep), seconds; a whole number of seconds.
-pub const CHIRP_PERIOD_S: f64 = 5.0;
+pub(crate) const CHIRP_PERIOD_S: f64 = 5.0;
 /// Chirp amplitude (full scale = 1).
-pub const CHIRP_AMPLITUDE: f64 = 0.3;
+pub(crate) const CHIRP_AMPLITUDE: f64 = 0.3;
 
 /// Frequency of [`SynthSignal::Sine`], Hz.
-pub const SINE_HZ: f64 = 1000.0;
+pub(crate) const SINE_HZ: f64 = 1000.0;
 /// Amplitude of [`SynthSignal::Sine`] (−6.02 dBFS).
-pub const SINE_AMPLITUDE: f64 = 0.5;
+pub(crate) const SINE_AMPLITUDE: f64 = 0.5;
 /// The two tones of [`SynthSignal::TwoTone`]: `(Hz, amplitude)`, each −12.04 dBFS.
-pub const TWO_TONES: [(f64, f64); 2] = [(1000.0, 0.25), (3000.0, 0.25)];
+pub(crate) const TWO_TONES: [(f64, f64); 2] = [(1000.0, 0.25), (3000.0, 0.25)];
 /// Amplitude of [`SynthSignal::Chirp`] (the chirp alone).
-pub const CHIRP_ALONE_AMPLITUDE: f64 = 0.5;
+pub(crate) const CHIRP_ALONE_AMPLITUDE: f64 = 0.5;
 /// Peak amplitude of [`SynthSignal::WhiteNoise`]: uniform in `[−0.5, 0.5)`, RMS `0.5/√3`.
-pub const WHITE_AMPLITUDE: f64 = 0.5;
+pub(crate) const WHITE_AMPLITUDE: f64 = 0.5;
 /// Rows of the Voss-McCartney pink-noise generator (pink from about `fs / 2^ROWS` = 0.7 Hz up).
-pub const PINK_ROWS: u32 = 16;
+pub(crate) const PINK_ROWS: u32 = 16;
 
 /// Which synthetic signal to generate.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]

@@ -6,7 +6,7 @@
 //!
 //! | work | CLI / headless | window |
 //! |---|---|---|
-//! | `vizdeck bench` (`stats/bench/`) | runs done / total, the current run | — |
+//! | `vizdeck bench` (`src/bench/`) | runs done / total, the current run | — |
 //! | decoding a long audio file (`audio/file/`) | bytes decoded | progress bar in the spectrogram's panel and image |
 //! | indexing a LAS/LAZ/PLY file (`pointcloud/index/`) | the index's fraction | progress bar in the point-cloud panel and image |
 //!
@@ -20,7 +20,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// Work shorter than this shows no terminal bar.
-pub const SHOW_AFTER: Duration = Duration::from_millis(300);
+pub(crate) const SHOW_AFTER: Duration = Duration::from_millis(300);
 
 /// Least time between two updates of a terminal bar's text.
 const REDRAW_EVERY: Duration = Duration::from_millis(100);
@@ -103,7 +103,7 @@ pub fn eta_s(fraction: f64, elapsed_s: f64) -> Option<f64> {
 }
 
 /// A duration as a clock reading, whole seconds rounded: `"0:07"`, `"12:05"`, `"1:02:03"`.
-pub fn duration_text(seconds: f64) -> String {
+pub(crate) fn duration_text(seconds: f64) -> String {
     let s = if seconds.is_finite() {
         seconds.max(0.0).round() as u64
     } else {

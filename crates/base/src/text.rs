@@ -15,6 +15,27 @@ pub fn one_line(text: &str) -> String {
     out
 }
 
+/// Parses a count: a number ≥ 1 with an optional `k`, `M` or `G` suffix (`500k`, `10M`,
+/// `1.5G`), at most 10¹².
+pub fn parse_count(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let (num, mult) = match t.chars().last() {
+        Some('k' | 'K') => (&t[..t.len() - 1], 1e3),
+        Some('M') => (&t[..t.len() - 1], 1e6),
+        Some('G') => (&t[..t.len() - 1], 1e9),
+        _ => (t, 1.0),
+    };
+    let v = num
+        .trim()
+        .parse::<f64>()
+        .map(|v| (v * mult).round())
+        .map_err(|_| format!("'{s}' is not a count (e.g. 500000, 500k, 10M)"))?;
+    if !(v.is_finite() && (1.0..=1e12).contains(&v)) {
+        return Err(format!("'{s}' is out of range: from 1 to 1e12"));
+    }
+    Ok(v as u64)
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

@@ -7,7 +7,7 @@
 //! vertices, blend state and sampler (BENCHMARKS.md, "Software rasterizer"). The UI of a vizdeck
 //! frame covers 0.3–0.5 Mpx, so that branch alone cost 15–25 ms a frame. [`EguiPainter`] gives the
 //! same pixels as egui-wgpu (`tests/app/egui_painter.rs` draws the same egui output with both) through
-//! `shaders/deck/ui.wgsl`, and its uploads (vertices, indices, texture patches) go through the
+//! `shaders/ui.wgsl`, and its uploads (vertices, indices, texture patches) go through the
 //! frame's uploader, so they are counted like every other upload.
 //!
 //! Per frame: [`EguiPainter::update_textures`] (the `set` part of egui's `TexturesDelta`),

@@ -47,7 +47,7 @@ pub const EXTERNAL_MEMORY_FD: &CStr = ash::khr::external_memory_fd::NAME;
 
 /// Device extensions vizdeck adds to wgpu-hal's own when the device supports them
 /// ([`request_device`]): exporting timeline semaphores as fds, and importing host memory.
-pub const INTEROP_EXTENSIONS: [&CStr; 2] = [
+pub(crate) const INTEROP_EXTENSIONS: [&CStr; 2] = [
     ash::khr::external_semaphore_fd::NAME,
     ash::ext::external_memory_host::NAME,
 ];
@@ -60,7 +60,7 @@ pub const INTEROP_EXTENSIONS: [&CStr; 2] = [
 /// Returns `None` when that path does not apply (not a Vulkan adapter, Vulkan 1.0, or none of
 /// the extensions supported): the caller requests the device the plain way. `Some(Err)` is the
 /// hal's reason, one line; the caller falls back to the plain way too.
-pub fn request_device(
+pub(crate) fn request_device(
     adapter: &wgpu::Adapter,
     desc: &wgpu::DeviceDescriptor<'_>,
 ) -> Option<Result<(wgpu::Device, wgpu::Queue), String>> {

@@ -46,7 +46,7 @@ pub const SCENE_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Rgba8Unorm;
 
 /// Environment variable (tests): when `1`, no new device can be made after a loss
 /// ([`Gpu::replacement`]).
-pub const NO_NEW_DEVICE_ENV: &str = "VIZDECK_NO_NEW_DEVICE";
+pub(crate) const NO_NEW_DEVICE_ENV: &str = "VIZDECK_NO_NEW_DEVICE";
 
 /// Which wgpu backend to ask for (`--backend`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]

@@ -44,7 +44,7 @@ impl ReadbackError {
 }
 
 /// `width × 4` rounded up to the 256-byte copy alignment.
-pub fn padded_bytes_per_row(width: u32) -> u32 {
+pub(crate) fn padded_bytes_per_row(width: u32) -> u32 {
     (width * 4).next_multiple_of(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT)
 }
 
@@ -52,7 +52,13 @@ pub fn padded_bytes_per_row(width: u32) -> u32 {
 /// `width × 4` bytes of pixels. Returns `width × height × 4` bytes. When `bgra` is true the red and
 /// blue channels are swapped so the result is RGBA.
 /// Rows missing from a short `padded` are left out.
-pub fn unpad_rows(padded: &[u8], width: u32, height: u32, padded_bpr: u32, bgra: bool) -> Vec<u8> {
+pub(crate) fn unpad_rows(
+    padded: &[u8],
+    width: u32,
+    height: u32,
+    padded_bpr: u32,
+    bgra: bool,
+) -> Vec<u8> {
     let layout = TextureLayout {
         width,
         height,
@@ -109,7 +115,7 @@ pub fn read_texture_rgba(
 }
 
 /// Maps a whole `MAP_READ` buffer, waits, copies its contents out and unmaps it.
-pub fn map_blocking(
+pub(crate) fn map_blocking(
     device: &wgpu::Device,
     buffer: &wgpu::Buffer,
 ) -> Result<Vec<u8>, ReadbackError> {

@@ -51,21 +51,9 @@ macro_rules! shader {
     };
 }
 
-/// Deck: egui's tessellated shapes → the output (render; [`crate::egui_painter`]). The file stays
-/// in the repository's `shaders/deck/`, beside the deck's other shader, and the app's registry
-/// lists it.
-pub const EGUI_PAINT: ShaderSource = ShaderSource {
-    path: "deck/ui.wgsl",
-    prelude: &[],
-    body: include_str!(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../shaders/deck/ui.wgsl"
-    )),
-    source: include_str!(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../shaders/deck/ui.wgsl"
-    )),
-};
+/// Deck: egui's tessellated shapes → the output (render; [`crate::egui_painter`]); the file is
+/// this crate's `shaders/ui.wgsl`.
+pub const EGUI_PAINT: ShaderSource = crate::shader!("ui.wgsl");
 
 /// What varies between the render pipelines of [`ShaderSource::render_pipeline`]; the default is
 /// `fs_main`, triangle lists, no blending, no depth, [`crate::SCENE_FORMAT`].

@@ -8,7 +8,7 @@
 use crate::readback::{Consumer, ReadbackRing};
 
 /// Timestamps per frame.
-pub const QUERIES: u32 = 6;
+pub(crate) const QUERIES: u32 = 6;
 
 /// GPU times of one frame, in milliseconds.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -25,7 +25,8 @@ use std::time::{Duration, Instant};
 use super::readback::MappedReadback;
 
 /// The message when ffmpeg cannot be found.
-pub const NEEDS_FFMPEG: &str = "video recording needs ffmpeg on PATH: apt-get install ffmpeg";
+pub(crate) const NEEDS_FFMPEG: &str =
+    "video recording needs ffmpeg on PATH: apt-get install ffmpeg";
 
 /// Frames queued for the writer thread (each holds a mapped readback buffer of the ring).
 pub const QUEUE_DEPTH: usize = 3;
@@ -142,7 +143,7 @@ fn is_executable(file: &Path) -> bool {
 }
 
 /// ffmpeg's arguments for `spec`: raw frames on stdin, the file overwritten.
-pub fn ffmpeg_args(spec: &VideoSpec) -> Vec<String> {
+pub(crate) fn ffmpeg_args(spec: &VideoSpec) -> Vec<String> {
     let mut a: Vec<String> = [
         "-hide_banner",
         "-nostdin",

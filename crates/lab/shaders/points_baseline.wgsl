@@ -2,7 +2,7 @@
 // --kernels pointcloud`): every point drawn as a one-pixel point primitive (GL_POINTS), depth
 // tested, through the same view as the rasterizer.
 //
-// Preludes prepended by the registry (src/scene/shaders.rs): common/pointcloud.wgsl.
+// Preludes prepended by the lab's registry entry (src/raster.rs `POINTS_BASELINE`): common/pointcloud.wgsl.
 
 @group(0) @binding(0) var<uniform> params: RasterParams;
 

@@ -180,7 +180,7 @@ fn transfers(gpu: &Gpu, args: &LabArgs, progress: &mut Progress) -> anyhow::Resu
     progress.inc(1);
     let md = transfer_markdown(gpu, &up, &rb, empty);
     vizdeck::progress::suspend(|| println!("\n{md}"));
-    vizdeck::stats::bench::write_json(
+    vizdeck::bench::write_json(
         &args.out.join("bench-transfers.json"),
         &serde_json::json!({
             "vizdeck": env!("CARGO_PKG_VERSION"),

@@ -26,13 +26,13 @@ use vizdeck::pointcloud::raster::{
 };
 
 /// The rasterizer's baseline: one-pixel point primitives (render), the lab's own shader
-/// (`crates/lab/shaders/points_baseline.wgsl`) after the app's `common/pointcloud.wgsl`.
+/// (`crates/lab/shaders/points_baseline.wgsl`) after the point-cloud view's `common/pointcloud.wgsl`.
 pub const POINTS_BASELINE: ShaderSource = ShaderSource {
     path: "lab/points_baseline.wgsl",
     prelude: &["common/pointcloud.wgsl"],
     body: include_str!("../shaders/points_baseline.wgsl"),
     source: concat!(
-        include_str!("../../../shaders/common/pointcloud.wgsl"),
+        include_str!("../../views/shaders/common/pointcloud.wgsl"),
         include_str!("../shaders/points_baseline.wgsl")
     ),
 };

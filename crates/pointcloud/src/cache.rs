@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use super::index::CachedSource;
 
 /// Extension of a cache file.
-pub const CACHE_EXT: &str = "vzoct";
+pub(crate) const CACHE_EXT: &str = "vzoct";
 /// Suffix of a cache's class counts (after the cache's own name).
 const CLASSES_SUFFIX: &str = ".classes.json";
 

@@ -9,10 +9,10 @@ use glam::{DMat4, DVec3, DVec4};
 
 /// Vertical field of view of the perspective projection, radians (also sets the orthographic
 /// scale: half height = distance · tan(fov / 2)).
-pub const FOV_Y: f64 = 50.0 * std::f64::consts::PI / 180.0;
+pub(crate) const FOV_Y: f64 = 50.0 * std::f64::consts::PI / 180.0;
 /// How much room [`Camera::fit`] leaves: the box's projection spans 1 / `FIT_MARGIN` of the
 /// viewport's tight dimension (2 % margin).
-pub const FIT_MARGIN: f64 = 1.02;
+pub(crate) const FIT_MARGIN: f64 = 1.02;
 /// Pitch limit, radians: straight down (the top view) or straight up.
 const PITCH_LIMIT: f64 = std::f64::consts::FRAC_PI_2;
 

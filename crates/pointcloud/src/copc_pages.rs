@@ -57,7 +57,7 @@ impl PageEntry {
 
 /// The root page's place, from the COPC info VLR's payload (`root_hier_offset` at byte 40,
 /// `root_hier_size` at byte 48, both u64): `None` when the payload is shorter.
-pub fn root_page(info_vlr: &[u8]) -> Option<(u64, u64)> {
+pub(crate) fn root_page(info_vlr: &[u8]) -> Option<(u64, u64)> {
     let u64_at = |at: usize| -> Option<u64> {
         let b: [u8; 8] = info_vlr.get(at..at + 8)?.try_into().ok()?;
         Some(u64::from_le_bytes(b))

@@ -182,7 +182,7 @@ impl LasInfo {
 /// # Errors
 ///
 /// [`PointCloudError::BadHeaderField`] naming the file and the first bad field.
-pub fn check_transforms(
+pub(crate) fn check_transforms(
     path: &Path,
     t: &las::Vector<las::Transform>,
 ) -> Result<(), PointCloudError> {

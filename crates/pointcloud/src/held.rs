@@ -31,7 +31,7 @@ use super::laz_guard::guarded;
 /// # Errors
 ///
 /// A one-line reason.
-pub fn check_layout<R: Read + Seek>(read: &mut R, file_len: u64) -> Result<(), String> {
+pub(crate) fn check_layout<R: Read + Seek>(read: &mut R, file_len: u64) -> Result<(), String> {
     read.seek(SeekFrom::Start(0)).map_err(|e| e.to_string())?;
     let Ok(raw) = las::raw::Header::read_from(&mut *read) else {
         return Ok(());
@@ -278,7 +278,7 @@ fn last_chunk_points<R: Read + Seek>(
 /// Layers of a LAZ 1.4 layered chunk of the items of `vlr` (after its u32 point count, one u32
 /// size a layer: point 14 has 9, RGB 1, RGB + NIR 2, wave packets 1, extra bytes one a byte),
 /// or `None` for pointwise chunks (LAZ 1.0–1.3 items).
-pub fn layer_count(vlr: &LazVlr) -> Option<u64> {
+pub(crate) fn layer_count(vlr: &LazVlr) -> Option<u64> {
     let mut layers = 0u64;
     for item in vlr.items() {
         layers += match item.item_type() {
@@ -296,7 +296,7 @@ pub fn layer_count(vlr: &LazVlr) -> Option<u64> {
 /// layers it states (the `laz`
 /// crate allocates and zero-fills each layer at its stated size before reading it: a garbled
 /// size costs gigabytes).
-pub fn layers_fit<R: Read + Seek>(
+pub(crate) fn layers_fit<R: Read + Seek>(
     read: &mut R,
     at: u64,
     bytes: u64,

@@ -15,7 +15,7 @@ use std::time::Duration;
 use super::PointCloudError;
 
 /// Bytes per cached block (and the smallest request).
-pub const BLOCK: u64 = 64 << 10;
+pub(crate) const BLOCK: u64 = 64 << 10;
 /// Default cache capacity, bytes.
 pub const CACHE_BYTES: u64 = 256 << 20;
 /// Time limit of one request.
@@ -271,7 +271,7 @@ impl HttpFile {
 }
 
 /// A `Read + Seek` over an [`HttpFile`] (one per reader; the cache is shared).
-pub struct RangeReader {
+pub(crate) struct RangeReader {
     file: Arc<HttpFile>,
     pos: u64,
 }

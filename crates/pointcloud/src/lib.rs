@@ -27,6 +27,7 @@
 
 pub mod cache;
 pub mod camera;
+pub mod color;
 pub mod copc;
 pub mod copc_pages;
 pub mod decode;

@@ -97,7 +97,7 @@ pub fn bounds(xyz: &[[f64; 3]]) -> ([f64; 3], [f64; 3]) {
 
 /// The smallest cube holding `xyz` (its side the largest extent, at least 1e-9 so a single point
 /// has a cube), as (min corner, side).
-pub fn bounding_cube(xyz: &[[f64; 3]]) -> ([f64; 3], f64) {
+pub(crate) fn bounding_cube(xyz: &[[f64; 3]]) -> ([f64; 3], f64) {
     let mut lo = [f64::INFINITY; 3];
     let mut hi = [f64::NEG_INFINITY; 3];
     for p in xyz {
@@ -139,7 +139,7 @@ pub fn build(xyz: &[[f64; 3]], cfg: &OctreeConfig) -> Octree {
 /// [`build`] under a given root cube (`root`'s level, cell, min and side; its points and
 /// children are ignored): the subtree of one chunk of a larger cloud. Points outside the cube
 /// are kept in the nearest cell (the caller hands in only points inside it).
-pub fn build_in(xyz: &[[f64; 3]], cfg: &OctreeConfig, root: Node) -> Octree {
+pub(crate) fn build_in(xyz: &[[f64; 3]], cfg: &OctreeConfig, root: Node) -> Octree {
     let finite: Vec<u32> = (0..xyz.len() as u32)
         .filter(|&i| xyz[i as usize].iter().all(|v| v.is_finite()))
         .collect();

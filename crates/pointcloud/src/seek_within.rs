@@ -14,7 +14,7 @@ use std::io::{self, Read, Seek, SeekFrom};
 
 /// `inner` with seeks checked against the positions a file can take (0 ..= `i64::MAX`).
 #[derive(Debug)]
-pub struct SeekWithin<R> {
+pub(crate) struct SeekWithin<R> {
     inner: R,
     /// The position in bytes from the start, as this wrapper has moved it.
     pos: u64,

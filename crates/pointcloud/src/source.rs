@@ -222,7 +222,7 @@ pub trait NodeSource: Send + Sync {
 
 /// RGBA8 of a 16-bit LAS colour: the high byte, or the value itself where the file stores
 /// 8-bit values in the 16-bit fields (`eight_bit`, decided per source from the largest value).
-pub fn rgba_of(rgb: [u16; 3], eight_bit: bool) -> u32 {
+pub(crate) fn rgba_of(rgb: [u16; 3], eight_bit: bool) -> u32 {
     let c = |v: u16| {
         if eight_bit {
             v.min(255) as u8
@@ -234,7 +234,7 @@ pub fn rgba_of(rgb: [u16; 3], eight_bit: bool) -> u32 {
 }
 
 /// Grey where a point has no colour.
-pub const NO_COLOR: u32 = u32::from_le_bytes([200, 200, 200, 255]);
+pub(crate) const NO_COLOR: u32 = u32::from_le_bytes([200, 200, 200, 255]);
 
 #[cfg(test)]
 mod tests {

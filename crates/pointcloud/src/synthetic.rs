@@ -14,17 +14,17 @@ use super::source::{
 use vizdeck_base::rng::SplitMix64;
 
 /// Side of the square, metres.
-pub const SIDE_M: f64 = 2000.0;
+pub(crate) const SIDE_M: f64 = 2000.0;
 /// Its south-west corner (x, y), metres.
-pub const ORIGIN: [f64; 2] = [500_000.0, 4_200_000.0];
+pub(crate) const ORIGIN: [f64; 2] = [500_000.0, 4_200_000.0];
 /// Elevation range of every node's box (terrain, roofs and crowns lie inside), metres.
-pub const Z_RANGE: [f64; 2] = [30.0, 250.0];
+pub(crate) const Z_RANGE: [f64; 2] = [30.0, 250.0];
 /// Most points per node; N decides the depth so that no node holds more.
-pub const MAX_NODE_POINTS: u64 = 20_000;
+pub(crate) const MAX_NODE_POINTS: u64 = 20_000;
 /// Largest N.
 pub const MAX_POINTS: u64 = 10_000_000_000;
 /// Coordinate resolution of the synthetic points (as if stored at millimetre scale).
-pub const SCALE: f64 = 0.001;
+pub(crate) const SCALE: f64 = 0.001;
 
 /// The synthetic cloud of `n` points from `seed`.
 pub struct Synthetic {

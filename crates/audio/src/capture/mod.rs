@@ -55,10 +55,10 @@ const BUILD_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// A live stream with no data callback for this long (while not paused) is reported stale:
 /// `"no data from <device> for N s"`, and the time since counts as a gap.
-pub const STALE_AFTER: Duration = Duration::from_millis(500);
+pub(crate) const STALE_AFTER: Duration = Duration::from_millis(500);
 
 /// Period of the presence watchdog (PulseAudio host only).
-pub const PRESENCE_PERIOD: Duration = Duration::from_millis(500);
+pub(crate) const PRESENCE_PERIOD: Duration = Duration::from_millis(500);
 
 /// A running cpal input stream feeding the ring. Dropping it stops the stream and its watchdog
 /// thread.
@@ -99,7 +99,7 @@ impl std::fmt::Debug for LiveCapture {
 
 /// What [`LiveCapture::open`] hands back: the stream, the consuming end of its ring, and the
 /// counter of samples that did not fit.
-pub type LiveParts = (LiveCapture, Consumer<f32>, Arc<AtomicU64>);
+pub(crate) type LiveParts = (LiveCapture, Consumer<f32>, Arc<AtomicU64>);
 
 impl LiveCapture {
     /// Builds and starts an input stream on `device` with its default input config — in
@@ -506,7 +506,7 @@ where
 ///
 /// A short reason for the fallback notice, e.g. "no default input device on host ALSA" or
 /// "'Default Audio Device': no default input config: ...".
-pub fn open_default(
+pub(crate) fn open_default(
     ring_capacity: usize,
     channel: ChannelChoice,
     format: Option<SampleFormat>,

@@ -161,7 +161,7 @@ pub enum DecodeStage {
 /// A progress callback of [`decode_file_with`] and [`decode_bytes_with`]: `(stage, bytes done,
 /// bytes in all)`, called every few packets; returning `false` stops the decode there (the
 /// result then holds what was decoded so far, with a warning saying it was stopped).
-pub type OnProgress<'a> = &'a mut dyn FnMut(DecodeStage, u64, u64) -> bool;
+pub(crate) type OnProgress<'a> = &'a mut dyn FnMut(DecodeStage, u64, u64) -> bool;
 
 /// Decodes the file at `path` (format found from its content, the extension is only a hint).
 /// The file is read into memory and decoded by [`decode_bytes`].
@@ -247,7 +247,7 @@ pub fn decode_bytes(
 /// # Errors
 ///
 /// As [`decode_bytes`].
-pub fn decode_bytes_with(
+pub(crate) fn decode_bytes_with(
     bytes: &[u8],
     name: &Path,
     ext_hint: Option<&str>,

@@ -85,7 +85,9 @@ pub enum Strategy {
     MapRing,
     /// A new staging buffer created with `mapped_at_creation` for every write.
     MappedAtCreation,
-    /// The map ring filled by several threads at once.
+    /// The map ring filled by several threads at once (host-import's fallback; offered in the
+    /// lab's tables, not in the menu).
+    #[cfg_attr(feature = "clap", value(hide = true))]
     ThreadedMap,
     /// Host memory imported with `VK_EXT_external_memory_host`, read in place by the GPU's copy
     /// (borrowed bytes are first copied into an imported arena; falls back to threaded-map where
@@ -93,7 +95,9 @@ pub enum Strategy {
     HostImport,
     /// Staging memory in the GPU's own memory that the CPU maps (device-local and host-visible:
     /// a BAR), written by the CPU (shared out over the rayon pool when large) and copied on the
-    /// GPU from device memory; falls back to threaded-map where the device has no such memory.
+    /// GPU from device memory; falls back to threaded-map where the device has no such memory
+    /// (a comparison path of the lab's transfer table, not in the menu).
+    #[cfg_attr(feature = "clap", value(hide = true))]
     DeviceStaging,
 }
 
@@ -107,6 +111,17 @@ impl Strategy {
         Strategy::ThreadedMap,
         Strategy::HostImport,
         Strategy::DeviceStaging,
+    ];
+
+    /// The strategies the app offers (View ▸ Upload strategy): the four of wgpu's mapping model
+    /// and the fastest for large uploads on a discrete GPU, host import (BENCHMARKS.md, "Uploads
+    /// and readback"; on lavapipe the staging belt is the fastest, already among the four).
+    pub const OFFERED: [Strategy; 5] = [
+        Strategy::WriteBuffer,
+        Strategy::StagingBelt,
+        Strategy::MapRing,
+        Strategy::MappedAtCreation,
+        Strategy::HostImport,
     ];
 
     /// The name used on the command line and in reports.
@@ -248,12 +263,12 @@ pub struct Uploader {
 }
 
 /// Default chunk of the staging belt, bytes.
-pub const BELT_CHUNK: u64 = 1 << 20;
+pub(crate) const BELT_CHUNK: u64 = 1 << 20;
 /// Most staging buffers the map ring keeps.
 pub const RING_MAX: usize = 4;
 /// The pieces [`Strategy::DeviceStaging`] shares its CPU copy out in, bytes (64 KiB: smaller
 /// copies stay on the calling thread).
-pub const DEVICE_STAGING_CHUNK: usize = 64 << 10;
+pub(crate) const DEVICE_STAGING_CHUNK: usize = 64 << 10;
 
 impl Uploader {
     /// An uploader for `strategy`, default [`UploaderOptions`].

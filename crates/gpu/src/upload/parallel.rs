@@ -7,13 +7,13 @@ use std::sync::atomic::AtomicUsize;
 
 /// Smallest chunk one thread copies, bytes (4 MiB): below about twice this a copy stays on the
 /// calling thread (a thread's start costs some 10–30 µs, a 4 MiB copy about 300 µs).
-pub const MIN_CHUNK: usize = 4 << 20;
+pub(crate) const MIN_CHUNK: usize = 4 << 20;
 
 /// Most threads one copy uses by default (memory bandwidth is shared: more rarely helps).
-pub const MAX_THREADS: usize = 8;
+pub(crate) const MAX_THREADS: usize = 8;
 
 /// Threads a copy uses by default: `available_parallelism`, at most [`MAX_THREADS`], at least 1.
-pub fn default_threads() -> usize {
+pub(crate) fn default_threads() -> usize {
     std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1)
@@ -93,7 +93,7 @@ pub fn fill<'a>(dst: impl Into<wgpu::WriteOnly<'a, [u8]>>, src: &[u8], threads: 
 /// what one thread takes, and every thread that joins in time shortens it. Below `2 · min_chunk`
 /// bytes, or with `min_chunk == usize::MAX`, the calling thread copies alone. Returns the threads
 /// that copied at least one chunk. ([`DirectBuffer::write`](super::direct::DirectBuffer::write).)
-pub fn fill_pool(dst: &mut [u8], src: &[u8], min_chunk: usize) -> usize {
+pub(crate) fn fill_pool(dst: &mut [u8], src: &[u8], min_chunk: usize) -> usize {
     use std::sync::Arc;
     use std::sync::atomic::Ordering::SeqCst;
     let n = src.len().min(dst.len());

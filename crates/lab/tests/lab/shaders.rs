@@ -11,7 +11,7 @@ fn the_baseline_shader_validates_and_matches_its_files() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let read = |p: &Path| std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{p:?}: {e}"));
     assert_eq!(POINTS_BASELINE.prelude, ["common/pointcloud.wgsl"]);
-    let prelude = read(&root.join("../../shaders/common/pointcloud.wgsl"));
+    let prelude = read(&root.join("../views/shaders/common/pointcloud.wgsl"));
     let body = read(&root.join("shaders/points_baseline.wgsl"));
     assert_eq!(POINTS_BASELINE.body, body);
     assert_eq!(POINTS_BASELINE.source, format!("{prelude}{body}"));

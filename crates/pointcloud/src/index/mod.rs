@@ -63,7 +63,7 @@ pub struct Record {
 }
 
 /// Bytes of a [`Record`].
-pub const RECORD: usize = std::mem::size_of::<Record>();
+pub(crate) const RECORD: usize = std::mem::size_of::<Record>();
 /// Cells per axis of the counting grid.
 const COUNT_GRID: u32 = 64;
 /// Cache format version (in the file name's magic and the footer).

@@ -288,7 +288,7 @@ impl DateFormat {
 
 /// A recognised format, and a note when the choice was a guess.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Detected {
+pub(crate) struct Detected {
     /// The format.
     pub format: DateFormat,
     /// Why the reading may be wrong (day and month both 12 or less in every sample), if so.
@@ -297,7 +297,7 @@ pub struct Detected {
 
 /// The format that reads every one of `samples` (time cells from the first rows), if any (see
 /// the module docs for the order and the day/month rule).
-pub fn detect(samples: &[&str]) -> Option<Detected> {
+pub(crate) fn detect(samples: &[&str]) -> Option<Detected> {
     for &(pattern, kind) in CANDIDATES {
         let f = DateFormat::new(pattern, kind);
         if f.reads_all(samples) {

@@ -135,7 +135,7 @@ pub struct KeyCandidate {
 }
 
 /// Most distinct values a column of the first rows may repeat to be offered as a series key.
-pub const KEY_MAX_VALUES: usize = 64;
+pub(crate) const KEY_MAX_VALUES: usize = 64;
 
 /// Most series one source starts from its data (long-format key values, network message
 /// fields): rows or messages that would start more are counted
@@ -144,7 +144,7 @@ pub const MAX_SERIES: usize = 1024;
 
 /// Payload times a network source keeps between two
 /// [`take_message_times`](SeriesSource::take_message_times).
-pub const MESSAGE_TIMES_KEPT: usize = 1 << 16;
+pub(crate) const MESSAGE_TIMES_KEPT: usize = 1 << 16;
 
 /// Batches in flight for the synthetic wall-clock source (about 1 ms of data each).
 const SYNTH_RING: usize = 1024;

@@ -262,7 +262,7 @@ pub(super) fn open_synthetic(
 /// the generator holds, seconds. After such a stall of the consumer (a frame that took seconds,
 /// a window that was not drawn) the generator resumes from the clock with a gap, instead of
 /// handing over everything it owes in one frame: at most this much data waits in the ring.
-pub const SYNTH_CONSUMER_STALL_S: f64 = 0.25;
+pub(crate) const SYNTH_CONSUMER_STALL_S: f64 = 0.25;
 
 /// Wall-clock producer: every ~1 ms, one [`Feed::pass`] on the clock since the start.
 fn run_synthetic(

@@ -32,13 +32,13 @@ mod zmq;
 /// Batches in flight from a network source to the render thread.
 const NET_RING: usize = 256;
 /// A batch is handed over once its first message is this old, milliseconds.
-pub const FLUSH_MS: u64 = 2;
+pub(crate) const FLUSH_MS: u64 = 2;
 /// … or once it holds this many points.
-pub const FLUSH_POINTS: usize = 16 * 1024;
+pub(crate) const FLUSH_POINTS: usize = 16 * 1024;
 /// Parse errors kept word for word (the first ones); later ones are only counted.
-pub const ERRORS_KEPT: usize = 5;
+pub(crate) const ERRORS_KEPT: usize = 5;
 /// Longest wait between reconnection attempts, seconds (the wait doubles from 0.5 s).
-pub const BACKOFF_MAX_S: f64 = 8.0;
+pub(crate) const BACKOFF_MAX_S: f64 = 8.0;
 
 /// A network source: where, and how its payloads read.
 #[derive(Clone, Debug, PartialEq)]
@@ -452,7 +452,7 @@ impl Ingest {
 /// # Errors
 ///
 /// [`SeriesError::Net`]: a bad URL or option, a UDP address that cannot be bound.
-pub fn open_net(opts: &NetOptions) -> Result<SeriesSource, SeriesError> {
+pub(crate) fn open_net(opts: &NetOptions) -> Result<SeriesSource, SeriesError> {
     let net_err = |problem: String| SeriesError::Net(problem);
     let endpoint = Endpoint::parse(&opts.url).map_err(net_err)?;
     let shown = redact(&vizdeck_base::text::one_line(&opts.url));

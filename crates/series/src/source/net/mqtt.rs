@@ -14,7 +14,7 @@ use super::*;
 /// Largest MQTT packet accepted, bytes. A larger one (3.1.1) drops the connection, which is
 /// reconnected; MQTT 5 tells the broker, which then does not send it. Payloads above
 /// [`super::super::payload::MAX_PAYLOAD_BYTES`] are counted as parse errors.
-pub const MAX_PACKET_BYTES: usize = 16 << 20;
+pub(crate) const MAX_PACKET_BYTES: usize = 16 << 20;
 /// MQTT 5 session expiry of a persistent session, seconds.
 const SESSION_EXPIRY_S: u32 = 3600;
 

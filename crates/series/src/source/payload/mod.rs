@@ -45,7 +45,7 @@ use sink::{Sink, number_or_gap, snippet};
 use vizdeck_base::text::one_line;
 
 /// Largest payload decoded, bytes; larger ones are refused with [`PayloadError::TooLarge`].
-pub const MAX_PAYLOAD_BYTES: usize = 1 << 20;
+pub(crate) const MAX_PAYLOAD_BYTES: usize = 1 << 20;
 
 /// Most leaves taken from one message; the rest are counted as skipped (see
 /// [`Decoder::skipped`]).
