@@ -132,3 +132,41 @@ pub fn kernel_tables(gpu: &Gpu, kernels: &[Kernel], o: &KernelOptions) -> String
     }
     s
 }
+
+/// Seconds per repetition of `record` (one repetition recorded into the encoder it is given),
+/// `reps` repetitions in one submit, timed from the submit until the GPU is idle. Warmed up
+/// until two runs of `reps` agree within 5 % (at most 10 runs, after one single repetition):
+/// on the H200 a cloud of several GB drew 3–5× slower for its first few frames after it was
+/// made, which one warm-up repetition did not cover. The last run is the one measured.
+#[allow(clippy::disallowed_methods)] // a benchmark outside the deck submits its own work
+pub fn time_reps(
+    gpu: &Gpu,
+    label: &str,
+    reps: u32,
+    record: impl Fn(&mut wgpu::CommandEncoder),
+) -> f64 {
+    let run = |reps: u32| {
+        let mut enc = gpu
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some(label) });
+        for _ in 0..reps {
+            record(&mut enc);
+        }
+        let t = std::time::Instant::now();
+        gpu.queue.submit([enc.finish()]);
+        gpu.wait_idle();
+        t.elapsed().as_secs_f64()
+    };
+    let reps = reps.max(1);
+    run(1);
+    let mut last = run(reps);
+    for _ in 0..9 {
+        let t = run(reps);
+        let settled = (t - last).abs() <= 0.05 * last;
+        last = t;
+        if settled {
+            break;
+        }
+    }
+    last / f64::from(reps)
+}

@@ -84,52 +84,41 @@ fn frame(
     t.elapsed().as_secs_f64()
 }
 
-/// Seconds per repetition of `record` (what it records into one encoder), `reps` repetitions
-/// in one submit to the GPU idle, after one warm-up repetition.
-#[allow(clippy::disallowed_methods)] // a benchmark outside the deck submits its own work
-fn time_reps(gpu: &Gpu, label: &str, reps: u32, record: impl Fn(&mut wgpu::CommandEncoder)) -> f64 {
-    let run = |reps: u32| {
-        let mut enc = gpu
-            .device
-            .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some(label) });
-        for _ in 0..reps {
-            record(&mut enc);
-        }
-        let t = Instant::now();
-        gpu.queue.submit([enc.finish()]);
-        gpu.wait_idle();
-        t.elapsed().as_secs_f64()
-    };
-    run(1);
-    let reps = reps.max(1);
-    run(reps) / f64::from(reps)
-}
-
 /// Seconds per repetition of `scene`'s raster passes alone (the visibility buffer's clear,
-/// then the passes over its last frame's batch tables, quantized and exact), [`time_reps`];
+/// then the passes over its last frame's batch tables, quantized and exact), [`time_reps`](crate::kernel::time_reps);
 /// `None` before a frame was prepared.
 fn time_raster(gpu: &Gpu, scene: &PointCloud, reps: u32) -> Option<f64> {
     let r = scene.renderer();
     let target = r.target()?;
-    Some(time_reps(gpu, "pointcloud:bench:raster", reps, |enc| {
-        r.raster.clear(enc, target);
-        vizdeck::gpu::frame::compute_pass(enc, "pointcloud:bench:raster", |pass| {
-            r.encode_raster(pass)
-        });
-    }))
+    Some(crate::kernel::time_reps(
+        gpu,
+        "pointcloud:bench:raster",
+        reps,
+        |enc| {
+            r.raster.clear(enc, target);
+            vizdeck::gpu::frame::compute_pass(enc, "pointcloud:bench:raster", |pass| {
+                r.encode_raster(pass)
+            });
+        },
+    ))
 }
 
 /// Seconds per repetition of `scene`'s resolve alone (the dispatch(es) that colour its image
-/// from the visibility buffer of its last frame), [`time_reps`]; `None` before a frame was
+/// from the visibility buffer of its last frame), [`time_reps`](crate::kernel::time_reps); `None` before a frame was
 /// prepared.
 fn time_resolve(gpu: &Gpu, scene: &PointCloud, reps: u32) -> Option<f64> {
     let r = scene.renderer();
     r.target()?;
-    Some(time_reps(gpu, "pointcloud:bench:resolve", reps, |enc| {
-        vizdeck::gpu::frame::compute_pass(enc, "pointcloud:bench:resolve", |pass| {
-            r.encode_resolve(pass)
-        });
-    }))
+    Some(crate::kernel::time_reps(
+        gpu,
+        "pointcloud:bench:resolve",
+        reps,
+        |enc| {
+            vizdeck::gpu::frame::compute_pass(enc, "pointcloud:bench:resolve", |pass| {
+                r.encode_resolve(pass)
+            });
+        },
+    ))
 }
 
 /// Measures `cloud` (with `budget`, or the adapter's default; iso view) over `cycles` counted

@@ -16,8 +16,6 @@
 //! bindings as the device's limits need; its resolve fetches attributes for the visible points
 //! only. A count whose buffers the device cannot hold is said in its row and skipped.
 
-use std::time::Instant;
-
 use vizdeck::gpu::Gpu;
 use vizdeck::gpu::shaders::{RenderOptions, ShaderSource};
 use vizdeck::pointcloud::raster::{
@@ -192,9 +190,8 @@ fn baseline(gpu: &Gpu, params: &wgpu::Buffer) -> (wgpu::RenderPipeline, wgpu::Bi
 /// `size` colour target, with a cleared depth attachment when `depth`), after `before` (clears,
 /// compute passes of the frame, given the colour target) in the same encoder; the render pass
 /// clears the target first, or keeps what `before` wrote there when `before` returns true (the
-/// compute rasterizer's resolved image, copied in as the deck copies it); warm-up runs first,
-/// until two runs agree within 5 %; the last run is the one measured.
-#[allow(clippy::disallowed_methods)] // a benchmark outside the deck
+/// compute rasterizer's resolved image, copied in as the deck copies it); timed by
+/// [`time_reps`](crate::kernel::time_reps).
 fn time_render(
     gpu: &Gpu,
     size: (u32, u32),
@@ -234,62 +231,39 @@ fn time_render(
         )
         .create_view(&Default::default())
     });
-    let run = |reps: u32| {
-        let mut enc = d.create_command_encoder(&wgpu::CommandEncoderDescriptor {
-            label: Some("pointcloud:bench:frame"),
-        });
-        for _ in 0..reps {
-            let written = before(&mut enc, &color_texture);
-            let mut pass = enc.begin_render_pass(&wgpu::RenderPassDescriptor {
-                label: Some("pointcloud:bench:render:pass"),
-                color_attachments: &[Some(wgpu::RenderPassColorAttachment {
-                    view: &color,
-                    depth_slice: None,
-                    resolve_target: None,
-                    ops: wgpu::Operations {
-                        load: if written {
-                            wgpu::LoadOp::Load
-                        } else {
-                            wgpu::LoadOp::Clear(wgpu::Color::BLACK)
-                        },
-                        store: wgpu::StoreOp::Store,
+    crate::kernel::time_reps(gpu, "pointcloud:bench:frame", reps, |enc| {
+        let written = before(enc, &color_texture);
+        let mut pass = enc.begin_render_pass(&wgpu::RenderPassDescriptor {
+            label: Some("pointcloud:bench:render:pass"),
+            color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                view: &color,
+                depth_slice: None,
+                resolve_target: None,
+                ops: wgpu::Operations {
+                    load: if written {
+                        wgpu::LoadOp::Load
+                    } else {
+                        wgpu::LoadOp::Clear(wgpu::Color::BLACK)
                     },
-                })],
-                depth_stencil_attachment: depth_view.as_ref().map(|v| {
-                    wgpu::RenderPassDepthStencilAttachment {
-                        view: v,
-                        depth_ops: Some(wgpu::Operations {
-                            load: wgpu::LoadOp::Clear(1.0),
-                            store: wgpu::StoreOp::Store,
-                        }),
-                        stencil_ops: None,
-                    }
-                }),
-                timestamp_writes: None,
-                occlusion_query_set: None,
-                multiview_mask: None,
-            });
-            record(&mut pass);
-        }
-        let t = Instant::now();
-        gpu.queue.submit([enc.finish()]);
-        gpu.wait_idle();
-        t.elapsed().as_secs_f64()
-    };
-    // Warmed up until two runs of `reps` frames agree within 5 % (at most 10 runs): on the H200
-    // a cloud of several GB drew 3-5x slower for its first few frames after it was made
-    // (BENCHMARKS.md, third session), which one warm-up frame did not cover.
-    run(1);
-    let mut last = run(reps);
-    for _ in 0..9 {
-        let t = run(reps);
-        let settled = (t - last).abs() <= 0.05 * last;
-        last = t;
-        if settled {
-            break;
-        }
-    }
-    last / f64::from(reps)
+                    store: wgpu::StoreOp::Store,
+                },
+            })],
+            depth_stencil_attachment: depth_view.as_ref().map(|v| {
+                wgpu::RenderPassDepthStencilAttachment {
+                    view: v,
+                    depth_ops: Some(wgpu::Operations {
+                        load: wgpu::LoadOp::Clear(1.0),
+                        store: wgpu::StoreOp::Store,
+                    }),
+                    stencil_ops: None,
+                }
+            }),
+            timestamp_writes: None,
+            occlusion_query_set: None,
+            multiview_mask: None,
+        });
+        record(&mut pass);
+    })
 }
 
 /// Seconds per repetition of the compute rasterizer of `path` (its passes, then the resolve)
