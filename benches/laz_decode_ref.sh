@@ -21,7 +21,7 @@ if [ ! -x "$VENV/bin/python" ]; then
     python3 -m venv "$VENV"
 fi
 "$VENV/bin/python" -m pip install -q --disable-pip-version-check laspy lazrs numpy
-cargo build --release --quiet --example laz_decode
+cargo build --release --quiet -p vizdeck-lab --example laz_decode
 reuse=()
 for round in $(seq "$ROUNDS"); do
     echo "round $round"

@@ -19,7 +19,7 @@ if [ ! -x "$VENV/bin/python" ]; then
     python3 -m venv "$VENV"
 fi
 "$VENV/bin/python" -m pip install -q --disable-pip-version-check tsdownsample numpy
-cargo build --release --quiet --example m4_compare
+cargo build --release --quiet -p vizdeck-lab --example m4_compare
 PEER=$("$VENV/bin/python" benches/tsdownsample_ref.py --n "$N" --cols "$COLS" --reps "$REPS" --data "$DATA" | tee /dev/stderr | sed -n 's/^TSD_MS=//p')
 target/release/examples/m4_compare "$DATA" "$COLS" "$REPS" "$PEER"
 rm -f "$DATA" "$DATA.idx"

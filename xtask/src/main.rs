@@ -93,9 +93,17 @@ fn test(args: Vec<OsString>) -> Result<ExitCode> {
 
     let (cargo_test_args, binary_args) = split_at_double_dash(args);
     // --no-fail-fast: a failing test binary does not hide the results of the others.
-    let mut test_args: Vec<OsString> = ["test", "--release", "--workspace", "--no-fail-fast"]
-        .map(OsString::from)
-        .to_vec();
+    // --tests: the libraries' unit tests and the integration tests (the binaries they run are
+    // built too); not the examples (lab tools clippy checks) nor the test-less binaries.
+    let mut test_args: Vec<OsString> = [
+        "test",
+        "--release",
+        "--workspace",
+        "--tests",
+        "--no-fail-fast",
+    ]
+    .map(OsString::from)
+    .to_vec();
     test_args.extend(cargo_test_args);
     test_args.push("--".into());
     // libtest rejects a repeated --test-threads, so the caller's wins.

@@ -16,7 +16,7 @@
 //! pyarrow's figure is decode to an Arrow table only; vizdeck's also converts and stores.
 //! Prints a table: rows, MB, rows/s of each, and the ratio of vizdeck to each.
 //!
-//! Usage: `cargo run --release --example parquet_rows -- [ROWS [GROUP [REPS]]]` (default
+//! Usage: `cargo run --release -p vizdeck-lab --example parquet_rows -- [ROWS [GROUP [REPS]]]` (default
 //! 10,000,000 rows, 1,000,000 rows per row group, 3 reps).
 
 use std::path::{Path, PathBuf};

@@ -16,11 +16,11 @@
 //!    of present time − `t`. Headless, and in the window when `DISPLAY` is set (run under
 //!    `cargo xtask services -- …` for Xvfb).
 //!
-//! Run: `cargo build --release && cargo run --release --example mqtt_bench -- [N ...]`
+//! Run: `cargo run --release -p vizdeck-lab --example mqtt_bench -- [N ...]`
 //! (default N: 100000 and 400000).
 
 #[allow(dead_code)] // the tests use more of it
-#[path = "../tests/common/mosquitto.rs"]
+#[path = "../../../tests/common/mosquitto.rs"]
 mod mosquitto;
 
 use std::time::{Duration, Instant};
