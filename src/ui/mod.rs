@@ -67,7 +67,7 @@ pub fn clock_text(secs: f64) -> String {
 pub use vizdeck_views::overlay::{overlay_area, overlay_shown, set_overlay_shown};
 
 #[cfg(test)]
-mod overlay_tests {
+mod tests {
 
     #[test]
     fn clock_text_is_minutes_and_seconds() {

@@ -13,7 +13,7 @@ use vizdeck::scene::shaders::{COMMON, all as views};
 fn registries() -> Vec<(PathBuf, Vec<ShaderSource>)> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     vec![
-        (root.join("crates/views/shaders"), views()),
+        (views_dir(), views()),
         (root.join("shaders"), vec![SCENE_BLIT]),
         (root.join("crates/gpu/shaders"), vec![EGUI_PAINT]),
     ]
@@ -34,9 +34,14 @@ fn read_in(dir: &Path, rel: &str) -> String {
     std::fs::read_to_string(dir.join(rel)).unwrap_or_else(|e| panic!("read {rel}: {e}"))
 }
 
+/// The views' `shaders/`, where the preludes are.
+fn views_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/views/shaders")
+}
+
 /// A file of the views' `shaders/` (the preludes').
 fn read(rel: &str) -> String {
-    read_in(&registries()[0].0, rel)
+    read_in(&views_dir(), rel)
 }
 
 #[test]
